@@ -1,0 +1,2 @@
+/** changeflow jobs. */
+package dev.changeflow.jobs;

@@ -1,0 +1,41 @@
+package dev.changeflow.operators;
+
+import org.apache.flink.annotation.PublicEvolving;
+
+/**
+ * An AUTO CDC flow definition or target table that violates semantics.md A1, raised before any
+ * data is read. {@link #code()} is a stable error code (see {@link Code}); the message names the
+ * clause, the values and the fix.
+ */
+@PublicEvolving
+public class AutoCdcException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /** Stable error codes of A1 (and A5's key type rule). */
+    public enum Code {
+        EMPTY_KEYS,
+        KEY_NOT_IN_SOURCE,
+        SEQUENCE_NOT_IN_SOURCE,
+        EMPTY_SEQUENCE,
+        KEY_DROPPED_BY_COLUMNS,
+        SEQUENCE_NOT_ORDERABLE,
+        KEY_TYPE_NOT_SUPPORTED,
+        TRUNCATE_REQUIRES_SCD1,
+        TRACK_HISTORY_REQUIRES_SCD2,
+        RESERVED_COLUMN_NAME,
+        UNKNOWN_COLUMN,
+        TARGET_SCHEMA_MISMATCH,
+        STATE_MISSING_FOR_EXISTING_TABLE
+    }
+
+    private final Code code;
+
+    public AutoCdcException(Code code, String message) {
+        super(code + ": " + message);
+        this.code = code;
+    }
+
+    public Code code() {
+        return code;
+    }
+}

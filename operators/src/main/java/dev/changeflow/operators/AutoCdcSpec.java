@@ -1,0 +1,404 @@
+package dev.changeflow.operators;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import javax.annotation.Nullable;
+
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * The definition of one AUTO CDC flow (semantics.md A1): which source columns are KEYS and SEQUENCE
+ * BY, how the target is stored (SCD type 1 or 2), COLUMNS, IGNORE NULL UPDATES, TRACK HISTORY and
+ * the delete / truncate predicates.
+ *
+ * <p><b>Source rows</b> have the shape {@link #sourceType()}: the data columns followed by metadata
+ * columns (for Debezium: {@code _op}, {@code _source_lsn}, ...; see {@link #metadataColumns()}).
+ * A source row with {@code RowKind.DELETE} is a delete of its key; every other row kind is an
+ * upsert. Truncate records travel on their own broadcast stream with the same row shape.
+ *
+ * <p><b>Target rows</b> have the shape {@link #targetType()}: the projected columns (COLUMNS; metadata
+ * columns only when COLUMNS lists them by name), key columns NOT NULL; SCD type 2 appends
+ * {@code __START_AT} (NOT NULL) and {@code __END_AT} (nullable), typed exactly as the sequence (a
+ * single column's type, or a ROW of the sequence columns for {@code STRUCT(...)}).
+ *
+ * <p>Instances are immutable; {@link Builder#build()} validates the definition and throws
+ * {@link AutoCdcException} with the A1 error code of the first violated rule.
+ */
+@PublicEvolving
+public final class AutoCdcSpec implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** SCD type 2 column holding the sequence at which a version starts (inclusive). */
+    public static final String START_AT = "__START_AT";
+    /** SCD type 2 column holding the sequence at which a version ends (exclusive); null = current. */
+    public static final String END_AT = "__END_AT";
+    /** Prefix reserved for changeflow's internal columns (A1). */
+    public static final String RESERVED_PREFIX = "__changeflow_";
+    /** Default time a tombstone is kept (A3 Decision: 2 days of processing time). */
+    public static final Duration DEFAULT_TOMBSTONE_GC_THRESHOLD = Duration.ofDays(2);
+
+    private final String name;
+    private final RowType sourceType;
+    private final Set<String> metadataColumns;
+    private final List<String> keys;
+    private final List<String> sequenceBy;
+    private final ScdType scdType;
+    private final ColumnSelection columns;
+    @Nullable private final ColumnSelection ignoreNullUpdates;
+    private final ColumnSelection trackHistory;
+    @Nullable private final String deleteWhen;
+    @Nullable private final String truncateWhen;
+    private final boolean truncateEnabled;
+    private final Duration tombstoneGcThreshold;
+    private final RowType targetType;
+
+    private AutoCdcSpec(Builder b, RowType targetType) {
+        this.name = b.name;
+        this.sourceType = b.sourceType;
+        this.metadataColumns = Set.copyOf(b.metadataColumns);
+        this.keys = List.copyOf(b.keys);
+        this.sequenceBy = List.copyOf(b.sequenceBy);
+        this.scdType = b.scdType;
+        this.columns = b.columns;
+        this.ignoreNullUpdates = b.ignoreNullUpdates;
+        this.trackHistory = b.trackHistory();
+        this.deleteWhen = b.deleteWhen;
+        this.truncateWhen = b.truncateWhen;
+        this.truncateEnabled = b.truncateEnabled || b.truncateWhen != null;
+        this.tombstoneGcThreshold = b.tombstoneGcThreshold;
+        this.targetType = targetType;
+    }
+
+    public static Builder builder(String name, RowType sourceType) {
+        return new Builder(name, sourceType);
+    }
+
+    /** The flow's name (also its id in uids, metrics and the quarantine table). */
+    public String name() {
+        return name;
+    }
+
+    public RowType sourceType() {
+        return sourceType;
+    }
+
+    /** Source columns that come from the record envelope, not the row (stored only if listed). */
+    public Set<String> metadataColumns() {
+        return metadataColumns;
+    }
+
+    public List<String> keys() {
+        return keys;
+    }
+
+    public List<String> sequenceBy() {
+        return sequenceBy;
+    }
+
+    public ScdType scdType() {
+        return scdType;
+    }
+
+    public ColumnSelection columns() {
+        return columns;
+    }
+
+    /** The IGNORE NULL UPDATES clause, or null when the flow does not ignore null updates. */
+    @Nullable
+    public ColumnSelection ignoreNullUpdates() {
+        return ignoreNullUpdates;
+    }
+
+    public ColumnSelection trackHistory() {
+        return trackHistory;
+    }
+
+    /** APPLY AS DELETE WHEN predicate (Flink SQL over source columns), or null. */
+    @Nullable
+    public String deleteWhen() {
+        return deleteWhen;
+    }
+
+    /** APPLY AS TRUNCATE WHEN predicate (Flink SQL over source columns), or null. */
+    @Nullable
+    public String truncateWhen() {
+        return truncateWhen;
+    }
+
+    /** Whether truncate records are applied (a predicate, or a source with native truncates). */
+    public boolean truncateEnabled() {
+        return truncateEnabled;
+    }
+
+    public Duration tombstoneGcThreshold() {
+        return tombstoneGcThreshold;
+    }
+
+    /** The streaming table's row type (see the class comment). */
+    public RowType targetType() {
+        return targetType;
+    }
+
+    /** Positions of the KEYS in {@link #sourceType()}. */
+    public int[] keyIndexesInSource() {
+        return indexes(sourceType, keys);
+    }
+
+    /** Positions of the SEQUENCE BY columns in {@link #sourceType()}. */
+    public int[] sequenceIndexesInSource() {
+        return indexes(sourceType, sequenceBy);
+    }
+
+    /** Positions of the KEYS in {@link #targetType()}. */
+    public int[] keyIndexesInTarget() {
+        return indexes(targetType, keys);
+    }
+
+    /** For each projected target column (without {@code __START_AT}/{@code __END_AT}), its source position. */
+    public int[] projection() {
+        List<String> names = projectedColumns(sourceType, metadataColumns, columns);
+        return indexes(sourceType, names);
+    }
+
+    /** The Iceberg identifier fields of the target: KEYS, plus {@code __START_AT} for SCD type 2. */
+    public List<String> identifierFields() {
+        List<String> ids = new ArrayList<>(keys);
+        if (scdType == ScdType.TYPE_2) {
+            ids.add(START_AT);
+        }
+        return ids;
+    }
+
+    /** The logical type of the sequence: the single column's type or a ROW of the columns. */
+    public LogicalType sequenceType() {
+        return sequenceType(sourceType, sequenceBy);
+    }
+
+    static LogicalType sequenceType(RowType source, List<String> sequenceBy) {
+        if (sequenceBy.size() == 1) {
+            return source.getTypeAt(source.getFieldIndex(sequenceBy.get(0)));
+        }
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (String s : sequenceBy) {
+            fields.add(new RowType.RowField(s, source.getTypeAt(source.getFieldIndex(s))));
+        }
+        return new RowType(fields);
+    }
+
+    static List<String> projectedColumns(RowType source, Collection<String> metadata, ColumnSelection columns) {
+        List<String> out = new ArrayList<>();
+        for (String f : source.getFieldNames()) {
+            boolean meta = metadata.contains(f);
+            boolean selected =
+                    meta
+                            ? columns.mode() == ColumnSelection.Mode.INCLUDE && columns.columns().contains(f)
+                            : columns.selects(f);
+            if (selected) {
+                out.add(f);
+            }
+        }
+        return out;
+    }
+
+    static int[] indexes(RowType type, List<String> names) {
+        int[] idx = new int[names.size()];
+        for (int i = 0; i < idx.length; i++) {
+            idx[i] = type.getFieldIndex(names.get(i));
+        }
+        return idx;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof AutoCdcSpec)) {
+            return false;
+        }
+        AutoCdcSpec s = (AutoCdcSpec) o;
+        return name.equals(s.name)
+                && sourceType.equals(s.sourceType)
+                && metadataColumns.equals(s.metadataColumns)
+                && keys.equals(s.keys)
+                && sequenceBy.equals(s.sequenceBy)
+                && scdType == s.scdType
+                && columns.equals(s.columns)
+                && Objects.equals(ignoreNullUpdates, s.ignoreNullUpdates)
+                && trackHistory.equals(s.trackHistory)
+                && Objects.equals(deleteWhen, s.deleteWhen)
+                && Objects.equals(truncateWhen, s.truncateWhen)
+                && truncateEnabled == s.truncateEnabled
+                && tombstoneGcThreshold.equals(s.tombstoneGcThreshold);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, sourceType, keys, sequenceBy, scdType);
+    }
+
+    @Override
+    public String toString() {
+        return "AUTO CDC flow '" + name + "' KEYS (" + String.join(", ", keys) + ") SEQUENCE BY "
+                + (sequenceBy.size() == 1 ? sequenceBy.get(0) : "STRUCT(" + String.join(", ", sequenceBy) + ")")
+                + " COLUMNS " + columns + " STORED AS SCD " + scdType;
+    }
+
+    /** Builder of {@link AutoCdcSpec}; {@link #build()} validates (A1). */
+    @PublicEvolving
+    public static final class Builder {
+        private final String name;
+        private final RowType sourceType;
+        private final Set<String> metadataColumns = new LinkedHashSet<>();
+        private List<String> keys = List.of();
+        private List<String> sequenceBy = List.of();
+        private ScdType scdType = ScdType.TYPE_1;
+        private ColumnSelection columns = ColumnSelection.all();
+        @Nullable private ColumnSelection ignoreNullUpdates;
+        @Nullable private ColumnSelection trackHistory;
+        @Nullable private String deleteWhen;
+        @Nullable private String truncateWhen;
+        private boolean truncateEnabled;
+        private Duration tombstoneGcThreshold = DEFAULT_TOMBSTONE_GC_THRESHOLD;
+
+        private Builder(String name, RowType sourceType) {
+            this.name = Objects.requireNonNull(name, "name");
+            this.sourceType = Objects.requireNonNull(sourceType, "sourceType");
+        }
+
+        public Builder metadataColumns(Collection<String> names) {
+            metadataColumns.addAll(names);
+            return this;
+        }
+
+        public Builder keys(List<String> keys) {
+            this.keys = List.copyOf(keys);
+            return this;
+        }
+
+        public Builder keys(String... keys) {
+            return keys(List.of(keys));
+        }
+
+        /** One column, or several for {@code SEQUENCE BY STRUCT(a, b)} (compared field by field). */
+        public Builder sequenceBy(List<String> columns) {
+            this.sequenceBy = List.copyOf(columns);
+            return this;
+        }
+
+        public Builder sequenceBy(String... columns) {
+            return sequenceBy(List.of(columns));
+        }
+
+        public Builder scdType(ScdType scdType) {
+            this.scdType = Objects.requireNonNull(scdType);
+            return this;
+        }
+
+        public Builder columns(ColumnSelection columns) {
+            this.columns = Objects.requireNonNull(columns);
+            return this;
+        }
+
+        /** IGNORE NULL UPDATES (all columns: {@link ColumnSelection#all()}); null turns it off. */
+        public Builder ignoreNullUpdates(@Nullable ColumnSelection columns) {
+            this.ignoreNullUpdates = columns;
+            return this;
+        }
+
+        public Builder trackHistory(@Nullable ColumnSelection columns) {
+            this.trackHistory = columns;
+            return this;
+        }
+
+        public Builder deleteWhen(@Nullable String predicate) {
+            this.deleteWhen = predicate;
+            return this;
+        }
+
+        public Builder truncateWhen(@Nullable String predicate) {
+            this.truncateWhen = predicate;
+            return this;
+        }
+
+        /** Enables truncate records that the source decodes natively (Debezium {@code op = t}). */
+        public Builder truncateEnabled(boolean enabled) {
+            this.truncateEnabled = enabled;
+            return this;
+        }
+
+        public Builder tombstoneGcThreshold(Duration threshold) {
+            this.tombstoneGcThreshold = Objects.requireNonNull(threshold);
+            return this;
+        }
+
+        /**
+         * Validates the definition (A1) and derives the target row type.
+         *
+         * @throws AutoCdcException with the error code of the first violated rule
+         */
+        public AutoCdcSpec build() {
+            AutoCdcSpecValidator.validate(this);
+            RowType target = AutoCdcSpecValidator.targetType(this);
+            return new AutoCdcSpec(this, target);
+        }
+
+        // accessors for the validator
+        String name() {
+            return name;
+        }
+
+        RowType sourceType() {
+            return sourceType;
+        }
+
+        Set<String> metadataColumns() {
+            return metadataColumns;
+        }
+
+        List<String> keys() {
+            return keys;
+        }
+
+        List<String> sequenceBy() {
+            return sequenceBy;
+        }
+
+        ScdType scdType() {
+            return scdType;
+        }
+
+        ColumnSelection columns() {
+            return columns;
+        }
+
+        @Nullable
+        ColumnSelection ignoreNullUpdates() {
+            return ignoreNullUpdates;
+        }
+
+        @Nullable
+        ColumnSelection trackHistoryOrNull() {
+            return trackHistory;
+        }
+
+        ColumnSelection trackHistory() {
+            return trackHistory == null ? ColumnSelection.all() : trackHistory;
+        }
+
+        @Nullable
+        String truncateWhen() {
+            return truncateWhen;
+        }
+
+        boolean truncateEnabled() {
+            return truncateEnabled;
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package dev.changeflow.operators.quarantine;
+
+import org.apache.flink.annotation.PublicEvolving;
+
+/** Reason codes of records sent to the quarantine table (semantics.md A5). */
+@PublicEvolving
+public enum QuarantineReason {
+    /** The record is not JSON at all (does not start like a JSON value). */
+    NOT_JSON,
+    /** JSON that does not parse (truncated, unbalanced, bad token). */
+    MALFORMED_JSON,
+    /** A value that cannot be converted to its column's type. */
+    TYPE_MISMATCH,
+    /** A declared or key/sequence column absent from the record. */
+    MISSING_COLUMN,
+    /** A null or missing key column (truncates exempt). */
+    NULL_KEY,
+    /** A null or missing SEQUENCE BY column. */
+    NULL_SEQUENCE,
+    /** A Debezium {@code op} other than c, r, u, d, t, or a c/r/u without {@code after}. */
+    UNKNOWN_OP,
+    /** A record larger than the configured maximum record size. */
+    RECORD_TOO_LARGE,
+    /** A record of a topic/table no flow is configured for (pattern subscriptions). */
+    UNKNOWN_TOPIC,
+    /** A record with fields the table lacks under {@code on-schema-change = quarantine}. */
+    SCHEMA_CHANGED,
+    /** A Debezium truncate ({@code op = t}) for a flow without TRUNCATE enabled. */
+    TRUNCATE_NOT_ENABLED,
+    /** A damaged compressed file: everything from the damage on. */
+    TRUNCATED_FILE
+}

@@ -1,0 +1,2 @@
+/** changeflow sinks. */
+package dev.changeflow.sinks;

@@ -1,0 +1,2 @@
+/** changeflow sources. */
+package dev.changeflow.sources;

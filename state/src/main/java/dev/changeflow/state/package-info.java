@@ -1,0 +1,2 @@
+/** changeflow state. */
+package dev.changeflow.state;
