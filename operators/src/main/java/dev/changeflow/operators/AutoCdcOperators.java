@@ -1,9 +1,13 @@
 package dev.changeflow.operators;
 
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 
 import javax.annotation.Nullable;
 
@@ -11,14 +15,23 @@ import javax.annotation.Nullable;
  * Entry point that applies an AUTO CDC flow to a stream of change records (semantics.md A2-A4).
  *
  * <p>Input rows have {@link AutoCdcSpec#sourceType()}; {@code RowKind.DELETE} means delete, any
- * other kind upsert; null keys / sequences must have been quarantined before (the decoder does).
- * Truncate records (optional, SCD type 1 only) arrive on their own stream with the same row shape
- * and are broadcast to every subtask. Output rows have {@link AutoCdcSpec#targetType()} with row
- * kinds {@code +I} (new key or version), {@code -U}/{@code +U} (complete old row, new row) and
- * {@code -D} (complete old row).
+ * other kind upsert; null keys / sequences must have been quarantined before (the decoder does;
+ * one that gets through fails the job with {@link IllegalStateException}). Truncate records
+ * (optional, SCD type 1 only) arrive on their own stream with the same row shape (only the
+ * sequence columns are read) and are broadcast to every subtask. Output rows have {@link
+ * AutoCdcSpec#targetType()} with row kinds {@code +I} (new key or version), {@code -U}/{@code +U}
+ * (complete old row, new row) and {@code -D} (complete old row).
+ *
+ * <p>The keyed operator has uid {@code "auto-cdc-" + spec.name()} and counters {@code applied},
+ * {@code late}, {@code duplicateSequence}, {@code noop}, {@code tombstones}, {@code truncates}.
+ * Its state is changeflow's versioned binary state ({@link AutoCdcStateDescriptors}, A4); use the
+ * RocksDB backend ({@code dev.changeflow.state.ChangeflowStateBackends}) for real tables.
  */
 @PublicEvolving
 public final class AutoCdcOperators {
+    /** Prefix of the keyed operator's uid; the flow's name follows. */
+    public static final String UID_PREFIX = "auto-cdc-";
+
     private AutoCdcOperators() {}
 
     /**
@@ -27,9 +40,26 @@ public final class AutoCdcOperators {
      * @param changes upserts and deletes, typed {@code InternalTypeInfo.of(spec.sourceType())}
      * @param truncates truncate records, or null when the flow has none
      * @return the target rows, typed {@code InternalTypeInfo.of(spec.targetType())}
+     * @throws IllegalArgumentException when truncates are given for an SCD type 2 flow (A1)
      */
     public static SingleOutputStreamOperator<RowData> apply(
             DataStream<RowData> changes, @Nullable DataStream<RowData> truncates, AutoCdcSpec spec) {
-        throw new UnsupportedOperationException("TODO(operators helper)");
+        AutoCdcKeySelector keys = new AutoCdcKeySelector(spec);
+        KeyedStream<RowData, RowData> keyed = changes.keyBy(keys, InternalTypeInfo.of(keys.keyType()));
+        TypeInformation<RowData> outType = InternalTypeInfo.of(spec.targetType());
+        SingleOutputStreamOperator<RowData> applied;
+        if (spec.scdType() == ScdType.TYPE_2) {
+            if (truncates != null) {
+                throw new IllegalArgumentException(
+                        "flow '" + spec.name() + "': truncate records require STORED AS SCD TYPE 1 (A1)");
+            }
+            applied = keyed.process(new Scd2Function(spec), outType);
+        } else if (truncates != null) {
+            BroadcastStream<RowData> broadcast = truncates.broadcast(AutoCdcStateDescriptors.truncate());
+            applied = keyed.connect(broadcast).process(new Scd1TruncateFunction(spec), outType);
+        } else {
+            applied = keyed.process(new Scd1Function(spec), outType);
+        }
+        return applied.uid(UID_PREFIX + spec.name()).name("AUTO CDC " + spec.name() + " (SCD " + spec.scdType() + ")");
     }
 }

@@ -1,0 +1,159 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.LocalIngest;
+
+import com.fasterxml.jackson.databind.node.TextNode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code changeflow ingest}: applies change-record files (a Debezium capture, plain JSON lines;
+ * gzip or plain; files or folders) to Iceberg streaming tables on a local MiniCluster. Flows come
+ * from a flows file ({@code --flows}); {@code --table} with {@code --keys}/{@code --sequence-by}/
+ * {@code --scd-type}/{@code --append-only}/{@code --schema} defines or overrides one table, and
+ * {@code --set table.option=value} overrides any flow option.
+ */
+@Command(name = "ingest", mixinStandardHelpOptions = true, description = "Apply change-record files to Iceberg streaming tables (SCD type 1/2, append-only).")
+public final class IngestCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", paramLabel = "INPUT", description = "Change-record files or folders (.jsonl, .json, .gz).")
+    List<Path> inputs = new ArrayList<>();
+
+    @Option(names = "--flows", paramLabel = "FILE", description = "Flows file (YAML).")
+    Path flows;
+
+    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "Local Iceberg warehouse folder (Hadoop catalog) and checkpoint root. Default: ${DEFAULT-VALUE}.")
+    Path warehouse;
+
+    @Option(names = "--catalog", paramLabel = "KEY=VALUE", description = "Iceberg catalog property (type, uri, warehouse, ...); replaces the local Hadoop catalog.")
+    Map<String, String> catalog;
+
+    @Option(names = "--name", paramLabel = "ID", description = "Job id: checkpoints live in <warehouse>/.changeflow/checkpoints/<ID>. Default: the flows file name.")
+    String name;
+
+    @Option(names = "--format", paramLabel = "FORMAT", description = "debezium-json (default) or json.")
+    String format;
+
+    @Option(names = "--namespace", paramLabel = "NS", description = "Namespace of the tables. Default: the Debezium schema of the records.")
+    String namespace;
+
+    @Option(names = "--from-scratch", description = "Drop the target tables and the saved state first.")
+    boolean fromScratch;
+
+    @Option(names = "--parallelism", paramLabel = "N", description = "Parallelism of the AUTO CDC operators and writers.")
+    Integer parallelism;
+
+    @Option(names = "--checkpoint-interval", paramLabel = "DURATION", description = "e.g. 2s (default), 500ms, 1min.")
+    String checkpointInterval;
+
+    @Option(names = "--table", paramLabel = "TABLE", description = "Source table that the following single-table flags define or override.")
+    String table;
+
+    @Option(names = "--keys", paramLabel = "COLS", split = ",", description = "KEYS of --table.")
+    List<String> keys;
+
+    @Option(names = "--sequence-by", paramLabel = "COLS", description = "SEQUENCE BY of --table: a column, a,b or STRUCT(a, b). Default for Debezium: source.lsn.")
+    String sequenceBy;
+
+    @Option(names = "--scd-type", paramLabel = "1|2", description = "STORED AS SCD TYPE of --table.")
+    String scdType;
+
+    @Option(names = "--append-only", description = "--table has no keys: every record is appended.")
+    boolean appendOnly;
+
+    @Option(names = "--schema", paramLabel = "COLUMNS", description = "Declared columns of --table, e.g. \"aid INT, filler STRING\".")
+    String schema;
+
+    @Option(names = "--set", paramLabel = "TABLE.OPTION=VALUE", description = "Override any flow option, e.g. pgbench_accounts.scd-type=2.")
+    List<String> sets;
+
+    @Override
+    public Integer call() throws Exception {
+        IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
+        applyOverrides(cfg);
+        IngestPlan plan = IngestPlanner.plan(cfg, inputs);
+        LocalIngest.Options o = new LocalIngest.Options();
+        o.warehouse = warehouse;
+        o.fromScratch = fromScratch;
+        LocalIngest.run(plan, inputs, o);
+        return 0;
+    }
+
+    void applyOverrides(IngestConfig cfg) {
+        if (name != null) {
+            cfg.name = name;
+        }
+        if (cfg.name == null) {
+            cfg.name = "ingest";
+        }
+        if (format != null) {
+            cfg.format = format;
+        }
+        if (namespace != null) {
+            cfg.namespace = namespace;
+        }
+        if (catalog != null) {
+            cfg.catalog.putAll(catalog);
+        }
+        if (parallelism != null) {
+            cfg.parallelism = parallelism;
+        }
+        if (checkpointInterval != null) {
+            cfg.checkpointInterval = FlowsFile.duration(checkpointInterval, "--checkpoint-interval");
+        }
+        if (table != null) {
+            FlowConfig f = cfg.flow(table);
+            if (f == null) {
+                f = new FlowConfig();
+                f.table = table;
+                cfg.flows.add(f);
+            }
+            if (keys != null) {
+                f.keys = keys;
+            }
+            if (sequenceBy != null) {
+                f.sequenceBy = FlowsFile.sequence(new TextNode(sequenceBy));
+            }
+            if (scdType != null) {
+                FlowsFile.set(f, "scd-type", new TextNode(scdType), "--scd-type");
+            }
+            if (appendOnly) {
+                f.appendOnly = true;
+            }
+            if (schema != null) {
+                f.schema = schema;
+            }
+        } else if (keys != null || sequenceBy != null || scdType != null || appendOnly || schema != null) {
+            throw new IllegalArgumentException("--keys, --sequence-by, --scd-type, --append-only and --schema need --table");
+        }
+        if (sets != null) {
+            for (String s : sets) {
+                int eq = s.indexOf('=');
+                int dot = eq < 0 ? -1 : s.lastIndexOf('.', eq);
+                if (eq < 0 || dot < 0) {
+                    throw new IllegalArgumentException("--set takes TABLE.OPTION=VALUE, got '" + s + "'");
+                }
+                String t = s.substring(0, dot);
+                FlowConfig f = cfg.flow(t);
+                if (f == null) {
+                    throw new IllegalArgumentException("--set " + s + ": no flow for table '" + t + "'");
+                }
+                FlowsFile.set(f, s.substring(dot + 1, eq), new TextNode(s.substring(eq + 1)), "--set " + s);
+            }
+        }
+        for (FlowConfig f : cfg.flows) {
+            f.validate();
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package dev.changeflow.jobs.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code changeflow} command line (run through {@code bin/changeflow}).
+ *
+ * <pre>
+ * changeflow demo                      generate TPC-B-like Debezium events, ingest them, check the result
+ * changeflow ingest --flows F INPUT... apply Debezium / JSON change files to Iceberg streaming tables
+ * changeflow show TABLE                print a table's rows or count (optionally as of a version)
+ * </pre>
+ *
+ * Exit codes: 0 success, 1 failure of the job or the check, 2 bad usage or definition.
+ */
+@Command(
+        name = "changeflow",
+        mixinStandardHelpOptions = true,
+        version = "changeflow 0.1.0-SNAPSHOT (Flink 2.1.1, Iceberg 1.11.0)",
+        description = "AUTO CDC streaming tables and change data feeds for Apache Iceberg, on Apache Flink.",
+        subcommands = {IngestCommand.class, DemoCommand.class, ShowCommand.class, CommandLine.HelpCommand.class})
+public final class Main implements Runnable {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line and returns its exit code (for tests). */
+    public static int execute(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler(
+                (ex, cmd, parsed) -> {
+                    Throwable root = ex;
+                    while (root.getCause() != null && root.getCause() != root) {
+                        root = root.getCause();
+                    }
+                    boolean usage = ex instanceof IllegalArgumentException || ex instanceof dev.changeflow.operators.AutoCdcException;
+                    cmd.getErr().println("error: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
+                    if (root != ex && root.getMessage() != null && !String.valueOf(ex.getMessage()).contains(root.getMessage())) {
+                        cmd.getErr().println("cause: " + root);
+                    }
+                    return usage ? 2 : 1;
+                });
+        return cl.execute(args);
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+}

@@ -1,0 +1,104 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code changeflow show}: prints a table's rows (CSV with a header, NULL as an empty field) or its
+ * row count, at the current version or as of an earlier one ({@code --as-of-version} = an Iceberg
+ * snapshot sequence number of the main branch, the change feed's {@code _commit_version}).
+ */
+@Command(name = "show", mixinStandardHelpOptions = true, description = "Print a table's rows or row count, optionally as of a version.")
+public final class ShowCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "TABLE", description = "namespace.table, e.g. public.pgbench_accounts")
+    String table;
+
+    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
+    Path warehouse;
+
+    @Option(names = "--catalog", paramLabel = "KEY=VALUE", description = "Iceberg catalog property; replaces the local Hadoop catalog.")
+    Map<String, String> catalog;
+
+    @Option(names = "--count", description = "Print only the number of rows.")
+    boolean count;
+
+    @Option(names = "--limit", paramLabel = "N", defaultValue = "20", description = "Rows to print (0 = all). Default: ${DEFAULT-VALUE}.")
+    int limit;
+
+    @Option(names = "--as-of-version", paramLabel = "V", description = "Read the table as of this version (snapshot sequence number).")
+    Long asOfVersion;
+
+    @Option(names = "--history", description = "List the table's versions (sequence number, snapshot id, time, operation, summary).")
+    boolean history;
+
+    @Override
+    public Integer call() throws Exception {
+        CatalogSettings settings =
+                catalog == null || catalog.isEmpty()
+                        ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                        : CatalogSettings.of("changeflow", catalog);
+        Catalog cat = settings.open();
+        Table t = cat.loadTable(TableIdentifier.parse(table));
+        if (history) {
+            for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
+                System.out.printf("%6d  %20d  %s  %-9s %s%n", s.sequenceNumber(), s.snapshotId(),
+                        java.time.Instant.ofEpochMilli(s.timestampMillis()), s.operation(), s.summary());
+            }
+            return 0;
+        }
+        Long snapshotId = null;
+        if (asOfVersion != null) {
+            snapshotId = snapshotAtVersion(t, asOfVersion);
+        }
+        List<Record> rows = TableRows.read(t, snapshotId);
+        if (count) {
+            System.out.println(rows.size());
+            return 0;
+        }
+        System.out.println(TableRows.header(t));
+        int n = 0;
+        for (Record r : rows) {
+            if (limit > 0 && n++ >= limit) {
+                System.out.printf("... %,d more rows (use --limit 0 for all)%n", rows.size() - limit);
+                break;
+            }
+            System.out.println(TableRows.format(r));
+        }
+        return 0;
+    }
+
+    /**
+     * The snapshot of the main branch whose sequence number is {@code version}.
+     *
+     * @throws IllegalArgumentException naming the available versions when none matches
+     */
+    static long snapshotAtVersion(Table t, long version) {
+        long min = Long.MAX_VALUE;
+        long max = Long.MIN_VALUE;
+        for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
+            if (s.sequenceNumber() == version) {
+                return s.snapshotId();
+            }
+            min = Math.min(min, s.sequenceNumber());
+            max = Math.max(max, s.sequenceNumber());
+        }
+        throw new IllegalArgumentException(
+                "table " + t.name() + " has no version " + version
+                        + (min == Long.MAX_VALUE ? " (it has no snapshot yet)" : "; available versions: " + min + ".." + max));
+    }
+}

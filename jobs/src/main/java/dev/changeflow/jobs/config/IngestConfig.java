@@ -1,0 +1,45 @@
+package dev.changeflow.jobs.config;
+
+import javax.annotation.Nullable;
+
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Everything an ingest job needs besides its input: the Iceberg catalog, the default namespace and
+ * record format, checkpointing, and the flows. Read from a flows file by {@link FlowsFile}; command
+ * line flags may override single values.
+ */
+public final class IngestConfig implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** Job / checkpoint id: local checkpoints live under {@code warehouse/.changeflow/checkpoints/<name>}. */
+    @Nullable public String name;
+    /** Iceberg catalog properties ({@code type}, {@code warehouse}, {@code uri}, ...); empty = local Hadoop catalog. */
+    public Map<String, String> catalog = new LinkedHashMap<>();
+    /** Namespace of the target tables; null = the Debezium schema of the records, else {@code default}. */
+    @Nullable public String namespace;
+    /** {@code debezium-json} (default) or {@code json}. */
+    public String format = "debezium-json";
+    public Duration checkpointInterval = Duration.ofSeconds(2);
+    /** Parallelism of the keyed operators and writers; default: available cores. */
+    public int parallelism = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+    /** Largest record accepted, bytes (larger ones are quarantined as RECORD_TOO_LARGE). */
+    public int maxRecordBytes = 8 * 1024 * 1024;
+    public List<FlowConfig> flows = new ArrayList<>();
+
+    /** The flow reading {@code table}, or null. */
+    @Nullable
+    public FlowConfig flow(String table) {
+        for (FlowConfig f : flows) {
+            if (f.table.equals(table)) {
+                return f;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,102 @@
+package dev.changeflow.jobs.ingest;
+
+import dev.changeflow.operators.AutoCdcOperators;
+import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.StreamingTableSink;
+import dev.changeflow.sinks.quarantine.QuarantineTable;
+import dev.changeflow.sources.changes.DecoderFlow;
+import dev.changeflow.sources.files.ChangeFiles;
+import dev.changeflow.sources.files.DecodeFunction;
+import dev.changeflow.sources.files.SourceLine;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
+
+import javax.annotation.Nullable;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Builds the ingest topology on a {@link StreamExecutionEnvironment}:
+ *
+ * <pre>
+ * change files ──> decode ──(per flow)──> [APPLY AS ... WHEN] ──> keyBy(KEYS) ──> AUTO CDC ──> Iceberg
+ *                     └──> quarantine ──> &lt;namespace&gt;.changeflow_quarantine
+ * </pre>
+ *
+ * Every stateful operator has an explicit uid ({@code change-files}, {@code decode},
+ * {@code auto-cdc-<flow>}, Iceberg sinks with uid suffix {@code <flow>}) so savepoints survive code
+ * changes. Tables must exist already ({@link LocalIngest} creates them on the client).
+ */
+public final class IngestJob {
+    private IngestJob() {}
+
+    /**
+     * Adds the ingest pipeline for {@code inputs} (files or folders).
+     *
+     * @param monitorInterval null reads the files present now and ends; else keeps discovering new files
+     */
+    public static void build(
+            StreamExecutionEnvironment env,
+            IngestPlan plan,
+            CatalogSettings catalog,
+            List<Path> inputs,
+            @Nullable Duration monitorInterval) {
+        DataStream<SourceLine> lines =
+                env.fromSource(ChangeFiles.source(inputs, monitorInterval), WatermarkStrategy.noWatermarks(), "change files")
+                        .uid("change-files")
+                        .setParallelism(1);
+        build(lines, plan, catalog);
+    }
+
+    /** Adds decode → apply → write for already-read lines (files, or a test source). */
+    public static void build(DataStream<SourceLine> lines, IngestPlan plan, CatalogSettings catalog) {
+        List<DecoderFlow> decoders = new ArrayList<>();
+        for (IngestPlan.Flow f : plan.flows) {
+            decoders.add(f.decoder);
+        }
+        SingleOutputStreamOperator<RowData> decoded =
+                lines.process(new DecodeFunction(decoders), InternalTypeInfo.of(dev.changeflow.operators.quarantine.QuarantineRecords.ROW_TYPE))
+                        .uid("decode")
+                        .name("decode change records");
+        for (int i = 0; i < plan.flows.size(); i++) {
+            IngestPlan.Flow flow = plan.flows.get(i);
+            DataStream<RowData> changes = decoded.getSideOutput(DecodeFunction.changesTag(i, flow.decoder));
+            if (flow.spec == null) {
+                DataStream<RowData> rows = project(changes, flow.decoder.sourceType(), flow.decoder.dataType(), flow.name());
+                StreamingTableSink.append(rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
+                continue;
+            }
+            AutoCdcSpec spec = flow.spec;
+            DataStream<RowData> truncates =
+                    spec.truncateEnabled() ? decoded.getSideOutput(DecodeFunction.truncatesTag(i, flow.decoder)) : null;
+            if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
+                PredicateStep.Result r = PredicateStep.apply(changes, spec);
+                changes = r.changes;
+                truncates = r.truncates != null ? (truncates == null ? r.truncates : truncates.union(r.truncates)) : truncates;
+            }
+            DataStream<RowData> out = AutoCdcOperators.apply(changes, truncates, spec);
+            StreamingTableSink.write(out, catalog.loader(), flow.target, spec.identifierFields(), flow.tableOptions, flow.name());
+        }
+        DataStream<RowData> quarantine = decoded.getSideOutput(DecodeFunction.quarantineTag());
+        QuarantineTable.append(quarantine, catalog.loader(), plan.quarantineNamespace, "quarantine");
+    }
+
+    /** Keeps the data columns of source rows (drops envelope metadata) for append-only tables. */
+    private static DataStream<RowData> project(DataStream<RowData> in, RowType source, RowType data, String flow) {
+        int[] idx = new int[data.getFieldCount()];
+        for (int i = 0; i < idx.length; i++) {
+            idx[i] = source.getFieldIndex(data.getFieldNames().get(i));
+        }
+        return in.map(new ProjectFunction(source, idx), InternalTypeInfo.of(data)).name("project " + flow).uid("project-" + flow);
+    }
+}

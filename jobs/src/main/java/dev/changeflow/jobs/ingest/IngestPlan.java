@@ -1,0 +1,58 @@
+package dev.changeflow.jobs.ingest;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.sinks.iceberg.StreamingTableOptions;
+import dev.changeflow.sources.changes.DecoderFlow;
+
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+import javax.annotation.Nullable;
+
+import java.io.Serializable;
+import java.util.List;
+
+/**
+ * The resolved plan of an ingest job: per flow its decoder routing, its AUTO CDC definition (null
+ * for append-only flows), its target table and table options. Built on the client by
+ * {@link IngestPlanner} before the job graph, so definition errors (A1) surface before any data is
+ * read.
+ */
+public final class IngestPlan implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** One flow of the plan. */
+    public static final class Flow implements Serializable {
+        private static final long serialVersionUID = 1L;
+        public final FlowConfig config;
+        public final DecoderFlow decoder;
+        /** Null for append-only flows. */
+        @Nullable public final AutoCdcSpec spec;
+        public final TableIdentifier target;
+        public final StreamingTableOptions tableOptions;
+
+        Flow(FlowConfig config, DecoderFlow decoder, @Nullable AutoCdcSpec spec, TableIdentifier target, StreamingTableOptions tableOptions) {
+            this.config = config;
+            this.decoder = decoder;
+            this.spec = spec;
+            this.target = target;
+            this.tableOptions = tableOptions;
+        }
+
+        public String name() {
+            return config.flowName();
+        }
+    }
+
+    public final IngestConfig config;
+    public final List<Flow> flows;
+    public final Namespace quarantineNamespace;
+
+    IngestPlan(IngestConfig config, List<Flow> flows, Namespace quarantineNamespace) {
+        this.config = config;
+        this.flows = List.copyOf(flows);
+        this.quarantineNamespace = quarantineNamespace;
+    }
+}

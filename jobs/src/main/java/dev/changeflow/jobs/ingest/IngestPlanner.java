@@ -1,0 +1,147 @@
+package dev.changeflow.jobs.ingest;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.sinks.iceberg.StreamingTableOptions;
+import dev.changeflow.sources.changes.ChangeRecordFormat;
+import dev.changeflow.sources.changes.DebeziumMetadata;
+import dev.changeflow.sources.changes.DecoderFlow;
+import dev.changeflow.sources.changes.SchemaSampler;
+
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Resolves an {@link IngestConfig} against its input into an {@link IngestPlan}: column types
+ * (declared {@code schema}, else Debezium's schema wrapper or inference from a sample of the input,
+ * A5), sequence defaults ({@code source.lsn} for Debezium), aliases of metadata columns, and the
+ * AUTO CDC definition of each keyed flow (validated, A1).
+ */
+public final class IngestPlanner {
+    /** Default namespace when neither the flows file nor the records name one. */
+    public static final String DEFAULT_NAMESPACE = "default";
+
+    private IngestPlanner() {}
+
+    /**
+     * @param config the flows
+     * @param inputs files or folders used to sample column types of flows without a declared schema
+     * @throws IllegalArgumentException when a flow has no declared schema and no sample record
+     * @throws dev.changeflow.operators.AutoCdcException when a definition breaks an A1 rule
+     */
+    public static IngestPlan plan(IngestConfig config, List<Path> inputs) throws IOException {
+        if (config.flows.isEmpty()) {
+            throw new IllegalArgumentException("no flows: give a flows file (--flows) or --table/--keys flags");
+        }
+        Set<String> toSample = new LinkedHashSet<>();
+        for (FlowConfig f : config.flows) {
+            f.validate();
+            if (f.schema == null) {
+                toSample.add(f.table);
+            }
+        }
+        Map<String, RowType> sampled = Map.of();
+        SchemaSampler.Result sample = null;
+        if (!toSample.isEmpty() || config.namespace == null) {
+            sample = SchemaSampler.sample(inputs, format(config.format), toSample);
+            sampled = sample.types();
+        }
+        String namespace = config.namespace;
+        if (namespace == null) {
+            namespace = sample != null && sample.namespace() != null ? sample.namespace() : DEFAULT_NAMESPACE;
+        }
+        List<IngestPlan.Flow> flows = new ArrayList<>();
+        for (FlowConfig f : config.flows) {
+            ChangeRecordFormat format = format(f.format != null ? f.format : config.format);
+            RowType dataType;
+            if (f.schema != null) {
+                dataType = SchemaSampler.parseColumns(f.schema);
+            } else {
+                dataType = sampled.get(f.table);
+                if (dataType == null) {
+                    throw new IllegalArgumentException(
+                            "flow '" + f.flowName() + "': no record of table '" + f.table + "' found in " + inputs
+                                    + " to infer its columns; declare them with 'schema: \"col TYPE, ...\"'");
+                }
+            }
+            boolean debezium = format == ChangeRecordFormat.DEBEZIUM_JSON;
+            List<String> sequence = new ArrayList<>();
+            for (String s : f.sequenceBy) {
+                sequence.add(debezium ? DebeziumMetadata.resolveAlias(s) : s);
+            }
+            if (sequence.isEmpty() && !f.appendOnly) {
+                if (!debezium) {
+                    throw new IllegalArgumentException(
+                            "flow '" + f.flowName() + "': 'sequence-by' is required for format json");
+                }
+                sequence.add(DebeziumMetadata.resolveAlias("source.lsn"));
+            }
+            DecoderFlow decoder =
+                    DecoderFlow.builder(f.flowName(), format)
+                            .sourceNames(List.of(f.table))
+                            .dataType(dataType)
+                            .keys(f.keys)
+                            .sequenceBy(sequence)
+                            .truncateEnabled(f.truncate || f.applyAsTruncateWhen != null)
+                            .appendOnly(f.appendOnly)
+                            .onSchemaChange(DecoderFlow.OnSchemaChange.valueOf(f.onSchemaChange.toUpperCase(Locale.ROOT).replace('-', '_')))
+                            .onInvalidRecord(DecoderFlow.OnInvalidRecord.valueOf(f.onInvalidRecord.toUpperCase(Locale.ROOT)))
+                            .maxRecordBytes(config.maxRecordBytes)
+                            .build();
+            AutoCdcSpec spec = null;
+            if (!f.appendOnly) {
+                spec =
+                        AutoCdcSpec.builder(f.flowName(), decoder.sourceType())
+                                .metadataColumns(debezium ? DebeziumMetadata.NAMES : Set.of())
+                                .keys(f.keys)
+                                .sequenceBy(sequence)
+                                .scdType(f.scdType)
+                                .columns(resolve(f.columns, debezium))
+                                .ignoreNullUpdates(f.ignoreNullUpdates)
+                                .trackHistory(f.trackHistoryOn)
+                                .deleteWhen(f.applyAsDeleteWhen)
+                                .truncateWhen(f.applyAsTruncateWhen)
+                                .truncateEnabled(f.truncate)
+                                .tombstoneGcThreshold(f.tombstoneGcThreshold)
+                                .build();
+            }
+            String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
+            TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
+            StreamingTableOptions options =
+                    StreamingTableOptions.builder()
+                            .formatVersion(f.formatVersion)
+                            .partitionBy(f.partitionedBy)
+                            .build();
+            flows.add(new IngestPlan.Flow(f, decoder, spec, target, options));
+        }
+        return new IngestPlan(config, flows, Namespace.of(namespace.split("\\.")));
+    }
+
+    private static dev.changeflow.operators.ColumnSelection resolve(dev.changeflow.operators.ColumnSelection c, boolean debezium) {
+        if (!debezium || c.mode() == dev.changeflow.operators.ColumnSelection.Mode.ALL) {
+            return c;
+        }
+        List<String> cols = new ArrayList<>();
+        for (String s : c.columns()) {
+            cols.add(DebeziumMetadata.resolveAlias(s));
+        }
+        return c.mode() == dev.changeflow.operators.ColumnSelection.Mode.INCLUDE
+                ? dev.changeflow.operators.ColumnSelection.include(cols)
+                : dev.changeflow.operators.ColumnSelection.except(cols);
+    }
+
+    static ChangeRecordFormat format(String name) {
+        return name.equalsIgnoreCase("json") ? ChangeRecordFormat.JSON : ChangeRecordFormat.DEBEZIUM_JSON;
+    }
+}

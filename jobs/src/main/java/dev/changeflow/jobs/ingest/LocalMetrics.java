@@ -1,0 +1,73 @@
+package dev.changeflow.jobs.ingest;
+
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.metrics.MetricConfig;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.reporter.MetricReporter;
+import org.apache.flink.metrics.reporter.MetricReporterFactory;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * An in-JVM Flink metric reporter for local runs: it keeps references to the job's counters and
+ * gauges so the launcher can print progress (records/s, applied / late / quarantined, checkpoints)
+ * and notice when every input file has been read. Registered through
+ * {@code metrics.reporter.changeflow.factory.class}; on a cluster, use Flink's own reporters.
+ */
+public final class LocalMetrics implements MetricReporter {
+    private static final Map<String, List<Metric>> METRICS = new ConcurrentHashMap<>();
+
+    /** Factory named in the Flink configuration. */
+    public static final class Factory implements MetricReporterFactory {
+        @Override
+        public MetricReporter createMetricReporter(Properties properties) {
+            return new LocalMetrics();
+        }
+    }
+
+    /** Configuration key and value that register this reporter. */
+    public static final String CONFIG_KEY = "metrics.reporter.changeflow.factory.class";
+
+    /** Forgets all metrics (call before starting a job). */
+    public static void reset() {
+        METRICS.clear();
+    }
+
+    /** Sum of all counters (or numeric gauges) with this simple name, over all subtasks. */
+    public static long sum(String name) {
+        long total = 0;
+        for (Metric m : METRICS.getOrDefault(name, List.of())) {
+            if (m instanceof Counter) {
+                total += ((Counter) m).getCount();
+            } else if (m instanceof Gauge) {
+                Object v = ((Gauge<?>) m).getValue();
+                if (v instanceof Number) {
+                    total += ((Number) v).longValue();
+                }
+            }
+        }
+        return total;
+    }
+
+    @Override
+    public void open(MetricConfig config) {}
+
+    @Override
+    public void close() {}
+
+    @Override
+    public void notifyOfAddedMetric(Metric metric, String metricName, MetricGroup group) {
+        METRICS.computeIfAbsent(metricName, k -> new CopyOnWriteArrayList<>()).add(metric);
+    }
+
+    @Override
+    public void notifyOfRemovedMetric(Metric metric, String metricName, MetricGroup group) {
+        // keep the last values readable for the final summary; reset() clears between runs
+    }
+}

@@ -1,0 +1,141 @@
+package dev.changeflow.jobs.ingest;
+
+import dev.changeflow.operators.AutoCdcSpec;
+
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.Table;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.BooleanType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.utils.TypeConversions;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+import javax.annotation.Nullable;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Evaluates APPLY AS DELETE WHEN / APPLY AS TRUNCATE WHEN with Flink SQL before the keyBy
+ * (semantics.md A5 "Predicates"): {@code SELECT *, (<delete>) AS __changeflow_delete,
+ * (<truncate>) AS __changeflow_truncate FROM changes}, converted back to a DataStream; the AUTO CDC
+ * operator only sees the outcome (row kind DELETE, or a row on the truncate stream). A record whose
+ * predicate is NULL is an upsert (SQL's three-valued logic: only TRUE deletes).
+ */
+final class PredicateStep {
+    static final String IS_DELETE = AutoCdcSpec.RESERVED_PREFIX + "is_delete";
+    static final String DELETE = AutoCdcSpec.RESERVED_PREFIX + "delete";
+    static final String TRUNCATE = AutoCdcSpec.RESERVED_PREFIX + "truncate";
+
+    static final class Result {
+        final DataStream<RowData> changes;
+        @Nullable final DataStream<RowData> truncates;
+
+        Result(DataStream<RowData> changes, @Nullable DataStream<RowData> truncates) {
+            this.changes = changes;
+            this.truncates = truncates;
+        }
+    }
+
+    private PredicateStep() {}
+
+    static Result apply(DataStream<RowData> changes, AutoCdcSpec spec) {
+        RowType source = spec.sourceType();
+        List<RowType.RowField> withFlag = new ArrayList<>(source.getFields());
+        withFlag.add(new RowType.RowField(IS_DELETE, new BooleanType(false)));
+        RowType flagged = new RowType(withFlag);
+        DataStream<RowData> insertOnly =
+                changes.map(new ToInsertOnly(source.getFieldCount()), InternalTypeInfo.of(flagged))
+                        .name("flag deletes " + spec.name())
+                        .uid("flag-deletes-" + spec.name());
+
+        StreamTableEnvironment tenv = StreamTableEnvironment.create(changes.getExecutionEnvironment());
+        DataType flaggedType = TypeConversions.fromLogicalToDataType(flagged).bridgedTo(RowData.class);
+        Table table = tenv.fromDataStream(insertOnly, Schema.newBuilder().fromRowDataType(flaggedType).build());
+        String view = "changes_" + spec.name().replaceAll("[^A-Za-z0-9_]", "_");
+        tenv.createTemporaryView(view, table);
+        String del = spec.deleteWhen() == null ? "FALSE" : "(" + spec.deleteWhen() + ") IS TRUE";
+        String trunc = spec.truncateWhen() == null ? "FALSE" : "(" + spec.truncateWhen() + ") IS TRUE";
+        StringBuilder cols = new StringBuilder();
+        for (String f : flagged.getFieldNames()) {
+            cols.append('`').append(f).append("`, ");
+        }
+        Table evaluated =
+                tenv.sqlQuery("SELECT " + cols + del + " AS `" + DELETE + "`, " + trunc + " AS `" + TRUNCATE + "` FROM `" + view + "`");
+        List<RowType.RowField> outFields = new ArrayList<>(withFlag);
+        outFields.add(new RowType.RowField(DELETE, new BooleanType(false)));
+        outFields.add(new RowType.RowField(TRUNCATE, new BooleanType(false)));
+        RowType outType = new RowType(outFields);
+        DataStream<RowData> rows =
+                tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(outType).bridgedTo(RowData.class));
+        OutputTag<RowData> truncTag = new OutputTag<>("truncates-" + spec.name(), InternalTypeInfo.of(source));
+        SingleOutputStreamOperator<RowData> split =
+                rows.process(new Split(source, truncTag), InternalTypeInfo.of(source))
+                        .name("apply predicates " + spec.name())
+                        .uid("apply-predicates-" + spec.name());
+        return new Result(split, spec.truncateWhen() == null ? null : split.getSideOutput(truncTag));
+    }
+
+    /** Turns DELETE rows into inserts with {@code __changeflow_is_delete = true} (SQL input is insert-only). */
+    private static final class ToInsertOnly implements MapFunction<RowData, RowData> {
+        private static final long serialVersionUID = 1L;
+        private final int arity;
+
+        ToInsertOnly(int arity) {
+            this.arity = arity;
+        }
+
+        @Override
+        public RowData map(RowData in) {
+            GenericRowData out = new GenericRowData(arity + 1);
+            GenericRowData src = (GenericRowData) in;
+            for (int i = 0; i < arity; i++) {
+                out.setField(i, src.getField(i));
+            }
+            out.setField(arity, in.getRowKind() == RowKind.DELETE);
+            return out;
+        }
+    }
+
+    private static final class Split extends ProcessFunction<RowData, RowData> {
+        private static final long serialVersionUID = 1L;
+        private final RowData.FieldGetter[] getters;
+        private final OutputTag<RowData> truncTag;
+
+        Split(RowType source, OutputTag<RowData> truncTag) {
+            this.truncTag = truncTag;
+            getters = new RowData.FieldGetter[source.getFieldCount()];
+            for (int i = 0; i < getters.length; i++) {
+                getters[i] = RowData.createFieldGetter(source.getTypeAt(i), i);
+            }
+        }
+
+        @Override
+        public void processElement(RowData in, Context ctx, Collector<RowData> out) {
+            int n = getters.length;
+            GenericRowData row = new GenericRowData(n);
+            for (int i = 0; i < n; i++) {
+                row.setField(i, getters[i].getFieldOrNull(in));
+            }
+            if (in.getBoolean(n + 2)) {
+                ctx.output(truncTag, row);
+                return;
+            }
+            if (in.getBoolean(n) || in.getBoolean(n + 1)) {
+                row.setRowKind(RowKind.DELETE);
+            }
+            out.collect(row);
+        }
+    }
+
+}

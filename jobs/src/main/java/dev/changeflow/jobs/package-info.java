@@ -1,2 +1,0 @@
-/** changeflow jobs. */
-package dev.changeflow.jobs;

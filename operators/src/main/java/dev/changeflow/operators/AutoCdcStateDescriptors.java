@@ -1,0 +1,57 @@
+package dev.changeflow.operators;
+
+import dev.changeflow.state.ChangeflowStateBackends;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
+
+import java.time.Duration;
+
+/**
+ * The keyed and broadcast state of the AUTO CDC operators. Values are {@code byte[]} in
+ * changeflow's versioned layouts ({@code dev.changeflow.state}, A4), map keys are sequences as
+ * ISO-8859-1 strings ({@code SequenceCodec.toMapKey}) so they compare by value on the heap and
+ * RocksDB backends alike. Names are part of savepoint compatibility: never rename them.
+ */
+@Internal
+public final class AutoCdcStateDescriptors {
+    /** SCD1: the key's live row ({@code Scd1RowValue}); no TTL (A3). */
+    public static final String SCD1_ROW = "auto-cdc-scd1-row";
+    /** SCD1: the key's tombstone ({@code SequenceValue}); TTL {@code tombstone-gc-threshold} (A3). */
+    public static final String SCD1_TOMBSTONE = "auto-cdc-scd1-tombstone";
+    /** SCD1: broadcast state holding the table-wide truncate tombstone under {@link #TRUNCATE_KEY}. */
+    public static final String TRUNCATE = "auto-cdc-truncate";
+    /** The single key of the {@link #TRUNCATE} broadcast map. */
+    public static final String TRUNCATE_KEY = "truncate";
+    /** SCD2: the key's head ({@code Scd2CurrentValue}). */
+    public static final String SCD2_CURRENT = "auto-cdc-scd2-current";
+    /** SCD2: the key's history entries ({@code Scd2HistoryEntry}) by sequence. */
+    public static final String SCD2_HISTORY = "auto-cdc-scd2-history";
+
+    private AutoCdcStateDescriptors() {}
+
+    public static ValueStateDescriptor<byte[]> scd1Row() {
+        return new ValueStateDescriptor<>(SCD1_ROW, BytePrimitiveArraySerializer.INSTANCE);
+    }
+
+    public static ValueStateDescriptor<byte[]> scd1Tombstone(Duration gcThreshold) {
+        ValueStateDescriptor<byte[]> d = new ValueStateDescriptor<>(SCD1_TOMBSTONE, BytePrimitiveArraySerializer.INSTANCE);
+        d.enableTimeToLive(ChangeflowStateBackends.tombstoneTtl(gcThreshold));
+        return d;
+    }
+
+    public static MapStateDescriptor<String, byte[]> truncate() {
+        return new MapStateDescriptor<>(TRUNCATE, StringSerializer.INSTANCE, BytePrimitiveArraySerializer.INSTANCE);
+    }
+
+    public static ValueStateDescriptor<byte[]> scd2Current() {
+        return new ValueStateDescriptor<>(SCD2_CURRENT, BytePrimitiveArraySerializer.INSTANCE);
+    }
+
+    public static MapStateDescriptor<String, byte[]> scd2History() {
+        return new MapStateDescriptor<>(SCD2_HISTORY, StringSerializer.INSTANCE, BytePrimitiveArraySerializer.INSTANCE);
+    }
+}

@@ -1,0 +1,71 @@
+package dev.changeflow.operators;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.BroadcastState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.util.Collector;
+
+/**
+ * SCD type 1 apply with truncate records (semantics.md A3): change records arrive keyed, truncate
+ * records broadcast to every subtask. A truncate at s emits {@code -D} for every key of this
+ * subtask whose applied sequence is below s ({@code ctx.applyToKeyedState}) and keeps s in the
+ * broadcast state {@link AutoCdcStateDescriptors#TRUNCATE} as a table-wide tombstone that is never
+ * collected; later records below s are ignored. Per-key behaviour is {@link Scd1Logic}.
+ */
+@Internal
+public final class Scd1TruncateFunction extends KeyedBroadcastProcessFunction<RowData, RowData, RowData, RowData> {
+    private static final long serialVersionUID = 1L;
+
+    private final AutoCdcSpec spec;
+    private final MapStateDescriptor<String, byte[]> truncateDescriptor = AutoCdcStateDescriptors.truncate();
+    private transient Scd1Logic logic;
+    private transient AutoCdcMetrics metrics;
+    private transient Scd1Function.KeyedScd1State state;
+    private transient Scd1Function.CollectorOutput output;
+
+    public Scd1TruncateFunction(AutoCdcSpec spec) {
+        this.spec = spec;
+    }
+
+    @Override
+    public void open(OpenContext openContext) {
+        metrics = new FlinkAutoCdcMetrics(getRuntimeContext().getMetricGroup());
+        logic = new Scd1Logic(spec, metrics);
+        ValueState<byte[]> row = getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Row());
+        state = new Scd1Function.KeyedScd1State(
+                row, getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Tombstone(spec.tombstoneGcThreshold())));
+        output = new Scd1Function.CollectorOutput();
+    }
+
+    @Override
+    public void processElement(RowData record, ReadOnlyContext ctx, Collector<RowData> out) throws Exception {
+        output.collector = out;
+        state.truncate = ctx.getBroadcastState(truncateDescriptor).get(AutoCdcStateDescriptors.TRUNCATE_KEY);
+        logic.apply(record, state, output);
+    }
+
+    @Override
+    public void processBroadcastElement(RowData truncateRecord, Context ctx, Collector<RowData> out) throws Exception {
+        output.collector = out;
+        metrics.truncate();
+        BroadcastState<String, byte[]> bs = ctx.getBroadcastState(truncateDescriptor);
+        byte[] previous = bs.get(AutoCdcStateDescriptors.TRUNCATE_KEY);
+        byte[] tombstone = logic.truncateTombstone(previous, truncateRecord);
+        if (tombstone == previous) {
+            return; // not above the current truncate tombstone: every row below it is gone already
+        }
+        bs.put(AutoCdcStateDescriptors.TRUNCATE_KEY, tombstone);
+        ctx.applyToKeyedState(
+                AutoCdcStateDescriptors.scd1Row(),
+                (key, rowState) -> {
+                    byte[] value = rowState.value();
+                    if (value != null && logic.truncate(value, tombstone, output)) {
+                        rowState.clear();
+                    }
+                });
+    }
+}

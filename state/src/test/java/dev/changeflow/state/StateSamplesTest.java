@@ -1,0 +1,122 @@
+package dev.changeflow.state;
+
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Decodes the stored state samples of every layout version (A4), so a later change cannot
+ * silently break restoring existing state. The samples under {@code
+ * src/test/resources/state-samples/v1/} were written by {@link #main} with the v1 code; never
+ * regenerate an existing version's samples — add a {@code v2/} directory for a new version.
+ */
+class StateSamplesTest {
+    static final SequenceCodec SEQ = new SequenceCodec(new BigIntType(false));
+    static final SequenceCodec STRUCT_SEQ = new SequenceCodec(RowType.of(VarCharType.STRING_TYPE, new BigIntType()));
+    static final RowCodec ROW = new RowCodec(RowCodecTest.ALL_TYPES);
+
+    /** The v1 samples, as the v1 code writes them. */
+    static Map<String, byte[]> v1Samples() {
+        byte[] seq42 = SEQ.encodeValue(42L);
+        byte[] seq7 = SEQ.encodeValue(7L);
+        byte[] row = ROW.encode(RowCodecTest.sampleRow());
+        byte[] hash = Hash128.hash(row);
+        Map<String, byte[]> m = new LinkedHashMap<>();
+        ByteWriter w = new ByteWriter();
+        Scd1RowValue.write(w, seq42, 0, seq42.length, row, 0, row.length);
+        m.put("scd1-row.bin", w.toByteArray());
+        m.put("sequence.bin", SequenceValue.encode(seq42, 0, seq42.length));
+        byte[] structSeq = STRUCT_SEQ.encodeValue(GenericRowData.of(org.apache.flink.table.data.StringData.fromString("binlog.000003"), 4711L));
+        m.put("sequence-struct.bin", SequenceValue.encode(structSeq, 0, structSeq.length));
+        w.reset();
+        Scd2CurrentValue.writeLive(w, seq42, 0, seq42.length, seq7, 0, seq7.length, hash, 0, row, 0, row.length);
+        m.put("scd2-current-live.bin", w.toByteArray());
+        w.reset();
+        Scd2CurrentValue.writeDeleted(w, seq42, 0, seq42.length);
+        m.put("scd2-current-deleted.bin", w.toByteArray());
+        w.reset();
+        Scd2HistoryEntry.writeUpsert(w, hash, 0, row, 0, row.length);
+        m.put("scd2-history-upsert.bin", w.toByteArray());
+        m.put("scd2-history-delete.bin", Scd2HistoryEntry.delete());
+        return m;
+    }
+
+    static byte[] load(String version, String name) throws IOException {
+        try (InputStream in = StateSamplesTest.class.getResourceAsStream("/state-samples/" + version + "/" + name)) {
+            assertThat(in).as("sample %s/%s", version, name).isNotNull();
+            return in.readAllBytes();
+        }
+    }
+
+    @Test
+    void v1SamplesDecode() throws IOException {
+        String expectedRow = RowCodecTest.sampleRow().toString();
+
+        byte[] scd1 = load("v1", "scd1-row.bin");
+        Scd1RowValue v = new Scd1RowValue().wrap(scd1);
+        assertThat(SEQ.decode(scd1, v.sequenceOffset(), v.sequenceLength())).isEqualTo(42L);
+        assertThat(ROW.decode(scd1, v.rowOffset(), v.rowLength()).toString()).isEqualTo(expectedRow);
+
+        assertThat(SEQ.decode(SequenceValue.sequence(load("v1", "sequence.bin")))).isEqualTo(42L);
+        assertThat(STRUCT_SEQ.decode(SequenceValue.sequence(load("v1", "sequence-struct.bin"))).toString())
+                .isEqualTo("+I(binlog.000003,4711)");
+
+        byte[] live = load("v1", "scd2-current-live.bin");
+        Scd2CurrentValue c = new Scd2CurrentValue().wrap(live);
+        assertThat(c.live()).isTrue();
+        assertThat(SEQ.decode(live, c.maxOffset(), c.maxLength())).isEqualTo(42L);
+        assertThat(SEQ.decode(live, c.startOffset(), c.startLength())).isEqualTo(7L);
+        assertThat(ROW.decode(live, c.rowOffset(), c.rowLength()).toString()).isEqualTo(expectedRow);
+
+        byte[] deleted = load("v1", "scd2-current-deleted.bin");
+        c.wrap(deleted);
+        assertThat(c.live()).isFalse();
+        assertThat(SEQ.decode(deleted, c.maxOffset(), c.maxLength())).isEqualTo(42L);
+
+        byte[] upsert = load("v1", "scd2-history-upsert.bin");
+        Scd2HistoryEntry e = new Scd2HistoryEntry().wrap(upsert);
+        assertThat(e.isDelete()).isFalse();
+        assertThat(ROW.decode(upsert, e.rowOffset(), e.rowLength()).toString()).isEqualTo(expectedRow);
+        assertThat(new Scd2HistoryEntry().wrap(load("v1", "scd2-history-delete.bin")).isDelete()).isTrue();
+    }
+
+    @Test
+    void currentCodeStillWritesV1ByteForByte() throws IOException {
+        // while CURRENT_VERSION is 1, the writers must reproduce the stored bytes exactly
+        assertThat(StateFormat.CURRENT_VERSION).isEqualTo(StateFormat.V1);
+        for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
+            assertThat(s.getValue()).as(s.getKey()).isEqualTo(load("v1", s.getKey()));
+        }
+    }
+
+    @Test
+    void unknownVersionFailsWithAClearMessage() {
+        assertThatThrownBy(() -> new Scd1RowValue().wrap(new byte[] {9, 0}))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("format version 9");
+        assertThatThrownBy(() -> SequenceValue.sequence(new byte[0]))
+                .isInstanceOf(IllegalStateException.class);
+    }
+
+    /** Writes the samples of the current version; run once when a version is introduced. */
+    public static void main(String[] args) throws IOException {
+        Path dir = Paths.get(args.length > 0 ? args[0] : "state/src/test/resources/state-samples/v1");
+        Files.createDirectories(dir);
+        for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
+            Files.write(dir.resolve(s.getKey()), s.getValue());
+        }
+    }
+}
