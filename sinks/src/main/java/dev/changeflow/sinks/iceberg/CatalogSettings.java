@@ -1,0 +1,238 @@
+package dev.changeflow.sinks.iceberg;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.flink.CatalogLoader;
+
+import java.io.Serializable;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * Where the streaming tables live: an Iceberg catalog name plus the catalog properties Iceberg
+ * itself understands ({@code type} = {@code hadoop} | {@code rest} | {@code jdbc} | {@code hive} |
+ * {@code glue} | {@code nessie}, or {@code catalog-impl} = a class name; {@code warehouse}, {@code
+ * uri}, {@code io-impl}, credentials, ...), and optional Hadoop {@link Configuration} entries.
+ *
+ * <p>Serializable, so a job can ship it to its tasks; {@link #loader()} gives Iceberg's {@link
+ * CatalogLoader} that Iceberg's Flink sink and source use inside tasks, {@link #open()} a catalog for
+ * the client side (table creation, validation). The embedded default is {@link
+ * #localHadoop(Path)}: a Hadoop catalog in a local folder.
+ */
+@PublicEvolving
+public final class CatalogSettings implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** Catalog name used by {@link #localHadoop(Path)}. */
+    public static final String DEFAULT_NAME = "changeflow";
+
+    /** Accepted values of the {@code type} property. */
+    public static final String ACCEPTED_TYPES = "hadoop, rest, jdbc, hive, glue, nessie";
+
+    private final String name;
+    private final Map<String, String> properties;
+    private final Map<String, String> hadoopProperties;
+
+    private CatalogSettings(
+            String name, Map<String, String> properties, Map<String, String> hadoopProperties) {
+        this.name = name;
+        this.properties = Collections.unmodifiableMap(new TreeMap<>(properties));
+        this.hadoopProperties = Collections.unmodifiableMap(new TreeMap<>(hadoopProperties));
+    }
+
+    /**
+     * The embedded default: a Hadoop catalog named {@value #DEFAULT_NAME} whose warehouse is the
+     * given local folder (created on first use); each table lives in {@code
+     * <warehouse>/<namespace>/<table>}.
+     */
+    public static CatalogSettings localHadoop(Path warehouse) {
+        Objects.requireNonNull(warehouse, "warehouse");
+        Map<String, String> props = new TreeMap<>();
+        props.put(CatalogUtil.ICEBERG_CATALOG_TYPE, CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP);
+        props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse.toAbsolutePath().normalize().toUri().toString());
+        return new CatalogSettings(DEFAULT_NAME, props, Map.of());
+    }
+
+    /**
+     * A catalog from Iceberg catalog properties.
+     *
+     * @throws IllegalArgumentException when neither or both of {@code type} and {@code
+     *     catalog-impl} are set, the type is not one of {@value #ACCEPTED_TYPES}, or a {@code hadoop}
+     *     catalog has no {@code warehouse}
+     */
+    public static CatalogSettings of(String name, Map<String, String> properties) {
+        return new CatalogSettings(validateName(name), validate(name, properties), Map.of());
+    }
+
+    /**
+     * A copy with these Hadoop {@link Configuration} entries (for example {@code fs.s3a.endpoint})
+     * added to the configuration the catalog and its FileIO get.
+     */
+    public CatalogSettings withHadoopProperties(Map<String, String> entries) {
+        Map<String, String> merged = new TreeMap<>(hadoopProperties);
+        merged.putAll(entries);
+        return new CatalogSettings(name, properties, merged);
+    }
+
+    /** The catalog name (used in Iceberg's metrics and table names such as {@code name.db.t}). */
+    public String name() {
+        return name;
+    }
+
+    /** The Iceberg catalog properties, unmodifiable. */
+    public Map<String, String> properties() {
+        return properties;
+    }
+
+    /** Extra Hadoop configuration entries, unmodifiable. */
+    public Map<String, String> hadoopProperties() {
+        return hadoopProperties;
+    }
+
+    /** The Iceberg catalog implementation class this configuration loads. */
+    public String catalogImpl() {
+        String impl = properties.get(CatalogProperties.CATALOG_IMPL);
+        if (impl != null) {
+            return impl;
+        }
+        switch (properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE).toLowerCase(Locale.ROOT)) {
+            case CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP:
+                return CatalogUtil.ICEBERG_CATALOG_HADOOP;
+            case CatalogUtil.ICEBERG_CATALOG_TYPE_REST:
+                return CatalogUtil.ICEBERG_CATALOG_REST;
+            case CatalogUtil.ICEBERG_CATALOG_TYPE_JDBC:
+                return CatalogUtil.ICEBERG_CATALOG_JDBC;
+            case CatalogUtil.ICEBERG_CATALOG_TYPE_HIVE:
+                return CatalogUtil.ICEBERG_CATALOG_HIVE;
+            case CatalogUtil.ICEBERG_CATALOG_TYPE_GLUE:
+                return CatalogUtil.ICEBERG_CATALOG_GLUE;
+            case CatalogUtil.ICEBERG_CATALOG_TYPE_NESSIE:
+                return CatalogUtil.ICEBERG_CATALOG_NESSIE;
+            default:
+                throw new IllegalStateException("validated in of()");
+        }
+    }
+
+    /** A fresh Hadoop configuration with {@link #hadoopProperties()} applied. */
+    public Configuration hadoopConf() {
+        Configuration conf = new Configuration();
+        hadoopProperties.forEach(conf::set);
+        return conf;
+    }
+
+    /**
+     * Iceberg's serializable {@link CatalogLoader} for this catalog, as Iceberg's Flink sink and
+     * source need it. Each call returns a new loader.
+     */
+    public CatalogLoader loader() {
+        Configuration conf = hadoopConf();
+        if (!properties.containsKey(CatalogProperties.CATALOG_IMPL)) {
+            String type = properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE).toLowerCase(Locale.ROOT);
+            switch (type) {
+                case CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP:
+                    return CatalogLoader.hadoop(name, conf, properties);
+                case CatalogUtil.ICEBERG_CATALOG_TYPE_REST:
+                    return CatalogLoader.rest(name, conf, properties);
+                case CatalogUtil.ICEBERG_CATALOG_TYPE_HIVE:
+                    return CatalogLoader.hive(name, conf, properties);
+                default:
+                    break;
+            }
+        }
+        Map<String, String> props = new TreeMap<>(properties);
+        props.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
+        return CatalogLoader.custom(name, props, conf, catalogImpl());
+    }
+
+    /**
+     * Opens the catalog on the client side. The caller closes it when it is {@link
+     * java.io.Closeable}.
+     */
+    public Catalog open() {
+        return loader().loadCatalog();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (this == o) {
+            return true;
+        }
+        if (!(o instanceof CatalogSettings)) {
+            return false;
+        }
+        CatalogSettings that = (CatalogSettings) o;
+        return name.equals(that.name)
+                && properties.equals(that.properties)
+                && hadoopProperties.equals(that.hadoopProperties);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, properties, hadoopProperties);
+    }
+
+    /** Names and properties; values of secret-looking keys are masked. */
+    @Override
+    public String toString() {
+        return "CatalogSettings{name=" + name + ", properties=" + masked(properties)
+                + (hadoopProperties.isEmpty() ? "" : ", hadoop=" + masked(hadoopProperties)) + "}";
+    }
+
+    private static Map<String, String> masked(Map<String, String> props) {
+        Map<String, String> out = new TreeMap<>();
+        props.forEach(
+                (k, v) -> {
+                    String lower = k.toLowerCase(Locale.ROOT);
+                    boolean secret =
+                            lower.contains("secret") || lower.contains("password")
+                                    || lower.contains("token") || lower.contains("credential")
+                                    || lower.endsWith("key");
+                    out.put(k, secret ? "******" : v);
+                });
+        return out;
+    }
+
+    private static String validateName(String name) {
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("catalog name must not be empty");
+        }
+        return name;
+    }
+
+    private static Map<String, String> validate(String name, Map<String, String> properties) {
+        Objects.requireNonNull(properties, "properties");
+        String type = properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE);
+        String impl = properties.get(CatalogProperties.CATALOG_IMPL);
+        if (type != null && impl != null) {
+            throw new IllegalArgumentException(
+                    "catalog '" + name + "': set either 'type' or 'catalog-impl', not both (type="
+                            + type + ", catalog-impl=" + impl + ")");
+        }
+        if (type == null && impl == null) {
+            throw new IllegalArgumentException(
+                    "catalog '" + name + "': set 'type' (one of " + ACCEPTED_TYPES
+                            + ") or 'catalog-impl' (a catalog class name)");
+        }
+        if (type != null) {
+            String t = type.toLowerCase(Locale.ROOT);
+            if (!(" " + ACCEPTED_TYPES.replace(",", " ") + " ").contains(" " + t + " ")) {
+                throw new IllegalArgumentException(
+                        "catalog '" + name + "': unknown type '" + type + "'; accepted: " + ACCEPTED_TYPES
+                                + ", or set 'catalog-impl' to a catalog class name");
+            }
+            if (t.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP)
+                    && properties.get(CatalogProperties.WAREHOUSE_LOCATION) == null) {
+                throw new IllegalArgumentException(
+                        "catalog '" + name + "': a hadoop catalog needs 'warehouse' (a folder or URI)");
+            }
+        }
+        return properties;
+    }
+}

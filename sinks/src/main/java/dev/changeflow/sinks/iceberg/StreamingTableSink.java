@@ -1,0 +1,192 @@
+package dev.changeflow.sinks.iceberg;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamSink;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.DistributionMode;
+import org.apache.iceberg.SerializableTable;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.flink.FlinkWriteOptions;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.sink.IcebergSink;
+
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Writes streams to Iceberg streaming tables with Iceberg's own Sink V2 ({@link IcebergSink}):
+ * Iceberg's writers produce the data, equality-delete, position-delete and (v3) deletion-vector
+ * files, and Iceberg's committer commits them once per completed Flink checkpoint, exactly once
+ * (a retried commit is recognised through the snapshot summary's {@code
+ * flink.max-committed-checkpoint-id}, {@code flink.job-id}, {@code flink.operator-id}).
+ *
+ * <p><b>Changelog write</b> ({@link #write}): the AUTO CDC operator's output, {@code +I} for a new
+ * key, {@code -U}/{@code +U} for a changed row, {@code -D} for a removed row (semantics.md A3, A4).
+ * The sink runs in non-upsert mode with the identifier fields as equality fields:
+ *
+ * <ul>
+ *   <li>{@code +I}/{@code +U} append the row to a data file; no delete is written for it;
+ *   <li>{@code -U}/{@code -D} must carry the <b>complete previous row</b>: when the same writer
+ *       wrote that key in the current checkpoint it becomes a position delete (v2) or a deletion
+ *       vector (v3) against that file, otherwise an equality delete storing the whole row, filed
+ *       under the partition computed from that row — so an update that moves a row to another
+ *       partition deletes it from the old one (K1), and a stored row with a null partition value is
+ *       deleted from the null partition (K2);
+ *   <li>distribution mode {@code none}: with equality fields, Iceberg keys the stream by the
+ *       equality fields before the writers, so all changes of one identity reach one writer in the
+ *       order the operator emitted them (the {@code -U} and its {@code +U} included, even when
+ *       their partitions differ). {@code hash} is not used: on a table partitioned by a non-key
+ *       column it would route by partition and Iceberg rejects it.
+ *   <li>the changes of one checkpoint are one Iceberg snapshot ({@code append} when no delete was
+ *       written, else {@code overwrite}); after a restart, several pending checkpoints are
+ *       committed as one snapshot each, in checkpoint order, so equality deletes of a later
+ *       checkpoint apply to the data of an earlier one (K4).
+ * </ul>
+ *
+ * <p><b>Row type.</b> When the stream's type is {@link InternalTypeInfo} of a {@link RowType}, the
+ * rows are read with that type and Iceberg checks it against the table (same columns and order;
+ * nullable into NOT NULL fails). Otherwise the rows are read with the table's own Flink type.
+ *
+ * <p>Iceberg's post-commit maintenance (compaction, snapshot expiry, orphan files) is switched off
+ * explicitly, whatever the job configuration says.
+ */
+@PublicEvolving
+public final class StreamingTableSink {
+
+    private StreamingTableSink() {}
+
+    /**
+     * Writes an AUTO CDC changelog ({@code +I}/{@code -U}/{@code +U}/{@code -D} rows of the table's
+     * row type; {@code -U}/{@code -D} carry the complete previous row) to an existing table.
+     *
+     * @param equalityFields the table's identifier fields: KEYS, or KEYS + {@code __START_AT}
+     *     for SCD2 (not empty)
+     * @param uidSuffix stable suffix of the sink's operator uids ({@code Sink writer: <suffix>},
+     *     ...) so checkpoints and savepoints restore into a changed job
+     * @return the Flink sink, for further settings (name, slot sharing group)
+     * @throws IllegalArgumentException when {@code equalityFields} is empty or names a column the
+     *     table lacks
+     */
+    public static DataStreamSink<RowData> write(
+            DataStream<RowData> changelog,
+            CatalogLoader catalogLoader,
+            TableIdentifier table,
+            List<String> equalityFields,
+            StreamingTableOptions options,
+            String uidSuffix) {
+        Objects.requireNonNull(equalityFields, "equalityFields");
+        if (equalityFields.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "writing a changelog to " + table + " needs equality fields (the table's KEYS); "
+                            + "use StreamingTableSink.append for append-only tables");
+        }
+        IcebergSink.Builder builder = builder(changelog, catalogLoader, table, options, uidSuffix, null)
+                .equalityFieldColumns(List.copyOf(equalityFields))
+                .upsert(false)
+                .distributionMode(DistributionMode.NONE);
+        return builder.append();
+    }
+
+    /**
+     * Appends rows ({@code +I} only; other row kinds are not interpreted) to an existing table
+     * without identifier fields, one snapshot per checkpoint that produced rows. The distribution
+     * mode is the table's {@code write.distribution-mode} (Iceberg's default: none).
+     *
+     * @throws IllegalArgumentException when the table has identifier fields (Iceberg would then
+     *     de-duplicate keys inside a checkpoint; write a changelog with {@link #write} instead)
+     */
+    public static DataStreamSink<RowData> append(
+            DataStream<RowData> rows,
+            CatalogLoader catalogLoader,
+            TableIdentifier table,
+            StreamingTableOptions options,
+            String uidSuffix) {
+        return append(rows, catalogLoader, table, options, uidSuffix, null);
+    }
+
+    /**
+     * As {@link #append(DataStream, CatalogLoader, TableIdentifier, StreamingTableOptions, String)},
+     * reading the rows with the given row type (for streams whose type information is not {@link
+     * InternalTypeInfo}).
+     */
+    public static DataStreamSink<RowData> append(
+            DataStream<RowData> rows,
+            CatalogLoader catalogLoader,
+            TableIdentifier table,
+            StreamingTableOptions options,
+            String uidSuffix,
+            @Nullable RowType rowType) {
+        IcebergSink.Builder builder = builder(rows, catalogLoader, table, options, uidSuffix, rowType);
+        Table loaded = loadTable(catalogLoader, table);
+        if (!loaded.schema().identifierFieldIds().isEmpty()) {
+            throw new IllegalArgumentException(
+                    "table " + table + " has identifier fields " + loaded.schema().identifierFieldNames()
+                            + "; append-only writes need a table without identifier fields (write a "
+                            + "changelog with StreamingTableSink.write instead)");
+        }
+        return builder.table(loaded).append();
+    }
+
+    private static IcebergSink.Builder builder(
+            DataStream<RowData> input,
+            CatalogLoader catalogLoader,
+            TableIdentifier table,
+            StreamingTableOptions options,
+            String uidSuffix,
+            @Nullable RowType explicitType) {
+        Objects.requireNonNull(input, "input");
+        Objects.requireNonNull(catalogLoader, "catalogLoader");
+        Objects.requireNonNull(table, "table");
+        Objects.requireNonNull(options, "options");
+        if (uidSuffix == null || uidSuffix.isBlank()) {
+            throw new IllegalArgumentException("uidSuffix must not be empty (table " + table + ")");
+        }
+        TableLoader loader = TableLoader.fromCatalog(catalogLoader, table);
+        IcebergSink.Builder builder = IcebergSink.forRowData(input)
+                .tableLoader(loader)
+                .uidSuffix(uidSuffix)
+                .set(FlinkWriteOptions.COMPACTION_ENABLE.key(), "false")
+                .set(FlinkWriteOptions.EXPIRE_SNAPSHOTS_ENABLE.key(), "false")
+                .set(FlinkWriteOptions.DELETE_ORPHAN_FILES_ENABLE.key(), "false");
+        RowType rowType = explicitType != null ? explicitType : rowTypeOf(input.getType());
+        if (rowType != null) {
+            builder.resolvedSchema(FlinkSchemaUtil.toResolvedSchema(rowType));
+        }
+        options.writeParallelism().ifPresent(builder::writeParallelism);
+        options.targetFileSizeBytes()
+                .ifPresent(n -> builder.set(FlinkWriteOptions.TARGET_FILE_SIZE_BYTES.key(), Long.toString(n)));
+        return builder;
+    }
+
+    private static Table loadTable(CatalogLoader catalogLoader, TableIdentifier table) {
+        try (TableLoader loader = TableLoader.fromCatalog(catalogLoader, table)) {
+            loader.open();
+            return SerializableTable.copyOf(loader.loadTable());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot load table " + table, e);
+        }
+    }
+
+    @Nullable
+    private static RowType rowTypeOf(TypeInformation<RowData> type) {
+        if (type instanceof InternalTypeInfo) {
+            LogicalType logical = ((InternalTypeInfo<?>) type).toLogicalType();
+            if (logical instanceof RowType) {
+                return (RowType) logical;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,348 @@
+package dev.changeflow.sinks.iceberg;
+
+import dev.changeflow.operators.AutoCdcException;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+/**
+ * Creation and validation of the Iceberg tables that AUTO CDC flows write (semantics.md A1, A3,
+ * A4, K8).
+ *
+ * <p>A new table gets: the schema of the flow's target type (Flink types mapped by Iceberg's {@link
+ * FlinkSchemaUtil}: {@code TIMESTAMP(p)} → {@code timestamp}, {@code TIMESTAMP_LTZ(p)} → {@code
+ * timestamptz}, {@code CHAR/VARCHAR} → {@code string}, ...), the identifier fields (KEYS, plus
+ * {@code __START_AT} for SCD2 — they must be NOT NULL), the partition spec of {@link
+ * StreamingTableOptions#partitionBy()}, and these properties:
+ *
+ * <ul>
+ *   <li>{@code format-version} = 2 or 3;
+ *   <li>{@code write.upsert.enabled=false}: changeflow emits {@code +I} for new keys, so inserts
+ *       write no equality delete;
+ *   <li>{@value #EQ_DELETES_CARRY_ROWS}{@code =true}: equality-delete files written by changeflow
+ *       carry the complete previous row (the change feed takes pre-images from them);
+ *   <li>{@code write.parquet.bloom-filter-enabled.column.<id>=true} per identifier column (option);
+ *   <li>{@value #MAX_CONTINUOUS_EMPTY_COMMITS}{@code =2147483647}: an idle sink commits no empty
+ *       snapshots, so every version holds changes;
+ *   <li>{@code write.target-file-size-bytes} when set, then the extra properties of the options.
+ * </ul>
+ *
+ * Iceberg's post-commit maintenance (compaction, snapshot expiry, orphan clean-up in the sink) is
+ * not enabled; changeflow runs its own maintenance, aware of change-feed consumers (F7).
+ */
+@PublicEvolving
+public final class StreamingTables {
+    private static final Logger LOG = LoggerFactory.getLogger(StreamingTables.class);
+
+    /** Table property marking equality-delete files that carry complete rows. */
+    public static final String EQ_DELETES_CARRY_ROWS = "changeflow.eq-deletes-carry-rows";
+
+    /** Iceberg Flink committer's table property: every n-th empty checkpoint commits a snapshot. */
+    public static final String MAX_CONTINUOUS_EMPTY_COMMITS = "flink.max-continuous-empty-commits";
+
+    /** Prefix of the per-column expected number of distinct values of a Parquet bloom filter. */
+    public static final String BLOOM_FILTER_NDV_PREFIX = TableProperties.PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX;
+    /** Default expected distinct values per file and identifier column (sizes the bloom filter). */
+    public static final long DEFAULT_BLOOM_FILTER_NDV = 100_000L;
+
+    /** Prefix of the per-column Parquet bloom filter property. */
+    public static final String BLOOM_FILTER_PREFIX = TableProperties.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX;
+
+    private StreamingTables() {}
+
+    /**
+     * Returns the table, creating its namespace and the table itself when missing; an existing
+     * table is validated with {@link #validateSchema} and otherwise left as it is (its partition
+     * spec and properties are not changed).
+     *
+     * @param targetType the flow's target row type (AutoCdcSpec.targetType()), in column order
+     * @param identifierFields KEYS (SCD1) or KEYS + {@code __START_AT} (SCD2); empty for
+     *     append-only tables
+     * @throws AutoCdcException {@code TARGET_SCHEMA_MISMATCH} when the existing table does not
+     *     match (A1)
+     * @throws IllegalArgumentException when an identifier field is missing from or nullable in the
+     *     target type, or a partition field names an unknown column
+     */
+    public static Table ensureTable(
+            Catalog catalog,
+            TableIdentifier identifier,
+            RowType targetType,
+            List<String> identifierFields,
+            StreamingTableOptions options) {
+        Objects.requireNonNull(catalog, "catalog");
+        Objects.requireNonNull(identifier, "identifier");
+        Objects.requireNonNull(options, "options");
+        Schema schema = icebergSchema(targetType, identifierFields, identifier);
+        if (catalog.tableExists(identifier)) {
+            Table existing = catalog.loadTable(identifier);
+            validateSchema(existing, identifier, schema);
+            return existing;
+        }
+        ensureNamespace(catalog, identifier.namespace());
+        PartitionSpec spec = PartitionTransforms.toSpec(schema, options.partitionBy(), identifier.toString());
+        Map<String, String> props = tableProperties(schema, options);
+        try {
+            Table created = catalog.buildTable(identifier, schema)
+                    .withPartitionSpec(spec)
+                    .withProperties(props)
+                    .create();
+            LOG.info("Created Iceberg table {} (format v{}, spec {}, identifier fields {})",
+                    identifier, options.formatVersion(), spec, identifierFields);
+            return created;
+        } catch (AlreadyExistsException raced) {
+            Table existing = catalog.loadTable(identifier);
+            validateSchema(existing, identifier, schema);
+            return existing;
+        }
+    }
+
+    /**
+     * The Iceberg schema of a target type: columns in order, Flink nullability as Iceberg
+     * optional/required, the given identifier fields.
+     *
+     * @throws IllegalArgumentException when an identifier field is missing or nullable
+     */
+    public static Schema icebergSchema(RowType targetType, List<String> identifierFields) {
+        return icebergSchema(targetType, identifierFields, null);
+    }
+
+    private static Schema icebergSchema(
+            RowType targetType, List<String> identifierFields, TableIdentifier table) {
+        Objects.requireNonNull(targetType, "targetType");
+        Objects.requireNonNull(identifierFields, "identifierFields");
+        Schema plain = FlinkSchemaUtil.convert(FlinkSchemaUtil.toResolvedSchema(targetType));
+        Set<Integer> ids = new HashSet<>();
+        for (String name : identifierFields) {
+            Types.NestedField field = plain.findField(name);
+            String where = table == null ? "" : " of table " + table;
+            if (field == null || plain.asStruct().field(name) == null) {
+                throw new IllegalArgumentException(
+                        "identifier field '" + name + "'" + where + " is not a top-level column of "
+                                + targetType.asSummaryString());
+            }
+            if (field.isOptional()) {
+                throw new IllegalArgumentException(
+                        "identifier field '" + name + "'" + where + " must be NOT NULL, but the target "
+                                + "type declares it nullable: " + targetType.asSummaryString());
+            }
+            ids.add(field.fieldId());
+        }
+        return new Schema(plain.columns(), ids);
+    }
+
+    /**
+     * Checks that an existing table matches a flow's target type and identifier fields (A1 last
+     * rule): same column names in the same order, the same Iceberg types (so for SCD2 {@code
+     * __START_AT}/{@code __END_AT} have exactly the sequence type), no column the table requires
+     * but the flow may leave null, and the same identifier fields.
+     *
+     * @throws AutoCdcException {@code TARGET_SCHEMA_MISMATCH} naming the table, the column, both
+     *     types and the fix
+     */
+    public static void validateSchema(
+            Table table, TableIdentifier identifier, RowType targetType, List<String> identifierFields) {
+        validateSchema(table, identifier, icebergSchema(targetType, identifierFields, identifier));
+    }
+
+    private static void validateSchema(Table table, TableIdentifier identifier, Schema expected) {
+        Schema actual = table.schema();
+        for (Types.NestedField want : expected.columns()) {
+            Types.NestedField have = actual.asStruct().field(want.name());
+            if (have == null) {
+                throw mismatch(identifier, "column '" + want.name() + "' (" + describe(want.type())
+                        + " in the definition) does not exist in the table");
+            }
+            if (!sameType(have.type(), want.type())) {
+                throw mismatch(identifier, "column '" + want.name() + "' has type " + describe(have.type())
+                        + " in the table but " + describe(want.type()) + " in the definition");
+            }
+            if (have.isRequired() && want.isOptional()) {
+                throw mismatch(identifier, "column '" + want.name() + "' is NOT NULL in the table but "
+                        + "nullable in the definition (" + describe(want.type()) + ")");
+            }
+        }
+        for (Types.NestedField have : actual.columns()) {
+            if (expected.asStruct().field(have.name()) == null) {
+                throw mismatch(identifier, "column '" + have.name() + "' (" + describe(have.type())
+                        + " in the table) is not in the definition");
+            }
+        }
+        List<String> haveOrder = names(actual.columns());
+        List<String> wantOrder = names(expected.columns());
+        if (!haveOrder.equals(wantOrder)) {
+            throw mismatch(identifier, "the column order differs: table (" + String.join(", ", haveOrder)
+                    + "), definition (" + String.join(", ", wantOrder) + ")");
+        }
+        Set<String> haveIds = new TreeSet<>(actual.identifierFieldNames());
+        Set<String> wantIds = new TreeSet<>(expected.identifierFieldNames());
+        if (!haveIds.equals(wantIds)) {
+            throw mismatch(identifier, "the identifier fields differ: table " + haveIds
+                    + ", definition " + wantIds + " (KEYS, plus __START_AT for SCD type 2)");
+        }
+    }
+
+    /**
+     * True when the table has no snapshot or its current snapshot holds no live row (for the K8
+     * check {@code STATE_MISSING_FOR_EXISTING_TABLE}). Reads at most one row.
+     */
+    public static boolean isEmpty(Table table) {
+        Snapshot current = table.currentSnapshot();
+        if (current == null) {
+            return true;
+        }
+        Map<String, String> summary = current.summary();
+        if (summary != null && "0".equals(summary.get(SnapshotSummary.TOTAL_RECORDS_PROP))) {
+            return true;
+        }
+        try (CloseableIterable<Record> rows = IcebergGenerics.read(table).useSnapshot(current.snapshotId()).build()) {
+            return !rows.iterator().hasNext();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read table " + table.name(), e);
+        }
+    }
+
+    /**
+     * Drops the table with {@code purge} (data and metadata files deleted) when it exists; for
+     * {@code --from-scratch}. Returns whether a table was dropped.
+     */
+    public static boolean dropIfExists(Catalog catalog, TableIdentifier identifier) {
+        try {
+            boolean dropped = catalog.dropTable(identifier, true);
+            if (dropped) {
+                LOG.info("Dropped Iceberg table {} (purge)", identifier);
+            }
+            return dropped;
+        } catch (NoSuchTableException e) {
+            return false;
+        }
+    }
+
+    /** Creates the namespace (and, for catalogs that need it, its parents) when missing. */
+    public static void ensureNamespace(Catalog catalog, Namespace namespace) {
+        if (namespace.isEmpty() || !(catalog instanceof SupportsNamespaces)) {
+            return;
+        }
+        SupportsNamespaces namespaces = (SupportsNamespaces) catalog;
+        String[] levels = namespace.levels();
+        for (int i = 1; i <= levels.length; i++) {
+            Namespace ns = Namespace.of(java.util.Arrays.copyOf(levels, i));
+            if (!namespaces.namespaceExists(ns)) {
+                try {
+                    namespaces.createNamespace(ns);
+                } catch (AlreadyExistsException raced) {
+                    // created concurrently
+                }
+            }
+        }
+    }
+
+    static Map<String, String> tableProperties(Schema schema, StreamingTableOptions options) {
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put(TableProperties.FORMAT_VERSION, Integer.toString(options.formatVersion()));
+        props.put(TableProperties.UPSERT_ENABLED, "false");
+        props.put(EQ_DELETES_CARRY_ROWS, "true");
+        props.put(MAX_CONTINUOUS_EMPTY_COMMITS, Integer.toString(Integer.MAX_VALUE));
+        if (options.bloomFilters()) {
+            for (String id : new TreeSet<>(schema.identifierFieldNames())) {
+                props.put(BLOOM_FILTER_PREFIX + id, "true");
+                // without an expected number of distinct values Parquet allocates the maximum
+                // (1 MiB) per column and file, even for a 3-row file of a 2-second checkpoint;
+                // 100,000 values at Iceberg's default 1% fpp take 128 KiB
+                props.put(BLOOM_FILTER_NDV_PREFIX + id, Long.toString(DEFAULT_BLOOM_FILTER_NDV));
+            }
+        }
+        options.targetFileSizeBytes()
+                .ifPresent(n -> props.put(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, Long.toString(n)));
+        props.putAll(options.properties());
+        return props;
+    }
+
+    private static AutoCdcException mismatch(TableIdentifier table, String what) {
+        return new AutoCdcException(
+                AutoCdcException.Code.TARGET_SCHEMA_MISMATCH,
+                "table " + table + " exists and does not match the flow's definition: " + what
+                        + ". Fix: run with --from-scratch to drop and recreate the table (its data is "
+                        + "lost and reprocessed from the source), or change the definition to match the "
+                        + "existing table.");
+    }
+
+    private static String describe(Type type) {
+        String flink;
+        try {
+            flink = FlinkSchemaUtil.convert(type).asSummaryString();
+        } catch (RuntimeException e) {
+            flink = "?";
+        }
+        return flink + " (Iceberg " + (type.isPrimitiveType() ? type.toString() : type.toString()) + ")";
+    }
+
+    private static List<String> names(List<Types.NestedField> fields) {
+        return fields.stream().map(Types.NestedField::name).collect(Collectors.toList());
+    }
+
+    /** Type equality ignoring field ids of nested types. */
+    static boolean sameType(Type a, Type b) {
+        if (a.isPrimitiveType() || b.isPrimitiveType()) {
+            return a.equals(b);
+        }
+        if (a.typeId() != b.typeId()) {
+            return false;
+        }
+        switch (a.typeId()) {
+            case STRUCT:
+                List<Types.NestedField> fa = a.asStructType().fields();
+                List<Types.NestedField> fb = b.asStructType().fields();
+                if (fa.size() != fb.size()) {
+                    return false;
+                }
+                for (int i = 0; i < fa.size(); i++) {
+                    if (!fa.get(i).name().equals(fb.get(i).name())
+                            || fa.get(i).isOptional() != fb.get(i).isOptional()
+                            || !sameType(fa.get(i).type(), fb.get(i).type())) {
+                        return false;
+                    }
+                }
+                return true;
+            case LIST:
+                return a.asListType().isElementOptional() == b.asListType().isElementOptional()
+                        && sameType(a.asListType().elementType(), b.asListType().elementType());
+            case MAP:
+                return a.asMapType().isValueOptional() == b.asMapType().isValueOptional()
+                        && sameType(a.asMapType().keyType(), b.asMapType().keyType())
+                        && sameType(a.asMapType().valueType(), b.asMapType().valueType());
+            default:
+                return a.equals(b);
+        }
+    }
+}

@@ -1,0 +1,232 @@
+package dev.changeflow.sinks.iceberg;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Comparators;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.apache.iceberg.util.StructProjection;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * Reads a table's live rows with Iceberg's generic reader (deletes applied by Iceberg) and prints
+ * them as PostgreSQL prints {@code \copy ... CSV}: for the {@code show} command and for end-to-end
+ * comparisons with PostgreSQL exports.
+ *
+ * <p>Line format ({@link #toCsvLine}): fields joined by {@code ,}; null is an empty unquoted field;
+ * integers and decimals in plain decimal; strings as they are (blank padding kept), quoted with
+ * {@code "} (inner quotes doubled) only when PostgreSQL quotes them — when they contain {@code ,},
+ * {@code "}, CR or LF, or are empty; booleans {@code t}/{@code f}; timestamps {@code yyyy-MM-dd
+ * HH:mm:ss[.ffffff]} with trailing fractional zeros trimmed ({@code 2026-11-30 03:17:21.882801},
+ * {@code 2026-11-30 03:17:21.5}, {@code 2026-11-30 03:17:21}); {@code timestamptz} in UTC with
+ * {@code +00}; binary as {@code \x} + lower-case hex.
+ */
+@PublicEvolving
+public final class TableRows {
+
+    private TableRows() {}
+
+    /** Live rows of the current snapshot of {@code main}; empty when the table has no snapshot. */
+    public static List<Record> read(Table table) {
+        Snapshot current = table.currentSnapshot();
+        return current == null ? new ArrayList<>() : readSnapshot(table, current.snapshotId());
+    }
+
+    /**
+     * Live rows of the current snapshot that match an Iceberg row filter (for example {@code
+     * Expressions.equal("region", "eu")}); files and partitions that cannot match are skipped.
+     */
+    public static List<Record> read(Table table, Expression rowFilter) {
+        Snapshot current = table.currentSnapshot();
+        return current == null ? new ArrayList<>() : read(table, current.snapshotId(), rowFilter);
+    }
+
+    /** Live rows as of a snapshot id, with the columns of that snapshot's schema. */
+    public static List<Record> readSnapshot(Table table, long snapshotId) {
+        return read(table, snapshotId, Expressions.alwaysTrue());
+    }
+
+    private static List<Record> read(Table table, long snapshotId, Expression rowFilter) {
+        List<Record> out = new ArrayList<>();
+        Schema schema = table.schemas().get(table.snapshot(snapshotId).schemaId());
+        if (schema == null) {
+            schema = table.schema();
+        }
+        try (CloseableIterable<Record> rows =
+                IcebergGenerics.read(table).useSnapshot(snapshotId).project(schema).where(rowFilter).build()) {
+            for (Record r : rows) {
+                // the reader may append metadata columns (_pos) it needed to apply deletes
+                GenericRecord copy = GenericRecord.create(schema);
+                for (Types.NestedField f : schema.columns()) {
+                    copy.setField(f.name(), r.getField(f.name()));
+                }
+                out.add(copy);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read table " + table.name(), e);
+        }
+        return out;
+    }
+
+    /**
+     * Live rows as of a version (a snapshot sequence number, design.md): the snapshot of {@code
+     * main}'s ancestry with the highest sequence number at or below {@code sequenceNumber}; empty
+     * when there is none (version 0).
+     */
+    public static List<Record> readAtVersion(Table table, long sequenceNumber) {
+        Snapshot chosen = null;
+        for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
+            if (s.sequenceNumber() <= sequenceNumber) {
+                chosen = s;
+                break;
+            }
+        }
+        return chosen == null ? new ArrayList<>() : readSnapshot(table, chosen.snapshotId());
+    }
+
+    /** Number of live rows in the current snapshot. */
+    public static long count(Table table) {
+        Snapshot current = table.currentSnapshot();
+        if (current == null) {
+            return 0;
+        }
+        long n = 0;
+        try (CloseableIterable<Record> rows = IcebergGenerics.read(table).useSnapshot(current.snapshotId()).build()) {
+            for (Record ignored : rows) {
+                n++;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read table " + table.name(), e);
+        }
+        return n;
+    }
+
+    /** The CSV header: column names joined by {@code ,}. */
+    public static String header(Schema schema) {
+        return schema.columns().stream().map(Types.NestedField::name).collect(Collectors.joining(","));
+    }
+
+    /**
+     * The table's live rows as CSV lines (no header), ordered by the identifier fields when the
+     * table has them, else by the line text.
+     */
+    public static List<String> toCsvLines(Table table) {
+        List<Record> rows = read(table);
+        Schema schema = table.schema();
+        if (!schema.identifierFieldIds().isEmpty()) {
+            Schema keySchema = schema.select(schema.identifierFieldNames());
+            Comparator<StructLike> byKey = Comparators.forType(keySchema.asStruct());
+            StructProjection left = StructProjection.create(schema, keySchema);
+            StructProjection right = StructProjection.create(schema, keySchema);
+            rows.sort((a, b) -> byKey.compare(left.wrap(a), right.wrap(b)));
+            return rows.stream().map(TableRows::toCsvLine).collect(Collectors.toList());
+        }
+        return rows.stream().map(TableRows::toCsvLine).sorted().collect(Collectors.toList());
+    }
+
+    /** One row as a CSV line (see the class comment for the format). */
+    public static String toCsvLine(Record record) {
+        StringBuilder line = new StringBuilder();
+        for (int i = 0; i < record.size(); i++) {
+            if (i > 0) {
+                line.append(',');
+            }
+            line.append(formatValue(record.get(i)));
+        }
+        return line.toString();
+    }
+
+    /** One value as PostgreSQL's CSV output prints it; null → empty string. */
+    public static String formatValue(Object value) {
+        if (value == null) {
+            return "";
+        }
+        if (value instanceof CharSequence) {
+            return quote(value.toString());
+        }
+        if (value instanceof Boolean) {
+            return ((Boolean) value) ? "t" : "f";
+        }
+        if (value instanceof BigDecimal) {
+            return ((BigDecimal) value).toPlainString();
+        }
+        if (value instanceof LocalDateTime) {
+            LocalDateTime t = (LocalDateTime) value;
+            return t.toLocalDate() + " " + time(t.toLocalTime());
+        }
+        if (value instanceof OffsetDateTime) {
+            LocalDateTime t = ((OffsetDateTime) value).withOffsetSameInstant(ZoneOffset.UTC).toLocalDateTime();
+            return t.toLocalDate() + " " + time(t.toLocalTime()) + "+00";
+        }
+        if (value instanceof LocalTime) {
+            return time((LocalTime) value);
+        }
+        if (value instanceof ByteBuffer) {
+            ByteBuffer b = ((ByteBuffer) value).duplicate();
+            byte[] bytes = new byte[b.remaining()];
+            b.get(bytes);
+            return hex(bytes);
+        }
+        if (value instanceof byte[]) {
+            return hex((byte[]) value);
+        }
+        return quote(value.toString());
+    }
+
+    private static String time(LocalTime t) {
+        StringBuilder s = new StringBuilder();
+        s.append(two(t.getHour())).append(':').append(two(t.getMinute())).append(':').append(two(t.getSecond()));
+        int micros = t.getNano() / 1000;
+        if (micros != 0) {
+            String frac = String.format("%06d", micros);
+            int end = frac.length();
+            while (frac.charAt(end - 1) == '0') {
+                end--;
+            }
+            s.append('.').append(frac, 0, end);
+        }
+        return s.toString();
+    }
+
+    private static String two(int n) {
+        return n < 10 ? "0" + n : Integer.toString(n);
+    }
+
+    private static String hex(byte[] bytes) {
+        StringBuilder s = new StringBuilder(2 + bytes.length * 2).append("\\x");
+        for (byte b : bytes) {
+            s.append(Character.forDigit((b >> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));
+        }
+        return s.toString();
+    }
+
+    private static String quote(String s) {
+        boolean needs = s.isEmpty() || s.equals("\\.");
+        for (int i = 0; i < s.length() && !needs; i++) {
+            char c = s.charAt(i);
+            needs = c == ',' || c == '"' || c == '\n' || c == '\r';
+        }
+        return needs ? '"' + s.replace("\"", "\"\"") + '"' : s;
+    }
+}
