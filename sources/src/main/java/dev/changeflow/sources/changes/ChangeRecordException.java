@@ -1,0 +1,59 @@
+package dev.changeflow.sources.changes;
+
+import dev.changeflow.operators.quarantine.QuarantineReason;
+
+import org.apache.flink.annotation.PublicEvolving;
+
+import javax.annotation.Nullable;
+
+/**
+ * A change record that a flow refuses under {@code on-invalid-record = fail} or
+ * {@code on-schema-change = fail} (semantics.md A2, A5). {@link #reason()} is the quarantine reason
+ * code the record would otherwise have been quarantined with; the message names the flow, the table,
+ * the source (topic or file), the offset (Kafka offset or 1-based line) and the column / value.
+ */
+@PublicEvolving
+public class ChangeRecordException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final QuarantineReason reason;
+    @Nullable private final String flowId;
+    private final String source;
+    private final long offset;
+
+    public ChangeRecordException(
+            QuarantineReason reason, @Nullable String flowId, String source, long offset, String detail) {
+        super(reason + ": " + detail + " (flow " + (flowId == null ? "<unknown>" : "'" + flowId + "'")
+                + ", source " + source + ", offset " + offset + ")");
+        this.reason = reason;
+        this.flowId = flowId;
+        this.source = source;
+        this.offset = offset;
+    }
+
+    /** The stable error code: the reason code the record would have been quarantined with. */
+    public QuarantineReason code() {
+        return reason;
+    }
+
+    /** Same as {@link #code()}. */
+    public QuarantineReason reason() {
+        return reason;
+    }
+
+    /** The flow the record was routed to, or null when it could not be routed. */
+    @Nullable
+    public String flowId() {
+        return flowId;
+    }
+
+    /** Topic or file path. */
+    public String source() {
+        return source;
+    }
+
+    /** Kafka offset or 1-based line number. */
+    public long offset() {
+        return offset;
+    }
+}

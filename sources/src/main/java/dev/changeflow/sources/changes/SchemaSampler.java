@@ -1,0 +1,500 @@
+package dev.changeflow.sources.changes;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.core.fs.FileStatus;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.table.types.logical.ArrayType;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.BooleanType;
+import org.apache.flink.table.types.logical.DoubleType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeParser;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.annotation.Nullable;
+
+import java.io.BufferedReader;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.ZipException;
+
+/**
+ * Derives the data columns of tables from sample records (semantics.md A5 "Types and table names"),
+ * and parses declared Flink DDL column lists.
+ *
+ * <p><b>Sampling</b> ({@link #sample}, {@link #sampleFlinkPaths}) reads the given files (plain or {@code .gz}; a directory means every file below
+ * it whose name does not start with {@code .} or {@code _}, in path order) line by line until every
+ * wanted table has been seen or {@code maxLines} lines were read. A record belongs to a wanted name
+ * when the name equals its topic, {@code source.schema.source.table}, {@code source.table} or the
+ * topic's last segment (the same rule as {@link DecoderFlow} routing); a plain-JSON line without a
+ * topic belongs to the only wanted table. A damaged gzip ends that file's sample (logged).
+ *
+ * <p><b>Types</b> come from Debezium's schema wrapper when present (the envelope's {@code after}
+ * struct: {@code int32} → INT, {@code int64} → BIGINT,
+ * {@code MicroTimestamp} → TIMESTAMP(6), {@code Timestamp} → TIMESTAMP(3), {@code Date} → DATE,
+ * Connect {@code Decimal} → DECIMAL(p, s), {@code string} → STRING, {@code boolean}, {@code float64}
+ * → DOUBLE, {@code bytes} → BYTES; {@code optional} → nullable), taken from the first such record of
+ * the table. Otherwise they are inferred from the JSON values of every sampled record of the table
+ * (the {@code after} image, else {@code before}; the row itself for plain JSON): integer → BIGINT,
+ * decimal number → DOUBLE (an integer and a decimal column → DOUBLE), string → STRING, boolean →
+ * BOOLEAN, object → ROW, array → ARRAY, only nulls → STRING, conflicting kinds → STRING; all
+ * nullable; field order as first seen.
+ */
+@PublicEvolving
+public final class SchemaSampler {
+    private static final Logger LOG = LoggerFactory.getLogger(SchemaSampler.class);
+
+    /** Default cap on lines read. */
+    public static final long DEFAULT_MAX_LINES = 2_000_000L;
+
+    private static final ObjectMapper MAPPER = JsonMapper.builder()
+            .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .build();
+
+    static {
+        MAPPER.getFactory().setStreamReadConstraints(
+                StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build());
+    }
+
+    private SchemaSampler() {}
+
+    /** What sampling found: the data columns per wanted table, and the namespace. */
+    @PublicEvolving
+    public static final class Result {
+        private final Map<String, RowType> types;
+        @Nullable private final String namespace;
+        private final long linesRead;
+
+        Result(Map<String, RowType> types, @Nullable String namespace, long linesRead) {
+            this.types = java.util.Collections.unmodifiableMap(types);
+            this.namespace = namespace;
+            this.linesRead = linesRead;
+        }
+
+        /** Per wanted name that was seen, its data columns (in the order the names were given). */
+        public Map<String, RowType> types() {
+            return types;
+        }
+
+        /**
+         * The namespace of the captured tables (A5): {@code source.schema} of the first Debezium record
+         * sampled ({@code source.db} when it has no schema, as with MySQL), or null (plain JSON, no
+         * record).
+         */
+        @Nullable
+        public String namespace() {
+            return namespace;
+        }
+
+        public long linesRead() {
+            return linesRead;
+        }
+    }
+
+    /** Samples local files or directories; see {@link #sampleFlinkPaths}. */
+    public static Result sample(List<java.nio.file.Path> paths, ChangeRecordFormat format, Collection<String> tables)
+            throws IOException {
+        return sample(paths, format, tables, DEFAULT_MAX_LINES);
+    }
+
+    /** Samples local files or directories; see {@link #sampleFlinkPaths}. */
+    public static Result sample(List<java.nio.file.Path> paths, ChangeRecordFormat format, Collection<String> tables,
+            long maxLines) throws IOException {
+        List<Path> flinkPaths = new ArrayList<>();
+        for (java.nio.file.Path p : paths) {
+            flinkPaths.add(new Path(p.toAbsolutePath().toUri()));
+        }
+        return sampleFlinkPaths(flinkPaths, format, tables, maxLines);
+    }
+
+    /**
+     * Samples the files for the wanted tables (and the namespace, for Debezium).
+     *
+     * @param paths files or directories (any Flink file system: local, s3://, ...)
+     * @param format the records' format
+     * @param tables the wanted table names (as in {@link DecoderFlow#sourceNames()}); may be empty to
+     *     learn only the namespace
+     * @param maxLines the most lines to read over all files
+     * @return the types of the wanted names that were seen (names not seen within the cap are
+     *     absent) and the namespace
+     * @throws IOException when a file cannot be listed or read (other than gzip damage)
+     */
+    public static Result sampleFlinkPaths(List<Path> paths, ChangeRecordFormat format, Collection<String> tables,
+            long maxLines) throws IOException {
+        Set<String> wanted = new LinkedHashSet<>(tables);
+        Map<String, RowType> fromSchema = new LinkedHashMap<>();
+        Map<String, Inferred> inferred = new LinkedHashMap<>();
+        String[] namespace = {null};
+        // with no table wanted, read until the namespace is known (the first Debezium record)
+        boolean wantNamespace = format == ChangeRecordFormat.DEBEZIUM_JSON && wanted.isEmpty();
+        long lines = 0;
+        files:
+        for (Path file : listFiles(paths)) {
+            if (lines >= maxLines) {
+                break;
+            }
+            try (BufferedReader r = open(file)) {
+                String line;
+                while (lines < maxLines && (line = r.readLine()) != null) {
+                    lines++;
+                    if (line.isBlank()) {
+                        continue;
+                    }
+                    JsonNode root;
+                    try {
+                        root = MAPPER.readTree(line);
+                    } catch (JsonProcessingException e) {
+                        continue; // malformed lines do not describe a schema; the decoder quarantines them
+                    }
+                    sampleRecord(root, format, wanted, fromSchema, inferred, namespace);
+                    if (allSeen(wanted, fromSchema, inferred) && (!wantNamespace || namespace[0] != null)) {
+                        break files;
+                    }
+                }
+            } catch (EOFException | ZipException e) {
+                LOG.warn("Damaged compressed file {} after {} lines in total: {}", file, lines, e.toString());
+            }
+        }
+        Map<String, RowType> result = new LinkedHashMap<>();
+        for (String t : wanted) {
+            if (fromSchema.containsKey(t)) {
+                result.put(t, fromSchema.get(t));
+            } else if (inferred.containsKey(t)) {
+                result.put(t, (RowType) inferred.get(t).toLogicalType());
+            }
+        }
+        LOG.info("Sampled {} lines; tables found: {}; namespace: {}", lines, result.keySet(), namespace[0]);
+        return new Result(result, namespace[0], lines);
+    }
+
+    private static boolean allSeen(Set<String> wanted, Map<String, RowType> a, Map<String, Inferred> b) {
+        for (String w : wanted) {
+            if (!a.containsKey(w) && !b.containsKey(w)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void sampleRecord(JsonNode root, ChangeRecordFormat format, Set<String> wanted,
+            Map<String, RowType> fromSchema, Map<String, Inferred> inferred, String[] namespace) throws IOException {
+        if (!root.isObject()) {
+            return;
+        }
+        String topic = null;
+        JsonNode node = root;
+        if (root.has("value") && onlyFields(root, "key", "value", "topic")) {
+            topic = root.path("topic").isTextual() ? root.get("topic").asText() : null;
+            node = root.get("value");
+        }
+        JsonNode schema = null;
+        if (node.isObject() && node.has("payload") && onlyFields(node, "schema", "payload")) {
+            schema = node.get("schema");
+            node = node.get("payload");
+        }
+        if (node == null || !node.isObject()) {
+            return; // tombstone or not a record
+        }
+        String name;
+        JsonNode image;
+        ConnectSchema imageSchema = null;
+        if (format == ChangeRecordFormat.DEBEZIUM_JSON) {
+            JsonNode src = node.path("source");
+            String table = src.path("table").isTextual() ? src.get("table").asText() : null;
+            String dbSchema = src.path("schema").isTextual() ? src.get("schema").asText() : null;
+            if (namespace[0] == null) {
+                namespace[0] = dbSchema != null ? dbSchema : src.path("db").isTextual() ? src.get("db").asText() : null;
+            }
+            name = match(wanted, topic, dbSchema, table);
+            String which = node.path("after").isObject() ? "after" : "before";
+            image = node.path(which);
+            if (schema != null && schema.isObject()) {
+                ConnectSchema envelope = parseSchema(schema);
+                imageSchema = envelope.field(which);
+            }
+        } else {
+            name = topic != null ? match(wanted, topic, null, null) : wanted.size() == 1 ? wanted.iterator().next() : null;
+            image = node;
+            if (schema != null && schema.isObject()) {
+                imageSchema = parseSchema(schema);
+            }
+        }
+        if (name == null || fromSchema.containsKey(name) || !image.isObject()) {
+            return;
+        }
+        if (imageSchema != null && "struct".equals(imageSchema.type)) {
+            fromSchema.put(name, imageSchema.toRowType(true));
+            inferred.remove(name);
+            return;
+        }
+        inferred.computeIfAbsent(name, k -> new Inferred(Inferred.ROW)).mergeObject(image);
+    }
+
+    private static ConnectSchema parseSchema(JsonNode schema) throws IOException {
+        try (JsonParser p = MAPPER.treeAsTokens(schema)) {
+            p.nextToken();
+            return ConnectSchema.parse(p);
+        }
+    }
+
+    @Nullable
+    private static String match(Set<String> wanted, @Nullable String topic, @Nullable String schema, @Nullable String table) {
+        if (topic != null && wanted.contains(topic)) {
+            return topic;
+        }
+        if (table != null && schema != null && wanted.contains(schema + "." + table)) {
+            return schema + "." + table;
+        }
+        if (table != null && wanted.contains(table)) {
+            return table;
+        }
+        if (topic != null) {
+            String last = topic.substring(topic.lastIndexOf('.') + 1);
+            if (wanted.contains(last)) {
+                return last;
+            }
+        }
+        return null;
+    }
+
+    private static boolean onlyFields(JsonNode n, String... allowed) {
+        List<String> a = Arrays.asList(allowed);
+        for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
+            if (!a.contains(it.next())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static BufferedReader open(Path file) throws IOException {
+        FileSystem fs = file.getFileSystem();
+        InputStream in = fs.open(file);
+        try {
+            if (file.getName().endsWith(".gz") || file.getName().endsWith(".gzip")) {
+                in = new GZIPInputStream(in, 64 * 1024);
+            }
+        } catch (IOException e) {
+            in.close();
+            throw e;
+        }
+        return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 256 * 1024);
+    }
+
+    /** Files under the paths (directories recursively, hidden {@code .}/{@code _} names skipped), sorted by path. */
+    static List<Path> listFiles(List<Path> paths) throws IOException {
+        List<Path> out = new ArrayList<>();
+        for (Path p : paths) {
+            FileSystem fs = p.getFileSystem();
+            FileStatus st = fs.getFileStatus(p);
+            if (st.isDir()) {
+                List<Path> found = new ArrayList<>();
+                collect(fs, st, found);
+                found.sort(Comparator.comparing(Path::toString));
+                out.addAll(found);
+            } else {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    private static void collect(FileSystem fs, FileStatus dir, List<Path> out) throws IOException {
+        FileStatus[] children = fs.listStatus(dir.getPath());
+        if (children == null) {
+            return;
+        }
+        for (FileStatus c : children) {
+            String n = c.getPath().getName();
+            if (n.startsWith(".") || n.startsWith("_")) {
+                continue;
+            }
+            if (c.isDir()) {
+                collect(fs, c, out);
+            } else {
+                out.add(c.getPath());
+            }
+        }
+    }
+
+    /**
+     * Parses a Flink DDL column list such as {@code "tid INT, bid INT NOT NULL, mtime TIMESTAMP(6),
+     * filler STRING"} into a ROW type: columns split at top-level commas (commas inside {@code ()} or
+     * {@code <>} belong to the type), each a name (optionally in backticks) and a type understood by
+     * Flink's {@link LogicalTypeParser} (including {@code NOT NULL}).
+     *
+     * @throws IllegalArgumentException naming the column that does not parse, or a duplicate name
+     */
+    public static RowType parseColumns(String ddlColumnList) {
+        List<RowType.RowField> fields = new ArrayList<>();
+        Set<String> names = new LinkedHashSet<>();
+        for (String part : splitTopLevel(ddlColumnList)) {
+            String col = part.trim();
+            if (col.isEmpty()) {
+                throw new IllegalArgumentException("empty column in column list '" + ddlColumnList + "'");
+            }
+            String name;
+            String rest;
+            if (col.startsWith("`")) {
+                int close = col.indexOf('`', 1);
+                if (close < 0) {
+                    throw new IllegalArgumentException("unclosed backtick in column '" + col + "'");
+                }
+                name = col.substring(1, close);
+                rest = col.substring(close + 1).trim();
+            } else {
+                int sp = 0;
+                while (sp < col.length() && !Character.isWhitespace(col.charAt(sp))) {
+                    sp++;
+                }
+                name = col.substring(0, sp);
+                rest = col.substring(sp).trim();
+            }
+            if (rest.isEmpty()) {
+                throw new IllegalArgumentException("column '" + name + "' has no type in column list '" + ddlColumnList + "'");
+            }
+            LogicalType type;
+            try {
+                type = LogicalTypeParser.parse(rest, SchemaSampler.class.getClassLoader());
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("column '" + name + "': cannot parse type '" + rest + "': " + e.getMessage(), e);
+            }
+            if (type instanceof org.apache.flink.table.types.logical.UnresolvedUserDefinedType) {
+                throw new IllegalArgumentException("column '" + name + "': cannot parse type '" + rest + "': unknown type");
+            }
+            if (!names.add(name)) {
+                throw new IllegalArgumentException("duplicate column '" + name + "' in column list '" + ddlColumnList + "'");
+            }
+            fields.add(new RowType.RowField(name, type));
+        }
+        return new RowType(fields);
+    }
+
+    private static List<String> splitTopLevel(String s) {
+        List<String> parts = new ArrayList<>();
+        int depth = 0;
+        boolean quoted = false;
+        int start = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '`') {
+                quoted = !quoted;
+            } else if (!quoted) {
+                if (c == '(' || c == '<') {
+                    depth++;
+                } else if (c == ')' || c == '>') {
+                    depth--;
+                } else if (c == ',' && depth == 0) {
+                    parts.add(s.substring(start, i));
+                    start = i + 1;
+                }
+            }
+        }
+        parts.add(s.substring(start));
+        return parts;
+    }
+
+    /** A type inferred from JSON values, widened as more values are seen. */
+    private static final class Inferred {
+        static final int NULL = 0, BIGINT = 1, DOUBLE = 2, STRING = 3, BOOLEAN = 4, ROW = 5, ARRAY = 6;
+
+        int kind;
+        final LinkedHashMap<String, Inferred> fields = new LinkedHashMap<>();
+        Inferred element;
+
+        Inferred(int kind) {
+            this.kind = kind;
+        }
+
+        void mergeObject(JsonNode obj) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = obj.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                fields.computeIfAbsent(e.getKey(), k -> new Inferred(NULL)).merge(e.getValue());
+            }
+        }
+
+        void merge(JsonNode v) {
+            int k;
+            if (v == null || v.isNull()) {
+                return;
+            } else if (v.isIntegralNumber()) {
+                k = BIGINT;
+            } else if (v.isNumber()) {
+                k = DOUBLE;
+            } else if (v.isTextual()) {
+                k = STRING;
+            } else if (v.isBoolean()) {
+                k = BOOLEAN;
+            } else if (v.isObject()) {
+                k = ROW;
+            } else if (v.isArray()) {
+                k = ARRAY;
+            } else {
+                k = STRING;
+            }
+            if (kind == NULL) {
+                kind = k;
+            } else if (kind != k) {
+                kind = (kind == BIGINT && k == DOUBLE) || (kind == DOUBLE && k == BIGINT) ? DOUBLE : STRING;
+            }
+            if (kind == ROW && k == ROW) {
+                mergeObject(v);
+            } else if (kind == ARRAY && k == ARRAY) {
+                if (element == null) {
+                    element = new Inferred(NULL);
+                }
+                for (JsonNode e : v) {
+                    element.merge(e);
+                }
+            }
+        }
+
+        LogicalType toLogicalType() {
+            switch (kind) {
+                case BIGINT:
+                    return new BigIntType();
+                case DOUBLE:
+                    return new DoubleType();
+                case BOOLEAN:
+                    return new BooleanType();
+                case ROW:
+                    List<RowType.RowField> out = new ArrayList<>();
+                    for (Map.Entry<String, Inferred> e : fields.entrySet()) {
+                        out.add(new RowType.RowField(e.getKey(), e.getValue().toLogicalType()));
+                    }
+                    return new RowType(out);
+                case ARRAY:
+                    return new ArrayType(element == null ? VarCharType.STRING_TYPE : element.toLogicalType());
+                case NULL:
+                case STRING:
+                default:
+                    return VarCharType.STRING_TYPE;
+            }
+        }
+    }
+}

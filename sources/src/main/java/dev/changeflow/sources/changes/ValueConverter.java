@@ -1,0 +1,456 @@
+package dev.changeflow.sources.changes;
+
+import dev.changeflow.operators.quarantine.QuarantineReason;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericArrayData;
+import org.apache.flink.table.data.GenericMapData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+
+/**
+ * Converts JSON values (entries of a {@link JsonFields}) to Flink's internal data structures by
+ * column type (semantics.md A5):
+ *
+ * <ul>
+ *   <li>TINYINT/SMALLINT/INT/BIGINT: integer numbers only, range-checked;
+ *   <li>FLOAT/DOUBLE: any number, or the strings {@code NaN}, {@code Infinity}, {@code -Infinity};
+ *   <li>DECIMAL(p,s): a number or a decimal string; with the schema wrapper, a Connect {@code Decimal}
+ *       is a base64 string of the unscaled two's-complement bytes with the schema's {@code scale};
+ *       a value needing more than s fractional digits or p digits is a mismatch (never rounded);
+ *   <li>BOOLEAN: {@code true}/{@code false};
+ *   <li>CHAR/VARCHAR/STRING: strings as they are (blank padding kept); numbers and booleans as their
+ *       JSON text; objects and arrays as their raw JSON text;
+ *   <li>BINARY/VARBINARY: base64 strings;
+ *   <li>DATE: an integer number of days since 1970-01-01 ({@code io.debezium.time.Date}) or an ISO date;
+ *   <li>TIME(p): an integer in the schema's unit ({@code Time} ms, {@code MicroTime} µs,
+ *       {@code NanoTime} ns), without schema by precision (p ≤ 3 ms, ≤ 6 µs, else ns), or an ISO time;
+ *   <li>TIMESTAMP(p): an integer since the epoch in the schema's unit ({@code Timestamp} ms, {@code
+ *       MicroTimestamp} µs, {@code NanoTimestamp} ns), without schema by precision (p ≤ 3 ms, ≤ 6 µs,
+ *       else ns, as Debezium's adaptive mode chooses), or an ISO string ({@code T} or blank; an
+ *       offset or {@code Z} is converted to UTC); values are read as UTC;
+ *   <li>TIMESTAMP_LTZ(p): an ISO instant ({@code ZonedTimestamp}; no offset = UTC) or an integer
+ *       since the epoch by precision;
+ *   <li>ROW: an object (fields by name), ARRAY: an array, MAP: an object (string keys).
+ * </ul>
+ *
+ * Anything else is {@code TYPE_MISMATCH}. JSON null is null for every type (NOT NULL checks are
+ * the caller's). Unknown members of nested objects are collected in {@link #unknownFields}.
+ */
+@Internal
+final class ValueConverter {
+    private static final Base64.Decoder BASE64 = Base64.getDecoder();
+
+    private final JsonFactory factory;
+    private final List<JsonFields> pool = new ArrayList<>();
+    /** Dotted paths of members no column exists for (schema changes), collected per record. */
+    final List<String> unknownFields = new ArrayList<>();
+
+    ValueConverter(JsonFactory factory) {
+        this.factory = factory;
+    }
+
+    JsonFields fields(int depth) {
+        while (pool.size() <= depth) {
+            pool.add(new JsonFields());
+        }
+        return pool.get(depth);
+    }
+
+    /**
+     * Fills {@code row} from the members of {@code f} by name; members without a column are added to
+     * {@link #unknownFields} (prefixed with {@code path}). Marks converted columns in {@code present}.
+     */
+    void fillRow(RowShape shape, JsonFields f, GenericRowData row, @Nullable boolean[] present,
+            @Nullable ConnectSchema hintStruct, String path, int depth) throws InvalidRecord, IOException {
+        HashMap<String, Integer> index = shape.index;
+        for (int i = 0; i < f.size; i++) {
+            String name = f.names[i];
+            Integer ci = index.get(name);
+            if (ci == null) {
+                unknownFields.add(path + name);
+                continue;
+            }
+            int c = ci;
+            ConnectSchema hint = hintStruct == null ? null : hintStruct.field(name);
+            row.setField(c, convert(shape.columns[c], f, i, hint, path, depth));
+            if (present != null) {
+                present[c] = true;
+            }
+        }
+    }
+
+    Object convert(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path, int depth)
+            throws InvalidRecord, IOException {
+        byte k = f.kinds[i];
+        if (k == JsonFields.NULL) {
+            return null;
+        }
+        switch (c.code) {
+            case RowShape.Column.BOOLEAN:
+                if (k == JsonFields.TRUE) {
+                    return Boolean.TRUE;
+                }
+                if (k == JsonFields.FALSE) {
+                    return Boolean.FALSE;
+                }
+                throw mismatch(c, f, i, path, "expected true or false");
+            case RowShape.Column.TINYINT:
+                return (byte) integer(c, f, i, path, Byte.MIN_VALUE, Byte.MAX_VALUE);
+            case RowShape.Column.SMALLINT:
+                return (short) integer(c, f, i, path, Short.MIN_VALUE, Short.MAX_VALUE);
+            case RowShape.Column.INT:
+                return (int) integer(c, f, i, path, Integer.MIN_VALUE, Integer.MAX_VALUE);
+            case RowShape.Column.BIGINT:
+                return integer(c, f, i, path, Long.MIN_VALUE, Long.MAX_VALUE);
+            case RowShape.Column.FLOAT:
+                return (float) floating(c, f, i, path);
+            case RowShape.Column.DOUBLE:
+                return floating(c, f, i, path);
+            case RowShape.Column.DECIMAL:
+                return decimal(c, f, i, hint, path);
+            case RowShape.Column.STRING:
+                return StringData.fromString(text(f, i));
+            case RowShape.Column.BYTES:
+                if (k != JsonFields.STRING) {
+                    throw mismatch(c, f, i, path, "expected a base64 string");
+                }
+                try {
+                    return BASE64.decode(f.texts[i]);
+                } catch (IllegalArgumentException e) {
+                    throw mismatch(c, f, i, path, "not base64: " + e.getMessage());
+                }
+            case RowShape.Column.DATE:
+                return date(c, f, i, path);
+            case RowShape.Column.TIME:
+                return time(c, f, i, hint, path);
+            case RowShape.Column.TIMESTAMP:
+                return timestamp(c, f, i, hint, path, false);
+            case RowShape.Column.TIMESTAMP_LTZ:
+                return timestamp(c, f, i, hint, path, true);
+            case RowShape.Column.ROW:
+                if (k != JsonFields.OBJECT) {
+                    throw mismatch(c, f, i, path, "expected an object");
+                }
+                return nestedRow(c, f, i, hint, path, depth);
+            case RowShape.Column.ARRAY:
+                if (k != JsonFields.ARRAY) {
+                    throw mismatch(c, f, i, path, "expected an array");
+                }
+                return array(c, f, i, hint, path, depth);
+            case RowShape.Column.MAP:
+                if (k != JsonFields.OBJECT) {
+                    throw mismatch(c, f, i, path, "expected an object");
+                }
+                return map(c, f, i, hint, path, depth);
+            default:
+                throw new IllegalStateException("type code " + c.code);
+        }
+    }
+
+    private static long integer(RowShape.Column c, JsonFields f, int i, String path, long min, long max)
+            throws InvalidRecord {
+        byte k = f.kinds[i];
+        if (k == JsonFields.INT) {
+            long v = f.longs[i];
+            if (v < min || v > max) {
+                throw mismatch(c, f, i, path, "out of range");
+            }
+            return v;
+        }
+        if (k == JsonFields.BIG_INT) {
+            throw mismatch(c, f, i, path, "out of range");
+        }
+        throw mismatch(c, f, i, path, "expected an integer number");
+    }
+
+    private static double floating(RowShape.Column c, JsonFields f, int i, String path) throws InvalidRecord {
+        switch (f.kinds[i]) {
+            case JsonFields.INT:
+                return f.longs[i];
+            case JsonFields.BIG_INT:
+            case JsonFields.FLOAT:
+                return Double.parseDouble(f.texts[i]);
+            case JsonFields.STRING:
+                switch (f.texts[i]) {
+                    case "NaN":
+                        return Double.NaN;
+                    case "Infinity":
+                        return Double.POSITIVE_INFINITY;
+                    case "-Infinity":
+                        return Double.NEGATIVE_INFINITY;
+                    default:
+                        throw mismatch(c, f, i, path, "expected a number");
+                }
+            default:
+                throw mismatch(c, f, i, path, "expected a number");
+        }
+    }
+
+    private static DecimalData decimal(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path)
+            throws InvalidRecord {
+        BigDecimal bd;
+        switch (f.kinds[i]) {
+            case JsonFields.INT:
+                bd = BigDecimal.valueOf(f.longs[i]);
+                break;
+            case JsonFields.BIG_INT:
+            case JsonFields.FLOAT:
+                bd = new BigDecimal(f.texts[i]);
+                break;
+            case JsonFields.STRING:
+                int scale = hint == null ? -1 : hint.decimalScale();
+                if (scale >= 0) {
+                    try {
+                        bd = new BigDecimal(new BigInteger(BASE64.decode(f.texts[i])), scale);
+                    } catch (IllegalArgumentException | ArithmeticException e) {
+                        throw mismatch(c, f, i, path, "not a base64 Connect Decimal");
+                    }
+                } else {
+                    try {
+                        bd = new BigDecimal(f.texts[i].trim());
+                    } catch (NumberFormatException e) {
+                        throw mismatch(c, f, i, path, "not a decimal number");
+                    }
+                }
+                break;
+            default:
+                throw mismatch(c, f, i, path, "expected a number or a decimal string");
+        }
+        if (bd.scale() != c.scale) {
+            try {
+                bd = bd.setScale(c.scale);
+            } catch (ArithmeticException e) {
+                throw mismatch(c, f, i, path, "has more than " + c.scale + " fractional digits");
+            }
+        }
+        DecimalData d = DecimalData.fromBigDecimal(bd, c.precision, c.scale);
+        if (d == null) {
+            throw mismatch(c, f, i, path, "exceeds precision " + c.precision);
+        }
+        return d;
+    }
+
+    private String text(JsonFields f, int i) {
+        switch (f.kinds[i]) {
+            case JsonFields.STRING:
+            case JsonFields.BIG_INT:
+            case JsonFields.FLOAT:
+                return f.texts[i];
+            case JsonFields.INT:
+                return Long.toString(f.longs[i]);
+            case JsonFields.TRUE:
+                return "true";
+            case JsonFields.FALSE:
+                return "false";
+            default:
+                return new String(f.buf, f.starts[i], f.ends[i] - f.starts[i], StandardCharsets.UTF_8);
+        }
+    }
+
+    private static int date(RowShape.Column c, JsonFields f, int i, String path) throws InvalidRecord {
+        if (f.kinds[i] == JsonFields.INT) {
+            long v = f.longs[i];
+            if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+                throw mismatch(c, f, i, path, "out of range");
+            }
+            return (int) v;
+        }
+        if (f.kinds[i] == JsonFields.STRING) {
+            try {
+                return (int) LocalDate.parse(f.texts[i]).toEpochDay();
+            } catch (DateTimeParseException e) {
+                throw mismatch(c, f, i, path, "not an ISO date");
+            }
+        }
+        throw mismatch(c, f, i, path, "expected days since epoch or an ISO date");
+    }
+
+    private static int unit(RowShape.Column c, @Nullable ConnectSchema hint) {
+        int u = hint == null ? ConnectSchema.UNIT_NONE : hint.temporalUnit();
+        if (u != ConnectSchema.UNIT_NONE) {
+            return u;
+        }
+        return c.precision <= 3 ? ConnectSchema.UNIT_MILLIS
+                : c.precision <= 6 ? ConnectSchema.UNIT_MICROS : ConnectSchema.UNIT_NANOS;
+    }
+
+    private static int time(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path)
+            throws InvalidRecord {
+        long millis;
+        if (f.kinds[i] == JsonFields.INT) {
+            long v = f.longs[i];
+            switch (unit(c, hint)) {
+                case ConnectSchema.UNIT_MILLIS:
+                    millis = v;
+                    break;
+                case ConnectSchema.UNIT_MICROS:
+                    millis = Math.floorDiv(v, 1_000L);
+                    break;
+                default:
+                    millis = Math.floorDiv(v, 1_000_000L);
+            }
+        } else if (f.kinds[i] == JsonFields.STRING) {
+            try {
+                millis = LocalTime.parse(f.texts[i]).toNanoOfDay() / 1_000_000L;
+            } catch (DateTimeParseException e) {
+                throw mismatch(c, f, i, path, "not an ISO time");
+            }
+        } else {
+            throw mismatch(c, f, i, path, "expected an integer time of day or an ISO time");
+        }
+        if (millis < 0 || millis >= 86_400_000L) {
+            throw mismatch(c, f, i, path, "out of range for a time of day");
+        }
+        return (int) millis;
+    }
+
+    private static TimestampData timestamp(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint,
+            String path, boolean ltz) throws InvalidRecord {
+        if (f.kinds[i] == JsonFields.INT) {
+            long v = f.longs[i];
+            switch (unit(c, hint)) {
+                case ConnectSchema.UNIT_MILLIS:
+                    return TimestampData.fromEpochMillis(v);
+                case ConnectSchema.UNIT_MICROS:
+                    return TimestampData.fromEpochMillis(
+                            Math.floorDiv(v, 1_000L), (int) Math.floorMod(v, 1_000L) * 1_000);
+                default:
+                    return TimestampData.fromEpochMillis(
+                            Math.floorDiv(v, 1_000_000L), (int) Math.floorMod(v, 1_000_000L));
+            }
+        }
+        if (f.kinds[i] != JsonFields.STRING) {
+            throw mismatch(c, f, i, path, "expected an integer since the epoch or an ISO timestamp");
+        }
+        String s = f.texts[i].trim();
+        try {
+            if (s.length() == 10) {
+                return TimestampData.fromLocalDateTime(LocalDate.parse(s).atStartOfDay());
+            }
+            if (s.length() > 10 && s.charAt(10) == ' ') {
+                s = s.substring(0, 10) + 'T' + s.substring(11);
+            }
+            if (hasOffset(s)) {
+                Instant instant = OffsetDateTime.parse(s).toInstant();
+                return ltz ? TimestampData.fromInstant(instant)
+                        : TimestampData.fromLocalDateTime(LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+            }
+            LocalDateTime ldt = LocalDateTime.parse(s);
+            return ltz ? TimestampData.fromInstant(ldt.toInstant(ZoneOffset.UTC)) : TimestampData.fromLocalDateTime(ldt);
+        } catch (DateTimeParseException e) {
+            throw mismatch(c, f, i, path, "not an ISO timestamp");
+        }
+    }
+
+    private static boolean hasOffset(String s) {
+        if (s.endsWith("Z") || s.endsWith("z")) {
+            return true;
+        }
+        for (int j = 11; j < s.length(); j++) {
+            char ch = s.charAt(j);
+            if (ch == '+' || ch == '-') {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private JsonParser parserFor(JsonFields f, int i) throws IOException {
+        JsonParser p = factory.createParser(f.buf, f.starts[i], f.ends[i] - f.starts[i]);
+        p.nextToken();
+        return p;
+    }
+
+    private GenericRowData nestedRow(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path,
+            int depth) throws InvalidRecord, IOException {
+        JsonFields inner = fields(depth + 1);
+        inner.clear(f.buf);
+        try (JsonParser p = parserFor(f, i)) {
+            inner.readObject(p, f.starts[i]);
+        }
+        RowShape shape = c.nested;
+        GenericRowData row = new GenericRowData(shape.arity());
+        String innerPath = path + c.name + ".";
+        fillRow(shape, inner, row, null, hint, innerPath, depth + 1);
+        for (int j = 0; j < shape.arity(); j++) {
+            if (!shape.columns[j].nullable && row.isNullAt(j)) {
+                throw new InvalidRecord(QuarantineReason.TYPE_MISMATCH,
+                        "column '" + innerPath + shape.names[j] + "' " + shape.columns[j].type + ": null or absent");
+            }
+        }
+        return row;
+    }
+
+    private GenericArrayData array(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path,
+            int depth) throws InvalidRecord, IOException {
+        JsonFields inner = fields(depth + 1);
+        inner.clear(f.buf);
+        try (JsonParser p = parserFor(f, i)) {
+            inner.readArray(p, f.starts[i]);
+        }
+        ConnectSchema itemHint = hint == null ? null : hint.items;
+        Object[] values = new Object[inner.size];
+        for (int j = 0; j < values.length; j++) {
+            values[j] = convert(c.element, inner, j, itemHint, path, depth + 1);
+        }
+        return new GenericArrayData(values);
+    }
+
+    private GenericMapData map(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path,
+            int depth) throws InvalidRecord, IOException {
+        JsonFields inner = fields(depth + 1);
+        inner.clear(f.buf);
+        try (JsonParser p = parserFor(f, i)) {
+            inner.readObject(p, f.starts[i]);
+        }
+        ConnectSchema valueHint = hint == null ? null : hint.values;
+        HashMap<Object, Object> values = new HashMap<>();
+        for (int j = 0; j < inner.size; j++) {
+            values.put(StringData.fromString(inner.names[j]), convert(c.element, inner, j, valueHint, path, depth + 1));
+        }
+        return new GenericMapData(values);
+    }
+
+    static InvalidRecord mismatch(RowShape.Column c, JsonFields f, int i, String path, String why) {
+        return new InvalidRecord(QuarantineReason.TYPE_MISMATCH,
+                "column '" + path + c.name + "' " + c.type + ": " + JsonFields.kindName(f.kinds[i]) + " "
+                        + f.render(i) + " " + why);
+    }
+
+    /** A record-level validation failure: reason and detail; no stack trace (control flow). */
+    static final class InvalidRecord extends Exception {
+        private static final long serialVersionUID = 1L;
+        final QuarantineReason reason;
+        final String detail;
+
+        InvalidRecord(QuarantineReason reason, String detail) {
+            super(detail, null, false, false);
+            this.reason = reason;
+            this.detail = detail;
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package dev.changeflow.sources.files;
+
+import dev.changeflow.operators.quarantine.QuarantineReason;
+import dev.changeflow.operators.quarantine.QuarantineRecords;
+import dev.changeflow.sources.changes.ChangeRecordDecoder;
+import dev.changeflow.sources.changes.DecodeOutcome;
+import dev.changeflow.sources.changes.DecodeOutput;
+import dev.changeflow.sources.changes.DecoderFlow;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.annotation.VisibleForTesting;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+import java.util.List;
+
+/**
+ * The Flink adapter over {@link ChangeRecordDecoder} for file lines (semantics.md A5).
+ *
+ * <p><b>Outputs.</b> Everything goes to side outputs; the main output carries nothing (it is typed
+ * as the quarantine row so the operator has a valid type):
+ *
+ * <ul>
+ *   <li>{@link #changesTag(int, DecoderFlow)}: upserts ({@code +I}) and deletes ({@code -D}) of flow
+ *       i, typed {@code InternalTypeInfo.of(flow.sourceType())};
+ *   <li>{@link #truncatesTag(int, DecoderFlow)}: truncates of flow i, same type;
+ *   <li>{@link #quarantineTag()}: quarantine rows, typed {@code
+ *       InternalTypeInfo.of(QuarantineRecords.ROW_TYPE)}; {@code offset} is the 1-based line number.
+ * </ul>
+ *
+ * <p><b>Markers.</b> A damage marker becomes a quarantine row with reason {@code TRUNCATED_FILE}
+ * (source, line of the damage, the cut line's bytes if any, the detail) — always quarantined, even
+ * under {@code on-invalid-record = fail}, because failing would re-read the same damage forever. An
+ * end-of-file marker increments {@code filesCompleted}. An oversized line becomes {@code
+ * RECORD_TOO_LARGE} (subject to the failure policy).
+ *
+ * <p><b>Metrics</b> (counters in the function's metric group): {@code recordsIn} (data lines),
+ * {@code quarantined}, {@code tombstonesSkipped}, {@code filesCompleted}.
+ *
+ * <p>Throws {@link dev.changeflow.sources.changes.ChangeRecordException} when a flow's policy says
+ * fail.
+ */
+@PublicEvolving
+public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> implements ResultTypeQueryable<RowData> {
+    private static final long serialVersionUID = 1L;
+
+    private static final OutputTag<RowData> QUARANTINE_TAG =
+            new OutputTag<>("changeflow-quarantine", InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
+
+    private final List<DecoderFlow> flows;
+
+    private transient ChangeRecordDecoder decoder;
+    private transient OutputTag<RowData>[] changes;
+    private transient OutputTag<RowData>[] truncates;
+    private transient Counter recordsIn;
+    private transient Counter quarantined;
+    private transient Counter tombstonesSkipped;
+    private transient Counter filesCompleted;
+    private transient Output output;
+
+    /** @param flows the flows of this source (one format); a flow's list index is its {@code flowIndex} */
+    public DecodeFunction(List<DecoderFlow> flows) {
+        this.flows = List.copyOf(flows);
+        new ChangeRecordDecoder(this.flows); // validate early, on the client
+    }
+
+    /** The side output of upserts and deletes of flow {@code flowIndex} (equal across calls). */
+    public static OutputTag<RowData> changesTag(int flowIndex, DecoderFlow flow) {
+        return new OutputTag<>("changeflow-changes-" + flowIndex + "-" + flow.flowId(), InternalTypeInfo.of(flow.sourceType()));
+    }
+
+    /** The side output of truncates of flow {@code flowIndex} (equal across calls). */
+    public static OutputTag<RowData> truncatesTag(int flowIndex, DecoderFlow flow) {
+        return new OutputTag<>("changeflow-truncates-" + flowIndex + "-" + flow.flowId(), InternalTypeInfo.of(flow.sourceType()));
+    }
+
+    /** The side output of quarantine rows. */
+    public static OutputTag<RowData> quarantineTag() {
+        return QUARANTINE_TAG;
+    }
+
+    /** {@link #changesTag(int, DecoderFlow)} of this function's flow {@code flowIndex}. */
+    public OutputTag<RowData> changesTag(int flowIndex) {
+        return changesTag(flowIndex, flows.get(flowIndex));
+    }
+
+    /** {@link #truncatesTag(int, DecoderFlow)} of this function's flow {@code flowIndex}. */
+    public OutputTag<RowData> truncatesTag(int flowIndex) {
+        return truncatesTag(flowIndex, flows.get(flowIndex));
+    }
+
+    public List<DecoderFlow> flows() {
+        return flows;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public void open(OpenContext openContext) throws Exception {
+        decoder = new ChangeRecordDecoder(flows);
+        changes = new OutputTag[flows.size()];
+        truncates = new OutputTag[flows.size()];
+        for (int i = 0; i < flows.size(); i++) {
+            changes[i] = changesTag(i);
+            truncates[i] = truncatesTag(i);
+        }
+        MetricGroup metrics = getRuntimeContext().getMetricGroup();
+        recordsIn = metrics.counter("recordsIn");
+        quarantined = metrics.counter("quarantined");
+        tombstonesSkipped = metrics.counter("tombstonesSkipped");
+        filesCompleted = metrics.counter("filesCompleted");
+        output = new Output();
+    }
+
+    @Override
+    public void processElement(SourceLine line, Context ctx, Collector<RowData> out) {
+        output.ctx = ctx;
+        long now = ctx.timerService().currentProcessingTime();
+        if (line.getDamage() != null) {
+            ctx.output(QUARANTINE_TAG, QuarantineRecords.of(decoder.defaultFlowId(), line.getSource(), null, line.getLine(),
+                    line.getBytes(), QuarantineReason.TRUNCATED_FILE, line.getDamage(), now));
+            quarantined.inc();
+            return;
+        }
+        if (line.isEndOfFile()) {
+            filesCompleted.inc();
+            return;
+        }
+        recordsIn.inc();
+        DecodeOutcome outcome;
+        if (line.oversized()) {
+            outcome = decoder.reject(QuarantineReason.RECORD_TOO_LARGE, line.getBytes(), line.getSource(), null,
+                    line.getLine(), "line of " + line.getLength() + " bytes exceeds the reader's limit; first "
+                            + line.getBytes().length + " bytes kept", now, output);
+        } else {
+            outcome = decoder.decode(line.getBytes(), line.getSource(), null, line.getLine(), now, output);
+        }
+        if (outcome == DecodeOutcome.QUARANTINED) {
+            quarantined.inc();
+        } else if (outcome == DecodeOutcome.TOMBSTONE_SKIPPED) {
+            tombstonesSkipped.inc();
+        }
+    }
+
+    @Override
+    public TypeInformation<RowData> getProducedType() {
+        return InternalTypeInfo.of(QuarantineRecords.ROW_TYPE);
+    }
+
+    @VisibleForTesting
+    long[] counts() {
+        return new long[] {recordsIn.getCount(), quarantined.getCount(), tombstonesSkipped.getCount(), filesCompleted.getCount()};
+    }
+
+    /** Routes decoder output to the side outputs of the current element's context. */
+    private final class Output implements DecodeOutput {
+        Context ctx;
+
+        @Override
+        public void upsertOrDelete(int flowIndex, RowData row) {
+            ctx.output(changes[flowIndex], row);
+        }
+
+        @Override
+        public void truncate(int flowIndex, RowData row) {
+            ctx.output(truncates[flowIndex], row);
+        }
+
+        @Override
+        public void quarantine(RowData row) {
+            ctx.output(QUARANTINE_TAG, row);
+        }
+    }
+}

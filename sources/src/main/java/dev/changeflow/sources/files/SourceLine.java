@@ -1,0 +1,162 @@
+package dev.changeflow.sources.files;
+
+import org.apache.flink.annotation.PublicEvolving;
+
+import javax.annotation.Nullable;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * One line of a change file, or a marker, as produced by {@link ChangeFiles#source} (a Flink POJO).
+ *
+ * <ul>
+ *   <li><b>Data line</b>: {@code bytes} = the line without its LF / CRLF terminator, {@code line} =
+ *       its 1-based number in the (decompressed) file, {@code length} = its full length in bytes.
+ *       Empty lines are not emitted (their numbers are still counted). A line longer than the
+ *       reader's limit has {@code length > bytes.length}: {@code bytes} then holds only its first
+ *       64 KiB and the line is to be quarantined as
+ *       {@code RECORD_TOO_LARGE} ({@link DecodeFunction} does).
+ *   <li><b>Damage marker</b> ({@code damage != null}): the file is damaged from here on (a gzip
+ *       stream that ends early or does not inflate); {@code line} = the number the next line would
+ *       have had, {@code damage} = the detail, {@code bytes} = the bytes of the line cut by the
+ *       damage, or null when the damage falls on a line boundary. Quarantined as {@code
+ *       TRUNCATED_FILE}.
+ *   <li><b>End-of-file marker</b> ({@code endOfFile = true}, {@code bytes} null): emitted once per
+ *       file after its last line, or after its damage marker; {@code line} = the number of lines read.
+ * </ul>
+ *
+ * {@code source} is the file's path (URI form as Flink's {@code Path#toString()}). Fields are public
+ * (Flink POJO style) and also have getters and setters.
+ */
+@PublicEvolving
+public final class SourceLine {
+    /** The file's path. */
+    public String source;
+    /** 1-based line number (see the class comment for markers). */
+    public long line;
+    /** The line's bytes; null for the end-of-file marker (and a damage marker on a line boundary). */
+    @Nullable public byte[] bytes;
+    /** Non-null only on the damage marker: the detail. */
+    @Nullable public String damage;
+    /** True only on the end-of-file marker. */
+    public boolean endOfFile;
+    /** The line's full length in bytes (more than {@code bytes.length} when oversized). */
+    public long length;
+
+    /** For Flink's POJO serializer. */
+    public SourceLine() {}
+
+    public SourceLine(String source, long line, @Nullable byte[] bytes, long length, @Nullable String damage,
+            boolean endOfFile) {
+        this.source = source;
+        this.line = line;
+        this.bytes = bytes;
+        this.length = length;
+        this.damage = damage;
+        this.endOfFile = endOfFile;
+    }
+
+    /** A data line. */
+    public static SourceLine data(String source, long line, byte[] bytes) {
+        return new SourceLine(source, line, bytes, bytes.length, null, false);
+    }
+
+    /** A damage marker. */
+    public static SourceLine damage(String source, long line, String detail, @Nullable byte[] partialLine) {
+        return new SourceLine(source, line, partialLine, partialLine == null ? 0 : partialLine.length, detail, false);
+    }
+
+    /** An end-of-file marker. */
+    public static SourceLine endOfFile(String source, long linesRead) {
+        return new SourceLine(source, linesRead, null, 0, null, true);
+    }
+
+    /** Whether this is a marker (damage or end of file) rather than a data line. */
+    public boolean marker() {
+        return damage != null || endOfFile;
+    }
+
+    /** Whether the line was cut at the reader's limit ({@code length > bytes.length}). */
+    public boolean oversized() {
+        return !marker() && bytes != null && length > bytes.length;
+    }
+
+    public String getSource() {
+        return source;
+    }
+
+    public void setSource(String source) {
+        this.source = source;
+    }
+
+    public long getLine() {
+        return line;
+    }
+
+    public void setLine(long line) {
+        this.line = line;
+    }
+
+    @Nullable
+    public byte[] getBytes() {
+        return bytes;
+    }
+
+    public void setBytes(@Nullable byte[] bytes) {
+        this.bytes = bytes;
+    }
+
+    @Nullable
+    public String getDamage() {
+        return damage;
+    }
+
+    public void setDamage(@Nullable String damage) {
+        this.damage = damage;
+    }
+
+    public boolean isEndOfFile() {
+        return endOfFile;
+    }
+
+    public void setEndOfFile(boolean endOfFile) {
+        this.endOfFile = endOfFile;
+    }
+
+    public long getLength() {
+        return length;
+    }
+
+    public void setLength(long length) {
+        this.length = length;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof SourceLine)) {
+            return false;
+        }
+        SourceLine s = (SourceLine) o;
+        return line == s.line && endOfFile == s.endOfFile && length == s.length && Objects.equals(source, s.source)
+                && Arrays.equals(bytes, s.bytes) && Objects.equals(damage, s.damage);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(source, line, damage, endOfFile, length) * 31 + Arrays.hashCode(bytes);
+    }
+
+    @Override
+    public String toString() {
+        if (endOfFile) {
+            return "SourceLine{" + source + ":" + line + " END_OF_FILE}";
+        }
+        if (damage != null) {
+            return "SourceLine{" + source + ":" + line + " DAMAGED " + damage + "}";
+        }
+        String text = bytes == null ? "null" : new String(bytes, 0, Math.min(bytes.length, 80), StandardCharsets.UTF_8);
+        return "SourceLine{" + source + ":" + line + " " + text + (length > 80 ? "... (" + length + " bytes)" : "") + "}";
+    }
+}

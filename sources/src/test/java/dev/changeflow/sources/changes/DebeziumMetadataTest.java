@@ -1,0 +1,44 @@
+package dev.changeflow.sources.changes;
+
+import org.apache.flink.table.types.logical.RowType;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class DebeziumMetadataTest {
+
+    @Test
+    void fieldsInContractOrderAllNullable() {
+        assertThat(DebeziumMetadata.FIELDS.stream().map(f -> f.getName() + " " + f.getType()).collect(Collectors.toList()))
+                .containsExactly("_op STRING", "_ts_ms BIGINT", "_source_lsn BIGINT", "_source_ts_ms BIGINT",
+                        "_source_txid BIGINT", "_source_snapshot STRING", "_source_db STRING", "_source_schema STRING",
+                        "_source_table STRING", "_source_file STRING", "_source_pos BIGINT");
+        assertThat(DebeziumMetadata.FIELDS).allMatch(f -> f.getType().isNullable());
+        assertThat(DebeziumMetadata.NAMES).containsExactlyElementsOf(
+                DebeziumMetadata.FIELDS.stream().map(RowType.RowField::getName).collect(Collectors.toList()));
+    }
+
+    @Test
+    void resolvesUserSpellings() {
+        assertThat(DebeziumMetadata.resolveAlias("source.lsn")).isEqualTo("_source_lsn");
+        assertThat(DebeziumMetadata.resolveAlias("ts_ms")).isEqualTo("_ts_ms");
+        assertThat(DebeziumMetadata.resolveAlias("op")).isEqualTo("_op");
+        assertThat(DebeziumMetadata.resolveAlias("source.ts_ms")).isEqualTo("_source_ts_ms");
+        assertThat(DebeziumMetadata.resolveAlias("source.txId")).isEqualTo("_source_txid");
+        assertThat(DebeziumMetadata.resolveAlias("source.file")).isEqualTo("_source_file");
+        assertThat(DebeziumMetadata.resolveAlias("source.pos")).isEqualTo("_source_pos");
+        // unknown names pass through unchanged
+        assertThat(DebeziumMetadata.resolveAlias("source.xmin")).isEqualTo("source.xmin");
+        assertThat(DebeziumMetadata.resolveAlias("aid")).isEqualTo("aid");
+        assertThat(DebeziumMetadata.resolveAlias("_source_lsn")).isEqualTo("_source_lsn");
+    }
+
+    @Test
+    void defaultSequences() {
+        assertThat(DebeziumMetadata.POSTGRES_SEQUENCE).isEqualTo(List.of("_source_lsn"));
+        assertThat(DebeziumMetadata.MYSQL_SEQUENCE).isEqualTo(List.of("_source_file", "_source_pos"));
+    }
+}
