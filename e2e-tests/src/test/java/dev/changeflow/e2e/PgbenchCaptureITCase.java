@@ -162,8 +162,8 @@ class PgbenchCaptureITCase {
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
         Table t = cat.loadTable(TableIdentifier.parse(table));
         List<String> out = new ArrayList<>();
-        for (Record r : TableRows.read(t, null)) {
-            out.add(TableRows.format(r));
+        for (Record r : TableRows.read(t)) {
+            out.add(TableRows.toCsvLine(r));
         }
         return sortedByKey(out);
     }

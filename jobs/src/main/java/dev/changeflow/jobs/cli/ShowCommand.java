@@ -61,23 +61,19 @@ public final class ShowCommand implements Callable<Integer> {
             }
             return 0;
         }
-        Long snapshotId = null;
-        if (asOfVersion != null) {
-            snapshotId = snapshotAtVersion(t, asOfVersion);
-        }
-        List<Record> rows = TableRows.read(t, snapshotId);
+        List<Record> rows = asOfVersion == null ? TableRows.read(t) : TableRows.readSnapshot(t, snapshotAtVersion(t, asOfVersion));
         if (count) {
             System.out.println(rows.size());
             return 0;
         }
-        System.out.println(TableRows.header(t));
+        System.out.println(TableRows.header(t.schema()));
         int n = 0;
         for (Record r : rows) {
             if (limit > 0 && n++ >= limit) {
                 System.out.printf("... %,d more rows (use --limit 0 for all)%n", rows.size() - limit);
                 break;
             }
-            System.out.println(TableRows.format(r));
+            System.out.println(TableRows.toCsvLine(r));
         }
         return 0;
     }

@@ -44,25 +44,53 @@ public final class IngestJob {
      * Adds the ingest pipeline for {@code inputs} (files or folders).
      *
      * @param monitorInterval null reads the files present now and ends; else keeps discovering new files
+     * @param doneDir where to record, per checkpoint, the files read completely (local runs), or null
      */
     public static void build(
             StreamExecutionEnvironment env,
             IngestPlan plan,
             CatalogSettings catalog,
             List<Path> inputs,
-            @Nullable Duration monitorInterval) {
+            @Nullable Duration monitorInterval,
+            @Nullable Path doneDir) {
         DataStream<SourceLine> lines =
                 env.fromSource(ChangeFiles.source(inputs, monitorInterval), WatermarkStrategy.noWatermarks(), "change files")
                         .uid("change-files")
+                        .setParallelism(1)
+                        .process(new FileProgressFunction(doneDir))
+                        .uid("file-progress")
+                        .name("file progress")
                         .setParallelism(1);
         build(lines, plan, catalog);
     }
 
     /** Adds decode → apply → write for already-read lines (files, or a test source). */
     public static void build(DataStream<SourceLine> lines, IngestPlan plan, CatalogSettings catalog) {
+        // flows reading the same source table the same way (e.g. an SCD1 and an SCD2 table of one
+        // source) share one decoder output
         List<DecoderFlow> decoders = new ArrayList<>();
-        for (IngestPlan.Flow f : plan.flows) {
-            decoders.add(f.decoder);
+        int[] decoderOf = new int[plan.flows.size()];
+        for (int i = 0; i < plan.flows.size(); i++) {
+            DecoderFlow d = plan.flows.get(i).decoder;
+            int found = -1;
+            for (int j = 0; j < decoders.size(); j++) {
+                if (sameRouting(decoders.get(j), d)) {
+                    found = j;
+                }
+            }
+            if (found < 0) {
+                for (DecoderFlow other : decoders) {
+                    if (other.sourceNames().stream().anyMatch(d.sourceNames()::contains)) {
+                        throw new IllegalArgumentException(
+                                "flows '" + other.flowId() + "' and '" + d.flowId() + "' read the same source table "
+                                        + d.sourceNames() + " with different keys, sequence or columns; give them the same"
+                                        + " keys, sequence-by and schema, or split them into two ingest jobs");
+                    }
+                }
+                found = decoders.size();
+                decoders.add(d);
+            }
+            decoderOf[i] = found;
         }
         SingleOutputStreamOperator<RowData> decoded =
                 lines.process(new DecodeFunction(decoders), InternalTypeInfo.of(dev.changeflow.operators.quarantine.QuarantineRecords.ROW_TYPE))
@@ -70,7 +98,8 @@ public final class IngestJob {
                         .name("decode change records");
         for (int i = 0; i < plan.flows.size(); i++) {
             IngestPlan.Flow flow = plan.flows.get(i);
-            DataStream<RowData> changes = decoded.getSideOutput(DecodeFunction.changesTag(i, flow.decoder));
+            DecoderFlow decoder = decoders.get(decoderOf[i]);
+            DataStream<RowData> changes = decoded.getSideOutput(DecodeFunction.changesTag(decoderOf[i], decoder));
             if (flow.spec == null) {
                 DataStream<RowData> rows = project(changes, flow.decoder.sourceType(), flow.decoder.dataType(), flow.name());
                 StreamingTableSink.append(rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
@@ -78,7 +107,7 @@ public final class IngestJob {
             }
             AutoCdcSpec spec = flow.spec;
             DataStream<RowData> truncates =
-                    spec.truncateEnabled() ? decoded.getSideOutput(DecodeFunction.truncatesTag(i, flow.decoder)) : null;
+                    spec.truncateEnabled() ? decoded.getSideOutput(DecodeFunction.truncatesTag(decoderOf[i], decoder)) : null;
             if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
                 PredicateStep.Result r = PredicateStep.apply(changes, spec);
                 changes = r.changes;
@@ -89,6 +118,19 @@ public final class IngestJob {
         }
         DataStream<RowData> quarantine = decoded.getSideOutput(DecodeFunction.quarantineTag());
         QuarantineTable.append(quarantine, catalog.loader(), plan.quarantineNamespace, "quarantine");
+    }
+
+    static boolean sameRouting(DecoderFlow a, DecoderFlow b) {
+        return a.sourceNames().equals(b.sourceNames())
+                && a.format() == b.format()
+                && a.dataType().equals(b.dataType())
+                && a.keys().equals(b.keys())
+                && a.sequenceBy().equals(b.sequenceBy())
+                && a.truncateEnabled() == b.truncateEnabled()
+                && a.appendOnly() == b.appendOnly()
+                && a.onSchemaChange() == b.onSchemaChange()
+                && a.onInvalidRecord() == b.onInvalidRecord()
+                && a.maxRecordBytes() == b.maxRecordBytes();
     }
 
     /** Keeps the data columns of source rows (drops envelope metadata) for append-only tables. */

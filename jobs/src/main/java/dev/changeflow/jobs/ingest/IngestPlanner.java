@@ -7,6 +7,8 @@ import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sources.changes.ChangeRecordFormat;
 import dev.changeflow.sources.changes.DebeziumMetadata;
 import dev.changeflow.sources.changes.DecoderFlow;
+import dev.changeflow.sources.changes.OnInvalidRecord;
+import dev.changeflow.sources.changes.OnSchemaChange;
 import dev.changeflow.sources.changes.SchemaSampler;
 
 import org.apache.flink.table.types.logical.RowType;
@@ -88,15 +90,14 @@ public final class IngestPlanner {
                 sequence.add(DebeziumMetadata.resolveAlias("source.lsn"));
             }
             DecoderFlow decoder =
-                    DecoderFlow.builder(f.flowName(), format)
+                    DecoderFlow.builder(f.flowName(), format, dataType)
                             .sourceNames(List.of(f.table))
-                            .dataType(dataType)
                             .keys(f.keys)
                             .sequenceBy(sequence)
                             .truncateEnabled(f.truncate || f.applyAsTruncateWhen != null)
                             .appendOnly(f.appendOnly)
-                            .onSchemaChange(DecoderFlow.OnSchemaChange.valueOf(f.onSchemaChange.toUpperCase(Locale.ROOT).replace('-', '_')))
-                            .onInvalidRecord(DecoderFlow.OnInvalidRecord.valueOf(f.onInvalidRecord.toUpperCase(Locale.ROOT)))
+                            .onSchemaChange(OnSchemaChange.fromConfigName(f.onSchemaChange))
+                            .onInvalidRecord(OnInvalidRecord.fromConfigName(f.onInvalidRecord))
                             .maxRecordBytes(config.maxRecordBytes)
                             .build();
             AutoCdcSpec spec = null;

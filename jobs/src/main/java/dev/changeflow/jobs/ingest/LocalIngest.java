@@ -96,7 +96,7 @@ public final class LocalIngest {
         Summary summary = new Summary();
         CatalogSettings catalog = catalog(plan, o.warehouse);
         Path ckRoot = checkpointRoot(plan, o);
-        Path doneFile = ckRoot.resolve("files-done.txt");
+        Path doneDir = ckRoot.resolve("files-done");
         Catalog cat = catalog.open();
         try {
             if (o.fromScratch) {
@@ -128,7 +128,10 @@ public final class LocalIngest {
             }
             QuarantineTable.ensure(cat, plan.quarantineNamespace);
 
-            Set<String> done = Files.exists(doneFile) ? new LinkedHashSet<>(Files.readAllLines(doneFile)) : new LinkedHashSet<>();
+            Set<String> done = new LinkedHashSet<>();
+            if (restore.isPresent()) {
+                done.addAll(FileProgressFunction.doneAt(doneDir, checkpointId(restore.get())));
+            }
             List<String> files = listFiles(inputs);
             List<String> fresh = files.stream().filter(f -> !done.contains(f)).collect(Collectors.toList());
             if (fresh.isEmpty() && restore.isPresent()) {
@@ -143,7 +146,7 @@ public final class LocalIngest {
             Configuration conf = flinkConfiguration(plan, ckRoot, restore.orElse(null));
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(plan.config.parallelism);
-            IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500));
+            IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), doneDir);
             LocalMetrics.reset();
             JobClient job = env.executeAsync("changeflow ingest " + plan.config.name);
             long lastPrint = System.nanoTime();
@@ -155,7 +158,7 @@ public final class LocalIngest {
                     job.getJobExecutionResult().get();
                     throw new IllegalStateException("job ended before its input was read: " + status);
                 }
-                long filesDone = LocalMetrics.sum("filesCompleted");
+                long filesDone = LocalMetrics.sum(FileProgressFunction.METRIC);
                 long checkpoints = LocalMetrics.sum("numberOfCompletedCheckpoints");
                 boolean stopTest = o.stopAfterCheckpoints > 0 && checkpoints >= o.stopAfterCheckpoints;
                 if (filesDone >= fresh.size() || stopTest) {
@@ -163,11 +166,7 @@ public final class LocalIngest {
                     summary.savepoint = job.stopWithSavepoint(false, spDir.toUri().toString(), SavepointFormatType.CANONICAL)
                             .get(10, TimeUnit.MINUTES);
                     job.getJobExecutionResult().get();
-                    if (!stopTest) {
-                        done.addAll(fresh);
-                        Files.createDirectories(ckRoot);
-                        Files.write(doneFile, done);
-                    }
+                    cleanUpOlderState(ckRoot, Path.of(java.net.URI.create(summary.savepoint)));
                     break;
                 }
                 long now = System.nanoTime();
@@ -212,7 +211,7 @@ public final class LocalIngest {
             for (org.apache.iceberg.Snapshot ignored : t.snapshots()) {
                 snapshots++;
             }
-            String line = String.format("  %-40s %,10d rows  %4d snapshots  %s", id, StreamingTables.count(t), snapshots, t.location());
+            String line = String.format("  %-40s %,10d rows  %4d snapshots  %s", id, dev.changeflow.sinks.iceberg.TableRows.count(t), snapshots, t.location());
             out.println(line);
             summary.tables.add(id.toString());
         }
@@ -256,6 +255,41 @@ public final class LocalIngest {
             return Files.getLastModifiedTime(p).toMillis();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The checkpoint id of a savepoint or checkpoint folder (read from its {@code _metadata}). */
+    static long checkpointId(Path stateDir) throws IOException {
+        try (java.io.DataInputStream in = new java.io.DataInputStream(Files.newInputStream(stateDir.resolve("_metadata")))) {
+            return org.apache.flink.runtime.checkpoint.Checkpoints.loadCheckpointMetadata(
+                            in, LocalIngest.class.getClassLoader(), stateDir.toUri().toString())
+                    .getCheckpointId();
+        }
+    }
+
+    /**
+     * After a clean stop only the new savepoint is needed: removes retained checkpoints, older
+     * savepoints and their file lists (a canonical savepoint is self-contained).
+     */
+    static void cleanUpOlderState(Path ckRoot, Path savepoint) throws IOException {
+        long keepId = checkpointId(savepoint);
+        deleteRecursively(ckRoot.resolve("checkpoints"));
+        try (Stream<Path> s = Files.list(ckRoot.resolve("savepoints"))) {
+            for (Path p : s.collect(Collectors.toList())) {
+                if (!p.toAbsolutePath().normalize().equals(savepoint.toAbsolutePath().normalize())) {
+                    deleteRecursively(p);
+                }
+            }
+        }
+        Path doneDir = ckRoot.resolve("files-done");
+        if (Files.isDirectory(doneDir)) {
+            try (Stream<Path> s = Files.list(doneDir)) {
+                for (Path p : s.collect(Collectors.toList())) {
+                    if (!p.getFileName().toString().equals(keepId + ".txt")) {
+                        Files.delete(p);
+                    }
+                }
+            }
         }
     }
 

@@ -1,0 +1,138 @@
+package dev.changeflow.jobs.config;
+
+import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.ScdType;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class FlowsFileTest {
+
+    @Test
+    void readsEveryFlowOption() throws Exception {
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        String.join(
+                                "\n",
+                                "name: shop",
+                                "format: json",
+                                "namespace: silver",
+                                "catalog: {type: rest, uri: 'http://127.0.0.1:8181'}",
+                                "checkpoint-interval: 500ms",
+                                "parallelism: 3",
+                                "flows:",
+                                "  - table: orders",
+                                "    target: gold.orders_current",
+                                "    name: orders-scd2",
+                                "    keys: [id, region]",
+                                "    sequence-by: STRUCT(ts, seq)",
+                                "    scd-type: 2",
+                                "    columns: '* EXCEPT (op, ts)'",
+                                "    ignore-null-updates: [note]",
+                                "    track-history-on: '* EXCEPT (note)'",
+                                "    schema: 'id BIGINT, region STRING, ts TIMESTAMP(3), seq INT, op STRING, note STRING'",
+                                "    partitioned-by: [region, 'bucket(8, id)']",
+                                "    apply-as-delete-when: \"op = 'DELETE'\"",
+                                "    tombstone-gc-threshold: 36h",
+                                "    on-invalid-record: fail",
+                                "    on-schema-change: add-columns",
+                                "    format-version: 3",
+                                "  - table: audit",
+                                "    append-only: true"),
+                        "test.yaml");
+        assertThat(cfg.name).isEqualTo("shop");
+        assertThat(cfg.format).isEqualTo("json");
+        assertThat(cfg.namespace).isEqualTo("silver");
+        assertThat(cfg.catalog).containsEntry("type", "rest").containsEntry("uri", "http://127.0.0.1:8181");
+        assertThat(cfg.checkpointInterval).isEqualTo(Duration.ofMillis(500));
+        assertThat(cfg.parallelism).isEqualTo(3);
+        FlowConfig f = cfg.flows.get(0);
+        assertThat(f.table).isEqualTo("orders");
+        assertThat(f.targetNamespace()).isEqualTo("gold");
+        assertThat(f.targetName()).isEqualTo("orders_current");
+        assertThat(f.flowName()).isEqualTo("orders-scd2");
+        assertThat(f.keys).containsExactly("id", "region");
+        assertThat(f.sequenceBy).containsExactly("ts", "seq");
+        assertThat(f.scdType).isEqualTo(ScdType.TYPE_2);
+        assertThat(f.columns).isEqualTo(ColumnSelection.except(List.of("op", "ts")));
+        assertThat(f.ignoreNullUpdates).isEqualTo(ColumnSelection.include(List.of("note")));
+        assertThat(f.trackHistoryOn).isEqualTo(ColumnSelection.except(List.of("note")));
+        assertThat(f.partitionedBy).containsExactly("region", "bucket(8, id)");
+        assertThat(f.applyAsDeleteWhen).isEqualTo("op = 'DELETE'");
+        assertThat(f.tombstoneGcThreshold).isEqualTo(Duration.ofHours(36));
+        assertThat(f.onInvalidRecord).isEqualTo("fail");
+        assertThat(f.onSchemaChange).isEqualTo("add-columns");
+        assertThat(f.formatVersion).isEqualTo(3);
+        FlowConfig audit = cfg.flows.get(1);
+        assertThat(audit.appendOnly).isTrue();
+        assertThat(audit.flowName()).isEqualTo("audit");
+    }
+
+    @Test
+    void ignoreNullUpdatesTakesTrueAListOrExcept() throws Exception {
+        assertThat(flow("ignore-null-updates: true").ignoreNullUpdates).isEqualTo(ColumnSelection.all());
+        assertThat(flow("ignore-null-updates: false").ignoreNullUpdates).isNull();
+        assertThat(flow("ignore-null-updates: '* EXCEPT (a)'").ignoreNullUpdates).isEqualTo(ColumnSelection.except(List.of("a")));
+        assertThat(flow("ignore-null-updates: 'a, b'").ignoreNullUpdates).isEqualTo(ColumnSelection.include(List.of("a", "b")));
+    }
+
+    @Test
+    void sequenceTakesOneColumnAListOrStruct() throws Exception {
+        assertThat(flow("sequence-by: source.lsn").sequenceBy).containsExactly("source.lsn");
+        assertThat(flow("sequence-by: [a, b]").sequenceBy).containsExactly("a", "b");
+        assertThat(flow("sequence-by: 'struct(a,b)'").sequenceBy).containsExactly("a", "b");
+    }
+
+    @Test
+    void rejectsUnknownOptionsNamingThem() {
+        assertThatThrownBy(() -> flow("sequnce-by: lsn"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("flow 't'")
+                .hasMessageContaining("unknown option 'sequnce-by'");
+        assertThatThrownBy(() -> FlowsFile.parse("flws: []", "x.yaml"))
+                .hasMessage("x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, flows, format, max-record-bytes, name, namespace, parallelism)");
+    }
+
+    @Test
+    void rejectsBadValues() {
+        assertThatThrownBy(() -> flow("scd-type: 3")).hasMessage("scd-type must be 1 or 2, got '3'");
+        assertThatThrownBy(() -> flow("on-invalid-record: drop"))
+                .hasMessage("flow 't': 'on-invalid-record' must be quarantine or fail, got 'drop'");
+        assertThatThrownBy(() -> flow("on-schema-change: ignore"))
+                .hasMessage("flow 't': 'on-schema-change' must be fail, quarantine or add-columns, got 'ignore'");
+        assertThatThrownBy(() -> flow("format-version: 1")).hasMessage("flow 't': 'format-version' must be 2 or 3, got 1");
+        assertThatThrownBy(() -> flow("tombstone-gc-threshold: soon"))
+                .hasMessageContaining("tombstone-gc-threshold: not a duration: 'soon'");
+        assertThatThrownBy(() -> flow("append-only: maybe")).hasMessageContaining("append-only must be true or false, got 'maybe'");
+        assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
+                .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
+    }
+
+    @Test
+    void keysAreRequiredUnlessAppendOnly() {
+        assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - table: t\n", "x.yaml"))
+                .hasMessage("flow 't': 'keys' is required (or set 'append-only: true' for a key-less table)");
+        assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - table: t\n    append-only: true\n    keys: [a]\n", "x.yaml"))
+                .hasMessage("flow 't': 'append-only: true' takes no 'keys' (got [a])");
+        assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - keys: [a]\n", "x.yaml"))
+                .hasMessage("a flow needs 'table' (the source table name)");
+    }
+
+    @Test
+    void durations() {
+        assertThat(FlowsFile.duration("2s", "x")).isEqualTo(Duration.ofSeconds(2));
+        assertThat(FlowsFile.duration("10 min", "x")).isEqualTo(Duration.ofMinutes(10));
+        assertThat(FlowsFile.duration("2d", "x")).isEqualTo(Duration.ofDays(2));
+        assertThat(FlowsFile.duration("PT1M", "x")).isEqualTo(Duration.ofMinutes(1));
+        assertThat(FlowsFile.duration("15", "x")).isEqualTo(Duration.ofSeconds(15));
+    }
+
+    private static FlowConfig flow(String option) throws Exception {
+        return FlowsFile.parse("flows:\n  - table: t\n    keys: [k]\n    " + option + "\n", "x.yaml").flows.get(0);
+    }
+}
