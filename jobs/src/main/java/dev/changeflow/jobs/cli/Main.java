@@ -37,7 +37,8 @@ public final class Main implements Runnable {
                         root = root.getCause();
                     }
                     boolean usage = ex instanceof IllegalArgumentException || ex instanceof dev.changeflow.operators.AutoCdcException;
-                    cmd.getErr().println("error: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
+                    boolean domain = usage || ex instanceof dev.changeflow.sources.changes.ChangeRecordException;
+                    cmd.getErr().println("error: " + (domain && ex.getMessage() != null ? ex.getMessage() : ex.toString()));
                     if (root != ex && root.getMessage() != null && !String.valueOf(ex.getMessage()).contains(root.getMessage())) {
                         cmd.getErr().println("cause: " + root);
                     }

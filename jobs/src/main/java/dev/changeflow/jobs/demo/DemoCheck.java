@@ -1,12 +1,10 @@
 package dev.changeflow.jobs.demo;
 
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
+import dev.changeflow.sinks.iceberg.TableRows;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import org.apache.iceberg.data.Record;
+
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -26,16 +24,12 @@ public final class DemoCheck {
     /** Rows of a table as lists of column values (Iceberg generic values). */
     public static List<List<Object>> rows(Table table) {
         List<List<Object>> out = new ArrayList<>();
-        try (CloseableIterable<Record> it = IcebergGenerics.read(table).build()) {
-            for (Record r : it) {
-                List<Object> row = new ArrayList<>(r.size());
-                for (int i = 0; i < r.size(); i++) {
-                    row.add(r.get(i));
-                }
-                out.add(row);
+        for (Record r : TableRows.read(table)) {
+            List<Object> row = new ArrayList<>(r.size());
+            for (int i = 0; i < r.size(); i++) {
+                row.add(r.get(i));
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            out.add(row);
         }
         return out;
     }

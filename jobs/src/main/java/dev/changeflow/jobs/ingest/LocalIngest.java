@@ -323,13 +323,30 @@ public final class LocalIngest {
         return false;
     }
 
+    /**
+     * Deletes a folder tree; files that vanish meanwhile (Flink's asynchronous checkpoint clean-up
+     * of a job that just finished) are fine.
+     */
     static void deleteRecursively(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(p)) {
-            for (Path x : s.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
-                Files.delete(x);
+        for (int attempt = 0; ; attempt++) {
+            if (!Files.exists(p)) {
+                return;
+            }
+            try (Stream<Path> s = Files.walk(p)) {
+                for (Path x : s.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
+                    Files.deleteIfExists(x);
+                }
+                return;
+            } catch (java.nio.file.NoSuchFileException | java.nio.file.DirectoryNotEmptyException | UncheckedIOException e) {
+                if (attempt >= 20) {
+                    throw e instanceof UncheckedIOException ? ((UncheckedIOException) e).getCause() : (IOException) e;
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while deleting " + p, ie);
+                }
             }
         }
     }

@@ -54,7 +54,7 @@ public final class QuarantineTable {
      *
      * @param uidSuffix stable suffix of the sink's operator uids
      */
-    public static DataStreamSink<RowData> append(
+    public static DataStreamSink<Void> append(
             DataStream<RowData> quarantine, CatalogLoader catalogLoader, Namespace namespace, String uidSuffix) {
         return StreamingTableSink.append(
                 quarantine, catalogLoader, identifier(namespace), options(), uidSuffix, QuarantineRecords.ROW_TYPE);
