@@ -10,10 +10,8 @@ import dev.changeflow.sinks.iceberg.TableRows;
 
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.expressions.Expressions;
-import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -114,12 +112,10 @@ class KeysCasesITCase {
         assertThat(TableRows.toCsvLines(items)).containsExactly("1,b,11", "3,a,31", "4,a,42", "5,a,51", "6,b,61", "7,a,72", "8,a,80");
     }
 
-    static List<String> filtered(Table t, String column, Object value) throws Exception {
+    static List<String> filtered(Table t, String column, Object value) {
         List<String> out = new ArrayList<>();
-        try (CloseableIterable<Record> rows = IcebergGenerics.read(t).where(Expressions.equal(column, value)).build()) {
-            for (Record r : rows) {
-                out.add(TableRows.toCsvLine(r));
-            }
+        for (Record r : TableRows.read(t, Expressions.equal(column, value))) {
+            out.add(TableRows.toCsvLine(r));
         }
         return out;
     }

@@ -96,6 +96,7 @@ public final class IngestJob {
                 lines.process(new DecodeFunction(decoders), InternalTypeInfo.of(dev.changeflow.operators.quarantine.QuarantineRecords.ROW_TYPE))
                         .uid("decode")
                         .name("decode change records");
+        List<DataStream<RowData>> extraQuarantine = new ArrayList<>();
         for (int i = 0; i < plan.flows.size(); i++) {
             IngestPlan.Flow flow = plan.flows.get(i);
             DecoderFlow decoder = decoders.get(decoderOf[i]);
@@ -111,12 +112,16 @@ public final class IngestJob {
             if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
                 PredicateStep.Result r = PredicateStep.apply(changes, spec);
                 changes = r.changes;
+                extraQuarantine.add(r.quarantine);
                 truncates = r.truncates != null ? (truncates == null ? r.truncates : truncates.union(r.truncates)) : truncates;
             }
             DataStream<RowData> out = AutoCdcOperators.apply(changes, truncates, spec);
             StreamingTableSink.write(out, catalog.loader(), flow.target, spec.identifierFields(), flow.tableOptions, flow.name());
         }
         DataStream<RowData> quarantine = decoded.getSideOutput(DecodeFunction.quarantineTag());
+        for (DataStream<RowData> q : extraQuarantine) {
+            quarantine = quarantine.union(q);
+        }
         QuarantineTable.append(quarantine, catalog.loader(), plan.quarantineNamespace, "quarantine");
     }
 

@@ -91,7 +91,7 @@ public final class IngestPlanner {
             }
             DecoderFlow decoder =
                     DecoderFlow.builder(f.flowName(), format, dataType)
-                            .sourceNames(List.of(f.table))
+                            .sourceNames(routing(config, f, format))
                             .keys(f.keys)
                             .sequenceBy(sequence)
                             .truncateEnabled(f.truncate || f.applyAsTruncateWhen != null)
@@ -140,6 +140,25 @@ public final class IngestPlanner {
         return c.mode() == dev.changeflow.operators.ColumnSelection.Mode.INCLUDE
                 ? dev.changeflow.operators.ColumnSelection.include(cols)
                 : dev.changeflow.operators.ColumnSelection.except(cols);
+    }
+
+    /**
+     * The table names a flow's records are routed by. Debezium records name their table; plain
+     * JSON lines do not (unless they come in the {@code {"topic", "value"}} line form), so a job
+     * with a single plain JSON flow sends it every record.
+     */
+    static List<String> routing(IngestConfig config, FlowConfig f, ChangeRecordFormat format) {
+        if (format == ChangeRecordFormat.JSON) {
+            long jsonTables = config.flows.stream()
+                    .filter(x -> format(x.format != null ? x.format : config.format) == ChangeRecordFormat.JSON)
+                    .map(x -> x.table)
+                    .distinct()
+                    .count();
+            if (jsonTables == 1) {
+                return List.of();
+            }
+        }
+        return List.of(f.table);
     }
 
     static ChangeRecordFormat format(String name) {

@@ -61,11 +61,18 @@ public final class LocalIngest {
     /** What a run did. */
     public static final class Summary {
         public final List<String> tables = new ArrayList<>();
+        /** Live rows per table after the run. */
+        public final java.util.Map<String, Long> rows = new java.util.TreeMap<>();
+        /** Bytes of AUTO CDC state per table in the final savepoint (Flink's accounting). */
+        public final java.util.Map<String, Long> stateBytes = new java.util.TreeMap<>();
         public long records;
         public long quarantined;
         public long applied;
         public long late;
+        /** Wall time of the whole run, seconds (catalog, planning, job start and stop included). */
         public double seconds;
+        /** Time from job submission to the savepoint, seconds. */
+        public double runSeconds;
         public boolean nothingToDo;
         @Nullable public String savepoint;
     }
@@ -137,7 +144,7 @@ public final class LocalIngest {
             if (fresh.isEmpty() && restore.isPresent()) {
                 o.out.println("Nothing new to ingest: all " + files.size() + " input file(s) were read by an earlier run.");
                 summary.nothingToDo = true;
-                summarize(cat, plan, summary, o.out);
+                summarize(cat, plan, summary, o.out, restore.get());
                 return summary;
             }
             o.out.println("Ingesting " + fresh.size() + " file(s) into " + plan.flows.size() + " table(s)"
@@ -149,38 +156,11 @@ public final class LocalIngest {
             IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), doneDir);
             LocalMetrics.reset();
             JobClient job = env.executeAsync("changeflow ingest " + plan.config.name);
-            long lastPrint = System.nanoTime();
-            long lastRecords = 0;
-            while (true) {
-                JobStatus status = job.getJobStatus().get(10, TimeUnit.SECONDS);
-                if (status.isGloballyTerminalState()) {
-                    // surfaces the failure cause
-                    job.getJobExecutionResult().get();
-                    throw new IllegalStateException("job ended before its input was read: " + status);
-                }
-                long filesDone = LocalMetrics.sum(FileProgressFunction.METRIC);
-                long checkpoints = LocalMetrics.sum("numberOfCompletedCheckpoints");
-                boolean stopTest = o.stopAfterCheckpoints > 0 && checkpoints >= o.stopAfterCheckpoints;
-                if (filesDone >= fresh.size() || stopTest) {
-                    Path spDir = ckRoot.resolve("savepoints");
-                    summary.savepoint = job.stopWithSavepoint(false, spDir.toUri().toString(), SavepointFormatType.CANONICAL)
-                            .get(10, TimeUnit.MINUTES);
-                    job.getJobExecutionResult().get();
-                    cleanUpOlderState(ckRoot, Path.of(java.net.URI.create(summary.savepoint)));
-                    break;
-                }
-                long now = System.nanoTime();
-                if (now - lastPrint >= o.progressInterval.toNanos()) {
-                    long records = LocalMetrics.sum("recordsIn");
-                    double rate = (records - lastRecords) / ((now - lastPrint) / 1e9);
-                    o.out.printf(
-                            "  %,d records (%,.0f/s) | applied %,d | late %,d | quarantined %,d | files %d/%d | checkpoints %d%n",
-                            records, rate, LocalMetrics.sum("applied"), LocalMetrics.sum("late"),
-                            LocalMetrics.sum("quarantined"), filesDone, fresh.size(), checkpoints);
-                    lastPrint = now;
-                    lastRecords = records;
-                }
-                Thread.sleep(100);
+            try {
+                watch(job, plan, fresh.size(), ckRoot, summary, o);
+            } catch (Exception | Error e) {
+                cancelQuietly(job, e);
+                throw e;
             }
             summary.records = LocalMetrics.sum("recordsIn");
             summary.quarantined = LocalMetrics.sum("quarantined");
@@ -188,10 +168,10 @@ public final class LocalIngest {
             summary.late = LocalMetrics.sum("late");
             summary.seconds = (System.nanoTime() - t0) / 1e9;
             o.out.printf(
-                    "Done in %.1f s: %,d records (%,.0f/s), applied %,d, late %,d, quarantined %,d. State saved in %s%n",
-                    summary.seconds, summary.records, summary.records / Math.max(summary.seconds, 1e-9),
+                    "Done in %.1f s: %,d records (%,.0f/s while running), applied %,d, late %,d, quarantined %,d. State saved in %s%n",
+                    summary.seconds, summary.records, summary.records / Math.max(summary.runSeconds, 1e-9),
                     summary.applied, summary.late, summary.quarantined, summary.savepoint);
-            summarize(cat, plan, summary, o.out);
+            summarize(cat, plan, summary, o.out, Path.of(java.net.URI.create(summary.savepoint)));
         } finally {
             if (cat instanceof java.io.Closeable) {
                 ((java.io.Closeable) cat).close();
@@ -200,7 +180,45 @@ public final class LocalIngest {
         return summary;
     }
 
-    private static void summarize(Catalog cat, IngestPlan plan, Summary summary, PrintStream out) {
+    /** Prints progress until every new file was read, then stops the job with a savepoint. */
+    private static void watch(JobClient job, IngestPlan plan, int expectedFiles, Path ckRoot, Summary summary, Options o)
+            throws Exception {
+        long started = System.nanoTime();
+        long lastPrint = System.nanoTime();
+        long lastRecords = 0;
+        while (true) {
+            if (throwIfFailed(job)) {
+                throw new IllegalStateException("the job finished before its input was read");
+            }
+            long filesDone = LocalMetrics.sum(FileProgressFunction.METRIC);
+            long checkpoints = LocalMetrics.sum("numberOfCompletedCheckpoints");
+            boolean stopTest = o.stopAfterCheckpoints > 0 && checkpoints >= o.stopAfterCheckpoints;
+            if (filesDone >= expectedFiles || stopTest) {
+                Path spDir = ckRoot.resolve("savepoints");
+                summary.savepoint = stopWithSavepoint(job, spDir);
+                job.getJobExecutionResult().get();
+                summary.runSeconds = (System.nanoTime() - started) / 1e9;
+                cleanUpOlderState(ckRoot, Path.of(java.net.URI.create(summary.savepoint)));
+                return;
+            }
+            long now = System.nanoTime();
+            if (now - lastPrint >= o.progressInterval.toNanos()) {
+                long records = LocalMetrics.sum("recordsIn");
+                double rate = (records - lastRecords) / ((now - lastPrint) / 1e9);
+                o.out.printf(
+                        "  %,d records (%,.0f/s) | applied %,d | late %,d | quarantined %,d | files %d/%d | checkpoints %d%n",
+                        records, rate, LocalMetrics.sum("applied"), LocalMetrics.sum("late"),
+                        LocalMetrics.sum("quarantined"), filesDone, expectedFiles, checkpoints);
+                lastPrint = now;
+                lastRecords = records;
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private static void summarize(Catalog cat, IngestPlan plan, Summary summary, PrintStream out, @Nullable Path savepoint)
+            throws IOException {
+        java.util.Map<String, Long> stateBytes = savepoint == null ? java.util.Map.of() : stateSizes(savepoint);
         out.println("Tables:");
         List<org.apache.iceberg.catalog.TableIdentifier> ids = new ArrayList<>();
         plan.flows.forEach(f -> ids.add(f.target));
@@ -211,9 +229,18 @@ public final class LocalIngest {
             for (org.apache.iceberg.Snapshot ignored : t.snapshots()) {
                 snapshots++;
             }
-            String line = String.format("  %-40s %,10d rows  %4d snapshots  %s", id, dev.changeflow.sinks.iceberg.TableRows.count(t), snapshots, t.location());
-            out.println(line);
+            long rows = dev.changeflow.sinks.iceberg.TableRows.count(t);
+            String state = "";
+            for (IngestPlan.Flow f : plan.flows) {
+                Long bytes = f.target.equals(id) && f.spec != null ? stateBytes.get("auto-cdc-" + f.name()) : null;
+                if (bytes != null) {
+                    state = String.format("  state %,d bytes", bytes);
+                    summary.stateBytes.put(id.toString(), bytes);
+                }
+            }
+            out.println(String.format("  %-40s %,10d rows  %4d snapshots%s  %s", id, rows, snapshots, state, t.location()));
             summary.tables.add(id.toString());
+            summary.rows.put(id.toString(), rows);
         }
     }
 
@@ -256,6 +283,119 @@ public final class LocalIngest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Stops the job with a savepoint; retries while some tasks are still starting (a small input
+     * can be read before every task of the job runs, and Flink then declines the savepoint).
+     */
+    static String stopWithSavepoint(JobClient job, Path dir) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            java.util.concurrent.CompletableFuture<String> savepoint =
+                    job.stopWithSavepoint(false, dir.toUri().toString(), SavepointFormatType.CANONICAL);
+            try {
+                while (true) {
+                    try {
+                        return savepoint.get(1, TimeUnit.SECONDS);
+                    } catch (java.util.concurrent.TimeoutException pending) {
+                        throwIfFailed(job);
+                    }
+                }
+            } catch (java.util.concurrent.ExecutionException e) {
+                // declined: tasks still starting, or the job is failing over / failed
+                if (attempt >= 600) {
+                    throw e;
+                }
+                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+                while (true) {
+                    if (throwIfFailed(job)) {
+                        throw new IllegalStateException("the job finished while it was being stopped", e);
+                    }
+                    try {
+                        if (job.getJobStatus().get(10, TimeUnit.SECONDS) == JobStatus.RUNNING) {
+                            break;
+                        }
+                    } catch (java.util.concurrent.ExecutionException | IllegalStateException gone) {
+                        // the MiniCluster is shutting down: the result future tells why
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                    Thread.sleep(100);
+                }
+                if (!tasksNotReady(e)) {
+                    Thread.sleep(500); // a restarted job: give its tasks a moment to start
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    /**
+     * Throws the job's failure cause when the job has failed or was cancelled; returns true when it
+     * finished, false while it runs. (Uses the result future: a local MiniCluster shuts down as soon
+     * as its job ends, after which status queries fail.)
+     */
+    private static boolean throwIfFailed(JobClient job) throws Exception {
+        java.util.concurrent.CompletableFuture<org.apache.flink.api.common.JobExecutionResult> result = job.getJobExecutionResult();
+        if (!result.isDone()) {
+            return false;
+        }
+        try {
+            result.get();
+            return true;
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e;
+            while (cause.getCause() != null && cause.getCause() != cause
+                    && !(cause instanceof dev.changeflow.sources.changes.ChangeRecordException)) {
+                cause = cause.getCause();
+            }
+            if (cause instanceof Exception) {
+                throw (Exception) cause;
+            }
+            throw e;
+        }
+    }
+
+    private static void cancelQuietly(JobClient job, Throwable reason) {
+        try {
+            if (!job.getJobExecutionResult().isDone()) {
+                job.cancel().get(1, TimeUnit.MINUTES);
+            }
+        } catch (Exception e) {
+            reason.addSuppressed(e);
+        }
+    }
+
+    private static boolean tasksNotReady(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof org.apache.flink.runtime.checkpoint.CheckpointException
+                    && ((org.apache.flink.runtime.checkpoint.CheckpointException) t).getCheckpointFailureReason()
+                            == org.apache.flink.runtime.checkpoint.CheckpointFailureReason.NOT_ALL_REQUIRED_TASKS_RUNNING) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Bytes of state per operator uid in a savepoint or checkpoint (Flink's own accounting of the
+     * snapshot: for a canonical savepoint the full serialized keyed state).
+     */
+    public static java.util.Map<String, Long> stateSizes(Path stateDir) throws IOException {
+        java.util.Map<String, Long> sizes = new java.util.TreeMap<>();
+        try (java.io.DataInputStream in = new java.io.DataInputStream(Files.newInputStream(stateDir.resolve("_metadata")))) {
+            for (org.apache.flink.runtime.checkpoint.OperatorState op
+                    : org.apache.flink.runtime.checkpoint.Checkpoints.loadCheckpointMetadata(
+                                    in, LocalIngest.class.getClassLoader(), stateDir.toUri().toString())
+                            .getOperatorStates()) {
+                op.getOperatorUid().ifPresent(uid -> sizes.merge(uid, op.getStateSize(), Long::sum));
+            }
+        }
+        return sizes;
     }
 
     /** The checkpoint id of a savepoint or checkpoint folder (read from its {@code _metadata}). */

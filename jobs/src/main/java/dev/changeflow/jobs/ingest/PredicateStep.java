@@ -2,6 +2,9 @@ package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.operators.AutoCdcSpec;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
+import dev.changeflow.operators.quarantine.QuarantineRecords;
+
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -22,6 +25,7 @@ import org.apache.flink.util.OutputTag;
 
 import javax.annotation.Nullable;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -40,10 +44,13 @@ final class PredicateStep {
     static final class Result {
         final DataStream<RowData> changes;
         @Nullable final DataStream<RowData> truncates;
+        /** Records with a null key that turned out not to be truncates (NULL_KEY, A2). */
+        final DataStream<RowData> quarantine;
 
-        Result(DataStream<RowData> changes, @Nullable DataStream<RowData> truncates) {
+        Result(DataStream<RowData> changes, @Nullable DataStream<RowData> truncates, DataStream<RowData> quarantine) {
             this.changes = changes;
             this.truncates = truncates;
+            this.quarantine = quarantine;
         }
     }
 
@@ -55,7 +62,7 @@ final class PredicateStep {
         withFlag.add(new RowType.RowField(IS_DELETE, new BooleanType(false)));
         RowType flagged = new RowType(withFlag);
         DataStream<RowData> insertOnly =
-                changes.map(new ToInsertOnly(source.getFieldCount()), InternalTypeInfo.of(flagged))
+                changes.map(new ToInsertOnly(source), InternalTypeInfo.of(flagged))
                         .name("flag deletes " + spec.name())
                         .uid("flag-deletes-" + spec.name());
 
@@ -79,45 +86,60 @@ final class PredicateStep {
         DataStream<RowData> rows =
                 tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(outType).bridgedTo(RowData.class));
         OutputTag<RowData> truncTag = new OutputTag<>("truncates-" + spec.name(), InternalTypeInfo.of(source));
+        OutputTag<RowData> quarantineTag = new OutputTag<>("null-keys-" + spec.name(), InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
         SingleOutputStreamOperator<RowData> split =
-                rows.process(new Split(source, truncTag), InternalTypeInfo.of(source))
+                rows.process(new Split(spec, truncTag, quarantineTag), InternalTypeInfo.of(source))
                         .name("apply predicates " + spec.name())
                         .uid("apply-predicates-" + spec.name());
-        return new Result(split, spec.truncateWhen() == null ? null : split.getSideOutput(truncTag));
+        return new Result(
+                split, spec.truncateWhen() == null ? null : split.getSideOutput(truncTag), split.getSideOutput(quarantineTag));
     }
 
     /** Turns DELETE rows into inserts with {@code __changeflow_is_delete = true} (SQL input is insert-only). */
     private static final class ToInsertOnly implements MapFunction<RowData, RowData> {
         private static final long serialVersionUID = 1L;
-        private final int arity;
+        private final RowData.FieldGetter[] getters;
 
-        ToInsertOnly(int arity) {
-            this.arity = arity;
+        ToInsertOnly(RowType source) {
+            getters = getters(source);
         }
 
         @Override
         public RowData map(RowData in) {
+            int arity = getters.length;
             GenericRowData out = new GenericRowData(arity + 1);
-            GenericRowData src = (GenericRowData) in;
             for (int i = 0; i < arity; i++) {
-                out.setField(i, src.getField(i));
+                out.setField(i, getters[i].getFieldOrNull(in));
             }
             out.setField(arity, in.getRowKind() == RowKind.DELETE);
             return out;
         }
     }
 
+    static RowData.FieldGetter[] getters(RowType type) {
+        RowData.FieldGetter[] g = new RowData.FieldGetter[type.getFieldCount()];
+        for (int i = 0; i < g.length; i++) {
+            g[i] = RowData.createFieldGetter(type.getTypeAt(i), i);
+        }
+        return g;
+    }
+
     private static final class Split extends ProcessFunction<RowData, RowData> {
         private static final long serialVersionUID = 1L;
         private final RowData.FieldGetter[] getters;
         private final OutputTag<RowData> truncTag;
+        private final OutputTag<RowData> quarantineTag;
+        private final int[] keys;
+        private final List<String> keyNames;
+        private final String flow;
 
-        Split(RowType source, OutputTag<RowData> truncTag) {
+        Split(AutoCdcSpec spec, OutputTag<RowData> truncTag, OutputTag<RowData> quarantineTag) {
             this.truncTag = truncTag;
-            getters = new RowData.FieldGetter[source.getFieldCount()];
-            for (int i = 0; i < getters.length; i++) {
-                getters[i] = RowData.createFieldGetter(source.getTypeAt(i), i);
-            }
+            this.quarantineTag = quarantineTag;
+            this.getters = getters(spec.sourceType());
+            this.keys = spec.keyIndexesInSource();
+            this.keyNames = spec.keys();
+            this.flow = spec.name();
         }
 
         @Override
@@ -130,6 +152,16 @@ final class PredicateStep {
             if (in.getBoolean(n + 2)) {
                 ctx.output(truncTag, row);
                 return;
+            }
+            for (int k = 0; k < keys.length; k++) {
+                if (row.isNullAt(keys[k])) {
+                    ctx.output(quarantineTag, QuarantineRecords.of(
+                            flow, "flow " + flow, null, -1L, row.toString().getBytes(StandardCharsets.UTF_8),
+                            QuarantineReason.NULL_KEY,
+                            "key column '" + keyNames.get(k) + "' is null and APPLY AS TRUNCATE WHEN did not match",
+                            System.currentTimeMillis()));
+                    return;
+                }
             }
             if (in.getBoolean(n) || in.getBoolean(n + 1)) {
                 row.setRowKind(RowKind.DELETE);
