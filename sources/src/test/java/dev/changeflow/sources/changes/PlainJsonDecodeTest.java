@@ -53,6 +53,25 @@ class PlainJsonDecodeTest {
     }
 
     @Test
+    void withATruncatePredicateAKeylessRecordPassesOnForFlinkSqlToDecide() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(orders().truncateEnabled(true).build()));
+        decode(d, "{'op':'TRUNCATE','seq':8}", 1);
+        decode(d, "{'id':null,'op':'INSERT','seq':9}", 2);
+        GenericRowData truncate = GenericRowData.ofKind(RowKind.INSERT, null, StringData.fromString("TRUNCATE"), 8L, null);
+        GenericRowData nullKey = GenericRowData.ofKind(RowKind.INSERT, null, StringData.fromString("INSERT"), 9L, null);
+        assertThat(out.changes).containsExactly(truncate, nullKey);
+        assertThat(out.quarantined).isEmpty();
+    }
+
+    @Test
+    void withoutATruncatePredicateAKeylessRecordIsQuarantined() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(orders().build()));
+        decode(d, "{'op':'TRUNCATE','seq':8}", 1);
+        assertThat(out.changes).isEmpty();
+        assertThat(out.quarantined).extracting(r -> r.getString(5).toString()).containsExactly("MISSING_COLUMN");
+    }
+
+    @Test
     void captureLineRoutesByTopicAndWrapperIsUnwrapped() {
         DecoderFlow a = orders().sourceNames("orders").build();
         DecoderFlow c = DecoderFlow.builder("customers", ChangeRecordFormat.JSON, SchemaSampler.parseColumns("cid INT"))
