@@ -80,6 +80,14 @@ public final class IngestCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (flows != null && !java.nio.file.Files.isRegularFile(flows)) {
+            throw new IllegalArgumentException("flows file not found: " + flows);
+        }
+        for (Path in : inputs) {
+            if (!java.nio.file.Files.exists(in)) {
+                throw new IllegalArgumentException("input not found: " + in + " (give change-record files or folders)");
+            }
+        }
         IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
         applyOverrides(cfg);
         IngestPlan plan = IngestPlanner.plan(cfg, inputs);

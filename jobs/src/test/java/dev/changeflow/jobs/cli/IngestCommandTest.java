@@ -1,0 +1,67 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.operators.ScdType;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class IngestCommandTest {
+
+    private static IngestCommand parse(String... args) {
+        IngestCommand c = new IngestCommand();
+        new CommandLine(c).parseArgs(args);
+        return c;
+    }
+
+    @Test
+    void singleTableFlagsDefineAFlow() {
+        IngestConfig cfg = new IngestConfig();
+        parse("--table", "orders", "--keys", "id,region", "--sequence-by", "STRUCT(ts, seq)", "--scd-type", "2",
+                        "--schema", "id INT", "in.jsonl")
+                .applyOverrides(cfg);
+        FlowConfig f = cfg.flow("orders");
+        assertThat(f.keys).containsExactly("id", "region");
+        assertThat(f.sequenceBy).containsExactly("ts", "seq");
+        assertThat(f.scdType).isEqualTo(ScdType.TYPE_2);
+        assertThat(f.schema).isEqualTo("id INT");
+        assertThat(cfg.name).isEqualTo("ingest");
+    }
+
+    @Test
+    void setOverridesAnyOptionOfAnExistingFlow() {
+        IngestConfig cfg = new IngestConfig();
+        FlowConfig f = new FlowConfig();
+        f.table = "pgbench_accounts";
+        f.keys = List.of("aid");
+        cfg.flows.add(f);
+        parse("--set", "pgbench_accounts.scd-type=2", "--set", "pgbench_accounts.partitioned-by=bid", "x").applyOverrides(cfg);
+        assertThat(f.scdType).isEqualTo(ScdType.TYPE_2);
+        assertThat(f.partitionedBy).containsExactly("bid");
+    }
+
+    @Test
+    void badOverridesNameTheProblem() {
+        IngestConfig cfg = new IngestConfig();
+        assertThatThrownBy(() -> parse("--set", "nodot", "x").applyOverrides(cfg))
+                .hasMessage("--set takes TABLE.OPTION=VALUE, got 'nodot'");
+        assertThatThrownBy(() -> parse("--set", "t.keys=a", "x").applyOverrides(cfg))
+                .hasMessage("--set t.keys=a: no flow for table 't'");
+        assertThatThrownBy(() -> parse("--keys", "a", "x").applyOverrides(cfg))
+                .hasMessage("--keys, --sequence-by, --scd-type, --append-only and --schema need --table");
+    }
+
+    @Test
+    void exitCodeTwoForUsageErrors() {
+        assertThat(Main.execute("ingest", "--flows", "/does/not/exist.yaml", "x")).isEqualTo(2);
+        assertThat(Main.execute("ingest", "/does/not/exist.jsonl")).isEqualTo(2);
+        assertThat(Main.execute("ingest", "--set", "nodot", "x")).isEqualTo(2);
+        assertThat(Main.execute("ingest")).isEqualTo(2);
+    }
+}

@@ -1,0 +1,79 @@
+package dev.changeflow.jobs.ingest;
+
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.operators.AutoCdcException;
+
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class IngestPlannerTest {
+    @TempDir Path tmp;
+
+    private Path capture() throws Exception {
+        Path f = tmp.resolve("c.jsonl");
+        Files.write(f, List.of(
+                "{\"key\":{\"id\":1},\"value\":{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\",\"n\":2},"
+                        + "\"source\":{\"schema\":\"inventory\",\"table\":\"items\",\"lsn\":10},\"op\":\"c\",\"ts_ms\":1},"
+                        + "\"topic\":\"srv.inventory.items\"}"));
+        return f;
+    }
+
+    @Test
+    void debeziumDefaultsSequenceToSourceLsnAndNamespaceToTheSchema() throws Exception {
+        IngestConfig cfg = FlowsFile.parse("flows:\n  - table: items\n    keys: [id]\n", "f.yaml");
+        IngestPlan plan = IngestPlanner.plan(cfg, List.of(capture()));
+        IngestPlan.Flow f = plan.flows.get(0);
+        assertThat(f.target).isEqualTo(TableIdentifier.of("inventory", "items"));
+        assertThat(f.spec.sequenceBy()).containsExactly("_source_lsn");
+        assertThat(f.spec.targetType().toString()).isEqualTo("ROW<`id` BIGINT NOT NULL, `name` STRING, `n` BIGINT>");
+        assertThat(f.decoder.sourceNames()).containsExactly("items");
+    }
+
+    @Test
+    void aliasesOfEnvelopeFieldsAndColumnsListingMetadata() throws Exception {
+        IngestConfig cfg = FlowsFile.parse(
+                "namespace: silver\nflows:\n  - table: items\n    keys: [id]\n    sequence-by: source.lsn\n"
+                        + "    scd-type: 2\n    columns: [id, name, source.lsn]\n    schema: 'id INT, name STRING, n INT'\n", "f.yaml");
+        IngestPlan.Flow f = IngestPlanner.plan(cfg, List.of(capture())).flows.get(0);
+        assertThat(f.target).isEqualTo(TableIdentifier.of("silver", "items"));
+        assertThat(f.spec.targetType().toString())
+                .isEqualTo("ROW<`id` INT NOT NULL, `name` STRING, `_source_lsn` BIGINT, `__START_AT` BIGINT NOT NULL, `__END_AT` BIGINT>");
+        assertThat(f.spec.identifierFields()).containsExactly("id", "__START_AT");
+    }
+
+    @Test
+    void aTableWithoutRecordsNeedsADeclaredSchema() throws Exception {
+        IngestConfig cfg = FlowsFile.parse("flows:\n  - table: orders\n    keys: [id]\n", "f.yaml");
+        assertThatThrownBy(() -> IngestPlanner.plan(cfg, List.of(capture())))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("flow 'orders': no record of table 'orders' found")
+                .hasMessageContaining("declare them with 'schema:");
+    }
+
+    @Test
+    void plainJsonNeedsASequenceAndAKeyDroppedByColumnsIsRejected() throws Exception {
+        IngestConfig json = FlowsFile.parse("format: json\nflows:\n  - table: t\n    keys: [id]\n    schema: 'id INT'\n", "f.yaml");
+        assertThatThrownBy(() -> IngestPlanner.plan(json, List.of(capture())))
+                .hasMessage("flow 't': 'sequence-by' is required for format json");
+        IngestConfig dropped = FlowsFile.parse(
+                "flows:\n  - table: items\n    keys: [id]\n    columns: '* EXCEPT (id)'\n", "f.yaml");
+        assertThatThrownBy(() -> IngestPlanner.plan(dropped, List.of(capture())))
+                .isInstanceOfSatisfying(AutoCdcException.class, e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.KEY_DROPPED_BY_COLUMNS));
+    }
+
+    @Test
+    void aSinglePlainJsonFlowTakesEveryRecord() throws Exception {
+        IngestConfig cfg = FlowsFile.parse(
+                "format: json\nflows:\n  - table: t\n    keys: [id]\n    sequence-by: s\n    schema: 'id INT, s INT'\n", "f.yaml");
+        assertThat(IngestPlanner.plan(cfg, List.of(capture())).flows.get(0).decoder.sourceNames()).isEmpty();
+    }
+}
