@@ -25,7 +25,8 @@ public class AutoCdcException extends RuntimeException {
         RESERVED_COLUMN_NAME,
         UNKNOWN_COLUMN,
         TARGET_SCHEMA_MISMATCH,
-        STATE_MISSING_FOR_EXISTING_TABLE
+        STATE_MISSING_FOR_EXISTING_TABLE,
+        FLOW_CHANGED_FOR_EXISTING_STATE
     }
 
     private final Code code;

@@ -103,10 +103,12 @@ public final class IngestCommand implements Callable<Integer> {
             cfg.name = name;
         }
         if (cfg.name == null) {
-            cfg.name = "ingest";
+            // without a flows file the job is named after its table, so flag-only runs of different
+            // tables in one warehouse keep separate state
+            cfg.name = table != null ? table : "ingest";
         }
         if (format != null) {
-            cfg.format = format;
+            cfg.format = FlowsFile.format(format, "--format");
         }
         if (namespace != null) {
             cfg.namespace = namespace;
@@ -119,6 +121,12 @@ public final class IngestCommand implements Callable<Integer> {
         }
         if (checkpointInterval != null) {
             cfg.checkpointInterval = FlowsFile.duration(checkpointInterval, "--checkpoint-interval");
+        }
+        if (cfg.parallelism < 1) {
+            throw new IllegalArgumentException("parallelism must be at least 1, got " + cfg.parallelism);
+        }
+        if (cfg.checkpointInterval.toMillis() < 10) {
+            throw new IllegalArgumentException("checkpoint-interval must be at least 10ms, got " + cfg.checkpointInterval);
         }
         if (table != null) {
             FlowConfig f = cfg.flow(table);

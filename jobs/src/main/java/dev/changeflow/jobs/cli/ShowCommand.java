@@ -53,11 +53,33 @@ public final class ShowCommand implements Callable<Integer> {
                         ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
                         : CatalogSettings.of("changeflow", catalog);
         Catalog cat = settings.open();
-        Table t = cat.loadTable(TableIdentifier.parse(table));
+        TableIdentifier id = TableIdentifier.parse(table);
+        if (!cat.tableExists(id)) {
+            List<String> known = new java.util.ArrayList<>();
+            if (cat instanceof org.apache.iceberg.catalog.SupportsNamespaces) {
+                for (org.apache.iceberg.catalog.Namespace ns : ((org.apache.iceberg.catalog.SupportsNamespaces) cat).listNamespaces()) {
+                    cat.listTables(ns).forEach(t -> known.add(t.toString()));
+                }
+            }
+            throw new IllegalArgumentException("no table " + id + " in " + settings.name() + " catalog"
+                    + (known.isEmpty() ? " (it has no tables; check --warehouse)" : "; tables: " + String.join(", ", known)));
+        }
+        if (limit < 0) {
+            throw new IllegalArgumentException("--limit must be 0 (all) or more, got " + limit);
+        }
+        Table t = cat.loadTable(id);
         if (history) {
+            if (t.currentSnapshot() == null) {
+                System.out.println("(" + id + " has no versions yet)");
+                return 0;
+            }
+            System.out.println("version,snapshot_id,committed_at,operation,added_records,deleted_records,checkpoint");
             for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
-                System.out.printf("%6d  %20d  %s  %-9s %s%n", s.sequenceNumber(), s.snapshotId(),
-                        java.time.Instant.ofEpochMilli(s.timestampMillis()), s.operation(), s.summary());
+                Map<String, String> m = s.summary();
+                System.out.printf("%d,%d,%s,%s,%s,%s,%s%n", s.sequenceNumber(), s.snapshotId(),
+                        java.time.Instant.ofEpochMilli(s.timestampMillis()), s.operation(),
+                        m.getOrDefault("added-records", "0"), m.getOrDefault("deleted-records", "0"),
+                        m.getOrDefault("flink.max-committed-checkpoint-id", ""));
             }
             return 0;
         }

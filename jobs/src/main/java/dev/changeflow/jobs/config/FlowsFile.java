@@ -67,7 +67,15 @@ public final class FlowsFile {
 
     /** Parses flows-file text; {@code where} names it in errors. */
     public static IngestConfig parse(String yaml, String where) throws IOException {
-        JsonNode root = YAML.readTree(yaml);
+        JsonNode root;
+        try {
+            root = YAML.readTree(yaml);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
+            throw new IllegalArgumentException(
+                    where + (at == null ? "" : ":" + at.getLineNr() + ":" + at.getColumnNr()) + ": not valid YAML: "
+                            + e.getOriginalMessage().split("\n")[0]);
+        }
         IngestConfig cfg = new IngestConfig();
         if (root == null || root.isMissingNode() || root.isNull()) {
             return cfg;
@@ -152,7 +160,11 @@ public final class FlowsFile {
                 f.sequenceBy = sequence(v);
                 break;
             case "scd-type":
-                f.scdType = ScdType.parse(v.asText());
+                try {
+                    f.scdType = ScdType.parse(v.asText());
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(label + ": " + e.getMessage());
+                }
                 break;
             case "append-only":
                 f.appendOnly = bool(v, label + ": append-only");
@@ -215,7 +227,8 @@ public final class FlowsFile {
         }
     }
 
-    static String format(String s, String label) {
+    /** Checks a record format name: {@code json} or {@code debezium-json}. */
+    public static String format(String s, String label) {
         String f = s.toLowerCase(Locale.ROOT);
         if (!f.equals("json") && !f.equals("debezium-json")) {
             throw new IllegalArgumentException(label + ": 'format' must be json or debezium-json, got '" + s + "'");
@@ -240,8 +253,23 @@ public final class FlowsFile {
         if (v.isArray()) {
             v.forEach(e -> out.add(e.asText().trim()));
         } else if (!v.isNull() && !v.asText().isBlank()) {
-            for (String s : v.asText().split(",")) {
-                out.add(s.trim());
+            // split at top-level commas: "bid, bucket(16, aid)" is two items
+            String text = v.asText();
+            int depth = 0;
+            int from = 0;
+            for (int i = 0; i <= text.length(); i++) {
+                char c = i < text.length() ? text.charAt(i) : ',';
+                if (c == '(') {
+                    depth++;
+                } else if (c == ')') {
+                    depth--;
+                } else if (c == ',' && depth <= 0) {
+                    String item = text.substring(from, i).trim();
+                    if (!item.isEmpty()) {
+                        out.add(item);
+                    }
+                    from = i + 1;
+                }
             }
         }
         return out;

@@ -25,7 +25,7 @@ public final class IngestConfig implements Serializable {
     @Nullable public String namespace;
     /** {@code debezium-json} (default) or {@code json}. */
     public String format = "debezium-json";
-    public Duration checkpointInterval = Duration.ofSeconds(2);
+    public Duration checkpointInterval = Duration.ofSeconds(5);
     /** Parallelism of the keyed operators and writers; default: available cores. */
     public int parallelism = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
     /** Largest record accepted, bytes (larger ones are quarantined as RECORD_TOO_LARGE). */

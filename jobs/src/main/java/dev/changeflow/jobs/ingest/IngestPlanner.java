@@ -47,8 +47,14 @@ public final class IngestPlanner {
             throw new IllegalArgumentException("no flows: give a flows file (--flows) or --table/--keys flags");
         }
         Set<String> toSample = new LinkedHashSet<>();
+        Set<String> names = new java.util.HashSet<>();
         for (FlowConfig f : config.flows) {
             f.validate();
+            if (!names.add(f.flowName())) {
+                throw new IllegalArgumentException(
+                        "two flows are named '" + f.flowName() + "' (table '" + f.table + "'): give each flow its own"
+                                + " 'target' (or 'name'); a table is written by one flow");
+            }
             if (f.schema == null) {
                 toSample.add(f.table);
             }
@@ -125,6 +131,13 @@ public final class IngestPlanner {
                             .partitionBy(f.partitionedBy)
                             .build();
             flows.add(new IngestPlan.Flow(f, decoder, spec, target, options));
+        }
+        Set<TableIdentifier> targets = new java.util.HashSet<>();
+        for (IngestPlan.Flow f : flows) {
+            if (!targets.add(f.target)) {
+                throw new IllegalArgumentException(
+                        "two flows write table " + f.target + ": give each flow its own 'target'");
+            }
         }
         return new IngestPlan(config, flows, Namespace.of(namespace.split("\\.")));
     }

@@ -105,14 +105,21 @@ public final class LocalIngest {
         Path ckRoot = checkpointRoot(plan, o);
         Path doneDir = ckRoot.resolve("files-done");
         Catalog cat = catalog.open();
+        LocalJobState state = LocalJobState.lock(ckRoot.resolveSibling(ckRoot.getFileName() + ".state"), plan.config.name);
         try {
             if (o.fromScratch) {
                 for (IngestPlan.Flow f : plan.flows) {
                     StreamingTables.dropIfExists(cat, f.target);
                 }
                 deleteRecursively(ckRoot);
+                state.clear();
             }
             Optional<Path> restore = latestState(ckRoot);
+            List<String> removedFlows = restore.isPresent() ? state.checkDefinitions(plan) : List.of();
+            for (String removed : removedFlows) {
+                o.out.println("WARNING: flow '" + removed + "' is no longer defined; its saved state is dropped"
+                        + " (its table is left as it is).");
+            }
             if (restore.isEmpty()) {
                 for (IngestPlan.Flow f : plan.flows) {
                     if (cat.tableExists(f.target) && !StreamingTables.isEmpty(cat.loadTable(f.target))) {
@@ -122,7 +129,7 @@ public final class LocalIngest {
                                         + plan.config.name + "' exists under " + ckRoot
                                         + ": applying changes without the AUTO CDC state (sequences, tombstones) could"
                                         + " resurrect deleted rows or re-apply old ones. Re-run with --from-scratch to"
-                                        + " recreate the tables, or restore the checkpoint folder (semantics.md K8).");
+                                        + " recreate the tables, or restore the checkpoint folder.");
                     }
                 }
             }
@@ -140,17 +147,27 @@ public final class LocalIngest {
                 done.addAll(FileProgressFunction.doneAt(doneDir, checkpointId(restore.get())));
             }
             List<String> files = listFiles(inputs);
+            java.util.Map<String, String> seen = state.seenFiles();
+            java.util.Map<String, String> fingerprints = LocalJobState.fingerprints(files);
+            LocalJobState.warnChanged(seen, fingerprints, o.out);
             List<String> fresh = files.stream().filter(f -> !done.contains(f)).collect(Collectors.toList());
-            if (fresh.isEmpty() && restore.isPresent()) {
-                o.out.println("Nothing new to ingest: all " + files.size() + " input file(s) were read by an earlier run.");
+            state.saveDefinitions(plan);
+            if (fresh.isEmpty()) {
+                o.out.println(files.isEmpty()
+                        ? "Nothing to ingest: no input files under " + inputs + "."
+                        : "Nothing new to ingest: all " + files.size() + " input file(s) were read by an earlier run.");
                 summary.nothingToDo = true;
-                summarize(cat, plan, summary, o.out, restore.get());
+                state.saveSeenFiles(seen);
+                summarize(cat, plan, summary, o.out, restore.orElse(null));
                 return summary;
             }
             o.out.println("Ingesting " + fresh.size() + " file(s) into " + plan.flows.size() + " table(s)"
                     + (restore.isPresent() ? ", resuming from " + restore.get().getParent() : ", starting without state"));
 
             Configuration conf = flinkConfiguration(plan, ckRoot, restore.orElse(null));
+            if (!removedFlows.isEmpty()) {
+                conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
+            }
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(plan.config.parallelism);
             IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), doneDir);
@@ -162,6 +179,14 @@ public final class LocalIngest {
                 cancelQuietly(job, e);
                 throw e;
             }
+            Path savepoint = Path.of(java.net.URI.create(summary.savepoint));
+            for (String f : FileProgressFunction.doneAt(doneDir, checkpointId(savepoint))) {
+                if (fingerprints.containsKey(f) && !seen.containsKey(f) || fresh.contains(f)) {
+                    seen.put(f, fingerprints.get(f));
+                }
+            }
+            seen.values().removeIf(java.util.Objects::isNull);
+            state.saveSeenFiles(seen);
             summary.records = LocalMetrics.sum("recordsIn");
             summary.quarantined = LocalMetrics.sum("quarantined");
             summary.applied = LocalMetrics.sum("applied");
@@ -173,6 +198,7 @@ public final class LocalIngest {
                     summary.applied, summary.late, summary.quarantined, summary.savepoint);
             summarize(cat, plan, summary, o.out, Path.of(java.net.URI.create(summary.savepoint)));
         } finally {
+            state.close();
             if (cat instanceof java.io.Closeable) {
                 ((java.io.Closeable) cat).close();
             }

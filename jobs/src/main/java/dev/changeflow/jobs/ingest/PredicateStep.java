@@ -77,8 +77,16 @@ final class PredicateStep {
         for (String f : flagged.getFieldNames()) {
             cols.append('`').append(f).append("`, ");
         }
-        Table evaluated =
-                tenv.sqlQuery("SELECT " + cols + del + " AS `" + DELETE + "`, " + trunc + " AS `" + TRUNCATE + "` FROM `" + view + "`");
+        Table evaluated;
+        try {
+            evaluated = tenv.sqlQuery("SELECT " + cols + del + " AS `" + DELETE + "`, " + trunc + " AS `" + TRUNCATE + "` FROM `" + view + "`");
+        } catch (RuntimeException e) {
+            String msg = String.valueOf(e.getMessage()).split("\n")[0];
+            throw new IllegalArgumentException(
+                    "flow '" + spec.name() + "': APPLY AS DELETE WHEN " + quote(spec.deleteWhen()) + " / APPLY AS TRUNCATE WHEN "
+                            + quote(spec.truncateWhen()) + " is not a valid Flink SQL predicate over the columns "
+                            + source.getFieldNames() + ": " + msg, e);
+        }
         List<RowType.RowField> outFields = new ArrayList<>(withFlag);
         outFields.add(new RowType.RowField(DELETE, new BooleanType(false)));
         outFields.add(new RowType.RowField(TRUNCATE, new BooleanType(false)));
@@ -93,6 +101,10 @@ final class PredicateStep {
                         .uid("apply-predicates-" + spec.name());
         return new Result(
                 split, spec.truncateWhen() == null ? null : split.getSideOutput(truncTag), split.getSideOutput(quarantineTag));
+    }
+
+    private static String quote(@Nullable String s) {
+        return s == null ? "(none)" : "'" + s + "'";
     }
 
     /** Turns DELETE rows into inserts with {@code __changeflow_is_delete = true} (SQL input is insert-only). */

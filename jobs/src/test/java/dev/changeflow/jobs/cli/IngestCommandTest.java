@@ -31,7 +31,7 @@ class IngestCommandTest {
         assertThat(f.sequenceBy).containsExactly("ts", "seq");
         assertThat(f.scdType).isEqualTo(ScdType.TYPE_2);
         assertThat(f.schema).isEqualTo("id INT");
-        assertThat(cfg.name).isEqualTo("ingest");
+        assertThat(cfg.name).as("job id of a flag-only run: its table").isEqualTo("orders");
     }
 
     @Test

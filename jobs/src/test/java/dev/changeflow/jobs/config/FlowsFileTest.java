@@ -100,7 +100,7 @@ class FlowsFileTest {
 
     @Test
     void rejectsBadValues() {
-        assertThatThrownBy(() -> flow("scd-type: 3")).hasMessage("scd-type must be 1 or 2, got '3'");
+        assertThatThrownBy(() -> flow("scd-type: 3")).hasMessage("x.yaml: flow 't': scd-type must be 1 or 2, got '3'");
         assertThatThrownBy(() -> flow("on-invalid-record: drop"))
                 .hasMessage("flow 't': 'on-invalid-record' must be quarantine or fail, got 'drop'");
         assertThatThrownBy(() -> flow("on-schema-change: ignore"))
@@ -121,6 +121,19 @@ class FlowsFileTest {
                 .hasMessage("flow 't': 'append-only: true' takes no 'keys' (got [a])");
         assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - keys: [a]\n", "x.yaml"))
                 .hasMessage("a flow needs 'table' (the source table name)");
+    }
+
+    @Test
+    void listsSplitAtTopLevelCommasOnly() throws Exception {
+        assertThat(flow("partitioned-by: 'bid, bucket(16, aid)'").partitionedBy).containsExactly("bid", "bucket(16, aid)");
+        assertThat(flow("partitioned-by: ['bucket(16, aid)']").partitionedBy).containsExactly("bucket(16, aid)");
+    }
+
+    @Test
+    void badYamlNamesFileLineAndColumn() {
+        assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - table: [t\n", "x.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("x.yaml:2:14: not valid YAML: while parsing a flow sequence");
     }
 
     @Test

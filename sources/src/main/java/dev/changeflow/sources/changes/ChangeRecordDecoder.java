@@ -743,6 +743,16 @@ public final class ChangeRecordDecoder {
                         nullSequence(plan, s, keyOnly ? " (delete without before image carries only the key)" : ""));
             }
         }
+        if (plan.debezium && !keyOnly && row.getRowKind() != RowKind.DELETE) {
+            // Debezium writes every column of an after image, nulls included: an absent column is a
+            // malformed record (or a schema change upstream), not a null (A5 MISSING_COLUMN)
+            for (int c = 0; c < plan.dataArity; c++) {
+                if (!present[c]) {
+                    return quarantine(plan, QuarantineReason.MISSING_COLUMN,
+                            "column '" + plan.data.names[c] + "' absent from " + image);
+                }
+            }
+        }
         if (checkNotNull) {
             for (int c : plan.notNullNonKey) {
                 if (row.isNullAt(c)) {

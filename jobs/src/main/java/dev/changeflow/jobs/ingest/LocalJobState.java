@@ -1,0 +1,197 @@
+package dev.changeflow.jobs.ingest;
+
+import dev.changeflow.operators.AutoCdcException;
+import dev.changeflow.operators.AutoCdcSpec;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What a local ingest job keeps beside its checkpoints in {@code <warehouse>/.changeflow/checkpoints/<name>}
+ * besides Flink's own state:
+ *
+ * <ul>
+ *   <li>{@code .lock}: held while a run uses the folder, so two runs of one job cannot write the
+ *       same tables with diverging state;
+ *   <li>{@code flows.json}: per AUTO CDC flow the parts of its definition the saved state depends
+ *       on (KEYS, SEQUENCE BY and its type, SCD type), checked before a restore;
+ *   <li>{@code files-seen.json}: size and modification time (ms) of each input file when it was
+ *       read, so a file that changed afterwards is reported (files are read once, by path).
+ * </ul>
+ */
+final class LocalJobState implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Path root;
+    private final FileChannel channel;
+    private final FileLock lock;
+
+    private LocalJobState(Path root, FileChannel channel, FileLock lock) {
+        this.root = root;
+        this.channel = channel;
+        this.lock = lock;
+    }
+
+    /**
+     * Locks a job's state folder.
+     *
+     * @throws IllegalStateException when another run (this or another process) holds it
+     */
+    static LocalJobState lock(Path root, String job) throws IOException {
+        Files.createDirectories(root);
+        FileChannel ch = FileChannel.open(root.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock l;
+        try {
+            l = ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+            l = null;
+        }
+        if (l == null) {
+            ch.close();
+            throw new IllegalStateException(
+                    "another run of job '" + job + "' is using " + root + "; wait for it to finish (two runs of one"
+                            + " job would write the same tables with diverging state), or give this run another --name");
+        }
+        return new LocalJobState(root, ch, l);
+    }
+
+    @Override
+    public void close() throws IOException {
+        lock.release();
+        channel.close();
+    }
+
+    /** Forgets the saved definitions and file fingerprints (with --from-scratch). */
+    void clear() throws IOException {
+        Files.deleteIfExists(root.resolve("flows.json"));
+        Files.deleteIfExists(root.resolve("files-seen.json"));
+    }
+
+    // ---- flow definitions --------------------------------------------------------------------
+
+    static ObjectNode definition(AutoCdcSpec spec) {
+        ObjectNode n = JSON.createObjectNode();
+        n.putPOJO("keys", spec.keys());
+        n.putPOJO("sequence-by", spec.sequenceBy());
+        n.put("sequence-type", spec.sequenceType().asSerializableString());
+        n.put("scd-type", spec.scdType().name());
+        n.put("target", spec.targetType().asSerializableString());
+        return n;
+    }
+
+    /**
+     * Compares the plan with the definitions the saved state was built with.
+     *
+     * @return names of flows that have state but are no longer defined (their state is dropped)
+     * @throws AutoCdcException FLOW_CHANGED_FOR_EXISTING_STATE when KEYS, SEQUENCE BY or the SCD
+     *     type of a flow changed
+     */
+    List<String> checkDefinitions(IngestPlan plan) throws IOException {
+        Path f = root.resolve("flows.json");
+        List<String> removed = new ArrayList<>();
+        if (!Files.exists(f)) {
+            return removed;
+        }
+        JsonNode saved = JSON.readTree(f.toFile());
+        Map<String, AutoCdcSpec> now = new TreeMap<>();
+        for (IngestPlan.Flow flow : plan.flows) {
+            if (flow.spec != null) {
+                now.put(flow.name(), flow.spec);
+            }
+        }
+        for (Iterator<String> it = saved.fieldNames(); it.hasNext(); ) {
+            String name = it.next();
+            AutoCdcSpec spec = now.get(name);
+            if (spec == null) {
+                removed.add(name);
+                continue;
+            }
+            JsonNode old = saved.get(name);
+            ObjectNode cur = definition(spec);
+            for (String part : List.of("keys", "sequence-by", "sequence-type", "scd-type")) {
+                if (!JSON.valueToTree(cur.get(part)).equals(old.get(part))) {
+                    throw new AutoCdcException(
+                            AutoCdcException.Code.FLOW_CHANGED_FOR_EXISTING_STATE,
+                            "flow '" + name + "': " + part + " changed from " + old.get(part) + " to " + cur.get(part)
+                                    + " but the saved state of job '" + plan.config.name + "' was built with the old"
+                                    + " definition (its sequences, tombstones and history would be compared with the"
+                                    + " new one and records silently dropped as late). Restore the old definition, or"
+                                    + " rebuild the table from its source with --from-scratch.");
+                }
+            }
+        }
+        return removed;
+    }
+
+    void saveDefinitions(IngestPlan plan) throws IOException {
+        ObjectNode all = JSON.createObjectNode();
+        for (IngestPlan.Flow flow : plan.flows) {
+            if (flow.spec != null) {
+                all.set(flow.name(), definition(flow.spec));
+            }
+        }
+        write(root.resolve("flows.json"), all);
+    }
+
+    // ---- input files -------------------------------------------------------------------------
+
+    /** Size and modification time of files now, as {@code "<size> <mtime-ms>"}. */
+    static Map<String, String> fingerprints(Collection<String> files) throws IOException {
+        Map<String, String> out = new TreeMap<>();
+        for (String f : files) {
+            Path p = Path.of(f);
+            if (Files.exists(p)) {
+                out.put(f, Files.size(p) + " " + Files.getLastModifiedTime(p).toMillis());
+            }
+        }
+        return out;
+    }
+
+    Map<String, String> seenFiles() throws IOException {
+        Path f = root.resolve("files-seen.json");
+        Map<String, String> out = new TreeMap<>();
+        if (Files.exists(f)) {
+            JsonNode n = JSON.readTree(f.toFile());
+            n.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+        }
+        return out;
+    }
+
+    void saveSeenFiles(Map<String, String> seen) throws IOException {
+        write(root.resolve("files-seen.json"), JSON.valueToTree(seen));
+    }
+
+    /** Prints one warning per file that was read earlier and has changed since. */
+    static void warnChanged(Map<String, String> seen, Map<String, String> now, PrintStream out) {
+        for (Map.Entry<String, String> e : seen.entrySet()) {
+            String cur = now.get(e.getKey());
+            if (cur != null && !cur.equals(e.getValue())) {
+                out.println("WARNING: " + e.getKey() + " changed since it was read (size and time were " + e.getValue()
+                        + ", now " + cur + "); changeflow reads each file once, by path: put new change records in new"
+                        + " files (or re-ingest with --from-scratch).");
+            }
+        }
+    }
+
+    private static void write(Path file, JsonNode node) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), node);
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+}
