@@ -112,6 +112,32 @@ class KeysCasesITCase {
         assertThat(TableRows.toCsvLines(items)).containsExactly("1,b,11", "3,a,31", "4,a,42", "5,a,51", "6,b,61", "7,a,72", "8,a,80");
     }
 
+    @Test
+    void debeziumTruncateRemovesOlderRowsAndKeepsNewerOnes() throws Exception {
+        String flows = FLOWS.replace("name: keys-cases", "name: truncates") + "\n    truncate: true";
+        List<String> lines = new ArrayList<>();
+        lines.add(ev("c", "null", row(1, "a", 10), 100));
+        lines.add(ev("c", "null", row(2, "b", 20), 300));                        // newer than the truncate: stays
+        lines.add(ev("t", "null", "null", 200));                                  // TRUNCATE at lsn 200 (A3)
+        lines.add(ev("c", "null", row(3, "a", 30), 150));                        // late, older than the truncate: ignored
+        lines.add(ev("u", row(1, "a", 10), row(1, "a", 11), 250));               // newer: re-creates id 1
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Files.write(input.resolve("t.jsonl"), lines);
+        Path warehouse = tmp.resolve("warehouse");
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
+        LocalIngest.Summary s = LocalIngest.run(plan, List.of(input), quiet(warehouse));
+        assertThat(s.quarantined).isZero();
+        Table items = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open().loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(TableRows.toCsvLines(items)).containsExactly("1,a,11", "2,b,20");
+
+        // the truncate is a table-wide tombstone kept in the savepoint: a later run still ignores older records
+        Files.write(input.resolve("t2.jsonl"), List.of(ev("c", "null", row(4, "b", 40), 120), ev("c", "null", row(5, "b", 50), 400)));
+        LocalIngest.run(plan, List.of(input), quiet(warehouse));
+        items.refresh();
+        assertThat(TableRows.toCsvLines(items)).containsExactly("1,a,11", "2,b,20", "5,b,50");
+    }
+
     static List<String> filtered(Table t, String column, Object value) {
         List<String> out = new ArrayList<>();
         for (Record r : TableRows.read(t, Expressions.equal(column, value))) {
