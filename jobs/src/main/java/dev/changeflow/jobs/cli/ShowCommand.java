@@ -95,9 +95,37 @@ public final class ShowCommand implements Callable<Integer> {
                 System.out.printf("... %,d more rows (use --limit 0 for all)%n", rows.size() - limit);
                 break;
             }
-            System.out.println(TableRows.toCsvLine(r));
+            System.out.println(line(r));
         }
         return 0;
+    }
+
+    /**
+     * One row as a CSV line like {@link TableRows#toCsvLine}, except that binary values holding
+     * UTF-8 text (a quarantined record's {@code raw} bytes) are printed as that text.
+     */
+    static String line(Record r) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < r.size(); i++) {
+            if (i > 0) {
+                b.append(',');
+            }
+            Object v = r.get(i);
+            String text = v instanceof java.nio.ByteBuffer ? utf8((java.nio.ByteBuffer) v) : null;
+            b.append(text != null ? TableRows.formatValue(text) : TableRows.formatValue(v));
+        }
+        return b.toString();
+    }
+
+    private static String utf8(java.nio.ByteBuffer buf) {
+        try {
+            return java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(buf.duplicate())
+                    .toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            return null;
+        }
     }
 
     /**
