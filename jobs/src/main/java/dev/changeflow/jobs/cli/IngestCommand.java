@@ -20,14 +20,17 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code changeflow ingest}: applies change-record files (a Debezium capture, plain JSON lines;
- * gzip or plain; files or folders) to Iceberg streaming tables on a local MiniCluster. Flows come
+ * gzip or plain; files or folders) — or Kafka topics ({@code --kafka-bootstrap} with {@code
+ * --topics} or {@code --topic-pattern}, or the flows file's {@code kafka:} block) — to Iceberg
+ * streaming tables on a local MiniCluster. A Kafka run stops with a savepoint once it consumed
+ * every record that was in the topics at launch ({@code --until-idle D}: once nothing arrived for D). Flows come
  * from a flows file ({@code --flows}); {@code --table} with {@code --keys}/{@code --sequence-by}/
  * {@code --scd-type}/{@code --append-only}/{@code --schema} defines or overrides one table, and
  * {@code --set table.option=value} overrides any flow option.
  */
-@Command(name = "ingest", mixinStandardHelpOptions = true, description = "Apply change-record files to Iceberg streaming tables (SCD type 1/2, append-only).")
+@Command(name = "ingest", mixinStandardHelpOptions = true, description = "Apply change-record files or Kafka topics to Iceberg streaming tables (SCD type 1/2, append-only).")
 public final class IngestCommand implements Callable<Integer> {
-    @Parameters(arity = "1..*", paramLabel = "INPUT", description = "Change-record files or folders (.jsonl, .json, .gz).")
+    @Parameters(arity = "0..*", paramLabel = "INPUT", description = "Change-record files or folders (.jsonl, .json, .gz); none when reading Kafka.")
     List<Path> inputs = new ArrayList<>();
 
     @Option(names = "--flows", paramLabel = "FILE", description = "Flows file (YAML).")
@@ -75,6 +78,27 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--schema", paramLabel = "COLUMNS", description = "Declared columns of --table, e.g. \"aid INT, filler STRING\".")
     String schema;
 
+    @Option(names = "--kafka-bootstrap", paramLabel = "HOST:PORT", description = "Read Kafka instead of files: bootstrap servers (host:port[,host:port]).")
+    String kafkaBootstrap;
+
+    @Option(names = "--topics", paramLabel = "TOPICS", split = ",", description = "Kafka topics to read (a,b); a topic maps to the flow whose table is its last segment.")
+    List<String> topics;
+
+    @Option(names = "--topic-pattern", paramLabel = "REGEX", description = "Kafka topics to read, by a regex over whole names (instead of --topics).")
+    String topicPattern;
+
+    @Option(names = "--group-id", paramLabel = "G", description = "Kafka consumer group (offsets committed on checkpoints). Default: changeflow-<name>.")
+    String groupId;
+
+    @Option(names = "--starting-offsets", paramLabel = "WHERE", description = "earliest (default), latest, committed or timestamp:<epoch ms>; used only without saved state.")
+    String startingOffsets;
+
+    @Option(names = "--kafka-property", paramLabel = "KEY=VALUE", description = "Extra Kafka consumer property (security.protocol, sasl.*, ...).")
+    Map<String, String> kafkaProperties;
+
+    @Option(names = "--until-idle", paramLabel = "DURATION", description = "Kafka: stop once no record arrived for this long (e.g. 10s), instead of at the end offsets seen at launch.")
+    String untilIdle;
+
     @Option(names = "--set", paramLabel = "TABLE.OPTION=VALUE", description = "Override any flow option, e.g. pgbench_accounts.scd-type=2.")
     List<String> sets;
 
@@ -90,11 +114,21 @@ public final class IngestCommand implements Callable<Integer> {
         }
         IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
         applyOverrides(cfg);
+        if (cfg.kafka != null && !inputs.isEmpty()) {
+            throw new IllegalArgumentException("give either input files or Kafka (--kafka-bootstrap / the flows file's kafka: block), not both");
+        }
+        if (cfg.kafka == null && inputs.isEmpty()) {
+            throw new IllegalArgumentException("no input: give change-record files or folders, or Kafka with --kafka-bootstrap HOST:PORT --topics a,b");
+        }
         IngestPlan plan = IngestPlanner.plan(cfg, inputs);
         LocalIngest.Options o = new LocalIngest.Options();
         o.warehouse = warehouse;
         o.fromScratch = fromScratch;
-        LocalIngest.run(plan, inputs, o);
+        if (cfg.kafka != null) {
+            LocalIngest.runKafka(plan, cfg.kafka, cfg.untilIdle, o);
+        } else {
+            LocalIngest.run(plan, inputs, o);
+        }
         return 0;
     }
 
@@ -121,6 +155,40 @@ public final class IngestCommand implements Callable<Integer> {
         }
         if (checkpointInterval != null) {
             cfg.checkpointInterval = FlowsFile.duration(checkpointInterval, "--checkpoint-interval");
+        }
+        if (kafkaBootstrap != null || topics != null || topicPattern != null || groupId != null || startingOffsets != null
+                || kafkaProperties != null) {
+            if (cfg.kafka == null) {
+                cfg.kafka = new dev.changeflow.sources.kafka.KafkaInput();
+            }
+            if (kafkaBootstrap != null) {
+                cfg.kafka.bootstrapServers = kafkaBootstrap;
+            }
+            if (topics != null) {
+                cfg.kafka.topics = topics;
+                cfg.kafka.topicPattern = null;
+            }
+            if (topicPattern != null) {
+                cfg.kafka.topicPattern = topicPattern;
+                cfg.kafka.topics = new ArrayList<>();
+            }
+            if (groupId != null) {
+                cfg.kafka.groupId = groupId;
+            }
+            if (startingOffsets != null) {
+                cfg.kafka.startingOffsets = dev.changeflow.sources.kafka.StartingOffsets.parse(startingOffsets);
+            }
+            if (kafkaProperties != null) {
+                cfg.kafka.properties.putAll(kafkaProperties);
+            }
+        }
+        if (untilIdle != null) {
+            cfg.untilIdle = FlowsFile.duration(untilIdle, "--until-idle");
+        }
+        if (cfg.kafka != null) {
+            cfg.kafka.validate();
+        } else if (cfg.untilIdle != null) {
+            throw new IllegalArgumentException("--until-idle applies to Kafka input only");
         }
         if (cfg.parallelism < 1) {
             throw new IllegalArgumentException("parallelism must be at least 1, got " + cfg.parallelism);

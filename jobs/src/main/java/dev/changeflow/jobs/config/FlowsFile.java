@@ -45,7 +45,9 @@ import java.util.regex.Pattern;
 public final class FlowsFile {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Set<String> TOP_KEYS =
-            Set.of("name", "format", "namespace", "catalog", "checkpoint-interval", "parallelism", "max-record-bytes", "flows");
+            Set.of("name", "format", "namespace", "catalog", "checkpoint-interval", "parallelism", "max-record-bytes", "kafka", "flows");
+    private static final Set<String> KAFKA_KEYS =
+            Set.of("bootstrap-servers", "topics", "topic-pattern", "group-id", "starting-offsets", "properties", "until-idle");
     private static final Set<String> FLOW_KEYS =
             Set.of(
                     "table", "target", "name", "keys", "sequence-by", "scd-type", "append-only", "columns",
@@ -108,6 +110,9 @@ public final class FlowsFile {
         if (root.has("max-record-bytes")) {
             cfg.maxRecordBytes = root.get("max-record-bytes").asInt();
         }
+        if (root.has("kafka")) {
+            kafka(root.get("kafka"), cfg, where + ": kafka");
+        }
         JsonNode flows = root.path("flows");
         if (!flows.isMissingNode()) {
             if (!flows.isArray()) {
@@ -118,6 +123,53 @@ public final class FlowsFile {
             }
         }
         return cfg;
+    }
+
+    /**
+     * The {@code kafka:} block: {@code bootstrap-servers}, {@code topics} (list or comma-separated)
+     * or {@code topic-pattern}, {@code group-id}, {@code starting-offsets}, {@code properties}
+     * (a mapping of Kafka consumer properties), {@code until-idle} (a duration).
+     */
+    private static void kafka(JsonNode n, IngestConfig cfg, String label) {
+        if (!n.isObject()) {
+            throw new IllegalArgumentException(label + ": a mapping with bootstrap-servers and topics or topic-pattern");
+        }
+        checkKeys(n, KAFKA_KEYS, label);
+        dev.changeflow.sources.kafka.KafkaInput k = new dev.changeflow.sources.kafka.KafkaInput();
+        k.bootstrapServers = n.path("bootstrap-servers").asText(null);
+        if (n.has("topics")) {
+            k.topics = n.get("topics").isArray() ? list(n.get("topics")) : splitList(n.get("topics").asText());
+        }
+        k.topicPattern = n.path("topic-pattern").asText(null);
+        k.groupId = n.path("group-id").asText(null);
+        if (n.has("starting-offsets")) {
+            try {
+                k.startingOffsets = dev.changeflow.sources.kafka.StartingOffsets.parse(n.get("starting-offsets").asText());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(label + ": " + e.getMessage());
+            }
+        }
+        if (n.has("properties")) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = n.get("properties").fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                k.properties.put(e.getKey(), e.getValue().asText());
+            }
+        }
+        if (n.has("until-idle")) {
+            cfg.untilIdle = duration(n.get("until-idle").asText(), label + ": until-idle");
+        }
+        cfg.kafka = k;
+    }
+
+    /** {@code "a, b"} → [a, b] (blank items dropped). */
+    public static List<String> splitList(String text) {
+        List<String> out = new ArrayList<>();
+        for (String s : text.split(",")) {
+            if (!s.isBlank()) {
+                out.add(s.trim());
+            }
+        }
+        return out;
     }
 
     private static FlowConfig flow(JsonNode n, String where) {

@@ -31,6 +31,10 @@ public final class IngestConfig implements Serializable {
     /** Largest record accepted, bytes (larger ones are quarantined as RECORD_TOO_LARGE). */
     public int maxRecordBytes = 8 * 1024 * 1024;
     public List<FlowConfig> flows = new ArrayList<>();
+    /** Kafka input (the flows file's {@code kafka:} block or the launcher's flags); null = files. */
+    @Nullable public dev.changeflow.sources.kafka.KafkaInput kafka;
+    /** Kafka, local runs: stop once no record arrived for this long, instead of at the end offsets seen at launch. */
+    @Nullable public Duration untilIdle;
 
     /** The flow reading {@code table}, or null. */
     @Nullable

@@ -9,8 +9,14 @@ import dev.changeflow.sources.changes.DecoderFlow;
 import dev.changeflow.sources.files.ChangeFiles;
 import dev.changeflow.sources.files.DecodeFunction;
 import dev.changeflow.sources.files.SourceLine;
+import dev.changeflow.sources.kafka.KafkaChangeRecord;
+import dev.changeflow.sources.kafka.KafkaChangeSource;
+import dev.changeflow.sources.kafka.KafkaDecodeFunction;
+import dev.changeflow.sources.kafka.KafkaInput;
+import dev.changeflow.operators.quarantine.QuarantineRecords;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -29,11 +35,14 @@ import java.util.List;
  * Builds the ingest topology on a {@link StreamExecutionEnvironment}:
  *
  * <pre>
- * change files ──> decode ──(per flow)──> [APPLY AS ... WHEN] ──> keyBy(KEYS) ──> AUTO CDC ──> Iceberg
- *                     └──> quarantine ──> &lt;namespace&gt;.changeflow_quarantine
+ * change files ─┐
+ *                ├─> decode ──(per flow)──> [APPLY AS ... WHEN] ──> keyBy(KEYS) ──> AUTO CDC ──> Iceberg
+ * Kafka ─────────┘      └──> quarantine ──> &lt;namespace&gt;.changeflow_quarantine
  * </pre>
  *
- * Every stateful operator has an explicit uid ({@code change-files}, {@code decode},
+ * Files and Kafka differ only in the reader and the decode adapter ({@link DecodeFunction} /
+ * {@link KafkaDecodeFunction}, same side outputs); everything after the decoder is one code path.
+ * Every stateful operator has an explicit uid ({@code change-files}, {@code kafka-source}, {@code decode},
  * {@code auto-cdc-<flow>}, Iceberg sinks with uid suffix {@code <flow>}) so savepoints survive code
  * changes. Tables must exist already ({@link LocalIngest} creates them on the client).
  */
@@ -64,12 +73,74 @@ public final class IngestJob {
         build(lines, plan, catalog);
     }
 
+    /**
+     * Adds the ingest pipeline reading Kafka: the source (uid {@code kafka-source}) and the progress
+     * function (uid {@code kafka-progress}) run at parallelism 1, chained with the decoder, so one
+     * partition's records keep their order up to the keyBy.
+     *
+     * @param progress tracks consumed positions (a local run's end condition), see {@link KafkaProgressFunction}
+     */
+    public static void buildKafka(
+            StreamExecutionEnvironment env,
+            IngestPlan plan,
+            CatalogSettings catalog,
+            KafkaInput input,
+            KafkaProgressFunction progress) {
+        DataStream<KafkaChangeRecord> records =
+                env.fromSource(KafkaChangeSource.create(input, defaultGroupId(plan)), WatermarkStrategy.noWatermarks(), "kafka")
+                        .uid("kafka-source")
+                        .setParallelism(1)
+                        .process(progress, TypeInformation.of(KafkaChangeRecord.class))
+                        .uid("kafka-progress")
+                        .name("kafka progress")
+                        .setParallelism(1);
+        buildKafka(records, plan, catalog);
+    }
+
+    /** The consumer group of a job whose Kafka input names none: {@code changeflow-<job name>}. */
+    public static String defaultGroupId(IngestPlan plan) {
+        return "changeflow-" + (plan.config.name == null ? "ingest" : plan.config.name);
+    }
+
+    /** Adds decode → apply → write for Kafka records (from {@link KafkaChangeSource}, or a test source). */
+    public static void buildKafka(DataStream<KafkaChangeRecord> records, IngestPlan plan, CatalogSettings catalog) {
+        Decoders d = decoders(plan);
+        SingleOutputStreamOperator<RowData> decoded =
+                records.process(new KafkaDecodeFunction(d.decoders), InternalTypeInfo.of(QuarantineRecords.ROW_TYPE))
+                        .uid("decode")
+                        .name("decode change records")
+                        .setParallelism(records.getParallelism());
+        applyAndWrite(decoded, d, plan, catalog);
+    }
+
     /** Adds decode → apply → write for already-read lines (files, or a test source). */
     public static void build(DataStream<SourceLine> lines, IngestPlan plan, CatalogSettings catalog) {
+        Decoders d = decoders(plan);
+        // decoding runs beside the reader (one thread decodes ~500,000 records/s): no shuffle before
+        // the keyBy, and records of one key keep their file order
+        SingleOutputStreamOperator<RowData> decoded =
+                lines.process(new DecodeFunction(d.decoders), InternalTypeInfo.of(QuarantineRecords.ROW_TYPE))
+                        .uid("decode")
+                        .name("decode change records")
+                        .setParallelism(lines.getParallelism());
+        applyAndWrite(decoded, d, plan, catalog);
+    }
+
+    /** The distinct decoder flows of a plan and, per plan flow, the index of its decoder flow. */
+    private static final class Decoders {
+        final List<DecoderFlow> decoders = new ArrayList<>();
+        final int[] decoderOf;
+
+        Decoders(int flows) {
+            decoderOf = new int[flows];
+        }
+    }
+
+    private static Decoders decoders(IngestPlan plan) {
         // flows reading the same source table the same way (e.g. an SCD1 and an SCD2 table of one
         // source) share one decoder output
-        List<DecoderFlow> decoders = new ArrayList<>();
-        int[] decoderOf = new int[plan.flows.size()];
+        Decoders result = new Decoders(plan.flows.size());
+        List<DecoderFlow> decoders = result.decoders;
         for (int i = 0; i < plan.flows.size(); i++) {
             DecoderFlow d = plan.flows.get(i).decoder;
             int found = -1;
@@ -90,15 +161,19 @@ public final class IngestJob {
                 found = decoders.size();
                 decoders.add(d);
             }
-            decoderOf[i] = found;
+            result.decoderOf[i] = found;
         }
-        // decoding runs beside the reader (one thread decodes ~500,000 records/s): no shuffle before
-        // the keyBy, and records of one key keep their file order
-        SingleOutputStreamOperator<RowData> decoded =
-                lines.process(new DecodeFunction(decoders), InternalTypeInfo.of(dev.changeflow.operators.quarantine.QuarantineRecords.ROW_TYPE))
-                        .uid("decode")
-                        .name("decode change records")
-                        .setParallelism(lines.getParallelism());
+        return result;
+    }
+
+    /**
+     * The part shared by every input: per flow [APPLY AS ... WHEN] → keyBy(KEYS) → AUTO CDC →
+     * Iceberg (or append), and the quarantine table, from a decoder's side outputs
+     * ({@link DecodeFunction#changesTag}, {@link DecodeFunction#truncatesTag}, {@link DecodeFunction#quarantineTag}).
+     */
+    private static void applyAndWrite(SingleOutputStreamOperator<RowData> decoded, Decoders d, IngestPlan plan, CatalogSettings catalog) {
+        List<DecoderFlow> decoders = d.decoders;
+        int[] decoderOf = d.decoderOf;
         List<DataStream<RowData>> extraQuarantine = new ArrayList<>();
         for (int i = 0; i < plan.flows.size(); i++) {
             IngestPlan.Flow flow = plan.flows.get(i);

@@ -4,6 +4,7 @@ import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
+import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -40,8 +41,9 @@ import java.util.stream.Stream;
  * Runs an ingest job on a local MiniCluster (the embedded default): RocksDB with incremental
  * checkpoints under {@code <warehouse>/.changeflow/checkpoints/<name>}, resuming from the latest
  * retained checkpoint or savepoint there. It reads every input file that is new since the last
- * run, then stops with a savepoint (so the AUTO CDC state survives for the next run), prints a
- * progress line every few seconds and a summary per table.
+ * run — or, from Kafka, every record up to the end offsets seen at launch (or until the input was
+ * idle for a while) — then stops with a savepoint (so the AUTO CDC state survives for the next
+ * run), prints a progress line every few seconds and a summary per table.
  *
  * <p>K8: a start without state on a non-empty target fails with
  * {@code STATE_MISSING_FOR_EXISTING_TABLE} unless {@link Options#fromScratch} recreates the tables.
@@ -99,11 +101,29 @@ public final class LocalIngest {
      * @throws Exception when the job fails (the cause is Flink's)
      */
     public static Summary run(IngestPlan plan, List<Path> inputs, Options o) throws Exception {
+        return run(plan, new FileInput(inputs), o);
+    }
+
+    /**
+     * Runs the plan over Kafka until every record that was in the subscribed partitions at launch
+     * has been consumed (end offsets fetched with an admin client at launch), or, with {@code
+     * untilIdle}, until no record arrived for that long. Then stops with a savepoint; the next run
+     * resumes from the saved positions.
+     *
+     * @param untilIdle null = stop at the end offsets seen at launch
+     * @throws AutoCdcException as {@link #run(IngestPlan, List, Options)}
+     * @throws Exception when the job fails, or the brokers cannot be reached to list the topics
+     */
+    public static Summary runKafka(IngestPlan plan, KafkaInput kafka, @Nullable Duration untilIdle, Options o) throws Exception {
+        kafka.validate();
+        return run(plan, new KafkaRun(kafka, untilIdle, IngestJob.defaultGroupId(plan)), o);
+    }
+
+    private static Summary run(IngestPlan plan, Input input, Options o) throws Exception {
         long t0 = System.nanoTime();
         Summary summary = new Summary();
         CatalogSettings catalog = catalog(plan, o.warehouse);
         Path ckRoot = checkpointRoot(plan, o);
-        Path doneDir = ckRoot.resolve("files-done");
         Catalog cat = catalog.open();
         LocalJobState state = LocalJobState.lock(ckRoot.resolveSibling(ckRoot.getFileName() + ".state"), plan.config.name);
         try {
@@ -142,26 +162,15 @@ public final class LocalIngest {
             }
             QuarantineTable.ensure(cat, plan.quarantineNamespace);
 
-            Set<String> done = new LinkedHashSet<>();
-            if (restore.isPresent()) {
-                done.addAll(FileProgressFunction.doneAt(doneDir, checkpointId(restore.get())));
-            }
-            List<String> files = listFiles(inputs);
-            java.util.Map<String, String> seen = state.seenFiles();
-            java.util.Map<String, String> fingerprints = LocalJobState.fingerprints(files);
-            LocalJobState.warnChanged(seen, fingerprints, o.out);
-            List<String> fresh = files.stream().filter(f -> !done.contains(f)).collect(Collectors.toList());
+            boolean work = input.prepare(plan, ckRoot, restore, state, o);
             state.saveDefinitions(plan);
-            if (fresh.isEmpty()) {
-                o.out.println(files.isEmpty()
-                        ? "Nothing to ingest: no input files under " + inputs + "."
-                        : "Nothing new to ingest: all " + files.size() + " input file(s) were read by an earlier run.");
+            if (!work) {
                 summary.nothingToDo = true;
-                state.saveSeenFiles(seen);
+                input.nothingToDo(state);
                 summarize(cat, plan, summary, o.out, restore.orElse(null));
                 return summary;
             }
-            o.out.println("Ingesting " + fresh.size() + " file(s) into " + plan.flows.size() + " table(s)"
+            o.out.println("Ingesting " + input.describe() + " into " + plan.flows.size() + " table(s)"
                     + (restore.isPresent() ? ", resuming from " + restore.get().getParent() : ", starting without state"));
 
             Configuration conf = flinkConfiguration(plan, ckRoot, restore.orElse(null));
@@ -170,23 +179,17 @@ public final class LocalIngest {
             }
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(plan.config.parallelism);
-            IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), doneDir);
+            input.build(env, plan, catalog, ckRoot);
             LocalMetrics.reset();
             JobClient job = env.executeAsync("changeflow ingest " + plan.config.name);
             try {
-                watch(job, plan, fresh.size(), ckRoot, summary, o);
+                watch(job, input, ckRoot, summary, o);
             } catch (Exception | Error e) {
                 cancelQuietly(job, e);
                 throw e;
             }
             Path savepoint = Path.of(java.net.URI.create(summary.savepoint));
-            for (String f : FileProgressFunction.doneAt(doneDir, checkpointId(savepoint))) {
-                if (fingerprints.containsKey(f) && !seen.containsKey(f) || fresh.contains(f)) {
-                    seen.put(f, fingerprints.get(f));
-                }
-            }
-            seen.values().removeIf(java.util.Objects::isNull);
-            state.saveSeenFiles(seen);
+            input.finished(ckRoot, savepoint, state);
             summary.records = LocalMetrics.sum("recordsIn");
             summary.quarantined = LocalMetrics.sum("quarantined");
             summary.applied = LocalMetrics.sum("applied");
@@ -206,9 +209,162 @@ public final class LocalIngest {
         return summary;
     }
 
-    /** Prints progress until every new file was read, then stops the job with a savepoint. */
-    private static void watch(JobClient job, IngestPlan plan, int expectedFiles, Path ckRoot, Summary summary, Options o)
-            throws Exception {
+    /** What differs between inputs in a local run: what is new, the reader, the end condition. */
+    private interface Input {
+        /** Decides what this run reads; false = nothing new (a message was printed). */
+        boolean prepare(IngestPlan plan, Path ckRoot, Optional<Path> restore, LocalJobState state, Options o) throws Exception;
+
+        /** "3 file(s)", "topics [...] (8 partitions)". */
+        String describe();
+
+        void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog, Path ckRoot);
+
+        /** Whether everything this run set out to read was read (polled from the launcher). */
+        boolean done();
+
+        /** The input's part of a progress line, e.g. {@code files 0/1}. */
+        String progress();
+
+        default void nothingToDo(LocalJobState state) throws IOException {}
+
+        default void finished(Path ckRoot, Path savepoint, LocalJobState state) throws IOException {}
+    }
+
+    /** Files: each file read once, identified by its path (see the README). */
+    private static final class FileInput implements Input {
+        private final List<Path> inputs;
+        private List<String> files;
+        private List<String> fresh;
+        private java.util.Map<String, String> seen;
+        private java.util.Map<String, String> fingerprints;
+
+        FileInput(List<Path> inputs) {
+            this.inputs = inputs;
+        }
+
+        @Override
+        public boolean prepare(IngestPlan plan, Path ckRoot, Optional<Path> restore, LocalJobState state, Options o)
+                throws IOException {
+            Set<String> done = new LinkedHashSet<>();
+            if (restore.isPresent()) {
+                done.addAll(FileProgressFunction.doneAt(ckRoot.resolve("files-done"), checkpointId(restore.get())));
+            }
+            files = listFiles(inputs);
+            seen = state.seenFiles();
+            fingerprints = LocalJobState.fingerprints(files);
+            LocalJobState.warnChanged(seen, fingerprints, o.out);
+            fresh = files.stream().filter(f -> !done.contains(f)).collect(Collectors.toList());
+            if (fresh.isEmpty()) {
+                o.out.println(files.isEmpty()
+                        ? "Nothing to ingest: no input files under " + inputs + "."
+                        : "Nothing new to ingest: all " + files.size() + " input file(s) were read by an earlier run.");
+                return false;
+            }
+            return true;
+        }
+
+        @Override
+        public String describe() {
+            return fresh.size() + " file(s)";
+        }
+
+        @Override
+        public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog, Path ckRoot) {
+            IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), ckRoot.resolve("files-done"));
+        }
+
+        @Override
+        public boolean done() {
+            return LocalMetrics.sum(FileProgressFunction.METRIC) >= fresh.size();
+        }
+
+        @Override
+        public String progress() {
+            return "files " + LocalMetrics.sum(FileProgressFunction.METRIC) + "/" + fresh.size();
+        }
+
+        @Override
+        public void nothingToDo(LocalJobState state) throws IOException {
+            state.saveSeenFiles(seen);
+        }
+
+        @Override
+        public void finished(Path ckRoot, Path savepoint, LocalJobState state) throws IOException {
+            for (String f : FileProgressFunction.doneAt(ckRoot.resolve("files-done"), checkpointId(savepoint))) {
+                if (fingerprints.containsKey(f) && !seen.containsKey(f) || fresh.contains(f)) {
+                    seen.put(f, fingerprints.get(f));
+                }
+            }
+            seen.values().removeIf(java.util.Objects::isNull);
+            state.saveSeenFiles(seen);
+        }
+    }
+
+    /** Kafka: ends at the end offsets seen at launch, or after an idle period. */
+    private static final class KafkaRun implements Input {
+        private final KafkaInput kafka;
+        @Nullable private final Duration untilIdle;
+        private final String defaultGroupId;
+        private KafkaOffsets.Snapshot offsets;
+        private long lastRecords = -1;
+        private long lastChange;
+
+        KafkaRun(KafkaInput kafka, @Nullable Duration untilIdle, String defaultGroupId) {
+            this.kafka = kafka;
+            this.untilIdle = untilIdle;
+            this.defaultGroupId = defaultGroupId;
+        }
+
+        @Override
+        public boolean prepare(IngestPlan plan, Path ckRoot, Optional<Path> restore, LocalJobState state, Options o) {
+            offsets = KafkaOffsets.fetch(kafka, kafka.groupId != null ? kafka.groupId : defaultGroupId);
+            if (offsets.endOffsets.isEmpty()) {
+                o.out.println("WARNING: no partition of " + (kafka.topicPattern != null ? "pattern " + kafka.topicPattern
+                        : "topics " + kafka.topics) + " exists yet on " + kafka.bootstrapServers);
+            }
+            return true;
+        }
+
+        @Override
+        public String describe() {
+            return "Kafka " + (kafka.topicPattern != null ? "pattern " + kafka.topicPattern : "topics " + kafka.topics)
+                    + " (" + offsets.endOffsets.size() + " partition(s), " + (untilIdle != null
+                            ? "until idle for " + untilIdle.toMillis() + " ms" : "up to the end offsets at launch") + ")";
+        }
+
+        @Override
+        public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog, Path ckRoot) {
+            IngestJob.buildKafka(env, plan, catalog, kafka, new KafkaProgressFunction(offsets.endOffsets, offsets.startOffsets));
+        }
+
+        @Override
+        public boolean done() {
+            if (untilIdle != null) {
+                long records = LocalMetrics.sum("recordsIn");
+                long now = System.nanoTime();
+                if (records != lastRecords || !LocalMetrics.registered(KafkaProgressFunction.PENDING_METRIC)) {
+                    lastRecords = records;
+                    lastChange = now;
+                    return false;
+                }
+                return now - lastChange >= untilIdle.toNanos();
+            }
+            return LocalMetrics.registered(KafkaProgressFunction.PENDING_METRIC)
+                    && LocalMetrics.sum(KafkaProgressFunction.PENDING_METRIC) == 0;
+        }
+
+        @Override
+        public String progress() {
+            if (!LocalMetrics.registered(KafkaProgressFunction.PENDING_METRIC)) {
+                return "partitions starting";
+            }
+            long pending = LocalMetrics.sum(KafkaProgressFunction.PENDING_METRIC);
+            return "partitions at end " + (offsets.endOffsets.size() - pending) + "/" + offsets.endOffsets.size();
+        }
+    }
+
+    /** Prints progress until the input was read, then stops the job with a savepoint. */
+    private static void watch(JobClient job, Input input, Path ckRoot, Summary summary, Options o) throws Exception {
         long started = System.nanoTime();
         long lastPrint = System.nanoTime();
         long lastRecords = 0;
@@ -216,10 +372,9 @@ public final class LocalIngest {
             if (throwIfFailed(job)) {
                 throw new IllegalStateException("the job finished before its input was read");
             }
-            long filesDone = LocalMetrics.sum(FileProgressFunction.METRIC);
             long checkpoints = LocalMetrics.sum("numberOfCompletedCheckpoints");
             boolean stopTest = o.stopAfterCheckpoints > 0 && checkpoints >= o.stopAfterCheckpoints;
-            if (filesDone >= expectedFiles || stopTest) {
+            if (input.done() || stopTest) {
                 Path spDir = ckRoot.resolve("savepoints");
                 summary.savepoint = stopWithSavepoint(job, spDir);
                 job.getJobExecutionResult().get();
@@ -232,9 +387,9 @@ public final class LocalIngest {
                 long records = LocalMetrics.sum("recordsIn");
                 double rate = (records - lastRecords) / ((now - lastPrint) / 1e9);
                 o.out.printf(
-                        "  %,d records (%,.0f/s) | applied %,d | late %,d | quarantined %,d | files %d/%d | checkpoints %d%n",
+                        "  %,d records (%,.0f/s) | applied %,d | late %,d | quarantined %,d | %s | checkpoints %d%n",
                         records, rate, LocalMetrics.sum("applied"), LocalMetrics.sum("late"),
-                        LocalMetrics.sum("quarantined"), filesDone, expectedFiles, checkpoints);
+                        LocalMetrics.sum("quarantined"), input.progress(), checkpoints);
                 lastPrint = now;
                 lastRecords = records;
             }

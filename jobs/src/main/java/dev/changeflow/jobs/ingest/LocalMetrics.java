@@ -55,6 +55,11 @@ public final class LocalMetrics implements MetricReporter {
         return total;
     }
 
+    /** Whether a metric with this simple name was registered by the running job. */
+    public static boolean registered(String name) {
+        return !METRICS.getOrDefault(name, List.of()).isEmpty();
+    }
+
     @Override
     public void open(MetricConfig config) {}
 

@@ -95,7 +95,7 @@ class FlowsFileTest {
                 .hasMessageContaining("flow 't'")
                 .hasMessageContaining("unknown option 'sequnce-by'");
         assertThatThrownBy(() -> FlowsFile.parse("flws: []", "x.yaml"))
-                .hasMessage("x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, flows, format, max-record-bytes, name, namespace, parallelism)");
+                .hasMessage("x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, flows, format, kafka, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test

@@ -106,7 +106,8 @@ import java.util.Map;
  * Records routed to a flow follow its {@link DecoderFlow#onInvalidRecord()} ({@code FAIL} throws
  * {@link ChangeRecordException} with the reason) and, for {@code SCHEMA_CHANGED}, its {@link
  * DecoderFlow#onSchemaChange()} ({@code FAIL} throws naming the table and fields). Records that
- * cannot be routed (too large, not JSON, malformed) belong to the only flow when there is one;
+ * cannot be routed (too large, not JSON, malformed) belong to the only flow when there is one, and
+ * Kafka records (the key/value method) to the flow their topic routes to;
  * otherwise they carry flow null and fail the job if any flow says {@code fail}. {@code
  * UNKNOWN_TOPIC} records are always quarantined (they belong to no flow). Quarantine rows carry
  * {@code raw} as received, cut to its first {@value #QUARANTINE_RAW_LIMIT} bytes for {@code
@@ -307,16 +308,23 @@ public final class ChangeRecordDecoder {
     // ------------------------------------------------------------------------------------------
 
     private DecodeOutcome decodeValue(byte[] value, int depth, @Nullable String knownTopic) {
+        // a Kafka record's topic routes it before parsing: a record that cannot be parsed belongs to
+        // the topic's flow (its policy and flow id), not to "no flow"
+        Plan byTopic = null;
+        if (knownTopic != null) {
+            topic = knownTopic;
+            byTopic = route();
+        }
         if (value.length > maxAll) {
-            return quarantine(null, QuarantineReason.RECORD_TOO_LARGE, tooLarge(value.length, maxAll));
+            return quarantine(byTopic, QuarantineReason.RECORD_TOO_LARGE, tooLarge(value.length, maxAll));
         }
         int first = firstNonBlank(value);
         if (first < 0) {
-            return quarantine(null, QuarantineReason.NOT_JSON, value.length == 0 ? "empty record" : "blank record");
+            return quarantine(byTopic, QuarantineReason.NOT_JSON, value.length == 0 ? "empty record" : "blank record");
         }
         if (!startsJson(value[first])) {
             int b = value[first] & 0xff;
-            return quarantine(null, QuarantineReason.NOT_JSON, "record does not start like JSON: first byte 0x"
+            return quarantine(byTopic, QuarantineReason.NOT_JSON, "record does not start like JSON: first byte 0x"
                     + String.format("%02x", b) + (b >= 0x20 && b < 0x7f ? " '" + (char) b + "'" : ""));
         }
         try {
@@ -337,10 +345,10 @@ public final class ChangeRecordDecoder {
                 return decodePlain(value, depth, knownTopic);
             }
         } catch (JsonProcessingException e) {
-            return quarantine(null, QuarantineReason.MALFORMED_JSON, "JSON parse error: " + e.getOriginalMessage()
+            return quarantine(byTopic, QuarantineReason.MALFORMED_JSON, "JSON parse error: " + e.getOriginalMessage()
                     + locationOf(e));
         } catch (IOException e) {
-            return quarantine(null, QuarantineReason.MALFORMED_JSON, "JSON read error: " + e.getMessage());
+            return quarantine(byTopic, QuarantineReason.MALFORMED_JSON, "JSON read error: " + e.getMessage());
         }
     }
 

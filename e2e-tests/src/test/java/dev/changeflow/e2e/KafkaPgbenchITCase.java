@@ -1,0 +1,164 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.e2e.kafka.EmbeddedKafka;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.sources.kafka.KafkaInput;
+import dev.changeflow.sources.kafka.StartingOffsets;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The recorded pgbench capture ({@code ../shared/data/pgbench-s1}) produced to a real Kafka broker
+ * (embedded, KRaft, loopback) — one topic per table (the capture line's {@code topic}), 2 partitions
+ * each, keyed with the exact key bytes Debezium wrote (tombstones as null values) — and ingested
+ * over Kafka by the local launcher: half the capture, then (appended) the other half resuming from
+ * the savepoint, then a run with nothing new. Every table must equal PostgreSQL's final table
+ * exactly (history as an exact multiset: a record read twice would show), and each run must read
+ * exactly the records that are new to it.
+ */
+class KafkaPgbenchITCase {
+    @RegisterExtension static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+
+    private static final int PARTITIONS = 2;
+
+    @TempDir Path tmp;
+
+    @Test
+    void captureOverKafkaEqualsPostgresAndResumesFromTheSavepoint() throws Exception {
+        List<ProducerRecord<byte[], byte[]>> records = records(SharedData.readLines(SharedData.pgbenchCapture()));
+        TreeSet<String> topics = new TreeSet<>();
+        records.forEach(r -> topics.add(r.topic()));
+        KAFKA.createTopics(PARTITIONS, new ArrayList<>(topics));
+        int half = records.size() / 2;
+
+        Path warehouse = tmp.resolve("warehouse");
+        IngestPlan plan = IngestPlanner.plan(PgbenchCaptureITCase.config(), List.of());
+        KafkaInput kafka = new KafkaInput();
+        kafka.bootstrapServers = KAFKA.bootstrapServers();
+        kafka.topics = new ArrayList<>(topics);
+        kafka.groupId = "it-pgbench";
+        kafka.startingOffsets = StartingOffsets.earliest();
+
+        long t = System.nanoTime();
+        produce(records.subList(0, half));
+        System.out.printf("Produced %,d records to %s (%d partitions each) in %.1f s%n", half, topics, PARTITIONS,
+                (System.nanoTime() - t) / 1e9);
+        LocalIngest.Summary first = run(plan, kafka, warehouse);
+        assertThat(first.records).isEqualTo(half);
+        assertThat(first.quarantined).isZero();
+        // the first half holds only snapshot records (op r) of the accounts: one row each
+        assertThat(PgbenchCaptureITCase.rows(warehouse, "public.pgbench_accounts")).hasSize(half);
+
+        produce(records.subList(half, records.size()));
+        LocalIngest.Summary second = run(plan, kafka, warehouse);
+        assertThat(second.records).isEqualTo(records.size() - half);
+        assertThat(second.quarantined).isZero();
+        PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
+        double rate = (first.records + second.records) / (first.runSeconds + second.runSeconds);
+        System.out.printf("Kafka ingest: %,d events in %.1f s of job time: %,.0f events/s%n",
+                first.records + second.records, first.runSeconds + second.runSeconds, rate);
+
+        // offsets are committed to the group on completed checkpoints, asynchronously: the commit
+        // of the final savepoint may not land before the reader closes, so they may lag (the
+        // positions that count are in the savepoint); they never run ahead of what was read
+        try (var admin = KAFKA.admin()) {
+            Map<TopicPartition, OffsetAndMetadata> committed =
+                    admin.listConsumerGroupOffsets("it-pgbench").partitionsToOffsetAndMetadata().get(60, TimeUnit.SECONDS);
+            System.out.println("Committed offsets of group it-pgbench: " + committed);
+            long total = committed.values().stream().mapToLong(OffsetAndMetadata::offset).sum();
+            assertThat(total).isLessThanOrEqualTo(records.size());
+        }
+
+        LocalIngest.Summary third = run(plan, kafka, warehouse);
+        assertThat(third.records).isZero();
+        PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
+    }
+
+    static LocalIngest.Summary run(IngestPlan plan, KafkaInput kafka, Path warehouse) throws Exception {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        LocalIngest.Options o = PgbenchCaptureITCase.options(warehouse, false);
+        o.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        try {
+            return LocalIngest.runKafka(plan, kafka, null, o);
+        } finally {
+            System.out.print(buf.toString(StandardCharsets.UTF_8));
+        }
+    }
+
+    static void produce(List<ProducerRecord<byte[], byte[]>> records) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = KAFKA.producer()) {
+            for (ProducerRecord<byte[], byte[]> r : records) {
+                producer.send(r);
+            }
+            producer.flush();
+        }
+    }
+
+    /**
+     * Capture lines {@code {"key": ..., "value": ..., "topic": "..."}} as Kafka records with the
+     * exact bytes of key and value as recorded (null key → no key; null value → tombstone).
+     */
+    static List<ProducerRecord<byte[], byte[]>> records(List<String> lines) throws IOException {
+        JsonFactory f = new JsonFactory();
+        List<ProducerRecord<byte[], byte[]>> out = new ArrayList<>(lines.size());
+        for (String line : lines) {
+            byte[] b = line.getBytes(StandardCharsets.UTF_8);
+            String topic = null;
+            byte[] key = null;
+            byte[] value = null;
+            try (JsonParser p = f.createParser(b)) {
+                if (p.nextToken() != JsonToken.START_OBJECT) {
+                    throw new IOException("not a capture line: " + line);
+                }
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = p.currentName();
+                    JsonToken v = p.nextToken();
+                    int start = (int) p.currentTokenLocation().getByteOffset();
+                    p.skipChildren();
+                    int end = (int) p.currentLocation().getByteOffset();
+                    byte[] raw = v == JsonToken.VALUE_NULL ? null : Arrays.copyOfRange(b, start, end);
+                    switch (name) {
+                        case "topic":
+                            topic = p.getText();
+                            break;
+                        case "key":
+                            key = raw;
+                            break;
+                        case "value":
+                            value = raw;
+                            break;
+                        default:
+                            throw new IOException("unexpected member '" + name + "' in " + line);
+                    }
+                }
+            }
+            out.add(new ProducerRecord<>(topic, key, value));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,252 @@
+package dev.changeflow.jobs.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
+import com.networknt.schema.Error;
+import com.networknt.schema.Schema;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SpecificationVersion;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.FallbackKey;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Offline checks of {@code deploy/k8s} (no cluster here): every FlinkDeployment — in the base and in
+ * the {@code dev} / {@code prod} overlays assembled by {@code kubectl kustomize} — validates against
+ * the Flink Kubernetes Operator's CRD schema with every object closed to unknown fields (a typo
+ * fails), every {@code flinkConfiguration} key is a Flink 2.1 {@link ConfigOption} read from the
+ * Flink jars, and the Dockerfile builds on Flink 2.1.1 / Java 17 with the S3 plugin and the jar the
+ * {@code cluster-jar} profile builds.
+ */
+class K8sManifestsTest {
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static Path repo;
+    private static Schema flinkDeployment;
+    private static TreeSet<String> flinkKeys;
+
+    @BeforeAll
+    static void load() throws Exception {
+        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        while (p != null && !Files.isDirectory(p.resolve(".mvn"))) {
+            p = p.getParent();
+        }
+        repo = p;
+        Path crd = repo.resolveSibling("shared").resolve("k8s-crds").resolve("flinkdeployments.flink.apache.org-v1.yml");
+        if (!Files.exists(crd)) {
+            String msg = "needs the operator's CRD at " + crd + " (../shared/k8s-crds beside the clone)";
+            if ("true".equals(System.getenv("CI"))) {
+                throw new IllegalStateException(msg);
+            }
+            Assumptions.abort(msg);
+        }
+        JsonNode schema = null;
+        for (JsonNode version : YAML.readTree(crd.toFile()).path("spec").path("versions")) {
+            if (version.path("name").asText().equals("v1beta1")) {
+                schema = version.path("schema").path("openAPIV3Schema");
+            }
+        }
+        assertThat(schema).as("v1beta1 schema in the CRD").isNotNull();
+        // Kubernetes adds these to every object; the CRD schema leaves them out
+        ObjectNode props = (ObjectNode) schema.path("properties");
+        props.putObject("apiVersion").put("type", "string").putArray("enum").add("flink.apache.org/v1beta1");
+        props.putObject("kind").put("type", "string").putArray("enum").add("FlinkDeployment");
+        props.putObject("metadata").put("type", "object");
+        close((ObjectNode) schema);
+        flinkDeployment = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_4).getSchema(JSON.writeValueAsString(schema));
+        flinkKeys = flinkConfigKeys();
+    }
+
+    /** Closes every object schema to unknown fields unless it says it keeps them. */
+    static void close(ObjectNode node) {
+        if (node.has("properties") && !node.has("additionalProperties")
+                && !node.path("x-kubernetes-preserve-unknown-fields").asBoolean(false)) {
+            node.put("additionalProperties", false);
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+            JsonNode child = it.next().getValue();
+            if (child.isObject()) {
+                close((ObjectNode) child);
+            } else if (child.isArray()) {
+                child.forEach(c -> {
+                    if (c.isObject()) {
+                        close((ObjectNode) c);
+                    }
+                });
+            }
+        }
+    }
+
+    /** Keys (and fallback keys) of every public static ConfigOption in Flink's *Options classes on the classpath. */
+    static TreeSet<String> flinkConfigKeys() throws Exception {
+        TreeSet<String> keys = new TreeSet<>();
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (!entry.contains("flink-") || !entry.endsWith(".jar")) {
+                continue;
+            }
+            try (JarFile jar = new JarFile(entry)) {
+                for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
+                    String name = e.nextElement().getName();
+                    if (!name.startsWith("org/apache/flink/") || !name.endsWith("Options.class") || name.contains("$")) {
+                        continue;
+                    }
+                    Class<?> c;
+                    try {
+                        c = Class.forName(name.replace('/', '.').replace(".class", ""), false, K8sManifestsTest.class.getClassLoader());
+                    } catch (Throwable t) {
+                        continue;
+                    }
+                    for (Field f : c.getFields()) {
+                        if (Modifier.isStatic(f.getModifiers()) && ConfigOption.class.isAssignableFrom(f.getType())) {
+                            try {
+                                ConfigOption<?> o = (ConfigOption<?>) f.get(null);
+                                keys.add(o.key());
+                                for (FallbackKey k : o.fallbackKeys()) {
+                                    keys.add(k.getKey());
+                                }
+                            } catch (Throwable ignored) {
+                                // a class whose static init needs what this classpath lacks
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return keys;
+    }
+
+    static List<JsonNode> documents(String yaml) throws IOException {
+        List<JsonNode> docs = new ArrayList<>();
+        try (YAMLParser parser = new YAMLFactory().createParser(yaml)) {
+            for (Iterator<JsonNode> it = YAML.readValues(parser, JsonNode.class); it.hasNext(); ) {
+                JsonNode n = it.next();
+                if (n != null && !n.isNull()) {
+                    docs.add(n);
+                }
+            }
+        }
+        return docs;
+    }
+
+    static List<String> problems(JsonNode deployment) {
+        List<String> out = new ArrayList<>();
+        for (Error e : flinkDeployment.validate(deployment)) {
+            out.add(e.toString());
+        }
+        deployment.path("spec").path("flinkConfiguration").fieldNames().forEachRemaining(k -> {
+            if (!flinkKeys.contains(k)) {
+                out.add("flinkConfiguration key '" + k + "' is not a Flink 2.1 option");
+            }
+        });
+        return out;
+    }
+
+    static List<JsonNode> deployments(List<JsonNode> docs) {
+        List<JsonNode> out = new ArrayList<>();
+        docs.stream().filter(d -> d.path("kind").asText().equals("FlinkDeployment")).forEach(out::add);
+        return out;
+    }
+
+    @Test
+    void baseManifestsValidate() throws Exception {
+        List<JsonNode> found = new ArrayList<>();
+        try (var files = Files.list(repo.resolve("deploy/k8s/base"))) {
+            for (Path f : (Iterable<Path>) files.sorted()::iterator) {
+                if (f.getFileName().toString().equals("kustomization.yaml")) {
+                    continue;
+                }
+                found.addAll(deployments(documents(Files.readString(f))));
+            }
+        }
+        assertThat(found).extracting(d -> d.path("metadata").path("name").asText()).containsExactly("changeflow-ingest");
+        for (JsonNode d : found) {
+            assertThat(problems(d)).as(d.path("metadata").path("name").asText()).isEmpty();
+            assertThat(d.path("spec").path("flinkVersion").asText()).isEqualTo("v2_1");
+            assertThat(d.path("spec").path("job").path("upgradeMode").asText()).isEqualTo("savepoint");
+            assertThat(d.path("spec").path("flinkConfiguration").path("state.backend.type").asText()).isEqualTo("rocksdb");
+        }
+    }
+
+    @Test
+    void overlaysAssembledByKustomizeValidate() throws Exception {
+        for (String overlay : List.of("dev", "prod")) {
+            String out = kustomize(repo.resolve("deploy/k8s/overlays").resolve(overlay));
+            List<JsonNode> found = deployments(documents(out));
+            assertThat(found).as(overlay).hasSize(1);
+            for (JsonNode d : found) {
+                assertThat(problems(d)).as(overlay).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void aTypoFailsTheCheck() throws Exception {
+        JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/ingest-flinkdeployment.yaml")))).get(0);
+        ObjectNode typo = d.deepCopy();
+        ((ObjectNode) typo.path("spec").path("job")).put("upgradMode", "savepoint");
+        assertThat(problems(typo)).anySatisfy(p -> assertThat(p).contains("upgradMode"));
+        ObjectNode badKey = d.deepCopy();
+        ((ObjectNode) badKey.path("spec").path("flinkConfiguration")).put("state.backend.typ", "rocksdb");
+        assertThat(problems(badKey)).containsExactly("flinkConfiguration key 'state.backend.typ' is not a Flink 2.1 option");
+        ObjectNode badEnum = d.deepCopy();
+        ((ObjectNode) badEnum.path("spec")).put("flinkVersion", "v2_9");
+        assertThat(problems(badEnum)).isNotEmpty();
+    }
+
+    @Test
+    void dockerfileBuildsOnFlink211Java17WithTheS3PluginAndTheClusterJar() throws Exception {
+        String docker = Files.readString(repo.resolve("deploy/k8s/Dockerfile"));
+        assertThat(docker).contains("\nFROM flink:2.1.1-java17\n");
+        assertThat(docker).contains("/opt/flink/opt/flink-s3-fs-hadoop-2.1.1.jar /opt/flink/plugins/s3-fs-hadoop/");
+        String version = System.getProperty("changeflow.version");
+        assertThat(version).as("project version passed by surefire").isNotBlank();
+        assertThat(docker).contains("COPY jobs/target/changeflow-jobs-" + version + "-cluster.jar /opt/flink/usrlib/changeflow.jar");
+        String pom = Files.readString(repo.resolve("jobs/pom.xml"));
+        assertThat(pom).contains("<shadedClassifierName>cluster</shadedClassifierName>");
+        JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/ingest-flinkdeployment.yaml")))).get(0);
+        assertThat(d.path("spec").path("job").path("jarURI").asText()).isEqualTo("local:///opt/flink/usrlib/changeflow.jar");
+    }
+
+    private static String kustomize(Path dir) throws Exception {
+        Process p;
+        try {
+            p = new ProcessBuilder("kubectl", "kustomize", dir.toString()).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            String msg = "needs kubectl (kubectl kustomize) to assemble the overlays";
+            if ("true".equals(System.getenv("CI"))) {
+                throw new IllegalStateException(msg, e);
+            }
+            Assumptions.abort(msg);
+            return "";
+        }
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        return out;
+    }
+}
