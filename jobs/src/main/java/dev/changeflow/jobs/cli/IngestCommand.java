@@ -5,6 +5,7 @@ import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.ClusterIngest;
 import dev.changeflow.jobs.ingest.LocalIngest;
 
 import com.fasterxml.jackson.databind.node.TextNode;
@@ -96,6 +97,9 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--kafka-property", paramLabel = "KEY=VALUE", description = "Extra Kafka consumer property (security.protocol, sasl.*, ...).")
     Map<String, String> kafkaProperties;
 
+    @Option(names = "--cluster", description = "Run on the Flink cluster that executes this program (application mode, flink run) until stopped, instead of a local MiniCluster.")
+    boolean cluster;
+
     @Option(names = "--until-idle", paramLabel = "DURATION", description = "Kafka: stop once no record arrived for this long (e.g. 10s), instead of at the end offsets seen at launch.")
     String untilIdle;
 
@@ -124,6 +128,13 @@ public final class IngestCommand implements Callable<Integer> {
         LocalIngest.Options o = new LocalIngest.Options();
         o.warehouse = warehouse;
         o.fromScratch = fromScratch;
+        if (cluster) {
+            if (cfg.kafka == null) {
+                throw new IllegalArgumentException("--cluster reads Kafka: give --kafka-bootstrap and --topics or --topic-pattern");
+            }
+            ClusterIngest.run(plan, cfg.kafka);
+            return 0;
+        }
         if (cfg.kafka != null) {
             LocalIngest.runKafka(plan, cfg.kafka, cfg.untilIdle, o);
         } else {
@@ -132,7 +143,12 @@ public final class IngestCommand implements Callable<Integer> {
         return 0;
     }
 
-    void applyOverrides(IngestConfig cfg) {
+    /**
+     * Applies this command line's flags to a flows-file configuration and validates the result.
+     *
+     * @throws IllegalArgumentException naming the flag or option that is wrong
+     */
+    public void applyOverrides(IngestConfig cfg) {
         if (name != null) {
             cfg.name = name;
         }

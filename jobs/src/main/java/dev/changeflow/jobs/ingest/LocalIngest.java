@@ -153,14 +153,7 @@ public final class LocalIngest {
                     }
                 }
             }
-            for (IngestPlan.Flow f : plan.flows) {
-                if (f.spec != null) {
-                    StreamingTables.ensureTable(cat, f.target, f.spec.targetType(), f.spec.identifierFields(), f.tableOptions);
-                } else {
-                    StreamingTables.ensureTable(cat, f.target, f.decoder.dataType(), List.of(), f.tableOptions);
-                }
-            }
-            QuarantineTable.ensure(cat, plan.quarantineNamespace);
+            ClusterIngest.ensureTables(cat, plan);
 
             boolean work = input.prepare(plan, ckRoot, restore, state, o);
             state.saveDefinitions(plan);

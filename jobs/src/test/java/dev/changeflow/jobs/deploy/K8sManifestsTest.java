@@ -232,6 +232,37 @@ class K8sManifestsTest {
         assertThat(d.path("spec").path("job").path("jarURI").asText()).isEqualTo("local:///opt/flink/usrlib/changeflow.jar");
     }
 
+    @Test
+    void jobArgumentsParseWithTheLaunchersOwnParser() throws Exception {
+        List<JsonNode> docs = documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")));
+        JsonNode config = docs.get(0).path("data");
+        JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/ingest-flinkdeployment.yaml")))).get(0);
+        assertThat(d.path("spec").path("job").path("entryClass").asText()).isEqualTo(dev.changeflow.jobs.cli.Main.class.getName());
+        List<String> args = new ArrayList<>();
+        for (JsonNode a : d.path("spec").path("job").path("args")) {
+            // Kubernetes expands $(VAR) from the container's environment (the ConfigMap)
+            String v = a.asText();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\$\\(([A-Z_]+)\\)").matcher(v);
+            StringBuilder out = new StringBuilder();
+            while (m.find()) {
+                assertThat(config.has(m.group(1))).as("ConfigMap key " + m.group(1)).isTrue();
+                m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(config.path(m.group(1)).asText()));
+            }
+            m.appendTail(out);
+            args.add(out.toString());
+        }
+        picocli.CommandLine.ParseResult parsed = new picocli.CommandLine(new dev.changeflow.jobs.cli.Main()).parseArgs(args.toArray(new String[0]));
+        assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("ingest");
+        dev.changeflow.jobs.cli.IngestCommand ingest = (dev.changeflow.jobs.cli.IngestCommand) parsed.subcommand().commandSpec().userObject();
+        dev.changeflow.jobs.config.IngestConfig cfg =
+                dev.changeflow.jobs.config.FlowsFile.parse(config.path("flows.yaml").asText(), "changeflow-config/flows.yaml");
+        ingest.applyOverrides(cfg);
+        assertThat(cfg.kafka.bootstrapServers).isEqualTo("kafka-bootstrap.kafka.svc:9092");
+        assertThat(cfg.kafka.topicPattern).isEqualTo("pgbench\\.public\\..*");
+        assertThat(cfg.catalog).containsEntry("type", "rest").containsEntry("uri", "http://iceberg-rest.lakehouse.svc:8181");
+        assertThat(cfg.flows).extracting(f -> f.table).containsExactly("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
+    }
+
     private static String kustomize(Path dir) throws Exception {
         Process p;
         try {

@@ -1,0 +1,304 @@
+package dev.changeflow.sources.cdf;
+
+import java.io.FileNotFoundException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.InternalRecordWrapper;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.flink.data.StructRowData;
+import org.apache.iceberg.io.CloseableIterable;
+
+/**
+ * Batch read of an Iceberg table's change data feed over an inclusive range of versions (F1–F5,
+ * F8), computed from the snapshots (automatic mode).
+ *
+ * <pre>{@code
+ * TableChanges changes = TableChanges.forTable(table).startingVersion(5).endingVersion(10).build();
+ * try (CloseableIterable<Record> rows = changes.read()) { ... }
+ * }</pre>
+ *
+ * <p><b>Row shape</b> ({@link #schema()}, {@link #rowType()}): the columns of the table's schema at
+ * the ending version (F5; columns added later are null in earlier versions), then {@code
+ * _change_type} STRING ({@code insert}, {@code update_preimage}, {@code update_postimage}, {@code
+ * delete}), {@code _commit_version} BIGINT (the snapshot's sequence number) and {@code
+ * _commit_timestamp} TIMESTAMP_LTZ(3) (the commit time), all non-null (F1). As Iceberg {@link
+ * Record}s {@code _commit_timestamp} is an {@link OffsetDateTime} in UTC.
+ *
+ * <p><b>Order</b>: versions ascending; within a version see {@link ChangePairing} (per identity a
+ * preimage directly before its postimage). Row identity is the table's identifier fields; a table
+ * without them yields plain delete + insert pairs for updates.
+ *
+ * <p><b>Errors</b> ({@link CdfException}): {@code build()} fails with {@code INVALID_CDC_OPTIONS},
+ * {@code UNSUPPORTED_FORMAT_VERSION}, {@code RESERVED_COLUMN_NAME}, {@code INVALID_TIMESTAMP},
+ * {@code INVALID_CDC_RANGE}, {@code START_AFTER_LATEST_COMMIT}, {@code END_AFTER_LATEST_COMMIT},
+ * {@code VERSION_NOT_AVAILABLE}, {@code TABLE_HISTORY_REWRITTEN} or {@code
+ * INCOMPATIBLE_SCHEMA_CHANGE}; reading fails with {@code VERSION_NOT_AVAILABLE} when a file a
+ * version needs is gone (K6) — never a partial result.
+ */
+@PublicEvolving
+public final class TableChanges {
+
+    private final Table table;
+    private final VersionRange range;
+    private final Schema dataSchema;
+    private final Schema schema;
+
+    private TableChanges(Table table, VersionRange range, Schema dataSchema) {
+        this.table = table;
+        this.range = range;
+        this.dataSchema = dataSchema;
+        this.schema = ChangeFeedColumns.changeSchema(dataSchema);
+    }
+
+    /** Starts a builder over {@code table} (format v2 or v3). */
+    public static Builder forTable(Table table) {
+        return new Builder(table);
+    }
+
+    /** The change-feed schema: the ending version's columns plus the metadata columns. */
+    public Schema schema() {
+        return schema;
+    }
+
+    /** The Flink row type of {@link #readRowData()}. */
+    public RowType rowType() {
+        return ChangeFeedColumns.rowType(dataSchema);
+    }
+
+    /** Versions of {@code main}'s ancestry in the resolved range, ascending (empty if none). */
+    public List<Long> versions() {
+        List<Long> versions = new ArrayList<>();
+        range.snapshots().forEach(s -> versions.add(s.sequenceNumber()));
+        return versions;
+    }
+
+    /** The changes of the range, version by version (one version is computed at a time). */
+    public CloseableIterable<Record> read() {
+        List<Snapshot> snapshots = range.snapshots();
+        Iterable<Record> rows =
+                () ->
+                        new java.util.Iterator<Record>() {
+                            private int next;
+                            private java.util.Iterator<Record> current =
+                                    java.util.Collections.emptyIterator();
+
+                            @Override
+                            public boolean hasNext() {
+                                while (!current.hasNext() && next < snapshots.size()) {
+                                    current = readVersion(snapshots.get(next++)).iterator();
+                                }
+                                return current.hasNext();
+                            }
+
+                            @Override
+                            public Record next() {
+                                if (!hasNext()) {
+                                    throw new java.util.NoSuchElementException();
+                                }
+                                return current.next();
+                            }
+                        };
+        return CloseableIterable.withNoopClose(rows);
+    }
+
+    /** The changes as Flink {@link RowData} of {@link #rowType()}. */
+    public CloseableIterable<RowData> readRowData() {
+        return CloseableIterable.transform(
+                read(),
+                record ->
+                        new StructRowData(schema.asStruct())
+                                .setStruct(new InternalRecordWrapper(schema.asStruct()).wrap(record)));
+    }
+
+    private List<Record> readVersion(Snapshot snapshot) {
+        try {
+            SnapshotChangeReader.SnapshotRows rows =
+                    new SnapshotChangeReader(table, dataSchema).read(snapshot);
+            OffsetDateTime committed =
+                    OffsetDateTime.ofInstant(
+                            Instant.ofEpochMilli(snapshot.timestampMillis()), ZoneOffset.UTC);
+            List<Record> out = new ArrayList<>();
+            for (ChangePairing.Change change :
+                    new ChangePairing(dataSchema).pair(rows.removed, rows.added)) {
+                GenericRecord record = GenericRecord.create(schema.asStruct());
+                int columns = dataSchema.columns().size();
+                for (int i = 0; i < columns; i++) {
+                    record.set(i, change.row.get(i));
+                }
+                record.set(columns, change.type.value());
+                record.set(columns + 1, snapshot.sequenceNumber());
+                record.set(columns + 2, committed);
+                out.add(record);
+            }
+            return out;
+        } catch (NotFoundException e) {
+            throw missingFile(snapshot, e);
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof FileNotFoundException) {
+                throw missingFile(snapshot, e);
+            }
+            throw e;
+        }
+    }
+
+    private CdfException missingFile(Snapshot snapshot, Exception cause) {
+        return new CdfException(
+                CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
+                String.format(
+                        "Version %d of table %s is not available: a file it needs is missing (%s). "
+                                + "Read from a later version, or restore the file.",
+                        snapshot.sequenceNumber(), table.name(), cause.getMessage()),
+                cause);
+    }
+
+    /** Builder of {@link TableChanges}; bounds are validated and resolved in {@link #build()}. */
+    @PublicEvolving
+    public static final class Builder {
+        private final Table table;
+        private Long startingVersion;
+        private String startingTimestamp;
+        private Long endingVersion;
+        private String endingTimestamp;
+        private boolean timestampOutOfRangeEnabled;
+
+        private Builder(Table table) {
+            this.table = table;
+        }
+
+        /** First version to read, inclusive (F3). */
+        public Builder startingVersion(long version) {
+            this.startingVersion = version;
+            return this;
+        }
+
+        /** Read from the first commit at or after this time (F3). */
+        public Builder startingTimestamp(String timestamp) {
+            this.startingTimestamp = timestamp;
+            return this;
+        }
+
+        /** Last version to read, inclusive; default the latest version (F3). */
+        public Builder endingVersion(long version) {
+            this.endingVersion = version;
+            return this;
+        }
+
+        /** Read up to the last commit at or before this time (F3). */
+        public Builder endingTimestamp(String timestamp) {
+            this.endingTimestamp = timestamp;
+            return this;
+        }
+
+        /** See {@link ChangeFeedOptions#TIMESTAMP_OUT_OF_RANGE_ENABLED} (F4). */
+        public Builder timestampOutOfRangeEnabled(boolean enabled) {
+            this.timestampOutOfRangeEnabled = enabled;
+            return this;
+        }
+
+        /** Sets bounds from options keyed as in {@link ChangeFeedOptions} (unknown keys ignored). */
+        public Builder options(Map<String, String> options) {
+            String value = options.get(ChangeFeedOptions.STARTING_VERSION.key());
+            if (value != null) {
+                startingVersion = parseVersion(ChangeFeedOptions.STARTING_VERSION.key(), value);
+            }
+            value = options.get(ChangeFeedOptions.ENDING_VERSION.key());
+            if (value != null) {
+                endingVersion = parseVersion(ChangeFeedOptions.ENDING_VERSION.key(), value);
+            }
+            startingTimestamp =
+                    options.getOrDefault(ChangeFeedOptions.STARTING_TIMESTAMP.key(), startingTimestamp);
+            endingTimestamp =
+                    options.getOrDefault(ChangeFeedOptions.ENDING_TIMESTAMP.key(), endingTimestamp);
+            value = options.get(ChangeFeedOptions.TIMESTAMP_OUT_OF_RANGE_ENABLED.key());
+            if (value != null) {
+                timestampOutOfRangeEnabled = Boolean.parseBoolean(value);
+            }
+            return this;
+        }
+
+        private long parseVersion(String key, String value) {
+            try {
+                return Long.parseLong(value.trim());
+            } catch (NumberFormatException e) {
+                throw new CdfException(
+                        CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                        String.format(
+                                "'%s' = '%s' for the change feed of table %s is not a version. Versions are "
+                                        + "integers >= 0.",
+                                key, value, table.name()));
+            }
+        }
+
+        /** Validates the options and resolves the range against the table's current metadata. */
+        public TableChanges build() {
+            String name = table.name();
+            String startV = ChangeFeedOptions.STARTING_VERSION.key();
+            String startT = ChangeFeedOptions.STARTING_TIMESTAMP.key();
+            String endV = ChangeFeedOptions.ENDING_VERSION.key();
+            String endT = ChangeFeedOptions.ENDING_TIMESTAMP.key();
+            if (startingVersion != null && startingTimestamp != null) {
+                throw options(
+                        "Both '%s' (%d) and '%s' ('%s') are set for the change feed of table %s. Set only one of them.",
+                        startV, startingVersion, startT, startingTimestamp, name);
+            }
+            if (startingVersion == null && startingTimestamp == null) {
+                throw options(
+                        "Neither '%s' nor '%s' is set for the change feed of table %s. Set one of them.",
+                        startV, startT, name);
+            }
+            if (endingVersion != null && endingTimestamp != null) {
+                throw options(
+                        "Both '%s' (%d) and '%s' ('%s') are set for the change feed of table %s. Set only one of them.",
+                        endV, endingVersion, endT, endingTimestamp, name);
+            }
+            if (startingVersion != null && startingVersion < 0) {
+                throw options(
+                        "'%s' = %d for the change feed of table %s is negative. Versions are integers >= 0.",
+                        startV, startingVersion, name);
+            }
+            if (endingVersion != null && endingVersion < 0) {
+                throw options(
+                        "'%s' = %d for the change feed of table %s is negative. Versions are integers >= 0.",
+                        endV, endingVersion, name);
+            }
+            table.refresh();
+            TableVersions versions = TableVersions.of(table);
+            SchemaChanges.checkReservedColumns(name, table.schema());
+            VersionRange range =
+                    VersionRange.resolve(
+                            versions,
+                            startingVersion,
+                            startingTimestamp,
+                            endingVersion,
+                            endingTimestamp,
+                            timestampOutOfRangeEnabled);
+            Schema dataSchema =
+                    range.isEmpty()
+                            ? table.schema()
+                            : SchemaChanges.schemaOf(
+                                    table, range.snapshots().get(range.snapshots().size() - 1));
+            SchemaChanges.checkReservedColumns(name, dataSchema);
+            SchemaChanges.checkAdditive(table, range.snapshots());
+            return new TableChanges(table, range, dataSchema);
+        }
+
+        private static CdfException options(String format, Object... args) {
+            return new CdfException(
+                    CdfException.ErrorCode.INVALID_CDC_OPTIONS, String.format(format, args));
+        }
+    }
+}
