@@ -19,7 +19,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         version = "changeflow 0.1.0-SNAPSHOT (Flink 2.1.1, Iceberg 1.11.0)",
         description = "AUTO CDC streaming tables and change data feeds for Apache Iceberg, on Apache Flink.",
-        subcommands = {IngestCommand.class, DemoCommand.class, ShowCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {IngestCommand.class, DemoCommand.class, ShowCommand.class, DeployCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

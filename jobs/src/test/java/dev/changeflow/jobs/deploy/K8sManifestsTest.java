@@ -263,6 +263,52 @@ class K8sManifestsTest {
         assertThat(cfg.flows).extracting(f -> f.table).containsExactly("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
     }
 
+    @Test
+    void deployPrintRendersAValidDeploymentWhoseArgumentsParse() throws Exception {
+        java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream stdout = System.out;
+        int code;
+        try {
+            System.setOut(new java.io.PrintStream(buf, true, StandardCharsets.UTF_8));
+            code = dev.changeflow.jobs.cli.Main.execute(
+                    "deploy", "--print", "--flows", repo.resolve("examples/pgbench-flows.yaml").toString(),
+                    "--name", "pgbench-ingest", "--namespace", "data", "--image", "registry.example.com/changeflow:0.1.0",
+                    "--state-dir", "s3://lake/flink/", "--kafka-bootstrap", "kafka:9092", "--topic-pattern", "pgbench\\.public\\..*",
+                    "--catalog", "type=rest", "--catalog", "uri=http://rest:8181", "--flink-conf", "execution.checkpointing.interval=1min");
+        } finally {
+            System.setOut(stdout);
+        }
+        assertThat(code).isZero();
+        List<JsonNode> docs = documents(buf.toString(StandardCharsets.UTF_8));
+        assertThat(docs).extracting(n -> n.path("kind").asText()).containsExactly("ConfigMap", "FlinkDeployment");
+        assertThat(docs.get(0).path("data").path("flows.yaml").asText())
+                .isEqualTo(Files.readString(repo.resolve("examples/pgbench-flows.yaml")));
+        JsonNode d = docs.get(1);
+        assertThat(problems(d)).isEmpty();
+        JsonNode conf = d.path("spec").path("flinkConfiguration");
+        assertThat(conf.path("execution.checkpointing.dir").asText()).isEqualTo("s3://lake/flink/checkpoints/pgbench-ingest");
+        assertThat(conf.path("execution.checkpointing.savepoint-dir").asText()).isEqualTo("s3://lake/flink/savepoints/pgbench-ingest");
+        assertThat(conf.path("execution.checkpointing.interval").asText()).isEqualTo("1min");
+        List<String> args = new ArrayList<>();
+        d.path("spec").path("job").path("args").forEach(a -> args.add(a.asText()));
+        assertThat(args).containsExactly("ingest", "--cluster", "--flows", "/opt/changeflow/flows/flows.yaml",
+                "--kafka-bootstrap", "kafka:9092", "--topic-pattern", "pgbench\\.public\\..*",
+                "--catalog", "type=rest", "--catalog", "uri=http://rest:8181");
+        picocli.CommandLine.ParseResult parsed = new picocli.CommandLine(new dev.changeflow.jobs.cli.Main()).parseArgs(args.toArray(new String[0]));
+        dev.changeflow.jobs.cli.IngestCommand ingest = (dev.changeflow.jobs.cli.IngestCommand) parsed.subcommand().commandSpec().userObject();
+        dev.changeflow.jobs.config.IngestConfig cfg = dev.changeflow.jobs.config.FlowsFile.parse(
+                docs.get(0).path("data").path("flows.yaml").asText(), "flows.yaml");
+        ingest.applyOverrides(cfg);
+        assertThat(cfg.kafka.topicPattern).isEqualTo("pgbench\\.public\\..*");
+    }
+
+    @Test
+    void deployPrintNamesWhatIsMissing() {
+        assertThat(dev.changeflow.jobs.cli.Main.execute(
+                "deploy", "--print", "--flows", repo.resolve("examples/pgbench-flows.yaml").toString(),
+                "--state-dir", "s3://lake/flink", "--kafka-bootstrap", "kafka:9092", "--catalog", "type=rest")).isEqualTo(2);
+    }
+
     private static String kustomize(Path dir) throws Exception {
         Process p;
         try {
