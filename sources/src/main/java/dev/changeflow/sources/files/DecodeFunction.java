@@ -4,7 +4,6 @@ import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.operators.quarantine.QuarantineRecords;
 import dev.changeflow.sources.changes.ChangeRecordDecoder;
 import dev.changeflow.sources.changes.DecodeOutcome;
-import dev.changeflow.sources.changes.DecodeOutput;
 import dev.changeflow.sources.changes.DecoderFlow;
 
 import org.apache.flink.annotation.PublicEvolving;
@@ -52,19 +51,11 @@ import java.util.List;
 public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> implements ResultTypeQueryable<RowData> {
     private static final long serialVersionUID = 1L;
 
-    private static final OutputTag<RowData> QUARANTINE_TAG =
-            new OutputTag<>("changeflow-quarantine", InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
-
     private final List<DecoderFlow> flows;
 
     private transient ChangeRecordDecoder decoder;
-    private transient OutputTag<RowData>[] changes;
-    private transient OutputTag<RowData>[] truncates;
-    private transient Counter recordsIn;
-    private transient Counter quarantined;
-    private transient Counter tombstonesSkipped;
     private transient Counter filesCompleted;
-    private transient Output output;
+    private transient DecodeSideOutputs output;
 
     /** @param flows the flows of this source (one format); a flow's list index is its {@code flowIndex} */
     public DecodeFunction(List<DecoderFlow> flows) {
@@ -74,17 +65,17 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
 
     /** The side output of upserts and deletes of flow {@code flowIndex} (equal across calls). */
     public static OutputTag<RowData> changesTag(int flowIndex, DecoderFlow flow) {
-        return new OutputTag<>("changeflow-changes-" + flowIndex + "-" + flow.flowId(), InternalTypeInfo.of(flow.sourceType()));
+        return DecodeSideOutputs.changesTag(flowIndex, flow);
     }
 
     /** The side output of truncates of flow {@code flowIndex} (equal across calls). */
     public static OutputTag<RowData> truncatesTag(int flowIndex, DecoderFlow flow) {
-        return new OutputTag<>("changeflow-truncates-" + flowIndex + "-" + flow.flowId(), InternalTypeInfo.of(flow.sourceType()));
+        return DecodeSideOutputs.truncatesTag(flowIndex, flow);
     }
 
     /** The side output of quarantine rows. */
     public static OutputTag<RowData> quarantineTag() {
-        return QUARANTINE_TAG;
+        return DecodeSideOutputs.quarantineTag();
     }
 
     /** {@link #changesTag(int, DecoderFlow)} of this function's flow {@code flowIndex}. */
@@ -102,21 +93,11 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public void open(OpenContext openContext) throws Exception {
         decoder = new ChangeRecordDecoder(flows);
-        changes = new OutputTag[flows.size()];
-        truncates = new OutputTag[flows.size()];
-        for (int i = 0; i < flows.size(); i++) {
-            changes[i] = changesTag(i);
-            truncates[i] = truncatesTag(i);
-        }
         MetricGroup metrics = getRuntimeContext().getMetricGroup();
-        recordsIn = metrics.counter("recordsIn");
-        quarantined = metrics.counter("quarantined");
-        tombstonesSkipped = metrics.counter("tombstonesSkipped");
+        output = new DecodeSideOutputs(flows, metrics);
         filesCompleted = metrics.counter("filesCompleted");
-        output = new Output();
     }
 
     @Override
@@ -124,16 +105,15 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
         output.ctx = ctx;
         long now = ctx.timerService().currentProcessingTime();
         if (line.getDamage() != null) {
-            ctx.output(QUARANTINE_TAG, QuarantineRecords.of(decoder.defaultFlowId(), line.getSource(), null, line.getLine(),
+            output.quarantine(QuarantineRecords.of(decoder.defaultFlowId(), line.getSource(), null, line.getLine(),
                     line.getBytes(), QuarantineReason.TRUNCATED_FILE, line.getDamage(), now));
-            quarantined.inc();
+            output.countOutcome(DecodeOutcome.QUARANTINED);
             return;
         }
         if (line.isEndOfFile()) {
             filesCompleted.inc();
             return;
         }
-        recordsIn.inc();
         DecodeOutcome outcome;
         if (line.oversized()) {
             outcome = decoder.reject(QuarantineReason.RECORD_TOO_LARGE, line.getBytes(), line.getSource(), null,
@@ -142,11 +122,7 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
         } else {
             outcome = decoder.decode(line.getBytes(), line.getSource(), null, line.getLine(), now, output);
         }
-        if (outcome == DecodeOutcome.QUARANTINED) {
-            quarantined.inc();
-        } else if (outcome == DecodeOutcome.TOMBSTONE_SKIPPED) {
-            tombstonesSkipped.inc();
-        }
+        output.count(outcome);
     }
 
     @Override
@@ -156,26 +132,6 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
 
     @VisibleForTesting
     long[] counts() {
-        return new long[] {recordsIn.getCount(), quarantined.getCount(), tombstonesSkipped.getCount(), filesCompleted.getCount()};
-    }
-
-    /** Routes decoder output to the side outputs of the current element's context. */
-    private final class Output implements DecodeOutput {
-        Context ctx;
-
-        @Override
-        public void upsertOrDelete(int flowIndex, RowData row) {
-            ctx.output(changes[flowIndex], row);
-        }
-
-        @Override
-        public void truncate(int flowIndex, RowData row) {
-            ctx.output(truncates[flowIndex], row);
-        }
-
-        @Override
-        public void quarantine(RowData row) {
-            ctx.output(QUARANTINE_TAG, row);
-        }
+        return new long[] {output.recordsIn.getCount(), output.quarantined.getCount(), output.tombstonesSkipped.getCount(), filesCompleted.getCount()};
     }
 }
