@@ -68,6 +68,9 @@ public final class ShowCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--limit must be 0 (all) or more, got " + limit);
         }
         Table t = cat.loadTable(id);
+        if (count && history) {
+            throw new IllegalArgumentException("--count and --history do not go together");
+        }
         if (history) {
             if (t.currentSnapshot() == null) {
                 System.out.println("(" + id + " has no versions yet)");
@@ -88,6 +91,7 @@ public final class ShowCommand implements Callable<Integer> {
             System.out.println(rows.size());
             return 0;
         }
+        TableRows.sortByIdentifierFields(t.schema(), rows);
         System.out.println(TableRows.header(t.schema()));
         int n = 0;
         for (Record r : rows) {

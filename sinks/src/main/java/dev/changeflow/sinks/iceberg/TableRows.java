@@ -133,16 +133,27 @@ public final class TableRows {
      */
     public static List<String> toCsvLines(Table table) {
         List<Record> rows = read(table);
-        Schema schema = table.schema();
-        if (!schema.identifierFieldIds().isEmpty()) {
-            Schema keySchema = schema.select(schema.identifierFieldNames());
-            Comparator<StructLike> byKey = Comparators.forType(keySchema.asStruct());
-            StructProjection left = StructProjection.create(schema, keySchema);
-            StructProjection right = StructProjection.create(schema, keySchema);
-            rows.sort((a, b) -> byKey.compare(left.wrap(a), right.wrap(b)));
+        if (sortByIdentifierFields(table.schema(), rows)) {
             return rows.stream().map(TableRows::toCsvLine).collect(Collectors.toList());
         }
         return rows.stream().map(TableRows::toCsvLine).sorted().collect(Collectors.toList());
+    }
+
+    /**
+     * Sorts rows of {@code schema} by its identifier fields, in place.
+     *
+     * @return false (and leaves the order) when the schema has no identifier fields
+     */
+    public static boolean sortByIdentifierFields(Schema schema, List<Record> rows) {
+        if (schema.identifierFieldIds().isEmpty()) {
+            return false;
+        }
+        Schema keySchema = schema.select(schema.identifierFieldNames());
+        Comparator<StructLike> byKey = Comparators.forType(keySchema.asStruct());
+        StructProjection left = StructProjection.create(schema, keySchema);
+        StructProjection right = StructProjection.create(schema, keySchema);
+        rows.sort((a, b) -> byKey.compare(left.wrap(a), right.wrap(b)));
+        return true;
     }
 
     /** One row as a CSV line (see the class comment for the format). */
