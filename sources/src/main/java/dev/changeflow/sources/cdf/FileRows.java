@@ -17,6 +17,8 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.PartitionSpecParser;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SchemaParser;
+import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.data.DeleteLoader;
 import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IdentityPartitionConverters;
@@ -90,7 +92,14 @@ final class FileRows {
             Expression filter,
             Consumer<PositionedRow> consumer) {
         Schema requested = withPosition(projection);
-        GenericDeleteFilter deletes = new GenericDeleteFilter(io, task, tableSchema, requested);
+        GenericDeleteFilter deletes = new GenericDeleteFilter(io, task, tableSchema, requested) {
+            @Override
+            protected DeleteLoader newDeleteLoader() {
+                // no worker pool: the few delete files of one task load inline, without the pool's
+                // 10 ms completion polling per file
+                return new BaseDeleteLoader(this::loadInputFile, null);
+            }
+        };
         Schema readSchema = deletes.requiredSchema();
         Map<Integer, ?> constants =
                 PartitionUtil.constantsMap(task, IdentityPartitionConverters::convertConstant);

@@ -224,7 +224,7 @@ final class SnapshotChangeReader {
         for (DeleteFile file : deleteFiles) {
             byColumns.computeIfAbsent(file.equalityFieldIds(), k -> new ArrayList<>()).add(file);
         }
-        BaseDeleteLoader loader = new BaseDeleteLoader(file -> table.io().newInputFile(file));
+        BaseDeleteLoader loader = new BaseDeleteLoader(file -> table.io().newInputFile(file), null);
         for (Map.Entry<List<Integer>, List<DeleteFile>> group : byColumns.entrySet()) {
             Schema keySchema = TypeUtil.select(parentSchema, new HashSet<>(group.getKey()));
             Types.StructType keyType = keySchema.asStruct();

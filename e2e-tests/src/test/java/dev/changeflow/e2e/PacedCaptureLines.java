@@ -1,0 +1,213 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.sources.files.SourceLine;
+
+import org.apache.flink.api.common.eventtime.Watermark;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichFlatMapFunction;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.SourceOutput;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
+import org.apache.flink.core.io.InputStatus;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.Collector;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
+
+/**
+ * A test stream of a capture file's lines in batches, one batch per completed checkpoint: batch
+ * i+1 is emitted only after a checkpoint taken after batch i has completed (batch 0 at once), so
+ * the lines of every batch are exactly the content of one checkpoint and — for each table they
+ * change — of one Iceberg version (Iceberg's {@code FlinkSink} commits each checkpoint as its own
+ * snapshot in {@code notifyCheckpointComplete}, which reaches the committer before the barrier of
+ * the next checkpoint). No sleeps: the reader is unavailable until the releasing checkpoint's
+ * completion notification arrives. Parallelism 1; the file is read by the expanding function, so
+ * the job graph carries only the batch bounds.
+ */
+final class PacedCaptureLines {
+    private PacedCaptureLines() {}
+
+    /**
+     * @param bounds line indexes (0-based) where batches start, ascending, with the number of lines
+     *     as the last element: batch i holds lines {@code [bounds[i], bounds[i+1])}
+     * @param keep which lines (as text) of a batch are emitted
+     */
+    static DataStream<SourceLine> stream(
+            StreamExecutionEnvironment env, Path gzFile, int[] bounds, SerializablePredicate keep) {
+        return env.fromSource(
+                        new OneBatchPerCheckpointSource(bounds.length - 1),
+                        WatermarkStrategy.noWatermarks(),
+                        "paced batches")
+                .uid("paced-batches")
+                .setParallelism(1)
+                .flatMap(new ExpandBatch(gzFile.toString(), bounds.clone(), keep), TypeInformation.of(SourceLine.class))
+                .uid("paced-lines")
+                .name("paced capture lines")
+                .setParallelism(1);
+    }
+
+    /** A serializable line filter. */
+    interface SerializablePredicate extends Predicate<String>, java.io.Serializable {}
+
+    private static final class ExpandBatch extends RichFlatMapFunction<Long, SourceLine> {
+        private static final long serialVersionUID = 1L;
+        private final String file;
+        private final int[] bounds;
+        private final SerializablePredicate keep;
+        private transient List<String> lines;
+
+        ExpandBatch(String file, int[] bounds, SerializablePredicate keep) {
+            this.file = file;
+            this.bounds = bounds;
+            this.keep = keep;
+        }
+
+        @Override
+        public void open(OpenContext context) throws Exception {
+            lines = SharedData.readLines(Path.of(file));
+            if (lines.size() != bounds[bounds.length - 1]) {
+                throw new IllegalStateException(file + " has " + lines.size() + " lines, the batches cover " + bounds[bounds.length - 1]);
+            }
+        }
+
+        @Override
+        public void flatMap(Long batch, Collector<SourceLine> out) {
+            int b = batch.intValue();
+            for (int i = bounds[b]; i < bounds[b + 1]; i++) {
+                String line = lines.get(i);
+                if (keep.test(line)) {
+                    out.collect(SourceLine.data(file, i + 1, line.getBytes(StandardCharsets.UTF_8)));
+                }
+            }
+        }
+    }
+
+    /** Emits 0..n-1, number i+1 only after a checkpoint taken after number i has completed. */
+    private static final class OneBatchPerCheckpointSource extends NumberSequenceSource {
+        private static final long serialVersionUID = 1L;
+
+        OneBatchPerCheckpointSource(int batches) {
+            super(0, batches - 1);
+        }
+
+        @Override
+        public SourceReader<Long, NumberSequenceSplit> createReader(SourceReaderContext context) {
+            return new CheckpointGatedReader(super.createReader(context));
+        }
+    }
+
+    private static final class CheckpointGatedReader implements SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> {
+        private final SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate;
+        private CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
+        private boolean emittedSinceSnapshot;
+        private long releasingCheckpoint = -1;
+
+        CheckpointGatedReader(SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public void start() {
+            delegate.start();
+        }
+
+        @Override
+        public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
+            if (!gate.isDone()) {
+                return InputStatus.NOTHING_AVAILABLE;
+            }
+            boolean[] emitted = {false};
+            InputStatus status = delegate.pollNext(new ReaderOutput<Long>() {
+                @Override
+                public void collect(Long record) {
+                    emitted[0] = true;
+                    output.collect(record);
+                }
+
+                @Override
+                public void collect(Long record, long timestamp) {
+                    emitted[0] = true;
+                    output.collect(record, timestamp);
+                }
+
+                @Override
+                public void emitWatermark(Watermark watermark) {
+                    output.emitWatermark(watermark);
+                }
+
+                @Override
+                public void markIdle() {
+                    output.markIdle();
+                }
+
+                @Override
+                public void markActive() {
+                    output.markActive();
+                }
+
+                @Override
+                public SourceOutput<Long> createOutputForSplit(String splitId) {
+                    return output.createOutputForSplit(splitId);
+                }
+
+                @Override
+                public void releaseOutputForSplit(String splitId) {
+                    output.releaseOutputForSplit(splitId);
+                }
+            });
+            if (emitted[0]) {
+                gate = new CompletableFuture<>();
+                emittedSinceSnapshot = true;
+                return status == InputStatus.END_OF_INPUT ? status : InputStatus.NOTHING_AVAILABLE;
+            }
+            return status;
+        }
+
+        @Override
+        public CompletableFuture<Void> isAvailable() {
+            return gate.isDone() ? delegate.isAvailable() : gate;
+        }
+
+        @Override
+        public void addSplits(List<NumberSequenceSource.NumberSequenceSplit> splits) {
+            delegate.addSplits(splits);
+        }
+
+        @Override
+        public void notifyNoMoreSplits() {
+            delegate.notifyNoMoreSplits();
+        }
+
+        @Override
+        public List<NumberSequenceSource.NumberSequenceSplit> snapshotState(long checkpointId) {
+            if (emittedSinceSnapshot) {
+                releasingCheckpoint = checkpointId;
+                emittedSinceSnapshot = false;
+            }
+            return delegate.snapshotState(checkpointId);
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) throws Exception {
+            delegate.notifyCheckpointComplete(checkpointId);
+            if (releasingCheckpoint >= 0 && checkpointId >= releasingCheckpoint) {
+                releasingCheckpoint = -1;
+                gate.complete(null);
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            delegate.close();
+        }
+    }
+}
