@@ -1,0 +1,139 @@
+package dev.changeflow.sinks.iceberg;
+
+import org.apache.flink.api.common.eventtime.Watermark;
+import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.SourceOutput;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
+import org.apache.flink.core.io.InputStatus;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A test source that paces batches by checkpoints: it emits 0..n-1, number i+1 only after a
+ * checkpoint that was taken after number i completed, so each number (a batch index, expanded by
+ * a downstream flatMap) is the whole content of exactly one checkpoint — and of one Iceberg
+ * version — however the timing falls. Restored from a checkpoint, it continues after the last
+ * number that checkpoint covers. Shared by the sinks tests and e2e-tests (sinks' test-jar).
+ */
+public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
+    private static final long serialVersionUID = 1L;
+
+    /** @param batches how many numbers (batches) to emit: 0 .. batches-1 */
+    public OneBatchPerCheckpointSource(int batches) {
+        super(0, batches - 1);
+    }
+
+    @Override
+    public SourceReader<Long, NumberSequenceSplit> createReader(SourceReaderContext context) {
+        return new CheckpointGatedReader(super.createReader(context));
+    }
+
+    private static final class CheckpointGatedReader implements SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> {
+        private final SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate;
+        private CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
+        private boolean emittedSinceSnapshot;
+        private long releasingCheckpoint = -1;
+
+        CheckpointGatedReader(SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public void start() {
+            delegate.start();
+        }
+
+        @Override
+        public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
+            if (!gate.isDone()) {
+                return InputStatus.NOTHING_AVAILABLE;
+            }
+            boolean[] emitted = {false};
+            InputStatus status = delegate.pollNext(new ReaderOutput<Long>() {
+                @Override
+                public void collect(Long record) {
+                    emitted[0] = true;
+                    output.collect(record);
+                }
+
+                @Override
+                public void collect(Long record, long timestamp) {
+                    emitted[0] = true;
+                    output.collect(record, timestamp);
+                }
+
+                @Override
+                public void emitWatermark(Watermark watermark) {
+                    output.emitWatermark(watermark);
+                }
+
+                @Override
+                public void markIdle() {
+                    output.markIdle();
+                }
+
+                @Override
+                public void markActive() {
+                    output.markActive();
+                }
+
+                @Override
+                public SourceOutput<Long> createOutputForSplit(String splitId) {
+                    return output.createOutputForSplit(splitId);
+                }
+
+                @Override
+                public void releaseOutputForSplit(String splitId) {
+                    output.releaseOutputForSplit(splitId);
+                }
+            });
+            if (emitted[0]) {
+                gate = new CompletableFuture<>();
+                emittedSinceSnapshot = true;
+                return status == InputStatus.END_OF_INPUT ? status : InputStatus.NOTHING_AVAILABLE;
+            }
+            return status;
+        }
+
+        @Override
+        public CompletableFuture<Void> isAvailable() {
+            return gate.isDone() ? delegate.isAvailable() : gate;
+        }
+
+        @Override
+        public void addSplits(List<NumberSequenceSource.NumberSequenceSplit> splits) {
+            delegate.addSplits(splits);
+        }
+
+        @Override
+        public void notifyNoMoreSplits() {
+            delegate.notifyNoMoreSplits();
+        }
+
+        @Override
+        public List<NumberSequenceSource.NumberSequenceSplit> snapshotState(long checkpointId) {
+            if (emittedSinceSnapshot) {
+                releasingCheckpoint = checkpointId;
+                emittedSinceSnapshot = false;
+            }
+            return delegate.snapshotState(checkpointId);
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) throws Exception {
+            delegate.notifyCheckpointComplete(checkpointId);
+            if (releasingCheckpoint >= 0 && checkpointId >= releasingCheckpoint) {
+                releasingCheckpoint = -1;
+                gate.complete(null);
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            delegate.close();
+        }
+    }
+}
