@@ -57,6 +57,16 @@ public final class FlowsFile {
 
     private FlowsFile() {}
 
+    /** The options a flow of a flows file accepts (the README's options table lists exactly these). */
+    public static Set<String> flowOptionNames() {
+        return FLOW_KEYS;
+    }
+
+    /** The options the top level of a flows file accepts. */
+    public static Set<String> fileOptionNames() {
+        return TOP_KEYS;
+    }
+
     /** Reads and validates a flows file. @throws IllegalArgumentException on a bad option */
     public static IngestConfig read(Path file) throws IOException {
         IngestConfig cfg = parse(Files.readString(file), file.toString());

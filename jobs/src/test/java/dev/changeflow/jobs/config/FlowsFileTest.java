@@ -137,6 +137,25 @@ class FlowsFileTest {
     }
 
     @Test
+    void theReadmeDocumentsExactlyTheOptionsTheParserAccepts() throws Exception {
+        java.nio.file.Path p = java.nio.file.Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        while (!java.nio.file.Files.isDirectory(p.resolve(".mvn"))) {
+            p = p.getParent();
+        }
+        String readme = java.nio.file.Files.readString(p.resolve("README.md"));
+        String section = readme.substring(readme.indexOf("## Flows file"), readme.indexOf("## Quarantine table"));
+        java.util.Set<String> table = new java.util.TreeSet<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\| `([a-z-]+)` \\|").matcher(section);
+        while (m.find()) {
+            table.add(m.group(1));
+        }
+        assertThat(table).isEqualTo(new java.util.TreeSet<>(FlowsFile.flowOptionNames()));
+        for (String fileOption : FlowsFile.fileOptionNames()) {
+            assertThat(section).as("file-level option " + fileOption + " documented").contains("`" + fileOption + "`");
+        }
+    }
+
+    @Test
     void durations() {
         assertThat(FlowsFile.duration("2s", "x")).isEqualTo(Duration.ofSeconds(2));
         assertThat(FlowsFile.duration("10 min", "x")).isEqualTo(Duration.ofMinutes(10));
