@@ -30,8 +30,15 @@ public final class AutoCdcKeySelector implements KeySelector<RowData, RowData>, 
     private transient RowData.FieldGetter[] getters;
 
     public AutoCdcKeySelector(AutoCdcSpec spec) {
-        this.positions = spec.keyIndexesInSource();
-        RowType source = spec.sourceType();
+        this(spec.sourceType(), spec.keyIndexesInSource());
+    }
+
+    /**
+     * Selects the columns at {@code positions} of rows of type {@code source} (for keyed operators
+     * other than AUTO CDC, e.g. the Silver→Gold aggregate's GROUP BY).
+     */
+    public AutoCdcKeySelector(RowType source, int[] positions) {
+        this.positions = positions.clone();
         RowType.RowField[] fields = new RowType.RowField[positions.length];
         for (int i = 0; i < positions.length; i++) {
             RowType.RowField f = source.getFields().get(positions[i]);

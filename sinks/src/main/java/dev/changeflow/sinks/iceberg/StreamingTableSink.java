@@ -109,6 +109,35 @@ public final class StreamingTableSink {
     }
 
     /**
+     * Writes upserts to an existing table with identifier fields, Iceberg's upsert mode: {@code +I}
+     * and {@code +U} rows replace the row of their key (an equality delete by key, then an insert),
+     * {@code -D} rows delete their key (only the key columns need values), {@code -U} rows are
+     * ignored. Writing the same upsert twice gives the same table (idempotent), which the
+     * Silver→Gold job relies on when it replays versions.
+     *
+     * @param keys the table's identifier fields (not empty)
+     * @param uidSuffix stable prefix of the sink's operator uids
+     * @throws IllegalArgumentException when {@code keys} is empty
+     */
+    public static DataStreamSink<Void> upsert(
+            DataStream<RowData> upserts,
+            CatalogLoader catalogLoader,
+            TableIdentifier table,
+            List<String> keys,
+            StreamingTableOptions options,
+            String uidSuffix) {
+        Objects.requireNonNull(keys, "keys");
+        if (keys.isEmpty()) {
+            throw new IllegalArgumentException("upserts into " + table + " need the table's identifier fields");
+        }
+        return builder(upserts, catalogLoader, table, options, uidSuffix, null)
+                .equalityFieldColumns(List.copyOf(keys))
+                .upsert(true)
+                .distributionMode(DistributionMode.HASH)
+                .append();
+    }
+
+    /**
      * Appends rows ({@code +I} only; other row kinds are not interpreted) to an existing table
      * without identifier fields, one snapshot per checkpoint that produced rows. The distribution
      * mode is the table's {@code write.distribution-mode} (Iceberg's default: none).

@@ -1,0 +1,337 @@
+package dev.changeflow.jobs.gold;
+
+import dev.changeflow.operators.AutoCdcKeySelector;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.StreamingTableOptions;
+import dev.changeflow.sinks.iceberg.StreamingTableSink;
+import dev.changeflow.sinks.iceberg.StreamingTables;
+import dev.changeflow.sources.cdf.ChangeFeedColumns;
+
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.utils.TypeConversions;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.Collector;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.data.StructRowData;
+import org.apache.iceberg.io.CloseableIterable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The Silver→Gold topology over a Silver change feed: Flink SQL evaluates the projections, filter
+ * and aggregate arguments (design.md: expressions are Flink SQL's), changeflow's functions turn
+ * changes into Gold upserts, and Iceberg's {@code FlinkSink} commits them in upsert mode, one
+ * snapshot per table and checkpoint (exactly once).
+ *
+ * <p><b>Input</b>: the change feed of the Silver table (semantics.md F1): the Silver columns,
+ * {@code _change_type STRING}, {@code _commit_version BIGINT}, {@code _commit_timestamp
+ * TIMESTAMP_LTZ(3)}, row kind {@code +I}, per identity in version order with each preimage directly
+ * before its postimage, and event-time watermarks that are Silver versions.
+ *
+ * <p><b>Upsert table</b> (uid {@code <name>-gold-upsert}): {@code insert} / {@code
+ * update_postimage} rows passing the filter are upserted, a postimage that fails it and a {@code
+ * delete} that passed it delete the key; {@code update_preimage} rows are not needed.
+ *
+ * <p><b>Aggregate table</b> (uid {@code <name>-gold-aggregate}): see {@link GoldAggregateFunction}.
+ */
+public final class GoldJob {
+    private static final Logger LOG = LoggerFactory.getLogger(GoldJob.class);
+
+    static final String PASS = "__changeflow_pass";
+    static final String CHANGE_TYPE = "__changeflow_change_type";
+    static final String ARG = "__changeflow_arg";
+
+    private GoldJob() {}
+
+    /**
+     * Adds the Gold operators and sinks for {@code changes} (the Silver change feed), creating the
+     * Gold tables when missing.
+     *
+     * @param silver the Silver table (its identifier fields key the upsert table)
+     * @param changeType the row type of {@code changes} (F1)
+     * @throws GoldException {@code GOLD_DEFINITION_INVALID} for an invalid projection, filter or
+     *     aggregate (the message quotes Flink SQL's reason)
+     * @throws dev.changeflow.operators.AutoCdcException {@code TARGET_SCHEMA_MISMATCH} when an
+     *     existing Gold table has another shape
+     */
+    public static void build(
+            DataStream<RowData> changes,
+            RowType changeType,
+            Table silver,
+            GoldSpec spec,
+            GoldStart start,
+            CatalogSettings catalog,
+            StreamingTableOptions options) {
+        StreamTableEnvironment tenv = StreamTableEnvironment.create(changes.getExecutionEnvironment());
+        DataType changeDataType = TypeConversions.fromLogicalToDataType(changeType).bridgedTo(RowData.class);
+        org.apache.flink.table.api.Table table = tenv.fromDataStream(changes,
+                Schema.newBuilder().fromRowDataType(changeDataType)
+                        // passes the change feed's version watermarks through the SQL operators
+                        .watermark(ChangeFeedColumns.COMMIT_TIMESTAMP, "SOURCE_WATERMARK()")
+                        .build());
+        String view = "silver_changes_" + spec.name().replaceAll("[^A-Za-z0-9_]", "_");
+        tenv.createTemporaryView(view, table);
+        Catalog icebergCatalog = catalog.open();
+        if (spec.upsert() != null) {
+            buildUpsert(tenv, view, silver, spec, icebergCatalog, catalog.loader(), options);
+        }
+        if (spec.aggregate() != null) {
+            buildAggregate(tenv, view, spec, start, icebergCatalog, catalog.loader(), options);
+        }
+    }
+
+    private static void buildUpsert(StreamTableEnvironment tenv, String view, Table silver, GoldSpec spec,
+            Catalog catalog, CatalogLoader loader, StreamingTableOptions options) {
+        GoldSpec.Upsert u = spec.upsert();
+        List<String> keys = new ArrayList<>(silver.schema().identifierFieldNames());
+        if (keys.isEmpty()) {
+            throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
+                    "Silver table " + silver.name() + " has no identifier fields; a Gold upsert table needs its row identity");
+        }
+        String columns;
+        if (u.columns().isEmpty()) {
+            StringBuilder b = new StringBuilder();
+            silver.schema().columns().forEach(c -> b.append(b.length() == 0 ? "" : ", ").append('`').append(c.name()).append('`'));
+            columns = b.toString();
+        } else {
+            columns = String.join(", ", u.columns());
+        }
+        String pass = u.where() == null ? "TRUE" : "(" + u.where() + ") IS TRUE";
+        String sql = "SELECT " + columns + ", `" + ChangeFeedColumns.COMMIT_VERSION + "` AS `" + GoldSpec.SOURCE_VERSION + "`, "
+                + pass + " AS `" + PASS + "`, `" + ChangeFeedColumns.CHANGE_TYPE + "` AS `" + CHANGE_TYPE + "` FROM `" + view + "`";
+        org.apache.flink.table.api.Table evaluated = query(tenv, sql, spec, "upsert columns " + u.columns() + " / where " + u.where());
+        RowType evaluatedType = rowType(evaluated);
+        List<RowType.RowField> fields = evaluatedType.getFields();
+        RowType target = new RowType(fields.subList(0, fields.size() - 2));
+        for (String key : keys) {
+            int i = target.getFieldNames().indexOf(key);
+            if (i < 0) {
+                throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
+                        "the upsert columns " + u.columns() + " of " + u.target() + " must keep the Silver identifier field '"
+                                + key + "' under its name (Silver " + silver.name() + " is keyed by " + keys + ")");
+            }
+        }
+        rejectDuplicates(target, u.target());
+        StreamingTables.ensureTable(catalog, u.target(), target, keys, options);
+        DataStream<RowData> rows = tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(evaluatedType).bridgedTo(RowData.class));
+        DataStream<RowData> upserts = rows
+                .process(new UpsertFunction(target.getFieldCount(), target), InternalTypeInfo.of(target))
+                .name("gold upsert " + u.target())
+                .uid(spec.name() + "-gold-upsert");
+        StreamingTableSink.upsert(upserts, loader, u.target(), keys, options, spec.name() + "-upsert");
+    }
+
+    private static void buildAggregate(StreamTableEnvironment tenv, String view, GoldSpec spec, GoldStart start,
+            Catalog catalog, CatalogLoader loader, StreamingTableOptions options) {
+        GoldSpec.Aggregate a = spec.aggregate();
+        StringBuilder sql = new StringBuilder("SELECT ");
+        for (String g : a.groupBy()) {
+            sql.append('`').append(g).append("`, ");
+        }
+        for (int i = 0; i < a.aggregates().size(); i++) {
+            GoldSpec.AggregateColumn c = a.aggregates().get(i);
+            if (c.argument() != null) {
+                sql.append('(').append(c.argument()).append(") AS `").append(ARG).append(i).append("`, ");
+            }
+        }
+        sql.append('`').append(ChangeFeedColumns.CHANGE_TYPE).append("`, `").append(ChangeFeedColumns.COMMIT_VERSION)
+                .append("` FROM `").append(view).append('`');
+        if (start.aggregateSkipThrough() >= 0) {
+            sql.append(" WHERE `").append(ChangeFeedColumns.COMMIT_VERSION).append("` > ").append(start.aggregateSkipThrough());
+        }
+        org.apache.flink.table.api.Table evaluated =
+                query(tenv, sql.toString(), spec, "group by " + a.groupBy() + " / aggregates " + a.aggregates());
+        RowType inputType = rowType(evaluated);
+        GoldAggregateFunction.GoldAggregatePlan plan =
+                new GoldAggregateFunction.GoldAggregatePlan(inputType, a.groupBy().size(), a.aggregates());
+        rejectDuplicates(plan.outputType(), a.target());
+        Table gold = StreamingTables.ensureTable(catalog, a.target(), plan.outputType(), a.groupBy(), options);
+        int[] groups = plan.groupPositions();
+        AutoCdcKeySelector keys = new AutoCdcKeySelector(inputType, groups);
+        DataStream<RowData> rows = tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(inputType).bridgedTo(RowData.class));
+        DataStream<RowData> aggregated = rows
+                .process(new DropNullGroups(groups, a.groupBy()), InternalTypeInfo.of(inputType))
+                .name("gold null groups " + a.target())
+                .uid(spec.name() + "-gold-null-groups")
+                .keyBy(keys, InternalTypeInfo.of(keys.keyType()))
+                .process(new GoldAggregateFunction(plan, new Seeds(loader, a.target(), plan.outputType(), groups)),
+                        InternalTypeInfo.of(plan.outputType()))
+                .name("gold aggregate " + a.target())
+                .uid(spec.name() + "-gold-aggregate");
+        LOG.info("Gold aggregate {}: {} rows at start", a.target(), gold.currentSnapshot() == null ? 0 : "some");
+        StreamingTableSink.upsert(aggregated, loader, a.target(), a.groupBy(), options, spec.name() + "-aggregate");
+    }
+
+    private static org.apache.flink.table.api.Table query(StreamTableEnvironment tenv, String sql, GoldSpec spec, String what) {
+        try {
+            return tenv.sqlQuery(sql);
+        } catch (RuntimeException e) {
+            String msg = String.valueOf(e.getMessage()).split("\n")[0];
+            throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
+                    "Gold job '" + spec.name() + "': " + what + " is not valid Flink SQL over the columns of " + spec.source()
+                            + ": " + msg, e);
+        }
+    }
+
+    private static RowType rowType(org.apache.flink.table.api.Table t) {
+        return (RowType) t.getResolvedSchema().toPhysicalRowDataType().getLogicalType();
+    }
+
+    private static void rejectDuplicates(RowType type, TableIdentifier target) {
+        Set<String> seen = new java.util.HashSet<>();
+        for (String n : type.getFieldNames()) {
+            if (!seen.add(n)) {
+                throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
+                        "the columns of " + target + " name '" + n + "' twice: " + type.getFieldNames());
+            }
+        }
+    }
+
+    /** Changes → upserts of the Gold upsert table (row kinds +I/+U/-D; FlinkSink in upsert mode). */
+    static final class UpsertFunction extends ProcessFunction<RowData, RowData> {
+        private static final long serialVersionUID = 1L;
+        private final int arity;
+        private final RowType target;
+        private transient RowData.FieldGetter[] getters;
+
+        UpsertFunction(int arity, RowType target) {
+            this.arity = arity;
+            this.target = target;
+        }
+
+        @Override
+        public void open(OpenContext ctx) {
+            getters = new RowData.FieldGetter[arity];
+            for (int i = 0; i < arity; i++) {
+                getters[i] = RowData.createFieldGetter(target.getTypeAt(i), i);
+            }
+        }
+
+        @Override
+        public void processElement(RowData in, Context ctx, Collector<RowData> out) {
+            boolean pass = in.getBoolean(arity);
+            String type = in.getString(arity + 1).toString();
+            RowKind kind;
+            switch (type) {
+                case "insert":
+                    kind = pass ? RowKind.INSERT : null;
+                    break;
+                case "update_postimage":
+                    // a postimage that fails the filter removes the key (harmless when it was not there)
+                    kind = pass ? RowKind.UPDATE_AFTER : RowKind.DELETE;
+                    break;
+                case "delete":
+                    kind = pass ? RowKind.DELETE : null;
+                    break;
+                case "update_preimage":
+                    kind = null;
+                    break;
+                default:
+                    throw new IllegalStateException("unknown _change_type '" + type + "' in the change feed (F1)");
+            }
+            if (kind == null) {
+                return;
+            }
+            GenericRowData row = new GenericRowData(kind, arity);
+            for (int i = 0; i < arity; i++) {
+                row.setField(i, getters[i].getFieldOrNull(in));
+            }
+            out.collect(row);
+        }
+    }
+
+    /** Drops rows whose group value is NULL (they cannot be an identifier), counting them. */
+    static final class DropNullGroups extends ProcessFunction<RowData, RowData> {
+        private static final long serialVersionUID = 1L;
+        private final int[] groups;
+        private final List<String> names;
+        private transient Counter dropped;
+
+        DropNullGroups(int[] groups, List<String> names) {
+            this.groups = groups;
+            this.names = names;
+        }
+
+        @Override
+        public void open(OpenContext ctx) {
+            dropped = getRuntimeContext().getMetricGroup().counter("goldNullGroupRows");
+        }
+
+        @Override
+        public void processElement(RowData in, Context ctx, Collector<RowData> out) {
+            for (int g : groups) {
+                if (in.isNullAt(g)) {
+                    if (dropped.getCount() == 0) {
+                        LOG.warn("Gold aggregate: a Silver row has NULL in group-by column {} and is not aggregated"
+                                + " (counted in metric goldNullGroupRows)", names.get(g));
+                    }
+                    dropped.inc();
+                    return;
+                }
+            }
+            out.collect(in);
+        }
+    }
+
+    /** Reads the Gold aggregate table's rows by group key, in the task (seeds of a start without state). */
+    static final class Seeds implements GoldAggregateFunction.SerializableSupplier<Map<RowData, RowData>> {
+        private static final long serialVersionUID = 1L;
+        private final CatalogLoader loader;
+        private final TableIdentifier table;
+        private final RowType goldType;
+        private final int[] groups;
+
+        Seeds(CatalogLoader loader, TableIdentifier table, RowType goldType, int[] groups) {
+            this.loader = loader;
+            this.table = table;
+            this.goldType = goldType;
+            this.groups = groups;
+        }
+
+        @Override
+        public Map<RowData, RowData> get() {
+            Table gold = loader.loadCatalog().loadTable(table);
+            Map<RowData, RowData> seeds = new HashMap<>();
+            if (gold.currentSnapshot() == null) {
+                return seeds;
+            }
+            AutoCdcKeySelector keys = new AutoCdcKeySelector(goldType, groups);
+            RowDataSerializer serializer = new RowDataSerializer(goldType);
+            StructRowData view = new StructRowData(gold.schema().asStruct());
+            try (CloseableIterable<Record> rows = IcebergGenerics.read(gold).build()) {
+                for (Record r : rows) {
+                    RowData row = serializer.toBinaryRow(view.setStruct(r)).copy();
+                    seeds.put(keys.getKey(row), row);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read the Gold aggregate " + table, e);
+            }
+            LOG.info("Gold aggregate {}: seeded {} groups from the table", table, seeds.size());
+            return seeds;
+        }
+    }
+}

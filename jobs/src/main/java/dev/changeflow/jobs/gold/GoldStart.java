@@ -1,0 +1,197 @@
+package dev.changeflow.jobs.gold;
+
+import dev.changeflow.sources.cdf.TableChanges;
+
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
+
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.OptionalLong;
+
+/**
+ * Where a Silver→Gold job starts reading the Silver change feed when it starts <em>without</em>
+ * Flink state (a first start, or a restart with a new checkpoint after the old one was lost).
+ *
+ * <p>The Gold version of a Gold table is the largest {@code _source_version} it ever received (the
+ * upper bound of the column over its data files; {@link GoldSpec#SOURCE_VERSION} only grows).
+ * The aggregate table's version is exact — every Silver version with a change rewrites at least one
+ * group — and its changes cannot be applied twice; the upsert table's version can lag (a version
+ * that only deleted Gold rows leaves no row) but re-applying changes to it is harmless (upserts and
+ * deletes by key are idempotent). Hence:
+ *
+ * <ul>
+ *   <li>no Gold table has a row and no starting version is given → the initial snapshot of Silver
+ *       (as inserts), then its later changes;</li>
+ *   <li>no starting version → from {@code min(gold versions) + 1}; the aggregate skips versions it
+ *       already contains;</li>
+ *   <li>an explicit starting version S is checked against the job's Gold version G (the aggregate's
+ *       when there is one, else the upsert table's): {@code S <= G} would apply versions twice
+ *       (overlap), {@code S > G + 1} would skip the changes of versions {@code G + 1 .. S - 1} (gap)
+ *       unless those versions have none; both fail with {@code GOLD_VERSION_MISMATCH}.</li>
+ * </ul>
+ */
+public final class GoldStart implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    @Nullable private final Long startingVersion;
+    private final long aggregateSkipThrough;
+
+    private GoldStart(@Nullable Long startingVersion, long aggregateSkipThrough) {
+        this.startingVersion = startingVersion;
+        this.aggregateSkipThrough = aggregateSkipThrough;
+    }
+
+    /** The Silver version to start the change feed at; empty = the initial snapshot first. */
+    public OptionalLong startingVersion() {
+        return startingVersion == null ? OptionalLong.empty() : OptionalLong.of(startingVersion);
+    }
+
+    /** The aggregate ignores changes of versions up to and including this one (-1: none). */
+    public long aggregateSkipThrough() {
+        return aggregateSkipThrough;
+    }
+
+    /**
+     * Resolves the start.
+     *
+     * @param silver the Silver table (its change feed is checked for a gap)
+     * @param upsert the Gold upsert table, or null when the job has none
+     * @param aggregate the Gold aggregate table, or null when the job has none
+     * @param requested the user's starting version, or null
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH} on an overlap or a gap (message names the
+     *     tables, the Gold version and the version to use)
+     * @throws dev.changeflow.sources.cdf.CdfException when the versions needed are not available (F4)
+     */
+    public static GoldStart resolve(Table silver, @Nullable Table upsert, @Nullable Table aggregate, @Nullable Long requested) {
+        OptionalLong gUpsert = upsert == null ? OptionalLong.empty() : goldVersion(upsert);
+        OptionalLong gAggregate = aggregate == null ? OptionalLong.empty() : goldVersion(aggregate);
+        OptionalLong job = aggregate != null ? gAggregate : gUpsert;
+        long skip = gAggregate.orElse(-1L);
+        if (requested == null) {
+            if (gUpsert.isEmpty() && gAggregate.isEmpty()) {
+                return new GoldStart(null, -1L);
+            }
+            long start = Math.min(upsert == null ? Long.MAX_VALUE : gUpsert.orElse(-1L),
+                    aggregate == null ? Long.MAX_VALUE : gAggregate.orElse(-1L)) + 1;
+            if (start <= 0) {
+                // one table has rows, the other none: it was created after the first commit of the
+                // other; the initial snapshot fills it, the aggregate skips what it has
+                return new GoldStart(null, skip);
+            }
+            return new GoldStart(start, skip);
+        }
+        if (job.isEmpty()) {
+            return new GoldStart(requested, -1L);
+        }
+        long g = job.getAsLong();
+        String tables = (upsert == null ? "" : upsert.name() + " (_source_version " + describe(gUpsert) + ")")
+                + (upsert != null && aggregate != null ? " and " : "")
+                + (aggregate == null ? "" : aggregate.name() + " (_source_version " + describe(gAggregate) + ")");
+        if (requested <= g) {
+            throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
+                    "starting version %d overlaps the Gold tables: %s already contain Silver %s up to version %d; "
+                            + "its changes would be applied twice. Start at version %d (or omit the starting version).",
+                    requested, tables, silver.name(), g, g + 1));
+        }
+        if (requested > g + 1) {
+            long changes = countChanges(silver, g + 1, requested - 1);
+            if (changes > 0) {
+                throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
+                        "starting version %d leaves a gap: %s contain Silver %s up to version %d, and versions %d..%d "
+                                + "hold %d changes no Gold commit contains. Start at version %d (or omit the starting version).",
+                        requested, tables, silver.name(), g, g + 1, requested - 1, changes, g + 1));
+            }
+        }
+        long start = requested;
+        if (upsert != null && aggregate != null && gUpsert.orElse(-1L) + 1 < start) {
+            // the upsert table may lag (a lost commit, or delete-only versions): replay it, idempotently
+            start = gUpsert.orElse(-1L) + 1;
+            if (start <= 0) {
+                return new GoldStart(null, skip);
+            }
+        }
+        return new GoldStart(start, skip);
+    }
+
+    private static String describe(OptionalLong v) {
+        return v.isPresent() ? Long.toString(v.getAsLong()) : "none: no rows";
+    }
+
+    private static long countChanges(Table silver, long from, long to) {
+        long n = 0;
+        try (CloseableIterable<Record> rows = TableChanges.forTable(silver).startingVersion(from).endingVersion(to).build().read()) {
+            for (Record ignored : rows) {
+                n++;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return n;
+    }
+
+    /**
+     * The largest {@code _source_version} a Gold table received: the maximum of the column's upper
+     * bounds over the current data files (exact for BIGINT), or a scan where a file has no bound.
+     *
+     * @return empty when the table has no data file
+     */
+    public static OptionalLong goldVersion(Table gold) {
+        gold.refresh();
+        if (gold.currentSnapshot() == null) {
+            return OptionalLong.empty();
+        }
+        Types.NestedField field = gold.schema().findField(GoldSpec.SOURCE_VERSION);
+        if (field == null) {
+            throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
+                    "table " + gold.name() + " has no column " + GoldSpec.SOURCE_VERSION + ": it was not written by a Gold job");
+        }
+        long max = -1;
+        boolean any = false;
+        try (CloseableIterable<FileScanTask> tasks = gold.newScan().includeColumnStats().planFiles()) {
+            for (FileScanTask task : tasks) {
+                DataFile file = task.file();
+                any = true;
+                ByteBuffer upper = file.upperBounds() == null ? null : file.upperBounds().get(field.fieldId());
+                if (upper == null) {
+                    return scanMax(gold);
+                }
+                long v = Conversions.<Long>fromByteBuffer(Types.LongType.get(), upper);
+                max = Math.max(max, v);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return any ? OptionalLong.of(max) : OptionalLong.empty();
+    }
+
+    private static OptionalLong scanMax(Table gold) {
+        long max = -1;
+        boolean any = false;
+        try (CloseableIterable<Record> rows =
+                org.apache.iceberg.data.IcebergGenerics.read(gold).select(GoldSpec.SOURCE_VERSION).build()) {
+            for (Record r : rows) {
+                any = true;
+                max = Math.max(max, (Long) r.getField(GoldSpec.SOURCE_VERSION));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return any ? OptionalLong.of(max) : OptionalLong.empty();
+    }
+
+    @Override
+    public String toString() {
+        return "GoldStart{startingVersion=" + (startingVersion == null ? "initial snapshot" : startingVersion)
+                + ", aggregateSkipThrough=" + aggregateSkipThrough + "}";
+    }
+}
