@@ -1,0 +1,138 @@
+package dev.changeflow.jobs.gold;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericAppenderFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.io.FileAppender;
+import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** Where a Silver→Gold job starts without state: defaults, overlaps, gaps (GOLD_VERSION_MISMATCH). */
+class GoldStartTest {
+    private static final Schema SILVER = new Schema(
+            List.of(Types.NestedField.required(1, "aid", Types.IntegerType.get()),
+                    Types.NestedField.optional(2, "abalance", Types.IntegerType.get())),
+            Set.of(1));
+    private static final Schema GOLD = new Schema(
+            List.of(Types.NestedField.required(1, "bid", Types.IntegerType.get()),
+                    Types.NestedField.required(2, "n", Types.LongType.get()),
+                    Types.NestedField.required(3, GoldSpec.SOURCE_VERSION, Types.LongType.get())),
+            Set.of(1));
+
+    @TempDir Path dir;
+    private HadoopCatalog catalog;
+    private Table silver;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        catalog = new HadoopCatalog(new Configuration(), dir.toUri().toString());
+        silver = catalog.createTable(TableIdentifier.of("silver", "accounts"), SILVER, PartitionSpec.unpartitioned(),
+                Map.of(TableProperties.FORMAT_VERSION, "2"));
+        for (int v = 1; v <= 5; v++) {
+            append(silver, SILVER, row(SILVER, v, v * 10));
+        }
+        // version 6: an empty commit (no change), version 7: one more row
+        silver.newAppend().commit();
+        append(silver, SILVER, row(SILVER, 7, 70));
+    }
+
+    private Table gold(String name, long... versions) throws IOException {
+        Table t = catalog.createTable(TableIdentifier.of("gold", name), GOLD, PartitionSpec.unpartitioned(),
+                Map.of(TableProperties.FORMAT_VERSION, "2"));
+        int bid = 0;
+        for (long v : versions) {
+            append(t, GOLD, row(GOLD, ++bid, 1L, v));
+        }
+        return t;
+    }
+
+    @Test
+    void freshGoldTablesTakeTheInitialSnapshot() throws IOException {
+        GoldStart s = GoldStart.resolve(silver, gold("u"), gold("a"), null);
+        assertEquals("GoldStart{startingVersion=initial snapshot, aggregateSkipThrough=-1}", s.toString());
+    }
+
+    @Test
+    void withoutAStartingVersionItContinuesAfterTheGoldVersion() throws IOException {
+        GoldStart s = GoldStart.resolve(silver, gold("u", 2, 4), gold("a", 3, 4), null);
+        assertEquals(5L, s.startingVersion().getAsLong());
+        assertEquals(4L, s.aggregateSkipThrough());
+        // the upsert table lags (a lost commit or delete-only versions): it is replayed, the aggregate skips
+        GoldStart lagging = GoldStart.resolve(silver, gold("u2", 2), gold("a2", 4), null);
+        assertEquals(3L, lagging.startingVersion().getAsLong());
+        assertEquals(4L, lagging.aggregateSkipThrough());
+    }
+
+    @Test
+    void anOverlapFails() throws IOException {
+        Table agg = gold("a", 3, 4);
+        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 4L));
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
+        assertEquals("GOLD_VERSION_MISMATCH: starting version 4 overlaps the Gold tables: hadoop.gold.a (_source_version 4)"
+                + " already contain Silver hadoop.silver.accounts up to version 4; its changes would be applied twice."
+                + " Start at version 5 (or omit the starting version).", e.getMessage().replace(catalog.name() + ".", "hadoop."));
+        assertEquals(5L, GoldStart.resolve(silver, null, agg, 5L).startingVersion().getAsLong());
+    }
+
+    @Test
+    void aGapFailsUnlessTheSkippedVersionsHaveNoChange() throws IOException {
+        Table agg = gold("a", 4);
+        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 6L));
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
+        assertEquals("GOLD_VERSION_MISMATCH: starting version 6 leaves a gap: hadoop.gold.a (_source_version 4) contain"
+                + " Silver hadoop.silver.accounts up to version 4, and versions 5..5 hold 1 changes no Gold commit contains."
+                + " Start at version 5 (or omit the starting version).", e.getMessage().replace(catalog.name() + ".", "hadoop."));
+        // Gold at 5: version 6 changed nothing, so starting at 7 leaves no gap
+        Table at5 = gold("b", 5);
+        assertEquals(7L, GoldStart.resolve(silver, null, at5, 7L).startingVersion().getAsLong());
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH,
+                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, at5, 8L)).code());
+    }
+
+    private static Record row(Schema schema, Object... values) {
+        GenericRecord r = GenericRecord.create(schema);
+        for (int i = 0; i < values.length; i++) {
+            r.set(i, values[i]);
+        }
+        return r;
+    }
+
+    private static void append(Table table, Schema schema, Record... rows) throws IOException {
+        OutputFile out = table.io().newOutputFile(table.location() + "/data/" + UUID.randomUUID() + ".parquet");
+        FileAppender<Record> appender = new GenericAppenderFactory(schema).newAppender(out, FileFormat.PARQUET);
+        try (appender) {
+            for (Record r : rows) {
+                appender.add(r);
+            }
+        }
+        DataFile file = DataFiles.builder(PartitionSpec.unpartitioned())
+                .withInputFile(out.toInputFile())
+                .withMetrics(appender.metrics())
+                .withFormat(FileFormat.PARQUET)
+                .build();
+        table.newAppend().appendFile(file).commit();
+    }
+}
