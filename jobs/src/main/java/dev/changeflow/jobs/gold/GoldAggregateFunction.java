@@ -46,9 +46,15 @@ import java.util.function.Supplier;
  * {@code _source_version + 1} neither double-counts nor misses a change. {@code insert} and
  * {@code update_postimage} add, {@code delete} and {@code update_preimage} subtract.
  *
- * <p><b>Seeding.</b> On a start without state, the first change of a group starts from the
- * group's row in the Gold table as read when the job started ({@code seeds}); groups never seen
- * start from zero.
+ * <p><b>Seeding.</b> The first change of a group without state starts from the group's row in
+ * the Gold table ({@code seeds}, read once per subtask), and changes of versions up to that row's
+ * {@code _source_version} are skipped (counted in {@code goldChangesAlreadyInGold}): they are in
+ * it. A start without state may therefore re-read versions the Gold table already has, exactly
+ * once in effect. Groups without a Gold row start from zero.
+ *
+ * <p>The operator runs at parallelism 1 (aggregates are small): each watermark is processed
+ * between two checkpoint barriers, so every Gold commit holds whole versions and the table's
+ * largest {@code _source_version} is a version all of whose changes it contains.
  */
 final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData, RowData> {
     private static final long serialVersionUID = 1L;
@@ -60,6 +66,7 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
     private transient MapState<Long, RowData> pending;
     private transient Map<RowData, RowData> seedRows;
     private transient Counter applied;
+    private transient Counter skipped;
 
     /**
      * @param seeds the Gold table's rows by group key (binary key rows as produced by the keyBy),
@@ -79,6 +86,7 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
         pending = getRuntimeContext().getMapState(
                 new MapStateDescriptor<>("gold-aggregate-pending", Types.LONG, InternalTypeInfo.of(plan.stateType())));
         applied = getRuntimeContext().getMetricGroup().counter("goldChangesApplied");
+        skipped = getRuntimeContext().getMetricGroup().counter("goldChangesAlreadyInGold");
         seedRows = null;
     }
 
@@ -98,6 +106,18 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
                 break;
             default:
                 throw new IllegalStateException("unknown _change_type '" + type + "' in the change feed (F1)");
+        }
+        RowData state = current.value();
+        if (state == null) {
+            RowData seed = seed(ctx.getCurrentKey());
+            state = seed == null ? plan.toRow(plan.zero(), -1L) : plan.toRow(plan.fromGoldRow(seed), plan.goldVersion(seed));
+            current.update(state);
+        }
+        if (version <= plan.version(state)) {
+            // the group's Gold row already contains this version (a start without state that
+            // re-reads versions the Gold table has: the group's own _source_version decides)
+            skipped.inc();
+            return;
         }
         RowData delta = pending.get(version);
         Object[] acc = delta == null ? plan.zero() : plan.toArray(delta);
@@ -120,14 +140,7 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
         if (due.isEmpty()) {
             return;
         }
-        RowData state = current.value();
-        Object[] acc;
-        if (state != null) {
-            acc = plan.toArray(state);
-        } else {
-            RowData seed = seed(ctx.getCurrentKey());
-            acc = seed == null ? plan.zero() : plan.fromGoldRow(seed);
-        }
+        Object[] acc = plan.toArray(current.value());
         long version = -1;
         for (Map.Entry<Long, RowData> e : due.entrySet()) {
             plan.merge(acc, plan.toArray(e.getValue()));
@@ -373,6 +386,16 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
             }
             r.setField(groups + kinds.length + extra, version);
             return r;
+        }
+
+        /** The last version applied, from a state row. */
+        long version(RowData state) {
+            return state.getLong(kinds.length + 1);
+        }
+
+        /** The {@code _source_version} of a Gold row. */
+        long goldVersion(RowData gold) {
+            return gold.getLong(outputType.getFieldCount() - 1);
         }
 
         /** Accumulators from a Gold row (a start without state): the row count from COUNT(*) or {@code _row_count}. */

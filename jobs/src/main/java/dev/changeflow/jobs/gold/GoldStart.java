@@ -32,8 +32,10 @@ import java.util.OptionalLong;
  * <ul>
  *   <li>no Gold table has a row and no starting version is given → the initial snapshot of Silver
  *       (as inserts), then its later changes;</li>
- *   <li>no starting version → from {@code min(gold versions) + 1}; the aggregate skips versions it
- *       already contains;</li>
+ *   <li>no starting version → from {@code min(gold versions) + 1}; the aggregate skips, per
+ *       group, the versions its row already contains ({@link GoldAggregateFunction});</li>
+ *   <li>one table empty and the other not → {@code GOLD_VERSION_MISMATCH} (the initial snapshot
+ *       that fills one would be counted twice in the other);</li>
  *   <li>an explicit starting version S is checked against the job's Gold version G (the aggregate's
  *       when there is one, else the upsert table's): {@code S <= G} would apply versions twice
  *       (overlap), {@code S > G + 1} would skip the changes of versions {@code G + 1 .. S - 1} (gap)
@@ -44,21 +46,14 @@ public final class GoldStart implements Serializable {
     private static final long serialVersionUID = 1L;
 
     @Nullable private final Long startingVersion;
-    private final long aggregateSkipThrough;
 
-    private GoldStart(@Nullable Long startingVersion, long aggregateSkipThrough) {
+    private GoldStart(@Nullable Long startingVersion) {
         this.startingVersion = startingVersion;
-        this.aggregateSkipThrough = aggregateSkipThrough;
     }
 
     /** The Silver version to start the change feed at; empty = the initial snapshot first. */
     public OptionalLong startingVersion() {
         return startingVersion == null ? OptionalLong.empty() : OptionalLong.of(startingVersion);
-    }
-
-    /** The aggregate ignores changes of versions up to and including this one (-1: none). */
-    public long aggregateSkipThrough() {
-        return aggregateSkipThrough;
     }
 
     /**
@@ -75,28 +70,27 @@ public final class GoldStart implements Serializable {
     public static GoldStart resolve(Table silver, @Nullable Table upsert, @Nullable Table aggregate, @Nullable Long requested) {
         OptionalLong gUpsert = upsert == null ? OptionalLong.empty() : goldVersion(upsert);
         OptionalLong gAggregate = aggregate == null ? OptionalLong.empty() : goldVersion(aggregate);
-        OptionalLong job = aggregate != null ? gAggregate : gUpsert;
-        long skip = gAggregate.orElse(-1L);
-        if (requested == null) {
-            if (gUpsert.isEmpty() && gAggregate.isEmpty()) {
-                return new GoldStart(null, -1L);
-            }
-            long start = Math.min(upsert == null ? Long.MAX_VALUE : gUpsert.orElse(-1L),
-                    aggregate == null ? Long.MAX_VALUE : gAggregate.orElse(-1L)) + 1;
-            if (start <= 0) {
-                // one table has rows, the other none: it was created after the first commit of the
-                // other; the initial snapshot fills it, the aggregate skips what it has
-                return new GoldStart(null, skip);
-            }
-            return new GoldStart(start, skip);
-        }
-        if (job.isEmpty()) {
-            return new GoldStart(requested, -1L);
-        }
-        long g = job.getAsLong();
         String tables = (upsert == null ? "" : upsert.name() + " (_source_version " + describe(gUpsert) + ")")
                 + (upsert != null && aggregate != null ? " and " : "")
                 + (aggregate == null ? "" : aggregate.name() + " (_source_version " + describe(gAggregate) + ")");
+        if (upsert != null && aggregate != null && gUpsert.isPresent() != gAggregate.isPresent()) {
+            // the initial snapshot would fill the empty one and count everything twice in the other
+            throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
+                    "one Gold table is empty and the other is not: %s. Both must start from the same Silver snapshot:"
+                            + " drop the non-empty one too (or run with --from-scratch) to rebuild both.", tables));
+        }
+        OptionalLong job = aggregate != null ? gAggregate : gUpsert;
+        if (requested == null) {
+            if (job.isEmpty()) {
+                return new GoldStart(null);
+            }
+            long g = upsert != null && aggregate != null ? Math.min(gUpsert.getAsLong(), gAggregate.getAsLong()) : job.getAsLong();
+            return new GoldStart(g + 1);
+        }
+        if (job.isEmpty()) {
+            return new GoldStart(requested);
+        }
+        long g = job.getAsLong();
         if (requested <= g) {
             throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
                     "starting version %d overlaps the Gold tables: %s already contain Silver %s up to version %d; "
@@ -108,19 +102,16 @@ public final class GoldStart implements Serializable {
             if (changes > 0) {
                 throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
                         "starting version %d leaves a gap: %s contain Silver %s up to version %d, and versions %d..%d "
-                                + "hold %d changes no Gold commit contains. Start at version %d (or omit the starting version).",
+                                + "hold %d change(s) no Gold commit contains. Start at version %d (or omit the starting version).",
                         requested, tables, silver.name(), g, g + 1, requested - 1, changes, g + 1));
             }
         }
-        long start = requested;
-        if (upsert != null && aggregate != null && gUpsert.orElse(-1L) + 1 < start) {
-            // the upsert table may lag (a lost commit, or delete-only versions): replay it, idempotently
-            start = gUpsert.orElse(-1L) + 1;
-            if (start <= 0) {
-                return new GoldStart(null, skip);
-            }
+        if (upsert != null && aggregate != null && gUpsert.getAsLong() + 1 < requested) {
+            // the upsert table may lag (a lost commit, or delete-only versions): replay it, idempotently;
+            // the aggregate skips per group what its rows contain
+            return new GoldStart(gUpsert.getAsLong() + 1);
         }
-        return new GoldStart(start, skip);
+        return new GoldStart(requested);
     }
 
     private static String describe(OptionalLong v) {
@@ -192,6 +183,6 @@ public final class GoldStart implements Serializable {
     @Override
     public String toString() {
         return "GoldStart{startingVersion=" + (startingVersion == null ? "initial snapshot" : startingVersion)
-                + ", aggregateSkipThrough=" + aggregateSkipThrough + "}";
+                + "}";
     }
 }

@@ -160,8 +160,10 @@ class GoldAggregateFunctionTest {
         AutoCdcKeySelector goldKeys = new AutoCdcKeySelector(gold, new int[] {0});
         RowData seed = ser.toBinaryRow(GenericRowData.of(1, 1000L, 40L, 75L)).copy();
         try (Harness h = new Harness(plan, Map.of(goldKeys.getKey(seed), seed), null)) {
-            h.send(change(1, 50, "update_preimage", 76), change(1, 80, "update_postimage", 76), change(9, 1, "insert", 76));
-            assertEquals(List.of("+U(1,1030,40,76)", "+U(9,1,1,76)"), h.watermark(76));
+            // a start without state re-reads version 75, which the group's Gold row already contains: skipped
+            h.send(change(1, 999, "insert", 75));
+            h.send(change(1, 50, "update_preimage", 76), change(1, 80, "update_postimage", 76), change(9, 1, "insert", 75));
+            assertEquals(List.of("+U(1,1030,40,76)", "+U(9,1,1,75)"), h.watermark(76));
         }
     }
 

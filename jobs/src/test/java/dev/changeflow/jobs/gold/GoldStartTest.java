@@ -72,18 +72,28 @@ class GoldStartTest {
     @Test
     void freshGoldTablesTakeTheInitialSnapshot() throws IOException {
         GoldStart s = GoldStart.resolve(silver, gold("u"), gold("a"), null);
-        assertEquals("GoldStart{startingVersion=initial snapshot, aggregateSkipThrough=-1}", s.toString());
+        assertEquals("GoldStart{startingVersion=initial snapshot}", s.toString());
     }
 
     @Test
     void withoutAStartingVersionItContinuesAfterTheGoldVersion() throws IOException {
         GoldStart s = GoldStart.resolve(silver, gold("u", 2, 4), gold("a", 3, 4), null);
         assertEquals(5L, s.startingVersion().getAsLong());
-        assertEquals(4L, s.aggregateSkipThrough());
-        // the upsert table lags (a lost commit or delete-only versions): it is replayed, the aggregate skips
-        GoldStart lagging = GoldStart.resolve(silver, gold("u2", 2), gold("a2", 4), null);
-        assertEquals(3L, lagging.startingVersion().getAsLong());
-        assertEquals(4L, lagging.aggregateSkipThrough());
+        // the upsert table lags (a lost commit or delete-only versions): it is replayed, the aggregate skips per group
+        assertEquals(3L, GoldStart.resolve(silver, gold("u2", 2), gold("a2", 4), null).startingVersion().getAsLong());
+        assertEquals(3L, GoldStart.resolve(silver, gold("u3", 2), gold("a3", 4), 5L).startingVersion().getAsLong());
+    }
+
+    @Test
+    void oneEmptyGoldTableBesideAFullOneFails() throws IOException {
+        Table upsert = gold("u");
+        Table agg = gold("a", 4);
+        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, upsert, agg, null));
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
+        assertEquals("GOLD_VERSION_MISMATCH: one Gold table is empty and the other is not: hadoop.gold.u (_source_version"
+                + " none: no rows) and hadoop.gold.a (_source_version 4). Both must start from the same Silver snapshot:"
+                + " drop the non-empty one too (or run with --from-scratch) to rebuild both.",
+                e.getMessage().replace(catalog.name() + ".", "hadoop."));
     }
 
     @Test
@@ -103,7 +113,7 @@ class GoldStartTest {
         GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 6L));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
         assertEquals("GOLD_VERSION_MISMATCH: starting version 6 leaves a gap: hadoop.gold.a (_source_version 4) contain"
-                + " Silver hadoop.silver.accounts up to version 4, and versions 5..5 hold 1 changes no Gold commit contains."
+                + " Silver hadoop.silver.accounts up to version 4, and versions 5..5 hold 1 change(s) no Gold commit contains."
                 + " Start at version 5 (or omit the starting version).", e.getMessage().replace(catalog.name() + ".", "hadoop."));
         // Gold at 5: version 6 changed nothing, so starting at 7 leaves no gap
         Table at5 = gold("b", 5);
