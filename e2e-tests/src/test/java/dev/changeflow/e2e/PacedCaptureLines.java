@@ -37,8 +37,17 @@ final class PacedCaptureLines {
      */
     static DataStream<SourceLine> stream(
             StreamExecutionEnvironment env, Path gzFile, int[] bounds, SerializablePredicate keep) {
+        return stream(env, gzFile, bounds, keep, -1, null);
+    }
+
+    /**
+     * As {@link #stream(StreamExecutionEnvironment, Path, int[], SerializablePredicate)}, holding
+     * batch {@code holdAt} back until {@code OneBatchPerCheckpointSource.release(holdName)}.
+     */
+    static DataStream<SourceLine> stream(
+            StreamExecutionEnvironment env, Path gzFile, int[] bounds, SerializablePredicate keep, int holdAt, String holdName) {
         return env.fromSource(
-                        new OneBatchPerCheckpointSource(bounds.length - 1),
+                        new OneBatchPerCheckpointSource(bounds.length - 1, holdAt, holdName),
                         WatermarkStrategy.noWatermarks(),
                         "paced batches")
                 .uid("paced-batches")

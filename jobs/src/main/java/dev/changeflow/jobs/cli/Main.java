@@ -9,6 +9,7 @@ import picocli.CommandLine.Command;
  * <pre>
  * changeflow demo                      generate TPC-B-like Debezium events, ingest them, check the result
  * changeflow ingest --flows F INPUT... apply Debezium / JSON change files to Iceberg streaming tables
+ * changeflow gold --source T ...     keep Gold tables current from a Silver table's change feed
  * changeflow show TABLE                print a table's rows or count (optionally as of a version)
  * </pre>
  *
@@ -19,7 +20,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         version = "changeflow 0.1.0-SNAPSHOT (Flink 2.1.1, Iceberg 1.11.0)",
         description = "AUTO CDC streaming tables and change data feeds for Apache Iceberg, on Apache Flink.",
-        subcommands = {IngestCommand.class, DemoCommand.class, ShowCommand.class, DeployCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {IngestCommand.class, GoldCommand.class, DemoCommand.class, ShowCommand.class, DeployCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -36,8 +37,10 @@ public final class Main implements Runnable {
                     while (root.getCause() != null && root.getCause() != root) {
                         root = root.getCause();
                     }
-                    boolean usage = ex instanceof IllegalArgumentException || ex instanceof dev.changeflow.operators.AutoCdcException;
-                    boolean domain = usage || ex instanceof dev.changeflow.sources.changes.ChangeRecordException;
+                    boolean usage = ex instanceof IllegalArgumentException || ex instanceof dev.changeflow.operators.AutoCdcException
+                            || ex instanceof dev.changeflow.jobs.gold.GoldException;
+                    boolean domain = usage || ex instanceof dev.changeflow.sources.changes.ChangeRecordException
+                            || ex instanceof dev.changeflow.sources.cdf.CdfException;
                     cmd.getErr().println("error: " + (domain && ex.getMessage() != null ? ex.getMessage() : ex.toString()));
                     if (root != ex && root.getMessage() != null && !String.valueOf(ex.getMessage()).contains(root.getMessage())) {
                         cmd.getErr().println("cause: " + root);

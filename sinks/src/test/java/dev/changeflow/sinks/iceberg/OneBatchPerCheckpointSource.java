@@ -21,14 +21,40 @@ import java.util.concurrent.CompletableFuture;
 public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
     private static final long serialVersionUID = 1L;
 
+    /** Holds by name: a held source emits nothing from its hold number on until {@link #release}. */
+    private static final java.util.Map<String, CompletableFuture<Void>> HOLDS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final long holdAt;
+    private final String holdName;
+
     /** @param batches how many numbers (batches) to emit: 0 .. batches-1 */
     public OneBatchPerCheckpointSource(int batches) {
+        this(batches, -1, null);
+    }
+
+    /**
+     * A source that, in addition, emits number {@code holdAt} only after {@link #release}{@code
+     * (holdName)} was called in this JVM (a MiniCluster test pauses the upstream writer there).
+     * Not meant for restored runs: the hold counts numbers emitted by this reader.
+     */
+    public OneBatchPerCheckpointSource(int batches, long holdAt, String holdName) {
         super(0, batches - 1);
+        this.holdAt = holdAt;
+        this.holdName = holdName;
+        if (holdName != null) {
+            HOLDS.putIfAbsent(holdName, new CompletableFuture<>());
+        }
+    }
+
+    /** Lets the sources held under {@code holdName} go on. */
+    public static void release(String holdName) {
+        HOLDS.computeIfAbsent(holdName, k -> new CompletableFuture<>()).complete(null);
     }
 
     @Override
     public SourceReader<Long, NumberSequenceSplit> createReader(SourceReaderContext context) {
-        return new CheckpointGatedReader(super.createReader(context));
+        CompletableFuture<Void> hold = holdName == null ? null : HOLDS.computeIfAbsent(holdName, k -> new CompletableFuture<>());
+        return new CheckpointGatedReader(super.createReader(context), holdAt, hold);
     }
 
     private static final class CheckpointGatedReader implements SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> {
@@ -36,9 +62,19 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
         private CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
         private boolean emittedSinceSnapshot;
         private long releasingCheckpoint = -1;
+        private final long holdAt;
+        private final CompletableFuture<Void> hold;
+        private long emittedNumbers;
 
-        CheckpointGatedReader(SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate) {
+        CheckpointGatedReader(
+                SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate, long holdAt, CompletableFuture<Void> hold) {
             this.delegate = delegate;
+            this.holdAt = holdAt;
+            this.hold = hold;
+        }
+
+        private boolean held() {
+            return hold != null && emittedNumbers == holdAt && !hold.isDone();
         }
 
         @Override
@@ -48,7 +84,7 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
 
         @Override
         public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
-            if (!gate.isDone()) {
+            if (!gate.isDone() || held()) {
                 return InputStatus.NOTHING_AVAILABLE;
             }
             boolean[] emitted = {false};
@@ -91,6 +127,7 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
                 }
             });
             if (emitted[0]) {
+                emittedNumbers++;
                 gate = new CompletableFuture<>();
                 emittedSinceSnapshot = true;
                 return status == InputStatus.END_OF_INPUT ? status : InputStatus.NOTHING_AVAILABLE;
@@ -100,7 +137,10 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
 
         @Override
         public CompletableFuture<Void> isAvailable() {
-            return gate.isDone() ? delegate.isAvailable() : gate;
+            if (!gate.isDone()) {
+                return gate;
+            }
+            return held() ? hold : delegate.isAvailable();
         }
 
         @Override

@@ -1,0 +1,246 @@
+package dev.changeflow.jobs.gold;
+
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.StreamingTableOptions;
+import dev.changeflow.sinks.iceberg.StreamingTables;
+import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sources.cdf.stream.ChangeFeedSource;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.RowData;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.flink.TableLoader;
+
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.OptionalLong;
+import java.util.stream.Stream;
+
+/**
+ * Runs a Silver→Gold job: locally on a MiniCluster up to the Silver version that is the latest
+ * at launch (available-now), or on a cluster until it is stopped.
+ *
+ * <p><b>Local runs keep no Flink state between runs</b>: each run starts where the Gold tables
+ * are ({@link GoldStart}: {@code _source_version} + 1, the aggregate seeded from its rows), so a
+ * run that was killed needs nothing but to be run again, and {@code --starting-version} is
+ * checked against the Gold tables every time ({@code GOLD_VERSION_MISMATCH}). Within a run, Flink
+ * checkpoints (RocksDB, under {@code <warehouse>/.changeflow/checkpoints/<name>}) commit the Gold
+ * tables exactly once; the last commit happens when the change feed has been read.
+ *
+ * <p><b>Cluster runs</b> read the change feed until stopped, with Flink's checkpoints,
+ * savepoints and HA; the start is resolved only when the job starts without state.
+ */
+public final class GoldRunner {
+    private GoldRunner() {}
+
+    /** Options of a run. */
+    public static final class Options {
+        public Path warehouse = Path.of("warehouse");
+        @Nullable public Long startingVersion;
+        public boolean fromScratch;
+        public int parallelism = 2;
+        public Duration checkpointInterval = Duration.ofSeconds(5);
+        public PrintStream out = System.out;
+        public StreamingTableOptions tableOptions = StreamingTableOptions.defaults();
+    }
+
+    /** What a local run did. */
+    public static final class Summary {
+        /** The start used: empty = the initial snapshot; absent when there was nothing to read. */
+        @Nullable public OptionalLong start;
+        /** Silver's latest version at launch: the run reads up to it. */
+        public long silverVersion;
+        /** Per Gold table: rows after the run and its largest _source_version (-1: no rows). */
+        public final java.util.Map<String, long[]> tables = new java.util.TreeMap<>();
+        public boolean upToDate;
+    }
+
+    /**
+     * Runs the job locally until the Gold tables contain every Silver version committed before the
+     * launch.
+     *
+     * @throws GoldException GOLD_VERSION_MISMATCH or GOLD_DEFINITION_INVALID
+     * @throws IllegalArgumentException when the Silver table does not exist
+     * @throws dev.changeflow.sources.cdf.CdfException when the versions needed are not available (F4)
+     * @throws Exception when the Flink job fails
+     */
+    public static Summary runLocal(GoldSpec spec, CatalogSettings catalog, Options o) throws Exception {
+        Summary summary = new Summary();
+        Catalog cat = catalog.open();
+        try {
+            Table silver = silver(cat, spec);
+            if (o.fromScratch) {
+                for (TableIdentifier t : targets(spec)) {
+                    StreamingTables.dropIfExists(cat, t);
+                }
+            }
+            GoldStart start = GoldStart.resolve(silver, existing(cat, spec.upsert() == null ? null : spec.upsert().target()),
+                    existing(cat, spec.aggregate() == null ? null : spec.aggregate().target()), o.startingVersion);
+            silver.refresh();
+            summary.silverVersion = silver.currentSnapshot() == null ? 0 : silver.currentSnapshot().sequenceNumber();
+            if (start.startingVersion().isPresent() && start.startingVersion().getAsLong() > summary.silverVersion) {
+                summary.upToDate = true;
+                o.out.printf("Gold is up to date: %s has no version after %d.%n", spec.source(), summary.silverVersion);
+                describe(cat, spec, summary, o.out);
+                return summary;
+            }
+            summary.start = start.startingVersion();
+            o.out.printf("Reading the change feed of %s %s up to version %d%n", spec.source(),
+                    start.startingVersion().isPresent() ? "from version " + start.startingVersion().getAsLong()
+                            : "from its current snapshot (as inserts)", summary.silverVersion);
+            Path ckRoot = o.warehouse.resolve(".changeflow").resolve("checkpoints").resolve(spec.name()).toAbsolutePath();
+            deleteRecursively(ckRoot);
+            Configuration conf = new Configuration();
+            conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+            conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, ckRoot.resolve("checkpoints").toUri().toString());
+            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, o.checkpointInterval);
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
+            conf.setString("taskmanager.memory.managed.fraction", "0.2");
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+            env.setParallelism(o.parallelism);
+            build(env, spec, catalog, start.startingVersion(), true, o.tableOptions);
+            env.execute("changeflow gold " + spec.name());
+            deleteRecursively(ckRoot);
+            describe(cat, spec, summary, o.out);
+        } finally {
+            if (cat instanceof java.io.Closeable) {
+                ((java.io.Closeable) cat).close();
+            }
+        }
+        return summary;
+    }
+
+    /**
+     * Runs the job on the cluster that executes this program (application mode, {@code flink run})
+     * until it is stopped. Checkpointing, state backend and restarts come from the cluster's
+     * configuration. Where the change feed starts is decided by the source's enumerator when it
+     * starts without state ({@link GoldStartResolver}), never when the job restores a checkpoint
+     * or savepoint, so a {@code --starting-version} left in the arguments does not stop a restart.
+     */
+    public static void runCluster(GoldSpec spec, CatalogSettings catalog, Options o) throws Exception {
+        Catalog cat = catalog.open();
+        try {
+            silver(cat, spec);
+        } finally {
+            closeQuietly(cat);
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        buildCluster(env, spec, catalog, o);
+        env.execute("changeflow gold " + spec.name());
+    }
+
+    /**
+     * Adds the cluster form of the job to {@code env}: an unbounded change feed whose start is
+     * resolved by the enumerator on a start without state ({@link GoldStartResolver}).
+     */
+    public static void buildCluster(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog, Options o) {
+        TableLoader loader = TableLoader.fromCatalog(catalog.loader(), spec.source());
+        ChangeFeedStream.Builder feed = ChangeFeedStream.forTable(loader)
+                .uidPrefix(spec.name() + "-cdf")
+                .startResolver(new GoldStartResolver(catalog.loader(), spec, o.startingVersion));
+        addGold(env, spec, catalog, feed, o.tableOptions);
+    }
+
+    /**
+     * Adds change feed → Gold to {@code env}.
+     *
+     * @param start the Silver version to start at, empty for the initial snapshot
+     * @param bounded read up to the latest version at build time, then finish
+     */
+    public static void build(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog, OptionalLong start,
+            boolean bounded, StreamingTableOptions tableOptions) {
+        TableLoader loader = TableLoader.fromCatalog(catalog.loader(), spec.source());
+        ChangeFeedStream.Builder feed = ChangeFeedStream.forTable(loader).bounded(bounded).uidPrefix(spec.name() + "-cdf");
+        start.ifPresent(feed::startingVersion);
+        addGold(env, spec, catalog, feed, tableOptions);
+    }
+
+    private static void addGold(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog,
+            ChangeFeedStream.Builder feed, StreamingTableOptions tableOptions) {
+        ChangeFeedSource source = feed.buildSource();
+        DataStream<RowData> changes = feed.build(env);
+        Catalog cat = catalog.open();
+        try {
+            GoldJob.build(changes, source.rowType(), silver(cat, spec), spec, catalog, tableOptions);
+        } finally {
+            closeQuietly(cat);
+        }
+    }
+
+    private static Table silver(Catalog cat, GoldSpec spec) {
+        try {
+            return cat.loadTable(spec.source());
+        } catch (NoSuchTableException e) {
+            throw new IllegalArgumentException("Silver table " + spec.source() + " does not exist in the catalog", e);
+        }
+    }
+
+    @Nullable
+    private static Table existing(Catalog cat, @Nullable TableIdentifier id) {
+        return id != null && cat.tableExists(id) ? cat.loadTable(id) : null;
+    }
+
+    private static java.util.List<TableIdentifier> targets(GoldSpec spec) {
+        java.util.List<TableIdentifier> ids = new java.util.ArrayList<>();
+        if (spec.upsert() != null) {
+            ids.add(spec.upsert().target());
+        }
+        if (spec.aggregate() != null) {
+            ids.add(spec.aggregate().target());
+        }
+        return ids;
+    }
+
+    private static void describe(Catalog cat, GoldSpec spec, Summary summary, PrintStream out) {
+        out.println("Gold tables:");
+        for (TableIdentifier id : targets(spec)) {
+            if (!cat.tableExists(id)) {
+                continue;
+            }
+            Table t = cat.loadTable(id);
+            long rows = TableRows.count(t);
+            long version = GoldStart.goldVersion(t).orElse(-1L);
+            summary.tables.put(id.toString(), new long[] {rows, version});
+            out.println(String.format("  %-40s %,10d rows  _source_version %s", id, rows, version < 0 ? "-" : Long.toString(version)));
+        }
+    }
+
+    private static void closeQuietly(Catalog cat) {
+        if (cat instanceof java.io.Closeable) {
+            try {
+                ((java.io.Closeable) cat).close();
+            } catch (IOException ignored) {
+                // nothing to do
+            }
+        }
+    }
+
+    private static void deleteRecursively(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path p : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
+                Files.delete(p);
+            }
+        }
+    }
+}

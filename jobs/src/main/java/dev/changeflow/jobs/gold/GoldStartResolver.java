@@ -1,0 +1,44 @@
+package dev.changeflow.jobs.gold;
+
+import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
+
+import javax.annotation.Nullable;
+
+import java.util.OptionalLong;
+
+/**
+ * Resolves a Gold job's start inside the change feed's enumerator when the job starts without
+ * state ({@link GoldStart#resolve}); a restore from a checkpoint or savepoint never calls it.
+ *
+ * @see ChangeFeedStream.StartResolver
+ */
+final class GoldStartResolver implements ChangeFeedStream.StartResolver {
+    private static final long serialVersionUID = 1L;
+
+    private final CatalogLoader catalog;
+    private final GoldSpec spec;
+    @Nullable private final Long requested;
+
+    GoldStartResolver(CatalogLoader catalog, GoldSpec spec, @Nullable Long requested) {
+        this.catalog = catalog;
+        this.spec = spec;
+        this.requested = requested;
+    }
+
+    @Override
+    public OptionalLong startingVersion(Table silver) {
+        Catalog cat = catalog.loadCatalog();
+        return GoldStart.resolve(silver, existing(cat, spec.upsert() == null ? null : spec.upsert().target()),
+                existing(cat, spec.aggregate() == null ? null : spec.aggregate().target()), requested).startingVersion();
+    }
+
+    @Nullable
+    private static Table existing(Catalog cat, @Nullable TableIdentifier id) {
+        return id != null && cat.tableExists(id) ? cat.loadTable(id) : null;
+    }
+}
