@@ -35,7 +35,10 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
  * <p>Bounded (available-now) mode: once every version up to the bound was planned and handed out,
  * readers are told there are no more splits; they finish after their last split (F6).
  *
- * <p>State: {@link ChangeFeedEnumState}. A planning cycle that started from a position that is no
+ * <p>State: {@link ChangeFeedEnumState}. A regional failover resets the readers to a checkpoint but
+ * keeps this enumerator: splits handed back re-open their versions, and each reader holds its
+ * watermark below the versions of the splits it holds, so a re-read row never arrives behind the
+ * watermark. A planning cycle that started from a position that is no
  * longer current (a checkpoint restore or an overlapping cycle) is discarded.
  */
 @Internal
@@ -148,7 +151,7 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
 
     private void advance() {
         long before = tracker.completedVersion();
-        long completed = tracker.advance();
+        long completed = tracker.advance(position.get().nextVersion() - 1);
         if (completed > before) {
             for (int subtask : context.registeredReaders().keySet()) {
                 context.sendEventToSourceReader(subtask, new VersionCompletedEvent(completed));
@@ -175,6 +178,10 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
     @Override
     public void addSplitsBack(List<ChangeFeedSplit> splits, int subtaskId) {
         // splits assigned after the last checkpoint: hand them out again, ahead of later versions
+        // (a regional failover resets the readers but not this enumerator: their versions are
+        // outstanding again, and the restarted readers get the lowered completed version)
+        tracker.reopen(splits);
+        tracker.advance(position.get().nextVersion() - 1);
         List<ChangeFeedSplit> back = new ArrayList<>(splits);
         back.sort((a, b) -> Long.compare(b.version(), a.version()));
         back.forEach(pending::addFirst);

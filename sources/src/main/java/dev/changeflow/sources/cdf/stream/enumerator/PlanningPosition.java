@@ -14,7 +14,8 @@ import org.apache.flink.annotation.Internal;
  */
 @Internal
 public record PlanningPosition(
-        long nextVersion, long lastSnapshotId, long initialSnapshotId, int initialTasksPlanned) {
+        long nextVersion, long lastSnapshotId, long initialSnapshotId, int initialTasksPlanned)
+        implements java.io.Serializable {
 
     /** A position that starts with the snapshot {@code snapshotId} as inserts. */
     public static PlanningPosition initialSnapshot(long snapshotId, long version) {

@@ -16,8 +16,10 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
  * snapshot may be planned over several cycles), and the highest version {@code v} such that every
  * planned version {@code <= v} is complete — the version-completion watermark.
  *
- * <p>Versions complete strictly in order: a complete version waits for every earlier one. A
- * version planned without splits (empty or compaction-only, F6) completes as soon as the versions
+ * <p>Versions complete strictly in order: a complete version waits for every earlier one, so the
+ * completed version is the version before the first outstanding one (or the last planned version).
+ * It is a version number or lies in a gap between versions; either way every change of versions
+ * {@code <=} it has been emitted. A version planned without splits (empty or compaction-only, F6) completes as soon as the versions
  * before it do. Finishing an unknown split id is ignored (a reader reports finished splits again
  * after a restore).
  */
@@ -74,18 +76,30 @@ public final class VersionTracker {
     }
 
     /**
-     * Drops the leading complete versions and returns the new completed version (unchanged when
-     * nothing completed).
+     * Re-opens splits handed back after a failover (their rows will be emitted again): their
+     * versions become outstanding again, so the completed version may go down.
      */
-    public long advance() {
+    public void reopen(Iterable<ChangeFeedSplit> splits) {
+        for (ChangeFeedSplit split : splits) {
+            versions.computeIfAbsent(split.version(), v -> new VersionProgress(Set.of(), true))
+                    .unfinished
+                    .add(split.splitId());
+        }
+    }
+
+    /**
+     * Drops the leading complete versions and returns the completed version: the version before
+     * the first outstanding one, or {@code lastPlannedVersion} when none is outstanding.
+     */
+    public long advance(long lastPlannedVersion) {
         while (!versions.isEmpty()) {
             Map.Entry<Long, VersionProgress> first = versions.firstEntry();
             if (!first.getValue().fullyPlanned || !first.getValue().unfinished.isEmpty()) {
                 break;
             }
-            completedVersion = Math.max(completedVersion, first.getKey());
             versions.pollFirstEntry();
         }
+        completedVersion = versions.isEmpty() ? lastPlannedVersion : versions.firstKey() - 1;
         return completedVersion;
     }
 

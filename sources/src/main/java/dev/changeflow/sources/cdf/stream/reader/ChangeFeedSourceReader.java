@@ -91,10 +91,10 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
 
     @Override
     public InputStatus pollNext(ReaderOutput<RowData> output) throws Exception {
-        if (confirmedVersion > emittedWatermark) {
-            output.emitWatermark(new Watermark(confirmedVersion));
-            emittedWatermark = confirmedVersion;
-            finishedUnconfirmed.removeIf(s -> s.version() <= confirmedVersion);
+        long watermark = Math.min(confirmedVersion, minHeldVersion() - 1);
+        if (watermark > emittedWatermark) {
+            output.emitWatermark(new Watermark(watermark));
+            emittedWatermark = watermark;
         }
         if (rows != null) {
             int end = Math.min(rows.size(), position + BATCH);
@@ -145,6 +145,21 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
             available = new CompletableFuture<>();
         }
         return InputStatus.NOTHING_AVAILABLE;
+    }
+
+    /**
+     * The lowest version of a split this reader still has to emit rows of ({@link Long#MAX_VALUE}
+     * when none): after a regional failover the enumerator may already count such a split as
+     * finished, so the reader never lets its watermark reach the version of a split it holds.
+     */
+    private long minHeldVersion() {
+        long min = current != null ? current.version() : Long.MAX_VALUE;
+        for (ChangeFeedSplit split : queue) {
+            if (!split.finished()) {
+                min = Math.min(min, split.version());
+            }
+        }
+        return min;
     }
 
     private List<RowData> read(ChangeFeedSplit split) {
@@ -237,6 +252,7 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
     public void handleSourceEvents(SourceEvent sourceEvent) {
         if (sourceEvent instanceof VersionCompletedEvent completed) {
             confirmedVersion = Math.max(confirmedVersion, completed.version());
+            finishedUnconfirmed.removeIf(s -> s.version() <= confirmedVersion);
             available.complete(null);
         }
     }
