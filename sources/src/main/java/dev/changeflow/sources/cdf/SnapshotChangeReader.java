@@ -90,6 +90,16 @@ final class SnapshotChangeReader {
     }
 
     SnapshotRows read(Snapshot snapshot) {
+        return read(snapshot, null, true);
+    }
+
+    /**
+     * One part of {@link #read(Snapshot)}, so that a version can be read as several splits whose
+     * union is the whole version: the rows of the added data files in {@code addedFiles} (all when
+     * null), and, when {@code removals} is set, the rows removed from (or restored in) files of the
+     * parent and the rows removed by equality deletes.
+     */
+    SnapshotRows read(Snapshot snapshot, Set<String> addedFiles, boolean removals) {
         List<Record> removed = new ArrayList<>();
         List<Record> added = new ArrayList<>();
         if (DataOperations.REPLACE.equals(snapshot.operation())) {
@@ -112,9 +122,11 @@ final class SnapshotChangeReader {
         }
 
         Set<String> touched = new LinkedHashSet<>();
-        removedData.forEach(f -> touched.add(f.location()));
+        if (removals) {
+            removedData.forEach(f -> touched.add(f.location()));
+        }
         boolean compareAll = false;
-        for (DeleteFile file : positionChanges) {
+        for (DeleteFile file : removals ? positionChanges : List.<DeleteFile>of()) {
             String referenced = ContentFileUtil.referencedDataFileLocation(file);
             if (referenced == null) {
                 compareAll = true;
@@ -168,6 +180,9 @@ final class SnapshotChangeReader {
 
         // rows of added data files
         for (DataFile file : addedData) {
+            if (addedFiles != null && !addedFiles.contains(file.location())) {
+                continue;
+            }
             FileScanTask task =
                     snapshotTasks != null
                             ? snapshotTasks.get(file.location())
@@ -185,7 +200,7 @@ final class SnapshotChangeReader {
                 equalityDeletes.add(file);
             }
         }
-        if (parent != null && !equalityDeletes.isEmpty()) {
+        if (removals && parent != null && !equalityDeletes.isEmpty()) {
             if (eqDeletesCarryRows && allCarryRows(equalityDeletes, parentSchema)) {
                 removed.addAll(carriedRows(equalityDeletes, removed));
             } else {

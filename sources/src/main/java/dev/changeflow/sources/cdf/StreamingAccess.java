@@ -1,0 +1,289 @@
+package dev.changeflow.sources.cdf;
+
+import java.io.FileNotFoundException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.InternalRecordWrapper;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.flink.RowDataWrapper;
+import org.apache.iceberg.flink.data.StructRowData;
+
+/**
+ * The parts of the batch change computation that the streaming change feed ({@code
+ * dev.changeflow.sources.cdf.stream}) reuses: version history, start resolution (F3, F4, F8), the
+ * removed/added rows of one part of a version (F2, unpaired), and the pairing of one identity's
+ * rows of one version ({@link ChangePairing}).
+ *
+ * <p>Rows handed out are Flink {@link RowData} of {@link #rowType(Schema)}: the data columns, then
+ * {@code _change_type} STRING, {@code _commit_version} BIGINT, {@code _commit_timestamp}
+ * TIMESTAMP_LTZ(3) (F1). Reads fail with {@link CdfException} {@code VERSION_NOT_AVAILABLE} when a
+ * file a version needs is gone (K6).
+ */
+@Internal
+public final class StreamingAccess {
+
+    private static final Object WHOLE_ROW = new Object();
+
+    private StreamingAccess() {}
+
+    /** A {@link CdfException} with {@code code} (for the stream's own checks). */
+    public static CdfException error(CdfException.ErrorCode code, String message) {
+        return new CdfException(code, message);
+    }
+
+    /**
+     * The table's data schema for the change feed: its current schema; fails with {@code
+     * UNSUPPORTED_FORMAT_VERSION} for v1 tables and {@code RESERVED_COLUMN_NAME} (F4).
+     */
+    public static Schema dataSchema(Table table) {
+        TableVersions.of(table);
+        SchemaChanges.checkReservedColumns(table.name(), table.schema());
+        return table.schema();
+    }
+
+    /** The Flink row type of the change feed over {@code dataSchema} (F1). */
+    public static RowType rowType(Schema dataSchema) {
+        return ChangeFeedColumns.rowType(dataSchema);
+    }
+
+    /** The version of {@code main}'s current snapshot; 0 without a snapshot (design.md "Version"). */
+    public static long latestVersion(Table table) {
+        return TableVersions.of(table).latestVersion();
+    }
+
+    /** The earliest version whose changes can be computed (F8); latest + 1 when there is none. */
+    public static long earliestAvailableVersion(Table table) {
+        return TableVersions.of(table).earliestAvailableVersion();
+    }
+
+    /** Retained ancestors of {@code main}'s current snapshot with a version {@code >= from}, oldest first. */
+    public static List<Snapshot> ancestorsFrom(Table table, long from) {
+        TableVersions versions = TableVersions.of(table);
+        return versions.between(from, Long.MAX_VALUE);
+    }
+
+    /**
+     * Whether the snapshot {@code snapshotId} is still an ancestor of {@code main} (false after a
+     * rollback past it, F8).
+     */
+    public static boolean isAncestor(Table table, long snapshotId) {
+        for (Snapshot s : TableVersions.of(table).ancestors()) {
+            if (s.snapshotId() == snapshotId) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Resolves a streaming start given as a version or a timestamp (exactly one non-null) to the
+     * first version to read. A version may be up to latest + 1 (F8, the replay case); beyond that,
+     * and for every other rule, the batch errors apply: {@code START_AFTER_LATEST_COMMIT}, {@code
+     * VERSION_NOT_AVAILABLE}, {@code INVALID_TIMESTAMP}, {@code TABLE_HISTORY_REWRITTEN} (F3, F4).
+     */
+    public static long resolveStart(Table table, Long version, String timestamp) {
+        TableVersions versions = TableVersions.of(table);
+        long latest = versions.latestVersion();
+        if (version != null && version == latest + 1) {
+            if (version < versions.earliestAvailableVersion()) {
+                VersionRange.resolve(versions, version - 1, null, null, null, false);
+            }
+            return version;
+        }
+        VersionRange range = VersionRange.resolve(versions, version, timestamp, null, null, false);
+        return range.isEmpty() ? latest + 1 : range.start();
+    }
+
+    /**
+     * The rows one part of {@code snapshot} removed (as {@code delete}) and added (as {@code
+     * insert}), unpaired, tagged with the snapshot's version and commit time: the rows of the added
+     * data file {@code addedFile} (none when null) and, with {@code removals}, the removed rows.
+     */
+    public static List<RowData> versionRows(
+            Table table, Schema dataSchema, Snapshot snapshot, String addedFile, boolean removals) {
+        try {
+            SnapshotChangeReader.SnapshotRows rows =
+                    new SnapshotChangeReader(table, dataSchema)
+                            .read(snapshot, addedFile == null ? Set.of() : Set.of(addedFile), removals);
+            List<RowData> out = new ArrayList<>(rows.removed.size() + rows.added.size());
+            Schema changeSchema = ChangeFeedColumns.changeSchema(dataSchema);
+            for (Record row : rows.removed) {
+                out.add(toRowData(changeSchema, row, ChangeType.DELETE, snapshot));
+            }
+            for (Record row : rows.added) {
+                out.add(toRowData(changeSchema, row, ChangeType.INSERT, snapshot));
+            }
+            return out;
+        } catch (NotFoundException e) {
+            throw missingFile(table, snapshot.sequenceNumber(), e);
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof FileNotFoundException) {
+                throw missingFile(table, snapshot.sequenceNumber(), e);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The live rows of one scan task of a snapshot, as {@code insert} rows tagged with {@code
+     * version} and {@code commitMillis} (the initial snapshot of a stream, F6).
+     */
+    public static void forEachSnapshotRow(
+            Table table,
+            Schema dataSchema,
+            FileScanTask task,
+            long version,
+            long commitMillis,
+            Consumer<RowData> consumer) {
+        Schema changeSchema = ChangeFeedColumns.changeSchema(dataSchema);
+        try {
+            new FileRows(table.io())
+                    .forEachLiveRow(
+                            task,
+                            table.schema(),
+                            dataSchema,
+                            Expressions.alwaysTrue(),
+                            row ->
+                                    consumer.accept(
+                                            toRowData(
+                                                    changeSchema, row.row, ChangeType.INSERT, version,
+                                                    commitMillis)));
+        } catch (NotFoundException e) {
+            throw missingFile(table, version, e);
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof FileNotFoundException) {
+                throw missingFile(table, version, e);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Pairs the unpaired rows of ONE version (all of one row identity, or of a few identities that
+     * share a hash) into changes (F2, {@link ChangePairing}): returns the rows in output order, each
+     * with its final change type (see {@link PairedRow}). Rows of different identities never pair; rows are compared on the internal
+     * representation of their data columns.
+     *
+     * @param rows rows of {@link #rowType(Schema)} whose {@code _change_type} is {@code delete}
+     *     (removed) or {@code insert} (added)
+     */
+    public static List<PairedRow> pair(Schema dataSchema, List<RowData> rows) {
+        RowDataWrapper wrapper =
+                new RowDataWrapper(FlinkSchemaUtil.convert(dataSchema), dataSchema.asStruct());
+        int columns = dataSchema.columns().size();
+        int[] keyPositions = keyPositions(dataSchema);
+        Map<Record, RowData> origin = new IdentityHashMap<>();
+        // group by exact identity first, so that ChangePairing never compares two identities
+        Map<Object, List<Record>[]> byIdentity = new LinkedHashMap<>();
+        for (RowData row : rows) {
+            wrapper.wrap(row);
+            GenericRecord record = GenericRecord.create(dataSchema.asStruct());
+            for (int i = 0; i < columns; i++) {
+                record.set(i, wrapper.get(i, Object.class));
+            }
+            origin.put(record, row);
+            Object identity = WHOLE_ROW;
+            if (keyPositions != null) {
+                List<Object> values = new ArrayList<>(keyPositions.length);
+                for (int p : keyPositions) {
+                    values.add(record.get(p));
+                }
+                identity = values;
+            }
+            @SuppressWarnings("unchecked")
+            List<Record>[] group =
+                    byIdentity.computeIfAbsent(
+                            identity, k -> new List[] {new ArrayList<>(), new ArrayList<>()});
+            boolean removed = ChangeType.DELETE.value().equals(row.getString(columns).toString());
+            group[removed ? 0 : 1].add(record);
+        }
+        ChangePairing pairing = new ChangePairing(dataSchema);
+        List<PairedRow> out = new ArrayList<>(rows.size());
+        for (List<Record>[] group : byIdentity.values()) {
+            for (ChangePairing.Change change : pairing.pair(group[0], group[1])) {
+                out.add(new PairedRow(change.type, origin.get(change.row)));
+            }
+        }
+        return out;
+    }
+
+    /** A row of the stream and the change type pairing gave it. */
+    public static final class PairedRow {
+        public final ChangeType type;
+        public final RowData row;
+
+        PairedRow(ChangeType type, RowData row) {
+            this.type = type;
+            this.row = row;
+        }
+    }
+
+    /** Positions of the identifier fields among the data columns, or null without identity. */
+    public static int[] keyPositions(Schema dataSchema) {
+        Set<Integer> ids = dataSchema.identifierFieldIds();
+        if (ids.isEmpty()) {
+            return null;
+        }
+        List<Integer> positions = new ArrayList<>();
+        for (int i = 0; i < dataSchema.columns().size(); i++) {
+            if (ids.contains(dataSchema.columns().get(i).fieldId())) {
+                positions.add(i);
+            }
+        }
+        if (positions.size() != ids.size()) {
+            return null; // nested identifier fields: identity falls back to the whole row
+        }
+        return positions.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private static RowData toRowData(Schema changeSchema, Record data, ChangeType type, Snapshot snapshot) {
+        return toRowData(changeSchema, data, type, snapshot.sequenceNumber(), snapshot.timestampMillis());
+    }
+
+    private static RowData toRowData(
+            Schema changeSchema, Record data, ChangeType type, long version, long commitMillis) {
+        GenericRecord record = GenericRecord.create(changeSchema.asStruct());
+        int columns = changeSchema.columns().size() - 3;
+        for (int i = 0; i < columns; i++) {
+            record.set(i, data.get(i));
+        }
+        record.set(columns, type.value());
+        record.set(columns + 1, version);
+        record.set(
+                columns + 2,
+                OffsetDateTime.ofInstant(Instant.ofEpochMilli(commitMillis), ZoneOffset.UTC));
+        return new StructRowData(changeSchema.asStruct())
+                .setStruct(new InternalRecordWrapper(changeSchema.asStruct()).wrap(record));
+    }
+
+    private static CdfException missingFile(Table table, long version, Exception cause) {
+        return new CdfException(
+                CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
+                String.format(
+                        "Version %d of table %s is not available: a file it needs is missing (%s). "
+                                + "Read from a later version, or restore the file.",
+                        version, table.name(), cause.getMessage()),
+                cause);
+    }
+}

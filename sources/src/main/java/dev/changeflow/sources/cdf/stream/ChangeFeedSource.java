@@ -1,0 +1,143 @@
+package dev.changeflow.sources.cdf.stream;
+
+import java.util.List;
+import java.util.Map;
+
+import javax.annotation.Nullable;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.TableLoader;
+
+import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumStateSerializer;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
+import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.reader.ChangeFeedSourceReader;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
+
+/**
+ * The FLIP-27 source of the streaming change feed: emits the UNPAIRED removed ({@code delete}) and
+ * added ({@code insert}) rows of each version of an Iceberg table with the version as record
+ * timestamp, and watermark {@code v} once every row of versions {@code <= v} was emitted. Ordering
+ * and pairing happen downstream in the keyed pairing operator; use {@link ChangeFeedStream}, which
+ * builds both. Created by {@link ChangeFeedStream.Builder}; the start position was resolved there.
+ */
+@Internal
+public final class ChangeFeedSource
+        implements Source<RowData, ChangeFeedSplit, ChangeFeedEnumState>, ResultTypeQueryable<RowData> {
+
+    private static final long serialVersionUID = 1L;
+
+    private final TableLoader tableLoader;
+    private final String tableName;
+    private final Schema dataSchema;
+    private final RowType rowType;
+    private final PlanningPosition startPosition;
+    private final long boundVersion;
+    private final long monitorIntervalMillis;
+    private final long maxFilesPerCycle;
+    private final long maxBytesPerCycle;
+    @Nullable private final String consumerId;
+    private final ConsumerPositionListener consumerListener;
+
+    ChangeFeedSource(
+            TableLoader tableLoader,
+            String tableName,
+            Schema dataSchema,
+            PlanningPosition startPosition,
+            long boundVersion,
+            long monitorIntervalMillis,
+            long maxFilesPerCycle,
+            long maxBytesPerCycle,
+            @Nullable String consumerId,
+            ConsumerPositionListener consumerListener) {
+        this.tableLoader = tableLoader;
+        this.tableName = tableName;
+        this.dataSchema = dataSchema;
+        this.rowType = StreamingAccess.rowType(dataSchema);
+        this.startPosition = startPosition;
+        this.boundVersion = boundVersion;
+        this.monitorIntervalMillis = monitorIntervalMillis;
+        this.maxFilesPerCycle = maxFilesPerCycle;
+        this.maxBytesPerCycle = maxBytesPerCycle;
+        this.consumerId = consumerId;
+        this.consumerListener = consumerListener;
+    }
+
+    /** The change feed's row type (F1). */
+    public RowType rowType() {
+        return rowType;
+    }
+
+    /** The data schema (the table's schema when the stream was built). */
+    public Schema dataSchema() {
+        return dataSchema;
+    }
+
+    @Override
+    public Boundedness getBoundedness() {
+        return boundVersion == Long.MAX_VALUE ? Boundedness.CONTINUOUS_UNBOUNDED : Boundedness.BOUNDED;
+    }
+
+    @Override
+    public SourceReader<RowData, ChangeFeedSplit> createReader(SourceReaderContext readerContext) {
+        return new ChangeFeedSourceReader(readerContext, tableLoader.clone(), dataSchema);
+    }
+
+    @Override
+    public SplitEnumerator<ChangeFeedSplit, ChangeFeedEnumState> createEnumerator(
+            SplitEnumeratorContext<ChangeFeedSplit> enumContext) {
+        return restoreEnumerator(
+                enumContext,
+                new ChangeFeedEnumState(startPosition, boundVersion, -1L, List.of(), Map.of()));
+    }
+
+    @Override
+    public SplitEnumerator<ChangeFeedSplit, ChangeFeedEnumState> restoreEnumerator(
+            SplitEnumeratorContext<ChangeFeedSplit> enumContext, ChangeFeedEnumState checkpoint) {
+        TableLoader loader = tableLoader.clone();
+        loader.open();
+        Table table = loader.loadTable();
+        return new ChangeFeedEnumerator(
+                enumContext,
+                new ChangeFeedSplitPlanner(table, maxFilesPerCycle, maxBytesPerCycle),
+                tableName,
+                monitorIntervalMillis,
+                consumerId,
+                consumerListener,
+                checkpoint);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<ChangeFeedSplit> getSplitSerializer() {
+        return ChangeFeedSplitSerializer.INSTANCE;
+    }
+
+    @Override
+    public SimpleVersionedSerializer<ChangeFeedEnumState> getEnumeratorCheckpointSerializer() {
+        return ChangeFeedEnumStateSerializer.INSTANCE;
+    }
+
+    @Override
+    public TypeInformation<RowData> getProducedType() {
+        return InternalTypeInfo.of(rowType);
+    }
+}

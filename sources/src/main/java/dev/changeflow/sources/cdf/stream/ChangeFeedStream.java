@@ -1,0 +1,321 @@
+package dev.changeflow.sources.cdf.stream;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Map;
+
+import javax.annotation.Nullable;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.util.TimeUtils;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.TableLoader;
+
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.pairing.ChangePairingFunction;
+import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
+
+/**
+ * Streaming change data feed of an Iceberg table (semantics.md F1, F2, F6; design.md "Iceberg
+ * mapping of the change feed"): a {@link ChangeFeedSource} whose readers emit unpaired rows and
+ * version-completion watermarks, keyed by row identity into the {@link ChangePairingFunction}.
+ *
+ * <pre>{@code
+ * DataStream<RowData> changes =
+ *         ChangeFeedStream.forTable(tableLoader).startingVersion(76).build(env);
+ * }</pre>
+ *
+ * <p><b>Rows</b>: the table's columns (its schema when the stream is built), then {@code
+ * _change_type} STRING ({@code insert}, {@code update_preimage}, {@code update_postimage}, {@code
+ * delete}), {@code _commit_version} BIGINT (snapshot sequence number) and {@code _commit_timestamp}
+ * TIMESTAMP_LTZ(3) (commit time, UTC millis), all non-null. Record timestamps and watermarks are
+ * versions, not times: watermark {@code v} means every change of versions {@code <= v} has been
+ * emitted.
+ *
+ * <p><b>Order</b>: per row identity (identifier fields, else the whole row) versions ascending, a
+ * preimage directly before its postimage. No order across identities (a single order holds only at
+ * parallelism 1).
+ *
+ * <p><b>Start</b> (F6, F8): no starting bound → the current snapshot as {@code insert} rows tagged
+ * with its version, then later changes; {@code latest} → only versions committed after the build;
+ * a version {@code N} → from N ({@code N} may be latest + 1); a timestamp → from the first commit at
+ * or after it. A checkpoint or savepoint restore resumes at its position; the bounds only apply to a
+ * start without state.
+ *
+ * <p><b>Errors</b> ({@link CdfException}, thrown by {@link Builder#build}): {@code
+ * INVALID_CDC_OPTIONS} for contradicting or malformed options; {@code START_AFTER_LATEST_COMMIT}
+ * (a version after latest + 1, or a timestamp after the last commit), {@code
+ * VERSION_NOT_AVAILABLE}, {@code INVALID_TIMESTAMP}, {@code TABLE_HISTORY_REWRITTEN}, {@code
+ * UNSUPPORTED_FORMAT_VERSION}, {@code RESERVED_COLUMN_NAME}. While running, an expired next
+ * version or a missing file fails the job with {@code VERSION_NOT_AVAILABLE}, a rollback past a
+ * read version with {@code TABLE_HISTORY_REWRITTEN}.
+ */
+@PublicEvolving
+public final class ChangeFeedStream {
+
+    private ChangeFeedStream() {}
+
+    /** Starts a builder over the table {@code tableLoader} loads (format v2 or v3). */
+    public static Builder forTable(TableLoader tableLoader) {
+        return new Builder(tableLoader);
+    }
+
+    /** Builder of the change-feed topology; options are validated and resolved in {@link #build}. */
+    @PublicEvolving
+    public static final class Builder {
+        private final TableLoader tableLoader;
+        private Long startingVersion;
+        private boolean startingLatest;
+        private String startingTimestamp;
+        private Duration monitorInterval = ChangeFeedStreamOptions.MONITOR_INTERVAL.defaultValue();
+        private long maxFilesPerCycle = ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.defaultValue();
+        private long maxBytesPerCycle = ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.defaultValue();
+        private boolean bounded;
+        private String consumerId;
+        private ConsumerPositionListener consumerListener = ConsumerPositionListener.NONE;
+        private String uidPrefix = "changeflow-cdf";
+
+        private Builder(TableLoader tableLoader) {
+            this.tableLoader = tableLoader;
+        }
+
+        /** First version to read (may be latest + 1, F8). */
+        public Builder startingVersion(long version) {
+            this.startingVersion = version;
+            return this;
+        }
+
+        /** Read only versions committed after the stream is built (F6 {@code latest}). */
+        public Builder startingLatest() {
+            this.startingLatest = true;
+            return this;
+        }
+
+        /** Read from the first commit at or after this time (F3 format). */
+        public Builder startingTimestamp(String timestamp) {
+            this.startingTimestamp = timestamp;
+            return this;
+        }
+
+        /** See {@link ChangeFeedStreamOptions#MONITOR_INTERVAL}. */
+        public Builder monitorInterval(Duration interval) {
+            this.monitorInterval = interval;
+            return this;
+        }
+
+        /** See {@link ChangeFeedStreamOptions#MAX_FILES_PER_CYCLE}. */
+        public Builder maxFilesPerCycle(long files) {
+            this.maxFilesPerCycle = files;
+            return this;
+        }
+
+        /** See {@link ChangeFeedStreamOptions#MAX_BYTES_PER_CYCLE}. */
+        public Builder maxBytesPerCycle(long bytes) {
+            this.maxBytesPerCycle = bytes;
+            return this;
+        }
+
+        /** See {@link ChangeFeedStreamOptions#BOUNDED}. */
+        public Builder bounded(boolean bounded) {
+            this.bounded = bounded;
+            return this;
+        }
+
+        /** See {@link ChangeFeedStreamOptions#CONSUMER_ID}. */
+        public Builder consumerId(String consumerId) {
+            this.consumerId = consumerId;
+            return this;
+        }
+
+        /** Where the consumer position goes after each checkpoint (F7 registry hook). */
+        public Builder consumerPositionListener(ConsumerPositionListener listener) {
+            this.consumerListener = listener;
+            return this;
+        }
+
+        /** Prefix of the operators' uids ({@code <prefix>-source}, {@code <prefix>-pairing}). */
+        public Builder uidPrefix(String prefix) {
+            this.uidPrefix = prefix;
+            return this;
+        }
+
+        /**
+         * Sets options keyed as in {@link ChangeFeedOptions} and {@link ChangeFeedStreamOptions}
+         * (unknown keys are ignored; ending bounds are rejected in {@link #build}).
+         */
+        public Builder options(Map<String, String> options) {
+            String value = options.get(ChangeFeedOptions.STARTING_VERSION.key());
+            if (value != null) {
+                if (ChangeFeedStreamOptions.LATEST.equalsIgnoreCase(value.trim())) {
+                    startingLatest = true;
+                } else {
+                    startingVersion = parseLong(ChangeFeedOptions.STARTING_VERSION.key(), value, "a version or 'latest'");
+                }
+            }
+            startingTimestamp =
+                    options.getOrDefault(ChangeFeedOptions.STARTING_TIMESTAMP.key(), startingTimestamp);
+            for (String ending :
+                    new String[] {ChangeFeedOptions.ENDING_VERSION.key(), ChangeFeedOptions.ENDING_TIMESTAMP.key()}) {
+                if (options.containsKey(ending)) {
+                    throw invalid(
+                            "'%s' is set for the streaming change feed of table %s; a stream has no ending bound. "
+                                    + "Use '%s' = 'true' to read up to the latest version and finish, or read "
+                                    + "the range in batch.",
+                            ending, tableLoader, ChangeFeedStreamOptions.BOUNDED.key());
+                }
+            }
+            value = options.get(ChangeFeedStreamOptions.MONITOR_INTERVAL.key());
+            if (value != null) {
+                try {
+                    monitorInterval = TimeUtils.parseDuration(value);
+                } catch (IllegalArgumentException e) {
+                    throw invalid(
+                            "'%s' = '%s' is not a duration (for example '10 s' or '500 ms').",
+                            ChangeFeedStreamOptions.MONITOR_INTERVAL.key(), value);
+                }
+            }
+            value = options.get(ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key());
+            if (value != null) {
+                maxFilesPerCycle = parseLong(ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(), value, "a number of files");
+            }
+            value = options.get(ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key());
+            if (value != null) {
+                maxBytesPerCycle = parseLong(ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(), value, "a number of bytes");
+            }
+            value = options.get(ChangeFeedStreamOptions.BOUNDED.key());
+            if (value != null) {
+                if (!value.trim().equalsIgnoreCase("true") && !value.trim().equalsIgnoreCase("false")) {
+                    throw invalid("'%s' = '%s' is not 'true' or 'false'.", ChangeFeedStreamOptions.BOUNDED.key(), value);
+                }
+                bounded = Boolean.parseBoolean(value.trim());
+            }
+            consumerId = options.getOrDefault(ChangeFeedStreamOptions.CONSUMER_ID.key(), consumerId);
+            return this;
+        }
+
+        /**
+         * Validates the options, resolves the start against the table's current metadata and adds
+         * the source and the pairing operator to {@code env}.
+         *
+         * @return the change stream, rows as described on {@link ChangeFeedStream}
+         * @throws CdfException as listed on {@link ChangeFeedStream}
+         */
+        public DataStream<RowData> build(StreamExecutionEnvironment env) {
+            ChangeFeedSource source = buildSource();
+            RowType rowType = source.rowType();
+            Schema dataSchema = source.dataSchema();
+            int[] identity = StreamingAccess.keyPositions(dataSchema);
+            if (identity == null) {
+                identity = new int[dataSchema.columns().size()];
+                for (int i = 0; i < identity.length; i++) {
+                    identity[i] = i;
+                }
+            }
+            return env.fromSource(source, WatermarkStrategy.noWatermarks(), uidPrefix + "-source")
+                    .uid(uidPrefix + "-source")
+                    .keyBy(new RowIdentityKeySelector(rowType, identity))
+                    .process(new ChangePairingFunction(dataSchema, rowType), InternalTypeInfo.of(rowType))
+                    .name(uidPrefix + "-pairing")
+                    .uid(uidPrefix + "-pairing");
+        }
+
+        /** The source alone (unpaired rows and version watermarks), start resolved. */
+        public ChangeFeedSource buildSource() {
+            int starts = (startingVersion != null ? 1 : 0) + (startingLatest ? 1 : 0) + (startingTimestamp != null ? 1 : 0);
+            if (starts > 1) {
+                throw invalid(
+                        "More than one starting position is set for the change feed of table %s (%s). Set only "
+                                + "one of '%s' (a version or 'latest') and '%s'.",
+                        tableLoader, describeStart(), ChangeFeedOptions.STARTING_VERSION.key(),
+                        ChangeFeedOptions.STARTING_TIMESTAMP.key());
+            }
+            if (startingVersion != null && startingVersion < 0) {
+                throw invalid(
+                        "'%s' = %d for the change feed of table %s is negative. Versions are integers >= 0.",
+                        ChangeFeedOptions.STARTING_VERSION.key(), startingVersion, tableLoader);
+            }
+            if (monitorInterval.isNegative() || monitorInterval.isZero()) {
+                throw invalid("'%s' = %s must be positive.", ChangeFeedStreamOptions.MONITOR_INTERVAL.key(), monitorInterval);
+            }
+            if (maxFilesPerCycle <= 0 || maxBytesPerCycle <= 0) {
+                throw invalid(
+                        "'%s' = %d and '%s' = %d must both be positive.",
+                        ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(), maxFilesPerCycle,
+                        ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(), maxBytesPerCycle);
+            }
+            Table table;
+            TableLoader loader = tableLoader.clone();
+            try (loader) {
+                loader.open();
+                table = loader.loadTable();
+                table.refresh();
+                Schema dataSchema = StreamingAccess.dataSchema(table);
+                long latest = StreamingAccess.latestVersion(table);
+                PlanningPosition start;
+                if (startingLatest) {
+                    start = PlanningPosition.at(latest + 1);
+                } else if (startingVersion != null || startingTimestamp != null) {
+                    start = PlanningPosition.at(StreamingAccess.resolveStart(table, startingVersion, startingTimestamp));
+                } else {
+                    Snapshot current = table.currentSnapshot();
+                    start =
+                            current == null
+                                    ? PlanningPosition.at(latest + 1)
+                                    : PlanningPosition.initialSnapshot(current.snapshotId(), current.sequenceNumber());
+                }
+                return new ChangeFeedSource(
+                        tableLoader,
+                        table.name(),
+                        dataSchema,
+                        start,
+                        bounded ? latest : Long.MAX_VALUE,
+                        monitorInterval.toMillis(),
+                        maxFilesPerCycle,
+                        maxBytesPerCycle,
+                        consumerId,
+                        consumerListener);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        private String describeStart() {
+            StringBuilder s = new StringBuilder();
+            if (startingVersion != null) {
+                s.append("starting-version ").append(startingVersion);
+            }
+            if (startingLatest) {
+                s.append(s.length() > 0 ? ", " : "").append("starting-version latest");
+            }
+            if (startingTimestamp != null) {
+                s.append(s.length() > 0 ? ", " : "").append("starting-timestamp '").append(startingTimestamp).append('\'');
+            }
+            return s.toString();
+        }
+
+        private long parseLong(String key, String value, String what) {
+            try {
+                return Long.parseLong(value.trim());
+            } catch (NumberFormatException e) {
+                throw invalid("'%s' = '%s' for the change feed of table %s is not %s.", key, value, tableLoader, what);
+            }
+        }
+
+        private static CdfException invalid(String format, Object... args) {
+            return StreamingAccess.error(CdfException.ErrorCode.INVALID_CDC_OPTIONS, String.format(format, args));
+        }
+    }
+}
