@@ -183,7 +183,7 @@ class K8sManifestsTest {
                 found.addAll(deployments(documents(Files.readString(f))));
             }
         }
-        assertThat(found).extracting(d -> d.path("metadata").path("name").asText()).containsExactly("changeflow-ingest");
+        assertThat(found).extracting(d -> d.path("metadata").path("name").asText()).containsExactly("changeflow-gold", "changeflow-ingest");
         for (JsonNode d : found) {
             assertThat(problems(d)).as(d.path("metadata").path("name").asText()).isEmpty();
             assertThat(d.path("spec").path("flinkVersion").asText()).isEqualTo("v2_1");
@@ -197,7 +197,8 @@ class K8sManifestsTest {
         for (String overlay : List.of("dev", "prod")) {
             String out = kustomize(repo.resolve("deploy/k8s/overlays").resolve(overlay));
             List<JsonNode> found = deployments(documents(out));
-            assertThat(found).as(overlay).hasSize(1);
+            assertThat(found).as(overlay).extracting(d -> d.path("metadata").path("name").asText())
+                    .containsExactlyInAnyOrder("changeflow-ingest", "changeflow-gold");
             for (JsonNode d : found) {
                 assertThat(problems(d)).as(overlay).isEmpty();
             }
@@ -238,19 +239,7 @@ class K8sManifestsTest {
         JsonNode config = docs.get(0).path("data");
         JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/ingest-flinkdeployment.yaml")))).get(0);
         assertThat(d.path("spec").path("job").path("entryClass").asText()).isEqualTo(dev.changeflow.jobs.cli.Main.class.getName());
-        List<String> args = new ArrayList<>();
-        for (JsonNode a : d.path("spec").path("job").path("args")) {
-            // Kubernetes expands $(VAR) from the container's environment (the ConfigMap)
-            String v = a.asText();
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\$\\(([A-Z_]+)\\)").matcher(v);
-            StringBuilder out = new StringBuilder();
-            while (m.find()) {
-                assertThat(config.has(m.group(1))).as("ConfigMap key " + m.group(1)).isTrue();
-                m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(config.path(m.group(1)).asText()));
-            }
-            m.appendTail(out);
-            args.add(out.toString());
-        }
+        List<String> args = expandedArgs(d, config);
         picocli.CommandLine.ParseResult parsed = new picocli.CommandLine(new dev.changeflow.jobs.cli.Main()).parseArgs(args.toArray(new String[0]));
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("ingest");
         dev.changeflow.jobs.cli.IngestCommand ingest = (dev.changeflow.jobs.cli.IngestCommand) parsed.subcommand().commandSpec().userObject();
@@ -261,6 +250,42 @@ class K8sManifestsTest {
         assertThat(cfg.kafka.topicPattern).isEqualTo("pgbench\\.public\\..*");
         assertThat(cfg.catalog).containsEntry("type", "rest").containsEntry("uri", "http://iceberg-rest.lakehouse.svc:8181");
         assertThat(cfg.flows).extracting(f -> f.table).containsExactly("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
+    }
+
+    /** The job arguments as the container sees them: Kubernetes expands $(VAR) from the ConfigMap. */
+    private static List<String> expandedArgs(JsonNode deployment, JsonNode config) {
+        List<String> args = new ArrayList<>();
+        for (JsonNode a : deployment.path("spec").path("job").path("args")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\$\\(([A-Z_]+)\\)").matcher(a.asText());
+            StringBuilder out = new StringBuilder();
+            while (m.find()) {
+                assertThat(config.has(m.group(1))).as("ConfigMap key " + m.group(1)).isTrue();
+                m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(config.path(m.group(1)).asText()));
+            }
+            m.appendTail(out);
+            args.add(out.toString());
+        }
+        return args;
+    }
+
+    @Test
+    void goldJobArgumentsParseWithTheLaunchersOwnParser() throws Exception {
+        JsonNode config = documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml"))).get(0).path("data");
+        JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/gold-flinkdeployment.yaml")))).get(0);
+        assertThat(d.path("spec").path("job").path("entryClass").asText()).isEqualTo(dev.changeflow.jobs.cli.Main.class.getName());
+        picocli.CommandLine.ParseResult parsed =
+                new picocli.CommandLine(new dev.changeflow.jobs.cli.Main()).parseArgs(expandedArgs(d, config).toArray(new String[0]));
+        assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("gold");
+        dev.changeflow.jobs.cli.GoldCommand gold = (dev.changeflow.jobs.cli.GoldCommand) parsed.subcommand().commandSpec().userObject();
+        dev.changeflow.jobs.gold.GoldSpec spec = gold.spec();
+        assertThat(spec.source().toString()).isEqualTo("public.pgbench_accounts");
+        assertThat(spec.upsert().target().toString()).isEqualTo("gold.accounts");
+        assertThat(spec.upsert().columns()).containsExactly("aid, bid, abalance");
+        assertThat(spec.upsert().where()).isEqualTo("abalance <> 0");
+        assertThat(spec.aggregate().groupBy()).containsExactly("bid");
+        assertThat(spec.aggregate().aggregates()).extracting(Object::toString)
+                .containsExactly("balance_total=SUM(abalance)", "account_count=COUNT(*)");
+        assertThat(d.path("spec").path("job").path("upgradeMode").asText()).isEqualTo("savepoint");
     }
 
     @Test

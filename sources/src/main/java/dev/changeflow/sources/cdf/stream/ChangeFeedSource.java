@@ -57,6 +57,7 @@ public final class ChangeFeedSource
     private final long maxBytesPerCycle;
     @Nullable private final String consumerId;
     private final ConsumerPositionListener consumerListener;
+    @Nullable private final ChangeFeedStream.StartResolver startResolver;
 
     ChangeFeedSource(
             TableLoader tableLoader,
@@ -68,7 +69,8 @@ public final class ChangeFeedSource
             long maxFilesPerCycle,
             long maxBytesPerCycle,
             @Nullable String consumerId,
-            ConsumerPositionListener consumerListener) {
+            ConsumerPositionListener consumerListener,
+            @Nullable ChangeFeedStream.StartResolver startResolver) {
         this.tableLoader = tableLoader;
         this.tableName = tableName;
         this.dataSchema = dataSchema;
@@ -80,6 +82,7 @@ public final class ChangeFeedSource
         this.maxBytesPerCycle = maxBytesPerCycle;
         this.consumerId = consumerId;
         this.consumerListener = consumerListener;
+        this.startResolver = startResolver;
     }
 
     /** The change feed's row type (F1). */
@@ -105,9 +108,29 @@ public final class ChangeFeedSource
     @Override
     public SplitEnumerator<ChangeFeedSplit, ChangeFeedEnumState> createEnumerator(
             SplitEnumeratorContext<ChangeFeedSplit> enumContext) {
+        PlanningPosition start = startPosition;
+        if (startResolver != null) {
+            TableLoader loader = tableLoader.clone();
+            try (loader) {
+                loader.open();
+                Table table = loader.loadTable();
+                table.refresh();
+                java.util.OptionalLong version = startResolver.startingVersion(table);
+                org.apache.iceberg.Snapshot current = table.currentSnapshot();
+                if (version.isPresent()) {
+                    start = PlanningPosition.at(StreamingAccess.resolveStart(table, version.getAsLong(), null));
+                } else if (current == null) {
+                    start = PlanningPosition.at(StreamingAccess.latestVersion(table) + 1);
+                } else {
+                    start = PlanningPosition.initialSnapshot(current.snapshotId(), current.sequenceNumber());
+                }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
         return restoreEnumerator(
                 enumContext,
-                new ChangeFeedEnumState(startPosition, boundVersion, -1L, List.of(), Map.of()));
+                new ChangeFeedEnumState(start, boundVersion, -1L, List.of(), Map.of()));
     }
 
     @Override

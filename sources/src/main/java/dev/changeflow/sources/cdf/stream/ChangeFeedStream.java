@@ -68,6 +68,23 @@ public final class ChangeFeedStream {
 
     private ChangeFeedStream() {}
 
+    /**
+     * Decides where a stream starts, inside the source's enumerator, when the job starts without
+     * state; a job restored from a checkpoint or savepoint never calls it. For jobs whose start
+     * depends on what they already wrote (the Silver→Gold job: its Gold tables' {@code
+     * _source_version}), so that a start position in the arguments does not stop a restore.
+     * Exceptions thrown fail the job's start with that exception.
+     */
+    @FunctionalInterface
+    public interface StartResolver extends java.io.Serializable {
+        /**
+         * @param table the table, refreshed
+         * @return the first version to read (checked as {@code starting-version}), or empty for the
+         *     table's current snapshot as inserts followed by its later changes
+         */
+        java.util.OptionalLong startingVersion(Table table);
+    }
+
     /** Starts a builder over the table {@code tableLoader} loads (format v2 or v3). */
     public static Builder forTable(TableLoader tableLoader) {
         return new Builder(tableLoader);
@@ -87,6 +104,7 @@ public final class ChangeFeedStream {
         private String consumerId;
         private ConsumerPositionListener consumerListener = ConsumerPositionListener.NONE;
         private String uidPrefix = "changeflow-cdf";
+        private StartResolver startResolver;
 
         private Builder(TableLoader tableLoader) {
             this.tableLoader = tableLoader;
@@ -143,6 +161,12 @@ public final class ChangeFeedStream {
         /** Where the consumer position goes after each checkpoint (F7 registry hook). */
         public Builder consumerPositionListener(ConsumerPositionListener listener) {
             this.consumerListener = listener;
+            return this;
+        }
+
+        /** Decide the start in the enumerator on a start without state (instead of a starting position). */
+        public Builder startResolver(StartResolver resolver) {
+            this.startResolver = resolver;
             return this;
         }
 
@@ -234,7 +258,8 @@ public final class ChangeFeedStream {
 
         /** The source alone (unpaired rows and version watermarks), start resolved. */
         public ChangeFeedSource buildSource() {
-            int starts = (startingVersion != null ? 1 : 0) + (startingLatest ? 1 : 0) + (startingTimestamp != null ? 1 : 0);
+            int starts = (startingVersion != null ? 1 : 0) + (startingLatest ? 1 : 0) + (startingTimestamp != null ? 1 : 0)
+                    + (startResolver != null ? 1 : 0);
             if (starts > 1) {
                 throw invalid(
                         "More than one starting position is set for the change feed of table %s (%s). Set only "
@@ -286,7 +311,8 @@ public final class ChangeFeedStream {
                         maxFilesPerCycle,
                         maxBytesPerCycle,
                         consumerId,
-                        consumerListener);
+                        consumerListener,
+                        startResolver);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -299,6 +325,9 @@ public final class ChangeFeedStream {
             }
             if (startingLatest) {
                 s.append(s.length() > 0 ? ", " : "").append("starting-version latest");
+            }
+            if (startResolver != null) {
+                s.append(s.length() > 0 ? ", " : "").append("a start resolver");
             }
             if (startingTimestamp != null) {
                 s.append(s.length() > 0 ? ", " : "").append("starting-timestamp '").append(startingTimestamp).append('\'');
