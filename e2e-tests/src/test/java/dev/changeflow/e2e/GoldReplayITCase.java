@@ -138,6 +138,25 @@ class GoldReplayITCase {
                 line -> line.contains("\"topic\":\"pgbench.public.pgbench_accounts\""), HOLD_AT, HOLD);
         IngestJob.build(lines, plan, settings);
         JobClient silverJob = silverEnv.executeAsync("silver");
+        try {
+            replay(catalog, settings, silverJob);
+        } finally {
+            // a failed check must not leave the held writer running into the temp folder's removal
+            OneBatchPerCheckpointSource.release(HOLD);
+            if (!silverJob.getJobExecutionResult().isDone()) {
+                silverJob.cancel().get();
+            }
+        }
+    }
+
+    private static long t0 = System.nanoTime();
+
+    private static void milestone(String what) {
+        System.out.printf("GoldReplayITCase %6.1f s: %s%n", (System.nanoTime() - t0) / 1e9, what);
+    }
+
+    private void replay(Catalog catalog, CatalogSettings settings, JobClient silverJob) throws Exception {
+        t0 = System.nanoTime();
         Table silver = catalog.loadTable(SILVER);
         CommonTestUtils.waitUntilCondition(() -> version(silver) >= 1, 50L);
 
@@ -146,16 +165,24 @@ class GoldReplayITCase {
         goldEnv.setParallelism(2);
         goldEnv.enableCheckpointing(200);
         GoldRunner.build(goldEnv, spec(), settings, OptionalLong.empty(), false, StreamingTableOptions.defaults());
+        milestone("Silver at version " + version(silver) + ", Gold starts");
         JobClient goldJob = goldEnv.executeAsync("gold, first life");
-        CommonTestUtils.waitUntilCondition(() -> goldVersion(catalog, GOLD_BRANCHES) == HOLD_AT
-                && goldVersion(catalog, GOLD_ACCOUNTS) == HOLD_AT, 50L);
+        try {
+            CommonTestUtils.waitUntilCondition(() -> goldVersion(catalog, GOLD_BRANCHES) == HOLD_AT
+                    && goldVersion(catalog, GOLD_ACCOUNTS) == HOLD_AT, 50L);
+        } finally {
+            if (!goldJob.getJobExecutionResult().isDone()) {
+                goldJob.cancel().get();
+            }
+        }
+        milestone("Gold at version 75, cancelled");
+        // killed (above); its checkpoints are discarded (never restored)
         assertEquals(HOLD_AT, version(silver));
-        // killed; its checkpoints are discarded (never restored)
-        goldJob.cancel().get();
 
         OneBatchPerCheckpointSource.release(HOLD);
         silverJob.getJobExecutionResult().get();
         long latest = version(silver);
+        milestone("Silver done at version " + latest);
         assertEquals(bounds().length - 1, latest, "one Silver version per batch");
         assertEquals(HOLD_AT, goldVersion(catalog, GOLD_BRANCHES));
 
@@ -181,11 +208,13 @@ class GoldReplayITCase {
         Exception failed = assertThrows(Exception.class, () -> clusterLike.execute("gold at 77"));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, rootGoldException(failed).code());
 
+        milestone("mismatches checked");
         // the replay: a new checkpoint, starting at 76
         o.startingVersion = 76L;
         GoldRunner.Summary summary = GoldRunner.runLocal(spec(), settings, o);
         assertEquals(OptionalLong.of(76L), summary.start);
         assertEquals(latest, goldVersion(catalog, GOLD_BRANCHES));
+        milestone("Gold replayed from 76");
 
         // oracle: Silver's final rows, projected / filtered and aggregated
         List<String> expectedAccounts = new ArrayList<>();

@@ -299,20 +299,20 @@ public final class GoldJob {
     static final class Seeds implements GoldAggregateFunction.SerializableSupplier<Map<RowData, RowData>> {
         private static final long serialVersionUID = 1L;
         private final CatalogLoader loader;
-        private final TableIdentifier table;
+        private final String table;
         private final RowType goldType;
         private final int[] groups;
 
         Seeds(CatalogLoader loader, TableIdentifier table, RowType goldType, int[] groups) {
             this.loader = loader;
-            this.table = table;
+            this.table = table.toString();
             this.goldType = goldType;
             this.groups = groups;
         }
 
         @Override
         public Map<RowData, RowData> get() {
-            Table gold = loader.loadCatalog().loadTable(table);
+            Table gold = loader.loadCatalog().loadTable(TableIdentifier.parse(table));
             Map<RowData, RowData> seeds = new HashMap<>();
             if (gold.currentSnapshot() == null) {
                 return seeds;

@@ -118,7 +118,6 @@ public final class GoldRunner {
             env.setParallelism(o.parallelism);
             build(env, spec, catalog, start.startingVersion(), true, o.tableOptions);
             env.execute("changeflow gold " + spec.name());
-            deleteRecursively(ckRoot);
             describe(cat, spec, summary, o.out);
         } finally {
             if (cat instanceof java.io.Closeable) {

@@ -45,20 +45,21 @@ public final class GoldSpec implements Serializable {
     public static final String ROW_COUNT = "_row_count";
 
     private final String name;
-    private final TableIdentifier source;
+    // identifiers kept as text: Iceberg's Namespace is not Serializable
+    private final String source;
     @Nullable private final Upsert upsert;
     @Nullable private final Aggregate aggregate;
 
     public GoldSpec(String name, TableIdentifier source, @Nullable Upsert upsert, @Nullable Aggregate aggregate) {
         this.name = Objects.requireNonNull(name, "name");
-        this.source = Objects.requireNonNull(source, "source");
+        this.source = Objects.requireNonNull(source, "source").toString();
         if (upsert == null && aggregate == null) {
             throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
                     "Gold job '" + name + "' maintains nothing: give an upsert table, an aggregate table, or both");
         }
-        if (upsert != null && aggregate != null && upsert.target.equals(aggregate.target)) {
+        if (upsert != null && aggregate != null && upsert.target().equals(aggregate.target())) {
             throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
-                    "Gold job '" + name + "': the upsert and the aggregate table are both " + upsert.target);
+                    "Gold job '" + name + "': the upsert and the aggregate table are both " + upsert.target());
         }
         this.upsert = upsert;
         this.aggregate = aggregate;
@@ -71,7 +72,7 @@ public final class GoldSpec implements Serializable {
 
     /** The Silver table whose change feed is read. */
     public TableIdentifier source() {
-        return source;
+        return TableIdentifier.parse(source);
     }
 
     @Nullable
@@ -87,7 +88,7 @@ public final class GoldSpec implements Serializable {
     /** A Gold upsert table: projection ({@code columns}) and optional filter ({@code where}), Flink SQL. */
     public static final class Upsert implements Serializable {
         private static final long serialVersionUID = 1L;
-        final TableIdentifier target;
+        final String target;
         final List<String> columns;
         @Nullable final String where;
 
@@ -96,13 +97,13 @@ public final class GoldSpec implements Serializable {
          * @param where Flink SQL predicate, or null for every row
          */
         public Upsert(TableIdentifier target, List<String> columns, @Nullable String where) {
-            this.target = Objects.requireNonNull(target, "target");
+            this.target = Objects.requireNonNull(target, "target").toString();
             this.columns = List.copyOf(columns);
             this.where = where == null || where.isBlank() ? null : where;
         }
 
         public TableIdentifier target() {
-            return target;
+            return TableIdentifier.parse(target);
         }
 
         public List<String> columns() {
@@ -118,12 +119,12 @@ public final class GoldSpec implements Serializable {
     /** A Gold aggregate table: GROUP BY Silver columns, invertible aggregates. */
     public static final class Aggregate implements Serializable {
         private static final long serialVersionUID = 1L;
-        final TableIdentifier target;
+        final String target;
         final List<String> groupBy;
         final List<AggregateColumn> aggregates;
 
         public Aggregate(TableIdentifier target, List<String> groupBy, List<AggregateColumn> aggregates) {
-            this.target = Objects.requireNonNull(target, "target");
+            this.target = Objects.requireNonNull(target, "target").toString();
             this.groupBy = List.copyOf(groupBy);
             this.aggregates = List.copyOf(aggregates);
             if (this.groupBy.isEmpty() || this.aggregates.isEmpty()) {
@@ -133,7 +134,7 @@ public final class GoldSpec implements Serializable {
         }
 
         public TableIdentifier target() {
-            return target;
+            return TableIdentifier.parse(target);
         }
 
         public List<String> groupBy() {
