@@ -85,6 +85,12 @@ public final class GoldJob {
             GoldSpec spec,
             CatalogSettings catalog,
             StreamingTableOptions options) {
+        // Gold tables are written in Iceberg's upsert mode: equality deletes hold the key only, so
+        // their own change feed must take pre-images from the parent snapshot, not the delete file
+        options = options.toBuilder()
+                .property(StreamingTables.EQ_DELETES_CARRY_ROWS, "false")
+                .property(org.apache.iceberg.TableProperties.UPSERT_ENABLED, "true")
+                .build();
         StreamTableEnvironment tenv = StreamTableEnvironment.create(changes.getExecutionEnvironment());
         DataType changeDataType = TypeConversions.fromLogicalToDataType(changeType).bridgedTo(RowData.class);
         org.apache.flink.table.api.Table table = tenv.fromDataStream(changes,
