@@ -3,6 +3,7 @@ package dev.changeflow.e2e.postgres;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
@@ -36,16 +37,17 @@ import java.util.stream.Stream;
  * {@code postgres}, no password. Stopped ({@code pg_ctl stop -m fast}) and deleted on close, or by a
  * JVM shutdown hook if the test JVM ends first.
  *
- * <p>Without the binaries (or, under root, without the {@code postgres} user), {@link #start()}
- * skips the test with a message saying what it needs — except under {@code CI=true}, where it fails:
- * CI's {@code .ci/run} installs the package.
+ * <p>Without the binaries (or, under root, without the {@code postgres} user), each test of a class
+ * that registers it is skipped with a message saying what it needs ({@link #start()} called
+ * directly skips the calling test) — except under {@code CI=true}, where it fails: CI's {@code
+ * .ci/run} installs the package.
  *
  * <pre>{@code
  * @RegisterExtension static final LocalPostgres PG = new LocalPostgres();
  * ... PG.createDatabase("app") ... DriverManager.getConnection(PG.jdbcUrl("app"), PG.user(), "") ...
  * }</pre>
  */
-public final class LocalPostgres implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback, AutoCloseable {
     /** The server tools this utility and its callers use; all must be in the same folder. */
     private static final List<String> TOOLS = List.of("initdb", "pg_ctl", "postgres", "pgbench");
     private static final String SERVER_USER = "postgres";
@@ -57,6 +59,8 @@ public final class LocalPostgres implements BeforeAllCallback, AfterAllCallback,
     private int port;
     private boolean asServerUser;
     private Thread shutdownHook;
+    /** Why the server was not started (as an extension, outside CI), or null. */
+    private String skipReason;
 
     /**
      * Creates and starts a fresh cluster.
@@ -69,7 +73,8 @@ public final class LocalPostgres implements BeforeAllCallback, AfterAllCallback,
         if (data != null) {
             return this;
         }
-        bin = requireBinaries();
+        whatIsMissing().ifPresent(LocalPostgres::skipOrFail);
+        bin = findBinaries().orElseThrow();
         asServerUser = "root".equals(System.getProperty("user.name"));
         try {
             dir = Files.createTempDirectory("changeflow-pg-");
@@ -106,23 +111,23 @@ public final class LocalPostgres implements BeforeAllCallback, AfterAllCallback,
                 "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=50");
     }
 
-    /** The folder of the server tools, or a skipped test (failure under {@code CI=true}). */
-    static Path requireBinaries() {
-        Optional<Path> found = findBinaries();
+    /** What this machine lacks to run the server (binaries, or under root the server's OS user), as a skip message. */
+    static Optional<String> whatIsMissing() {
         String missing = null;
-        if (found.isEmpty()) {
+        if (findBinaries().isEmpty()) {
             missing = "PostgreSQL server binaries " + TOOLS + " (looked in /usr/lib/postgresql/*/bin and the PATH)";
         } else if ("root".equals(System.getProperty("user.name")) && !userExists(SERVER_USER)) {
             missing = "the OS user '" + SERVER_USER + "' to run PostgreSQL as (initdb refuses root)";
         }
-        if (missing != null) {
-            String msg = "this test needs " + missing + ": on Debian, apt-get install -y postgresql";
-            if ("true".equals(System.getenv("CI"))) {
-                throw new IllegalStateException(msg + " (.ci/run installs it)");
-            }
-            Assumptions.abort(msg);
+        return Optional.ofNullable(missing).map(m -> "this test needs " + m + ": on Debian, apt-get install -y postgresql");
+    }
+
+    /** Skips the current test (or container) with {@code message}; fails instead under {@code CI=true}. */
+    private static void skipOrFail(String message) {
+        if ("true".equals(System.getenv("CI"))) {
+            throw new IllegalStateException(message + " (.ci/run installs it)");
         }
-        return found.get();
+        Assumptions.abort(message);
     }
 
     private static Optional<Path> findBinaries() {
@@ -202,9 +207,25 @@ public final class LocalPostgres implements BeforeAllCallback, AfterAllCallback,
         }
     }
 
+    /**
+     * Starts the server. Without PostgreSQL (outside CI) it only notes why, and {@link #beforeEach}
+     * skips each test with that reason, so the tests show as skipped with the message.
+     */
     @Override
     public void beforeAll(ExtensionContext context) {
+        Optional<String> missing = whatIsMissing();
+        if (missing.isPresent() && !"true".equals(System.getenv("CI"))) {
+            skipReason = missing.get();
+            return;
+        }
         start();
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        if (skipReason != null) {
+            Assumptions.abort(skipReason);
+        }
     }
 
     @Override
