@@ -23,8 +23,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.postgresql.PGConnection;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -189,7 +187,7 @@ class LivePostgresITCase {
                 throw new IllegalStateException("the markers did not reach Iceberg within " + DEADLINE
                         + (testEnded.get() ? " (the test ended)" : ""));
             }
-            LocalIngest.Summary s = ingest(plan, kafka, warehouse);
+            LocalIngest.Summary s = KafkaPgbenchITCase.run(plan, kafka, warehouse, INGEST_IDLE);
             totals.records += s.records;
             totals.quarantined += s.quarantined;
             totals.jobSeconds += s.runSeconds;
@@ -227,18 +225,6 @@ class LivePostgresITCase {
                 throw new IllegalStateException("no Iceberg commit of " + accounts + " within a minute");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
-        }
-    }
-
-    /** One run of the local launcher over Kafka until the input was idle for {@link #INGEST_IDLE}; its output is printed. */
-    private static LocalIngest.Summary ingest(IngestPlan plan, KafkaInput kafka, Path warehouse) throws Exception {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        LocalIngest.Options o = PgbenchCaptureITCase.options(warehouse, false);
-        o.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
-        try {
-            return LocalIngest.runKafka(plan, kafka, INGEST_IDLE, o);
-        } finally {
-            System.out.print(buf.toString(StandardCharsets.UTF_8));
         }
     }
 
