@@ -18,11 +18,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
+import javax.annotation.Nullable;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -100,11 +103,16 @@ class KafkaPgbenchITCase {
     }
 
     static LocalIngest.Summary run(IngestPlan plan, KafkaInput kafka, Path warehouse) throws Exception {
+        return run(plan, kafka, warehouse, null);
+    }
+
+    /** One local run over Kafka (to the end offsets at launch, or until idle for {@code untilIdle}); its output is printed. */
+    static LocalIngest.Summary run(IngestPlan plan, KafkaInput kafka, Path warehouse, @Nullable Duration untilIdle) throws Exception {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         LocalIngest.Options o = PgbenchCaptureITCase.options(warehouse, false);
         o.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
         try {
-            return LocalIngest.runKafka(plan, kafka, null, o);
+            return LocalIngest.runKafka(plan, kafka, untilIdle, o);
         } finally {
             System.out.print(buf.toString(StandardCharsets.UTF_8));
         }
