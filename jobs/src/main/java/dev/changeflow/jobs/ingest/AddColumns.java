@@ -1,6 +1,5 @@
 package dev.changeflow.jobs.ingest;
 
-import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.sources.changes.ChangeRecordException;
 import dev.changeflow.sources.changes.OnSchemaChange;
@@ -14,6 +13,7 @@ import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.types.Types;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -22,8 +22,8 @@ import java.util.List;
  * {@code on-schema-change = add-columns} (semantics.md A5) on the launcher's side: after the job
  * stopped at a record with new columns ({@link SchemaChangeException}), adds those columns to the
  * Iceberg table of every flow reading that source table with Iceberg's {@link UpdateSchema} —
- * nullable, at the end of the data columns (before {@code __START_AT} of SCD type 2 tables), so rows
- * written before read null there. The next run's plan picks them up through {@link
+ * nullable, after the last data column (before listed metadata columns and SCD type 2's {@code
+ * __START_AT}), so rows written before read null there. The next run's plan picks them up through {@link
  * IngestPlanner#withAddedColumns} and resumes from the last checkpoint.
  *
  * <p>Saved AUTO CDC state rows stay readable with the wider row type when the stored row's null
@@ -71,7 +71,7 @@ final class AddColumns {
         }
         List<String> done = new ArrayList<>();
         for (IngestPlan.Flow f : affected) {
-            List<String> added = addColumns(catalog.loadTable(f.target), e.newColumns(), f.spec);
+            List<String> added = addColumns(catalog.loadTable(f.target), e.newColumns(), f.decoder.dataType().getFieldNames());
             if (!added.isEmpty()) {
                 done.add(f.target + ": + " + String.join(", ", added));
             }
@@ -79,11 +79,25 @@ final class AddColumns {
         return done;
     }
 
-    /** Adds the columns the table lacks; retries on concurrent commits. @return the added ones, described */
-    static List<String> addColumns(Table table, List<RowType.RowField> columns, AutoCdcSpec spec) {
+    /**
+     * Adds the columns the table lacks, right after its last data column (before the metadata
+     * columns COLUMNS lists and SCD type 2's {@code __START_AT}), which is where the wider flow's
+     * target row has them (A1 checks the order); retries on concurrent commits.
+     *
+     * @param dataColumns the flow's data columns before the change
+     * @return the added ones, described
+     */
+    static List<String> addColumns(Table table, List<RowType.RowField> columns, List<String> dataColumns) {
         for (int attempt = 0; ; attempt++) {
             table.refresh();
             Schema schema = table.schema();
+            String before = null;
+            for (Types.NestedField c : schema.columns()) {
+                if (!dataColumns.contains(c.name())) {
+                    before = c.name();
+                    break;
+                }
+            }
             UpdateSchema update = table.updateSchema();
             List<String> added = new ArrayList<>();
             for (RowType.RowField c : columns) {
@@ -91,8 +105,8 @@ final class AddColumns {
                     continue;
                 }
                 update.addColumn(c.getName(), FlinkSchemaUtil.convert(c.getType()));
-                if (spec != null && schema.findField(AutoCdcSpec.START_AT) != null) {
-                    update.moveBefore(c.getName(), AutoCdcSpec.START_AT);
+                if (before != null) {
+                    update.moveBefore(c.getName(), before);
                 }
                 added.add(c.getName() + " " + c.getType().asSummaryString());
             }

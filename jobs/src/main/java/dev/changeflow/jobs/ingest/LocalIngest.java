@@ -146,11 +146,15 @@ public final class LocalIngest {
                 try {
                     boolean hasState = latestState(checkpointRoot(plan, o)).isPresent();
                     List<String> done = AddColumns.apply(cat, plan, change.get(), hasState);
+                    if (done.isEmpty()) {
+                        // the tables have the columns already, yet the plan did not take them
+                        // (e.g. a field named like a metadata column): running again would loop
+                        throw e;
+                    }
                     o.out.println("Schema change at " + change.get().source()
                             + (change.get().partition() != null ? " partition " + change.get().partition() : "")
                             + " offset " + change.get().offset() + " (on-schema-change: add-columns): "
-                            + (done.isEmpty() ? "columns already added" : String.join("; ", done))
-                            + ". Resuming from the last checkpoint with the new columns.");
+                            + String.join("; ", done) + ". Resuming from the last checkpoint with the new columns.");
                     added.addAll(done);
                 } finally {
                     if (cat instanceof java.io.Closeable) {
