@@ -13,9 +13,9 @@ import dev.changeflow.sources.changes.SchemaSampler;
 
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
 
 import java.io.IOException;
 import java.nio.file.Path;
