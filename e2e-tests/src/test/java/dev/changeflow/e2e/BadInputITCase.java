@@ -140,6 +140,40 @@ class BadInputITCase {
     }
 
     @Test
+    void addColumnsOverFilesEvolvesTheTableAndResumes() throws Exception {
+        // the same launcher path as over Kafka (KafkaBadInputITCase): stop at the record, add the
+        // column, resume from the last checkpoint with the wider row
+        String flows = String.join(
+                "\n",
+                "name: add-columns-files",
+                "namespace: shop",
+                "flows:",
+                "  - table: items",
+                "    keys: [id]",
+                "    schema: 'id INT, region STRING, v INT'",
+                "    on-schema-change: add-columns");
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Files.write(input.resolve("1.jsonl"), List.of(
+                ev("c", "{\"id\":1,\"region\":\"a\",\"v\":1}", src(100)),
+                ev("c", "{\"id\":2,\"region\":\"b\",\"v\":2}", src(101))));
+        Path warehouse = tmp.resolve("warehouse");
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
+        assertThat(LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse)).addedColumns).isEmpty();
+
+        Files.write(input.resolve("2.jsonl"), List.of(
+                ev("c", "{\"id\":3,\"region\":\"c\",\"v\":3,\"n\":30}", src(102)),
+                ev("u", "{\"id\":1,\"region\":\"a\",\"v\":10,\"n\":null}", src(103))));
+        LocalIngest.Summary second = LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        assertThat(second.addedColumns).containsExactly("shop.items: + n BIGINT");
+        assertThat(second.quarantined).isZero();
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        org.apache.iceberg.Table items = cat.loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(items.schema().findField("n").type()).isEqualTo(org.apache.iceberg.types.Types.LongType.get());
+        assertThat(TableRows.toCsvLines(items)).containsExactly("1,a,10,", "2,b,2,", "3,c,3,30");
+    }
+
+    @Test
     void onInvalidRecordFailStopsTheJobNamingTheReason() throws Exception {
         Path input = tmp.resolve("in");
         Files.createDirectories(input);

@@ -107,12 +107,19 @@ public final class RowCodec {
 
     /** Decodes a row from {@code in}, advancing it; the result is a fresh {@link GenericRowData} (+I). */
     public GenericRowData decode(ByteReader in) {
+        return decode(in, false);
+    }
+
+    private GenericRowData decode(ByteReader in, boolean endsAtLimit) {
         GenericRowData row = new GenericRowData(fields.length);
         int bitmapPos = in.position();
         in.skip(bitmapBytes);
         byte[] a = in.array();
         for (int i = 0; i < fields.length; i++) {
             boolean isNull = (a[bitmapPos + (i >>> 3)] & (1 << (i & 7))) != 0;
+            if (!isNull && endsAtLimit && in.remaining() == 0) {
+                break; // a row written before trailing columns were added: they are null
+            }
             if (!isNull) {
                 row.setField(i, fields[i].read(in));
             }
@@ -120,8 +127,20 @@ public final class RowCodec {
         return row;
     }
 
+    /**
+     * Decodes the row that fills {@code bytes[off, off + len)} exactly. A row written by a codec of
+     * this type minus trailing columns (on-schema-change = add-columns, semantics.md A5) decodes with
+     * those columns null, provided both arities have the same null-bitmap size ({@code ceil(arity / 8)}
+     * bytes): every non-null field takes at least one byte, so reaching the end of the slice before
+     * the last field can only mean the field did not exist when the row was written.
+     */
     public GenericRowData decode(byte[] bytes, int off, int len) {
-        return decode(new ByteReader().wrap(bytes, off, len));
+        return decode(new ByteReader().wrap(bytes, off, len), true);
+    }
+
+    /** Whether rows of {@code olderArity} columns decode with a codec of {@code newerArity} (see {@link #decode(byte[], int, int)}). */
+    public static boolean canWiden(int olderArity, int newerArity) {
+        return olderArity <= newerArity && (olderArity + 7) / 8 == (newerArity + 7) / 8;
     }
 
     public GenericRowData decode(byte[] bytes) {

@@ -90,6 +90,30 @@ class RowCodecTest {
     }
 
     @Test
+    void rowsWrittenBeforeTrailingColumnsWereAddedDecodeThemAsNull() {
+        RowType old = RowType.of(new BigIntType(), VarCharType.STRING_TYPE, RowType.of(new IntType()));
+        RowType wider = RowType.of(new BigIntType(), VarCharType.STRING_TYPE, RowType.of(new IntType()),
+                VarCharType.STRING_TYPE, new IntType());
+        RowCodec codec = new RowCodec(wider);
+        byte[] full = new RowCodec(old).encode(GenericRowData.of(5L, StringData.fromString("ab"), GenericRowData.of(7)));
+        assertThat(codec.decode(full).toString()).isEqualTo("+I(5,ab,+I(7),null,null)");
+        byte[] lastNull = new RowCodec(old).encode(GenericRowData.of(5L, null, null));
+        assertThat(codec.decode(lastNull).toString()).isEqualTo("+I(5,null,null,null,null)");
+        // rows of the wider type itself are unaffected
+        byte[] current = codec.encode(GenericRowData.of(5L, null, null, StringData.fromString("w"), 3));
+        assertThat(codec.decode(current).toString()).isEqualTo("+I(5,null,null,w,3)");
+    }
+
+    @Test
+    void widensOnlyWithinTheSameNullBitmapSize() {
+        assertThat(RowCodec.canWiden(3, 5)).isTrue();
+        assertThat(RowCodec.canWiden(3, 8)).isTrue();
+        assertThat(RowCodec.canWiden(8, 9)).isFalse();
+        assertThat(RowCodec.canWiden(9, 16)).isTrue();
+        assertThat(RowCodec.canWiden(5, 3)).isFalse();
+    }
+
+    @Test
     void encodesCompactly() {
         RowType t = RowType.of(new BigIntType(), VarCharType.STRING_TYPE, new IntType());
         byte[] bytes = new RowCodec(t).encode(GenericRowData.of(5L, StringData.fromString("ab"), null));

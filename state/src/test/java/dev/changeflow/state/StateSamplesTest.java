@@ -11,7 +11,9 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -91,6 +93,32 @@ class StateSamplesTest {
         assertThat(e.isDelete()).isFalse();
         assertThat(ROW.decode(upsert, e.rowOffset(), e.rowLength()).toString()).isEqualTo(expectedRow);
         assertThat(new Scd2HistoryEntry().wrap(load("v1", "scd2-history-delete.bin")).isDelete()).isTrue();
+    }
+
+    @Test
+    void v1RowsDecodeWithColumnsAddedAtTheEndAsNull() throws IOException {
+        // on-schema-change = add-columns: state rows written before the columns were added
+        List<RowType.RowField> fields = new ArrayList<>(RowCodecTest.ALL_TYPES.getFields());
+        fields.add(new RowType.RowField("w", VarCharType.STRING_TYPE));
+        fields.add(new RowType.RowField("n", new BigIntType()));
+        fields.add(new RowType.RowField("r", RowType.of(new BigIntType())));
+        RowCodec wider = new RowCodec(new RowType(fields));
+        assertThat(RowCodec.canWiden(RowCodecTest.ALL_TYPES.getFieldCount(), wider.arity())).isTrue();
+        GenericRowData expected = new GenericRowData(wider.arity());
+        GenericRowData sample = RowCodecTest.sampleRow();
+        for (int i = 0; i < sample.getArity(); i++) {
+            expected.setField(i, sample.getField(i));
+        }
+
+        byte[] scd1 = load("v1", "scd1-row.bin");
+        Scd1RowValue v = new Scd1RowValue().wrap(scd1);
+        assertThat(wider.decode(scd1, v.rowOffset(), v.rowLength()).toString()).isEqualTo(expected.toString());
+        byte[] live = load("v1", "scd2-current-live.bin");
+        Scd2CurrentValue c = new Scd2CurrentValue().wrap(live);
+        assertThat(wider.decode(live, c.rowOffset(), c.rowLength()).toString()).isEqualTo(expected.toString());
+        byte[] upsert = load("v1", "scd2-history-upsert.bin");
+        Scd2HistoryEntry e = new Scd2HistoryEntry().wrap(upsert);
+        assertThat(wider.decode(upsert, e.rowOffset(), e.rowLength()).toString()).isEqualTo(expected.toString());
     }
 
     @Test

@@ -3,9 +3,11 @@ package dev.changeflow.jobs.ingest;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
+import dev.changeflow.sources.changes.SchemaChangeException;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.catalog.Catalog;
 
 import java.util.List;
@@ -18,6 +20,12 @@ import java.util.Map;
  * Checkpointing, the state backend and restarts come from the cluster's Flink configuration
  * ({@code flinkConfiguration} of the FlinkDeployment); state recovery is Flink's (HA, savepoints),
  * so the local runner's checks on saved state do not apply here.
+ *
+ * <p>{@code on-schema-change = add-columns}: the job fails (without restarts) at the first record
+ * with new columns; this program then adds them to the tables and ends with the failure. The next
+ * start (the Kubernetes operator redeploying a failed job with {@code
+ * kubernetes.operator.job.restart.failed: true} and {@code upgradeMode: last-state}, or a manual
+ * resubmission from the last checkpoint) plans with the added columns and reads the record again.
  */
 public final class ClusterIngest {
     private ClusterIngest() {}
@@ -35,6 +43,7 @@ public final class ClusterIngest {
         CatalogSettings catalog = CatalogSettings.of("changeflow", plan.config.catalog);
         Catalog cat = catalog.open();
         try {
+            plan = IngestPlanner.withAddedColumns(plan, cat);
             ensureTables(cat, plan);
         } finally {
             if (cat instanceof java.io.Closeable) {
@@ -44,7 +53,25 @@ public final class ClusterIngest {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         // no end offsets: a cluster job runs until it is stopped
         IngestJob.buildKafka(env, plan, catalog, kafka, new KafkaProgressFunction(Map.of(), Map.of()));
-        env.execute("changeflow ingest " + plan.config.name);
+        try {
+            env.execute("changeflow ingest " + plan.config.name);
+        } catch (Exception e) {
+            java.util.Optional<SchemaChangeException> change = ExceptionUtils.findThrowable(e, SchemaChangeException.class);
+            if (change.isPresent()) {
+                // add-columns: evolve the tables now; the job still ends failed, and the next start
+                // of this program (e.g. the Kubernetes operator restarting a failed job from its
+                // last state) plans with the new columns and resumes from the last checkpoint
+                Catalog c = catalog.open();
+                try {
+                    AddColumns.apply(c, plan, change.get(), true);
+                } finally {
+                    if (c instanceof java.io.Closeable) {
+                        ((java.io.Closeable) c).close();
+                    }
+                }
+            }
+            throw e;
+        }
     }
 
     /** Creates (or checks, A1) every target table and the namespace's quarantine table. */

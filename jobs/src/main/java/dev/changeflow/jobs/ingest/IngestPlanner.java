@@ -12,12 +12,15 @@ import dev.changeflow.sources.changes.OnSchemaChange;
 import dev.changeflow.sources.changes.SchemaSampler;
 
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -83,54 +86,7 @@ public final class IngestPlanner {
                                     + " to infer its columns; declare them with 'schema: \"col TYPE, ...\"'");
                 }
             }
-            boolean debezium = format == ChangeRecordFormat.DEBEZIUM_JSON;
-            List<String> sequence = new ArrayList<>();
-            for (String s : f.sequenceBy) {
-                sequence.add(debezium ? DebeziumMetadata.resolveAlias(s) : s);
-            }
-            if (sequence.isEmpty() && !f.appendOnly) {
-                if (!debezium) {
-                    throw new IllegalArgumentException(
-                            "flow '" + f.flowName() + "': 'sequence-by' is required for format json");
-                }
-                sequence.add(DebeziumMetadata.resolveAlias("source.lsn"));
-            }
-            DecoderFlow decoder =
-                    DecoderFlow.builder(f.flowName(), format, dataType)
-                            .sourceNames(routing(config, f, format))
-                            .keys(f.keys)
-                            .sequenceBy(sequence)
-                            .truncateEnabled(f.truncate || f.applyAsTruncateWhen != null)
-                            .appendOnly(f.appendOnly)
-                            .onSchemaChange(OnSchemaChange.fromConfigName(f.onSchemaChange))
-                            .onInvalidRecord(OnInvalidRecord.fromConfigName(f.onInvalidRecord))
-                            .maxRecordBytes(config.maxRecordBytes)
-                            .build();
-            AutoCdcSpec spec = null;
-            if (!f.appendOnly) {
-                spec =
-                        AutoCdcSpec.builder(f.flowName(), decoder.sourceType())
-                                .metadataColumns(debezium ? DebeziumMetadata.NAMES : Set.of())
-                                .keys(f.keys)
-                                .sequenceBy(sequence)
-                                .scdType(f.scdType)
-                                .columns(resolve(f.columns, debezium))
-                                .ignoreNullUpdates(f.ignoreNullUpdates)
-                                .trackHistory(f.trackHistoryOn)
-                                .deleteWhen(f.applyAsDeleteWhen)
-                                .truncateWhen(f.applyAsTruncateWhen)
-                                .truncateEnabled(f.truncate)
-                                .tombstoneGcThreshold(f.tombstoneGcThreshold)
-                                .build();
-            }
-            String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
-            TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
-            StreamingTableOptions options =
-                    StreamingTableOptions.builder()
-                            .formatVersion(f.formatVersion)
-                            .partitionBy(f.partitionedBy)
-                            .build();
-            flows.add(new IngestPlan.Flow(f, decoder, spec, target, options));
+            flows.add(flow(config, f, format, dataType, namespace, List.of()));
         }
         Set<TableIdentifier> targets = new java.util.HashSet<>();
         for (IngestPlan.Flow f : flows) {
@@ -140,6 +96,121 @@ public final class IngestPlanner {
             }
         }
         return new IngestPlan(config, flows, Namespace.of(namespace.split("\\.")));
+    }
+
+    /** One flow of the plan: decoder routing, AUTO CDC definition, target and table options. */
+    private static IngestPlan.Flow flow(IngestConfig config, FlowConfig f, ChangeRecordFormat format, RowType dataType,
+            String namespace, List<String> added) {
+        boolean debezium = format == ChangeRecordFormat.DEBEZIUM_JSON;
+        List<String> sequence = new ArrayList<>();
+        for (String s : f.sequenceBy) {
+            sequence.add(debezium ? DebeziumMetadata.resolveAlias(s) : s);
+        }
+        if (sequence.isEmpty() && !f.appendOnly) {
+            if (!debezium) {
+                throw new IllegalArgumentException(
+                        "flow '" + f.flowName() + "': 'sequence-by' is required for format json");
+            }
+            sequence.add(DebeziumMetadata.resolveAlias("source.lsn"));
+        }
+        DecoderFlow decoder =
+                DecoderFlow.builder(f.flowName(), format, dataType)
+                        .sourceNames(routing(config, f, format))
+                        .keys(f.keys)
+                        .sequenceBy(sequence)
+                        .truncateEnabled(f.truncate || f.applyAsTruncateWhen != null)
+                        .appendOnly(f.appendOnly)
+                        .onSchemaChange(OnSchemaChange.fromConfigName(f.onSchemaChange))
+                        .onInvalidRecord(OnInvalidRecord.fromConfigName(f.onInvalidRecord))
+                        .maxRecordBytes(config.maxRecordBytes)
+                        .build();
+        AutoCdcSpec spec = null;
+        if (!f.appendOnly) {
+            spec =
+                    AutoCdcSpec.builder(f.flowName(), decoder.sourceType())
+                            .metadataColumns(debezium ? DebeziumMetadata.NAMES : Set.of())
+                            .keys(f.keys)
+                            .sequenceBy(sequence)
+                            .scdType(f.scdType)
+                            .columns(withAdded(resolve(f.columns, debezium), added))
+                            .ignoreNullUpdates(f.ignoreNullUpdates)
+                            .trackHistory(f.trackHistoryOn)
+                            .deleteWhen(f.applyAsDeleteWhen)
+                            .truncateWhen(f.applyAsTruncateWhen)
+                            .truncateEnabled(f.truncate)
+                            .tombstoneGcThreshold(f.tombstoneGcThreshold)
+                            .build();
+        }
+        String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
+        TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
+        StreamingTableOptions options =
+                StreamingTableOptions.builder()
+                        .formatVersion(f.formatVersion)
+                        .partitionBy(f.partitionedBy)
+                        .build();
+        return new IngestPlan.Flow(f, decoder, spec, target, options);
+    }
+
+    /**
+     * The plan with, for every flow under {@code on-schema-change = add-columns} whose target table
+     * exists, the columns that were added to that table after the flow's columns were resolved (by
+     * an earlier run that met a {@link dev.changeflow.sources.changes.SchemaChangeException}) appended
+     * to the flow's data columns as nullable columns, typed from the Iceberg schema. Flows reading the
+     * same source table get the union of their tables' added columns, so they keep sharing one
+     * decoder; an explicit COLUMNS list includes them too (add-columns adds a new source column to
+     * every table of the source). Returns {@code plan} itself when nothing was added.
+     *
+     * <p>Call it before building the job, so a restart — local or on a cluster — reads the evolved
+     * tables with the wider row type.
+     */
+    public static IngestPlan withAddedColumns(IngestPlan plan, Catalog catalog) {
+        Map<String, LinkedHashMap<String, RowType.RowField>> bySource = new LinkedHashMap<>();
+        for (IngestPlan.Flow f : plan.flows) {
+            if (f.decoder.onSchemaChange() != OnSchemaChange.ADD_COLUMNS || !catalog.tableExists(f.target)) {
+                continue;
+            }
+            RowType table = FlinkSchemaUtil.convert(catalog.loadTable(f.target).schema());
+            RowType source = f.decoder.sourceType();
+            LinkedHashMap<String, RowType.RowField> extra = bySource.computeIfAbsent(f.config.table, k -> new LinkedHashMap<>());
+            for (RowType.RowField c : table.getFields()) {
+                String n = c.getName();
+                if (source.getFieldNames().contains(n) || n.equals(AutoCdcSpec.START_AT) || n.equals(AutoCdcSpec.END_AT)) {
+                    continue;
+                }
+                extra.putIfAbsent(n, new RowType.RowField(n, c.getType().copy(true)));
+            }
+        }
+        bySource.values().removeIf(Map::isEmpty);
+        if (bySource.isEmpty()) {
+            return plan;
+        }
+        List<IngestPlan.Flow> flows = new ArrayList<>();
+        for (IngestPlan.Flow f : plan.flows) {
+            LinkedHashMap<String, RowType.RowField> extra = bySource.get(f.config.table);
+            if (extra == null || f.decoder.onSchemaChange() != OnSchemaChange.ADD_COLUMNS) {
+                flows.add(f);
+                continue;
+            }
+            List<RowType.RowField> fields = new ArrayList<>(f.decoder.dataType().getFields());
+            fields.addAll(extra.values());
+            flows.add(flow(plan.config, f.config, f.decoder.format(), new RowType(fields), plan.quarantineNamespace.toString(),
+                    new ArrayList<>(extra.keySet())));
+        }
+        return new IngestPlan(plan.config, flows, plan.quarantineNamespace);
+    }
+
+    /** An INCLUDE list gains the added columns; ALL and EXCEPT select them already. */
+    private static dev.changeflow.operators.ColumnSelection withAdded(dev.changeflow.operators.ColumnSelection c, List<String> added) {
+        if (added.isEmpty() || c.mode() != dev.changeflow.operators.ColumnSelection.Mode.INCLUDE) {
+            return c;
+        }
+        List<String> cols = new ArrayList<>(c.columns());
+        for (String a : added) {
+            if (!cols.contains(a)) {
+                cols.add(a);
+            }
+        }
+        return dev.changeflow.operators.ColumnSelection.include(cols);
     }
 
     private static dev.changeflow.operators.ColumnSelection resolve(dev.changeflow.operators.ColumnSelection c, boolean debezium) {

@@ -4,6 +4,7 @@ import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
+import dev.changeflow.sources.changes.SchemaChangeException;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -16,6 +17,7 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 
@@ -77,6 +79,8 @@ public final class LocalIngest {
         public double runSeconds;
         public boolean nothingToDo;
         @Nullable public String savepoint;
+        /** Columns added by {@code on-schema-change: add-columns} during the run, e.g. {@code shop.items: + w STRING}. */
+        public final List<String> addedColumns = new ArrayList<>();
     }
 
     private LocalIngest() {}
@@ -119,7 +123,52 @@ public final class LocalIngest {
         return run(plan, new KafkaRun(kafka, untilIdle, IngestJob.defaultGroupId(plan)), o);
     }
 
+    /**
+     * Runs until the input was read; when the job stops at a record with new columns under {@code
+     * on-schema-change = add-columns} ({@link SchemaChangeException}), adds the columns to the
+     * tables ({@link AddColumns}) and runs again from the last checkpoint with the wider plan
+     * ({@link IngestPlanner#withAddedColumns}); the summary is the last run's, with the added
+     * columns listed in {@link Summary#addedColumns}.
+     */
     private static Summary run(IngestPlan plan, Input input, Options o) throws Exception {
+        List<String> added = new ArrayList<>();
+        for (int changes = 0; ; changes++) {
+            try {
+                Summary s = runOnce(plan, input, o);
+                s.addedColumns.addAll(added);
+                return s;
+            } catch (Exception e) {
+                Optional<SchemaChangeException> change = ExceptionUtils.findThrowable(e, SchemaChangeException.class);
+                if (change.isEmpty() || changes >= MAX_SCHEMA_CHANGES_PER_RUN) {
+                    throw e;
+                }
+                Catalog cat = catalog(plan, o.warehouse).open();
+                try {
+                    boolean hasState = latestState(checkpointRoot(plan, o)).isPresent();
+                    List<String> done = AddColumns.apply(cat, plan, change.get(), hasState);
+                    if (done.isEmpty()) {
+                        // the tables have the columns already, yet the plan did not take them
+                        // (e.g. a field named like a metadata column): running again would loop
+                        throw e;
+                    }
+                    o.out.println("Schema change at " + change.get().source()
+                            + (change.get().partition() != null ? " partition " + change.get().partition() : "")
+                            + " offset " + change.get().offset() + " (on-schema-change: add-columns): "
+                            + String.join("; ", done) + ". Resuming from the last checkpoint with the new columns.");
+                    added.addAll(done);
+                } finally {
+                    if (cat instanceof java.io.Closeable) {
+                        ((java.io.Closeable) cat).close();
+                    }
+                }
+            }
+        }
+    }
+
+    /** A bound on add-columns restarts of one launch, against a loop on a record that keeps failing. */
+    static final int MAX_SCHEMA_CHANGES_PER_RUN = 100;
+
+    private static Summary runOnce(IngestPlan plan, Input input, Options o) throws Exception {
         long t0 = System.nanoTime();
         Summary summary = new Summary();
         CatalogSettings catalog = catalog(plan, o.warehouse);
@@ -153,6 +202,7 @@ public final class LocalIngest {
                     }
                 }
             }
+            plan = IngestPlanner.withAddedColumns(plan, cat);
             ClusterIngest.ensureTables(cat, plan);
 
             boolean work = input.prepare(plan, ckRoot, restore, state, o);

@@ -3,8 +3,17 @@ package dev.changeflow.jobs.ingest;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.AutoCdcException;
+import dev.changeflow.operators.quarantine.QuarantineReason;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.changes.ChangeRecordException;
+import dev.changeflow.sources.changes.SchemaChangeException;
+
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.iceberg.catalog.Catalog;
 
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -48,6 +57,56 @@ class IngestPlannerTest {
         assertThat(f.spec.targetType().toString())
                 .isEqualTo("ROW<`id` INT NOT NULL, `name` STRING, `_source_lsn` BIGINT, `__START_AT` BIGINT NOT NULL, `__END_AT` BIGINT>");
         assertThat(f.spec.identifierFields()).containsExactly("id", "__START_AT");
+    }
+
+    static final String ADD_COLUMNS_FLOWS = "namespace: silver\nflows:\n"
+            + "  - table: items\n    keys: [id]\n    columns: [id, name, source.lsn]\n"
+            + "    schema: 'id INT, name STRING'\n    on-schema-change: add-columns\n"
+            + "  - table: items\n    target: items_history\n    scd-type: 2\n    keys: [id]\n"
+            + "    schema: 'id INT, name STRING'\n    on-schema-change: add-columns\n";
+
+    static SchemaChangeException newColumnW() {
+        return new SchemaChangeException("items", "items", "srv.inventory.items", 0, 5,
+                List.of(new RowType.RowField("w", VarCharType.STRING_TYPE)));
+    }
+
+    @Test
+    void addedColumnsWidenEveryFlowOfTheSourceAndAnIncludeList() throws Exception {
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(ADD_COLUMNS_FLOWS, "f.yaml"), List.of());
+        Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
+        ClusterIngest.ensureTables(cat, plan);
+        assertThat(IngestPlanner.withAddedColumns(plan, cat)).isSameAs(plan);
+
+        assertThat(AddColumns.apply(cat, plan, newColumnW(), true))
+                .containsExactly("silver.items: + w STRING", "silver.items_history: + w STRING");
+        assertThat(AddColumns.apply(cat, plan, newColumnW(), true)).as("idempotent").isEmpty();
+        assertThat(cat.loadTable(TableIdentifier.of("silver", "items_history")).schema().columns())
+                .extracting(Types.NestedField::name).containsExactly("id", "name", "w", "__START_AT", "__END_AT");
+
+        IngestPlan wider = IngestPlanner.withAddedColumns(plan, cat);
+        IngestPlan.Flow current = wider.flows.get(0);
+        IngestPlan.Flow history = wider.flows.get(1);
+        assertThat(current.decoder.dataType().toString()).isEqualTo("ROW<`id` INT, `name` STRING, `w` STRING>");
+        assertThat(current.spec.targetType().getFieldNames()).containsExactly("id", "name", "w", "_source_lsn");
+        assertThat(history.spec.targetType().getFieldNames()).containsExactly("id", "name", "w", "__START_AT", "__END_AT");
+        assertThat(IngestJob.sameRouting(current.decoder, history.decoder)).as("one decoder serves both").isTrue();
+        ClusterIngest.ensureTables(cat, wider); // the evolved tables match the wider plan (A1)
+    }
+
+    @Test
+    void addColumnsRefusesToOutgrowSavedStateRows() throws Exception {
+        String flows = "namespace: silver\nflows:\n  - table: items\n    keys: [id]\n"
+                + "    schema: 'id INT, a INT, b INT, c INT, d INT, e INT, f INT, g INT'\n    on-schema-change: add-columns\n";
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "f.yaml"), List.of());
+        Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
+        ClusterIngest.ensureTables(cat, plan);
+        assertThatThrownBy(() -> AddColumns.apply(cat, plan, newColumnW(), true))
+                .isInstanceOfSatisfying(ChangeRecordException.class, e -> assertThat(e.code()).isEqualTo(QuarantineReason.SCHEMA_CHANGED))
+                .hasMessageContaining("table silver.items would grow from 8 to 9 stored columns with w STRING")
+                .hasMessageContaining("--from-scratch");
+        assertThat(cat.loadTable(TableIdentifier.of("silver", "items")).schema().findField("w")).isNull();
+        // without saved state there is nothing to read back: the column is added
+        assertThat(AddColumns.apply(cat, plan, newColumnW(), false)).containsExactly("silver.items: + w STRING");
     }
 
     @Test

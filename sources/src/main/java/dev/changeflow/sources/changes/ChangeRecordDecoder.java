@@ -7,9 +7,14 @@ import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.types.logical.ArrayType;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.BooleanType;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.DoubleType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.types.RowKind;
 
 import com.fasterxml.jackson.core.JsonFactory;
@@ -89,7 +94,9 @@ import java.util.Map;
  *       strings, read as UTC; TIMESTAMP_LTZ(p) from an ISO instant ({@code ZonedTimestamp}) or an
  *       integer; ROW/MAP from objects, ARRAY from arrays;
  *   <li>{@code SCHEMA_CHANGED}: the data image (or plain row) has members the data columns lack
- *       (under {@link OnSchemaChange#QUARANTINE} / {@code ADD_COLUMNS}; {@code FAIL} throws);
+ *       (under {@link OnSchemaChange#QUARANTINE}; {@code FAIL} throws {@link ChangeRecordException};
+ *       {@code ADD_COLUMNS} throws {@link SchemaChangeException} naming the new top-level columns and
+ *       their types, and quarantines only unknown members of nested objects);
  *   <li>{@code MISSING_COLUMN} — Decision: a KEY or data SEQUENCE BY column that is <i>absent</i> (not
  *       merely null) from the image the row is built from ({@code after}; {@code before} of a delete;
  *       the record key of a key-only delete, for KEYS); other absent columns are null, not errors;
@@ -703,7 +710,60 @@ public final class ChangeRecordDecoder {
         boolean[] present = plan.present;
         Arrays.fill(present, false);
         conv.fillRow(plan.data, image, row, present, hint, "", 0);
+        if (!conv.unknownFields.isEmpty() && plan.flow.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {
+            ConnectSchema types = hint;
+            if (types == null && schemaStart >= 0) {
+                // the flow's own columns did not need the wrapper's schema; the new ones may
+                ConnectSchema wrapper = cachedSchema(buf, schemaStart, schemaEnd);
+                types = wrapper == null || !plan.debezium ? wrapper
+                        : wrapper.field(kind == RowKind.DELETE ? "before" : "after");
+            }
+            List<RowType.RowField> added = newColumns(plan, image, types);
+            if (!added.isEmpty()) {
+                throw new SchemaChangeException(plan.flow.flowId(), tableName(plan), source, partition, offset, added);
+            }
+        }
         return finish(plan, row, false, kind == RowKind.INSERT);
+    }
+
+    /**
+     * The top-level members of {@code image} that are not data columns, typed from the schema
+     * wrapper or the JSON value (see {@link SchemaChangeException}). Unknown members of nested
+     * objects are not columns that can be added: they stay {@code SCHEMA_CHANGED} quarantine.
+     */
+    private static List<RowType.RowField> newColumns(Plan plan, JsonFields image, @Nullable ConnectSchema hint) {
+        List<RowType.RowField> added = new ArrayList<>();
+        for (int i = 0; i < image.size; i++) {
+            String name = image.names[i];
+            if (plan.data.index.containsKey(name)) {
+                continue;
+            }
+            ConnectSchema fieldSchema = hint == null ? null : hint.field(name);
+            LogicalType type;
+            if (fieldSchema != null) {
+                type = fieldSchema.toLogicalType();
+            } else {
+                switch (image.kinds[i]) {
+                    case JsonFields.INT:
+                        type = new BigIntType();
+                        break;
+                    case JsonFields.BIG_INT:
+                        type = new DecimalType(DecimalType.MAX_PRECISION, 0);
+                        break;
+                    case JsonFields.FLOAT:
+                        type = new DoubleType();
+                        break;
+                    case JsonFields.TRUE:
+                    case JsonFields.FALSE:
+                        type = new BooleanType();
+                        break;
+                    default:
+                        type = VarCharType.STRING_TYPE;
+                }
+            }
+            added.add(new RowType.RowField(name, type.copy(true)));
+        }
+        return added;
     }
 
     private DecodeOutcome finish(Plan plan, GenericRowData row, boolean keyOnly, boolean checkNotNull) {
@@ -714,10 +774,10 @@ public final class ChangeRecordDecoder {
             String detail = "table '" + tableName(plan) + "': fields " + conv.unknownFields
                     + " are not among the declared columns " + Arrays.toString(plan.data.names);
             if (plan.flow.onSchemaChange() == OnSchemaChange.FAIL) {
-                throw new ChangeRecordException(QuarantineReason.SCHEMA_CHANGED, plan.flow.flowId(), source, offset,
+                throw new ChangeRecordException(QuarantineReason.SCHEMA_CHANGED, plan.flow.flowId(), source, partition, offset,
                         detail + "; set on-schema-change = quarantine or add-columns, or declare the columns");
             }
-            // TODO(add-columns): evolve the table; until then ADD_COLUMNS behaves as QUARANTINE.
+            // ADD_COLUMNS reaches here only for unknown members of nested objects (see upsert)
             return quarantine(plan, QuarantineReason.SCHEMA_CHANGED, detail);
         }
         String image = plan.debezium ? (keyOnly ? "record key" : row.getRowKind() == RowKind.DELETE ? "before" : "after")
@@ -1007,7 +1067,7 @@ public final class ChangeRecordDecoder {
             fail = anyFail;
         }
         if (fail) {
-            throw new ChangeRecordException(reason, flowId, source, offset, detail);
+            throw new ChangeRecordException(reason, flowId, source, partition, offset, detail);
         }
         byte[] kept = raw;
         if (raw != null && raw.length > QUARANTINE_RAW_LIMIT && reason == QuarantineReason.RECORD_TOO_LARGE) {

@@ -17,8 +17,11 @@ public enum OnSchemaChange {
     /** Send the record to the quarantine table with reason {@code SCHEMA_CHANGED}. */
     QUARANTINE("quarantine"),
     /**
-     * Evolve the table additively. TODO(sinks/jobs): the Iceberg schema evolution is not wired yet;
-     * until then the decoder treats it exactly like {@link #QUARANTINE}.
+     * Evolve the table additively: the decoder throws {@link SchemaChangeException} at the first
+     * record with new top-level fields (nothing of it applied); the launcher adds them to the
+     * Iceberg table as nullable columns and resumes from the last checkpoint with the wider row
+     * type, so rows written before the change read null there. Unknown members of nested objects
+     * are quarantined as with {@link #QUARANTINE}.
      */
     ADD_COLUMNS("add-columns");
 

@@ -7,6 +7,9 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.Test;
 
@@ -388,9 +391,50 @@ class DebeziumDecodeTest {
     }
 
     @Test
-    void addColumnsBehavesAsQuarantineForNow() {
+    void addColumnsStopsAtTheRecordNamingTheNewColumnsWithInferredTypes() {
         ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(accounts().onSchemaChange(OnSchemaChange.ADD_COLUMNS).build()));
-        decode(d, capture("{'aid':1}", envelope("c", "null", "{'aid':1,'note':'x'}", 1)), 1);
+        String line = capture("{'aid':1}", envelope("c", "null", "{'aid':1,'bid':1,'abalance':0,'filler':null,"
+                + "'note':'x','n':1,'f':1.5,'b':true,'z':null,'o':{'a':1},'big':123456789012345678901234567890}", 1));
+        assertThatThrownBy(() -> decode(d, line, 7))
+                .isInstanceOfSatisfying(SchemaChangeException.class, e -> {
+                    assertThat(e.code()).isEqualTo(QuarantineReason.SCHEMA_CHANGED);
+                    assertThat(e.flowId()).isEqualTo("accounts");
+                    assertThat(e.table()).isEqualTo("pgbench_accounts");
+                    assertThat(e.offset()).isEqualTo(7L);
+                    assertThat(SchemaChangeException.describe(e.newColumns()))
+                            .isEqualTo("note STRING, n BIGINT, f DOUBLE, b BOOLEAN, z STRING, o STRING, big DECIMAL(38, 0)");
+                })
+                .hasMessage("SCHEMA_CHANGED: table 'pgbench_accounts' has new column(s) note STRING, n BIGINT, f DOUBLE,"
+                        + " b BOOLEAN, z STRING, o STRING, big DECIMAL(38, 0) (on-schema-change = add-columns: the table is"
+                        + " evolved and the job resumes) (flow 'accounts', source capture.jsonl, offset 7)");
+        assertThat(out.changes).isEmpty();
+        assertThat(out.quarantined).isEmpty();
+    }
+
+    @Test
+    void addColumnsTypesNewColumnsFromTheSchemaWrapper() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(accounts().onSchemaChange(OnSchemaChange.ADD_COLUMNS).build()));
+        String schema = "{'type':'struct','fields':[{'field':'before','type':'struct','optional':true,'fields':[]},"
+                + "{'field':'after','type':'struct','optional':true,'fields':["
+                + "{'field':'aid','type':'int32','optional':false},{'field':'bid','type':'int32','optional':true},"
+                + "{'field':'abalance','type':'int32','optional':true},{'field':'filler','type':'string','optional':true},"
+                + "{'field':'qty','type':'int16','optional':true},"
+                + "{'field':'at','type':'int64','optional':true,'name':'io.debezium.time.MicroTimestamp'}]}]}";
+        String line = capture("{'aid':1}", "{'schema':" + schema + ",'payload':"
+                + envelope("c", "null", "{'aid':1,'bid':1,'abalance':0,'filler':null,'qty':3,'at':1000000}", 1) + "}");
+        assertThatThrownBy(() -> decode(d, line, 1))
+                .isInstanceOfSatisfying(SchemaChangeException.class, e ->
+                        assertThat(SchemaChangeException.describe(e.newColumns())).isEqualTo("qty SMALLINT, at TIMESTAMP(6)"));
+    }
+
+    @Test
+    void addColumnsQuarantinesUnknownNestedFields() {
+        RowType t = RowType.of(new LogicalType[] {new IntType(false), RowType.of(new LogicalType[] {new IntType()}, new String[] {"x"})},
+                new String[] {"aid", "pos"});
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(DecoderFlow.builder("accounts", ChangeRecordFormat.DEBEZIUM_JSON, t)
+                .sourceNames("pgbench_accounts").keys("aid").sequenceBy("source.lsn")
+                .onSchemaChange(OnSchemaChange.ADD_COLUMNS).build()));
+        decode(d, capture("{'aid':1}", envelope("c", "null", "{'aid':1,'pos':{'x':1,'y':2}}", 1)), 1);
         assertThat(out.quarantined).extracting(r -> r.getString(5).toString()).containsExactly("SCHEMA_CHANGED");
     }
 

@@ -137,9 +137,14 @@ class KafkaDecodeFunctionTest {
     void failPolicyStopsWithTheReason() throws Exception {
         KafkaDecodeFunction fn = new KafkaDecodeFunction(flows());
         try (OneInputStreamOperatorTestHarness<KafkaChangeRecord, RowData> h = ProcessFunctionTestHarnesses.forProcessFunction(fn)) {
-            assertThatThrownBy(() -> h.processElement(record(HISTORY, 0, 3, null, "{'op':'c','after':{'tid':'x','delta':1},'source':{'table':'pgbench_history','lsn':1}}"), 0L))
-                    .isInstanceOf(ChangeRecordException.class)
-                    .hasMessageContaining("TYPE_MISMATCH");
+            assertThatThrownBy(() -> h.processElement(record(HISTORY, 2, 3, null, "{'op':'c','after':{'tid':'x','delta':1},'source':{'table':'pgbench_history','lsn':1}}"), 0L))
+                    .isInstanceOfSatisfying(ChangeRecordException.class, e -> {
+                        assertThat(e.code()).isEqualTo(QuarantineReason.TYPE_MISMATCH);
+                        assertThat(e.source()).isEqualTo(HISTORY);
+                        assertThat(e.partition()).isEqualTo(2);
+                        assertThat(e.offset()).isEqualTo(3L);
+                    })
+                    .hasMessageEndingWith(", source " + HISTORY + ", partition 2, offset 3)");
         }
     }
 

@@ -1,0 +1,126 @@
+package dev.changeflow.jobs.ingest;
+
+import dev.changeflow.operators.quarantine.QuarantineReason;
+import dev.changeflow.sources.changes.ChangeRecordException;
+import dev.changeflow.sources.changes.OnSchemaChange;
+import dev.changeflow.sources.changes.SchemaChangeException;
+import dev.changeflow.state.RowCodec;
+
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.UpdateSchema;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.types.Types;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code on-schema-change = add-columns} (semantics.md A5) on the launcher's side: after the job
+ * stopped at a record with new columns ({@link SchemaChangeException}), adds those columns to the
+ * Iceberg table of every flow reading that source table with Iceberg's {@link UpdateSchema} —
+ * nullable, after the last data column (before listed metadata columns and SCD type 2's {@code
+ * __START_AT}), so rows written before read null there. The next run's plan picks them up through {@link
+ * IngestPlanner#withAddedColumns} and resumes from the last checkpoint.
+ *
+ * <p>Saved AUTO CDC state rows stay readable with the wider row type when the stored row's null
+ * bitmap keeps its size ({@link RowCodec#canWiden}: the stored row grows within the same multiple of
+ * 8 columns); otherwise, when the job has saved state, nothing is changed and a {@link
+ * ChangeRecordException} {@code SCHEMA_CHANGED} says to rebuild with {@code --from-scratch}.
+ */
+final class AddColumns {
+    private AddColumns() {}
+
+    /**
+     * @param hasState whether the job resumes from saved state (a checkpoint or savepoint)
+     * @return one line per evolved table, e.g. {@code shop.items: + w STRING}
+     * @throws ChangeRecordException SCHEMA_CHANGED when saved state rows could not be read after the change
+     */
+    static List<String> apply(Catalog catalog, IngestPlan plan, SchemaChangeException e, boolean hasState) {
+        List<IngestPlan.Flow> affected = new ArrayList<>();
+        String sourceTable = null;
+        for (IngestPlan.Flow f : plan.flows) {
+            if (f.name().equals(e.flowId())) {
+                sourceTable = f.config.table;
+            }
+        }
+        for (IngestPlan.Flow f : plan.flows) {
+            if (f.config.table.equals(sourceTable) && f.decoder.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {
+                affected.add(f);
+            }
+        }
+        if (affected.isEmpty()) {
+            throw e; // not a flow of this plan: nothing sound to do
+        }
+        for (IngestPlan.Flow f : affected) {
+            if (hasState && f.spec != null) {
+                int before = f.spec.projection().length;
+                int after = before + e.newColumns().size();
+                if (!RowCodec.canWiden(before, after)) {
+                    throw new ChangeRecordException(QuarantineReason.SCHEMA_CHANGED, e.flowId(), e.source(), e.partition(),
+                            e.offset(), "table " + f.target + " would grow from " + before + " to " + after
+                                    + " stored columns with " + SchemaChangeException.describe(e.newColumns())
+                                    + ": the saved AUTO CDC state holds rows of " + before + " columns that cannot be"
+                                    + " read past a multiple of 8 columns. Declare the new columns in the flow's"
+                                    + " schema and re-run with --from-scratch, or use on-schema-change: quarantine");
+                }
+            }
+        }
+        List<String> done = new ArrayList<>();
+        for (IngestPlan.Flow f : affected) {
+            List<String> added = addColumns(catalog.loadTable(f.target), e.newColumns(), f.decoder.dataType().getFieldNames());
+            if (!added.isEmpty()) {
+                done.add(f.target + ": + " + String.join(", ", added));
+            }
+        }
+        return done;
+    }
+
+    /**
+     * Adds the columns the table lacks, right after its last data column (before the metadata
+     * columns COLUMNS lists and SCD type 2's {@code __START_AT}), which is where the wider flow's
+     * target row has them (A1 checks the order); retries on concurrent commits.
+     *
+     * @param dataColumns the flow's data columns before the change
+     * @return the added ones, described
+     */
+    static List<String> addColumns(Table table, List<RowType.RowField> columns, List<String> dataColumns) {
+        for (int attempt = 0; ; attempt++) {
+            table.refresh();
+            Schema schema = table.schema();
+            String before = null;
+            for (Types.NestedField c : schema.columns()) {
+                if (!dataColumns.contains(c.name())) {
+                    before = c.name();
+                    break;
+                }
+            }
+            UpdateSchema update = table.updateSchema();
+            List<String> added = new ArrayList<>();
+            for (RowType.RowField c : columns) {
+                if (schema.findField(c.getName()) != null) {
+                    continue;
+                }
+                update.addColumn(c.getName(), FlinkSchemaUtil.convert(c.getType()));
+                if (before != null) {
+                    update.moveBefore(c.getName(), before);
+                }
+                added.add(c.getName() + " " + c.getType().asSummaryString());
+            }
+            if (added.isEmpty()) {
+                return added;
+            }
+            try {
+                update.commit();
+                return added;
+            } catch (CommitFailedException conflict) {
+                if (attempt >= 5) {
+                    throw conflict;
+                }
+            }
+        }
+    }
+}
