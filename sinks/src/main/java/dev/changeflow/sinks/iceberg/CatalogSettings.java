@@ -77,8 +77,9 @@ public final class CatalogSettings implements Serializable {
      * A catalog from Iceberg catalog properties.
      *
      * @throws IllegalArgumentException when neither or both of {@code type} and {@code
-     *     catalog-impl} are set, the type is not one of {@value #ACCEPTED_TYPES}, or a {@code hadoop}
-     *     catalog has no {@code warehouse}
+     *     catalog-impl} are set, the type is not one of {@value #ACCEPTED_TYPES}, a {@code hadoop}
+     *     catalog has no {@code warehouse}, or a value refers ({@code ${env:NAME}}) to an environment
+     *     variable that is not set in this JVM
      */
     public static CatalogSettings of(String name, Map<String, String> properties) {
         CatalogSettings settings = new CatalogSettings(validateName(name), validate(name, properties), Map.of());
