@@ -222,7 +222,6 @@ public final class CatalogSettings implements Serializable {
         }
 
         @Override
-        @SuppressWarnings({"checkstyle:NoClone", "checkstyle:SuperClone"})
         public CatalogLoader clone() {
             return new EnvResolvingLoader(settings);
         }
