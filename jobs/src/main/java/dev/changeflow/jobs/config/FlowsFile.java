@@ -106,10 +106,7 @@ public final class FlowsFile {
             cfg.namespace = root.get("namespace").asText();
         }
         if (root.has("catalog")) {
-            for (Iterator<Map.Entry<String, JsonNode>> it = root.get("catalog").fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
-                cfg.catalog.put(e.getKey(), e.getValue().asText());
-            }
+            catalog(root.get("catalog"), cfg, where + ": catalog");
         }
         if (root.has("checkpoint-interval")) {
             cfg.checkpointInterval = duration(root.get("checkpoint-interval").asText(), where + ": checkpoint-interval");
@@ -133,6 +130,27 @@ public final class FlowsFile {
             }
         }
         return cfg;
+    }
+
+    /**
+     * The {@code catalog:} block: Iceberg catalog properties as they are ({@code type}, {@code uri},
+     * {@code warehouse}, {@code io-impl}, {@code s3.endpoint}, ...), each a single value; a value may
+     * refer to an environment variable as {@code ${env:NAME}} (resolved when the catalog is loaded,
+     * see {@code CatalogSettings}).
+     */
+    private static void catalog(JsonNode n, IngestConfig cfg, String label) {
+        if (!n.isObject()) {
+            throw new IllegalArgumentException(label + ": a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (!e.getValue().isValueNode() || e.getValue().isNull()) {
+                throw new IllegalArgumentException(
+                        label + ": property '" + e.getKey() + "' must be a single value (Iceberg catalog properties are flat,"
+                                + " e.g. 'header.X-Iceberg-Access-Delegation: vended-credentials')");
+            }
+            cfg.catalog.put(e.getKey(), e.getValue().asText());
+        }
     }
 
     /**

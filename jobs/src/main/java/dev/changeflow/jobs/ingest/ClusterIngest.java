@@ -75,7 +75,7 @@ public final class ClusterIngest {
     }
 
     /** Creates (or checks, A1) every target table and the namespace's quarantine table. */
-    static void ensureTables(Catalog cat, IngestPlan plan) {
+    public static void ensureTables(Catalog cat, IngestPlan plan) {
         for (IngestPlan.Flow f : plan.flows) {
             if (f.spec != null) {
                 StreamingTables.ensureTable(cat, f.target, f.spec.targetType(), f.spec.identifierFields(), f.tableOptions);

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -154,6 +155,34 @@ class FlowsFileTest {
             assertThat(section.contains("`" + fileOption + "`") || section.contains("\n" + fileOption + ":"))
                     .as("file-level option " + fileOption + " documented").isTrue();
         }
+    }
+
+    @Test
+    void catalogBlockKeepsRestAndS3PropertiesAndEnvironmentReferencesAsWritten() throws Exception {
+        IngestConfig cfg = FlowsFile.parse(String.join("\n",
+                "catalog:",
+                "  type: rest",
+                "  uri: http://iceberg-rest.lakehouse.svc:8181",
+                "  warehouse: s3://lakehouse/warehouse",
+                "  io-impl: org.apache.iceberg.aws.s3.S3FileIO",
+                "  s3.endpoint: http://minio.storage.svc:9000",
+                "  s3.path-style-access: true",
+                "  credential: ${env:ICEBERG_REST_CREDENTIAL}",
+                "flows: []"), "x.yaml");
+        assertThat(cfg.catalog).containsExactly(
+                Map.entry("type", "rest"),
+                Map.entry("uri", "http://iceberg-rest.lakehouse.svc:8181"),
+                Map.entry("warehouse", "s3://lakehouse/warehouse"),
+                Map.entry("io-impl", "org.apache.iceberg.aws.s3.S3FileIO"),
+                Map.entry("s3.endpoint", "http://minio.storage.svc:9000"),
+                Map.entry("s3.path-style-access", "true"),
+                Map.entry("credential", "${env:ICEBERG_REST_CREDENTIAL}"));
+        assertThatThrownBy(() -> FlowsFile.parse("catalog:\n  type: rest\n  header:\n    X-Iceberg-Access-Delegation: vended-credentials\n", "x.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("x.yaml: catalog: property 'header' must be a single value (Iceberg catalog properties are flat,"
+                        + " e.g. 'header.X-Iceberg-Access-Delegation: vended-credentials')");
+        assertThatThrownBy(() -> FlowsFile.parse("catalog: rest\n", "x.yaml"))
+                .hasMessage("x.yaml: catalog: a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
     }
 
     @Test

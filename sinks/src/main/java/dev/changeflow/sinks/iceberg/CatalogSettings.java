@@ -14,6 +14,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Where the streaming tables live: an Iceberg catalog name plus the catalog properties Iceberg
@@ -25,6 +28,14 @@ import java.util.TreeMap;
  * CatalogLoader} that Iceberg's Flink sink and source use inside tasks, {@link #open()} a catalog for
  * the client side (table creation, validation). The embedded default is {@link
  * #localHadoop(Path)}: a Hadoop catalog in a local folder.
+ *
+ * <p><b>Secrets from the environment.</b> A property value may refer to environment variables as
+ * {@code ${env:NAME}} (anywhere in the value, e.g. {@code credential: ${env:REST_ID}:${env:REST_SECRET}}),
+ * so flows files, ConfigMaps and command lines hold no secret. References are resolved by each JVM
+ * that opens the catalog (the launcher, every TaskManager) from its own environment, when the
+ * catalog is loaded: the resolved values are never serialized into the job. S3 credentials need no
+ * property at all: Iceberg's {@code S3FileIO} takes them from the AWS SDK's default chain
+ * ({@code AWS_ACCESS_KEY_ID} / {@code AWS_SECRET_ACCESS_KEY}, web identity on Kubernetes, ...).
  */
 @PublicEvolving
 public final class CatalogSettings implements Serializable {
@@ -35,6 +46,8 @@ public final class CatalogSettings implements Serializable {
 
     /** Accepted values of the {@code type} property. */
     public static final String ACCEPTED_TYPES = "hadoop, rest, jdbc, hive, glue, nessie";
+
+    private static final Pattern ENV_REFERENCE = Pattern.compile("\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)}");
 
     private final String name;
     private final Map<String, String> properties;
@@ -64,11 +77,41 @@ public final class CatalogSettings implements Serializable {
      * A catalog from Iceberg catalog properties.
      *
      * @throws IllegalArgumentException when neither or both of {@code type} and {@code
-     *     catalog-impl} are set, the type is not one of {@value #ACCEPTED_TYPES}, or a {@code hadoop}
-     *     catalog has no {@code warehouse}
+     *     catalog-impl} are set, the type is not one of {@value #ACCEPTED_TYPES}, a {@code hadoop}
+     *     catalog has no {@code warehouse}, or a value refers ({@code ${env:NAME}}) to an environment
+     *     variable that is not set in this JVM
      */
     public static CatalogSettings of(String name, Map<String, String> properties) {
-        return new CatalogSettings(validateName(name), validate(name, properties), Map.of());
+        CatalogSettings settings = new CatalogSettings(validateName(name), validate(name, properties), Map.of());
+        resolve(name, settings.properties, System::getenv);
+        return settings;
+    }
+
+    /**
+     * The properties with every {@code ${env:NAME}} replaced by {@code env.apply(NAME)}.
+     *
+     * @throws IllegalArgumentException naming the property and the variable when a referenced
+     *     variable is not set (null)
+     */
+    static Map<String, String> resolve(String catalog, Map<String, String> properties, Function<String, String> env) {
+        Map<String, String> out = new TreeMap<>();
+        properties.forEach((key, value) -> {
+            Matcher m = ENV_REFERENCE.matcher(value);
+            StringBuilder resolved = new StringBuilder();
+            while (m.find()) {
+                String v = env.apply(m.group(1));
+                if (v == null) {
+                    throw new IllegalArgumentException(
+                            "catalog '" + catalog + "': property '" + key + "' refers to environment variable "
+                                    + m.group(1) + ", which is not set; set it (for example from a Kubernetes Secret)"
+                                    + " or give the value another way");
+                }
+                m.appendReplacement(resolved, Matcher.quoteReplacement(v));
+            }
+            m.appendTail(resolved);
+            out.put(key, resolved.toString());
+        });
+        return out;
     }
 
     /**
@@ -129,9 +172,22 @@ public final class CatalogSettings implements Serializable {
 
     /**
      * Iceberg's serializable {@link CatalogLoader} for this catalog, as Iceberg's Flink sink and
-     * source need it. Each call returns a new loader.
+     * source need it. Each call returns a new loader. When a property refers to the environment
+     * ({@code ${env:NAME}}), the loader carries the references and resolves them in {@link
+     * CatalogLoader#loadCatalog()}, in the JVM that loads the catalog.
+     *
+     * @throws IllegalArgumentException from {@code loadCatalog()} when a referenced variable is not set there
      */
     public CatalogLoader loader() {
+        for (String v : properties.values()) {
+            if (ENV_REFERENCE.matcher(v).find()) {
+                return new EnvResolvingLoader(this);
+            }
+        }
+        return directLoader(properties);
+    }
+
+    private CatalogLoader directLoader(Map<String, String> properties) {
         Configuration conf = hadoopConf();
         if (!properties.containsKey(CatalogProperties.CATALOG_IMPL)) {
             String type = properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE).toLowerCase(Locale.ROOT);
@@ -149,6 +205,31 @@ public final class CatalogSettings implements Serializable {
         Map<String, String> props = new TreeMap<>(properties);
         props.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
         return CatalogLoader.custom(name, props, conf, catalogImpl());
+    }
+
+    /** Resolves {@code ${env:NAME}} references when the catalog is loaded, not before. */
+    private static final class EnvResolvingLoader implements CatalogLoader {
+        private static final long serialVersionUID = 1L;
+        private final CatalogSettings settings;
+
+        EnvResolvingLoader(CatalogSettings settings) {
+            this.settings = settings;
+        }
+
+        @Override
+        public Catalog loadCatalog() {
+            return settings.directLoader(resolve(settings.name, settings.properties, System::getenv)).loadCatalog();
+        }
+
+        @Override
+        public CatalogLoader clone() {
+            return new EnvResolvingLoader(settings);
+        }
+
+        @Override
+        public String toString() {
+            return "EnvResolvingLoader{" + settings + "}";
+        }
     }
 
     /**

@@ -63,4 +63,38 @@ class CatalogSettingsTest {
                 .withHadoopProperties(Map.of("fs.s3a.endpoint", "http://127.0.0.1:9000"));
         assertThat(settings.hadoopConf().get("fs.s3a.endpoint")).isEqualTo("http://127.0.0.1:9000");
     }
+
+    @Test
+    void environmentReferencesResolveWhenTheCatalogIsLoadedAndAreNeverSerialized() throws Exception {
+        Map<String, String> env = Map.of("REST_ID", "client-1", "REST_SECRET", "s3cr$t\\x");
+        assertThat(CatalogSettings.resolve("lake", Map.of("credential", "${env:REST_ID}:${env:REST_SECRET}", "uri", "http://rest:8181"), env::get))
+                .containsEntry("credential", "client-1:s3cr$t\\x")
+                .containsEntry("uri", "http://rest:8181");
+        assertThatThrownBy(() -> CatalogSettings.resolve("lake", Map.of("token", "${env:REST_TOKEN}"), env::get))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("catalog 'lake': property 'token' refers to environment variable REST_TOKEN, which is not set;"
+                        + " set it (for example from a Kubernetes Secret) or give the value another way");
+        assertThatThrownBy(() -> CatalogSettings.of("lake", Map.of("type", "rest", "token", "${env:CHANGEFLOW_TEST_SURELY_UNSET}")))
+                .hasMessageContaining("environment variable CHANGEFLOW_TEST_SURELY_UNSET, which is not set");
+
+        // PATH is set wherever tests run; its value must reach the catalog but not the serialized loader
+        String path = System.getenv("PATH");
+        CatalogSettings settings = CatalogSettings.of("lake", Map.of(
+                "catalog-impl", PropertiesHadoopCatalog.class.getName(),
+                "warehouse", warehouse.toUri().toString(),
+                "changeflow.test-reference", "${env:PATH}"));
+        org.apache.iceberg.flink.CatalogLoader loader = settings.loader();
+        byte[] bytes = InstantiationUtil.serializeObject(loader);
+        assertThat(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)).contains("${env:PATH}").doesNotContain(path);
+        Catalog catalog = InstantiationUtil.<org.apache.iceberg.flink.CatalogLoader>deserializeObject(bytes, getClass().getClassLoader())
+                .clone().loadCatalog();
+        assertThat(((PropertiesHadoopCatalog) catalog).catalogProperties()).containsEntry("changeflow.test-reference", path);
+    }
+
+    /** A Hadoop catalog that shows the properties it was initialized with. */
+    public static final class PropertiesHadoopCatalog extends HadoopCatalog {
+        public Map<String, String> catalogProperties() {
+            return properties();
+        }
+    }
 }
