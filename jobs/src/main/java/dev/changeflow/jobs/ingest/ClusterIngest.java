@@ -47,8 +47,13 @@ public final class ClusterIngest {
         env.execute("changeflow ingest " + plan.config.name);
     }
 
-    /** Creates (or checks, A1) every target table and the namespace's quarantine table. */
-    static void ensureTables(Catalog cat, IngestPlan plan) {
+    /**
+     * Creates (or checks, A1) every target table and the namespace's quarantine table (public for
+     * tests that run the topology of {@link IngestJob} on a cluster of their own).
+     *
+     * @throws dev.changeflow.operators.AutoCdcException TARGET_SCHEMA_MISMATCH when an existing table does not fit (A1)
+     */
+    public static void ensureTables(Catalog cat, IngestPlan plan) {
         for (IngestPlan.Flow f : plan.flows) {
             if (f.spec != null) {
                 StreamingTables.ensureTable(cat, f.target, f.spec.targetType(), f.spec.identifierFields(), f.tableOptions);
