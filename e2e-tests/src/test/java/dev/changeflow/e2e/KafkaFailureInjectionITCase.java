@@ -69,7 +69,7 @@ class KafkaFailureInjectionITCase {
     @TempDir Path tmp;
 
     @Test
-    void twentyFourFailuresLoseAndDuplicateNothing() throws Exception {
+    void twentyOneFailuresLoseAndDuplicateNothing() throws Exception {
         List<ProducerRecord<byte[], byte[]>> records = KafkaPgbenchITCase.records(SharedData.readLines(SharedData.pgbenchCapture()));
         TreeSet<String> topics = new TreeSet<>();
         records.forEach(r -> topics.add(r.topic()));
@@ -78,16 +78,15 @@ class KafkaFailureInjectionITCase {
         long seed = Long.getLong("failures.seed", 20261130L);
         Random random = new Random(seed);
         List<Kind> kinds = new ArrayList<>();
-        Collections.addAll(kinds, Kind.BROKER_RESTART);
-        for (int i = 0; i < 6; i++) {
-            kinds.add(Kind.TASK_FAILURE);
+        kinds.add(Kind.BROKER_RESTART);
+        for (int i = 0; i < 3; i++) {
+            Collections.addAll(kinds, Kind.TASKMANAGER_LOSS, Kind.CANCEL_RESTART);
         }
         for (int i = 0; i < 4; i++) {
-            Collections.addAll(kinds, Kind.TASKMANAGER_LOSS, Kind.CANCEL_RESTART, Kind.COMMIT_FAILS);
+            Collections.addAll(kinds, Kind.TASK_FAILURE, Kind.COMMIT_FAILS, Kind.COMMIT_ANSWER_LOST);
         }
-        for (int i = 0; i < 5; i++) {
-            kinds.add(Kind.COMMIT_ANSWER_LOST);
-        }
+        kinds.add(Kind.COMMIT_ANSWER_LOST);
+        kinds.add(Kind.COMMIT_FAILS);
         Collections.shuffle(kinds, random);
         long[] planned = new long[kinds.size()];
         for (int i = 0; i < planned.length; i++) {
