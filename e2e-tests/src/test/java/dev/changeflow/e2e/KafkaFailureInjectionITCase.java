@@ -189,6 +189,9 @@ class KafkaFailureInjectionITCase {
         assertThat(PgbenchCaptureITCase.sorted(PgbenchCaptureITCase.rows(warehouse, "public.pgbench_accounts_scd2")))
                 .isEqualTo(PgbenchCaptureITCase.sorted(PgbenchCaptureITCase.scd2Oracle(SharedData.pgbenchCapture())));
         assertThat(TableRows.count(cat.loadTable(QuarantineTable.identifier(plan.quarantineNamespace)))).isZero();
+        if (cat instanceof java.io.Closeable) {
+            ((java.io.Closeable) cat).close();
+        }
     }
 
     private static Map<String, Long> produceChunk(List<ProducerRecord<byte[], byte[]>> records, int[] produced, int chunkSize) throws Exception {

@@ -128,6 +128,9 @@ class KafkaStatelessRestartITCase {
         });
         assertThat(markers).hasSize(1);
         assertThat(markers.get(0).addedDataFiles(cat.loadTable(TELLERS).io())).isEmpty();
+        if (cat instanceof java.io.Closeable) {
+            ((java.io.Closeable) cat).close();
+        }
     }
 
     /** The highest {@code flink.max-committed-checkpoint-id} of the table's snapshots written by job {@code jobId}. */
