@@ -112,7 +112,7 @@ final class KafkaIngestCluster implements AutoCloseable {
     /** Cancels the job and waits until it ended (its checkpoints are retained). */
     static void cancel(JobClient job) throws Exception {
         job.cancel().get(60, TimeUnit.SECONDS);
-        Await.until("the job to end", Duration.ofSeconds(60), () -> job.getJobExecutionResult().isDone(), () -> "");
+        Await.until("the job to end", Duration.ofMinutes(5), () -> job.getJobExecutionResult().isDone(), () -> "");
     }
 
     /** The newest retained checkpoint or savepoint under {@code ckRoot}. */
@@ -126,11 +126,11 @@ final class KafkaIngestCluster implements AutoCloseable {
      */
     static String stopWithSavepoint(JobClient job, Path ckRoot) throws Exception {
         String dir = ckRoot.resolve("savepoints").toUri().toString();
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
         while (true) {
             try {
-                String path = job.stopWithSavepoint(false, dir, SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
-                job.getJobExecutionResult().get(2, TimeUnit.MINUTES);
+                String path = job.stopWithSavepoint(false, dir, SavepointFormatType.CANONICAL).get(5, TimeUnit.MINUTES);
+                job.getJobExecutionResult().get(5, TimeUnit.MINUTES);
                 return path;
             } catch (java.util.concurrent.ExecutionException e) {
                 if (System.nanoTime() > deadline || job.getJobExecutionResult().isDone()) {

@@ -90,7 +90,7 @@ class KafkaStatelessRestartITCase {
             // run 1: nothing to read; the tellers table gets empty snapshots stamped with the job id
             JobClient first = cluster.submit(plan, catalog, kafka, ckRoot, INTERVAL, null, jobId);
             assertThat(first.getJobID()).isEqualTo(jobId);
-            Await.until("6 checkpoints of the first run", Duration.ofSeconds(120), () -> FailureInjector.COMPLETED.get() >= 6,
+            Await.until("6 checkpoints of the first run", Duration.ofMinutes(5), () -> FailureInjector.COMPLETED.get() >= 6,
                     () -> "completed " + FailureInjector.COMPLETED.get());
             KafkaIngestCluster.cancel(first);
             firstRunMax = maxCommittedCheckpoint(cat.loadTable(TELLERS), jobId);
@@ -109,12 +109,12 @@ class KafkaStatelessRestartITCase {
             FailingCommitCatalog.armCommitFailure("pgbench_tellers", 1, false);
             JobClient second = cluster.submit(plan, catalog, kafka, ckRoot, INTERVAL, null, jobId);
             assertThat(second.getJobID()).isEqualTo(jobId);
-            Await.until("the tellers' first commit to fail", Duration.ofSeconds(120), () -> FailingCommitCatalog.firedAtCheckpoint() >= 0, () -> "");
+            Await.until("the tellers' first commit to fail", Duration.ofMinutes(5), () -> FailingCommitCatalog.firedAtCheckpoint() >= 0, () -> "");
             long failedAt = FailingCommitCatalog.firedAtCheckpoint();
             System.out.println("Second run: the commit of checkpoint " + failedAt + " failed (<= " + firstRunMax + ")");
             assertThat(failedAt).isLessThanOrEqualTo(firstRunMax);
-            Await.until("a restore", Duration.ofSeconds(120), () -> FailureInjector.RESTORES.get() > 0, () -> "");
-            KafkaIngestCluster.awaitRead(ends, Duration.ofSeconds(120));
+            Await.until("a restore", Duration.ofMinutes(5), () -> FailureInjector.RESTORES.get() > 0, () -> "");
+            KafkaIngestCluster.awaitRead(ends, Duration.ofMinutes(5));
             KafkaIngestCluster.stopWithSavepoint(second, ckRoot);
         }
         assertThat(PgbenchCaptureITCase.rows(warehouse, "public.pgbench_tellers"))
