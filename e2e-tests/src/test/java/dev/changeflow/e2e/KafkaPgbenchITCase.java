@@ -4,6 +4,7 @@ import dev.changeflow.e2e.kafka.EmbeddedKafka;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sources.kafka.KafkaInput;
 import dev.changeflow.sources.kafka.StartingOffsets;
 
@@ -34,6 +35,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The recorded pgbench capture ({@code ../shared/data/pgbench-s1}) produced to a real Kafka broker
@@ -42,7 +44,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * over Kafka by the local launcher: half the capture, then (appended) the other half resuming from
  * the savepoint, then a run with nothing new. Every table must equal PostgreSQL's final table
  * exactly (history as an exact multiset: a record read twice would show), and each run must read
- * exactly the records that are new to it.
+ * exactly the records that are new to it. Without its saved state, the ingest then refuses to start
+ * on the non-empty tables ({@code STATE_MISSING_FOR_EXISTING_TABLE}, K8) and leaves them untouched.
  */
 class KafkaPgbenchITCase {
     @RegisterExtension static final EmbeddedKafka KAFKA = new EmbeddedKafka();
@@ -99,6 +102,16 @@ class KafkaPgbenchITCase {
 
         LocalIngest.Summary third = run(plan, kafka, warehouse);
         assertThat(third.records).isZero();
+        PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
+
+        // K8: without its saved state the Kafka ingest refuses to start on the non-empty tables
+        LocalIngest.deleteState(LocalIngest.checkpointRoot(plan, PgbenchCaptureITCase.options(warehouse, false)));
+        assertThatThrownBy(() -> run(plan, kafka, warehouse))
+                .isInstanceOfSatisfying(AutoCdcException.class,
+                        e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE))
+                .hasMessageContaining("table public.pgbench_accounts already holds rows")
+                .hasMessageContaining("no checkpoint or savepoint of 'pgbench'")
+                .hasMessageContaining("--from-scratch");
         PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
     }
 

@@ -53,6 +53,7 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
     private Path dir;
     private KafkaRaftServer server;
     private int brokerPort;
+    private Properties config;
 
     /** Starts the broker (formats fresh storage first) and waits until it answers. @throws IllegalStateException when it cannot start */
     public EmbeddedKafka start() {
@@ -122,9 +123,39 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
         if (rc != 0) {
             throw new IllegalStateException("kafka-storage format failed (" + rc + "): " + formatOut.toString(StandardCharsets.UTF_8));
         }
+        config = p;
         KafkaRaftServer s = new KafkaRaftServer(new KafkaConfig(p, false), Time.SYSTEM);
         server = s;
         s.startup();
+    }
+
+    /**
+     * Stops the broker and starts it again on the same ports with the same logs (topics, records and
+     * committed offsets survive), as a broker restart in production; waits until it answers. The
+     * bind is retried for up to 60 s: the old listener's port can linger in TIME_WAIT.
+     *
+     * @throws IllegalStateException when it does not come back within 60 s
+     */
+    public void restart() {
+        if (server == null) {
+            throw new IllegalStateException("the embedded Kafka broker is not running");
+        }
+        stopQuietly();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (server == null) {
+            try {
+                KafkaRaftServer s = new KafkaRaftServer(new KafkaConfig(config, false), Time.SYSTEM);
+                server = s;
+                s.startup();
+            } catch (RuntimeException e) {
+                stopQuietly();
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("embedded Kafka did not restart on port " + brokerPort + " within 60 s", e);
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+            }
+        }
+        awaitReady();
     }
 
     private void awaitReady() {

@@ -74,7 +74,12 @@ public final class ClusterIngest {
         }
     }
 
-    /** Creates (or checks, A1) every target table and the namespace's quarantine table. */
+    /**
+     * Creates (or checks, A1) every target table and the namespace's quarantine table (public for
+     * tests that run the topology of {@link IngestJob} on a cluster of their own).
+     *
+     * @throws dev.changeflow.operators.AutoCdcException TARGET_SCHEMA_MISMATCH when an existing table does not fit (A1)
+     */
     public static void ensureTables(Catalog cat, IngestPlan plan) {
         for (IngestPlan.Flow f : plan.flows) {
             if (f.spec != null) {

@@ -68,11 +68,20 @@ import java.util.Objects;
  * rows are read with that type and Iceberg checks it against the table (same columns and order;
  * nullable into NOT NULL fails). Otherwise the rows are read with the table's own Flink type.
  *
+ * <p><b>Stateless restarts with the same job id</b> (apache/iceberg #18098, application mode): a
+ * pass-through {@link StatelessStartMarker} (uid {@code <suffix>-stateless-start}, chained in front
+ * of the writer) resets the committer's {@code flink.max-committed-checkpoint-id} lookup when a job
+ * starts without state under a job id that already committed to the table; otherwise a failover
+ * before the new run's first commit would drop its restored checkpoints.
+ *
  * <p>Iceberg's post-commit maintenance (compaction, snapshot expiry, orphan files) is switched off
  * explicitly, whatever the job configuration says.
  */
 @PublicEvolving
 public final class StreamingTableSink {
+
+    /** What {@link FlinkSink} appends to the uid prefix for its committer's uid. */
+    static final String COMMITTER_UID_SUFFIX = "-committer";
 
     private StreamingTableSink() {}
 
@@ -82,8 +91,8 @@ public final class StreamingTableSink {
      *
      * @param equalityFields the table's identifier fields: KEYS, or KEYS + {@code __START_AT}
      *     for SCD2 (not empty)
-     * @param uidSuffix stable prefix of the sink's operator uids ({@code <suffix>-writer},
-     *     {@code <suffix>-committer}) so checkpoints and savepoints restore into a changed job
+     * @param uidSuffix stable prefix of the sink's operator uids ({@code <suffix>-stateless-start},
+     *     {@code <suffix>-writer}, {@code <suffix>-committer}) so checkpoints and savepoints restore into a changed job
      * @return the Flink sink, for further settings (name, slot sharing group)
      * @throws IllegalArgumentException when {@code equalityFields} is empty or names a column the
      *     table lacks
@@ -192,6 +201,10 @@ public final class StreamingTableSink {
             throw new IllegalArgumentException("uidSuffix must not be empty (table " + table + ")");
         }
         TableLoader loader = TableLoader.fromCatalog(catalogLoader, table);
+        input = input.transform(uidSuffix + "-stateless-start", input.getType(),
+                        new StatelessStartMarker(loader.clone(), uidSuffix + COMMITTER_UID_SUFFIX))
+                .uid(uidSuffix + "-stateless-start")
+                .setParallelism(input.getParallelism());
         FlinkSink.Builder builder = FlinkSink.forRowData(input)
                 .tableLoader(loader)
                 .uidPrefix(uidSuffix);
