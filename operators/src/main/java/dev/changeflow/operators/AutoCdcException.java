@@ -1,6 +1,8 @@
 package dev.changeflow.operators;
 
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.runtime.throwable.ThrowableAnnotation;
+import org.apache.flink.runtime.throwable.ThrowableType;
 
 /**
  * An AUTO CDC flow definition or target table that violates semantics.md A1, raised before any
@@ -8,6 +10,7 @@ import org.apache.flink.annotation.PublicEvolving;
  * clause, the values and the fix.
  */
 @PublicEvolving
+@ThrowableAnnotation(ThrowableType.NonRecoverableError)
 public class AutoCdcException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 

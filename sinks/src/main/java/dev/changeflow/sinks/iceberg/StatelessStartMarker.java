@@ -47,6 +47,11 @@ import java.util.Map;
  * committed before this task runs, hence before the job's first checkpoint can complete; a restored
  * job (failover, HA recovery, savepoint) never writes one, so a real committed checkpoint is never
  * masked. With random job ids (local runs) nothing is written.
+ *
+ * <p><b>K8 on a cluster.</b> For AUTO CDC tables ({@link StreamingTableSink#write}) the same start
+ * without state fails with {@code STATE_MISSING_FOR_EXISTING_TABLE} when the table holds rows
+ * (semantics.md K8; local runs check it before submitting). The exception is a non-recoverable
+ * error: the job fails once instead of restarting in a loop.
  */
 @Internal
 final class StatelessStartMarker extends AbstractStreamOperator<RowData> implements OneInputStreamOperator<RowData, RowData> {
@@ -59,14 +64,24 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData> impleme
 
     private final TableLoader tableLoader;
     private final String committerOperatorId;
+    private final boolean requireEmptyWithoutState;
 
     /**
      * @param tableLoader the sink's table
      * @param committerUid the uid of the sink's committer operator
      */
     StatelessStartMarker(TableLoader tableLoader, String committerUid) {
+        this(tableLoader, committerUid, false);
+    }
+
+    /**
+     * @param requireEmptyWithoutState fail a start without state when the table holds rows (K8,
+     *     for AUTO CDC tables: their state — sequences, tombstones — cannot be rebuilt from the table)
+     */
+    StatelessStartMarker(TableLoader tableLoader, String committerUid, boolean requireEmptyWithoutState) {
         this.tableLoader = tableLoader;
         this.committerOperatorId = operatorId(committerUid);
+        this.requireEmptyWithoutState = requireEmptyWithoutState;
     }
 
     /** The operator id Flink derives from a user-given uid (what {@code getOperatorUniqueID()} returns for it). */
@@ -85,6 +100,16 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData> impleme
         try (TableLoader loader = tableLoader.clone()) {
             loader.open();
             Table table = loader.loadTable();
+            if (requireEmptyWithoutState && !StreamingTables.isEmpty(table)) {
+                // the cluster form of LocalIngest's check: a job started without its checkpoint or
+                // savepoint (a redeployment that lost them) must not apply changes without state
+                throw new dev.changeflow.operators.AutoCdcException(
+                        dev.changeflow.operators.AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE,
+                        "table " + table.name() + " already holds rows but job " + jobId + " started without a"
+                                + " checkpoint or savepoint: applying changes without the AUTO CDC state (sequences,"
+                                + " tombstones) could resurrect deleted rows or re-apply old ones. Start the job from its"
+                                + " latest checkpoint or savepoint (initialSavepointPath), or drop the table to rebuild it.");
+            }
             Snapshot previous = newestOf(table, jobId, committerOperatorId);
             if (previous == null || "-1".equals(previous.summary().get(MAX_COMMITTED_CHECKPOINT_ID))) {
                 return;

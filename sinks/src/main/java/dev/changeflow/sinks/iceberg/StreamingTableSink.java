@@ -110,7 +110,7 @@ public final class StreamingTableSink {
                     "writing a changelog to " + table + " needs equality fields (the table's KEYS); "
                             + "use StreamingTableSink.append for append-only tables");
         }
-        FlinkSink.Builder builder = builder(changelog, catalogLoader, table, options, uidSuffix, null)
+        FlinkSink.Builder builder = builder(changelog, catalogLoader, table, options, uidSuffix, null, true)
                 .equalityFieldColumns(List.copyOf(equalityFields))
                 .upsert(false)
                 .distributionMode(DistributionMode.NONE);
@@ -139,7 +139,7 @@ public final class StreamingTableSink {
         if (keys.isEmpty()) {
             throw new IllegalArgumentException("upserts into " + table + " need the table's identifier fields");
         }
-        return builder(upserts, catalogLoader, table, options, uidSuffix, null)
+        return builder(upserts, catalogLoader, table, options, uidSuffix, null, false)
                 .equalityFieldColumns(List.copyOf(keys))
                 .upsert(true)
                 .distributionMode(DistributionMode.HASH)
@@ -175,7 +175,7 @@ public final class StreamingTableSink {
             StreamingTableOptions options,
             String uidSuffix,
             @Nullable RowType rowType) {
-        FlinkSink.Builder builder = builder(rows, catalogLoader, table, options, uidSuffix, rowType);
+        FlinkSink.Builder builder = builder(rows, catalogLoader, table, options, uidSuffix, rowType, false);
         Table loaded = loadTable(catalogLoader, table);
         if (!loaded.schema().identifierFieldIds().isEmpty()) {
             throw new IllegalArgumentException(
@@ -192,7 +192,8 @@ public final class StreamingTableSink {
             TableIdentifier table,
             StreamingTableOptions options,
             String uidSuffix,
-            @Nullable RowType explicitType) {
+            @Nullable RowType explicitType,
+            boolean requireEmptyWithoutState) {
         Objects.requireNonNull(input, "input");
         Objects.requireNonNull(catalogLoader, "catalogLoader");
         Objects.requireNonNull(table, "table");
@@ -202,7 +203,7 @@ public final class StreamingTableSink {
         }
         TableLoader loader = TableLoader.fromCatalog(catalogLoader, table);
         input = input.transform(uidSuffix + "-stateless-start", input.getType(),
-                        new StatelessStartMarker(loader.clone(), uidSuffix + COMMITTER_UID_SUFFIX))
+                        new StatelessStartMarker(loader.clone(), uidSuffix + COMMITTER_UID_SUFFIX, requireEmptyWithoutState))
                 .uid(uidSuffix + "-stateless-start")
                 .setParallelism(input.getParallelism());
         FlinkSink.Builder builder = FlinkSink.forRowData(input)

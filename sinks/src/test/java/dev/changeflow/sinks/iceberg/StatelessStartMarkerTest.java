@@ -132,4 +132,37 @@ class StatelessStartMarkerTest {
         }
         assertThat(summaries()).hasSize(4);
     }
+
+    @Test
+    void anAutoCdcTableWithRowsFailsAStartWithoutState() throws Exception {
+        Table t = catalog.loadTable(ID);
+        org.apache.iceberg.io.OutputFile out = t.io().newOutputFile(t.location() + "/data/one.parquet");
+        org.apache.iceberg.io.FileAppender<org.apache.iceberg.data.Record> appender =
+                new org.apache.iceberg.data.GenericAppenderFactory(t.schema()).newAppender(out, org.apache.iceberg.FileFormat.PARQUET);
+        try (appender) {
+            appender.add(org.apache.iceberg.data.GenericRecord.create(t.schema()).copy("f0", 1));
+        }
+        t.newAppend().appendFile(org.apache.iceberg.DataFiles.builder(t.spec()).withInputFile(out.toInputFile())
+                .withMetrics(appender.metrics()).withFormat(org.apache.iceberg.FileFormat.PARQUET).build()).commit();
+        StatelessStartMarker marker = new StatelessStartMarker(TableLoader.fromCatalog(settings.loader(), ID), COMMITTER_UID, true);
+        try (OneInputStreamOperatorTestHarness<RowData, RowData> h = new OneInputStreamOperatorTestHarness<>(marker, 128, 1, 0)) {
+            dev.changeflow.operators.AutoCdcException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    dev.changeflow.operators.AutoCdcException.class, h::initializeEmptyState);
+            assertThat(e.code()).isEqualTo(dev.changeflow.operators.AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE);
+            assertThat(e.getMessage()).contains("table " + t.name() + " already holds rows but job ")
+                    .contains("Start the job from its latest checkpoint or savepoint");
+        }
+        // restored (a failover, a savepoint): no check
+        StatelessStartMarker restored = new StatelessStartMarker(TableLoader.fromCatalog(settings.loader(), ID), COMMITTER_UID, true);
+        OperatorSubtaskState state;
+        try (OneInputStreamOperatorTestHarness<RowData, RowData> h = harness(1, 0)) {
+            h.initializeEmptyState();
+            h.open();
+            state = h.snapshot(1L, 1L);
+        }
+        try (OneInputStreamOperatorTestHarness<RowData, RowData> h = new OneInputStreamOperatorTestHarness<>(restored, 128, 1, 0)) {
+            h.initializeState(state);
+            h.open();
+        }
+    }
 }
