@@ -33,6 +33,7 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -58,12 +59,28 @@ class ChangeFeedStreamTest {
     /** Set once the injected failure happened (one failure per test run). */
     private static final AtomicBoolean FAILED = new AtomicBoolean();
 
+    @TempDir static Path shared;
+
+    /** The table of {@link #commitManyVersions}, built once for the tests that only read it. */
+    private static Table many;
+    private static TableLoader manyLoader;
+
     @TempDir Path tmp;
 
     private CdfTestTables tables;
     private Table table;
     private TableLoader loader;
-    private final Map<Long, Record> live = new TreeMap<>();
+
+    @BeforeAll
+    static void buildManyVersions() {
+        CdfTestTables sharedTables = new CdfTestTables(shared);
+        many =
+                sharedTables.create(
+                        "many", CdfTestTables.SCHEMA, PartitionSpec.unpartitioned(), 2,
+                        Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+        commitManyVersions(sharedTables, many);
+        manyLoader = TableLoader.fromHadoopTable(shared.resolve("db/many").toString());
+    }
 
     @BeforeEach
     void setUp() {
@@ -94,7 +111,8 @@ class ChangeFeedStreamTest {
      * versions) and every fifth delete or re-insert key 8, a position delete, an empty commit and a
      * compaction-only rewrite.
      */
-    private void commitManyVersions() {
+    private static void commitManyVersions(CdfTestTables tables, Table table) {
+        Map<Long, Record> live = new TreeMap<>();
         List<Record> first = new ArrayList<>();
         for (long id = 1; id <= 8; id++) {
             first.add(row(id, "n" + id, id % 2 == 0 ? "eu" : "us"));
@@ -155,7 +173,7 @@ class ChangeFeedStreamTest {
     }
 
     /** The batch feed's changes of versions {@code start..end}, grouped by id, in order. */
-    private Map<Long, List<String>> batch(long start, long end) throws Exception {
+    private static Map<Long, List<String>> batch(Table table, long start, long end) throws Exception {
         Map<Long, List<String>> byId = new TreeMap<>();
         TableChanges changes = TableChanges.forTable(table).startingVersion(start).endingVersion(end).build();
         try (CloseableIterable<RowData> rows = changes.readRowData()) {
@@ -205,12 +223,11 @@ class ChangeFeedStreamTest {
      */
     @Test
     void boundedStreamWithARestoreEqualsTheBatchFeedPerIdentity() throws Exception {
-        commitManyVersions();
-        long latest = CdfTestTables.version(table);
+        long latest = CdfTestTables.version(many);
         assertThat(latest).isEqualTo(25L);
 
         DataStream<RowData> stream =
-                ChangeFeedStream.forTable(loader)
+                ChangeFeedStream.forTable(manyLoader)
                         .startingVersion(1)
                         .bounded(true)
                         .maxFilesPerCycle(1)
@@ -223,7 +240,7 @@ class ChangeFeedStreamTest {
         }
 
         assertThat(FAILED).isTrue();
-        Map<Long, List<String>> expected = batch(1, latest);
+        Map<Long, List<String>> expected = batch(many, 1, latest);
         assertThat(byId(lines)).isEqualTo(expected);
         assertThat(expected.get(1L))
                 .startsWith(
@@ -302,24 +319,22 @@ class ChangeFeedStreamTest {
      */
     @Test
     void explicitStartingVersionBounded() throws Exception {
-        commitManyVersions();
-
         List<String> fromTwenty =
                 collectAll(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedStream.forTable(manyLoader)
                                 .startingVersion(20)
                                 .bounded(true)
                                 .monitorInterval(Duration.ofMillis(50))
                                 .build(env()));
         List<String> afterLatest =
                 collectAll(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedStream.forTable(manyLoader)
                                 .startingVersion(26)
                                 .bounded(true)
                                 .monitorInterval(Duration.ofMillis(50))
                                 .build(env()));
 
-        assertThat(byId(fromTwenty)).isEqualTo(batch(20, 25));
+        assertThat(byId(fromTwenty)).isEqualTo(batch(many, 20, 25));
         assertThat(fromTwenty).hasSize(8);
         assertThat(afterLatest).isEmpty();
     }

@@ -117,4 +117,32 @@ class ChangeFeedStreamBuilderTest {
                 CdfException.ErrorCode.INVALID_TIMESTAMP,
                 "yesterday");
     }
+
+    /** The README's option table of the streaming feed lists exactly the builder's options. */
+    @Test
+    void readmeListsEveryOption() throws Exception {
+        Path p = Path.of("").toAbsolutePath();
+        while (!java.nio.file.Files.isDirectory(p.resolve(".mvn"))) {
+            p = p.getParent();
+        }
+        String readme = java.nio.file.Files.readString(p.resolve("README.md"));
+        String section =
+                readme.substring(
+                        readme.indexOf("## Change data feed (streaming, Java API)"),
+                        readme.indexOf("## Deploy on Kubernetes"));
+        java.util.Set<String> table = new java.util.TreeSet<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\| `([a-z-]+)` \\|").matcher(section);
+        while (m.find()) {
+            table.add(m.group(1));
+        }
+        assertThat(table)
+                .containsExactlyInAnyOrder(
+                        dev.changeflow.sources.cdf.ChangeFeedOptions.STARTING_VERSION.key(),
+                        dev.changeflow.sources.cdf.ChangeFeedOptions.STARTING_TIMESTAMP.key(),
+                        ChangeFeedStreamOptions.MONITOR_INTERVAL.key(),
+                        ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(),
+                        ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(),
+                        ChangeFeedStreamOptions.BOUNDED.key(),
+                        ChangeFeedStreamOptions.CONSUMER_ID.key());
+    }
 }
