@@ -106,10 +106,7 @@ public final class StreamingAccess {
         TableVersions versions = TableVersions.of(table);
         long latest = versions.latestVersion();
         if (version != null && version == latest + 1) {
-            if (version < versions.earliestAvailableVersion()) {
-                VersionRange.resolve(versions, version - 1, null, null, null, false);
-            }
-            return version;
+            return version; // never expired: the earliest available version is at most latest + 1
         }
         VersionRange range = VersionRange.resolve(versions, version, timestamp, null, null, false);
         return range.isEmpty() ? latest + 1 : range.start();

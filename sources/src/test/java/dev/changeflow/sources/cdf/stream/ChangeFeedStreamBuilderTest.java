@@ -41,6 +41,12 @@ class ChangeFeedStreamBuilderTest {
                 new HadoopTables(new Configuration())
                         .create(schema, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"), location);
         for (int i = 0; i < 3; i++) {
+            if (table.currentSnapshot() != null) {
+                long last = table.currentSnapshot().timestampMillis();
+                while (System.currentTimeMillis() <= last) {
+                    Thread.onSpinWait(); // distinct commit times, no sleep
+                }
+            }
             table.newAppend().appendFile(file(i)).commit(); // versions 1..3 (metadata only)
         }
         loader = TableLoader.fromHadoopTable(location);
@@ -70,6 +76,32 @@ class ChangeFeedStreamBuilderTest {
                         .asSummaryString())
                 .isEqualTo("ROW<`id` BIGINT NOT NULL, `_change_type` STRING NOT NULL, `_commit_version` BIGINT NOT NULL, "
                         + "`_commit_timestamp` TIMESTAMP_LTZ(3) NOT NULL> NOT NULL");
+    }
+
+    /** F6: no position → the current snapshot; latest; a version; a timestamp (first commit at or after it). */
+    @Test
+    void startResolution() {
+        long v2Millis = 0;
+        for (org.apache.iceberg.Snapshot s : table.snapshots()) {
+            if (s.sequenceNumber() == 2) {
+                v2Millis = s.timestampMillis();
+            }
+        }
+        String v2 = java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS")
+                .withZone(java.time.ZoneOffset.UTC)
+                .format(java.time.Instant.ofEpochMilli(v2Millis));
+
+        assertThat(ChangeFeedStream.forTable(loader).buildSource().startPosition())
+                .isEqualTo(dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition.initialSnapshot(
+                        table.currentSnapshot().snapshotId(), 3));
+        assertThat(ChangeFeedStream.forTable(loader).startingLatest().buildSource().startPosition().nextVersion())
+                .isEqualTo(4);
+        assertThat(ChangeFeedStream.forTable(loader).startingVersion(4).buildSource().startPosition().nextVersion())
+                .isEqualTo(4);
+        assertThat(ChangeFeedStream.forTable(loader).startingVersion(0).buildSource().startPosition().nextVersion())
+                .isEqualTo(1);
+        assertThat(ChangeFeedStream.forTable(loader).startingTimestamp(v2).buildSource().startPosition().nextVersion())
+                .isEqualTo(2);
     }
 
     /** F8: a stream may start at latest + 1 (the replay case); later starts fail as in batch. */
