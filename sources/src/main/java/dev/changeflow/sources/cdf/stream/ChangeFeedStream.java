@@ -263,7 +263,7 @@ public final class ChangeFeedStream {
                 table = loader.loadTable();
                 table.refresh();
                 Schema dataSchema = StreamingAccess.dataSchema(table);
-                long latest = StreamingAccess.latestVersion(table);
+                long latest = StreamingAccess.history(table).latestVersion();
                 PlanningPosition start;
                 if (startingLatest) {
                     start = PlanningPosition.at(latest + 1);
