@@ -18,6 +18,12 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -259,6 +265,76 @@ class ChangeFeedStreamTest {
                         "22 insert (8, n8, eu)");
         assertThat(expected.get(5L)).containsExactly("1 insert (5, n5, us)", "23 delete (5, n5, us)");
         assertThat(expected.get(9L)).containsExactly("2 insert (9, n9, eu)");
+    }
+
+    /** Rows the {@link ListSink} received (one job at a time). */
+    private static final List<String> SUNK = java.util.Collections.synchronizedList(new ArrayList<>());
+
+    /**
+     * F6: a stream stopped with a savepoint in the middle and started again from it (a new job,
+     * the enumerator restored from its serialized state) re-emits nothing and loses nothing.
+     */
+    @Test
+    void stopWithSavepointAndRestoreLosesAndRepeatsNothing() throws Exception {
+        SUNK.clear();
+        StreamExecutionEnvironment first = env();
+        ChangeFeedStream.forTable(manyLoader)
+                .startingVersion(1)
+                .bounded(true)
+                .maxFilesPerCycle(1)
+                .monitorInterval(Duration.ofMillis(100))
+                .build(first)
+                .map(ChangeFeedStreamTest::render)
+                .uid("render")
+                .sinkTo(new ListSink())
+                .uid("list-sink");
+        JobClient job = first.executeAsync();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (SUNK.size() < 10) {
+            assertThat(System.nanoTime()).as("10 rows within 60 s").isLessThan(deadline);
+            LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+        }
+        String savepoint =
+                job.stopWithSavepoint(false, tmp.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get();
+        List<String> beforeStop = new ArrayList<>(SUNK);
+        SUNK.clear();
+
+        StreamExecutionEnvironment second = env();
+        second.configure(new Configuration().set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint));
+        ChangeFeedStream.forTable(manyLoader)
+                .startingVersion(1)
+                .bounded(true)
+                .build(second)
+                .map(ChangeFeedStreamTest::render)
+                .uid("render")
+                .sinkTo(new ListSink())
+                .uid("list-sink");
+        second.execute();
+
+        List<String> all = new ArrayList<>(beforeStop);
+        all.addAll(SUNK);
+        assertThat(beforeStop.size()).isBetween(10, all.size() - 1);
+        assertThat(byId(all)).isEqualTo(batch(many, 1, 25));
+    }
+
+    /** Appends every row to {@link #SUNK}. */
+    private static final class ListSink implements Sink<String> {
+        @Override
+        public SinkWriter<String> createWriter(WriterInitContext context) {
+            return new SinkWriter<>() {
+                @Override
+                public void write(String element, Context ctx) {
+                    SUNK.add(element);
+                }
+
+                @Override
+                public void flush(boolean endOfInput) {}
+
+                @Override
+                public void close() {}
+            };
+        }
     }
 
     /**
