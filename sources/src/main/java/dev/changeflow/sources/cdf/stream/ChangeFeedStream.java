@@ -5,8 +5,6 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Map;
 
-import javax.annotation.Nullable;
-
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.streaming.api.datastream.DataStream;
