@@ -67,33 +67,43 @@ public final class StreamingAccess {
         return ChangeFeedColumns.rowType(dataSchema);
     }
 
-    /** The version of {@code main}'s current snapshot; 0 without a snapshot (design.md "Version"). */
-    public static long latestVersion(Table table) {
-        return TableVersions.of(table).latestVersion();
+    /** Reads the version history of {@code table} once (F8); fails for format v1 tables. */
+    public static History history(Table table) {
+        return new History(TableVersions.of(table));
     }
 
-    /** The earliest version whose changes can be computed (F8); latest + 1 when there is none. */
-    public static long earliestAvailableVersion(Table table) {
-        return TableVersions.of(table).earliestAvailableVersion();
-    }
+    /** One reading of a table's version history (design.md "Version", F8). */
+    public static final class History {
+        private final TableVersions versions;
 
-    /** Retained ancestors of {@code main}'s current snapshot with a version {@code >= from}, oldest first. */
-    public static List<Snapshot> ancestorsFrom(Table table, long from) {
-        TableVersions versions = TableVersions.of(table);
-        return versions.between(from, Long.MAX_VALUE);
-    }
-
-    /**
-     * Whether the snapshot {@code snapshotId} is still an ancestor of {@code main} (false after a
-     * rollback past it, F8).
-     */
-    public static boolean isAncestor(Table table, long snapshotId) {
-        for (Snapshot s : TableVersions.of(table).ancestors()) {
-            if (s.snapshotId() == snapshotId) {
-                return true;
-            }
+        private History(TableVersions versions) {
+            this.versions = versions;
         }
-        return false;
+
+        /** The version of {@code main}'s current snapshot; 0 without a snapshot. */
+        public long latestVersion() {
+            return versions.latestVersion();
+        }
+
+        /** The earliest version whose changes can be computed; latest + 1 when there is none. */
+        public long earliestAvailableVersion() {
+            return versions.earliestAvailableVersion();
+        }
+
+        /** Retained ancestors of {@code main} with a version {@code >= from}, oldest first. */
+        public List<Snapshot> ancestorsFrom(long from) {
+            return versions.between(from, Long.MAX_VALUE);
+        }
+
+        /** Whether the snapshot is still an ancestor of {@code main} (false after a rollback past it). */
+        public boolean isAncestor(long snapshotId) {
+            for (Snapshot s : versions.ancestors()) {
+                if (s.snapshotId() == snapshotId) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     /**
@@ -106,10 +116,7 @@ public final class StreamingAccess {
         TableVersions versions = TableVersions.of(table);
         long latest = versions.latestVersion();
         if (version != null && version == latest + 1) {
-            if (version < versions.earliestAvailableVersion()) {
-                VersionRange.resolve(versions, version - 1, null, null, null, false);
-            }
-            return version;
+            return version; // never expired: the earliest available version is at most latest + 1
         }
         VersionRange range = VersionRange.resolve(versions, version, timestamp, null, null, false);
         return range.isEmpty() ? latest + 1 : range.start();

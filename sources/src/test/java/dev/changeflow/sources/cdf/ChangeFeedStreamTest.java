@@ -18,6 +18,12 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -33,6 +39,7 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -58,12 +65,28 @@ class ChangeFeedStreamTest {
     /** Set once the injected failure happened (one failure per test run). */
     private static final AtomicBoolean FAILED = new AtomicBoolean();
 
+    @TempDir static Path shared;
+
+    /** The table of {@link #commitManyVersions}, built once for the tests that only read it. */
+    private static Table many;
+    private static TableLoader manyLoader;
+
     @TempDir Path tmp;
 
     private CdfTestTables tables;
     private Table table;
     private TableLoader loader;
-    private final Map<Long, Record> live = new TreeMap<>();
+
+    @BeforeAll
+    static void buildManyVersions() {
+        CdfTestTables sharedTables = new CdfTestTables(shared);
+        many =
+                sharedTables.create(
+                        "many", CdfTestTables.SCHEMA, PartitionSpec.unpartitioned(), 2,
+                        Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+        commitManyVersions(sharedTables, many);
+        manyLoader = TableLoader.fromHadoopTable(shared.resolve("db/many").toString());
+    }
 
     @BeforeEach
     void setUp() {
@@ -94,7 +117,8 @@ class ChangeFeedStreamTest {
      * versions) and every fifth delete or re-insert key 8, a position delete, an empty commit and a
      * compaction-only rewrite.
      */
-    private void commitManyVersions() {
+    private static void commitManyVersions(CdfTestTables tables, Table table) {
+        Map<Long, Record> live = new TreeMap<>();
         List<Record> first = new ArrayList<>();
         for (long id = 1; id <= 8; id++) {
             first.add(row(id, "n" + id, id % 2 == 0 ? "eu" : "us"));
@@ -155,7 +179,7 @@ class ChangeFeedStreamTest {
     }
 
     /** The batch feed's changes of versions {@code start..end}, grouped by id, in order. */
-    private Map<Long, List<String>> batch(long start, long end) throws Exception {
+    private static Map<Long, List<String>> batch(Table table, long start, long end) throws Exception {
         Map<Long, List<String>> byId = new TreeMap<>();
         TableChanges changes = TableChanges.forTable(table).startingVersion(start).endingVersion(end).build();
         try (CloseableIterable<RowData> rows = changes.readRowData()) {
@@ -205,12 +229,11 @@ class ChangeFeedStreamTest {
      */
     @Test
     void boundedStreamWithARestoreEqualsTheBatchFeedPerIdentity() throws Exception {
-        commitManyVersions();
-        long latest = CdfTestTables.version(table);
+        long latest = CdfTestTables.version(many);
         assertThat(latest).isEqualTo(25L);
 
         DataStream<RowData> stream =
-                ChangeFeedStream.forTable(loader)
+                ChangeFeedStream.forTable(manyLoader)
                         .startingVersion(1)
                         .bounded(true)
                         .maxFilesPerCycle(1)
@@ -223,7 +246,7 @@ class ChangeFeedStreamTest {
         }
 
         assertThat(FAILED).isTrue();
-        Map<Long, List<String>> expected = batch(1, latest);
+        Map<Long, List<String>> expected = batch(many, 1, latest);
         assertThat(byId(lines)).isEqualTo(expected);
         assertThat(expected.get(1L))
                 .startsWith(
@@ -242,6 +265,76 @@ class ChangeFeedStreamTest {
                         "22 insert (8, n8, eu)");
         assertThat(expected.get(5L)).containsExactly("1 insert (5, n5, us)", "23 delete (5, n5, us)");
         assertThat(expected.get(9L)).containsExactly("2 insert (9, n9, eu)");
+    }
+
+    /** Rows the {@link ListSink} received (one job at a time). */
+    private static final List<String> SUNK = java.util.Collections.synchronizedList(new ArrayList<>());
+
+    /**
+     * F6: a stream stopped with a savepoint in the middle and started again from it (a new job,
+     * the enumerator restored from its serialized state) re-emits nothing and loses nothing.
+     */
+    @Test
+    void stopWithSavepointAndRestoreLosesAndRepeatsNothing() throws Exception {
+        SUNK.clear();
+        StreamExecutionEnvironment first = env();
+        ChangeFeedStream.forTable(manyLoader)
+                .startingVersion(1)
+                .bounded(true)
+                .maxFilesPerCycle(1)
+                .monitorInterval(Duration.ofMillis(100))
+                .build(first)
+                .map(ChangeFeedStreamTest::render)
+                .uid("render")
+                .sinkTo(new ListSink())
+                .uid("list-sink");
+        JobClient job = first.executeAsync();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (SUNK.size() < 10) {
+            assertThat(System.nanoTime()).as("10 rows within 60 s").isLessThan(deadline);
+            LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+        }
+        String savepoint =
+                job.stopWithSavepoint(false, tmp.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get();
+        List<String> beforeStop = new ArrayList<>(SUNK);
+        SUNK.clear();
+
+        StreamExecutionEnvironment second = env();
+        second.configure(new Configuration().set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint));
+        ChangeFeedStream.forTable(manyLoader)
+                .startingVersion(1)
+                .bounded(true)
+                .build(second)
+                .map(ChangeFeedStreamTest::render)
+                .uid("render")
+                .sinkTo(new ListSink())
+                .uid("list-sink");
+        second.execute();
+
+        List<String> all = new ArrayList<>(beforeStop);
+        all.addAll(SUNK);
+        assertThat(beforeStop.size()).isBetween(10, all.size() - 1);
+        assertThat(byId(all)).isEqualTo(batch(many, 1, 25));
+    }
+
+    /** Appends every row to {@link #SUNK}. */
+    private static final class ListSink implements Sink<String> {
+        @Override
+        public SinkWriter<String> createWriter(WriterInitContext context) {
+            return new SinkWriter<>() {
+                @Override
+                public void write(String element, Context ctx) {
+                    SUNK.add(element);
+                }
+
+                @Override
+                public void flush(boolean endOfInput) {}
+
+                @Override
+                public void close() {}
+            };
+        }
     }
 
     /**
@@ -302,24 +395,22 @@ class ChangeFeedStreamTest {
      */
     @Test
     void explicitStartingVersionBounded() throws Exception {
-        commitManyVersions();
-
         List<String> fromTwenty =
                 collectAll(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedStream.forTable(manyLoader)
                                 .startingVersion(20)
                                 .bounded(true)
                                 .monitorInterval(Duration.ofMillis(50))
                                 .build(env()));
         List<String> afterLatest =
                 collectAll(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedStream.forTable(manyLoader)
                                 .startingVersion(26)
                                 .bounded(true)
                                 .monitorInterval(Duration.ofMillis(50))
                                 .build(env()));
 
-        assertThat(byId(fromTwenty)).isEqualTo(batch(20, 25));
+        assertThat(byId(fromTwenty)).isEqualTo(batch(many, 20, 25));
         assertThat(fromTwenty).hasSize(8);
         assertThat(afterLatest).isEmpty();
     }

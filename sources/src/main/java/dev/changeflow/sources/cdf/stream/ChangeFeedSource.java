@@ -6,6 +6,7 @@ import java.util.Map;
 import javax.annotation.Nullable;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.Source;
@@ -93,6 +94,12 @@ public final class ChangeFeedSource
     /** The data schema (the table's schema when the stream was built). */
     public Schema dataSchema() {
         return dataSchema;
+    }
+
+    /** Where a start without state begins (resolved by the builder). */
+    @VisibleForTesting
+    PlanningPosition startPosition() {
+        return startPosition;
     }
 
     @Override

@@ -5,8 +5,6 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Map;
 
-import javax.annotation.Nullable;
-
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -288,7 +286,7 @@ public final class ChangeFeedStream {
                 table = loader.loadTable();
                 table.refresh();
                 Schema dataSchema = StreamingAccess.dataSchema(table);
-                long latest = StreamingAccess.latestVersion(table);
+                long latest = StreamingAccess.history(table).latestVersion();
                 PlanningPosition start;
                 if (startingLatest) {
                     start = PlanningPosition.at(latest + 1);

@@ -78,8 +78,8 @@ public final class ChangeFeedSplitPlanner {
                 return new Cycle(from, position, planned);
             }
         }
-        if (position.lastSnapshotId() >= 0
-                && !StreamingAccess.isAncestor(table, position.lastSnapshotId())) {
+        StreamingAccess.History history = StreamingAccess.history(table);
+        if (position.lastSnapshotId() >= 0 && !history.isAncestor(position.lastSnapshotId())) {
             throw StreamingAccess.error(
                     CdfException.ErrorCode.TABLE_HISTORY_REWRITTEN,
                     String.format(
@@ -88,21 +88,19 @@ public final class ChangeFeedSplitPlanner {
                                     + "(a rollback). Start a new stream from a starting version after the "
                                     + "rollback.",
                             table.name(), position.nextVersion() - 1, position.lastSnapshotId(),
-                            StreamingAccess.latestVersion(table)));
+                            history.latestVersion()));
         }
-        List<Snapshot> snapshots = StreamingAccess.ancestorsFrom(table, position.nextVersion());
-        if (!snapshots.isEmpty()) {
-            long earliest = StreamingAccess.earliestAvailableVersion(table);
-            if (position.nextVersion() < earliest) {
-                throw StreamingAccess.error(
-                        CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
-                        String.format(
-                                "Version %d of table %s, the next version the change feed has to read, is not "
-                                        + "available: its snapshots have expired (earliest available version: "
-                                        + "%d). Restart the stream from version %d or later, or retain snapshots "
-                                        + "longer (register a consumer).",
-                                position.nextVersion(), table.name(), earliest, earliest));
-            }
+        List<Snapshot> snapshots = history.ancestorsFrom(position.nextVersion());
+        long earliest = history.earliestAvailableVersion();
+        if (!snapshots.isEmpty() && position.nextVersion() < earliest) {
+            throw StreamingAccess.error(
+                    CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
+                    String.format(
+                            "Version %d of table %s, the next version the change feed has to read, is not "
+                                    + "available: its snapshots have expired (earliest available version: "
+                                    + "%d). Restart the stream from version %d or later, or retain snapshots "
+                                    + "longer (register a consumer).",
+                            position.nextVersion(), table.name(), earliest, earliest));
         }
         for (Snapshot snapshot : snapshots) {
             long version = snapshot.sequenceNumber();

@@ -65,6 +65,16 @@ public final class ChangeFeedSplit implements SourceSplit {
     private final long offset;
     private final boolean finished;
 
+    /**
+     * @param version the snapshot's sequence number
+     * @param snapshotId the snapshot's id
+     * @param commitMillis the snapshot's commit time, epoch milliseconds
+     * @param kind what part of the version the split reads
+     * @param index position among the version's splits of this kind
+     * @param file data file location, scan-task JSON or null (see {@link #file()})
+     * @param offset rows already emitted
+     * @param finished whether every row was emitted
+     */
     public ChangeFeedSplit(
             long version,
             long snapshotId,

@@ -1,0 +1,152 @@
+package dev.changeflow.sources.cdf;
+
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.flink.api.connector.source.ReaderInfo;
+import org.apache.flink.api.connector.source.SourceEvent;
+import org.apache.flink.api.connector.source.SplitsAssignment;
+import org.apache.flink.api.connector.source.mocks.MockSplitEnumeratorContext;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
+import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+
+/**
+ * The enumerator of the streaming change feed on Flink's enumerator harness over a real table:
+ * split requests, version-completion events to every reader, bounded end, the checkpointed
+ * position, the F7 consumer hook, and splits handed back after a failover.
+ */
+class ChangeFeedEnumeratorTest {
+
+    @TempDir Path warehouse;
+
+    private MockSplitEnumeratorContext<ChangeFeedSplit> context;
+    private ChangeFeedEnumerator enumerator;
+    private final List<String> consumerPositions = new ArrayList<>();
+
+    /** v1: 2 files appended; v2: an update (equality delete + file); v3: an empty commit. */
+    @BeforeEach
+    void setUp() throws Throwable {
+        CdfTestTables tables = new CdfTestTables(warehouse);
+        Table table = tables.create("t", 2);
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu")))
+                .appendFile(tables.dataFile(table, row(2L, "b", "us")))
+                .commit();
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema().select("id"), row(1L, "a", "eu")))
+                .addRows(tables.dataFile(table, row(1L, "a2", "eu")))
+                .commit();
+        table.newAppend().commit();
+
+        context = new MockSplitEnumeratorContext<>(2);
+        enumerator =
+                new ChangeFeedEnumerator(
+                        context,
+                        new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE),
+                        "db.t",
+                        1000,
+                        "gold",
+                        (id, next, checkpoint) -> consumerPositions.add(id + " " + next + " " + checkpoint),
+                        new ChangeFeedEnumState(PlanningPosition.at(1), 3, -1, List.of(), Map.of()));
+        enumerator.start();
+        for (int subtask = 0; subtask < 2; subtask++) {
+            context.registerReader(new ReaderInfo(subtask, "localhost"));
+            enumerator.addReader(subtask);
+        }
+        context.runPeriodicCallable(0);
+        context.getSentSourceEvent(); // waits for the cycle's handler
+    }
+
+    private List<String> assigned() {
+        List<String> out = new ArrayList<>();
+        for (SplitsAssignment<ChangeFeedSplit> a : context.getSplitsAssignmentSequence()) {
+            a.assignment().forEach((subtask, splits) -> splits.forEach(s -> out.add(subtask + ":" + s.splitId())));
+        }
+        return out;
+    }
+
+    private List<Long> completedSentTo(int subtask) throws Exception {
+        List<Long> versions = new ArrayList<>();
+        for (SourceEvent e : context.getSentSourceEvent().getOrDefault(subtask, List.of())) {
+            versions.add(((VersionCompletedEvent) e).version());
+        }
+        return versions;
+    }
+
+    private void finished(int subtask, String... ids) {
+        enumerator.handleSourceEvent(subtask, new SplitsFinishedEvent(List.of(ids)));
+    }
+
+    @Test
+    void versionsCompleteForEveryReaderAndTheBoundedStreamEnds() throws Exception {
+        enumerator.handleSplitRequest(0, "localhost");
+        enumerator.handleSplitRequest(1, "localhost");
+        assertThat(assigned()).containsExactly("0:1-A0", "1:1-A1");
+
+        finished(1, "1-A1");
+        assertThat(completedSentTo(0)).containsExactly(0L); // version 1 still has 1-A0
+        finished(0, "1-A0");
+        assertThat(completedSentTo(0)).containsExactly(0L, 1L);
+        assertThat(completedSentTo(1)).containsExactly(0L, 1L);
+
+        ChangeFeedEnumState state = enumerator.snapshotState(5);
+        enumerator.notifyCheckpointComplete(5);
+        assertThat(state.position().nextVersion()).isEqualTo(4);
+        assertThat(state.completedVersion()).isEqualTo(1);
+        assertThat(state.pendingSplits()).extracting(ChangeFeedSplit::splitId).containsExactly("2-R0", "2-A0");
+        assertThat(state.outstandingVersions().get(2L).unfinished()).containsExactly("2-R0", "2-A0");
+        assertThat(consumerPositions).containsExactly("gold 2 5");
+
+        enumerator.handleSplitRequest(0, "localhost");
+        assertThat(context.hasNoMoreSplits(0)).isFalse();
+        enumerator.handleSplitRequest(1, "localhost");
+        assertThat(assigned()).containsExactly("0:1-A0", "1:1-A1", "0:2-R0", "1:2-A0");
+        assertThat(context.hasNoMoreSplits(0)).isTrue(); // bound 3 planned and handed out
+        assertThat(context.hasNoMoreSplits(1)).isTrue();
+
+        finished(0, "2-R0");
+        finished(1, "2-A0");
+        assertThat(completedSentTo(1)).containsExactly(0L, 1L, 3L); // 2 and the empty 3
+    }
+
+    /** A regional failover hands a finished split back: its version is outstanding again. */
+    @Test
+    void splitsHandedBackReopenTheirVersion() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            enumerator.handleSplitRequest(0, "localhost");
+            enumerator.handleSplitRequest(1, "localhost");
+        }
+        finished(0, "1-A0", "2-R0");
+        finished(1, "1-A1", "2-A0");
+        assertThat(enumerator.snapshotState(7).completedVersion()).isEqualTo(3);
+
+        ChangeFeedSplit back = context.getSplitsAssignmentSequence().get(3).assignment().get(1).get(0);
+        enumerator.addSplitsBack(List.of(back), 1);
+
+        ChangeFeedEnumState state = enumerator.snapshotState(8);
+        assertThat(state.completedVersion()).isEqualTo(1);
+        assertThat(state.outstandingVersions().get(2L).unfinished()).containsExactly("2-A0");
+        enumerator.notifyCheckpointComplete(8);
+        assertThat(consumerPositions).containsExactly("gold 2 8");
+
+        enumerator.handleSplitRequest(0, "localhost");
+        assertThat(assigned()).endsWith("0:2-A0");
+        finished(0, "2-A0");
+        assertThat(enumerator.snapshotState(9).completedVersion()).isEqualTo(3);
+    }
+}

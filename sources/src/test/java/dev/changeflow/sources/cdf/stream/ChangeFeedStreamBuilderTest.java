@@ -1,0 +1,180 @@
+package dev.changeflow.sources.cdf.stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.hadoop.HadoopTables;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.changeflow.sources.cdf.CdfException;
+
+/** Option validation and start resolution of {@link ChangeFeedStream.Builder} (F3, F4, F6, F8). */
+class ChangeFeedStreamBuilderTest {
+
+    @TempDir Path warehouse;
+
+    private Table table;
+    private TableLoader loader;
+
+    @BeforeEach
+    void setUp() {
+        Schema schema = new Schema(List.of(Types.NestedField.required(1, "id", Types.LongType.get())), Set.of(1));
+        String location = warehouse.resolve("t").toString();
+        table =
+                new HadoopTables(new Configuration())
+                        .create(schema, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"), location);
+        for (int i = 0; i < 3; i++) {
+            if (table.currentSnapshot() != null) {
+                long last = table.currentSnapshot().timestampMillis();
+                while (System.currentTimeMillis() <= last) {
+                    Thread.onSpinWait(); // distinct commit times, no sleep
+                }
+            }
+            table.newAppend().appendFile(file(i)).commit(); // versions 1..3 (metadata only)
+        }
+        loader = TableLoader.fromHadoopTable(location);
+    }
+
+    private DataFile file(int i) {
+        return DataFiles.builder(PartitionSpec.unpartitioned())
+                .withPath(warehouse.resolve("f" + i + ".parquet").toString())
+                .withFileSizeInBytes(10)
+                .withRecordCount(1)
+                .build();
+    }
+
+    private static void assertCode(Runnable build, CdfException.ErrorCode code, String message) {
+        assertThatThrownBy(build::run)
+                .isInstanceOfSatisfying(CdfException.class, e -> assertThat(e.code()).isEqualTo(code))
+                .hasMessageContaining(message);
+    }
+
+    @Test
+    void startPositions() {
+        assertThat(ChangeFeedStream.forTable(loader).startingVersion(4).buildSource().getBoundedness())
+                .isEqualTo(Boundedness.CONTINUOUS_UNBOUNDED);
+        assertThat(ChangeFeedStream.forTable(loader).startingVersion(2).bounded(true).buildSource().getBoundedness())
+                .isEqualTo(Boundedness.BOUNDED);
+        assertThat(ChangeFeedStream.forTable(loader).options(Map.of("starting-version", "LATEST")).buildSource().rowType()
+                        .asSummaryString())
+                .isEqualTo("ROW<`id` BIGINT NOT NULL, `_change_type` STRING NOT NULL, `_commit_version` BIGINT NOT NULL, "
+                        + "`_commit_timestamp` TIMESTAMP_LTZ(3) NOT NULL> NOT NULL");
+    }
+
+    /** F6: no position → the current snapshot; latest; a version; a timestamp (first commit at or after it). */
+    @Test
+    void startResolution() {
+        long v2Millis = 0;
+        for (org.apache.iceberg.Snapshot s : table.snapshots()) {
+            if (s.sequenceNumber() == 2) {
+                v2Millis = s.timestampMillis();
+            }
+        }
+        String v2 = java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS")
+                .withZone(java.time.ZoneOffset.UTC)
+                .format(java.time.Instant.ofEpochMilli(v2Millis));
+
+        assertThat(ChangeFeedStream.forTable(loader).buildSource().startPosition())
+                .isEqualTo(dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition.initialSnapshot(
+                        table.currentSnapshot().snapshotId(), 3));
+        assertThat(ChangeFeedStream.forTable(loader).startingLatest().buildSource().startPosition().nextVersion())
+                .isEqualTo(4);
+        assertThat(ChangeFeedStream.forTable(loader).startingVersion(4).buildSource().startPosition().nextVersion())
+                .isEqualTo(4);
+        assertThat(ChangeFeedStream.forTable(loader).startingVersion(0).buildSource().startPosition().nextVersion())
+                .isEqualTo(1);
+        assertThat(ChangeFeedStream.forTable(loader).startingTimestamp(v2).buildSource().startPosition().nextVersion())
+                .isEqualTo(2);
+    }
+
+    /** F8: a stream may start at latest + 1 (the replay case); later starts fail as in batch. */
+    @Test
+    void startAfterLatestPlusOneFails() {
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).startingVersion(5).buildSource(),
+                CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
+                "The starting version 5 of the change feed of table");
+    }
+
+    @Test
+    void expiredStartFails() {
+        table.expireSnapshots().expireOlderThan(table.currentSnapshot().timestampMillis()).retainLast(1).commit();
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).startingVersion(2).buildSource(),
+                CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
+                "Version 2 of table");
+    }
+
+    @Test
+    void invalidOptions() {
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).startingVersion(1).startingTimestamp("2026-01-01").buildSource(),
+                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                "More than one starting position");
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).options(Map.of("starting-version", "soon")),
+                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                "'starting-version' = 'soon' for the change feed of table");
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).options(Map.of("ending-version", "3")),
+                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                "a stream has no ending bound");
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).options(Map.of("max-files-per-cycle", "0")).buildSource(),
+                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                "'max-files-per-cycle' = 0");
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).options(Map.of("bounded", "yes")),
+                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                "'bounded' = 'yes' is not 'true' or 'false'");
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).startingTimestamp("yesterday").buildSource(),
+                CdfException.ErrorCode.INVALID_TIMESTAMP,
+                "yesterday");
+    }
+
+    /** The README's option table of the streaming feed lists exactly the builder's options. */
+    @Test
+    void readmeListsEveryOption() throws Exception {
+        Path p = Path.of("").toAbsolutePath();
+        while (!java.nio.file.Files.isDirectory(p.resolve(".mvn"))) {
+            p = p.getParent();
+        }
+        String readme = java.nio.file.Files.readString(p.resolve("README.md"));
+        String section =
+                readme.substring(
+                        readme.indexOf("## Change data feed (streaming, Java API)"),
+                        readme.indexOf("## Deploy on Kubernetes"));
+        java.util.Set<String> table = new java.util.TreeSet<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\| `([a-z-]+)` \\|").matcher(section);
+        while (m.find()) {
+            table.add(m.group(1));
+        }
+        assertThat(table)
+                .containsExactlyInAnyOrder(
+                        dev.changeflow.sources.cdf.ChangeFeedOptions.STARTING_VERSION.key(),
+                        dev.changeflow.sources.cdf.ChangeFeedOptions.STARTING_TIMESTAMP.key(),
+                        ChangeFeedStreamOptions.MONITOR_INTERVAL.key(),
+                        ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(),
+                        ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(),
+                        ChangeFeedStreamOptions.BOUNDED.key(),
+                        ChangeFeedStreamOptions.CONSUMER_ID.key());
+    }
+}

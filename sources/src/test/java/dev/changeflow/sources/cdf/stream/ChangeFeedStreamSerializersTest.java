@@ -1,0 +1,134 @@
+package dev.changeflow.sources.cdf.stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumStateSerializer;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.enumerator.VersionTracker;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
+
+/**
+ * Versioned serializers of the streaming change feed's splits and enumerator state: round trips,
+ * and the stored samples under {@code src/test/resources/cdf-stream-samples/v1/}, written by
+ * {@link #main} with the v1 code (never regenerate an existing version's samples — add a {@code v2/}
+ * directory for a new version).
+ */
+class ChangeFeedStreamSerializersTest {
+
+    static final ChangeFeedSplit ADDED =
+            ChangeFeedSplit.of(76, 5_000_000_001L, 1_764_000_000_123L, ChangeFeedSplit.Kind.ADDED, 3,
+                    "file:/warehouse/db/t/data/00003-1-ä.parquet")
+                    .withOffset(1500);
+    static final ChangeFeedSplit REMOVED =
+            ChangeFeedSplit.of(77, 5_000_000_002L, 1_764_000_000_456L, ChangeFeedSplit.Kind.REMOVED, 0, null)
+                    .asFinished();
+    static final ChangeFeedSplit INITIAL =
+            ChangeFeedSplit.of(12, 5_000_000_000L, 1_763_000_000_000L, ChangeFeedSplit.Kind.INITIAL, 0,
+                    "{\"task-type\":\"file-scan-task\"," + "\"x\":\"" + "y".repeat(70_000) + "\"}");
+
+    static ChangeFeedEnumState sampleState() {
+        Map<Long, VersionTracker.VersionProgress> versions = new LinkedHashMap<>();
+        versions.put(76L, new VersionTracker.VersionProgress(Set.of("76-A3"), true));
+        versions.put(77L, new VersionTracker.VersionProgress(Set.of("77-R0"), true));
+        return new ChangeFeedEnumState(
+                new PlanningPosition(78, 5_000_000_002L, -1, 0), 80, 75, List.of(REMOVED.withOffset(0)), versions);
+    }
+
+    static Map<String, byte[]> v1Samples() throws IOException {
+        Map<String, byte[]> m = new LinkedHashMap<>();
+        m.put("split-added.bin", ChangeFeedSplitSerializer.INSTANCE.serialize(ADDED));
+        m.put("split-removed-finished.bin", ChangeFeedSplitSerializer.INSTANCE.serialize(REMOVED));
+        m.put("enum-state.bin", ChangeFeedEnumStateSerializer.INSTANCE.serialize(sampleState()));
+        return m;
+    }
+
+    static byte[] load(String version, String name) throws IOException {
+        try (InputStream in =
+                ChangeFeedStreamSerializersTest.class.getResourceAsStream(
+                        "/cdf-stream-samples/" + version + "/" + name)) {
+            assertThat(in).as("sample %s/%s", version, name).isNotNull();
+            return in.readAllBytes();
+        }
+    }
+
+    private static String render(ChangeFeedEnumState s) {
+        StringBuilder out = new StringBuilder(s.position() + " bound=" + s.boundVersion() + " completed="
+                + s.completedVersion() + " pending=" + s.pendingSplits() + " versions=");
+        s.outstandingVersions().forEach((v, p) ->
+                out.append(v).append(p.unfinished()).append(p.fullyPlanned() ? "" : "+").append(' '));
+        return out.toString();
+    }
+
+    @Test
+    void splitRoundTrip() throws IOException {
+        for (ChangeFeedSplit split : List.of(ADDED, REMOVED, INITIAL)) {
+            byte[] bytes = ChangeFeedSplitSerializer.INSTANCE.serialize(split);
+            assertThat(ChangeFeedSplitSerializer.INSTANCE.deserialize(1, bytes)).isEqualTo(split);
+        }
+        assertThat(ADDED.splitId()).isEqualTo("76-A3");
+        assertThat(ChangeFeedSplit.versionOf("76-A3")).isEqualTo(76L);
+    }
+
+    @Test
+    void enumStateRoundTrip() throws IOException {
+        ChangeFeedEnumState state = sampleState();
+        byte[] bytes = ChangeFeedEnumStateSerializer.INSTANCE.serialize(state);
+        assertThat(render(ChangeFeedEnumStateSerializer.INSTANCE.deserialize(1, bytes))).isEqualTo(render(state));
+    }
+
+    @Test
+    void v1SamplesDecode() throws IOException {
+        assertThat(ChangeFeedSplitSerializer.INSTANCE.deserialize(1, load("v1", "split-added.bin")))
+                .isEqualTo(ADDED);
+        assertThat(ChangeFeedSplitSerializer.INSTANCE.deserialize(1, load("v1", "split-removed-finished.bin")))
+                .isEqualTo(REMOVED);
+        assertThat(render(ChangeFeedEnumStateSerializer.INSTANCE.deserialize(1, load("v1", "enum-state.bin"))))
+                .isEqualTo(
+                        "PlanningPosition[nextVersion=78, lastSnapshotId=5000000002, initialSnapshotId=-1, "
+                                + "initialTasksPlanned=0] bound=80 completed=75 pending=[ChangeFeedSplit{77-R0, "
+                                + "snapshot=5000000002, offset=0, finished}] versions=76[76-A3] 77[77-R0] ");
+    }
+
+    @Test
+    void currentCodeStillWritesV1ByteForByte() throws IOException {
+        assertThat(ChangeFeedSplitSerializer.CURRENT_VERSION).isEqualTo(1);
+        assertThat(ChangeFeedEnumStateSerializer.CURRENT_VERSION).isEqualTo(1);
+        for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
+            assertThat(s.getValue()).as(s.getKey()).isEqualTo(load("v1", s.getKey()));
+        }
+    }
+
+    @Test
+    void unknownVersionsFailWithAClearMessage() {
+        assertThatThrownBy(() -> ChangeFeedSplitSerializer.INSTANCE.deserialize(2, new byte[8]))
+                .isInstanceOf(IOException.class)
+                .hasMessage("Unknown change-feed split serializer version 2 (this build reads versions 1 to 1)");
+        assertThatThrownBy(() -> ChangeFeedEnumStateSerializer.INSTANCE.deserialize(0, new byte[8]))
+                .isInstanceOf(IOException.class)
+                .hasMessage("Unknown change-feed enumerator state serializer version 0 (this build reads versions 1 to 1)");
+    }
+
+    /** Writes the samples of the current version; run once when a version is introduced. */
+    public static void main(String[] args) throws IOException {
+        Path dir = Paths.get(args.length > 0 ? args[0] : "sources/src/test/resources/cdf-stream-samples/v1");
+        Files.createDirectories(dir);
+        for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
+            Files.write(dir.resolve(s.getKey()), s.getValue());
+        }
+    }
+}
