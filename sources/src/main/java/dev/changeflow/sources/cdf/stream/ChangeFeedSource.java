@@ -127,7 +127,7 @@ public final class ChangeFeedSource
                 if (version.isPresent()) {
                     start = PlanningPosition.at(StreamingAccess.resolveStart(table, version.getAsLong(), null));
                 } else if (current == null) {
-                    start = PlanningPosition.at(StreamingAccess.latestVersion(table) + 1);
+                    start = PlanningPosition.at(StreamingAccess.history(table).latestVersion() + 1);
                 } else {
                     start = PlanningPosition.initialSnapshot(current.snapshotId(), current.sequenceNumber());
                 }
