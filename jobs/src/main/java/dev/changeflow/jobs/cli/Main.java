@@ -10,6 +10,8 @@ import picocli.CommandLine.Command;
  * changeflow demo                      generate TPC-B-like Debezium events, ingest them, check the result
  * changeflow ingest --flows F INPUT... apply Debezium / JSON change files to Iceberg streaming tables
  * changeflow show TABLE                print a table's rows or count (optionally as of a version)
+ * changeflow sql -e STATEMENT          run Flink SQL; table_changes('db.t', 5, 10) reads a change feed
+ * changeflow expire --table TABLE      expire old snapshots, keeping what change-feed consumers need
  * </pre>
  *
  * Exit codes: 0 success, 1 failure of the job or the check, 2 bad usage or definition.
@@ -19,7 +21,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         version = "changeflow 0.1.0-SNAPSHOT (Flink 2.1.1, Iceberg 1.11.0)",
         description = "AUTO CDC streaming tables and change data feeds for Apache Iceberg, on Apache Flink.",
-        subcommands = {IngestCommand.class, DemoCommand.class, ShowCommand.class, DeployCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {IngestCommand.class, DemoCommand.class, ShowCommand.class, SqlCommand.class, ExpireCommand.class, DeployCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -37,7 +39,8 @@ public final class Main implements Runnable {
                         root = root.getCause();
                     }
                     boolean usage = ex instanceof IllegalArgumentException || ex instanceof dev.changeflow.operators.AutoCdcException;
-                    boolean domain = usage || ex instanceof dev.changeflow.sources.changes.ChangeRecordException;
+                    boolean domain = usage || ex instanceof dev.changeflow.sources.changes.ChangeRecordException
+                            || ex instanceof dev.changeflow.sources.cdf.CdfException;
                     cmd.getErr().println("error: " + (domain && ex.getMessage() != null ? ex.getMessage() : ex.toString()));
                     if (root != ex && root.getMessage() != null && !String.valueOf(ex.getMessage()).contains(root.getMessage())) {
                         cmd.getErr().println("cause: " + root);
