@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
@@ -11,7 +12,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -20,7 +20,6 @@ import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -32,7 +31,7 @@ import java.util.regex.Pattern;
 @Command(name = "expire", mixinStandardHelpOptions = true,
         description = "Expire old snapshots of a table, keeping those its change-feed consumers still need.")
 public final class ExpireCommand implements Callable<Integer> {
-    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)([smhd])");
+    private static final Pattern AGE = Pattern.compile("(\\d+\\s*[a-z]*|p.*)");
 
     @Option(names = "--table", paramLabel = "TABLE", required = true, description = "namespace.table, e.g. public.pgbench_accounts")
     String table;
@@ -69,7 +68,7 @@ public final class ExpireCommand implements Callable<Integer> {
         Table t = cat.loadTable(id);
         Instant now = Instant.now();
         ChangeFeedExpiry.Builder expiry =
-                ChangeFeedExpiry.forTable(t).consumerExpiry(duration("--consumer-expiry", consumerExpiry));
+                ChangeFeedExpiry.forTable(t).consumerExpiry(FlowsFile.duration(consumerExpiry, "--consumer-expiry"));
         if (olderThan != null) {
             expiry.olderThan(instant(olderThan, now));
         }
@@ -80,30 +79,11 @@ public final class ExpireCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** {@code 5d}, {@code 12h}, {@code 30m}, {@code 45s} or an ISO-8601 duration such as {@code PT90M}. */
-    static Duration duration(String option, String text) {
-        Matcher m = SHORT_DURATION.matcher(text.trim().toLowerCase(Locale.ROOT));
-        if (m.matches()) {
-            long n = Long.parseLong(m.group(1));
-            switch (m.group(2)) {
-                case "s": return Duration.ofSeconds(n);
-                case "m": return Duration.ofMinutes(n);
-                case "h": return Duration.ofHours(n);
-                default: return Duration.ofDays(n);
-            }
-        }
-        try {
-            return Duration.parse(text.trim());
-        } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException(option + " takes an age such as 7d, 12h, 30m, 45s or PT90M, got '" + text + "'");
-        }
-    }
-
     /** An age before {@code now} or a point in time (UTC when no offset is given). */
     static Instant instant(String text, Instant now) {
         String s = text.trim();
-        if (SHORT_DURATION.matcher(s.toLowerCase(Locale.ROOT)).matches() || s.startsWith("P") || s.startsWith("p")) {
-            return now.minus(duration("--older-than", s));
+        if (AGE.matcher(s.toLowerCase(Locale.ROOT)).matches()) {
+            return now.minus(FlowsFile.duration(s, "--older-than"));
         }
         try {
             if (s.length() == 10) {
