@@ -151,6 +151,10 @@ class ChangeFeedSqlITCase {
                         "+I[2, b, update_preimage, 2, " + Instant.ofEpochMilli(t2) + "]",
                         "+I[2, b2, update_postimage, 2, " + Instant.ofEpochMilli(t2) + "]",
                         "+I[3, c, insert, 2, " + Instant.ofEpochMilli(t2) + "]");
+        // F3: two timestamps between the same pair of commits give an empty result, not an error
+        assertThat(rows(tableEnv(false), changes("'starting-timestamp'='" + MILLIS.format(Instant.ofEpochMilli(t1 + 1))
+                        + "', 'ending-timestamp'='" + MILLIS.format(Instant.ofEpochMilli(t2 - 1)) + "'")))
+                .isEmpty();
     }
 
     /** design.md: a read is bounded when an ending bound is given or the runtime mode is BATCH. */
@@ -276,6 +280,25 @@ class ChangeFeedSqlITCase {
         tEnv.executeSql("INSERT INTO db.h VALUES (4)").await();
         assertThat(cdfError(tEnv, "SELECT * FROM db.`h$changes` /*+ OPTIONS('starting-version'='1') */").code())
                 .isEqualTo(CdfException.ErrorCode.TABLE_HISTORY_REWRITTEN);
+
+        // K6: a file a version needs is gone when the job reads it: the job fails, never a partial result
+        tEnv.executeSql("CREATE TABLE db.k (id BIGINT) WITH ('format-version'='2')");
+        tEnv.executeSql("INSERT INTO db.k VALUES (1)").await();
+        tEnv.executeSql("INSERT INTO db.k VALUES (2)").await();
+        Table k = iceberg.loadTable(TableIdentifier.of("db", "k"));
+        String lost = version(k, 2).addedDataFiles(k.io()).iterator().next().location();
+        k.io().deleteFile(lost);
+        assertThatThrownBy(() -> rows(tEnv, "SELECT * FROM db.`k$changes` /*+ OPTIONS('starting-version'='1') */"))
+                .satisfies(e -> {
+                    CdfException cdf = null;
+                    for (Throwable t = e; t != null && cdf == null; t = t.getCause()) {
+                        cdf = t instanceof CdfException ? (CdfException) t : null;
+                    }
+                    assertThat(cdf).isNotNull();
+                    assertThat(cdf.code()).isEqualTo(CdfException.ErrorCode.VERSION_NOT_AVAILABLE);
+                    assertThat(cdf.getMessage()).startsWith("VERSION_NOT_AVAILABLE: Version 2 of table c.db.k is not "
+                            + "available: a file it needs is missing (");
+                });
 
         h.refresh();
         h.expireSnapshots().expireOlderThan(version(h, 4).timestampMillis()).retainLast(1).commit();

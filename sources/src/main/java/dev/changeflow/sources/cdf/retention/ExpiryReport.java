@@ -42,6 +42,7 @@ public final class ExpiryReport {
         this.deletedFiles = deletedFiles;
     }
 
+    /** The table's name as its catalog gives it. */
     public String tableName() {
         return tableName;
     }
@@ -66,6 +67,7 @@ public final class ExpiryReport {
         return cutoff;
     }
 
+    /** Consumers updated within the consumer expiry, ordered by id; they held snapshots back. */
     public List<ConsumerPosition> liveConsumers() {
         return liveConsumers;
     }
