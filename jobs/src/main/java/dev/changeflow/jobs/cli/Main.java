@@ -11,6 +11,8 @@ import picocli.CommandLine.Command;
  * changeflow ingest --flows F INPUT... apply Debezium / JSON change files to Iceberg streaming tables
  * changeflow gold --source T ...     keep Gold tables current from a Silver table's change feed
  * changeflow show TABLE                print a table's rows or count (optionally as of a version)
+ * changeflow sql -e STATEMENT          run Flink SQL; table_changes('db.t', 5, 10) reads a change feed
+ * changeflow expire --table TABLE      expire old snapshots, keeping what change-feed consumers need
  * </pre>
  *
  * Exit codes: 0 success, 1 failure of the job or the check, 2 bad usage or definition.
@@ -20,7 +22,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         version = "changeflow 0.1.0-SNAPSHOT (Flink 2.1.1, Iceberg 1.11.0)",
         description = "AUTO CDC streaming tables and change data feeds for Apache Iceberg, on Apache Flink.",
-        subcommands = {IngestCommand.class, GoldCommand.class, DemoCommand.class, ShowCommand.class, DeployCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {IngestCommand.class, GoldCommand.class, DemoCommand.class, ShowCommand.class, SqlCommand.class, ExpireCommand.class, DeployCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

@@ -38,12 +38,17 @@ public class CdfException extends RuntimeException {
 
     private final ErrorCode code;
 
-    CdfException(ErrorCode code, String message) {
+    /**
+     * An error with {@code code}; the message is prefixed with the code. Public so that the change
+     * feed's SQL layer and retention tooling report through the same type.
+     */
+    public CdfException(ErrorCode code, String message) {
         super(code.name() + ": " + message);
         this.code = code;
     }
 
-    CdfException(ErrorCode code, String message, Throwable cause) {
+    /** As {@link #CdfException(ErrorCode, String)}, with the underlying cause. */
+    public CdfException(ErrorCode code, String message, Throwable cause) {
         super(code.name() + ": " + message, cause);
         this.code = code;
     }

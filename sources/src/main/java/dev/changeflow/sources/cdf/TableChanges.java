@@ -124,6 +124,28 @@ public final class TableChanges {
                                 .setStruct(new InternalRecordWrapper(schema.asStruct()).wrap(record)));
     }
 
+    /**
+     * The changes of one version of the range as Flink {@link RowData} of {@link #rowType()}, so that
+     * a parallel reader can split the range by version. The rows are those {@link #readRowData()}
+     * gives for {@code version}.
+     *
+     * @throws IllegalArgumentException when {@code version} is not one of {@link #versions()}
+     * @throws CdfException {@code VERSION_NOT_AVAILABLE} when a file the version needs is gone (K6)
+     */
+    public CloseableIterable<RowData> readRowData(long version) {
+        for (Snapshot snapshot : range.snapshots()) {
+            if (snapshot.sequenceNumber() == version) {
+                return CloseableIterable.transform(
+                        CloseableIterable.withNoopClose(readVersion(snapshot)),
+                        record ->
+                                new StructRowData(schema.asStruct())
+                                        .setStruct(new InternalRecordWrapper(schema.asStruct()).wrap(record)));
+            }
+        }
+        throw new IllegalArgumentException(
+                String.format("Version %d is not in the range %s of table %s", version, versions(), table.name()));
+    }
+
     private List<Record> readVersion(Snapshot snapshot) {
         try {
             SnapshotChangeReader.SnapshotRows rows =

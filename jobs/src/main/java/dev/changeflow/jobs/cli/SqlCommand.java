@@ -1,0 +1,133 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.sql.ChangeflowCatalogFactory;
+import dev.changeflow.sources.cdf.sql.TableChangesRewrite;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.ResultKind;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.catalog.CatalogDescriptor;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.CloseableIterator;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.flink.FlinkCatalogFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code changeflow sql -e STATEMENT ...}: runs Flink SQL statements on the embedded default (a
+ * local MiniCluster, BATCH mode unless {@code --streaming}) against catalog {@value #CATALOG} of
+ * type {@code changeflow} over the warehouse (or {@code --catalog} properties), after rewriting
+ * {@code table_changes('db.t', start[, end])} ({@link TableChangesRewrite}). A query prints CSV
+ * with a header (NULL as an empty field, as {@code show} prints); other statements (DDL, {@code
+ * INSERT} after its job finished) print {@code OK}.
+ *
+ * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1.
+ */
+@Command(name = "sql", mixinStandardHelpOptions = true,
+        description = "Run Flink SQL statements (table_changes(...) and db.`t$changes` read change feeds) on the local warehouse.")
+public final class SqlCommand implements Callable<Integer> {
+    /** Name of the catalog the statements run in. */
+    static final String CATALOG = "changeflow";
+
+    @Option(names = {"-e", "--execute"}, paramLabel = "STATEMENT", required = true,
+            description = "Statement to run; repeat for several, run in order.")
+    List<String> statements;
+
+    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
+    Path warehouse;
+
+    @Option(names = "--catalog", paramLabel = "KEY=VALUE", description = "Iceberg catalog property; replaces the local Hadoop catalog.")
+    Map<String, String> catalog;
+
+    @Option(names = "--streaming", description = "Run in STREAMING mode (change-feed reads then need an ending bound).")
+    boolean streaming;
+
+    @Override
+    public Integer call() throws Exception {
+        CatalogSettings settings =
+                catalog == null || catalog.isEmpty()
+                        ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                        : CatalogSettings.of(CATALOG, catalog);
+        TableEnvironment tEnv =
+                TableEnvironment.create(streaming ? EnvironmentSettings.inStreamingMode() : EnvironmentSettings.inBatchMode());
+        tEnv.createCatalog(CATALOG, CatalogDescriptor.of(CATALOG, Configuration.fromMap(flinkCatalogOptions(settings))));
+        tEnv.useCatalog(CATALOG);
+        for (String statement : statements) {
+            String rewritten = TableChangesRewrite.rewrite(statement);
+            print(rewritten, execute(tEnv, rewritten));
+        }
+        return 0;
+    }
+
+    private static TableResult execute(TableEnvironment tEnv, String statement) {
+        try {
+            return tEnv.executeSql(statement);
+        } catch (RuntimeException e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof CdfException) {
+                    throw (CdfException) t;
+                }
+            }
+            throw e;
+        }
+    }
+
+    private static void print(String statement, TableResult result) throws Exception {
+        String keyword = statement.strip().split("\\s+", 2)[0].toUpperCase(Locale.ROOT);
+        boolean writes = keyword.equals("INSERT") || keyword.equals("EXECUTE");
+        if (writes || result.getResultKind() != ResultKind.SUCCESS_WITH_CONTENT) {
+            result.await();
+            System.out.println("OK");
+            return;
+        }
+        System.out.println(String.join(",", result.getResolvedSchema().getColumnNames()));
+        try (CloseableIterator<Row> rows = result.collect()) {
+            while (rows.hasNext()) {
+                Row row = rows.next();
+                StringBuilder line = new StringBuilder();
+                for (int i = 0; i < row.getArity(); i++) {
+                    if (i > 0) {
+                        line.append(',');
+                    }
+                    line.append(TableRows.formatValue(row.getField(i)));
+                }
+                System.out.println(line);
+            }
+        }
+    }
+
+    /**
+     * The options of a {@code changeflow} Flink catalog over the Iceberg catalog {@code settings}
+     * describe: Iceberg's {@code type} becomes {@code catalog-type} (hadoop, rest, hive) or {@code
+     * catalog-impl} (jdbc, glue, nessie), as Iceberg's Flink catalog expects.
+     */
+    static Map<String, String> flinkCatalogOptions(CatalogSettings settings) {
+        Map<String, String> options = new TreeMap<>(settings.properties());
+        String type = options.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
+        if (!options.containsKey(CatalogProperties.CATALOG_IMPL)) {
+            String lower = type == null ? "" : type.toLowerCase(Locale.ROOT);
+            if (lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP) || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_REST)
+                    || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HIVE)) {
+                options.put(FlinkCatalogFactory.ICEBERG_CATALOG_TYPE, lower);
+            } else {
+                options.put(CatalogProperties.CATALOG_IMPL, settings.catalogImpl());
+            }
+        }
+        options.put("type", ChangeflowCatalogFactory.IDENTIFIER);
+        return options;
+    }
+}

@@ -1,0 +1,194 @@
+package dev.changeflow.sources.cdf.retention;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.iceberg.ExpireSnapshots;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.util.PropertyUtil;
+import org.apache.iceberg.util.SnapshotUtil;
+
+/**
+ * changeflow's snapshot expiry (F7), built on Iceberg's {@link ExpireSnapshots}: expires snapshots
+ * older than {@link Builder#olderThan} (default: now minus the table's {@code
+ * history.expire.max-snapshot-age-ms}, 5 days by default) beyond the last {@link Builder#retainLast}
+ * (default: the table's {@code history.expire.min-snapshots-to-keep}, 1 by default), except that it
+ * keeps every snapshot of {@code main}'s history at or above the smallest {@code next-version − 1}
+ * of the live consumers in the table's {@link ConsumerRegistry}. A consumer whose file was not
+ * updated within {@link Builder#consumerExpiry} (default {@link #DEFAULT_CONSUMER_EXPIRY}) is
+ * stale: reported, and ignored.
+ *
+ * <p>Iceberg removes the files only the expired snapshots referenced. Other tools' expiry (Spark's
+ * {@code expire_snapshots}, Iceberg's table maintenance) does not read the consumer registry.
+ *
+ * <pre>{@code
+ * ExpiryReport report = ChangeFeedExpiry.forTable(table).olderThan(cutoff).retainLast(1).execute();
+ * }</pre>
+ */
+@PublicEvolving
+public final class ChangeFeedExpiry {
+
+    /** Consumers not updated for this long are stale (F7 {@code consumer-expiry}, 7 days). */
+    public static final Duration DEFAULT_CONSUMER_EXPIRY = Duration.ofDays(7);
+
+    private final Table table;
+    private final Instant olderThan;
+    private final Integer retainLast;
+    private final Duration consumerExpiry;
+    private final Clock clock;
+
+    private ChangeFeedExpiry(Table table, Instant olderThan, Integer retainLast, Duration consumerExpiry, Clock clock) {
+        this.table = table;
+        this.olderThan = olderThan;
+        this.retainLast = retainLast;
+        this.consumerExpiry = consumerExpiry;
+        this.clock = clock;
+    }
+
+    /** Starts an expiry of {@code table}'s snapshots. */
+    public static Builder forTable(Table table) {
+        return new Builder(table);
+    }
+
+    /**
+     * Reads the consumers, expires the snapshots Iceberg may expire under the resulting cutoff and
+     * reports what happened.
+     *
+     * @throws IllegalStateException when a consumer file is malformed (nothing is expired then)
+     */
+    public ExpiryReport execute() {
+        table.refresh();
+        Instant now = clock.instant();
+        List<ConsumerPosition> live = new ArrayList<>();
+        List<ConsumerPosition> stale = new ArrayList<>();
+        for (ConsumerPosition consumer : ConsumerRegistry.forTable(table).list()) {
+            (consumer.updatedAt().isBefore(now.minus(consumerExpiry)) ? stale : live).add(consumer);
+        }
+        Long keepFrom = null;
+        for (ConsumerPosition consumer : live) {
+            long needed = Math.max(0, consumer.nextVersion() - 1);
+            keepFrom = keepFrom == null ? needed : Math.min(keepFrom, needed);
+        }
+
+        long cutoff =
+                olderThan != null
+                        ? olderThan.toEpochMilli()
+                        : now.toEpochMilli()
+                                - PropertyUtil.propertyAsLong(
+                                        table.properties(),
+                                        TableProperties.MAX_SNAPSHOT_AGE_MS,
+                                        TableProperties.MAX_SNAPSHOT_AGE_MS_DEFAULT);
+        if (keepFrom != null) {
+            for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
+                if (s.sequenceNumber() >= keepFrom) {
+                    cutoff = Math.min(cutoff, s.timestampMillis());
+                }
+            }
+        }
+
+        Map<Long, Long> before = new HashMap<>();
+        table.snapshots().forEach(s -> before.put(s.snapshotId(), s.sequenceNumber()));
+        AtomicLong deletedFiles = new AtomicLong();
+        ExpireSnapshots expire =
+                table.expireSnapshots()
+                        .expireOlderThan(cutoff)
+                        .deleteWith(
+                                location -> {
+                                    table.io().deleteFile(location);
+                                    deletedFiles.incrementAndGet();
+                                });
+        if (retainLast != null) {
+            expire.retainLast(retainLast);
+        }
+        expire.commit();
+        table.refresh();
+
+        table.snapshots().forEach(s -> before.remove(s.snapshotId()));
+        List<Long> expired = new ArrayList<>(before.values());
+        expired.sort(null);
+        long oldestRetained = Long.MAX_VALUE;
+        for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
+            oldestRetained = Math.min(oldestRetained, s.sequenceNumber());
+        }
+        return new ExpiryReport(
+                table.name(),
+                expired,
+                oldestRetained == Long.MAX_VALUE ? null : oldestRetained,
+                keepFrom,
+                Instant.ofEpochMilli(cutoff),
+                live,
+                stale,
+                deletedFiles.get());
+    }
+
+    /** Builder of {@link ChangeFeedExpiry}; options are validated in {@link #build()}. */
+    @PublicEvolving
+    public static final class Builder {
+        private final Table table;
+        private Instant olderThan;
+        private Integer retainLast;
+        private Duration consumerExpiry = DEFAULT_CONSUMER_EXPIRY;
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(Table table) {
+            this.table = table;
+        }
+
+        /** Expire snapshots committed before this instant (unless kept for a consumer or by retainLast). */
+        public Builder olderThan(Instant instant) {
+            this.olderThan = instant;
+            return this;
+        }
+
+        /** Always keep the last {@code count} ancestors of the current snapshot (≥ 1). */
+        public Builder retainLast(int count) {
+            this.retainLast = count;
+            return this;
+        }
+
+        /** Consumers not updated for this long are stale (positive). */
+        public Builder consumerExpiry(Duration expiry) {
+            this.consumerExpiry = expiry;
+            return this;
+        }
+
+        /** The clock deciding "now" (tests). */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /**
+         * The action.
+         *
+         * @throws IllegalArgumentException for {@code retainLast} &lt; 1 or a consumer expiry that is
+         *     not positive
+         */
+        public ChangeFeedExpiry build() {
+            if (retainLast != null && retainLast < 1) {
+                throw new IllegalArgumentException(
+                        "retain-last of the snapshot expiry of table " + table.name() + " must be >= 1, got " + retainLast);
+            }
+            if (consumerExpiry == null || consumerExpiry.isNegative() || consumerExpiry.isZero()) {
+                throw new IllegalArgumentException(
+                        "consumer-expiry of the snapshot expiry of table " + table.name() + " must be positive, got "
+                                + consumerExpiry);
+            }
+            return new ChangeFeedExpiry(table, olderThan, retainLast, consumerExpiry, clock);
+        }
+
+        /** {@code build().execute()}. */
+        public ExpiryReport execute() {
+            return build().execute();
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package dev.changeflow.sources.cdf.sql;
+
+import java.util.Map;
+import java.util.Set;
+
+import dev.changeflow.sources.cdf.CdfException;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.RuntimeExecutionMode;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ExecutionOptions;
+import org.apache.flink.table.api.ValidationException;
+import org.apache.flink.table.catalog.ObjectPath;
+import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.factories.DynamicTableSinkFactory;
+import org.apache.flink.table.factories.DynamicTableSourceFactory;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.flink.FlinkDynamicTableFactory;
+
+/**
+ * The table factory of a {@link ChangeflowCatalog}: a {@link ChangeFeedTableSource} for {@code
+ * t$changes}, Iceberg's {@link FlinkDynamicTableFactory} for everything else (reads and writes of
+ * {@code t}). Errors in the options or the range surface when the statement is planned, as {@link
+ * CdfException}s (the root cause of Flink's {@code ValidationException}).
+ */
+@Internal
+final class ChangeFeedTableFactory implements DynamicTableSourceFactory, DynamicTableSinkFactory {
+
+    private final ChangeflowCatalog catalog;
+    private final FlinkDynamicTableFactory iceberg;
+
+    ChangeFeedTableFactory(ChangeflowCatalog catalog) {
+        this.catalog = catalog;
+        this.iceberg = new FlinkDynamicTableFactory(catalog);
+    }
+
+    @Override
+    public DynamicTableSource createDynamicTableSource(Context context) {
+        ObjectPath path = context.getObjectIdentifier().toObjectPath();
+        Map<String, String> options = context.getCatalogTable().getOptions();
+        String name = context.getObjectIdentifier().asSummaryString();
+        if (!ChangeflowCatalog.isChangesTable(path.getObjectName())) {
+            if (ChangeFeedSqlOptions.readsChangeFeed(name, options)) {
+                throw new CdfException(
+                        CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                        String.format(
+                                "'%s' = 'true' on table %s: Flink fixes a table's columns before it applies "
+                                        + "options, so the change feed's columns cannot be added here. Read "
+                                        + "`%s`.`%s%s` with the same options instead.",
+                                ChangeFeedSqlOptions.READ_CHANGE_FEED.key(), name, path.getDatabaseName(),
+                                path.getObjectName(), ChangeflowCatalog.CHANGES_SUFFIX));
+            }
+            return iceberg.createDynamicTableSource(context);
+        }
+        Set<String> tableOptions = catalog.baseOptions(path).keySet();
+        Map<String, String> cdfOptions = ChangeFeedSqlOptions.changeFeedOptions(name, options, tableOptions);
+        boolean bounded =
+                ChangeFeedSqlOptions.hasEndingBound(cdfOptions)
+                        || context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
+                                == RuntimeExecutionMode.BATCH;
+        RowType rowType =
+                (RowType) context.getCatalogTable().getResolvedSchema().toPhysicalRowDataType().getLogicalType();
+        if (!bounded) {
+            return ChangeFeedTableSource.unbounded(name, catalog.tableLoader(path), cdfOptions, rowType);
+        }
+        return ChangeFeedTableSource.bounded(
+                name, catalog.loadIcebergTable(path), catalog.tableLoader(path), cdfOptions, rowType);
+    }
+
+    @Override
+    public DynamicTableSink createDynamicTableSink(Context context) {
+        if (ChangeflowCatalog.isChangesTable(context.getObjectIdentifier().getObjectName())) {
+            throw new ValidationException(
+                    String.format(
+                            "Table %s is a change data feed and cannot be written; write the table without %s.",
+                            context.getObjectIdentifier().asSummaryString(), ChangeflowCatalog.CHANGES_SUFFIX));
+        }
+        return iceberg.createDynamicTableSink(context);
+    }
+
+    @Override
+    public String factoryIdentifier() {
+        return ChangeflowCatalogFactory.IDENTIFIER;
+    }
+
+    @Override
+    public Set<ConfigOption<?>> requiredOptions() {
+        return iceberg.requiredOptions();
+    }
+
+    @Override
+    public Set<ConfigOption<?>> optionalOptions() {
+        return iceberg.optionalOptions();
+    }
+}

@@ -1,0 +1,165 @@
+package dev.changeflow.sources.cdf.sql;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.TableChanges;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.connector.ProviderContext;
+import org.apache.flink.table.connector.source.DataStreamScanProvider;
+import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.connector.source.ScanTableSource;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.TableLoader;
+
+/**
+ * The scan source of {@code t$changes}: rows of the table's columns followed by {@code
+ * _change_type}, {@code _commit_version}, {@code _commit_timestamp} (F1), insert-only.
+ *
+ * <p><b>Bounded reads</b> (an ending bound, or runtime mode BATCH): the range is resolved and
+ * checked with {@link TableChanges} when the statement is planned, so every F3/F4 error surfaces
+ * then; the job emits the range's versions and a parallel reader ({@link ReadVersionsFunction})
+ * computes one version at a time, so a large range streams. A task that finds a file gone fails
+ * with {@code VERSION_NOT_AVAILABLE} (K6). Columns are the table's current ones: a column added
+ * after the ending version is null, one dropped since is absent.
+ *
+ * <p><b>Unbounded reads</b> go through {@link #unbounded}, the one place that will build changeflow's
+ * streaming change feed; until it exists they fail with {@code INVALID_CDC_OPTIONS}.
+ */
+@Internal
+final class ChangeFeedTableSource implements ScanTableSource {
+
+    private final String tableName;
+    private final TableLoader tableLoader;
+    private final Map<String, String> options;
+    private final RowType rowType;
+    private final List<Long> versions;
+
+    private ChangeFeedTableSource(
+            String tableName, TableLoader tableLoader, Map<String, String> options, RowType rowType,
+            List<Long> versions) {
+        this.tableName = tableName;
+        this.tableLoader = tableLoader;
+        this.options = options;
+        this.rowType = rowType;
+        this.versions = versions;
+    }
+
+    /**
+     * A bounded read of {@code table}'s changes with {@code options} (keys of {@link
+     * ChangeFeedOptions}), producing rows of {@code rowType}.
+     *
+     * @throws CdfException any error of {@link TableChanges.Builder#build()}, or {@code
+     *     INCOMPATIBLE_SCHEMA_CHANGE} when a column's type at the ending version differs from its
+     *     current type
+     */
+    static ChangeFeedTableSource bounded(
+            String tableName, Table table, TableLoader tableLoader, Map<String, String> options, RowType rowType) {
+        TableChanges changes = TableChanges.forTable(table).options(options).build();
+        checkColumnTypes(tableName, changes.rowType(), rowType);
+        return new ChangeFeedTableSource(
+                tableName, tableLoader, options, rowType, new ArrayList<>(changes.versions()));
+    }
+
+    /**
+     * An unbounded (streaming) read: the single place that will call changeflow's streaming change
+     * feed ({@code ChangeFeedStream.forTable(tableLoader)...build(env)}) once it exists.
+     *
+     * @throws CdfException {@code INVALID_CDC_OPTIONS} always, for now: an ending bound is needed
+     */
+    static ChangeFeedTableSource unbounded(
+            String tableName, TableLoader tableLoader, Map<String, String> options, RowType rowType) {
+        throw new CdfException(
+                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                String.format(
+                        "The change feed of table %s has no ending bound and the runtime mode is STREAMING: "
+                                + "streaming change-feed reads are not available in SQL yet. Give '%s' or '%s', "
+                                + "or run in BATCH mode (SET 'execution.runtime-mode' = 'batch').",
+                        tableName, ChangeFeedOptions.ENDING_VERSION.key(), ChangeFeedOptions.ENDING_TIMESTAMP.key()));
+    }
+
+    private static void checkColumnTypes(String tableName, RowType changes, RowType produced) {
+        for (RowType.RowField field : produced.getFields()) {
+            int index = changes.getFieldNames().indexOf(field.getName());
+            if (index < 0) {
+                continue;
+            }
+            LogicalType atEnd = changes.getTypeAt(index);
+            if (!atEnd.copy(true).equals(field.getType().copy(true))) {
+                throw new CdfException(
+                        CdfException.ErrorCode.INCOMPATIBLE_SCHEMA_CHANGE,
+                        String.format(
+                                "Column '%s' of table %s is %s at the ending version of the range but %s now; "
+                                        + "a SQL read gives the current columns. Read this range with the Java "
+                                        + "API (TableChanges), or end the range after the type change.",
+                                field.getName(), tableName, atEnd, field.getType()));
+            }
+        }
+    }
+
+    /** The versions this bounded read covers, ascending (for tests and plans). */
+    List<Long> versions() {
+        return versions;
+    }
+
+    @Override
+    public ChangelogMode getChangelogMode() {
+        return ChangelogMode.insertOnly();
+    }
+
+    @Override
+    public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
+        return new DataStreamScanProvider() {
+            @Override
+            public DataStream<RowData> produceDataStream(
+                    ProviderContext providerContext, StreamExecutionEnvironment env) {
+                // Flink's collection source cannot be empty: an empty range emits one NO_VERSION
+                List<Long> elements = versions.isEmpty() ? List.of(ReadVersionsFunction.NO_VERSION) : versions;
+                DataStream<Long> versionStream =
+                        env.fromData(elements, Types.LONG)
+                                .name("Change feed versions of " + tableName)
+                                .setParallelism(1);
+                providerContext.generateUid("change-feed-versions").ifPresent(versionStream.getTransformation()::setUid);
+                var rows =
+                        versionStream
+                                .rebalance()
+                                .flatMap(new ReadVersionsFunction(tableLoader, options, rowType))
+                                .returns(InternalTypeInfo.of(rowType))
+                                .name("Change feed of " + tableName);
+                providerContext.generateUid("change-feed-reader").ifPresent(rows::uid);
+                return rows;
+            }
+
+            @Override
+            public boolean isBounded() {
+                return true;
+            }
+        };
+    }
+
+    @Override
+    public DynamicTableSource copy() {
+        return new ChangeFeedTableSource(tableName, tableLoader, options, rowType, versions);
+    }
+
+    @Override
+    public String asSummaryString() {
+        return "ChangeFeed(" + tableName + ", versions " + describe(versions) + ")";
+    }
+
+    private static String describe(List<Long> versions) {
+        return versions.isEmpty() ? "none" : versions.get(0) + ".." + versions.get(versions.size() - 1);
+    }
+}

@@ -1,0 +1,147 @@
+package dev.changeflow.sources.cdf.sql;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import dev.changeflow.sources.cdf.ChangeFeedColumns;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.catalog.CatalogTable;
+import org.apache.flink.table.catalog.ObjectPath;
+import org.apache.flink.table.catalog.exceptions.CatalogException;
+import org.apache.flink.table.catalog.exceptions.TableNotExistException;
+import org.apache.flink.table.factories.Factory;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.FlinkCatalog;
+import org.apache.iceberg.flink.TableLoader;
+
+/**
+ * Iceberg's {@link FlinkCatalog} plus, for every Iceberg table {@code db.t}, a read-only table
+ * {@code db.`t$changes`}: the table's change data feed (F1).
+ *
+ * <p><b>Columns of {@code t$changes}</b>: the table's current columns (same names and types), then
+ * {@code _change_type} STRING NOT NULL, {@code _commit_version} BIGINT NOT NULL and {@code
+ * _commit_timestamp} TIMESTAMP_LTZ(3) NOT NULL; no primary key (a key changes many times). Its
+ * options are the table's, plus {@code 'read-change-feed'='true'}; the range comes from {@code
+ * OPTIONS} hints (see {@link ChangeFeedSqlOptions}).
+ *
+ * <p>Why a separate name rather than an {@code OPTIONS('read-change-feed'='true')} hint on {@code t}
+ * alone: Flink fixes a table's columns from the catalog before it applies hints, so a hint cannot
+ * add the three metadata columns; {@code $changes} follows Iceberg's {@code t$snapshots} and
+ * Paimon's {@code t$audit_log}. A read of {@code t} itself with {@code 'read-change-feed'='true'}
+ * fails with {@code INVALID_CDC_OPTIONS} naming {@code t$changes}; every other read or write of
+ * {@code t} is served by Iceberg's own table factory.
+ */
+@PublicEvolving
+public class ChangeflowCatalog extends FlinkCatalog {
+
+    /** Suffix of a change-feed table's name, {@value}. */
+    public static final String CHANGES_SUFFIX = "$changes";
+
+    private final CatalogLoader loader;
+    private final Namespace baseNamespace;
+
+    /** See {@link FlinkCatalog}'s constructor; {@link ChangeflowCatalogFactory} calls it. */
+    public ChangeflowCatalog(
+            String catalogName,
+            String defaultDatabase,
+            Namespace baseNamespace,
+            CatalogLoader catalogLoader,
+            Map<String, String> catalogProps,
+            boolean cacheEnabled,
+            long cacheExpirationIntervalMs) {
+        super(catalogName, defaultDatabase, baseNamespace, catalogLoader, catalogProps, cacheEnabled,
+                cacheExpirationIntervalMs);
+        this.loader = catalogLoader;
+        this.baseNamespace = baseNamespace;
+    }
+
+    /** True when {@code objectName} names a change-feed table ({@code t$changes}). */
+    public static boolean isChangesTable(String objectName) {
+        return objectName.endsWith(CHANGES_SUFFIX) && objectName.length() > CHANGES_SUFFIX.length();
+    }
+
+    /** The Iceberg table behind {@code path} ({@code t} for {@code t$changes}). */
+    static ObjectPath basePath(ObjectPath path) {
+        String name = path.getObjectName();
+        return isChangesTable(name)
+                ? new ObjectPath(path.getDatabaseName(), name.substring(0, name.length() - CHANGES_SUFFIX.length()))
+                : path;
+    }
+
+    @Override
+    public CatalogTable getTable(ObjectPath tablePath) throws TableNotExistException, CatalogException {
+        if (!isChangesTable(tablePath.getObjectName())) {
+            return super.getTable(tablePath);
+        }
+        CatalogTable base;
+        try {
+            base = super.getTable(basePath(tablePath));
+        } catch (TableNotExistException e) {
+            throw new TableNotExistException(getName(), tablePath, e);
+        }
+        Schema.Builder schema = Schema.newBuilder().fromColumns(base.getUnresolvedSchema().getColumns());
+        Set<String> names = new HashSet<>();
+        base.getUnresolvedSchema().getColumns().forEach(c -> names.add(c.getName().toLowerCase(Locale.ROOT)));
+        // a table column named like a metadata column is not duplicated here: reading fails with
+        // RESERVED_COLUMN_NAME when the statement is planned (F4)
+        if (names.stream().noneMatch(ChangeFeedColumns.RESERVED::contains)) {
+            schema.column(ChangeFeedColumns.CHANGE_TYPE, DataTypes.STRING().notNull());
+            schema.column(ChangeFeedColumns.COMMIT_VERSION, DataTypes.BIGINT().notNull());
+            schema.column(ChangeFeedColumns.COMMIT_TIMESTAMP, DataTypes.TIMESTAMP_LTZ(3).notNull());
+        }
+        Map<String, String> options = new HashMap<>(base.getOptions());
+        options.put(ChangeFeedSqlOptions.READ_CHANGE_FEED.key(), "true");
+        return CatalogTable.newBuilder()
+                .schema(schema.build())
+                .comment("Change data feed of " + basePath(tablePath).getFullName())
+                .options(options)
+                .build();
+    }
+
+    @Override
+    public boolean tableExists(ObjectPath tablePath) throws CatalogException {
+        return super.tableExists(basePath(tablePath));
+    }
+
+    /** Changeflow's table factory: the change feed for {@code t$changes}, Iceberg's otherwise. */
+    @Override
+    public Optional<Factory> getFactory() {
+        return Optional.of(new ChangeFeedTableFactory(this));
+    }
+
+    /** The options Iceberg's catalog gives the table at {@code path} (its properties plus connector keys). */
+    Map<String, String> baseOptions(ObjectPath path) {
+        try {
+            return super.getTable(basePath(path)).getOptions();
+        } catch (TableNotExistException e) {
+            throw new CatalogException(e.getMessage(), e);
+        }
+    }
+
+    /** The Iceberg table behind {@code path}, freshly loaded. */
+    Table loadIcebergTable(ObjectPath path) {
+        return catalog().loadTable(identifier(basePath(path)));
+    }
+
+    /** A serializable loader of the Iceberg table behind {@code path}, for tasks. */
+    TableLoader tableLoader(ObjectPath path) {
+        return TableLoader.fromCatalog(loader, identifier(basePath(path)));
+    }
+
+    private TableIdentifier identifier(ObjectPath path) {
+        String[] levels = new String[baseNamespace.levels().length + 1];
+        System.arraycopy(baseNamespace.levels(), 0, levels, 0, baseNamespace.levels().length);
+        levels[levels.length - 1] = path.getDatabaseName();
+        return TableIdentifier.of(Namespace.of(levels), path.getObjectName());
+    }
+}
