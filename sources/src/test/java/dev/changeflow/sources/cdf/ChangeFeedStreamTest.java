@@ -283,6 +283,7 @@ class ChangeFeedStreamTest {
                 .bounded(true)
                 .maxFilesPerCycle(1)
                 .monitorInterval(Duration.ofMillis(100))
+                .consumerId("savepoint-test")
                 .build(first)
                 .map(ChangeFeedStreamTest::render)
                 .uid("render")
@@ -299,6 +300,17 @@ class ChangeFeedStreamTest {
                         .get();
         List<String> beforeStop = new ArrayList<>(SUNK);
         SUNK.clear();
+        // F7: the consumer registered its position through the table's FileIO after a completed checkpoint
+        // (written by the enumerator when it learns of the completed savepoint, which may come after get() returned)
+        dev.changeflow.sources.cdf.retention.ConsumerRegistry registry = dev.changeflow.sources.cdf.retention.ConsumerRegistry.forTable(many);
+        java.util.Optional<dev.changeflow.sources.cdf.retention.ConsumerPosition> registered = registry.read("savepoint-test");
+        long consumerDeadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (registered.isEmpty()) {
+            assertThat(System.nanoTime()).as("consumer file within 60 s").isLessThan(consumerDeadline);
+            LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+            registered = registry.read("savepoint-test");
+        }
+        assertThat(registered.get().nextVersion()).isBetween(1L, 26L);
 
         StreamExecutionEnvironment second = env();
         second.configure(new Configuration().set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint));

@@ -83,11 +83,43 @@ public final class ConsumerRegistry {
         node.put(CONSUMER_ID, consumerId);
         node.put(NEXT_VERSION, nextVersion);
         node.put(UPDATED_AT, updatedAt.toString());
-        try (OutputStream out = io.newOutputFile(location(consumerId)).createOrOverwrite()) {
-            out.write(JSON.writeValueAsBytes(node));
+        try {
+            byte[] bytes = JSON.writeValueAsBytes(node);
+            if (io instanceof org.apache.iceberg.hadoop.HadoopFileIO) {
+                writeByRename(((org.apache.iceberg.hadoop.HadoopFileIO) io).conf(), location(consumerId), bytes);
+            } else {
+                // object stores (S3FileIO, ...) make a PUT visible whole or not at all
+                try (OutputStream out = io.newOutputFile(location(consumerId)).createOrOverwrite()) {
+                    out.write(bytes);
+                }
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(
                     String.format("Cannot write consumer file %s of table %s", location(consumerId), tableName), e);
+        }
+    }
+
+    /**
+     * A Hadoop file system shows a file while it is written, and a write interrupted (a job
+     * stopping while its enumerator records the position) would leave it truncated: write a
+     * temporary file beside it (not a {@code .json} name, so {@link #list} skips it), then rename it
+     * over the consumer file.
+     */
+    private static void writeByRename(org.apache.hadoop.conf.Configuration conf, String location, byte[] bytes)
+            throws IOException {
+        org.apache.hadoop.fs.Path target = new org.apache.hadoop.fs.Path(location);
+        org.apache.hadoop.fs.Path tmp = new org.apache.hadoop.fs.Path(location + "." + java.util.UUID.randomUUID() + ".tmp");
+        org.apache.hadoop.fs.FileSystem fs = org.apache.iceberg.hadoop.Util.getFs(target, conf);
+        try (OutputStream out = fs.create(tmp, true)) {
+            out.write(bytes);
+        }
+        if (!fs.rename(tmp, target)) {
+            // HDFS does not rename over an existing file
+            fs.delete(target, false);
+            if (!fs.rename(tmp, target)) {
+                fs.delete(tmp, false);
+                throw new IOException("cannot rename " + tmp + " to " + target);
+            }
         }
     }
 

@@ -39,7 +39,11 @@ public final class ChangeFeedSqlOptions {
                     ChangeFeedOptions.ENDING_VERSION,
                     ChangeFeedOptions.STARTING_TIMESTAMP,
                     ChangeFeedOptions.ENDING_TIMESTAMP,
-                    ChangeFeedOptions.TIMESTAMP_OUT_OF_RANGE_ENABLED);
+                    ChangeFeedOptions.TIMESTAMP_OUT_OF_RANGE_ENABLED,
+                    dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions.MONITOR_INTERVAL,
+                    dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE,
+                    dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE,
+                    dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions.CONSUMER_ID);
 
     private ChangeFeedSqlOptions() {}
 

@@ -1,5 +1,7 @@
 package dev.changeflow.sources.cdf.sql;
 
+import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,8 +37,8 @@ import org.apache.iceberg.flink.TableLoader;
  * with {@code VERSION_NOT_AVAILABLE} (K6). Columns are the table's current ones: a column added
  * after the ending version is null, one dropped since is absent.
  *
- * <p><b>Unbounded reads</b> go through {@link #unbounded}, the one place that will build changeflow's
- * streaming change feed; until it exists they fail with {@code INVALID_CDC_OPTIONS}.
+ * <p><b>Unbounded reads</b> (no ending bound, runtime mode STREAMING) are changeflow's streaming
+ * change feed ({@link #unbounded}).
  */
 @Internal
 final class ChangeFeedTableSource implements ScanTableSource {
@@ -74,20 +76,17 @@ final class ChangeFeedTableSource implements ScanTableSource {
     }
 
     /**
-     * An unbounded (streaming) read: the single place that will call changeflow's streaming change
-     * feed ({@code ChangeFeedStream.forTable(tableLoader)...build(env)}) once it exists.
+     * An unbounded (streaming) read: changeflow's streaming change feed ({@link ChangeFeedStream}:
+     * FLIP-27 source + pairing operator, version watermarks, checkpointed position) with the
+     * options given (starting position, {@code monitor-interval}, rate limits, {@code consumer-id}).
+     * The start is resolved now, so its errors surface when the statement is planned.
      *
-     * @throws CdfException {@code INVALID_CDC_OPTIONS} always, for now: an ending bound is needed
+     * @throws CdfException any error of {@link ChangeFeedStream.Builder#buildSource()}
      */
     static ChangeFeedTableSource unbounded(
             String tableName, TableLoader tableLoader, Map<String, String> options, RowType rowType) {
-        throw new CdfException(
-                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
-                String.format(
-                        "The change feed of table %s has no ending bound and the runtime mode is STREAMING: "
-                                + "streaming change-feed reads are not available in SQL yet. Give '%s' or '%s', "
-                                + "or run in BATCH mode (SET 'execution.runtime-mode' = 'batch').",
-                        tableName, ChangeFeedOptions.ENDING_VERSION.key(), ChangeFeedOptions.ENDING_TIMESTAMP.key()));
+        ChangeFeedStream.forTable(tableLoader).options(options).buildSource();
+        return new ChangeFeedTableSource(tableName, tableLoader, options, rowType, null);
     }
 
     private static void checkColumnTypes(String tableName, RowType changes, RowType produced) {
@@ -109,7 +108,7 @@ final class ChangeFeedTableSource implements ScanTableSource {
         }
     }
 
-    /** The versions this bounded read covers, ascending (for tests and plans). */
+    /** The versions this bounded read covers, ascending (for tests and plans); null for a streaming read. */
     List<Long> versions() {
         return versions;
     }
@@ -121,6 +120,21 @@ final class ChangeFeedTableSource implements ScanTableSource {
 
     @Override
     public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
+        if (versions == null) {
+            return new DataStreamScanProvider() {
+                @Override
+                public DataStream<RowData> produceDataStream(
+                        ProviderContext providerContext, StreamExecutionEnvironment env) {
+                    String prefix = providerContext.generateUid("change-feed").orElse("changeflow-cdf-" + tableName);
+                    return ChangeFeedStream.forTable(tableLoader).options(options).uidPrefix(prefix).build(env);
+                }
+
+                @Override
+                public boolean isBounded() {
+                    return false;
+                }
+            };
+        }
         return new DataStreamScanProvider() {
             @Override
             public DataStream<RowData> produceDataStream(
@@ -156,7 +170,7 @@ final class ChangeFeedTableSource implements ScanTableSource {
 
     @Override
     public String asSummaryString() {
-        return "ChangeFeed(" + tableName + ", versions " + describe(versions) + ")";
+        return "ChangeFeed(" + tableName + (versions == null ? ", streaming" : ", versions " + describe(versions)) + ")";
     }
 
     private static String describe(List<Long> versions) {

@@ -309,7 +309,9 @@ public final class ChangeFeedStream {
                         maxFilesPerCycle,
                         maxBytesPerCycle,
                         consumerId,
-                        consumerListener,
+                        consumerId != null && consumerListener == ConsumerPositionListener.NONE
+                                ? new dev.changeflow.sources.cdf.retention.RegistryPositionListener(tableLoader)
+                                : consumerListener,
                         startResolver);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);

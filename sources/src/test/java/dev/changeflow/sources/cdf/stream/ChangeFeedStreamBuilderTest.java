@@ -158,10 +158,8 @@ class ChangeFeedStreamBuilderTest {
             p = p.getParent();
         }
         String readme = java.nio.file.Files.readString(p.resolve("README.md"));
-        String section =
-                readme.substring(
-                        readme.indexOf("## Change data feed (streaming, Java API)"),
-                        readme.indexOf("## Deploy on Kubernetes"));
+        int start = readme.indexOf("## Change data feed (streaming, Java API)");
+        String section = readme.substring(start, readme.indexOf("\n## ", start));
         java.util.Set<String> table = new java.util.TreeSet<>();
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\| `([a-z-]+)` \\|").matcher(section);
         while (m.find()) {
