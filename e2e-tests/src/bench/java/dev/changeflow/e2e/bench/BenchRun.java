@@ -43,7 +43,7 @@ import java.util.stream.Stream;
  * {@code peakRssBytes} (VmHWM of this process when the job finished, -1 when not measurable) and
  * {@code peakHeapBytes}; {@code stateBytes} (full state of all operators in the largest retained
  * checkpoint), {@code applyStateBytes} (the AUTO CDC operator's part), {@code checkpointBytes}
- * (incremental size of the last checkpoint with state); {@code wrongRows} (0 = exact).
+ * (incremental size of the last checkpoint with state); {@code wrongRows} (0 = exact) and {@code wrongSample} (up to three differences).
  */
 final class BenchRun {
     private BenchRun() {}
@@ -122,7 +122,9 @@ final class BenchRun {
             wrong = Math.abs(t.rows - events);
         } else {
             ExpectedTables expected = ExpectedTables.compute(base, rounds, shift, flows);
-            wrong = system == BenchSystem.SCD2 ? expected.wrongScd2Rows(t.lines) : expected.wrongScd1Rows(t.byKey);
+            List<String> sample = new ArrayList<>();
+            wrong = system == BenchSystem.SCD2 ? expected.wrongScd2Rows(t.lines, sample) : expected.wrongScd1Rows(t.byKey, sample);
+            p.setProperty("wrongSample", String.join(" | ", sample));
             p.setProperty("expectedRows", Long.toString(system == BenchSystem.SCD2 ? expected.scd2.size() : expected.scd1.size()));
         }
         p.setProperty("wrongRows", Long.toString(wrong));

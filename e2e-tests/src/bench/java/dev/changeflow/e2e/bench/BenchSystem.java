@@ -3,6 +3,7 @@ package dev.changeflow.e2e.bench;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTableSink;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.iceberg.TableRows;
@@ -97,12 +98,18 @@ enum BenchSystem {
     private static final TableIdentifier APPEND = TableIdentifier.of("bench", "accounts_append");
     private static final Identifier PAIMON_TABLE = Identifier.create("bench", "accounts");
 
-    /** Creates the target table and adds the writer behind {@code rows}. */
+    /**
+     * Creates the target table and adds the writer behind {@code rows}. Projections run at the
+     * parallelism of {@code rows} (chained to the replay), so each writer's shuffle by key is the
+     * only repartitioning and the records of one key keep the replay's order.
+     */
     void build(DataStream<RowData> rows, BenchFlows flows, CatalogSettings catalog, Path paimonWarehouse) throws Exception {
         IngestPlan.Flow scd1 = flows.scd1;
         int[] data = flows.dataIndexes();
         int seq = flows.sequenceIndex();
         RowType dataType = scd1.spec.targetType();
+        // the baselines' writers run at the job's parallelism, as changeflow's (behind its keyed operator) and Paimon's
+        StreamingTableOptions baseline = scd1.tableOptions.toBuilder().writeParallelism(rows.getExecutionEnvironment().getParallelism()).build();
         switch (this) {
             case SCD1:
             case SCD2: {
@@ -118,8 +125,8 @@ enum BenchSystem {
                 try (AutoCloseableCatalog c = new AutoCloseableCatalog(catalog.open())) {
                     StreamingTables.ensureTable(c.catalog, UPSERT, dataType, scd1.spec.keys(), scd1.tableOptions);
                 }
-                DataStream<RowData> upserts = rows.map(new Project(flows.sourceType(), data, -1, true), InternalTypeInfo.of(dataType)).name("project upserts");
-                StreamingTableSink.upsert(upserts, catalog.loader(), UPSERT, scd1.spec.keys(), scd1.tableOptions, "upsert");
+                DataStream<RowData> upserts = rows.map(new Project(flows.sourceType(), data, -1, true), InternalTypeInfo.of(dataType)).setParallelism(rows.getParallelism()).name("project upserts");
+                StreamingTableSink.upsert(upserts, catalog.loader(), UPSERT, scd1.spec.keys(), baseline, "upsert");
                 return;
             }
             case ICEBERG_APPEND: {
@@ -127,14 +134,14 @@ enum BenchSystem {
                 try (AutoCloseableCatalog c = new AutoCloseableCatalog(catalog.open())) {
                     StreamingTables.ensureTable(c.catalog, APPEND, appendType, List.of(), scd1.tableOptions);
                 }
-                DataStream<RowData> appended = rows.map(new Project(flows.sourceType(), data, seq, false), InternalTypeInfo.of(appendType)).name("project appends");
-                StreamingTableSink.append(appended, catalog.loader(), APPEND, scd1.tableOptions, "append");
+                DataStream<RowData> appended = rows.map(new Project(flows.sourceType(), data, seq, false), InternalTypeInfo.of(appendType)).setParallelism(rows.getParallelism()).name("project appends");
+                StreamingTableSink.append(appended, catalog.loader(), APPEND, baseline, "append");
                 return;
             }
             case PAIMON: {
                 org.apache.paimon.table.Table table = createPaimonTable(paimonWarehouse);
                 RowType paimonType = withLsn(dataType);
-                DataStream<RowData> keyed = rows.map(new Project(flows.sourceType(), data, seq, true), InternalTypeInfo.of(paimonType)).name("project paimon");
+                DataStream<RowData> keyed = rows.map(new Project(flows.sourceType(), data, seq, true), InternalTypeInfo.of(paimonType)).setParallelism(rows.getParallelism()).name("project paimon");
                 new FlinkSinkBuilder(table).forRowData(keyed).parallelism(rows.getExecutionEnvironment().getParallelism()).build();
                 return;
             }

@@ -103,25 +103,34 @@ final class ExpectedTables {
 
     /**
      * Rows of {@code actual} (key → CSV line) that differ from the expected SCD1 table: missing,
-     * extra or different keys, each counted once.
+     * extra or different keys, each counted once. Up to three differences are added to {@code sample}.
      */
-    long wrongScd1Rows(Map<Integer, String> actual) {
+    long wrongScd1Rows(Map<Integer, String> actual, List<String> sample) {
         long wrong = 0;
-        for (Map.Entry<Integer, String> e : scd1.entrySet()) {
+        for (Map.Entry<Integer, String> e : new TreeMap<>(scd1).entrySet()) {
             if (!e.getValue().equals(actual.get(e.getKey()))) {
                 wrong++;
+                if (sample.size() < 3) {
+                    sample.add("expected " + e.getValue() + ", got " + actual.get(e.getKey()));
+                }
             }
         }
         for (Integer k : actual.keySet()) {
             if (!scd1.containsKey(k)) {
                 wrong++;
+                if (sample.size() < 3) {
+                    sample.add("unexpected " + actual.get(k));
+                }
             }
         }
         return wrong;
     }
 
-    /** Size of the symmetric difference between the expected SCD2 versions and {@code actual} (multisets). */
-    long wrongScd2Rows(Collection<String> actual) {
+    /**
+     * Size of the symmetric difference between the expected SCD2 versions and {@code actual}
+     * (multisets). Up to three differences are added to {@code sample}.
+     */
+    long wrongScd2Rows(Collection<String> actual, List<String> sample) {
         String[] a = actual.toArray(new String[0]);
         Arrays.sort(a);
         long wrong = 0;
@@ -133,9 +142,15 @@ final class ExpectedTables {
                 j++;
             } else if (c < 0) {
                 wrong++;
+                if (sample.size() < 3) {
+                    sample.add("missing " + scd2.get(i));
+                }
                 i++;
             } else {
                 wrong++;
+                if (sample.size() < 3) {
+                    sample.add("unexpected " + a[j]);
+                }
                 j++;
             }
         }

@@ -40,6 +40,7 @@ import java.util.stream.Stream;
  *   <li>{@code bench.state.keys} (100,000,1,000,000): key counts of the state-size runs (SCD1, SCD2;
  *       synthetic, 2 events per key, in order);
  *   <li>{@code bench.fork} (true): one JVM per run (peak memory per run), with {@code bench.heap};
+ *       false runs everything in this JVM (JIT warm across runs; peak memory then n/a);
  *   <li>{@code bench.warmup} (true): false skips the warm-up runs (smoke runs only);
  *   <li>{@code bench.dir}: working folder (inputs, tables and checkpoints of the run in progress).
  * </ul>
@@ -165,7 +166,9 @@ public final class PaimonComparisonBenchmark {
         Files.createDirectories(runDir);
         try {
             if (!fork()) {
-                return BenchRun.run(s, in.file, in.rounds, in.shift, runDir);
+                Properties p = BenchRun.run(s, in.file, in.rounds, in.shift, runDir);
+                p.setProperty("peakRssBytes", "-1"); // the shared JVM's peak is no run's own
+                return p;
             }
             Path result = dir.resolve("result.properties");
             Files.deleteIfExists(result);
@@ -221,6 +224,8 @@ public final class PaimonComparisonBenchmark {
                     ratio, last.getProperty("dataFiles") + "/" + last.getProperty("deleteFiles"),
                     median(longs(ps, "readMs")) / 1000.0, String.format("%,d", Long.parseLong(last.getProperty("rows"))),
                     mib(Collections.max(longs(ps, "peakRssBytes"))), Long.parseLong(last.getProperty("stateBytes")) / 1048576.0, result);
+            ps.stream().map(p -> p.getProperty("wrongSample", "")).filter(x -> !x.isEmpty()).findFirst()
+                    .ifPresent(x -> OUT.printf("%-15s   e.g. %s%n", "", x));
             if (in.inOrder && in.rounds == 20 && paimon != null && (s == BenchSystem.SCD1 || s == BenchSystem.SCD2)) {
                 ratioLines.put(s.id, String.format("%s: %s× Paimon (R = 20, median steady events/s %,.0f vs %,.0f)",
                         s == BenchSystem.SCD1 ? "SCD1" : "SCD2", ratio, med, paimon));
