@@ -48,17 +48,26 @@ import java.util.stream.Stream;
 final class BenchRun {
     private BenchRun() {}
 
-    /** Forked entry point: args {@code system inputFile rounds shift runDir resultFile}. */
+    /** Forked entry point: args {@code system inputFile rounds shift runDir resultFile [holdForState]}. */
     public static void main(String[] args) throws Exception {
-        Properties p = run(BenchSystem.of(args[0]), Path.of(args[1]), Integer.parseInt(args[2]), Long.parseLong(args[3]), Path.of(args[4]));
+        Properties p = run(BenchSystem.of(args[0]), Path.of(args[1]), Integer.parseInt(args[2]), Long.parseLong(args[3]), Path.of(args[4]),
+                args.length > 6 && Boolean.parseBoolean(args[6]));
         try (OutputStream out = Files.newOutputStream(Path.of(args[5]))) {
             p.store(out, "changeflow benchmark run");
         }
         System.exit(0);
     }
 
-    /** Runs, measures and verifies; see the class comment for the result keys. */
-    static Properties run(BenchSystem system, Path input, int rounds, long shift, Path runDir) throws Exception {
+    /** Number of hold-tail indexes of a state-size run (each waits at most 1 ms: at most ~100 s). */
+    static final long HOLD_TAIL = 100_000L;
+
+    /**
+     * Runs, measures and verifies; see the class comment for the result keys.
+     *
+     * @param holdForState keep the job running until a checkpoint holds the whole state (state-size
+     *     runs; the wall time then includes that wait and is not a throughput figure)
+     */
+    static Properties run(BenchSystem system, Path input, int rounds, long shift, Path runDir, boolean holdForState) throws Exception {
         BenchFlows flows = BenchFlows.plan(BenchFlows.repositoryRoot());
         List<RowData> base = DecodedInput.read(input, flows.sourceType());
         long events = (long) base.size() * rounds;
@@ -77,10 +86,10 @@ final class BenchRun {
         conf.setString("restart-strategy.type", "none");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
-        DataStream<RowData> rows = env.fromSequence(0, events - 1)
+        DataStream<RowData> rows = env.fromSequence(0, events - 1 + (holdForState ? HOLD_TAIL : 0))
                 .setParallelism(1)
                 .name("replay index")
-                .map(new ReplayFunction(input, flows.sourceType(), flows.sequenceIndex(), shift), InternalTypeInfo.of(flows.sourceType()))
+                .flatMap(new ReplayFunction(input, flows.sourceType(), flows.sequenceIndex(), shift, events), InternalTypeInfo.of(flows.sourceType()))
                 .setParallelism(1)
                 .name("replay pre-decoded rows");
         system.build(rows, flows, catalog, paimonWarehouse);

@@ -161,12 +161,16 @@ public final class PaimonComparisonBenchmark {
     }
 
     private static Properties runOne(BenchSystem s, Input in, Path dir) throws Exception {
+        return runOne(s, in, dir, false);
+    }
+
+    private static Properties runOne(BenchSystem s, Input in, Path dir, boolean holdForState) throws Exception {
         Path runDir = dir.resolve("run");
         deleteRecursively(runDir);
         Files.createDirectories(runDir);
         try {
             if (!fork()) {
-                Properties p = BenchRun.run(s, in.file, in.rounds, in.shift, runDir);
+                Properties p = BenchRun.run(s, in.file, in.rounds, in.shift, runDir, holdForState);
                 p.setProperty("peakRssBytes", "-1"); // the shared JVM's peak is no run's own
                 return p;
             }
@@ -181,7 +185,7 @@ public final class PaimonComparisonBenchmark {
             }
             cmd.add(System.getProperty("bench.heap", "-Xmx3g"));
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchRun.class.getName(),
-                    s.id, in.file.toString(), Integer.toString(in.rounds), Long.toString(in.shift), runDir.toString(), result.toString()));
+                    s.id, in.file.toString(), Integer.toString(in.rounds), Long.toString(in.shift), runDir.toString(), result.toString(), Boolean.toString(holdForState)));
             Process proc = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("run.log").toFile()).start();
             int rc = proc.waitFor();
             if (rc != 0 || !Files.exists(result)) {
@@ -231,7 +235,8 @@ public final class PaimonComparisonBenchmark {
                         s == BenchSystem.SCD1 ? "SCD1" : "SCD2", ratio, med, paimon));
             }
         }
-        OUT.println("(* fewer than 3 checkpoints in a run: events/s over the whole run instead of between the 2nd and the last checkpoint)");
+        OUT.println("(* fewer than 3 checkpoints in a run: events/s over the whole run instead of between the 2nd and the last checkpoint;"
+                + " state: largest retained checkpoint, 0 when the run ended before a checkpoint held its state)");
         return failed;
     }
 
@@ -248,7 +253,7 @@ public final class PaimonComparisonBenchmark {
     /** State size per key at each key count, SCD1 and SCD2; returns true when a run was not exact. */
     private static boolean stateSize(List<Integer> keyCounts, List<BenchSystem> systems, BenchFlows flows, Path dir) throws Exception {
         OUT.printf("%nState size (synthetic, 2 events per key, in order; full state of the largest retained checkpoint)%n");
-        OUT.printf("%-6s %10s %14s %12s %16s %s%n", "type", "keys", "state bytes", "bytes/key", "checkpoint bytes", "result");
+        OUT.printf("%-6s %10s %14s %12s %16s %s%n", "type", "keys", "state bytes", "bytes/key", "ckpt bytes incr.", "result");
         boolean failed = false;
         for (BenchSystem s : List.of(BenchSystem.SCD1, BenchSystem.SCD2)) {
             if (!systems.contains(s)) {
@@ -260,7 +265,7 @@ public final class PaimonComparisonBenchmark {
                 DecodedInput decoded = DecodedInput.decode(gen.lines, flows);
                 Path file = dir.resolve("inputs").resolve("state-" + keys + ".rows");
                 DecodedInput.write(file, decoded.rows, flows.sourceType());
-                Properties p = runOne(s, new Input("state " + keys, file, 1, 0, true), dir);
+                Properties p = runOne(s, new Input("state " + keys, file, 1, 0, true), dir, true);
                 long state = Long.parseLong(p.getProperty("applyStateBytes"));
                 double perKey = (double) state / keys;
                 long wrong = Long.parseLong(p.getProperty("wrongRows"));

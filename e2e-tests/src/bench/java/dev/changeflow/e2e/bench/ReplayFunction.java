@@ -1,17 +1,20 @@
 package dev.changeflow.e2e.bench;
 
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.functions.RichFlatMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.util.Collector;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Turns the index {@code i} of a number sequence into replayed record {@code i}: base row {@code i mod
@@ -22,8 +25,13 @@ import java.util.List;
  *
  * <p>For the steady-state rate it records, in this JVM, how many records it had emitted and when, at
  * each checkpoint barrier ({@link #marks()}).
+ *
+ * <p>Indexes from {@code records} on are a hold tail (state-size runs): they emit nothing, and until
+ * a checkpoint taken after the last record has completed each waits a millisecond — so the job
+ * keeps its keyed state until one checkpoint holds all of it (a finished operator's state is not in
+ * the final checkpoint).
  */
-final class ReplayFunction extends RichMapFunction<Long, RowData> implements CheckpointedFunction {
+final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements CheckpointedFunction, CheckpointListener {
     private static final long serialVersionUID = 1L;
 
     /** {checkpoint id, records emitted before the barrier, System.nanoTime()} per checkpoint. */
@@ -33,24 +41,39 @@ final class ReplayFunction extends RichMapFunction<Long, RowData> implements Che
     private final RowType type;
     private final int sequenceIndex;
     private final long shift;
+    private final long records;
     private transient RowData[] base;
     private transient long emitted;
+    private transient long endCheckpoint;
+    private transient volatile boolean endCheckpointed;
 
-    ReplayFunction(Path file, RowType type, int sequenceIndex, long shift) {
+    ReplayFunction(Path file, RowType type, int sequenceIndex, long shift, long records) {
         this.file = file.toString();
         this.type = type;
         this.sequenceIndex = sequenceIndex;
         this.shift = shift;
+        this.records = records;
     }
 
     @Override
     public void open(OpenContext openContext) throws Exception {
         base = DecodedInput.read(Path.of(file), type).toArray(new RowData[0]);
+        endCheckpoint = Long.MAX_VALUE;
     }
 
     @Override
-    public RowData map(Long index) {
+    public void flatMap(Long index, Collector<RowData> out) {
         long i = index;
+        if (i >= records) {
+            if (!endCheckpointed) {
+                LockSupport.parkNanos(1_000_000L);
+            }
+            return;
+        }
+        out.collect(row(i));
+    }
+
+    private RowData row(long i) {
         GenericRowData row = (GenericRowData) base[(int) (i % base.length)];
         long round = i / base.length;
         emitted++;
@@ -69,6 +92,16 @@ final class ReplayFunction extends RichMapFunction<Long, RowData> implements Che
     public void snapshotState(FunctionSnapshotContext context) {
         synchronized (MARKS) {
             MARKS.add(new long[] {context.getCheckpointId(), emitted, System.nanoTime()});
+        }
+        if (emitted == records && endCheckpoint == Long.MAX_VALUE) {
+            endCheckpoint = context.getCheckpointId();
+        }
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {
+        if (checkpointId >= endCheckpoint) {
+            endCheckpointed = true;
         }
     }
 
