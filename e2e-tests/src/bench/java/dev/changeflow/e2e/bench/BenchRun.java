@@ -148,9 +148,12 @@ final class BenchRun {
     private static void stateSizes(Path ckDir, Properties p) throws IOException {
         long best = 0, apply = 0, incremental = 0;
         List<Path> metas = new ArrayList<>();
-        if (Files.isDirectory(ckDir)) {
-            try (Stream<Path> s = Files.walk(ckDir, 3)) {
-                s.filter(f -> f.getFileName().toString().equals("_metadata")).forEach(metas::add);
+        // <ckDir>/<job id>/chk-<n>/_metadata; Flink may still discard a subsumed checkpoint meanwhile
+        for (Path job : list(ckDir)) {
+            for (Path chk : list(job)) {
+                if (chk.getFileName().toString().startsWith("chk-")) {
+                    metas.add(chk.resolve("_metadata"));
+                }
             }
         }
         for (Path meta : metas) {
@@ -177,6 +180,15 @@ final class BenchRun {
         p.setProperty("stateBytes", Long.toString(best));
         p.setProperty("applyStateBytes", Long.toString(apply));
         p.setProperty("checkpointBytes", Long.toString(incremental));
+    }
+
+    /** The entries of a folder; none when it is absent or vanishes while listed. */
+    private static List<Path> list(Path dir) {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.collect(java.util.stream.Collectors.toList());
+        } catch (IOException | java.io.UncheckedIOException gone) {
+            return List.of();
+        }
     }
 
     /** Peak resident set size of this process (Linux {@code VmHWM}), or -1. */
