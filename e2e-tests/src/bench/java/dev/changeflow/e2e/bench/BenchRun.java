@@ -7,6 +7,7 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.Checkpoints;
 import org.apache.flink.runtime.checkpoint.OperatorState;
 import org.apache.flink.runtime.checkpoint.metadata.CheckpointMetadata;
@@ -27,6 +28,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
 /**
@@ -64,8 +66,10 @@ final class BenchRun {
     /**
      * Runs, measures and verifies; see the class comment for the result keys.
      *
-     * @param holdForState keep the job running until a checkpoint holds the whole state (state-size
-     *     runs; the wall time then includes that wait and is not a throughput figure)
+     * @param holdForState state-size runs: after the last record, take a canonical savepoint (its
+     *     {@code stateBytes} / {@code applyStateBytes} replace the checkpoint figures: the logical
+     *     size, not RocksDB files awaiting compaction) and keep the job running until a checkpoint
+     *     holds the whole state; the wall time is then not a throughput figure
      */
     static Properties run(BenchSystem system, Path input, int rounds, long shift, Path runDir, boolean holdForState) throws Exception {
         BenchFlows flows = BenchFlows.plan(BenchFlows.repositoryRoot());
@@ -98,6 +102,19 @@ final class BenchRun {
         resetPeakHeap();
         long start = System.nanoTime();
         JobClient job = env.executeAsync("bench " + system.id);
+        Path savepoint = null;
+        if (holdForState) {
+            // the whole state, in its logical size: a canonical savepoint after the last record
+            long deadline = System.nanoTime() + Duration.ofMinutes(30).toNanos();
+            while (!ReplayFunction.allEmitted() && !job.getJobStatus().get().isTerminalState()) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("state-size run " + system.id + " did not emit its records within 30 minutes");
+                }
+                LockSupport.parkNanos(10_000_000L);
+            }
+            savepoint = Path.of(java.net.URI.create(job.triggerSavepoint(runDir.resolve("savepoints").toUri().toString(),
+                    SavepointFormatType.CANONICAL).get()));
+        }
         job.getJobExecutionResult().get();
         long wall = System.nanoTime() - start;
         long peakRss = peakRssBytes();
@@ -120,6 +137,9 @@ final class BenchRun {
         p.setProperty("peakRssBytes", Long.toString(peakRss));
         p.setProperty("peakHeapBytes", Long.toString(peakHeap));
         stateSizes(ckDir, p);
+        if (savepoint != null) {
+            savepointSizes(savepoint, p);
+        }
 
         BenchSystem.TableStats t = system.readBack(flows, catalog, paimonWarehouse);
         p.setProperty("readMs", Long.toString(t.readNanos / 1_000_000));
@@ -180,6 +200,22 @@ final class BenchRun {
         p.setProperty("stateBytes", Long.toString(best));
         p.setProperty("applyStateBytes", Long.toString(apply));
         p.setProperty("checkpointBytes", Long.toString(incremental));
+    }
+
+    /** {@code stateBytes} and {@code applyStateBytes} from a canonical savepoint (the logical, compacted size). */
+    private static void savepointSizes(Path savepoint, Properties p) throws IOException {
+        long total = 0, apply = 0;
+        try (DataInputStream in = new DataInputStream(Files.newInputStream(savepoint.resolve("_metadata")))) {
+            for (OperatorState op : Checkpoints.loadCheckpointMetadata(in, BenchRun.class.getClassLoader(), savepoint.toUri().toString())
+                    .getOperatorStates()) {
+                total += op.getStateSize();
+                if (op.getOperatorUid().map(u -> u.startsWith(dev.changeflow.operators.AutoCdcOperators.UID_PREFIX)).orElse(false)) {
+                    apply += op.getStateSize();
+                }
+            }
+        }
+        p.setProperty("stateBytes", Long.toString(total));
+        p.setProperty("applyStateBytes", Long.toString(apply));
     }
 
     /** The entries of a folder; none when it is absent or vanishes while listed. */

@@ -36,6 +36,7 @@ final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements
 
     /** {checkpoint id, records emitted before the barrier, System.nanoTime()} per checkpoint. */
     private static final List<long[]> MARKS = new ArrayList<>();
+    private static volatile boolean allEmitted;
 
     private final String file;
     private final RowType type;
@@ -71,6 +72,9 @@ final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements
             return;
         }
         out.collect(row(i));
+        if (emitted == records) {
+            allEmitted = true;
+        }
     }
 
     private RowData row(long i) {
@@ -120,5 +124,11 @@ final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements
         synchronized (MARKS) {
             MARKS.clear();
         }
+        allEmitted = false;
+    }
+
+    /** Whether the replay in this JVM has emitted its last record. */
+    static boolean allEmitted() {
+        return allEmitted;
     }
 }
