@@ -72,6 +72,13 @@ public final class PaimonComparisonBenchmark {
         }
     }
 
+    /**
+     * Runs the whole benchmark with the settings of the class comment and prints its tables to
+     * standard output; exits with status 1 when a changeflow or Paimon result was not exact.
+     *
+     * @throws IllegalStateException when the capture is absent, the reference model disagrees with
+     *     PostgreSQL's final table or the generator, or a forked run fails (its log is named)
+     */
     public static void main(String[] args) throws Exception {
         List<Integer> rounds = ints(System.getProperty("bench.rounds", "1,5,20,100"));
         int runs = Integer.parseInt(System.getProperty("bench.runs", "3"));
