@@ -1,4 +1,4 @@
-package dev.changeflow.bench;
+package dev.changeflow.e2e.bench;
 
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.OneBatchPerCheckpointSource;
@@ -59,7 +59,7 @@ import java.util.Set;
  * in version 2. Prints, per table: files, the changes read (must be 2 × updates: preimage +
  * postimage), and the median of 5 timed reads (after one warm-up) of the version-2 changes and of
  * a full scan. Arguments: {@code [rows] [warehouse folder]} (default 1,000,000 and a temp folder).
- * Run: {@code ./mvnw -B -Pbench -pl e2e-tests -am verify -Dbench.class=dev.changeflow.bench.ChangeFeedReadBenchmark}
+ * Run: {@code ./mvnw -B -Pbench -pl e2e-tests -am verify -DskipTests -Dbench.class=dev.changeflow.e2e.bench.ChangeFeedReadBenchmark}
  * (README "Benchmarks").
  */
 public final class ChangeFeedReadBenchmark {
