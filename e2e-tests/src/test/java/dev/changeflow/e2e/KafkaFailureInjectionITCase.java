@@ -143,8 +143,25 @@ class KafkaFailureInjectionITCase {
                         String table = tableOf(next, random);
                         FailingCommitCatalog.armCommitFailure(table, at, kind == Kind.COMMIT_ANSWER_LOST);
                         ends.putAll(produceChunk(records, produced, chunkSize));
-                        Await.until(kind + " of " + table + " from checkpoint " + at, STEP_TIMEOUT,
-                                () -> FailingCommitCatalog.firedAtCheckpoint() >= 0, () -> "");
+                        // the table may get all of its new records committed before checkpoint `at` (or
+                        // none that change it): while the armed commit has not come, and two more
+                        // checkpoints completed, feed the job the next chunk
+                        long[] feedAfter = {FailureInjector.COMPLETED.get() + 2};
+                        Await.until(kind + " of " + table + " from checkpoint " + at, STEP_TIMEOUT, () -> {
+                            if (FailingCommitCatalog.firedAtCheckpoint() >= 0) {
+                                return true;
+                            }
+                            long completed = FailureInjector.COMPLETED.get();
+                            if (completed >= Math.max(at, feedAfter[0]) && produced[0] < records.size()) {
+                                try {
+                                    ends.putAll(produceChunk(records, produced, chunkSize));
+                                } catch (Exception e) {
+                                    throw new IllegalStateException(e);
+                                }
+                                feedAfter[0] = completed + 2;
+                            }
+                            return false;
+                        }, () -> "completed " + FailureInjector.COMPLETED.get() + ", produced " + produced[0] + "/" + records.size());
                         firedAt = FailingCommitCatalog.firedAtCheckpoint();
                         break;
                     default:

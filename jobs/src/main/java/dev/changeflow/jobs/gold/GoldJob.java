@@ -128,7 +128,8 @@ public final class GoldJob {
         String pass = u.where() == null ? "TRUE" : "(" + u.where() + ") IS TRUE";
         String sql = "SELECT " + columns + ", `" + ChangeFeedColumns.COMMIT_VERSION + "` AS `" + GoldSpec.SOURCE_VERSION + "`, "
                 + pass + " AS `" + PASS + "`, `" + ChangeFeedColumns.CHANGE_TYPE + "` AS `" + CHANGE_TYPE + "` FROM `" + view + "`";
-        org.apache.flink.table.api.Table evaluated = query(tenv, sql, spec, "upsert columns " + u.columns() + " / where " + u.where());
+        org.apache.flink.table.api.Table evaluated = query(tenv, sql, spec, (u.columns().isEmpty() ? "" : "--columns '" + String.join(", ", u.columns()) + "' ")
+                + (u.where() == null ? "" : "--where '" + u.where() + "'"));
         RowType evaluatedType = rowType(evaluated);
         List<RowType.RowField> fields = evaluatedType.getFields();
         RowType target = new RowType(fields.subList(0, fields.size() - 2));
@@ -166,7 +167,7 @@ public final class GoldJob {
         sql.append('`').append(ChangeFeedColumns.CHANGE_TYPE).append("`, `").append(ChangeFeedColumns.COMMIT_VERSION)
                 .append("` FROM `").append(view).append('`');
         org.apache.flink.table.api.Table evaluated =
-                query(tenv, sql.toString(), spec, "group by " + a.groupBy() + " / aggregates " + a.aggregates());
+                query(tenv, sql.toString(), spec, "--group-by " + a.groupBy() + " --aggregate " + a.aggregates());
         RowType inputType = rowType(evaluated);
         GoldAggregateFunction.GoldAggregatePlan plan =
                 new GoldAggregateFunction.GoldAggregatePlan(inputType, a.groupBy().size(), a.aggregates());
@@ -195,9 +196,10 @@ public final class GoldJob {
             return tenv.sqlQuery(sql);
         } catch (RuntimeException e) {
             String msg = String.valueOf(e.getMessage()).split("\n")[0];
+            // Flink's parser lists every token it expected (hundreds of lines): keep its first line only
             throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
                     "Gold job '" + spec.name() + "': " + what + " is not valid Flink SQL over the columns of " + spec.source()
-                            + ": " + msg, e);
+                            + " (positions refer to the generated query: " + sql + "): " + msg);
         }
     }
 

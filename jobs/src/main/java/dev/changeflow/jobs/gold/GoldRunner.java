@@ -84,17 +84,27 @@ public final class GoldRunner {
         Catalog cat = catalog.open();
         try {
             Table silver = silver(cat, spec);
+            for (TableIdentifier t : targets(spec)) {
+                // never drop or overwrite a table that a Gold job did not write (a Silver table named by mistake)
+                if (cat.tableExists(t) && cat.loadTable(t).schema().findField(GoldSpec.SOURCE_VERSION) == null) {
+                    throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
+                            "table " + t + " exists and was not written by a Gold job (it has no " + GoldSpec.SOURCE_VERSION
+                                    + " column): name another Gold table; changeflow will not " + (o.fromScratch ? "drop" : "write") + " it");
+                }
+            }
             if (o.fromScratch) {
+                // check the start first, as if the Gold tables were new: nothing is dropped for a run that cannot start
+                GoldStart.resolve(silver, null, spec.upsert() != null, null, spec.aggregate() != null, o.startingVersion);
                 for (TableIdentifier t : targets(spec)) {
                     StreamingTables.dropIfExists(cat, t);
                 }
             }
-            GoldStart start = GoldStart.resolve(silver, existing(cat, spec.upsert() == null ? null : spec.upsert().target()),
-                    existing(cat, spec.aggregate() == null ? null : spec.aggregate().target()), o.startingVersion);
+            GoldStart start = startOf(cat, silver, spec, o.startingVersion);
             silver.refresh();
             summary.silverVersion = silver.currentSnapshot() == null ? 0 : silver.currentSnapshot().sequenceNumber();
             if (start.startingVersion().isPresent() && start.startingVersion().getAsLong() > summary.silverVersion) {
                 summary.upToDate = true;
+                registerConsumer(silver, spec, summary.silverVersion + 1);
                 o.out.printf("Gold is up to date: %s has no version after %d.%n", spec.source(), summary.silverVersion);
                 describe(cat, spec, summary, o.out);
                 return summary;
@@ -118,6 +128,7 @@ public final class GoldRunner {
             env.setParallelism(o.parallelism);
             build(env, spec, catalog, start.startingVersion(), true, o.tableOptions);
             env.execute("changeflow gold " + spec.name());
+            registerConsumer(silver, spec, summary.silverVersion + 1);
             describe(cat, spec, summary, o.out);
         } finally {
             if (cat instanceof java.io.Closeable) {
@@ -154,6 +165,7 @@ public final class GoldRunner {
         TableLoader loader = TableLoader.fromCatalog(catalog.loader(), spec.source());
         ChangeFeedStream.Builder feed = ChangeFeedStream.forTable(loader)
                 .uidPrefix(spec.name() + "-cdf")
+                .consumerId(spec.name())
                 .startResolver(new GoldStartResolver(catalog.loader(), spec, o.startingVersion));
         addGold(env, spec, catalog, feed, o.tableOptions);
     }
@@ -182,6 +194,23 @@ public final class GoldRunner {
         } finally {
             closeQuietly(cat);
         }
+    }
+
+    /** Where a start without state begins: {@link GoldStart#resolve} over the job's Gold tables as they are. */
+    static GoldStart startOf(Catalog cat, Table silver, GoldSpec spec, @Nullable Long requested) {
+        return GoldStart.resolve(silver,
+                existing(cat, spec.upsert() == null ? null : spec.upsert().target()), spec.upsert() != null,
+                existing(cat, spec.aggregate() == null ? null : spec.aggregate().target()), spec.aggregate() != null,
+                requested);
+    }
+
+    /**
+     * Records the job as a change-feed consumer of Silver (semantics.md F7) with the next version
+     * it needs, so changeflow's snapshot expiry keeps it readable.
+     */
+    private static void registerConsumer(Table silver, GoldSpec spec, long nextVersion) {
+        dev.changeflow.sources.cdf.retention.ConsumerRegistry.forTable(silver)
+                .write(spec.name(), nextVersion, java.time.Instant.now());
     }
 
     private static Table silver(Catalog cat, GoldSpec spec) {

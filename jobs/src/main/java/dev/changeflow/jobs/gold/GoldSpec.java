@@ -61,6 +61,12 @@ public final class GoldSpec implements Serializable {
             throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
                     "Gold job '" + name + "': the upsert and the aggregate table are both " + upsert.target());
         }
+        for (String target : new String[] {upsert == null ? null : upsert.target, aggregate == null ? null : aggregate.target}) {
+            if (this.source.equals(target)) {
+                throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
+                        "Gold job '" + name + "': the Gold table " + target + " is the Silver table itself");
+            }
+        }
         this.upsert = upsert;
         this.aggregate = aggregate;
     }
@@ -187,6 +193,11 @@ public final class GoldSpec implements Serializable {
                         "aggregate '" + text + "' is not of the form name=SUM(expr), name=COUNT(*) or name=COUNT(expr)");
             }
             String fn = m.group(2).toUpperCase(Locale.ROOT);
+            if (!java.util.Set.of("SUM", "COUNT", "MIN", "MAX", "AVG", "STDDEV", "VARIANCE", "FIRST_VALUE", "LAST_VALUE",
+                    "LISTAGG", "COLLECT").contains(fn)) {
+                throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
+                        "aggregate '" + text + "': unknown aggregate function " + m.group(2) + "; use SUM(expr), COUNT(*) or COUNT(expr)");
+            }
             String arg = m.group(3).trim();
             switch (fn) {
                 case "SUM":

@@ -68,37 +68,72 @@ public final class GoldStart implements Serializable {
      * @throws dev.changeflow.sources.cdf.CdfException when the versions needed are not available (F4)
      */
     public static GoldStart resolve(Table silver, @Nullable Table upsert, @Nullable Table aggregate, @Nullable Long requested) {
+        return resolve(silver, upsert, upsert != null, aggregate, aggregate != null, requested);
+    }
+
+    /**
+     * Resolves the start, knowing which Gold tables the job has ({@code ...Configured}) and which of
+     * them exist already (non-null tables).
+     *
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH} on an overlap or a gap, when a Gold table
+     *     is created beside one that holds rows, when empty Gold tables would start after versions
+     *     that left rows in Silver, or when the versions after the Gold version are expired
+     * @throws IllegalArgumentException for a negative starting version
+     */
+    public static GoldStart resolve(Table silver, @Nullable Table upsert, boolean upsertConfigured,
+            @Nullable Table aggregate, boolean aggregateConfigured, @Nullable Long requested) {
+        if (requested != null && requested < 0) {
+            throw new IllegalArgumentException("the starting version must be >= 0, got " + requested);
+        }
+        silver.refresh();
+        long latest = silver.currentSnapshot() == null ? 0 : silver.currentSnapshot().sequenceNumber();
         OptionalLong gUpsert = upsert == null ? OptionalLong.empty() : goldVersion(upsert);
         OptionalLong gAggregate = aggregate == null ? OptionalLong.empty() : goldVersion(aggregate);
-        String tables = (upsert == null ? "" : upsert.name() + " (_source_version " + describe(gUpsert) + ")")
-                + (upsert != null && aggregate != null ? " and " : "")
-                + (aggregate == null ? "" : aggregate.name() + " (_source_version " + describe(gAggregate) + ")");
-        if (upsert != null && aggregate != null && gUpsert.isPresent() != gAggregate.isPresent()) {
-            // the initial snapshot would fill the empty one and count everything twice in the other
+        String tables = (upsertConfigured ? describe(upsert, gUpsert) : "")
+                + (upsertConfigured && aggregateConfigured ? " and " : "")
+                + (aggregateConfigured ? describe(aggregate, gAggregate) : "");
+        if ((upsertConfigured && upsert == null && gAggregate.isPresent())
+                || (aggregateConfigured && aggregate == null && gUpsert.isPresent())) {
+            // the initial snapshot that fills the new table would be counted again in the other
             throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
-                    "one Gold table is empty and the other is not: %s. Both must start from the same Silver snapshot:"
-                            + " drop the non-empty one too (or run with --from-scratch) to rebuild both.", tables));
+                    "a new Gold table beside one that already holds rows: %s. Both must start from the same Silver"
+                            + " snapshot: drop the other one too (or run with --from-scratch) to rebuild both.", tables));
         }
-        OptionalLong job = aggregate != null ? gAggregate : gUpsert;
-        if (requested == null) {
-            if (job.isEmpty()) {
+        // the job's position: the aggregate's when it has rows (exact), else the upsert table's; an
+        // existing upsert table without rows (a filter that matched nothing so far) has no position
+        OptionalLong job = gAggregate.isPresent() ? gAggregate : gUpsert;
+        if (job.isEmpty()) {
+            if (requested == null) {
                 return new GoldStart(null);
             }
-            long g = upsert != null && aggregate != null ? Math.min(gUpsert.getAsLong(), gAggregate.getAsLong()) : job.getAsLong();
-            return new GoldStart(g + 1);
-        }
-        if (job.isEmpty()) {
+            if (requested > latest + 1) {
+                throw afterLatest(requested, silver, latest, "omit the starting version");
+            }
+            if (requested > 0 && hasRowsAt(silver, requested - 1)) {
+                throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
+                        "the Gold tables are empty (%s), and starting at version %d would leave out the rows Silver %s"
+                                + " held at version %d. Omit the starting version: an empty Gold starts from Silver's"
+                                + " current snapshot.", tables, requested, silver.name(), requested - 1));
+            }
             return new GoldStart(requested);
         }
         long g = job.getAsLong();
+        long replayFrom = Math.min(g, gUpsert.orElse(g)) + 1;
+        if (requested == null) {
+            checkAvailable(silver, replayFrom, latest, tables, g);
+            return new GoldStart(replayFrom);
+        }
         if (requested <= g) {
             throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
                     "starting version %d overlaps the Gold tables: %s already contain Silver %s up to version %d; "
                             + "its changes would be applied twice. Start at version %d (or omit the starting version).",
                     requested, tables, silver.name(), g, g + 1));
         }
+        if (requested > latest + 1) {
+            throw afterLatest(requested, silver, latest, "start at version " + (g + 1) + " or omit the starting version");
+        }
         if (requested > g + 1) {
-            long changes = countChanges(silver, g + 1, requested - 1);
+            long changes = checkAvailable(silver, g + 1, requested - 1, tables, g);
             if (changes > 0) {
                 throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
                         "starting version %d leaves a gap: %s contain Silver %s up to version %d, and versions %d..%d "
@@ -106,12 +141,58 @@ public final class GoldStart implements Serializable {
                         requested, tables, silver.name(), g, g + 1, requested - 1, changes, g + 1));
             }
         }
-        if (upsert != null && aggregate != null && gUpsert.getAsLong() + 1 < requested) {
-            // the upsert table may lag (a lost commit, or delete-only versions): replay it, idempotently;
-            // the aggregate skips per group what its rows contain
-            return new GoldStart(gUpsert.getAsLong() + 1);
+        // the upsert table may lag (a lost commit, or delete-only versions): replay it, idempotently;
+        // the aggregate skips per group what its rows contain
+        return new GoldStart(gUpsert.isPresent() ? Math.min(requested, gUpsert.getAsLong() + 1) : requested);
+    }
+
+    private static GoldException afterLatest(long requested, Table silver, long latest, String fix) {
+        return new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
+                "starting version %d is after Silver %s's next version %d (its latest is %d): %s.",
+                requested, silver.name(), latest + 1, latest, fix));
+    }
+
+    /** Counts the changes of versions from..to (none when from > to), failing clearly when they are expired. */
+    private static long checkAvailable(Table silver, long from, long to, String tables, long g) {
+        if (from > to) {
+            return 0;
         }
-        return new GoldStart(requested);
+        try {
+            return countChanges(silver, from, to);
+        } catch (dev.changeflow.sources.cdf.CdfException e) {
+            if (e.code() != dev.changeflow.sources.cdf.CdfException.ErrorCode.VERSION_NOT_AVAILABLE) {
+                throw e;
+            }
+            throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
+                    "%s contain Silver %s up to version %d, but versions from %d on are no longer available (snapshots"
+                            + " expired), so Gold cannot continue exactly: rebuild it with --from-scratch. (A Gold job"
+                            + " registers as a change-feed consumer of Silver, so changeflow's expire keeps what it"
+                            + " needs; other tools' expiry does not.) %s", tables, silver.name(), g, from, e.getMessage()), e);
+        }
+    }
+
+    /** Whether Silver held at least one row at {@code version} (the newest ancestor at or before it). */
+    private static boolean hasRowsAt(Table silver, long version) {
+        org.apache.iceberg.Snapshot chosen = null;
+        for (org.apache.iceberg.Snapshot s : org.apache.iceberg.util.SnapshotUtil.currentAncestors(silver)) {
+            if (s.sequenceNumber() <= version) {
+                chosen = s;
+                break;
+            }
+        }
+        if (chosen == null) {
+            return false;
+        }
+        try (CloseableIterable<Record> rows =
+                org.apache.iceberg.data.IcebergGenerics.read(silver).useSnapshot(chosen.snapshotId()).build()) {
+            return rows.iterator().hasNext();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String describe(@Nullable Table table, OptionalLong v) {
+        return table == null ? "(a new table)" : table.name() + " (_source_version " + describe(v) + ")";
     }
 
     private static String describe(OptionalLong v) {

@@ -3,8 +3,6 @@ package dev.changeflow.jobs.gold;
 import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
 
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
 
 import javax.annotation.Nullable;
@@ -32,13 +30,6 @@ final class GoldStartResolver implements ChangeFeedStream.StartResolver {
 
     @Override
     public OptionalLong startingVersion(Table silver) {
-        Catalog cat = catalog.loadCatalog();
-        return GoldStart.resolve(silver, existing(cat, spec.upsert() == null ? null : spec.upsert().target()),
-                existing(cat, spec.aggregate() == null ? null : spec.aggregate().target()), requested).startingVersion();
-    }
-
-    @Nullable
-    private static Table existing(Catalog cat, @Nullable TableIdentifier id) {
-        return id != null && cat.tableExists(id) ? cat.loadTable(id) : null;
+        return GoldRunner.startOf(catalog.loadCatalog(), silver, spec, requested).startingVersion();
     }
 }

@@ -194,5 +194,11 @@ class GoldAggregateFunctionTest {
         assertEquals(GoldException.Code.GOLD_DEFINITION_INVALID,
                 assertThrows(GoldException.class, () -> GoldSpec.AggregateColumn.parse("total=SUM(*)")).code());
         assertEquals("n=COUNT(*)", GoldSpec.AggregateColumn.parse(" n = count( * ) ").toString());
+        assertEquals("GOLD_DEFINITION_INVALID: aggregate 's=SUMM(abalance)': unknown aggregate function SUMM; use SUM(expr),"
+                + " COUNT(*) or COUNT(expr)", assertThrows(GoldException.class, () -> GoldSpec.AggregateColumn.parse("s=SUMM(abalance)")).getMessage());
+        org.apache.iceberg.catalog.TableIdentifier silver = org.apache.iceberg.catalog.TableIdentifier.parse("public.accounts");
+        assertEquals("GOLD_DEFINITION_INVALID: Gold job 'g': the Gold table public.accounts is the Silver table itself",
+                assertThrows(GoldException.class, () -> new GoldSpec("g", silver,
+                        new GoldSpec.Upsert(silver, java.util.List.of(), null), null)).getMessage());
     }
 }

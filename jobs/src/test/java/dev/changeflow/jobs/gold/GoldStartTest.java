@@ -85,15 +85,33 @@ class GoldStartTest {
     }
 
     @Test
-    void oneEmptyGoldTableBesideAFullOneFails() throws IOException {
-        Table upsert = gold("u");
+    void aNewGoldTableBesideAFullOneFailsAnEmptyExistingOneDoesNot() throws IOException {
         Table agg = gold("a", 4);
-        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, upsert, agg, null));
+        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, true, agg, true, null));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals("GOLD_VERSION_MISMATCH: one Gold table is empty and the other is not: hadoop.gold.u (_source_version"
-                + " none: no rows) and hadoop.gold.a (_source_version 4). Both must start from the same Silver snapshot:"
-                + " drop the non-empty one too (or run with --from-scratch) to rebuild both.",
+        assertEquals("GOLD_VERSION_MISMATCH: a new Gold table beside one that already holds rows: (a new table) and"
+                + " hadoop.gold.a (_source_version 4). Both must start from the same Silver snapshot: drop the other one"
+                + " too (or run with --from-scratch) to rebuild both.", e.getMessage().replace(catalog.name() + ".", "hadoop."));
+        // an upsert table that exists without rows (its filter matched nothing yet) follows the aggregate
+        assertEquals(5L, GoldStart.resolve(silver, gold("u"), true, agg, true, null).startingVersion().getAsLong());
+    }
+
+    @Test
+    void emptyGoldTablesStartOnlyWhereSilverHeldNoRows() throws IOException {
+        Table upsert = gold("u");
+        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, upsert, null, 3L));
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
+        assertEquals("GOLD_VERSION_MISMATCH: the Gold tables are empty (hadoop.gold.u (_source_version none: no rows)),"
+                + " and starting at version 3 would leave out the rows Silver hadoop.silver.accounts held at version 2."
+                + " Omit the starting version: an empty Gold starts from Silver's current snapshot.",
                 e.getMessage().replace(catalog.name() + ".", "hadoop."));
+        // before version 1 Silver was empty: starting there reads everything
+        assertEquals(1L, GoldStart.resolve(silver, upsert, null, 1L).startingVersion().getAsLong());
+        assertThrows(IllegalArgumentException.class, () -> GoldStart.resolve(silver, upsert, null, -1L));
+        GoldException late = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, gold("a", 7), null, 9L));
+        assertEquals("GOLD_VERSION_MISMATCH: starting version 9 is after Silver hadoop.silver.accounts's next version 8"
+                + " (its latest is 7): start at version 8 or omit the starting version.",
+                late.getMessage().replace(catalog.name() + ".", "hadoop."));
     }
 
     @Test
