@@ -141,27 +141,14 @@ class KafkaFailureInjectionITCase {
                     case COMMIT_FAILS:
                     case COMMIT_ANSWER_LOST:
                         String table = tableOf(next, random);
-                        FailingCommitCatalog.armCommitFailure(table, at, kind == Kind.COMMIT_ANSWER_LOST);
+                        // the next commit of that table fails: armed before the chunk holding its next records
+                        // is produced, so such a commit comes (waiting for checkpoint `at` instead could wait for
+                        // a table whose records were all committed before it)
+                        FailingCommitCatalog.armCommitFailure(table, FailureInjector.COMPLETED.get() + 1, kind == Kind.COMMIT_ANSWER_LOST);
                         ends.putAll(produceChunk(records, produced, chunkSize));
-                        // the table may get all of its new records committed before checkpoint `at` (or
-                        // none that change it): while the armed commit has not come, and two more
-                        // checkpoints completed, feed the job the next chunk
-                        long[] feedAfter = {FailureInjector.COMPLETED.get() + 2};
-                        Await.until(kind + " of " + table + " from checkpoint " + at, STEP_TIMEOUT, () -> {
-                            if (FailingCommitCatalog.firedAtCheckpoint() >= 0) {
-                                return true;
-                            }
-                            long completed = FailureInjector.COMPLETED.get();
-                            if (completed >= Math.max(at, feedAfter[0]) && produced[0] < records.size()) {
-                                try {
-                                    ends.putAll(produceChunk(records, produced, chunkSize));
-                                } catch (Exception e) {
-                                    throw new IllegalStateException(e);
-                                }
-                                feedAfter[0] = completed + 2;
-                            }
-                            return false;
-                        }, () -> "completed " + FailureInjector.COMPLETED.get() + ", produced " + produced[0] + "/" + records.size());
+                        Await.until(kind + " of " + table + " after checkpoint " + FailureInjector.COMPLETED.get(), STEP_TIMEOUT,
+                                () -> FailingCommitCatalog.firedAtCheckpoint() >= 0,
+                                () -> "completed " + FailureInjector.COMPLETED.get() + ", produced " + produced[0] + "/" + records.size());
                         firedAt = FailingCommitCatalog.firedAtCheckpoint();
                         break;
                     default:
