@@ -48,17 +48,14 @@ public final class AutoCdcOperators {
         KeyedStream<RowData, RowData> keyed = changes.keyBy(keys, InternalTypeInfo.of(keys.keyType()));
         TypeInformation<RowData> outType = InternalTypeInfo.of(spec.targetType());
         SingleOutputStreamOperator<RowData> applied;
-        if (spec.scdType() == ScdType.TYPE_2) {
-            if (truncates != null) {
-                throw new IllegalArgumentException(
-                        "flow '" + spec.name() + "': truncate records require STORED AS SCD TYPE 1 (A1)");
-            }
-            applied = keyed.process(new Scd2Function(spec), outType);
-        } else if (truncates != null) {
+        if (truncates == null) {
+            applied = keyed.transform("AUTO CDC " + spec.name(), outType, new AutoCdcApplyOperator(spec));
+        } else if (spec.scdType() == ScdType.TYPE_2) {
+            throw new IllegalArgumentException(
+                    "flow '" + spec.name() + "': truncate records require STORED AS SCD TYPE 1 (A1)");
+        } else {
             BroadcastStream<RowData> broadcast = truncates.broadcast(AutoCdcStateDescriptors.truncate());
             applied = keyed.connect(broadcast).process(new Scd1TruncateFunction(spec), outType);
-        } else {
-            applied = keyed.process(new Scd1Function(spec), outType);
         }
         return applied.uid(UID_PREFIX + spec.name()).name("AUTO CDC " + spec.name() + " (SCD " + spec.scdType() + ")");
     }

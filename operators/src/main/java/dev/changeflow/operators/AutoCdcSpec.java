@@ -45,6 +45,11 @@ public final class AutoCdcSpec implements Serializable {
     public static final String RESERVED_PREFIX = "__changeflow_";
     /** Default time a tombstone is kept (A3 Decision: 2 days of processing time). */
     public static final Duration DEFAULT_TOMBSTONE_GC_THRESHOLD = Duration.ofDays(2);
+    /**
+     * Default of {@code apply-buffer-keys}: keys the keyed operator holds in memory per subtask
+     * between checkpoints ({@link AutoCdcApplyOperator}).
+     */
+    public static final int DEFAULT_APPLY_BUFFER_KEYS = 100_000;
 
     private final String name;
     private final RowType sourceType;
@@ -59,6 +64,7 @@ public final class AutoCdcSpec implements Serializable {
     @Nullable private final String truncateWhen;
     private final boolean truncateEnabled;
     private final Duration tombstoneGcThreshold;
+    private final int applyBufferKeys;
     private final RowType targetType;
 
     private AutoCdcSpec(Builder b, RowType targetType) {
@@ -75,6 +81,7 @@ public final class AutoCdcSpec implements Serializable {
         this.truncateWhen = b.truncateWhen;
         this.truncateEnabled = b.truncateEnabled || b.truncateWhen != null;
         this.tombstoneGcThreshold = b.tombstoneGcThreshold;
+        this.applyBufferKeys = b.applyBufferKeys;
         this.targetType = targetType;
     }
 
@@ -141,6 +148,16 @@ public final class AutoCdcSpec implements Serializable {
 
     public Duration tombstoneGcThreshold() {
         return tombstoneGcThreshold;
+    }
+
+    /**
+     * Keys per subtask whose state and net changes the keyed operator holds in memory until the
+     * next checkpoint barrier; reaching it flushes earlier. 0 = no buffering: every record reads
+     * and writes the state backend and its changes are emitted at once. See {@link
+     * AutoCdcApplyOperator}.
+     */
+    public int applyBufferKeys() {
+        return applyBufferKeys;
     }
 
     /** The streaming table's row type (see the class comment). */
@@ -235,7 +252,8 @@ public final class AutoCdcSpec implements Serializable {
                 && Objects.equals(deleteWhen, s.deleteWhen)
                 && Objects.equals(truncateWhen, s.truncateWhen)
                 && truncateEnabled == s.truncateEnabled
-                && tombstoneGcThreshold.equals(s.tombstoneGcThreshold);
+                && tombstoneGcThreshold.equals(s.tombstoneGcThreshold)
+                && applyBufferKeys == s.applyBufferKeys;
     }
 
     @Override
@@ -266,6 +284,7 @@ public final class AutoCdcSpec implements Serializable {
         @Nullable private String truncateWhen;
         private boolean truncateEnabled;
         private Duration tombstoneGcThreshold = DEFAULT_TOMBSTONE_GC_THRESHOLD;
+        private int applyBufferKeys = DEFAULT_APPLY_BUFFER_KEYS;
 
         private Builder(String name, RowType sourceType) {
             this.name = Objects.requireNonNull(name, "name");
@@ -335,6 +354,19 @@ public final class AutoCdcSpec implements Serializable {
 
         public Builder tombstoneGcThreshold(Duration threshold) {
             this.tombstoneGcThreshold = Objects.requireNonNull(threshold);
+            return this;
+        }
+
+        /**
+         * See {@link AutoCdcSpec#applyBufferKeys()}.
+         *
+         * @throws IllegalArgumentException when negative
+         */
+        public Builder applyBufferKeys(int keys) {
+            if (keys < 0) {
+                throw new IllegalArgumentException("apply-buffer-keys must be 0 (no buffering) or positive, got " + keys);
+            }
+            this.applyBufferKeys = keys;
             return this;
         }
 

@@ -12,4 +12,12 @@ import org.apache.flink.table.data.RowData;
 @FunctionalInterface
 public interface ChangeOutput {
     void emit(RowData row);
+
+    /**
+     * False when the receiver derives its output from the state instead (the SCD type 1 path of
+     * {@link AutoCdcApplyOperator}): {@link Scd1Logic} then skips decoding and emitting rows.
+     */
+    default boolean wantsRows() {
+        return true;
+    }
 }

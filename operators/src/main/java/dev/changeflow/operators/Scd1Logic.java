@@ -165,12 +165,14 @@ public final class Scd1Logic {
                 return;
             }
         }
-        if (previous == null) {
-            previous = codecs.decodeRow(current, view.rowOffset(), view.rowLength());
+        if (out.wantsRows()) {
+            if (previous == null) {
+                previous = codecs.decodeRow(current, view.rowOffset(), view.rowLength());
+            }
+            previous.setRowKind(RowKind.UPDATE_BEFORE);
+            out.emit(previous);
+            emit(RowKind.UPDATE_AFTER, row.buffer(), 0, row.size(), out);
         }
-        previous.setRowKind(RowKind.UPDATE_BEFORE);
-        out.emit(previous);
-        emit(RowKind.UPDATE_AFTER, row.buffer(), 0, row.size(), out);
         store(state);
         metrics.applied();
     }
@@ -255,6 +257,9 @@ public final class Scd1Logic {
     }
 
     private void emit(RowKind kind, byte[] bytes, int off, int len, ChangeOutput out) {
+        if (!out.wantsRows()) {
+            return;
+        }
         GenericRowData r = codecs.decodeRow(bytes, off, len);
         r.setRowKind(kind);
         out.emit(r);

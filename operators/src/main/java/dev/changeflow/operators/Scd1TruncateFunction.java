@@ -9,6 +9,11 @@ import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.util.Collector;
 
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
 /**
  * SCD type 1 apply with truncate records (semantics.md A3): change records arrive keyed, truncate
  * records broadcast to every subtask. A truncate at s emits {@code -D} for every key of this
@@ -24,8 +29,8 @@ public final class Scd1TruncateFunction extends KeyedBroadcastProcessFunction<Ro
     private final MapStateDescriptor<String, byte[]> truncateDescriptor = AutoCdcStateDescriptors.truncate();
     private transient Scd1Logic logic;
     private transient AutoCdcMetrics metrics;
-    private transient Scd1Function.KeyedScd1State state;
-    private transient Scd1Function.CollectorOutput output;
+    private transient KeyedScd1State state;
+    private transient CollectorOutput output;
 
     public Scd1TruncateFunction(AutoCdcSpec spec) {
         this.spec = spec;
@@ -36,9 +41,9 @@ public final class Scd1TruncateFunction extends KeyedBroadcastProcessFunction<Ro
         metrics = new FlinkAutoCdcMetrics(getRuntimeContext().getMetricGroup());
         logic = new Scd1Logic(spec, metrics);
         ValueState<byte[]> row = getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Row());
-        state = new Scd1Function.KeyedScd1State(
+        state = new KeyedScd1State(
                 row, getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Tombstone(spec.tombstoneGcThreshold())));
-        output = new Scd1Function.CollectorOutput();
+        output = new CollectorOutput();
     }
 
     @Override
@@ -67,5 +72,78 @@ public final class Scd1TruncateFunction extends KeyedBroadcastProcessFunction<Ro
                         rowState.clear();
                     }
                 });
+    }
+
+    /** {@link Scd1Logic.State} over Flink keyed state (current key set by the operator). */
+    static class KeyedScd1State implements Scd1Logic.State {
+        final ValueState<byte[]> row;
+        final ValueState<byte[]> tombstone;
+        @Nullable byte[] truncate;
+
+        KeyedScd1State(ValueState<byte[]> row, ValueState<byte[]> tombstone) {
+            this.row = row;
+            this.tombstone = tombstone;
+        }
+
+        @Override
+        public byte[] row() {
+            try {
+                return row.value();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void setRow(byte[] value) {
+            try {
+                row.update(value);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void clearRow() {
+            row.clear();
+        }
+
+        @Override
+        public byte[] tombstone() {
+            try {
+                return tombstone.value();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void setTombstone(byte[] value) {
+            try {
+                tombstone.update(value);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void clearTombstone() {
+            tombstone.clear();
+        }
+
+        @Override
+        public byte[] truncate() {
+            return truncate;
+        }
+    }
+
+    /** {@link ChangeOutput} to the current {@link Collector}. */
+    static final class CollectorOutput implements ChangeOutput {
+        Collector<RowData> collector;
+
+        @Override
+        public void emit(RowData row) {
+            collector.collect(row);
+        }
     }
 }

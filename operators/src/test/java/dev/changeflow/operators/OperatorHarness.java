@@ -6,7 +6,6 @@ import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
@@ -20,8 +19,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The AUTO CDC Flink functions in Flink's operator test harnesses, with snapshot → restore and a
+ * The AUTO CDC Flink operators in Flink's operator test harnesses, with snapshot → restore and a
  * materialized target table. {@code rocksDb} selects the embedded RocksDB backend (else heap).
+ * {@link AutoCdcApplyOperator} is flushed after every record (its per-record changelog) unless
+ * {@link #batched()} is called: then only {@link #barrier()}, {@link #restart()} and {@link #endInput()} flush.
  */
 final class OperatorHarness implements AutoCloseable {
     private final AutoCdcSpec spec;
@@ -33,6 +34,7 @@ final class OperatorHarness implements AutoCloseable {
     final TestFlows.Materialized table;
     private final List<String> out = new ArrayList<>();
     private int consumed;
+    private boolean batched;
 
     OperatorHarness(AutoCdcSpec spec, boolean rocksDb, boolean withTruncates) throws Exception {
         this.spec = spec;
@@ -49,10 +51,8 @@ final class OperatorHarness implements AutoCloseable {
             MapStateDescriptor<String, byte[]> d = AutoCdcStateDescriptors.truncate();
             harness = new KeyedBroadcastOperatorTestHarness<>(
                     new CoBroadcastWithKeyedOperator<>(new Scd1TruncateFunction(spec), List.of(d)), keys, keyType, 1, 1, 0);
-        } else if (spec.scdType() == ScdType.TYPE_2) {
-            harness = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new Scd2Function(spec)), keys, keyType);
         } else {
-            harness = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new Scd1Function(spec)), keys, keyType);
+            harness = new KeyedOneInputStreamOperatorTestHarness<>(new AutoCdcApplyOperator(spec), keys, keyType);
         }
         // non-incremental: the harness cannot restore incremental snapshots (placeholder handles)
         StateBackend backend = rocksDb ? new EmbeddedRocksDBStateBackend(false) : new HashMapStateBackend();
@@ -72,8 +72,32 @@ final class OperatorHarness implements AutoCloseable {
                 ((KeyedBroadcastOperatorTestHarness<RowData, RowData, RowData, RowData>) harness).processElement(r, 0L);
             } else {
                 ((KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData>) harness).processElement(r, 0L);
+                if (!batched) {
+                    harness.prepareSnapshotPreBarrier(checkpointId + 1);
+                }
             }
         }
+        drain();
+        return this;
+    }
+
+    /** From now on the apply operator flushes only at barriers, restarts, end of input (or its key limit). */
+    OperatorHarness batched() {
+        batched = true;
+        return this;
+    }
+
+    /** A checkpoint barrier arrives: the operator flushes (no snapshot is taken). */
+    OperatorHarness barrier() throws Exception {
+        harness.prepareSnapshotPreBarrier(++checkpointId);
+        drain();
+        return this;
+    }
+
+    /** The input ends. */
+    @SuppressWarnings("unchecked")
+    OperatorHarness endInput() throws Exception {
+        ((KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData>) harness).endInput();
         drain();
         return this;
     }
@@ -87,8 +111,9 @@ final class OperatorHarness implements AutoCloseable {
 
     /** Snapshot, close, and restore into a fresh operator instance. */
     OperatorHarness restart() throws Exception {
+        harness.prepareSnapshotPreBarrier(++checkpointId);
         drain();
-        OperatorSubtaskState snapshot = harness.snapshot(++checkpointId, checkpointId);
+        OperatorSubtaskState snapshot = harness.snapshot(checkpointId, checkpointId);
         harness.close();
         start(snapshot);
         return this;

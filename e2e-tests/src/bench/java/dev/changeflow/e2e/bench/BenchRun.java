@@ -40,7 +40,9 @@ import java.util.stream.Stream;
  *
  * <p>Result keys (a properties file): {@code events}; {@code wallMs} (submission → job finished, the
  * final commit visible); {@code steadyEventsPerSec} (records between the second and the last
- * checkpoint barrier ÷ time between them, -1 with fewer than three checkpoints); {@code checkpoints};
+ * checkpoint barrier ÷ time between them, -1 with fewer than three checkpoints); {@code
+ * activeEventsPerSec} (records from the one at 10% of the input to the last ÷ time between their
+ * emission: the rate for runs too short for three checkpoints); {@code checkpoints};
  * {@code readMs}; {@code rows}; {@code dataFiles}, {@code deleteFiles} (live in the final snapshot);
  * {@code peakRssBytes} (VmHWM of this process when the job finished, -1 when not measurable) and
  * {@code peakHeapBytes}; {@code stateBytes} (full state of all operators in the largest retained
@@ -112,8 +114,18 @@ final class BenchRun {
                 }
                 LockSupport.parkNanos(10_000_000L);
             }
-            savepoint = Path.of(java.net.URI.create(job.triggerSavepoint(runDir.resolve("savepoints").toUri().toString(),
-                    SavepointFormatType.CANONICAL).get()));
+            for (int attempt = 1; savepoint == null; attempt++) {
+                try {
+                    savepoint = Path.of(java.net.URI.create(job.triggerSavepoint(runDir.resolve("savepoints").toUri().toString(),
+                            SavepointFormatType.CANONICAL).get()));
+                } catch (java.util.concurrent.ExecutionException notAllRunning) {
+                    // a small input can be emitted before every task is running: try again shortly
+                    if (attempt == 50) {
+                        throw notAllRunning;
+                    }
+                    LockSupport.parkNanos(200_000_000L);
+                }
+            }
         }
         job.getJobExecutionResult().get();
         long wall = System.nanoTime() - start;
@@ -134,6 +146,7 @@ final class BenchRun {
             }
         }
         p.setProperty("steadyEventsPerSec", Long.toString(Math.round(steady)));
+        p.setProperty("activeEventsPerSec", Long.toString(Math.round(ReplayFunction.activeRate())));
         p.setProperty("peakRssBytes", Long.toString(peakRss));
         p.setProperty("peakHeapBytes", Long.toString(peakHeap));
         stateSizes(ckDir, p);

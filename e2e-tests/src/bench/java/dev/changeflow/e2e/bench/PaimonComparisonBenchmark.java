@@ -39,9 +39,13 @@ import java.util.stream.Stream;
  *       out-of-order inputs, where Iceberg's sinks (no sequence) report their wrong-row count;
  *   <li>{@code bench.state.keys} (100,000,1,000,000): key counts of the state-size runs (SCD1, SCD2;
  *       synthetic, 2 events per key, in order);
- *   <li>{@code bench.fork} (true): one JVM per run (peak memory per run), with {@code bench.heap};
- *       false runs everything in this JVM (JIT warm across runs; peak memory then n/a);
- *   <li>{@code bench.warmup} (true): false skips the warm-up runs (smoke runs only);
+ *   <li>{@code bench.fork} (false): measured runs in this JVM, interleaved (JIT warm across runs, as
+ *       a long-running job is); true forks one JVM per measured run, with {@code bench.heap};
+ *   <li>{@code bench.peak} (true): after the measured runs of an input, one more run per system in
+ *       a forked JVM ({@code bench.heap}) gives the peak memory column (VmHWM of that JVM; its
+ *       throughput is not counted); false prints n/a;
+ *   <li>{@code bench.warmup} (true): one run of every system on pgbench R=5 before the measured
+ *       runs (JIT warm-up, not counted); false skips it (smoke runs only);
  *   <li>{@code bench.dir}: working folder (inputs, tables and checkpoints of the run in progress).
  * </ul>
  *
@@ -94,9 +98,9 @@ public final class PaimonComparisonBenchmark {
         Path root = BenchFlows.repositoryRoot();
         BenchFlows flows = BenchFlows.plan(root);
         RowType type = flows.sourceType();
-        OUT.printf("changeflow benchmark: %d cores, %s, max heap of runs %s, %s%n", Runtime.getRuntime().availableProcessors(),
+        OUT.printf("changeflow benchmark: %d cores, %s, max heap of runs %s, %s, %s%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.vm.name") + " " + System.getProperty("java.version"), System.getProperty("bench.heap", "-Xmx3g"),
-                fork() ? "one forked JVM per run" : "all runs in this JVM");
+                fork() ? "one forked JVM per run" : "measured runs in this JVM (warm)", peak() ? "peak memory from one forked run per system and input" : "no peak memory runs");
 
         // ---- inputs, decoded once ----
         List<byte[]> pgLines = DecodedInput.accountLines(BenchFlows.sharedData(root, "capture-pgbench-s1.jsonl.gz"));
@@ -134,10 +138,11 @@ public final class PaimonComparisonBenchmark {
                 synthFile, 1, 0, false));
 
         boolean failed = false;
-        // ---- warm-up: every system once on the first input, not counted ----
+        // ---- warm-up: every system once on pgbench R=5, not counted ----
+        Input warmUp = new Input("pgbench R=5", pgFile, 5, shift, true);
         for (BenchSystem s : Boolean.parseBoolean(System.getProperty("bench.warmup", "true")) ? systems : List.<BenchSystem>of()) {
-            Properties p = runOne(s, inputs.get(0), dir);
-            OUT.printf("warm-up %-15s %s: %,d ms%n", s.id, inputs.get(0).name, Long.parseLong(p.getProperty("wallMs")));
+            Properties p = runOne(s, warmUp, dir);
+            OUT.printf("warm-up %-15s %s: %,d ms%n", s.id, warmUp.name, Long.parseLong(p.getProperty("wallMs")));
         }
         // ---- measured runs ----
         Map<String, String> ratioLines = new LinkedHashMap<>();
@@ -148,7 +153,19 @@ public final class PaimonComparisonBenchmark {
                     results.computeIfAbsent(s, k -> new ArrayList<>()).add(runOne(s, in, dir));
                 }
             }
-            failed |= printTable(in, results, ratioLines);
+            Map<BenchSystem, Long> peaks = new LinkedHashMap<>();
+            for (BenchSystem s : systems) {
+                if (fork()) {
+                    peaks.put(s, Collections.max(longs(results.get(s), "peakRssBytes")));
+                } else if (peak()) {
+                    Properties p = runOne(s, in, dir, false, true);
+                    failed |= s.sequenced && Long.parseLong(p.getProperty("wrongRows")) != 0;
+                    peaks.put(s, Long.parseLong(p.getProperty("peakRssBytes")));
+                } else {
+                    peaks.put(s, -1L);
+                }
+            }
+            failed |= printTable(in, results, peaks, ratioLines);
         }
         if (!ratioLines.isEmpty()) {
             OUT.println();
@@ -164,19 +181,27 @@ public final class PaimonComparisonBenchmark {
     }
 
     private static boolean fork() {
-        return Boolean.parseBoolean(System.getProperty("bench.fork", "true"));
+        return Boolean.parseBoolean(System.getProperty("bench.fork", "false"));
+    }
+
+    private static boolean peak() {
+        return Boolean.parseBoolean(System.getProperty("bench.peak", "true"));
     }
 
     private static Properties runOne(BenchSystem s, Input in, Path dir) throws Exception {
-        return runOne(s, in, dir, false);
+        return runOne(s, in, dir, false, fork());
     }
 
     private static Properties runOne(BenchSystem s, Input in, Path dir, boolean holdForState) throws Exception {
+        return runOne(s, in, dir, holdForState, fork());
+    }
+
+    private static Properties runOne(BenchSystem s, Input in, Path dir, boolean holdForState, boolean forked) throws Exception {
         Path runDir = dir.resolve("run");
         deleteRecursively(runDir);
         Files.createDirectories(runDir);
         try {
-            if (!fork()) {
+            if (!forked) {
                 Properties p = BenchRun.run(s, in.file, in.rounds, in.shift, runDir, holdForState);
                 p.setProperty("peakRssBytes", "-1"); // the shared JVM's peak is no run's own
                 return p;
@@ -209,52 +234,68 @@ public final class PaimonComparisonBenchmark {
         }
     }
 
-    /** Prints one input's table; returns true when a run that must be exact was not. */
-    private static boolean printTable(Input in, Map<BenchSystem, List<Properties>> results, Map<String, String> ratioLines) {
+    /**
+     * Prints one input's table; returns true when a run that must be exact was not. Rates: "steady"
+     * is the issue's definition (records between the 2nd and the last checkpoint barrier ÷ time, "-"
+     * when a run saw fewer than 3 checkpoints); "active" is records from the one at 10% of the input
+     * to the last ÷ time (every run has it). The ratio to Paimon compares medians of steady rates when
+     * every run of both systems has one, else of active rates (marked "a").
+     */
+    private static boolean printTable(Input in, Map<BenchSystem, List<Properties>> results, Map<BenchSystem, Long> peaks,
+            Map<String, String> ratioLines) {
         OUT.printf("%n%s: %,d events, %d measured runs each%n", in.name, Long.parseLong(results.values().iterator().next().get(0).getProperty("events")),
                 results.values().iterator().next().size());
-        OUT.printf("%-15s %9s %26s %8s %11s %9s %8s %10s %10s %s%n", "system", "wall s", "steady events/s min/med/max",
-                "×Paimon", "files d/del", "read s", "rows", "peak MiB", "state MiB", "result");
-        Double paimon = results.containsKey(BenchSystem.PAIMON) ? median(rates(results.get(BenchSystem.PAIMON))) : null;
+        OUT.printf("%-15s %8s %26s %26s %8s %11s %8s %9s %9s %10s %s%n", "system", "wall s", "steady events/s min/med/max",
+                "active events/s min/med/max", "×Paimon", "files d/del", "read s", "rows", "peak MiB", "state MiB", "result");
+        List<Properties> paimonRuns = results.get(BenchSystem.PAIMON);
         boolean failed = false;
         for (Map.Entry<BenchSystem, List<Properties>> e : results.entrySet()) {
             BenchSystem s = e.getKey();
             List<Properties> ps = e.getValue();
-            List<Double> rates = rates(ps);
             Properties last = ps.get(ps.size() - 1);
             long wrong = ps.stream().mapToLong(p -> Long.parseLong(p.getProperty("wrongRows"))).max().orElse(0);
             boolean mustBeExact = s.sequenced || in.inOrder;
             String result = wrong == 0 ? "exact" : (mustBeExact ? "WRONG " : "") + String.format("%,d wrong rows", wrong);
             failed |= wrong != 0 && s.sequenced;
-            double med = median(rates);
-            String ratio = paimon == null || paimon <= 0 ? "-" : String.format("%.2f", med / paimon);
-            boolean steady = ps.stream().allMatch(p -> Long.parseLong(p.getProperty("steadyEventsPerSec")) > 0);
-            OUT.printf("%-15s %9.1f %26s %8s %11s %9.2f %8s %10s %10.1f %s%n", s.id,
-                    median(longs(ps, "wallMs")) / 1000.0,
-                    String.format("%,.0f/%,.0f/%,.0f%s", Collections.min(rates), med, Collections.max(rates), steady ? "" : "*"),
+            String ratio = "-";
+            double med = 0;
+            double paimon = 0;
+            boolean steadyBasis = false;
+            if (paimonRuns != null) {
+                steadyBasis = allHave(ps, "steadyEventsPerSec") && allHave(paimonRuns, "steadyEventsPerSec");
+                String key = steadyBasis ? "steadyEventsPerSec" : "activeEventsPerSec";
+                med = median(longs(ps, key));
+                paimon = median(longs(paimonRuns, key));
+                ratio = paimon <= 0 ? "-" : String.format("%.2f%s", med / paimon, steadyBasis ? "" : "a");
+            }
+            OUT.printf("%-15s %8.1f %26s %26s %8s %11s %8.2f %9s %9s %10.1f %s%n", s.id,
+                    median(longs(ps, "wallMs")) / 1000.0, rateRange(ps, "steadyEventsPerSec"), rateRange(ps, "activeEventsPerSec"),
                     ratio, last.getProperty("dataFiles") + "/" + last.getProperty("deleteFiles"),
                     median(longs(ps, "readMs")) / 1000.0, String.format("%,d", Long.parseLong(last.getProperty("rows"))),
-                    mib(Collections.max(longs(ps, "peakRssBytes"))), Long.parseLong(last.getProperty("stateBytes")) / 1048576.0, result);
+                    mib(peaks.get(s)), Long.parseLong(last.getProperty("stateBytes")) / 1048576.0, result);
             ps.stream().map(p -> p.getProperty("wrongSample", "")).filter(x -> !x.isEmpty()).findFirst()
                     .ifPresent(x -> OUT.printf("%-15s   e.g. %s%n", "", x));
-            if (in.inOrder && in.rounds == 20 && paimon != null && (s == BenchSystem.SCD1 || s == BenchSystem.SCD2)) {
-                ratioLines.put(s.id, String.format("%s: %s× Paimon (R = 20, median steady events/s %,.0f vs %,.0f)",
-                        s == BenchSystem.SCD1 ? "SCD1" : "SCD2", ratio, med, paimon));
+            if (in.inOrder && (in.rounds == 20 || in.rounds == 100) && paimonRuns != null && (s == BenchSystem.SCD1 || s == BenchSystem.SCD2)) {
+                ratioLines.put(s.id + in.rounds, String.format("%s: %s× Paimon (R = %d, median %s events/s %,.0f vs %,.0f)",
+                        s == BenchSystem.SCD1 ? "SCD1" : "SCD2", ratio.replace("a", ""), in.rounds, steadyBasis ? "steady" : "active", med, paimon));
             }
         }
-        OUT.println("(* fewer than 3 checkpoints in a run: events/s over the whole run instead of between the 2nd and the last checkpoint;"
+        OUT.println("(steady: between the 2nd and the last checkpoint, - with fewer than 3 checkpoints; active: from the record at 10% of the input"
+                + " to the last; ×Paimon: medians of steady rates, or of active rates when marked a;"
                 + " state: largest retained checkpoint, 0 when the run ended before a checkpoint held its state)");
         return failed;
     }
 
-    /** Steady-state events/s of each run, or the whole run's rate when it saw fewer than 3 checkpoints. */
-    private static List<Double> rates(List<Properties> ps) {
-        List<Double> out = new ArrayList<>();
-        for (Properties p : ps) {
-            long steady = Long.parseLong(p.getProperty("steadyEventsPerSec"));
-            out.add(steady > 0 ? steady : Long.parseLong(p.getProperty("events")) * 1000.0 / Math.max(1, Long.parseLong(p.getProperty("wallMs"))));
+    private static boolean allHave(List<Properties> ps, String key) {
+        return ps.stream().allMatch(p -> Long.parseLong(p.getProperty(key, "-1")) > 0);
+    }
+
+    private static String rateRange(List<Properties> ps, String key) {
+        if (!allHave(ps, key)) {
+            return "-";
         }
-        return out;
+        List<Long> rates = longs(ps, key);
+        return String.format("%,d/%,.0f/%,d", Collections.min(rates), median(rates), Collections.max(rates));
     }
 
     /** State size per key at each key count, SCD1 and SCD2; returns true when a run was not exact. */

@@ -24,7 +24,8 @@ import java.util.concurrent.locks.LockSupport;
  * shipped in the job graph.
  *
  * <p>For the steady-state rate it records, in this JVM, how many records it had emitted and when, at
- * each checkpoint barrier ({@link #marks()}).
+ * each checkpoint barrier ({@link #marks()}); for the active rate, when it emitted the record at 10%
+ * of the input and the last one ({@link #activeRate()}).
  *
  * <p>Indexes from {@code records} on are a hold tail (state-size runs): they emit nothing, and until
  * a checkpoint taken after the last record has completed each waits a millisecond — so the job
@@ -37,6 +38,10 @@ final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements
     /** {checkpoint id, records emitted before the barrier, System.nanoTime()} per checkpoint. */
     private static final List<long[]> MARKS = new ArrayList<>();
     private static volatile boolean allEmitted;
+    private static volatile long tenthNanos;
+    private static volatile long tenthCount;
+    private static volatile long lastNanos;
+    private static volatile long lastCount;
 
     private final String file;
     private final RowType type;
@@ -72,7 +77,13 @@ final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements
             return;
         }
         out.collect(row(i));
+        if (emitted == records / 10) {
+            tenthNanos = System.nanoTime();
+            tenthCount = emitted;
+        }
         if (emitted == records) {
+            lastNanos = System.nanoTime();
+            lastCount = emitted;
             allEmitted = true;
         }
     }
@@ -125,6 +136,19 @@ final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements
             MARKS.clear();
         }
         allEmitted = false;
+        tenthNanos = 0;
+        lastNanos = 0;
+    }
+
+    /**
+     * Records per second between the emission of the record at 10% of the input and the last one
+     * (start-up and the final commit excluded; the source is back-pressured, so this is the rate the
+     * job consumed at), or -1 when the replay has not finished.
+     */
+    static double activeRate() {
+        long from = tenthNanos;
+        long to = lastNanos;
+        return from <= 0 || to <= from ? -1 : (double) (lastCount - tenthCount) * 1e9 / (to - from);
     }
 
     /** Whether the replay in this JVM has emitted its last record. */

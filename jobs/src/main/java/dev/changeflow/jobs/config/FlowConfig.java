@@ -50,6 +50,8 @@ public final class FlowConfig implements Serializable {
     public boolean truncate;
     /** How long tombstones are kept (processing time), A3; default 2 days. */
     public Duration tombstoneGcThreshold = Duration.ofDays(2);
+    /** Keys per subtask the AUTO CDC operator buffers between checkpoints; 0 = none. */
+    public int applyBufferKeys = dev.changeflow.operators.AutoCdcSpec.DEFAULT_APPLY_BUFFER_KEYS;
     /** {@code quarantine} (default) or {@code fail}. */
     public String onInvalidRecord = "quarantine";
     /** {@code fail} (default), {@code quarantine} or {@code add-columns}. */

@@ -53,7 +53,7 @@ public final class FlowsFile {
                     "table", "target", "name", "keys", "sequence-by", "scd-type", "append-only", "columns",
                     "ignore-null-updates", "track-history-on", "schema", "partitioned-by",
                     "apply-as-delete-when", "apply-as-truncate-when", "truncate", "tombstone-gc-threshold",
-                    "on-invalid-record", "on-schema-change", "format", "format-version");
+                    "on-invalid-record", "on-schema-change", "format", "format-version", "apply-buffer-keys");
 
     private FlowsFile() {}
 
@@ -291,6 +291,13 @@ public final class FlowsFile {
                 break;
             case "format-version":
                 f.formatVersion = v.asInt();
+                break;
+            case "apply-buffer-keys":
+                if (!v.canConvertToInt() || !v.isIntegralNumber() || v.asInt() < 0) {
+                    throw new IllegalArgumentException(label + ": apply-buffer-keys must be 0 (no buffering) or a positive"
+                            + " number of keys per subtask, got '" + text + "'");
+                }
+                f.applyBufferKeys = v.asInt();
                 break;
             default:
                 throw new IllegalArgumentException(label + ": unknown option '" + key + "' (known: " + String.join(", ", new java.util.TreeSet<>(FLOW_KEYS)) + ")");

@@ -139,6 +139,7 @@ public final class IngestPlanner {
                             .truncateWhen(f.applyAsTruncateWhen)
                             .truncateEnabled(f.truncate)
                             .tombstoneGcThreshold(f.tombstoneGcThreshold)
+                            .applyBufferKeys(f.applyBufferKeys)
                             .build();
         }
         String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;

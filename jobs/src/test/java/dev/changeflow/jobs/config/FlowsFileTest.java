@@ -110,8 +110,19 @@ class FlowsFileTest {
         assertThatThrownBy(() -> flow("tombstone-gc-threshold: soon"))
                 .hasMessageContaining("tombstone-gc-threshold: not a duration: 'soon'");
         assertThatThrownBy(() -> flow("append-only: maybe")).hasMessageContaining("append-only must be true or false, got 'maybe'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: -1")).hasMessageContaining(
+                "flow 't': apply-buffer-keys must be 0 (no buffering) or a positive number of keys per subtask, got '-1'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: lots")).hasMessageContaining("apply-buffer-keys must be 0");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: 1.5")).hasMessageContaining("got '1.5'");
         assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
                 .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
+    }
+
+    @Test
+    void applyBufferKeysDefaultsToTheOperatorsDefaultAndAcceptsZero() throws Exception {
+        assertThat(flow("scd-type: 1").applyBufferKeys).isEqualTo(100_000);
+        assertThat(flow("apply-buffer-keys: 0").applyBufferKeys).isZero();
+        assertThat(flow("apply-buffer-keys: 5000").applyBufferKeys).isEqualTo(5_000);
     }
 
     @Test

@@ -9,8 +9,8 @@ import static dev.changeflow.operators.TestFlows.up;
 import static dev.changeflow.operators.TestFlows.upd;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@link Scd2Function} in Flink's keyed operator test harness (A4). */
-class Scd2FunctionTest {
+/** {@link AutoCdcApplyOperator} (SCD type 2) in Flink's keyed operator test harness (A4). */
+class Scd2OperatorTest {
 
     @ParameterizedTest(name = "rocksDb={0}")
     @ValueSource(booleans = {false, true})

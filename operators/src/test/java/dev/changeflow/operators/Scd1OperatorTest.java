@@ -12,8 +12,8 @@ import static dev.changeflow.operators.TestFlows.up;
 import static dev.changeflow.operators.TestFlows.upd;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@link Scd1Function} and {@link Scd1TruncateFunction} in Flink's keyed operator test harnesses (A3). */
-class Scd1FunctionTest {
+/** {@link AutoCdcApplyOperator} (SCD type 1) and {@link Scd1TruncateFunction} in Flink's keyed operator test harnesses (A3). */
+class Scd1OperatorTest {
 
     @ParameterizedTest(name = "rocksDb={0}")
     @ValueSource(booleans = {false, true})
