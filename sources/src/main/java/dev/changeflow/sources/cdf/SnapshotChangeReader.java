@@ -57,7 +57,11 @@ import org.apache.iceberg.util.StructProjection;
  * </ul>
  *
  * <p>Rows come in the read schema (the schema of the range's ending version, F5): columns added
- * later are null. Everything one snapshot changes is held in memory.
+ * later are null. With row lineage ({@link ChangePairing#lineageSchema}) the read schema ends with
+ * {@code _row_id}: Iceberg's readers give a row's stored {@code _row_id}, else its file's first row
+ * id plus its position (null for files without a first row id, written before an upgrade to v3), so
+ * removed rows carry the id they had in the parent's file. Rows taken straight from equality-delete
+ * files have no {@code _row_id} (null). Everything one snapshot changes is held in memory.
  */
 @Internal
 final class SnapshotChangeReader {

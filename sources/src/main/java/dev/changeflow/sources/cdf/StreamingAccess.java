@@ -15,8 +15,10 @@ import java.util.function.Consumer;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -35,10 +37,12 @@ import org.apache.iceberg.flink.data.StructRowData;
  * removed/added rows of one part of a version (F2, unpaired), and the pairing of one identity's
  * rows of one version ({@link ChangePairing}).
  *
- * <p>Rows handed out are Flink {@link RowData} of {@link #rowType(Schema)}: the data columns, then
- * {@code _change_type} STRING, {@code _commit_version} BIGINT, {@code _commit_timestamp}
- * TIMESTAMP_LTZ(3) (F1). Reads fail with {@link CdfException} {@code VERSION_NOT_AVAILABLE} when a
- * file a version needs is gone (K6).
+ * <p>Rows handed out are Flink {@link RowData} of {@link #sourceRowType(Schema, boolean)}: the data
+ * columns, then {@code _change_type} STRING, {@code _commit_version} BIGINT, {@code
+ * _commit_timestamp} TIMESTAMP_LTZ(3) (F1), and, when the stream pairs by row lineage ({@link
+ * #rowLineage}), the row's {@code _row_id} BIGINT (null when unknown) for the pairing operator.
+ * Reads fail with {@link CdfException} {@code VERSION_NOT_AVAILABLE} when a file a version needs
+ * is gone (K6).
  */
 @Internal
 public final class StreamingAccess {
@@ -65,6 +69,28 @@ public final class StreamingAccess {
     /** The Flink row type of the change feed over {@code dataSchema} (F1). */
     public static RowType rowType(Schema dataSchema) {
         return ChangeFeedColumns.rowType(dataSchema);
+    }
+
+    /**
+     * Whether the change feed of {@code table} pairs rows by row lineage ({@code _row_id}): a format
+     * v3 table without identifier fields (design.md "Row identity"; same rule as the batch feed).
+     */
+    public static boolean rowLineage(Table table, Schema dataSchema) {
+        return ChangePairing.usesRowLineage(table, dataSchema);
+    }
+
+    /**
+     * The Flink row type the change-feed source emits: {@link #rowType(Schema)}, plus a last
+     * nullable {@code _row_id} BIGINT column with {@code rowLineage}.
+     */
+    public static RowType sourceRowType(Schema dataSchema, boolean rowLineage) {
+        RowType rowType = rowType(dataSchema);
+        if (!rowLineage) {
+            return rowType;
+        }
+        List<RowType.RowField> fields = new ArrayList<>(rowType.getFields());
+        fields.add(new RowType.RowField(MetadataColumns.ROW_ID.name(), new BigIntType(true)));
+        return new RowType(false, fields);
     }
 
     /** Reads the version history of {@code table} once (F8); fails for format v1 tables. */
@@ -126,15 +152,21 @@ public final class StreamingAccess {
      * The rows one part of {@code snapshot} removed (as {@code delete}) and added (as {@code
      * insert}), unpaired, tagged with the snapshot's version and commit time: the rows of the added
      * data file {@code addedFile} (none when null) and, with {@code removals}, the removed rows.
+     * Rows are of {@link #sourceRowType(Schema, boolean)}.
      */
     public static List<RowData> versionRows(
-            Table table, Schema dataSchema, Snapshot snapshot, String addedFile, boolean removals) {
+            Table table,
+            Schema dataSchema,
+            boolean rowLineage,
+            Snapshot snapshot,
+            String addedFile,
+            boolean removals) {
         try {
             SnapshotChangeReader.SnapshotRows rows =
-                    new SnapshotChangeReader(table, dataSchema)
+                    new SnapshotChangeReader(table, readSchema(dataSchema, rowLineage))
                             .read(snapshot, addedFile == null ? Set.of() : Set.of(addedFile), removals);
             List<RowData> out = new ArrayList<>(rows.removed.size() + rows.added.size());
-            Schema changeSchema = ChangeFeedColumns.changeSchema(dataSchema);
+            Schema changeSchema = sourceSchema(dataSchema, rowLineage);
             for (Record row : rows.removed) {
                 out.add(toRowData(changeSchema, row, ChangeType.DELETE, snapshot));
             }
@@ -154,22 +186,25 @@ public final class StreamingAccess {
 
     /**
      * The live rows of one scan task of a snapshot, as {@code insert} rows tagged with {@code
-     * version} and {@code commitMillis} (the initial snapshot of a stream, F6).
+     * version} and {@code commitMillis} (the initial snapshot of a stream, F6), of {@link
+     * #sourceRowType(Schema, boolean)}.
      */
     public static void forEachSnapshotRow(
             Table table,
             Schema dataSchema,
+            boolean rowLineage,
             FileScanTask task,
             long version,
             long commitMillis,
             Consumer<RowData> consumer) {
-        Schema changeSchema = ChangeFeedColumns.changeSchema(dataSchema);
+        Schema changeSchema = sourceSchema(dataSchema, rowLineage);
         try {
             new FileRows(table.io())
                     .forEachLiveRow(
                             task,
                             table.schema(),
-                            dataSchema,
+                            // with _row_id: a row's insert is keyed as its later changes are
+                            readSchema(dataSchema, rowLineage),
                             Expressions.alwaysTrue(),
                             row ->
                                     consumer.accept(
@@ -196,22 +231,36 @@ public final class StreamingAccess {
      *     (removed) or {@code insert} (added)
      */
     public static List<PairedRow> pair(Schema dataSchema, List<RowData> rows) {
+        return pair(dataSchema, false, rows);
+    }
+
+    /**
+     * {@link #pair(Schema, List)} over rows of {@link #sourceRowType(Schema, boolean)}: with {@code
+     * rowLineage}, rows pair by their {@code _row_id} (the last column; rows without one as without
+     * identity), as in the batch feed.
+     */
+    public static List<PairedRow> pair(Schema dataSchema, boolean rowLineage, List<RowData> rows) {
         RowDataWrapper wrapper =
                 new RowDataWrapper(FlinkSchemaUtil.convert(dataSchema), dataSchema.asStruct());
         int columns = dataSchema.columns().size();
-        int[] keyPositions = keyPositions(dataSchema);
+        int[] keyPositions = rowLineage ? null : keyPositions(dataSchema);
+        Schema recordSchema = readSchema(dataSchema, rowLineage);
         Map<Record, RowData> origin = new IdentityHashMap<>();
         // group by exact identity first, so that ChangePairing never compares two identities
         Map<Object, List<Record>[]> byIdentity = new LinkedHashMap<>();
         for (RowData row : rows) {
             wrapper.wrap(row);
-            GenericRecord record = GenericRecord.create(dataSchema.asStruct());
+            GenericRecord record = GenericRecord.create(recordSchema.asStruct());
             for (int i = 0; i < columns; i++) {
                 record.set(i, wrapper.get(i, Object.class));
             }
             origin.put(record, row);
             Object identity = WHOLE_ROW;
-            if (keyPositions != null) {
+            if (rowLineage) {
+                Long rowId = row.isNullAt(columns + 3) ? null : row.getLong(columns + 3);
+                record.set(columns, rowId);
+                identity = rowId == null ? WHOLE_ROW : rowId;
+            } else if (keyPositions != null) {
                 List<Object> values = new ArrayList<>(keyPositions.length);
                 for (int p : keyPositions) {
                     values.add(record.get(p));
@@ -225,7 +274,7 @@ public final class StreamingAccess {
             boolean removed = ChangeType.DELETE.value().equals(row.getString(columns).toString());
             group[removed ? 0 : 1].add(record);
         }
-        ChangePairing pairing = new ChangePairing(dataSchema);
+        ChangePairing pairing = new ChangePairing(dataSchema, rowLineage);
         List<PairedRow> out = new ArrayList<>(rows.size());
         for (List<Record>[] group : byIdentity.values()) {
             for (ChangePairing.Change change : pairing.pair(group[0], group[1])) {
@@ -268,10 +317,33 @@ public final class StreamingAccess {
         return toRowData(changeSchema, data, type, snapshot.sequenceNumber(), snapshot.timestampMillis());
     }
 
+    /** The rows read from files: the data columns, then {@code _row_id} with row lineage. */
+    private static Schema readSchema(Schema dataSchema, boolean rowLineage) {
+        return rowLineage ? ChangePairing.lineageSchema(dataSchema) : dataSchema;
+    }
+
+    /** The Iceberg form of {@link #sourceRowType(Schema, boolean)}. */
+    private static Schema sourceSchema(Schema dataSchema, boolean rowLineage) {
+        Schema changeSchema = ChangeFeedColumns.changeSchema(dataSchema);
+        if (!rowLineage) {
+            return changeSchema;
+        }
+        List<org.apache.iceberg.types.Types.NestedField> fields = new ArrayList<>(changeSchema.columns());
+        fields.add(MetadataColumns.ROW_ID);
+        return new Schema(fields);
+    }
+
+    /**
+     * @param changeSchema {@link #sourceSchema}: data columns, three metadata columns, optionally
+     *     {@code _row_id} (then {@code data} holds it after its data columns)
+     */
     private static RowData toRowData(
             Schema changeSchema, Record data, ChangeType type, long version, long commitMillis) {
         GenericRecord record = GenericRecord.create(changeSchema.asStruct());
-        int columns = changeSchema.columns().size() - 3;
+        boolean rowLineage =
+                changeSchema.columns().get(changeSchema.columns().size() - 1).fieldId()
+                        == MetadataColumns.ROW_ID.fieldId();
+        int columns = changeSchema.columns().size() - (rowLineage ? 4 : 3);
         for (int i = 0; i < columns; i++) {
             record.set(i, data.get(i));
         }
@@ -280,6 +352,9 @@ public final class StreamingAccess {
         record.set(
                 columns + 2,
                 OffsetDateTime.ofInstant(Instant.ofEpochMilli(commitMillis), ZoneOffset.UTC));
+        if (rowLineage) {
+            record.set(columns + 3, data.get(columns));
+        }
         return new StructRowData(changeSchema.asStruct())
                 .setStruct(new InternalRecordWrapper(changeSchema.asStruct()).wrap(record));
     }

@@ -39,8 +39,12 @@ import org.apache.iceberg.io.CloseableIterable;
  * Record}s {@code _commit_timestamp} is an {@link OffsetDateTime} in UTC.
  *
  * <p><b>Order</b>: versions ascending; within a version see {@link ChangePairing} (per identity a
- * preimage directly before its postimage). Row identity is the table's identifier fields; a table
- * without them yields plain delete + insert pairs for updates.
+ * preimage directly before its postimage). Row identity is the table's identifier fields, else (a
+ * format v3 table) its row lineage {@code _row_id}, read from the data files and not part of the
+ * output; a table with neither (format v2 without identifier fields) yields plain delete + insert
+ * pairs for updates. On v3, rows without a {@code _row_id} (files written before an upgrade to v3)
+ * and rows a writer gave a new {@code _row_id} (one that does not keep row lineage, even for rows
+ * it carried over unchanged) are plain delete + insert too; see {@link ChangePairing}.
  *
  * <p><b>Errors</b> ({@link CdfException}): {@code build()} fails with {@code INVALID_CDC_OPTIONS},
  * {@code UNSUPPORTED_FORMAT_VERSION}, {@code RESERVED_COLUMN_NAME}, {@code INVALID_TIMESTAMP},
@@ -56,11 +60,13 @@ public final class TableChanges {
     private final VersionRange range;
     private final Schema dataSchema;
     private final Schema schema;
+    private final boolean rowLineage;
 
     private TableChanges(Table table, VersionRange range, Schema dataSchema) {
         this.table = table;
         this.range = range;
         this.dataSchema = dataSchema;
+        this.rowLineage = ChangePairing.usesRowLineage(table, dataSchema);
         this.schema = ChangeFeedColumns.changeSchema(dataSchema);
     }
 
@@ -148,14 +154,15 @@ public final class TableChanges {
 
     private List<Record> readVersion(Snapshot snapshot) {
         try {
+            Schema readSchema = rowLineage ? ChangePairing.lineageSchema(dataSchema) : dataSchema;
             SnapshotChangeReader.SnapshotRows rows =
-                    new SnapshotChangeReader(table, dataSchema).read(snapshot);
+                    new SnapshotChangeReader(table, readSchema).read(snapshot);
             OffsetDateTime committed =
                     OffsetDateTime.ofInstant(
                             Instant.ofEpochMilli(snapshot.timestampMillis()), ZoneOffset.UTC);
             List<Record> out = new ArrayList<>();
             for (ChangePairing.Change change :
-                    new ChangePairing(dataSchema).pair(rows.removed, rows.added)) {
+                    new ChangePairing(dataSchema, rowLineage).pair(rows.removed, rows.added)) {
                 GenericRecord record = GenericRecord.create(schema.asStruct());
                 int columns = dataSchema.columns().size();
                 for (int i = 0; i < columns; i++) {

@@ -16,6 +16,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
@@ -115,6 +116,32 @@ final class CdfTestTables {
         try (writer) {
             for (Record row : rows) {
                 writer.write(row);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return writer.toDataFile();
+    }
+
+    /**
+     * One data file holding {@code rows} with their {@code _row_id} written explicitly, as an engine
+     * that keeps row lineage writes updated and carried-over rows: each row is the data columns
+     * followed by the {@code _row_id} (null: inherited from the file's first row id on read).
+     */
+    DataFile dataFileWithRowIds(Table table, Object[]... rows) {
+        List<Types.NestedField> fields = new ArrayList<>(table.schema().columns());
+        fields.add(MetadataColumns.ROW_ID);
+        Schema withRowId = new Schema(fields);
+        GenericFileWriterFactory factory =
+                new GenericFileWriterFactory.Builder(table).dataSchema(withRowId).build();
+        DataWriter<Record> writer =
+                factory.newDataWriter(
+                        files(table, FileFormat.PARQUET).newOutputFile(table.spec(), null),
+                        table.spec(),
+                        null);
+        try (writer) {
+            for (Object[] values : rows) {
+                writer.write(row(withRowId, values));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -34,6 +34,7 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.flink.TableLoader;
@@ -418,6 +419,74 @@ class ChangeFeedStreamTest {
         assertThat(byId(fromTwenty)).isEqualTo(batch(many, 20, 25));
         assertThat(fromTwenty).hasSize(8);
         assertThat(afterLatest).isEmpty();
+    }
+
+    /**
+     * F2 with row lineage: a v3 table without identifier fields (the versions of {@link
+     * TableChangesRowLineageTest#commitLineageVersions}, then a copy-on-write rewrite of file D by a
+     * writer that keeps no lineage) streamed with 2 readers and 2 pairing subtasks keyed by {@code
+     * _row_id} gives exactly the batch feed's changes, each row's in version order.
+     */
+    @Test
+    void rowLineageStreamEqualsTheBatchFeed() throws Exception {
+        Schema s = CdfTestTables.KEYLESS_SCHEMA;
+        Table lineage = tables.create("lineage", s, PartitionSpec.unpartitioned(), 3, Map.of());
+        TableChangesRowLineageTest.commitLineageVersions(tables, lineage);
+        lineage.refresh();
+        DataFile d = null;
+        for (DataFile added : lineage.currentSnapshot().addedDataFiles(lineage.io())) {
+            d = added;
+        }
+        lineage.newOverwrite()
+                .deleteFile(d)
+                .addFile(tables.dataFile(lineage, row(s, 5L, "e2", "us"), row(s, 7L, "g2", "eu")))
+                .commit();
+        TableLoader lineageLoader = TableLoader.fromHadoopTable(tmp.resolve("warehouse/db/lineage").toString());
+
+        List<String> lines =
+                collectAll(
+                        ChangeFeedStream.forTable(lineageLoader)
+                                .startingVersion(1)
+                                .bounded(true)
+                                .maxFilesPerCycle(1)
+                                .monitorInterval(Duration.ofMillis(50))
+                                .build(env()));
+
+        assertThat(lines)
+                .containsExactlyInAnyOrder(
+                        "1 insert (1, a, eu)",
+                        "1 insert (2, b, us)",
+                        "1 insert (3, c, eu)",
+                        "1 insert (4, d, us)",
+                        "1 insert (5, e, eu)",
+                        "2 update_preimage (2, b, us)",
+                        "2 update_postimage (2, b2, us)",
+                        "2 update_preimage (3, c, eu)",
+                        "2 update_postimage (3, c2, us)",
+                        "2 delete (4, d, us)",
+                        "2 insert (6, f, eu)",
+                        "4 delete (1, a, eu)",
+                        "4 update_preimage (5, e, eu)",
+                        "4 update_postimage (5, e2, us)",
+                        "4 insert (7, g, eu)",
+                        "5 delete (5, e2, us)",
+                        "5 delete (7, g, eu)",
+                        "5 insert (5, e2, us)",
+                        "5 insert (7, g2, eu)");
+        Map<Long, List<String>> batch = batch(lineage, 1, 5);
+        assertThat(lines).containsExactlyInAnyOrderElementsOf(batch.values().stream().flatMap(List::stream).toList());
+        // per row (_row_id) in version order; ids 1, 2, 3, 4 and 6 each kept one _row_id throughout
+        Map<Long, List<String>> byId = byId(lines);
+        for (long id : new long[] {1, 2, 3, 4, 6}) {
+            assertThat(byId.get(id)).isEqualTo(batch.get(id));
+        }
+        assertThat(byId.get(5L))
+                .containsSubsequence(
+                        "1 insert (5, e, eu)",
+                        "4 update_preimage (5, e, eu)",
+                        "4 update_postimage (5, e2, us)",
+                        "5 delete (5, e2, us)");
+        assertThat(byId.get(7L)).containsSubsequence("4 insert (7, g, eu)", "5 delete (7, g, eu)");
     }
 
     /** Fails the job once, at the first row of version >= {@code version} after a checkpoint. */

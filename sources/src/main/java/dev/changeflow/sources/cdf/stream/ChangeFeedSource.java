@@ -40,6 +40,10 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
  * timestamp, and watermark {@code v} once every row of versions {@code <= v} was emitted. Ordering
  * and pairing happen downstream in the keyed pairing operator; use {@link ChangeFeedStream}, which
  * builds both. Created by {@link ChangeFeedStream.Builder}; the start position was resolved there.
+ *
+ * <p>Rows are of {@link #producedRowType()}: the change feed's row type ({@link #rowType()}), plus
+ * each row's {@code _row_id} as a last column when the stream pairs by row lineage ({@link
+ * #rowLineage()}: a format v3 table without identifier fields).
  */
 @Internal
 public final class ChangeFeedSource
@@ -51,6 +55,7 @@ public final class ChangeFeedSource
     private final String tableName;
     private final Schema dataSchema;
     private final RowType rowType;
+    private final boolean rowLineage;
     private final PlanningPosition startPosition;
     private final long boundVersion;
     private final long monitorIntervalMillis;
@@ -64,6 +69,7 @@ public final class ChangeFeedSource
             TableLoader tableLoader,
             String tableName,
             Schema dataSchema,
+            boolean rowLineage,
             PlanningPosition startPosition,
             long boundVersion,
             long monitorIntervalMillis,
@@ -76,6 +82,7 @@ public final class ChangeFeedSource
         this.tableName = tableName;
         this.dataSchema = dataSchema;
         this.rowType = StreamingAccess.rowType(dataSchema);
+        this.rowLineage = rowLineage;
         this.startPosition = startPosition;
         this.boundVersion = boundVersion;
         this.monitorIntervalMillis = monitorIntervalMillis;
@@ -89,6 +96,16 @@ public final class ChangeFeedSource
     /** The change feed's row type (F1). */
     public RowType rowType() {
         return rowType;
+    }
+
+    /** The row type of the rows this source emits: {@link #rowType()} [+ {@code _row_id}]. */
+    public RowType producedRowType() {
+        return StreamingAccess.sourceRowType(dataSchema, rowLineage);
+    }
+
+    /** Whether rows carry their {@code _row_id} and pair by it (v3 table without identifier fields). */
+    public boolean rowLineage() {
+        return rowLineage;
     }
 
     /** The data schema (the table's schema when the stream was built). */
@@ -109,7 +126,7 @@ public final class ChangeFeedSource
 
     @Override
     public SourceReader<RowData, ChangeFeedSplit> createReader(SourceReaderContext readerContext) {
-        return new ChangeFeedSourceReader(readerContext, tableLoader.clone(), dataSchema);
+        return new ChangeFeedSourceReader(readerContext, tableLoader.clone(), dataSchema, rowLineage);
     }
 
     @Override
@@ -168,6 +185,6 @@ public final class ChangeFeedSource
 
     @Override
     public TypeInformation<RowData> getProducedType() {
-        return InternalTypeInfo.of(rowType);
+        return InternalTypeInfo.of(producedRowType());
     }
 }

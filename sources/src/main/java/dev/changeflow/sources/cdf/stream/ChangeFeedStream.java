@@ -43,8 +43,14 @@ import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
  * versions, not times: watermark {@code v} means every change of versions {@code <= v} has been
  * emitted.
  *
- * <p><b>Order</b>: per row identity (identifier fields, else the whole row) versions ascending, a
- * preimage directly before its postimage. No order across identities (a single order holds only at
+ * <p><b>Pairing</b>: row identity is the table's identifier fields; else, for a format v3 table,
+ * its row lineage ({@code _row_id}, read from the data files, not part of the output rows); else
+ * none, and updates come as plain {@code delete} + {@code insert} (rows without a {@code _row_id},
+ * or given a new one by a rewrite, too). The same rule and the same changes as {@code
+ * TableChanges}.
+ *
+ * <p><b>Order</b>: per row identity (identifier fields, else {@code _row_id}, else the whole row)
+ * versions ascending, a preimage directly before its postimage. No order across identities (a single order holds only at
  * parallelism 1).
  *
  * <p><b>Start</b> (F6, F8): no starting bound → the current snapshot as {@code insert} rows tagged
@@ -239,17 +245,25 @@ public final class ChangeFeedStream {
             ChangeFeedSource source = buildSource();
             RowType rowType = source.rowType();
             Schema dataSchema = source.dataSchema();
-            int[] identity = StreamingAccess.keyPositions(dataSchema);
+            boolean rowLineage = source.rowLineage();
+            int[] identity = rowLineage ? null : StreamingAccess.keyPositions(dataSchema);
             if (identity == null) {
                 identity = new int[dataSchema.columns().size()];
                 for (int i = 0; i < identity.length; i++) {
                     identity[i] = i;
                 }
             }
+            RowIdentityKeySelector keys =
+                    rowLineage
+                            ? RowIdentityKeySelector.forRowLineage(
+                                    source.producedRowType(), rowType.getFieldCount(), identity)
+                            : new RowIdentityKeySelector(rowType, identity);
             return env.fromSource(source, WatermarkStrategy.noWatermarks(), uidPrefix + "-source")
                     .uid(uidPrefix + "-source")
-                    .keyBy(new RowIdentityKeySelector(rowType, identity))
-                    .process(new ChangePairingFunction(dataSchema, rowType), InternalTypeInfo.of(rowType))
+                    .keyBy(keys)
+                    .process(
+                            new ChangePairingFunction(dataSchema, rowType, rowLineage),
+                            InternalTypeInfo.of(rowType))
                     .name(uidPrefix + "-pairing")
                     .uid(uidPrefix + "-pairing");
         }
@@ -303,6 +317,7 @@ public final class ChangeFeedStream {
                         tableLoader,
                         table.name(),
                         dataSchema,
+                        StreamingAccess.rowLineage(table, dataSchema),
                         start,
                         bounded ? latest : Long.MAX_VALUE,
                         monitorInterval.toMillis(),

@@ -30,8 +30,11 @@ import dev.changeflow.sources.cdf.StreamingAccess;
  * over by a rewrite) cancel, the rest stay {@code delete} / {@code insert}. Versions are emitted in
  * order per key (event-time timers keyed on the version fire in order).
  *
- * <p>Input and output rows are of the change feed's row type (F1); output rows carry the version as
- * their timestamp. The pure decision logic is {@code StreamingAccess#pair} (over the batch feed's
+ * <p>Output rows are of the change feed's row type (F1) and carry the version as their timestamp.
+ * Input rows are of the source's row type: the same, plus a last {@code _row_id} column when the
+ * table pairs by row lineage (a format v3 table without identifier fields; the operator is then
+ * keyed by {@code _row_id}, see {@link RowIdentityKeySelector#forRowLineage}); the {@code _row_id}
+ * is dropped on output. The pure decision logic is {@code StreamingAccess#pair} (over the batch feed's
  * {@code ChangePairing}); this class only adapts it to keyed state and timers. Buffered rows are
  * checkpointed ({@code MapState<version, rows>}).
  */
@@ -42,15 +45,29 @@ public final class ChangePairingFunction extends KeyedProcessFunction<Integer, R
 
     private final Schema dataSchema;
     private final RowType rowType;
+    private final RowType inputType;
+    private final boolean rowLineage;
     private final int columns;
 
     private transient MapState<Long, List<RowData>> buffered;
     private transient RowData.FieldGetter[] getters;
     private transient Counter cancelled;
 
+    /** Pairs rows of the change feed's {@code rowType} by identifier fields, else whole rows. */
     public ChangePairingFunction(Schema dataSchema, RowType rowType) {
+        this(dataSchema, rowType, false);
+    }
+
+    /**
+     * @param rowType the change feed's row type (output)
+     * @param rowLineage whether input rows carry {@code _row_id} as a last column and pair by it
+     *     ({@code StreamingAccess#sourceRowType})
+     */
+    public ChangePairingFunction(Schema dataSchema, RowType rowType, boolean rowLineage) {
         this.dataSchema = dataSchema;
         this.rowType = rowType;
+        this.rowLineage = rowLineage;
+        this.inputType = StreamingAccess.sourceRowType(dataSchema, rowLineage);
         this.columns = dataSchema.columns().size();
     }
 
@@ -62,7 +79,7 @@ public final class ChangePairingFunction extends KeyedProcessFunction<Integer, R
                                 new MapStateDescriptor<>(
                                         "buffered-changes",
                                         Types.LONG,
-                                        new ListTypeInfo<>(InternalTypeInfo.of(rowType))));
+                                        new ListTypeInfo<>(InternalTypeInfo.of(inputType))));
         getters = new RowData.FieldGetter[rowType.getFieldCount()];
         for (int i = 0; i < getters.length; i++) {
             getters[i] = RowData.createFieldGetter(rowType.getTypeAt(i), i);
@@ -89,7 +106,7 @@ public final class ChangePairingFunction extends KeyedProcessFunction<Integer, R
             return;
         }
         buffered.remove(version);
-        List<StreamingAccess.PairedRow> changes = StreamingAccess.pair(dataSchema, rows);
+        List<StreamingAccess.PairedRow> changes = StreamingAccess.pair(dataSchema, rowLineage, rows);
         cancelled.inc(rows.size() - changes.size());
         for (StreamingAccess.PairedRow change : changes) {
             GenericRowData copy = new GenericRowData(getters.length);

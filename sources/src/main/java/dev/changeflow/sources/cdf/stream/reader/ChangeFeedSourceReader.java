@@ -39,7 +39,8 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
  * version, reports each finished split to the enumerator, and emits watermark {@code v} when the
  * enumerator reports version {@code v} complete (design.md "Order and pairing — how").
  *
- * <p>Rows are of the change feed's row type ({@code StreamingAccess#rowType}). A split's rows are
+ * <p>Rows are of the source's row type ({@code StreamingAccess#sourceRowType}: the change feed's row
+ * type, plus {@code _row_id} with row lineage). A split's rows are
  * computed whole (the change computation holds one version part in memory) and come in the same
  * order on every read, so the checkpointed offset says exactly which rows were emitted; a restored
  * split skips them. Finished splits whose version is not confirmed yet stay in the state (marked
@@ -57,6 +58,7 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
     private final SourceReaderContext context;
     private final TableLoader tableLoader;
     private final Schema dataSchema;
+    private final boolean rowLineage;
 
     private final Deque<ChangeFeedSplit> queue = new ArrayDeque<>();
     private final List<ChangeFeedSplit> finishedUnconfirmed = new ArrayList<>();
@@ -74,10 +76,12 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
     private boolean requested;
     private CompletableFuture<Void> available = new CompletableFuture<>();
 
-    public ChangeFeedSourceReader(SourceReaderContext context, TableLoader tableLoader, Schema dataSchema) {
+    public ChangeFeedSourceReader(
+            SourceReaderContext context, TableLoader tableLoader, Schema dataSchema, boolean rowLineage) {
         this.context = context;
         this.tableLoader = tableLoader;
         this.dataSchema = dataSchema;
+        this.rowLineage = rowLineage;
     }
 
     @Override
@@ -169,6 +173,7 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
                 StreamingAccess.forEachSnapshotRow(
                         table,
                         dataSchema,
+                        rowLineage,
                         ScanTaskParser.fromJson(split.file(), true),
                         split.version(),
                         split.commitMillis(),
@@ -193,6 +198,7 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
                 return StreamingAccess.versionRows(
                         table,
                         dataSchema,
+                        rowLineage,
                         snapshot,
                         split.kind() == ChangeFeedSplit.Kind.ADDED ? split.file() : null,
                         split.kind() == ChangeFeedSplit.Kind.REMOVED);
