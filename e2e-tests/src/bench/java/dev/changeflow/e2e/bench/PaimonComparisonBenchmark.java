@@ -99,7 +99,7 @@ public final class PaimonComparisonBenchmark {
         BenchFlows flows = BenchFlows.plan(root);
         RowType type = flows.sourceType();
         OUT.printf("changeflow benchmark: %d cores, %s, max heap of runs %s, %s, %s%n", Runtime.getRuntime().availableProcessors(),
-                System.getProperty("java.vm.name") + " " + System.getProperty("java.version"), System.getProperty("bench.heap", "-Xmx3g"),
+                System.getProperty("java.vm.name") + " " + System.getProperty("java.version"), System.getProperty("bench.heap", "-Xmx6g"),
                 fork() ? "one forked JVM per run" : "measured runs in this JVM (warm)", peak() ? "peak memory from one forked run per system and input" : "no peak memory runs");
 
         // ---- inputs, decoded once ----
@@ -215,7 +215,7 @@ public final class PaimonComparisonBenchmark {
                     cmd.add(a);
                 }
             }
-            cmd.add(System.getProperty("bench.heap", "-Xmx3g"));
+            cmd.add(System.getProperty("bench.heap", "-Xmx6g"));
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchRun.class.getName(),
                     s.id, in.file.toString(), Integer.toString(in.rounds), Long.toString(in.shift), runDir.toString(), result.toString(), Boolean.toString(holdForState)));
             Process proc = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("run.log").toFile()).start();

@@ -49,8 +49,9 @@ import org.apache.iceberg.util.StructProjection;
  *   <li><b>Rows removed by equality deletes</b> added in the snapshot: straight from the delete file
  *       when the table has {@code changeflow.eq-deletes-carry-rows=true} and the file holds complete
  *       rows (its column metrics cover every column); otherwise by Iceberg's scan of the parent
- *       snapshot filtered with an IN-filter on the equality columns (in batches of {@value
- *       #LOOKUP_BATCH_SIZE} keys; statistics and Parquet bloom filters prune files and row groups),
+ *       snapshot filtered with an IN-filter on the equality columns (files planned in batches of
+ *       {@value #LOOKUP_BATCH_SIZE} keys, so statistics prune them; each candidate file is then read
+ *       once with the keys of every batch that matched it, Parquet bloom filters pruning row groups),
  *       which applies the parent's own deletes, keeping the rows of data files in the delete file's
  *       partition whose key the delete file holds.
  *   <li>{@code replace} snapshots (compaction, delete-file rewrites) change no row: nothing.
@@ -256,39 +257,50 @@ final class SnapshotChangeReader {
             }
             Schema readSchema = union(projection, keySchema);
             List<StructLike> keys = new ArrayList<>(allKeys);
+            // plan per batch (manifest statistics prune files), then read every candidate file once
+            // with the keys of all batches that matched it: random keys match every file, and a
+            // read per batch would scan the table once per batch
+            Map<String, FileScanTask> candidates = new LinkedHashMap<>();
+            Map<String, List<StructLike>> keysOfFile = new HashMap<>();
             for (int from = 0; from < keys.size(); from += LOOKUP_BATCH_SIZE) {
                 List<StructLike> batch = keys.subList(from, Math.min(keys.size(), from + LOOKUP_BATCH_SIZE));
-                StructLikeSet batchKeys = StructLikeSet.create(keyType);
-                batchKeys.addAll(batch);
-                Expression filter = inFilter(keySchema, batch);
-                for (FileScanTask task : plan(parent, filter).values()) {
-                    if (touched.contains(task.file().location())) {
+                for (FileScanTask task : plan(parent, inFilter(keySchema, batch)).values()) {
+                    String location = task.file().location();
+                    if (touched.contains(location)) {
                         continue; // its removed rows were found by position
                     }
-                    List<StructLikeSet> applicable = new ArrayList<>();
-                    keysByFile.forEach(
-                            (file, fileKeys) -> {
-                                if (appliesTo(file, task.file())) {
-                                    applicable.add(fileKeys);
-                                }
-                            });
-                    if (applicable.isEmpty()) {
-                        continue;
-                    }
-                    InternalRecordWrapper internal = new InternalRecordWrapper(readSchema.asStruct());
-                    StructProjection keyOf = StructProjection.create(readSchema, keySchema);
-                    files.forEachLiveRow(
-                            task,
-                            parentSchema,
-                            readSchema,
-                            filter,
-                            row -> {
-                                StructLike key = keyOf.wrap(internal.wrap(row.row));
-                                if (batchKeys.contains(key) && containsAny(applicable, key)) {
-                                    removed.add(reshape(row.row, projection));
-                                }
-                            });
+                    candidates.putIfAbsent(location, task);
+                    keysOfFile.computeIfAbsent(location, k -> new ArrayList<>()).addAll(batch);
                 }
+            }
+            for (Map.Entry<String, FileScanTask> candidate : candidates.entrySet()) {
+                FileScanTask task = candidate.getValue();
+                List<StructLikeSet> applicable = new ArrayList<>();
+                keysByFile.forEach(
+                        (file, fileKeys) -> {
+                            if (appliesTo(file, task.file())) {
+                                applicable.add(fileKeys);
+                            }
+                        });
+                if (applicable.isEmpty()) {
+                    continue;
+                }
+                List<StructLike> fileKeyList = keysOfFile.get(candidate.getKey());
+                StructLikeSet lookedUp = StructLikeSet.create(keyType);
+                lookedUp.addAll(fileKeyList);
+                InternalRecordWrapper internal = new InternalRecordWrapper(readSchema.asStruct());
+                StructProjection keyOf = StructProjection.create(readSchema, keySchema);
+                files.forEachLiveRow(
+                        task,
+                        parentSchema,
+                        readSchema,
+                        inFilter(keySchema, fileKeyList),
+                        row -> {
+                            StructLike key = keyOf.wrap(internal.wrap(row.row));
+                            if (lookedUp.contains(key) && containsAny(applicable, key)) {
+                                removed.add(reshape(row.row, projection));
+                            }
+                        });
             }
         }
     }
