@@ -58,7 +58,7 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--parallelism", paramLabel = "N", description = "Parallelism of the AUTO CDC operators and writers.")
     Integer parallelism;
 
-    @Option(names = "--checkpoint-interval", paramLabel = "DURATION", description = "e.g. 2s (default), 500ms, 1min.")
+    @Option(names = "--checkpoint-interval", paramLabel = "DURATION", description = "Default 5s (or the flows file's checkpoint-interval); e.g. 2s, 500ms, 1min.")
     String checkpointInterval;
 
     @Option(names = "--table", paramLabel = "TABLE", description = "Source table that the following single-table flags define or override.")

@@ -52,6 +52,8 @@ public final class FlowConfig implements Serializable {
     public Duration tombstoneGcThreshold = Duration.ofDays(2);
     /** Keys per subtask the AUTO CDC operator buffers between checkpoints; 0 = none. */
     public int applyBufferKeys = dev.changeflow.operators.AutoCdcSpec.DEFAULT_APPLY_BUFFER_KEYS;
+    /** Whether {@code apply-buffer-keys} was given (an append-only flow rejects it). */
+    public boolean applyBufferKeysSet;
     /** {@code quarantine} (default) or {@code fail}. */
     public String onInvalidRecord = "quarantine";
     /** {@code fail} (default), {@code quarantine} or {@code add-columns}. */
@@ -94,6 +96,11 @@ public final class FlowConfig implements Serializable {
         if (appendOnly && !keys.isEmpty()) {
             throw new IllegalArgumentException(
                     "flow '" + flowName() + "': 'append-only: true' takes no 'keys' (got " + keys + ")");
+        }
+        if (appendOnly && applyBufferKeysSet) {
+            throw new IllegalArgumentException(
+                    "flow '" + flowName() + "': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no"
+                            + " AUTO CDC state to buffer)");
         }
         if (!appendOnly && keys.isEmpty()) {
             throw new IllegalArgumentException(

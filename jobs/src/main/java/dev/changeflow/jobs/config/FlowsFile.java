@@ -293,11 +293,8 @@ public final class FlowsFile {
                 f.formatVersion = v.asInt();
                 break;
             case "apply-buffer-keys":
-                if (!v.canConvertToInt() || !v.isIntegralNumber() || v.asInt() < 0) {
-                    throw new IllegalArgumentException(label + ": apply-buffer-keys must be 0 (no buffering) or a positive"
-                            + " number of keys per subtask, got '" + text + "'");
-                }
-                f.applyBufferKeys = v.asInt();
+                f.applyBufferKeys = applyBufferKeys(v, label);
+                f.applyBufferKeysSet = true;
                 break;
             default:
                 throw new IllegalArgumentException(label + ": unknown option '" + key + "' (known: " + String.join(", ", new java.util.TreeSet<>(FLOW_KEYS)) + ")");
@@ -395,6 +392,16 @@ public final class FlowsFile {
     }
 
     /** {@code 2s}, {@code 500ms}, {@code 10 min}, {@code 2d}, {@code 48h} or ISO-8601 {@code PT2S}. */
+    /** A whole number of keys from 0 to {@link Integer#MAX_VALUE}, as a YAML number or text ({@code --set}). */
+    private static int applyBufferKeys(JsonNode v, String label) {
+        String t = v == null || v.isNull() ? "" : v.asText().trim();
+        if (!t.matches("[0-9]{1,10}") || Long.parseLong(t) > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(label + ": apply-buffer-keys must be a whole number of keys per subtask from 0 (no"
+                    + " buffering) to " + Integer.MAX_VALUE + ", got " + (t.isEmpty() ? "an empty value" : "'" + t + "'"));
+        }
+        return Integer.parseInt(t);
+    }
+
     public static Duration duration(String text, String label) {
         String t = text.trim().toLowerCase(Locale.ROOT);
         Matcher m = Pattern.compile("^(\\d+)\\s*(ms|s|sec|m|min|h|d|day|days)?$").matcher(t);

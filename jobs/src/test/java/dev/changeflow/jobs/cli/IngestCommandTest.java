@@ -41,9 +41,11 @@ class IngestCommandTest {
         f.table = "pgbench_accounts";
         f.keys = List.of("aid");
         cfg.flows.add(f);
-        parse("--set", "pgbench_accounts.scd-type=2", "--set", "pgbench_accounts.partitioned-by=bid", "x").applyOverrides(cfg);
+        parse("--set", "pgbench_accounts.scd-type=2", "--set", "pgbench_accounts.partitioned-by=bid",
+                "--set", "pgbench_accounts.apply-buffer-keys=1000", "x").applyOverrides(cfg);
         assertThat(f.scdType).isEqualTo(ScdType.TYPE_2);
         assertThat(f.partitionedBy).containsExactly("bid");
+        assertThat(f.applyBufferKeys).isEqualTo(1_000);
     }
 
     @Test

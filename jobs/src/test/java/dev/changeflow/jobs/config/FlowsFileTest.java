@@ -110,10 +110,14 @@ class FlowsFileTest {
         assertThatThrownBy(() -> flow("tombstone-gc-threshold: soon"))
                 .hasMessageContaining("tombstone-gc-threshold: not a duration: 'soon'");
         assertThatThrownBy(() -> flow("append-only: maybe")).hasMessageContaining("append-only must be true or false, got 'maybe'");
-        assertThatThrownBy(() -> flow("apply-buffer-keys: -1")).hasMessageContaining(
-                "flow 't': apply-buffer-keys must be 0 (no buffering) or a positive number of keys per subtask, got '-1'");
-        assertThatThrownBy(() -> flow("apply-buffer-keys: lots")).hasMessageContaining("apply-buffer-keys must be 0");
-        assertThatThrownBy(() -> flow("apply-buffer-keys: 1.5")).hasMessageContaining("got '1.5'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: -1")).hasMessage("x.yaml: flow 't': apply-buffer-keys must be a whole"
+                + " number of keys per subtask from 0 (no buffering) to 2147483647, got '-1'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: lots")).hasMessageEndingWith("got 'lots'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: 1.5")).hasMessageEndingWith("got '1.5'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: 3000000000")).hasMessageEndingWith("to 2147483647, got '3000000000'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys:")).hasMessageEndingWith("got an empty value");
+        assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - table: h\n    append-only: true\n    apply-buffer-keys: 10\n", "x.yaml"))
+                .hasMessage("flow 'h': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no AUTO CDC state to buffer)");
         assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
                 .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
     }
@@ -123,6 +127,7 @@ class FlowsFileTest {
         assertThat(flow("scd-type: 1").applyBufferKeys).isEqualTo(100_000);
         assertThat(flow("apply-buffer-keys: 0").applyBufferKeys).isZero();
         assertThat(flow("apply-buffer-keys: 5000").applyBufferKeys).isEqualTo(5_000);
+        assertThat(flow("apply-buffer-keys: 2147483647").applyBufferKeys).isEqualTo(Integer.MAX_VALUE);
     }
 
     @Test
