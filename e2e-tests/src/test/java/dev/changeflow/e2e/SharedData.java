@@ -17,10 +17,11 @@ import java.util.zip.GZIPInputStream;
  * Locates {@code ../shared/data} beside the repository (CI lays it there). Tests that need it are
  * skipped with a message when it is absent, except under {@code CI=true}, where absence fails.
  */
-final class SharedData {
+public final class SharedData {
     private SharedData() {}
 
-    static Path repositoryRoot() {
+    /** The clone's root: the first folder with {@code .mvn} at or above the working directory. */
+    public static Path repositoryRoot() {
         Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
         while (p != null && !Files.isDirectory(p.resolve(".mvn"))) {
             p = p.getParent();

@@ -101,15 +101,8 @@ final class BenchFlows {
         return p;
     }
 
-    /** The clone's root: the first folder with {@code .mvn} at or above the working directory. */
+    /** The clone's root ({@link dev.changeflow.e2e.SharedData#repositoryRoot()}). */
     static Path repositoryRoot() {
-        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        while (p != null && !Files.isDirectory(p.resolve(".mvn"))) {
-            p = p.getParent();
-        }
-        if (p == null) {
-            throw new IllegalStateException("cannot find the repository root (a folder with .mvn) above " + System.getProperty("user.dir"));
-        }
-        return p;
+        return dev.changeflow.e2e.SharedData.repositoryRoot();
     }
 }

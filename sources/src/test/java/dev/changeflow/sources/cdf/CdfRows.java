@@ -14,6 +14,11 @@ final class CdfRows {
 
     private CdfRows() {}
 
+    /** The rendered changes of versions {@code start..end} of {@code table} (batch API). */
+    static List<String> changes(org.apache.iceberg.Table table, long start, long end) {
+        return render(TableChanges.forTable(table).startingVersion(start).endingVersion(end).build());
+    }
+
     static List<String> render(TableChanges changes) {
         List<String> lines = new ArrayList<>();
         int dataColumns = changes.schema().columns().size() - 3;

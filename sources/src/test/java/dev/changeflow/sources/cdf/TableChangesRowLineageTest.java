@@ -43,8 +43,7 @@ class TableChangesRowLineageTest {
     }
 
     private static List<String> changes(Table table, long start, long end) {
-        return CdfRows.render(
-                TableChanges.forTable(table).startingVersion(start).endingVersion(end).build());
+        return CdfRows.changes(table, start, end);
     }
 
     /**

@@ -36,8 +36,7 @@ class TableChangesTest {
     }
 
     private static List<String> changes(Table table, long start, long end) {
-        return CdfRows.render(
-                TableChanges.forTable(table).startingVersion(start).endingVersion(end).build());
+        return CdfRows.changes(table, start, end);
     }
 
     /** F1: columns, metadata columns, types, non-null, Record and RowData forms. */
