@@ -23,14 +23,10 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.AbstractMap;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * The keyed AUTO CDC operator of flows without truncate records, SCD type 1 (semantics.md A3) and
@@ -41,26 +37,28 @@ import java.util.Objects;
  * A key updated n times between two checkpoints then costs one state read and one state write
  * instead of n of each, and the Iceberg writer receives one change per row instead of n.
  *
- * <p><b>Why this is exact.</b> The state written at a flush is the state the per-record path would
- * have written after the same records, and a checkpoint always follows a flush, so checkpoints and
- * savepoints hold the same state as before (same descriptors, {@link AutoCdcStateDescriptors}). The
+ * <p><b>Why this is exact.</b> The state written at a flush holds what the per-record path would
+ * have written after the same records (SCD type 2: the same history entries, in one chunk instead
+ * of one chunk per record), and a checkpoint always follows a flush, so checkpoints and savepoints
+ * hold the complete state (same descriptors, {@link AutoCdcStateDescriptors}). The
  * target table changes only at Iceberg commits, one per checkpoint (K4), so changes that start and
  * end between two barriers are never visible: per target row identity (KEYS, and {@code
  * __START_AT} for SCD type 2) the operator emits the difference between the row at the last flush
  * and the row now — nothing (absent → absent, or identical), {@code +I} (absent → row), {@code
  * -D} with the complete old row (row → absent), or {@code -U} complete old row directly followed by
- * {@code +U} new row. Rows of one key are emitted together, in the order their identities were
- * first changed since the last flush; keys in the order they were first touched.
+ * {@code +U} new row. Rows of one key are emitted together (SCD type 2: in {@link Scd2Logic}'s
+ * order); keys in the order they were first touched.
  *
  * <p>Output rows carry no timestamp; watermarks pass through unchanged and may overtake buffered
  * rows (the Iceberg writer downstream ignores both). With {@code applyBufferKeys = 0} every record
  * is flushed at once: the output is then exactly the per-record changelog of the logic classes.
  *
  * <p>Memory per subtask: at most {@code applyBufferKeys} keys, each with its stored row bytes
- * (SCD type 1: as loaded and as now; SCD type 2: the head) and, SCD type 2, the decoded old/new
- * rows of its changed versions and the history entries applied since the flush (one per applied
- * record, A4; written with one write batch per key at the flush), at most {@code applyBufferKeys
- * × 512} bytes of them (50 MB at the default) before an early flush.
+ * (SCD type 1: as loaded and as now; SCD type 2: the head then and now) and, SCD type 2, the
+ * history entries applied since the flush (one per applied record, A4, encoded as the chunk that
+ * the flush writes as one state value; a key that received a late record holds its whole loaded
+ * history), at most {@code applyBufferKeys × 512} bytes of them (50 MB at the default) before an
+ * early flush.
  *
  * <p>Metrics besides the logic's counters: {@code bufferFlushes} (flushes of a non-empty buffer)
  * and {@code bufferedKeysFlushed} (keys written back to the state backend).
@@ -72,8 +70,6 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
 
     /** SCD2: heap bytes of buffered history entries allowed per {@code applyBufferKeys} key (100,000 keys: 50 MB). */
     static final long ENTRY_BYTES_PER_KEY = 512;
-    /** Estimated heap overhead of one buffered history entry (map node, String and array headers). */
-    private static final long ENTRY_OVERHEAD_BYTES = 96;
 
     private final AutoCdcSpec spec;
 
@@ -84,8 +80,8 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private transient ValueState<byte[]> currentState;
     private transient MapState<String, byte[]> historyState;
     private transient BufferedScd1State scd1State;
-    private transient BufferedScd2State scd2State;
-    private transient RowData.FieldGetter identity;
+    private transient Scd2Store scd2Store;
+    private transient ChangeOutput collector;
     private transient LinkedHashMap<KeyBytes, KeyBuffer> buffer;
     /** SCD2: estimated heap bytes of the history entries applied since the last flush. */
     private transient long bufferedEntryBytes;
@@ -110,9 +106,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
             scd2 = new Scd2Logic(spec, metrics);
             currentState = getRuntimeContext().getState(AutoCdcStateDescriptors.scd2Current());
             historyState = getRuntimeContext().getMapState(AutoCdcStateDescriptors.scd2History());
-            scd2State = new BufferedScd2State();
-            int startAt = spec.targetType().getFieldIndex(AutoCdcSpec.START_AT);
-            identity = RowData.createFieldGetter(spec.targetType().getTypeAt(startAt), startAt);
+            scd2Store = new Scd2Store();
         } else {
             scd1 = new Scd1Logic(spec, metrics);
             rowState = getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Row());
@@ -124,6 +118,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         buffer = new LinkedHashMap<>();
         probe = new KeyBytes();
         reuse = new StreamRecord<>(null);
+        collector = row -> output.collect(reuse.replace(row));
         flushes = getMetricGroup().counter("bufferFlushes");
         keysFlushed = getMetricGroup().counter("bufferedKeysFlushed");
     }
@@ -138,13 +133,15 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
             b = new KeyBuffer(key, probe);
             buffer.put(b, b);
         }
-        active = b;
         if (scd2 != null) {
-            scd2.apply(element.getValue(), scd2State, b);
+            long before = b.changes.heapBytes();
+            scd2.apply(element.getValue(), b.changes, scd2Store);
+            bufferedEntryBytes += b.changes.heapBytes() - before;
         } else {
+            active = b;
             scd1.apply(element.getValue(), scd1State, b);
+            active = null;
         }
-        active = null;
         if (buffer.size() >= spec.applyBufferKeys() || bufferedEntryBytes >= (long) spec.applyBufferKeys() * ENTRY_BYTES_PER_KEY) {
             flush();
         }
@@ -175,8 +172,12 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         Object keyBefore = getCurrentKey();
         for (KeyBuffer b : buffer.values()) {
             setCurrentKey(b.key);
-            b.writeState();
-            b.emitNetChanges();
+            if (scd2 != null) {
+                scd2.flush(b.changes, scd2Store, collector);
+            } else {
+                b.writeState();
+                b.emitScd1NetChange();
+            }
         }
         flushes.inc();
         keysFlushed.inc(buffer.size());
@@ -252,41 +253,24 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         }
     }
 
-    /** One row identity's net change since the last flush. */
-    private static final class Slot {
-        @Nullable final Object identity;
-        /** The row at the last flush, or null when the identity had no row then. */
-        @Nullable final RowData before;
-        /** The row now, or null when it has none. */
-        @Nullable RowData after;
-
-        Slot(@Nullable Object identity, @Nullable RowData before, @Nullable RowData after) {
-            this.identity = identity;
-            this.before = before;
-            this.after = after;
-        }
-    }
-
-    /** What the operator holds for one key between flushes; also the logic's {@link ChangeOutput}. */
+    /** What the operator holds for one key between flushes; for SCD type 1 also the logic's {@link ChangeOutput}. */
     private final class KeyBuffer extends KeyBytes implements ChangeOutput {
         final RowData key;
-        // SCD1: row and tombstone; SCD2: head (in `row`) and the history entries applied since the flush
+        /** SCD2: the key's changes since the flush. */
+        @Nullable final Scd2Logic.KeyChanges changes;
+        // SCD1: row and tombstone
         @Nullable byte[] row;
         /** SCD1: the row as loaded from the state backend (the table's row at the last flush). */
         @Nullable byte[] initialRow;
-        @Nullable Map<String, byte[]> entries;
         boolean rowLoaded;
         boolean rowDirty;
         @Nullable byte[] tombstone;
         boolean tombstoneLoaded;
         boolean tombstoneDirty;
-        // net changes per target row identity, in order of first change
-        @Nullable Slot single;
-        @Nullable List<Slot> slots;
-        @Nullable Map<Object, Slot> index;
 
         KeyBuffer(RowData key, KeyBytes bytesOfKey) {
             this.key = key;
+            this.changes = scd2 != null ? new Scd2Logic.KeyChanges() : null;
             this.bytes = bytesOfKey.bytes;
             this.offset = bytesOfKey.offset;
             this.length = bytesOfKey.length;
@@ -296,83 +280,15 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         /** SCD type 1 output is the difference of {@link #initialRow} and {@link #row}, computed at the flush. */
         @Override
         public boolean wantsRows() {
-            return scd2 != null;
+            return false;
         }
 
         @Override
         public void emit(RowData row) {
-            Object id = identity == null ? null : identity.getFieldOrNull(row);
-            Slot slot = find(id);
-            RowKind kind = row.getRowKind();
-            if (slot == null) {
-                boolean removes = kind == RowKind.UPDATE_BEFORE || kind == RowKind.DELETE;
-                add(new Slot(id, removes ? row : null, removes ? null : row));
-                return;
-            }
-            switch (kind) {
-                case INSERT:
-                case UPDATE_AFTER:
-                    slot.after = row;
-                    break;
-                case DELETE:
-                    slot.after = null;
-                    break;
-                default:
-                    break; // -U: the row the slot already holds
-            }
-        }
-
-        @Nullable
-        private Slot find(@Nullable Object id) {
-            if (single != null && Objects.equals(single.identity, id)) {
-                return single;
-            }
-            if (index != null) {
-                return index.get(id);
-            }
-            if (slots != null) {
-                for (Slot s : slots) {
-                    if (Objects.equals(s.identity, id)) {
-                        return s;
-                    }
-                }
-            }
-            return null;
-        }
-
-        private void add(Slot slot) {
-            if (single == null) {
-                single = slot;
-                return;
-            }
-            if (slots == null) {
-                slots = new ArrayList<>(4);
-            }
-            slots.add(slot);
-            if (index != null) {
-                index.put(slot.identity, slot);
-            } else if (slots.size() > 8) {
-                index = new HashMap<>();
-                for (Slot s : slots) {
-                    index.put(s.identity, s);
-                }
-            }
+            throw new IllegalStateException("SCD type 1 rows are derived from the state at the flush");
         }
 
         void writeState() throws IOException {
-            if (scd2 != null) {
-                if (rowDirty) {
-                    currentState.update(row);
-                }
-                if (entries != null) {
-                    try {
-                        historyState.putAll(entries); // one RocksDB write batch per key
-                    } catch (Exception e) {
-                        throw new IOException("cannot write SCD2 history state", e);
-                    }
-                }
-                return;
-            }
             if (rowDirty) {
                 if (row == null) {
                     rowState.clear();
@@ -389,23 +305,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
             }
         }
 
-        void emitNetChanges() {
-            if (scd2 == null) {
-                emitScd1NetChange();
-                return;
-            }
-            if (single == null) {
-                return;
-            }
-            emitNet(single);
-            if (slots != null) {
-                for (Slot s : slots) {
-                    emitNet(s);
-                }
-            }
-        }
-
-        private void emitScd1NetChange() {
+        void emitScd1NetChange() {
             if (!rowDirty || (initialRow == null && row == null)) {
                 return;
             }
@@ -423,30 +323,6 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
                 }
             }
         }
-
-        private void emitNet(Slot s) {
-            if (s.before == null) {
-                if (s.after != null) {
-                    collect(s.after, RowKind.INSERT);
-                }
-            } else if (s.after == null) {
-                collect(s.before, RowKind.DELETE);
-            } else if (!sameValues(s.before, s.after)) {
-                collect(s.before, RowKind.UPDATE_BEFORE);
-                collect(s.after, RowKind.UPDATE_AFTER);
-            }
-        }
-    }
-
-    private static boolean sameValues(RowData a, RowData b) {
-        RowKind ka = a.getRowKind();
-        RowKind kb = b.getRowKind();
-        a.setRowKind(RowKind.INSERT);
-        b.setRowKind(RowKind.INSERT);
-        boolean same = a.equals(b);
-        a.setRowKind(ka);
-        b.setRowKind(kb);
-        return same;
     }
 
     private RowData decodeScd1(byte[] value) {
@@ -513,57 +389,44 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         }
     }
 
-    /** {@link Scd2Logic.State} over the active key's buffer: the head cached, history entries written through. */
-    private final class BufferedScd2State implements Scd2Logic.State {
+    /** {@link Scd2Logic.Store} over the keyed state of the operator's current key. */
+    private final class Scd2Store implements Scd2Logic.Store {
         @Override
-        public byte[] current() {
-            KeyBuffer b = active;
-            if (!b.rowLoaded) {
-                b.row = value(currentState);
-                b.rowLoaded = true;
-            }
-            return b.row;
+        public byte[] head() {
+            return value(currentState);
         }
 
         @Override
-        public void setCurrent(byte[] value) {
-            active.row = value;
-            active.rowLoaded = true;
-            active.rowDirty = true;
-        }
-
-        @Override
-        public void putEntry(String sequenceKey, byte[] value) {
-            KeyBuffer b = active;
-            if (b.entries == null) {
-                b.entries = new HashMap<>(4);
-            }
-            b.entries.put(sequenceKey, value);
-            bufferedEntryBytes += ENTRY_OVERHEAD_BYTES + 2L * sequenceKey.length() + value.length;
-        }
-
-        @Override
-        public Iterable<Map.Entry<String, byte[]>> entries() {
-            KeyBuffer b = active;
-            Iterable<Map.Entry<String, byte[]>> stored;
+        public void setHead(byte[] value) {
             try {
-                stored = historyState.entries();
+                currentState.update(value);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write SCD2 head state", e);
+            }
+        }
+
+        @Override
+        public Iterable<Map.Entry<String, byte[]>> history() {
+            try {
+                Iterable<Map.Entry<String, byte[]>> stored = historyState.entries();
+                return stored == null ? List.of() : stored;
             } catch (Exception e) {
                 throw new IllegalStateException("cannot read SCD2 history state", e);
             }
-            if (b.entries == null) {
-                return stored;
+        }
+
+        @Override
+        public void putHistory(String mapKey, byte[] value) {
+            try {
+                historyState.put(mapKey, value);
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot write SCD2 history state", e);
             }
-            List<Map.Entry<String, byte[]>> merged = new ArrayList<>();
-            if (stored != null) {
-                for (Map.Entry<String, byte[]> e : stored) {
-                    if (!b.entries.containsKey(e.getKey())) {
-                        merged.add(new AbstractMap.SimpleImmutableEntry<>(e.getKey(), e.getValue()));
-                    }
-                }
-            }
-            merged.addAll(b.entries.entrySet());
-            return merged;
+        }
+
+        @Override
+        public void clearHistory() {
+            historyState.clear();
         }
     }
 

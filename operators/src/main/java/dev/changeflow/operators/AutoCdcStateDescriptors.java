@@ -12,8 +12,8 @@ import java.time.Duration;
 
 /**
  * The keyed and broadcast state of the AUTO CDC operators. Values are {@code byte[]} in
- * changeflow's versioned layouts ({@code dev.changeflow.state}, A4), map keys are sequences as
- * ISO-8859-1 strings ({@code SequenceCodec.toMapKey}) so they compare by value on the heap and
+ * changeflow's versioned layouts ({@code dev.changeflow.state}, A4), map keys are strings (SCD2
+ * chunk numbers, v1 sequences as ISO-8859-1 strings) so they compare by value on the heap and
  * RocksDB backends alike. Names are part of savepoint compatibility: never rename them.
  */
 @Internal
@@ -28,7 +28,10 @@ public final class AutoCdcStateDescriptors {
     public static final String TRUNCATE_KEY = "truncate";
     /** SCD2: the key's head ({@code Scd2CurrentValue}). */
     public static final String SCD2_CURRENT = "auto-cdc-scd2-current";
-    /** SCD2: the key's history entries ({@code Scd2HistoryEntry}) by sequence. */
+    /**
+     * SCD2: the key's history: chunks of entries ({@code Scd2HistoryChunk}) by chunk number, and in
+     * state restored from changeflow 0.1 single entries ({@code Scd2HistoryEntry}) by sequence.
+     */
     public static final String SCD2_HISTORY = "auto-cdc-scd2-history";
 
     private AutoCdcStateDescriptors() {}

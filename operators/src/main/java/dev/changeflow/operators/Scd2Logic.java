@@ -3,6 +3,7 @@ package dev.changeflow.operators;
 import dev.changeflow.state.ByteWriter;
 import dev.changeflow.state.Hash128;
 import dev.changeflow.state.Scd2CurrentValue;
+import dev.changeflow.state.Scd2HistoryChunk;
 import dev.changeflow.state.Scd2HistoryEntry;
 import dev.changeflow.state.SequenceCodec;
 
@@ -20,35 +21,51 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What one change record does to one key of an SCD type 2 streaming table (semantics.md A2, A4),
- * as plain logic over a small {@link State} interface.
+ * What change records do to one key of an SCD type 2 streaming table (semantics.md A2, A4), as
+ * plain logic over a small {@link Store} interface: {@link #apply} takes one record into the key's
+ * {@link KeyChanges}, {@link #flush} writes them to the store and emits the net changes of the
+ * target rows since the previous flush. {@link #apply(RowData, Store, ChangeOutput)} does both for
+ * one record (record-by-record output).
  *
  * <p><b>Model.</b> The key's history is a set of entries keyed by sequence: one per applied
  * upsert (its projected row and the 128-bit hash of its tracked columns) and one per delete. The
  * target's versions are what applying the entries in sequence order gives: an upsert whose
  * tracked values differ from the open version's (or with no open version) opens a version at its
  * sequence and closes the open one there; an upsert with the same tracked values updates the open
- * version in place ({@code __START_AT} stays, the row becomes the upsert's row; identical rows emit
- * nothing); a delete closes the open version at its sequence and opens none (gaps allowed). A
- * version's row is the row of its last upsert; {@code __START_AT}/{@code __END_AT} are the
- * sequence values, typed as the sequence.
+ * version in place ({@code __START_AT} stays, the row becomes the upsert's row; identical rows
+ * change nothing); a delete closes the open version at its sequence and opens none (gaps
+ * allowed). A version's row is the row of its last upsert; {@code __START_AT}/{@code __END_AT} are
+ * the sequence values, typed as the sequence.
  *
  * <p><b>Order independence (A2).</b> Because every applied record stays an entry, the versions are a
  * function of the set of records, whatever order they arrive in: a late upsert inside a version
  * splits it (A[1,5) C[5,∞) + B@3 → A[1,3) B[3,5) C[5,∞)), and consecutive versions with identical
  * tracked values merge exactly as sorted application would; a late delete inside a version closes
- * it there and drops nothing else. In-order records (sequence above the key's highest) are applied
- * from the {@link Scd2CurrentValue} head alone; a late record, or a same-sequence replacement,
- * reads the key's entries, recomputes the versions and emits the difference ({@code -D} removed
- * versions, {@code -U}/{@code +U} changed ones, {@code +I} new ones).
+ * it there and drops nothing else.
+ *
+ * <p><b>Two paths.</b> In-order records (sequence above the key's highest) are applied from the
+ * {@link Scd2CurrentValue} head alone and appended to the key's pending {@link Scd2HistoryChunk};
+ * the flush derives the net changes by folding the pending entries over the open version of the
+ * last flush — no row is decoded per record. A late record, or a same-sequence replacement, loads
+ * the key's stored history (every chunk, and v1 {@link Scd2HistoryEntry} values of state restored
+ * from an older release); from then until the flush the key's records are applied to the sorted
+ * entry list, and the flush emits the difference between the versions of the stored entries and
+ * of the current ones ({@code -D} removed versions, {@code -U}/{@code +U} changed ones, {@code +I}
+ * new ones).
+ *
+ * <p><b>Net changes</b> per target row identity (KEYS, {@code __START_AT}) between two flushes:
+ * nothing, {@code +I} new row, {@code -D} complete old row, or {@code -U} complete old row
+ * directly followed by {@code +U} new row; the open version of the last flush first, then the
+ * others in {@code __START_AT} order (in-order path) or removed, changed, new (history path).
  *
  * <p>Decision: entries are kept for every applied record, including no-op upserts (identical
  * values), because a later late record can turn such an upsert into a version boundary. History
  * state therefore grows with the number of applied records per key (not only versions); exact
- * duplicates (K7) add nothing. Entries are separate map values, never one growing list.
+ * duplicates (K7) add nothing. A no-op upsert costs its sequence and one byte in its chunk.
  *
  * <p>Decision: same key, same sequence (A2): a delete wins over an upsert; between upserts the
- * larger byte-wise encoding of the projected row wins; {@code duplicateSequence} counts it.
+ * larger byte-wise encoding of the projected row wins; {@code duplicateSequence} counts it. The
+ * winner is stored in a newer chunk than the loser; reading the history applies the same rule.
  *
  * <p>Decision: the SEQUENCE BY columns are not tracked (their change is {@code __START_AT}); an
  * upsert that changes only them (or only untracked columns) updates the open version in place.
@@ -57,24 +74,75 @@ import java.util.Map;
  * sequence order at the time it is applied; entries above a late record are not re-merged (such
  * flows are exempt from order independence, A2).
  *
+ * <p>Decision: a key holds one chunk per flush that applied records to it; when a late record
+ * reads a history of more than {@value #MAX_STORED_VALUES} stored values, the flush rewrites it as
+ * chunks of up to {@value #REWRITE_CHUNK_ENTRIES} entries.
+ *
  * <p>Not thread-safe; one instance per operator subtask.
  */
 @Internal
 public final class Scd2Logic {
 
-    /** The keyed state of the current key (values are {@code dev.changeflow.state} layouts). */
-    public interface State {
+    /** The stored state of the current key (the state backend's keyed state, or memory in tests). */
+    public interface Store {
         /** The {@link Scd2CurrentValue} head of the key, or null for a never-seen key. */
         @Nullable
-        byte[] current();
+        byte[] head();
 
-        void setCurrent(byte[] value);
+        void setHead(byte[] value);
 
-        /** Adds or replaces the {@link Scd2HistoryEntry} at {@code sequenceKey} ({@link SequenceCodec#toMapKey}). */
-        void putEntry(String sequenceKey, byte[] value);
+        /**
+         * Every stored history value of the key with its map key, in any order: {@link
+         * Scd2HistoryChunk} values (keys {@link Scd2HistoryChunk#isChunkKey}) and v1 {@link
+         * Scd2HistoryEntry} values (keys {@link SequenceCodec#toMapKey} of their sequence).
+         */
+        Iterable<Map.Entry<String, byte[]>> history();
 
-        /** All history entries of the key, in any order. */
-        Iterable<Map.Entry<String, byte[]>> entries();
+        void putHistory(String mapKey, byte[] value);
+
+        void clearHistory();
+    }
+
+    /** Stored history values of a key above which a history read leads to a rewrite in fewer chunks. */
+    static final int MAX_STORED_VALUES = 16;
+    /** Entries per chunk when a key's history is rewritten. */
+    static final int REWRITE_CHUNK_ENTRIES = 1024;
+    /** Estimated heap bytes of one entry in the history path (object, sequence array, list slot). */
+    private static final int ENTRY_OVERHEAD_BYTES = 80;
+
+    /**
+     * What one key accumulated since the last flush: the head then and now, and the history entries
+     * applied (a pending chunk in the in-order path, the key's whole sorted history in the history
+     * path). Created empty per key; {@link Scd2Logic} loads it on first use.
+     */
+    public static final class KeyChanges {
+        private boolean loaded;
+        /** The head at the last flush (the versions the target holds), or null for a new key. */
+        @Nullable private byte[] headAtFlush;
+        /** The head now (its chunk number is set at the flush). */
+        @Nullable private byte[] head;
+        private int nextChunk;
+        private boolean dirty;
+        /** In-order path: a chunk of the entries applied since the flush, or null before the first. */
+        @Nullable private ByteWriter pending;
+        /** Offsets in {@link #pending} of the last upsert entry's hash and row, -1 when none. */
+        private int lastHash = -1;
+        private int lastRow;
+        private int lastRowLength;
+        /** History path: the stored entries (sorted, A2-resolved) and the current ones; null in the in-order path. */
+        @Nullable private List<Entry> stored;
+        @Nullable private List<Entry> entries;
+        private int storedValues;
+        private long storedBytes;
+
+        /** Estimated heap bytes held (pending chunk or loaded history), for the operator's memory bound. */
+        public long heapBytes() {
+            long b = pending == null ? 0 : pending.buffer().length;
+            if (entries != null) {
+                b += storedBytes + (long) (entries.size() + stored.size()) * ENTRY_OVERHEAD_BYTES;
+            }
+            return b;
+        }
     }
 
     private final ApplyCodecs codecs;
@@ -85,6 +153,9 @@ public final class Scd2Logic {
     private final ByteWriter hash = new ByteWriter(Hash128.BYTES);
     private final ByteWriter value = new ByteWriter();
     private final Scd2CurrentValue head = new Scd2CurrentValue();
+    private final Scd2CurrentValue before = new Scd2CurrentValue();
+    private final Scd2HistoryChunk.Cursor cursor = new Scd2HistoryChunk.Cursor();
+    private final Scd2HistoryEntry check = new Scd2HistoryEntry();
 
     public Scd2Logic(AutoCdcSpec spec, AutoCdcMetrics metrics) {
         if (spec.scdType() != ScdType.TYPE_2) {
@@ -95,12 +166,37 @@ public final class Scd2Logic {
         this.arity = codecs.projection.length;
     }
 
-    /** Applies one change record (upsert, or delete for {@code RowKind.DELETE}) to the current key. */
-    public void apply(RowData record, State state, ChangeOutput out) {
+    /**
+     * Applies one change record (upsert, or delete for {@code RowKind.DELETE}) and flushes at once:
+     * {@code out} receives the record's changes of the target.
+     */
+    public void apply(RowData record, Store store, ChangeOutput out) {
+        KeyChanges k = new KeyChanges();
+        apply(record, k, store);
+        flush(k, store, out);
+    }
+
+    /**
+     * Applies one change record to the key's changes since the last flush; reads {@code store}
+     * (head on first use, history for a late record), never writes it.
+     *
+     * @throws IllegalStateException when the stored state is corrupt or of an unknown version
+     */
+    public void apply(RowData record, KeyChanges k, Store store) {
+        if (!k.loaded) {
+            k.headAtFlush = store.head();
+            k.head = k.headAtFlush;
+            k.nextChunk = k.head == null ? 0 : head.wrap(k.head).nextChunk();
+            k.loaded = true;
+        }
         boolean delete = record.getRowKind() == RowKind.DELETE;
         seq.reset();
         codecs.encodeSequence(record, seq);
-        byte[] current = state.current();
+        if (k.entries != null) {
+            applyToHistory(record, delete, seq.toByteArray(), k);
+            return;
+        }
+        byte[] current = k.head;
         int cmp = 1;
         if (current != null) {
             head.wrap(current);
@@ -109,7 +205,7 @@ public final class Scd2Logic {
                     current, head.maxOffset(), head.maxOffset() + head.maxLength());
         }
         if (cmp > 0) {
-            applyInOrder(record, delete, current != null && head.live(), state, out);
+            applyInOrder(record, delete, current != null && head.live(), k);
             return;
         }
         if (cmp == 0 && !codecs.ignoreNulls()) {
@@ -136,95 +232,234 @@ public final class Scd2Logic {
                 }
             }
         }
-        if (cmp < 0) {
-            metrics.late();
+        byte[] sequence = seq.toByteArray();
+        loadHistory(k, store);
+        applyToHistory(record, delete, sequence, k);
+    }
+
+    /**
+     * Writes the key's changes to {@code store} (head, and the entries applied since the last flush
+     * as one chunk) and emits the net changes of its target rows since the last flush. {@code k} must
+     * not be used afterwards.
+     */
+    public void flush(KeyChanges k, Store store, ChangeOutput out) {
+        if (!k.dirty) {
+            return;
         }
-        applyFromHistory(record, delete, seq.toByteArray(), state, out);
+        if (k.entries == null) {
+            emitFolded(k, out);
+            if (k.pending != null) {
+                store.putHistory(Scd2HistoryChunk.mapKey(k.nextChunk++), k.pending.toByteArray());
+            }
+        } else {
+            emitDifference(k.stored, versions(k.stored), k.entries, versions(k.entries), out);
+            writeHistory(k, store);
+        }
+        store.setHead(withNextChunk(k.head, k.nextChunk));
     }
 
     // ---------------------------------------------------------------------------------- in order
 
-    private void applyInOrder(RowData record, boolean delete, boolean live, State state, ChangeOutput out) {
-        String key = SequenceCodec.toMapKey(seq.buffer(), 0, seq.size());
-        byte[] current = live ? head.bytes() : null;
+    private void applyInOrder(RowData record, boolean delete, boolean live, KeyChanges k) {
+        if (k.pending == null) {
+            k.pending = new ByteWriter(64);
+            Scd2HistoryChunk.start(k.pending);
+        }
+        k.dirty = true;
         if (delete) {
-            if (live) {
-                GenericRowData previous = decodeCurrentRow(current);
-                Object start = codecs.sequenceCodec.decode(current, head.startOffset(), head.startLength());
-                out.emit(versionRow(RowKind.UPDATE_BEFORE, previous, start, null));
-                out.emit(versionRow(RowKind.UPDATE_AFTER, previous, start, decodeSeq()));
-            }
-            state.putEntry(key, Scd2HistoryEntry.delete());
+            Scd2HistoryChunk.appendDelete(k.pending, seq.buffer(), 0, seq.size());
             value.reset();
-            Scd2CurrentValue.writeDeleted(value, seq.buffer(), 0, seq.size());
-            state.setCurrent(value.toByteArray());
+            Scd2CurrentValue.writeDeleted(value, k.nextChunk, seq.buffer(), 0, seq.size());
+            k.head = value.toByteArray();
             metrics.applied();
             metrics.tombstone();
             return;
         }
-        GenericRowData previous = live && codecs.ignoreNulls() ? decodeCurrentRow(current) : null;
+        byte[] current = k.head;
+        GenericRowData previous = live && codecs.ignoreNulls() ? codecs.decodeRow(current, head.rowOffset(), head.rowLength()) : null;
         buildUpsert(record, previous);
-        state.putEntry(key, upsertEntry());
+        appendUpsert(k);
         if (!live) {
-            out.emit(versionRow(RowKind.INSERT, newRow(), decodeSeq(), null));
-            writeLiveHead(seq.buffer(), 0, seq.size(), state);
+            writeLiveHead(k, seq.buffer(), 0, seq.size());
             metrics.applied();
             return;
         }
         boolean sameTracked = Arrays.equals(
                 hash.buffer(), 0, Hash128.BYTES, current, head.hashOffset(), head.hashOffset() + Hash128.BYTES);
-        Object start = codecs.sequenceCodec.decode(current, head.startOffset(), head.startLength());
         if (sameTracked) {
-            boolean sameRow = Arrays.equals(
-                    row.buffer(), 0, row.size(), current, head.rowOffset(), current.length);
+            boolean sameRow = Arrays.equals(row.buffer(), 0, row.size(), current, head.rowOffset(), current.length);
             if (sameRow) {
                 metrics.noop();
             } else {
-                previous = previous != null ? previous : decodeCurrentRow(current);
-                out.emit(versionRow(RowKind.UPDATE_BEFORE, previous, start, null));
-                out.emit(versionRow(RowKind.UPDATE_AFTER, newRow(), start, null));
                 metrics.applied();
             }
-            byte[] startBytes = Arrays.copyOfRange(current, head.startOffset(), head.startOffset() + head.startLength());
-            writeLiveHead(startBytes, 0, startBytes.length, state);
+            writeLiveHead(k, current, head.startOffset(), head.startLength());
             return;
         }
-        Object at = decodeSeq();
-        previous = previous != null ? previous : decodeCurrentRow(current);
-        out.emit(versionRow(RowKind.UPDATE_BEFORE, previous, start, null));
-        out.emit(versionRow(RowKind.UPDATE_AFTER, previous, start, at));
-        out.emit(versionRow(RowKind.INSERT, newRow(), decodeSeq(), null));
-        writeLiveHead(seq.buffer(), 0, seq.size(), state);
+        writeLiveHead(k, seq.buffer(), 0, seq.size());
         metrics.applied();
     }
 
-    private void writeLiveHead(byte[] start, int off, int len, State state) {
+    /** Appends the upsert in {@link #seq}/{@link #hash}/{@link #row} to the pending chunk (SAME when it repeats the last upsert). */
+    private void appendUpsert(KeyChanges k) {
+        ByteWriter p = k.pending;
+        if (k.lastHash >= 0
+                && k.lastRowLength == row.size()
+                && Arrays.equals(p.buffer(), k.lastHash, k.lastHash + Hash128.BYTES, hash.buffer(), 0, Hash128.BYTES)
+                && Arrays.equals(p.buffer(), k.lastRow, k.lastRow + k.lastRowLength, row.buffer(), 0, row.size())) {
+            Scd2HistoryChunk.appendSame(p, seq.buffer(), 0, seq.size());
+            return;
+        }
+        k.lastHash = Scd2HistoryChunk.appendUpsert(p, seq.buffer(), 0, seq.size(), hash.buffer(), 0, row.buffer(), 0, row.size());
+        k.lastRow = p.size() - row.size();
+        k.lastRowLength = row.size();
+    }
+
+    /** The head of a live key whose last record is the upsert in {@link #seq}/{@link #hash}/{@link #row}. */
+    private void writeLiveHead(KeyChanges k, byte[] start, int off, int len) {
         value.reset();
         Scd2CurrentValue.writeLive(
-                value, seq.buffer(), 0, seq.size(), start, off, len, hash.buffer(), 0, row.buffer(), 0, row.size());
-        state.setCurrent(value.toByteArray());
+                value, k.nextChunk, seq.buffer(), 0, seq.size(), start, off, len, hash.buffer(), 0, row.buffer(), 0, row.size());
+        k.head = value.toByteArray();
+    }
+
+    /**
+     * In-order path: the net changes of the pending entries applied over the open version of the
+     * last flush, in one pass over the chunk (rows decoded only for emitted versions).
+     */
+    private void emitFolded(KeyChanges k, ChangeOutput out) {
+        // the open version: its start, hash and row as offsets into `openBuf`/`startBuf`
+        boolean open = false;
+        boolean openIsOld = false;
+        byte[] startBuf = null;
+        int startOff = 0;
+        int startLen = 0;
+        byte[] openBuf = null;
+        int openHash = 0;
+        int openRow = 0;
+        int openRowLen = 0;
+        byte[] old = k.headAtFlush;
+        if (old != null && before.wrap(old).live()) {
+            open = openIsOld = true;
+            startBuf = old;
+            startOff = before.startOffset();
+            startLen = before.startLength();
+            openBuf = old;
+            openHash = before.hashOffset();
+            openRow = before.rowOffset();
+            openRowLen = before.rowLength();
+        }
+        if (k.pending == null) {
+            return;
+        }
+        byte[] p = k.pending.buffer();
+        cursor.wrap(p, 1, k.pending.size() - 1);
+        while (cursor.next()) {
+            if (cursor.isDelete()) {
+                if (open) {
+                    emitVersion(openIsOld, startBuf, startOff, startLen, openBuf, openRow, openRowLen,
+                            p, cursor.sequenceOffset(), cursor.sequenceLength(), out);
+                    open = false;
+                }
+                continue;
+            }
+            if (open && Arrays.equals(openBuf, openHash, openHash + Hash128.BYTES, p, cursor.hashOffset(), cursor.hashOffset() + Hash128.BYTES)) {
+                openBuf = p; // same tracked values: the open version takes the row in place
+                openHash = cursor.hashOffset();
+                openRow = cursor.rowOffset();
+                openRowLen = cursor.rowLength();
+                continue;
+            }
+            if (open) {
+                emitVersion(openIsOld, startBuf, startOff, startLen, openBuf, openRow, openRowLen,
+                        p, cursor.sequenceOffset(), cursor.sequenceLength(), out);
+            }
+            open = true;
+            openIsOld = false;
+            startBuf = p;
+            startOff = cursor.sequenceOffset();
+            startLen = cursor.sequenceLength();
+            openBuf = p;
+            openHash = cursor.hashOffset();
+            openRow = cursor.rowOffset();
+            openRowLen = cursor.rowLength();
+        }
+        if (open) {
+            emitVersion(openIsOld, startBuf, startOff, startLen, openBuf, openRow, openRowLen, null, 0, 0, out);
+        }
+    }
+
+    /** Emits one version of the fold: {@code +I} when new, else {@code -U}/{@code +U} against the last flush's open version unless unchanged. */
+    private void emitVersion(
+            boolean isOld, byte[] startBuf, int startOff, int startLen, byte[] rowBuf, int rowOff, int rowLen,
+            @Nullable byte[] endBuf, int endOff, int endLen, ChangeOutput out) {
+        Object start = codecs.sequenceCodec.decode(startBuf, startOff, startLen);
+        Object end = endBuf == null ? null : codecs.sequenceCodec.decode(endBuf, endOff, endLen);
+        GenericRowData now = codecs.decodeRow(rowBuf, rowOff, rowLen);
+        if (!isOld) {
+            out.emit(versionRow(RowKind.INSERT, now, start, end));
+            return;
+        }
+        // `before` still wraps the head of the last flush
+        byte[] old = before.bytes();
+        if (end == null && Arrays.equals(old, before.rowOffset(), old.length, rowBuf, rowOff, rowOff + rowLen)) {
+            return;
+        }
+        GenericRowData was = codecs.decodeRow(old, before.rowOffset(), before.rowLength());
+        if (end == null && was.equals(now)) {
+            return;
+        }
+        out.emit(versionRow(RowKind.UPDATE_BEFORE, was, start, null));
+        out.emit(versionRow(RowKind.UPDATE_AFTER, now, start, end));
     }
 
     // ---------------------------------------------------------------------------- from history
 
-    /** One history entry in sequence order. */
+    /** One history entry in sequence order; an upsert's hash and row are slices of {@code buf}. */
     private static final class Entry {
         final byte[] seq;
-        final byte[] value;
         final boolean delete;
+        final byte[] buf;
+        final int hashOff;
+        final int rowOff;
+        final int rowLen;
+        /** Applied since the last flush (not yet stored). */
+        boolean fresh;
 
-        Entry(byte[] seq, byte[] value) {
+        Entry(byte[] seq, boolean delete, byte[] buf, int hashOff, int rowOff, int rowLen) {
             this.seq = seq;
-            this.value = value;
-            this.delete = value[1] == Scd2HistoryEntry.DELETE;
+            this.delete = delete;
+            this.buf = buf;
+            this.hashOff = hashOff;
+            this.rowOff = rowOff;
+            this.rowLen = rowLen;
+        }
+
+        static Entry delete(byte[] seq) {
+            return new Entry(seq, true, null, -1, -1, 0);
         }
 
         boolean sameTracked(Entry o) {
-            return Arrays.equals(value, 2, 2 + Hash128.BYTES, o.value, 2, 2 + Hash128.BYTES);
+            return Arrays.equals(buf, hashOff, hashOff + Hash128.BYTES, o.buf, o.hashOff, o.hashOff + Hash128.BYTES);
         }
 
-        int rowOffset() {
-            return 2 + Hash128.BYTES;
+        int compareRow(Entry o) {
+            return Arrays.compareUnsigned(buf, rowOff, rowOff + rowLen, o.buf, o.rowOff, o.rowOff + o.rowLen);
+        }
+
+        boolean sameValue(Entry o) {
+            return delete == o.delete && (delete || (sameTracked(o) && compareRow(o) == 0));
+        }
+
+        /** The A2 winner of two entries with the same sequence: a delete, else the larger row. */
+        static Entry winner(Entry a, Entry b) {
+            if (a.delete) {
+                return a;
+            }
+            if (b.delete) {
+                return b;
+            }
+            return a.compareRow(b) >= 0 ? a : b;
         }
     }
 
@@ -240,31 +475,87 @@ public final class Scd2Logic {
         }
     }
 
-    private void applyFromHistory(RowData record, boolean delete, byte[] sequence, State state, ChangeOutput out) {
-        Scd2HistoryEntry check = new Scd2HistoryEntry();
-        List<Entry> entries = new ArrayList<>();
-        for (Map.Entry<String, byte[]> e : state.entries()) {
-            check.wrap(e.getValue()); // version check of every stored entry
-            entries.add(new Entry(SequenceCodec.fromMapKey(e.getKey()), e.getValue()));
+    /** Switches the key to the history path: its stored entries, then the pending in-order ones. */
+    private void loadHistory(KeyChanges k, Store store) {
+        List<Entry> all = new ArrayList<>();
+        int values = 0;
+        long bytes = 0;
+        for (Map.Entry<String, byte[]> e : store.history()) {
+            values++;
+            byte[] v = e.getValue();
+            bytes += v.length;
+            if (Scd2HistoryChunk.isChunkKey(e.getKey())) {
+                readChunk(v, 1, v.length - 1, all, false);
+            } else {
+                check.wrap(v); // version check of every v1 entry
+                byte[] s = SequenceCodec.fromMapKey(e.getKey());
+                all.add(check.isDelete()
+                        ? Entry.delete(s)
+                        : new Entry(s, false, v, check.hashOffset(), check.rowOffset(), check.rowLength()));
+            }
         }
-        entries.sort((a, b) -> Arrays.compareUnsigned(a.seq, b.seq));
+        all.sort((a, b) -> Arrays.compareUnsigned(a.seq, b.seq));
+        List<Entry> stored = new ArrayList<>(all.size());
+        for (Entry e : all) {
+            int last = stored.size() - 1;
+            if (last >= 0 && Arrays.equals(stored.get(last).seq, e.seq)) {
+                stored.set(last, Entry.winner(stored.get(last), e)); // a later same-sequence replacement (A2)
+            } else {
+                stored.add(e);
+            }
+        }
+        List<Entry> entries = new ArrayList<>(stored.size() + 4);
+        entries.addAll(stored);
+        if (k.pending != null) {
+            byte[] p = k.pending.toByteArray(); // above every stored entry: applied in order
+            bytes += p.length;
+            readChunk(p, 1, p.length - 1, entries, true);
+        }
+        k.stored = stored;
+        k.entries = entries;
+        k.storedValues = values;
+        k.storedBytes = bytes;
+        k.pending = null;
+        k.lastHash = -1;
+    }
+
+    private void readChunk(byte[] v, int off, int len, List<Entry> into, boolean fresh) {
+        cursor.wrap(v, off, len);
+        while (cursor.next()) {
+            byte[] s = Arrays.copyOfRange(v, cursor.sequenceOffset(), cursor.sequenceOffset() + cursor.sequenceLength());
+            Entry e = cursor.isDelete()
+                    ? Entry.delete(s)
+                    : new Entry(s, false, v, cursor.hashOffset(), cursor.rowOffset(), cursor.rowLength());
+            e.fresh = fresh;
+            into.add(e);
+        }
+    }
+
+    private void applyToHistory(RowData record, boolean delete, byte[] sequence, KeyChanges k) {
+        List<Entry> entries = k.entries;
+        if (!entries.isEmpty() && Arrays.compareUnsigned(sequence, entries.get(entries.size() - 1).seq) < 0) {
+            metrics.late();
+        }
         int idx = search(entries, sequence);
         Entry existing = idx >= 0 ? entries.get(idx) : null;
         int insertAt = idx >= 0 ? idx : -idx - 1;
         Entry incoming;
         if (delete) {
-            incoming = new Entry(sequence, Scd2HistoryEntry.delete());
+            incoming = Entry.delete(sequence);
         } else {
             GenericRowData below = null;
             if (codecs.ignoreNulls() && insertAt > 0 && !entries.get(insertAt - 1).delete) {
                 Entry p = entries.get(insertAt - 1);
-                below = codecs.decodeRow(p.value, p.rowOffset(), p.value.length - p.rowOffset());
+                below = codecs.decodeRow(p.buf, p.rowOff, p.rowLen);
             }
             buildUpsert(record, below);
-            incoming = new Entry(sequence, upsertEntry());
+            byte[] b = new byte[Hash128.BYTES + row.size()];
+            System.arraycopy(hash.buffer(), 0, b, 0, Hash128.BYTES);
+            System.arraycopy(row.buffer(), 0, b, Hash128.BYTES, row.size());
+            incoming = new Entry(sequence, false, b, 0, Hash128.BYTES, row.size());
         }
         if (existing != null) {
-            if (Arrays.equals(existing.value, incoming.value)) {
+            if (existing.sameValue(incoming)) {
                 metrics.noop(); // exact duplicate (K7)
                 return;
             }
@@ -272,25 +563,16 @@ public final class Scd2Logic {
             if (existing.delete) {
                 return; // a delete wins (A2)
             }
-            if (!incoming.delete
-                    && Arrays.compareUnsigned(
-                                    incoming.value, incoming.rowOffset(), incoming.value.length,
-                                    existing.value, existing.rowOffset(), existing.value.length)
-                            <= 0) {
+            if (!incoming.delete && incoming.compareRow(existing) <= 0) {
                 return; // the larger projected row wins (A2)
             }
-        }
-        List<Version> before = versions(entries);
-        List<Entry> updated = new ArrayList<>(entries);
-        if (existing != null) {
-            updated.set(idx, incoming);
+            entries.set(idx, incoming);
         } else {
-            updated.add(insertAt, incoming);
+            entries.add(insertAt, incoming);
         }
-        List<Version> after = versions(updated);
-        emitDifference(entries, before, updated, after, out);
-        state.putEntry(SequenceCodec.toMapKey(sequence, 0, sequence.length), incoming.value);
-        writeHead(updated, after, state);
+        incoming.fresh = true;
+        k.head = headOf(entries, k.nextChunk);
+        k.dirty = true;
         metrics.applied();
         if (delete) {
             metrics.tombstone();
@@ -384,14 +666,12 @@ public final class Scd2Logic {
         if (o.end >= 0 && !Arrays.equals(oe.get(o.end).seq, ne.get(n.end).seq)) {
             return false;
         }
-        Entry a = oe.get(o.last);
-        Entry b = ne.get(n.last);
-        return Arrays.equals(a.value, a.rowOffset(), a.value.length, b.value, b.rowOffset(), b.value.length);
+        return oe.get(o.last).compareRow(ne.get(n.last)) == 0;
     }
 
     private RowData image(RowKind kind, List<Entry> entries, Version v) {
         Entry last = entries.get(v.last);
-        GenericRowData r = codecs.decodeRow(last.value, last.rowOffset(), last.value.length - last.rowOffset());
+        GenericRowData r = codecs.decodeRow(last.buf, last.rowOff, last.rowLen);
         byte[] start = entries.get(v.start).seq;
         Object end = null;
         if (v.end >= 0) {
@@ -400,22 +680,87 @@ public final class Scd2Logic {
         return versionRow(kind, r, codecs.sequenceCodec.decode(start), end);
     }
 
-    private void writeHead(List<Entry> entries, List<Version> versions, State state) {
+    /** The head of a key with these (sorted, non-empty) entries. */
+    private byte[] headOf(List<Entry> entries, int nextChunk) {
         Entry last = entries.get(entries.size() - 1);
         value.reset();
         if (last.delete) {
-            Scd2CurrentValue.writeDeleted(value, last.seq, 0, last.seq.length);
+            Scd2CurrentValue.writeDeleted(value, nextChunk, last.seq, 0, last.seq.length);
         } else {
-            Version open = versions.get(versions.size() - 1);
-            byte[] start = entries.get(open.start).seq;
+            int start = entries.size() - 1;
+            while (start > 0 && !entries.get(start - 1).delete && entries.get(start - 1).sameTracked(entries.get(start))) {
+                start--;
+            }
+            byte[] s = entries.get(start).seq;
             Scd2CurrentValue.writeLive(
-                    value,
+                    value, nextChunk,
                     last.seq, 0, last.seq.length,
-                    start, 0, start.length,
-                    last.value, 2,
-                    last.value, last.rowOffset(), last.value.length - last.rowOffset());
+                    s, 0, s.length,
+                    last.buf, last.hashOff,
+                    last.buf, last.rowOff, last.rowLen);
         }
-        state.setCurrent(value.toByteArray());
+        return value.toByteArray();
+    }
+
+    /** History path: the fresh entries as one new chunk, or the whole history rewritten when it has too many values. */
+    private void writeHistory(KeyChanges k, Store store) {
+        List<Entry> entries = k.entries;
+        if (k.storedValues + 1 > MAX_STORED_VALUES) {
+            store.clearHistory();
+            for (int from = 0; from < entries.size(); from += REWRITE_CHUNK_ENTRIES) {
+                List<Entry> part = entries.subList(from, Math.min(entries.size(), from + REWRITE_CHUNK_ENTRIES));
+                store.putHistory(Scd2HistoryChunk.mapKey(k.nextChunk++), chunk(part, false));
+            }
+            return;
+        }
+        byte[] fresh = chunk(entries, true);
+        if (fresh != null) {
+            store.putHistory(Scd2HistoryChunk.mapKey(k.nextChunk++), fresh);
+        }
+    }
+
+    /** A chunk of the given entries (only the fresh ones when {@code freshOnly}), or null when there are none. */
+    @Nullable
+    private byte[] chunk(List<Entry> entries, boolean freshOnly) {
+        value.reset();
+        Scd2HistoryChunk.start(value);
+        Entry lastUpsert = null;
+        boolean any = false;
+        for (Entry e : entries) {
+            if (freshOnly && !e.fresh) {
+                continue;
+            }
+            any = true;
+            if (e.delete) {
+                Scd2HistoryChunk.appendDelete(value, e.seq, 0, e.seq.length);
+            } else if (lastUpsert != null && e.sameValue(lastUpsert)) {
+                Scd2HistoryChunk.appendSame(value, e.seq, 0, e.seq.length);
+            } else {
+                Scd2HistoryChunk.appendUpsert(value, e.seq, 0, e.seq.length, e.buf, e.hashOff, e.buf, e.rowOff, e.rowLen);
+                lastUpsert = e;
+            }
+        }
+        return any ? value.toByteArray() : null;
+    }
+
+    /** {@code current} with its next chunk number set to {@code nextChunk}. */
+    private byte[] withNextChunk(byte[] current, int nextChunk) {
+        head.wrap(current);
+        if (head.nextChunk() == nextChunk) {
+            return current;
+        }
+        value.reset();
+        if (!head.live()) {
+            Scd2CurrentValue.writeDeleted(value, nextChunk, current, head.maxOffset(), head.maxLength());
+        } else {
+            Scd2CurrentValue.writeLive(
+                    value, nextChunk,
+                    current, head.maxOffset(), head.maxLength(),
+                    current, head.startOffset(), head.startLength(),
+                    current, head.hashOffset(),
+                    current, head.rowOffset(), head.rowLength());
+        }
+        return value.toByteArray();
     }
 
     // ---------------------------------------------------------------------------------- helpers
@@ -435,24 +780,6 @@ public final class Scd2Logic {
             codecs.encodeRow(record, row);
             codecs.hashTracked(record, true, hash);
         }
-    }
-
-    private byte[] upsertEntry() {
-        value.reset();
-        Scd2HistoryEntry.writeUpsert(value, hash.buffer(), 0, row.buffer(), 0, row.size());
-        return value.toByteArray();
-    }
-
-    private GenericRowData decodeCurrentRow(byte[] current) {
-        return codecs.decodeRow(current, head.rowOffset(), head.rowLength());
-    }
-
-    private GenericRowData newRow() {
-        return codecs.decodeRow(row.buffer(), 0, row.size());
-    }
-
-    private Object decodeSeq() {
-        return codecs.sequenceCodec.decode(seq.buffer(), 0, seq.size());
     }
 
     private RowData versionRow(RowKind kind, RowData projected, Object start, @Nullable Object end) {

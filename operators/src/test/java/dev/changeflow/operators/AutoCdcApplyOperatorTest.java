@@ -59,7 +59,7 @@ class AutoCdcApplyOperatorTest {
             h.apply(upd(1, "late", 9, 4), upd(1, "D", 4, 7), del(1, 8));
             h.restart();
             assertThat(h.take()).containsExactly(
-                    "-U(1,B,2,3,5)", "+U(1,B,2,3,4)", "+I(1,late,9,4,5)", "-U(1,C,3,5,null)", "+U(1,C,3,5,7)", "+I(1,D,4,7,8)");
+                    "-U(1,B,2,3,5)", "+U(1,B,2,3,4)", "-U(1,C,3,5,null)", "+U(1,C,3,5,7)", "+I(1,late,9,4,5)", "+I(1,D,4,7,8)");
             assertThat(h.table.snapshot()).containsExactly(
                     "(1,A,1,1,3)", "(1,B,2,3,4)", "(1,late,9,4,5)", "(1,C,3,5,7)", "(1,D,4,7,8)");
         }
@@ -82,8 +82,8 @@ class AutoCdcApplyOperatorTest {
 
     @Test
     void scd2HistoryEntriesBeyondTheirByteLimitFlushEarly() throws Exception {
-        // one key: 512 bytes of buffered entries per buffered key allowed; each entry counts ≥ 96 bytes
-        try (OperatorHarness h = new OperatorHarness(scd2().applyBufferKeys(500).build(), true, false).batched()) {
+        // one key: 512 bytes of buffered entries per buffered key allowed (25,600 here); each entry takes ≥ 30 bytes of its chunk
+        try (OperatorHarness h = new OperatorHarness(scd2().applyBufferKeys(50).build(), true, false).batched()) {
             List<String> expected = new ArrayList<>();
             for (int i = 1; i <= 3_000; i++) {
                 h.apply(upd(1, "v" + i, i, i));

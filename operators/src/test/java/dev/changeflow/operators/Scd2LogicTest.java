@@ -1,6 +1,13 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.state.ByteWriter;
+import dev.changeflow.state.Hash128;
+import dev.changeflow.state.Scd2HistoryChunk;
+import dev.changeflow.state.Scd2HistoryEntry;
+import dev.changeflow.state.SequenceCodec;
+
 import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.IntType;
@@ -9,7 +16,12 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 
 import static dev.changeflow.operators.TestFlows.del;
 import static dev.changeflow.operators.TestFlows.scd2;
@@ -150,19 +162,28 @@ class Scd2LogicTest {
     }
 
     @Test
-    void hotKeyKeepsOneSmallMapEntryPerRecordNeverOneGrowingValue() {
+    void hotKeyKeepsSmallMapValuesNeverOneGrowingValue() {
         TestFlows.Scd2Driver d = driver();
         for (int i = 1; i <= 10_000; i++) {
             d.apply(upd(1, "n", i, i));
         }
         TestFlows.MemScd2 s = d.keys.get(1L);
-        assertThat(s.history).hasSize(10_000);
+        assertThat(s.history).hasSize(10_000); // record by record: one chunk of one entry per flush
         assertThat(s.history.values()).allSatisfy(v -> assertThat(v.length).isLessThan(40));
         assertThat(s.current.length).isLessThan(60);
         assertThat(d.table.rows).hasSize(10_000);
         d.take();
         d.apply(upd(1, "late", 0, 0)); // a late record on the hot key: one recomputation
         assertThat(d.take()).containsExactly("+I(1,late,0,0,1)");
+        // the late record read 10,000 values: rewritten as chunks of at most 1,024 entries
+        assertThat(s.history).hasSize(10);
+        assertThat(s.history.keySet()).allSatisfy(k -> assertThat(Scd2HistoryChunk.isChunkKey(k)).isTrue());
+        assertThat(s.history.values()).allSatisfy(v -> assertThat(v.length).isLessThan(1_024 * 40));
+        d.apply(upd(1, "later", 0, 10_001), upd(1, "late2", 0, -1));
+        assertThat(d.take()).containsExactly(
+                "-U(1,n,10000,10000,null)", "+U(1,n,10000,10000,10001)", "+I(1,later,0,10001,null)",
+                "+I(1,late2,0,-1,0)");
+        assertThat(d.table.rows).hasSize(10_003);
     }
 
     @Test
@@ -173,5 +194,72 @@ class Scd2LogicTest {
                 "+I(1,a,null,1,null)", "-U(1,a,null,1,null)", "+U(1,a,null,1,2)", "+I(1,a,2,2,null)");
         d.apply(del(1, 3), up(1, null, 5, 4)); // after a delete the key is new: nulls are stored
         assertThat(d.take()).containsExactly("-U(1,a,2,2,null)", "+U(1,a,2,2,3)", "+I(1,null,5,4,null)");
+    }
+
+    @Test
+    void v1StateOfAnOlderReleaseGivesTheSameChangesAsV2State() {
+        // state written by changeflow 0.1 (v1 head, one v1 entry per record) must apply exactly like the
+        // v2 state of the same records: in-order, late, duplicate and same-sequence records after the restore
+        AutoCdcSpec spec = scd2().build();
+        Random rnd = new Random(20261130L);
+        for (int set = 0; set < 200; set++) {
+            List<RowData> events = AutoCdcOrderIndependenceTest.events(rnd);
+            int restoreAt = rnd.nextInt(events.size());
+            Scd2Logic logic = new Scd2Logic(spec, new AutoCdcMetrics.Counting());
+            Map<Long, TestFlows.MemScd2> v2 = new HashMap<>();
+            for (RowData r : events.subList(0, restoreAt)) {
+                logic.apply(r, v2.computeIfAbsent(r.getLong(0), k -> new TestFlows.MemScd2()), row -> { });
+            }
+            Map<Long, TestFlows.MemScd2> v1 = new HashMap<>();
+            v2.forEach((id, store) -> v1.put(id, toV1(store)));
+            assertThat(v1.values()).allSatisfy(store -> assertThat(store.current[0]).isEqualTo((byte) 1));
+            List<String> fromV2 = new ArrayList<>();
+            List<String> fromV1 = new ArrayList<>();
+            for (RowData r : events.subList(restoreAt, events.size())) {
+                logic.apply(r, v2.computeIfAbsent(r.getLong(0), k -> new TestFlows.MemScd2()), row -> fromV2.add(row.toString()));
+                logic.apply(r, v1.computeIfAbsent(r.getLong(0), k -> new TestFlows.MemScd2()), row -> fromV1.add(row.toString()));
+            }
+            assertThat(fromV1).as("set %d, restored after %d of %s", set, restoreAt, events).isEqualTo(fromV2);
+        }
+    }
+
+    /** The v1 layout of a v2 store whose chunks were written record by record (A2 winner per sequence). */
+    private static TestFlows.MemScd2 toV1(TestFlows.MemScd2 v2) {
+        TestFlows.MemScd2 v1 = new TestFlows.MemScd2();
+        byte[] head = v2.current;
+        assertThat(head[0]).isEqualTo((byte) 2);
+        assertThat(head[2] & 0x80).as("one-byte chunk number").isZero();
+        v1.current = new byte[head.length - 1];
+        v1.current[0] = 1;
+        v1.current[1] = head[1];
+        System.arraycopy(head, 3, v1.current, 2, head.length - 3);
+        Scd2HistoryChunk.Cursor c = new Scd2HistoryChunk.Cursor();
+        ByteWriter w = new ByteWriter();
+        for (byte[] chunk : v2.history.values()) {
+            c.wrap(chunk);
+            while (c.next()) {
+                String key = SequenceCodec.toMapKey(chunk, c.sequenceOffset(), c.sequenceLength());
+                w.reset();
+                if (c.isDelete()) {
+                    w.writeBytes(Scd2HistoryEntry.delete());
+                } else {
+                    Scd2HistoryEntry.writeUpsert(w, chunk, c.hashOffset(), chunk, c.rowOffset(), c.rowLength());
+                }
+                byte[] entry = w.toByteArray();
+                v1.history.merge(key, entry, Scd2LogicTest::v1Winner);
+            }
+        }
+        return v1;
+    }
+
+    private static byte[] v1Winner(byte[] a, byte[] b) {
+        if (a[1] == Scd2HistoryEntry.DELETE) {
+            return a;
+        }
+        if (b[1] == Scd2HistoryEntry.DELETE) {
+            return b;
+        }
+        int rowOff = 2 + Hash128.BYTES;
+        return Arrays.compareUnsigned(a, rowOff, a.length, b, rowOff, b.length) >= 0 ? a : b;
     }
 }

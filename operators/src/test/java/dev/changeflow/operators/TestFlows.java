@@ -90,25 +90,29 @@ final class TestFlows {
         }
     }
 
-    /** In-memory {@link Scd2Logic.State} per key. */
-    static final class MemScd2 implements Scd2Logic.State {
+    /** In-memory {@link Scd2Logic.Store} per key. */
+    static final class MemScd2 implements Scd2Logic.Store {
         byte[] current;
         final Map<String, byte[]> history = new HashMap<>();
 
-        public byte[] current() {
+        public byte[] head() {
             return current;
         }
 
-        public void setCurrent(byte[] v) {
+        public void setHead(byte[] v) {
             current = v;
         }
 
-        public void putEntry(String k, byte[] v) {
+        public Iterable<Map.Entry<String, byte[]>> history() {
+            return history.entrySet();
+        }
+
+        public void putHistory(String k, byte[] v) {
             history.put(k, v);
         }
 
-        public Iterable<Map.Entry<String, byte[]>> entries() {
-            return history.entrySet();
+        public void clearHistory() {
+            history.clear();
         }
     }
 

@@ -23,14 +23,14 @@ public final class Scd1RowValue {
     /** Writes a v1 value into {@code out} (reset by the caller). */
     public static void write(
             ByteWriter out, byte[] seq, int seqOff, int seqLen, byte[] row, int rowOff, int rowLen) {
-        out.writeByte(StateFormat.CURRENT_VERSION);
+        out.writeByte(StateFormat.V1);
         out.writeLengthPrefixed(seq, seqOff, seqLen);
         out.writeBytes(row, rowOff, rowLen);
     }
 
     public Scd1RowValue wrap(byte[] value) {
         this.value = value;
-        switch (StateFormat.versionOf(value, "SCD1 row")) {
+        switch (StateFormat.versionOf(value, "SCD1 row", StateFormat.V1)) {
             case StateFormat.V1:
             default:
                 reader.wrap(value, 1, value.length - 1);

@@ -23,19 +23,19 @@ public final class Scd2HistoryEntry {
     private int kind;
 
     public static void writeUpsert(ByteWriter out, byte[] hash, int hashOff, byte[] row, int rowOff, int rowLen) {
-        out.writeByte(StateFormat.CURRENT_VERSION);
+        out.writeByte(StateFormat.V1);
         out.writeByte(UPSERT);
         out.writeBytes(hash, hashOff, Hash128.BYTES);
         out.writeBytes(row, rowOff, rowLen);
     }
 
     public static byte[] delete() {
-        return new byte[] {(byte) StateFormat.CURRENT_VERSION, DELETE};
+        return new byte[] {(byte) StateFormat.V1, DELETE};
     }
 
     public Scd2HistoryEntry wrap(byte[] value) {
         this.value = value;
-        switch (StateFormat.versionOf(value, "SCD2 history")) {
+        switch (StateFormat.versionOf(value, "SCD2 history", StateFormat.V1)) {
             case StateFormat.V1:
             default:
                 if (value.length < 2) {

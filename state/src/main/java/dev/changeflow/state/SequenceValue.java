@@ -19,14 +19,14 @@ public final class SequenceValue {
     /** A fresh state value holding {@code seq[off, off + len)}. */
     public static byte[] encode(byte[] seq, int off, int len) {
         byte[] v = new byte[len + 1];
-        v[0] = (byte) StateFormat.CURRENT_VERSION;
+        v[0] = (byte) StateFormat.V1;
         System.arraycopy(seq, off, v, 1, len);
         return v;
     }
 
     /** Offset of the sequence bytes in {@code value} (they run to the end). */
     public static int sequenceOffset(byte[] value) {
-        switch (StateFormat.versionOf(value, "sequence")) {
+        switch (StateFormat.versionOf(value, "sequence", StateFormat.V1)) {
             case StateFormat.V1:
             default:
                 return 1;

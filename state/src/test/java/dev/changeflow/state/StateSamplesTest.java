@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,20 +23,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * Decodes the stored state samples of every layout version (A4), so a later change cannot
  * silently break restoring existing state. The samples under {@code
- * src/test/resources/state-samples/v1/} were written by {@link #main} with the v1 code; never
- * regenerate an existing version's samples — add a {@code v2/} directory for a new version.
+ * src/test/resources/state-samples/v1/} were written with the v1 code (0.1), those under {@code
+ * v2/} by {@link #main} with the v2 code (SCD type 2 head and history chunks); never regenerate an
+ * existing version's samples — add a directory for a new version.
  */
 class StateSamplesTest {
     static final SequenceCodec SEQ = new SequenceCodec(new BigIntType(false));
     static final SequenceCodec STRUCT_SEQ = new SequenceCodec(RowType.of(VarCharType.STRING_TYPE, new BigIntType()));
     static final RowCodec ROW = new RowCodec(RowCodecTest.ALL_TYPES);
 
-    /** The v1 samples, as the v1 code writes them. */
+    /** The v1 samples this release still writes (SCD type 1 and sequence values), as the v1 code wrote them. */
     static Map<String, byte[]> v1Samples() {
         byte[] seq42 = SEQ.encodeValue(42L);
-        byte[] seq7 = SEQ.encodeValue(7L);
         byte[] row = ROW.encode(RowCodecTest.sampleRow());
-        byte[] hash = Hash128.hash(row);
         Map<String, byte[]> m = new LinkedHashMap<>();
         ByteWriter w = new ByteWriter();
         Scd1RowValue.write(w, seq42, 0, seq42.length, row, 0, row.length);
@@ -43,16 +43,40 @@ class StateSamplesTest {
         m.put("sequence.bin", SequenceValue.encode(seq42, 0, seq42.length));
         byte[] structSeq = STRUCT_SEQ.encodeValue(GenericRowData.of(org.apache.flink.table.data.StringData.fromString("binlog.000003"), 4711L));
         m.put("sequence-struct.bin", SequenceValue.encode(structSeq, 0, structSeq.length));
-        w.reset();
-        Scd2CurrentValue.writeLive(w, seq42, 0, seq42.length, seq7, 0, seq7.length, hash, 0, row, 0, row.length);
-        m.put("scd2-current-live.bin", w.toByteArray());
-        w.reset();
-        Scd2CurrentValue.writeDeleted(w, seq42, 0, seq42.length);
-        m.put("scd2-current-deleted.bin", w.toByteArray());
+        byte[] hash = Hash128.hash(row);
         w.reset();
         Scd2HistoryEntry.writeUpsert(w, hash, 0, row, 0, row.length);
         m.put("scd2-history-upsert.bin", w.toByteArray());
         m.put("scd2-history-delete.bin", Scd2HistoryEntry.delete());
+        return m;
+    }
+
+    /** The v2 samples: SCD type 2 heads (next chunk 3) and a history chunk (upsert, same, delete, upsert). */
+    static Map<String, byte[]> v2Samples() {
+        byte[] seq42 = SEQ.encodeValue(42L);
+        byte[] seq7 = SEQ.encodeValue(7L);
+        byte[] row = ROW.encode(RowCodecTest.sampleRow());
+        byte[] hash = Hash128.hash(row);
+        Map<String, byte[]> m = new LinkedHashMap<>();
+        ByteWriter w = new ByteWriter();
+        Scd2CurrentValue.writeLive(w, 3, seq42, 0, seq42.length, seq7, 0, seq7.length, hash, 0, row, 0, row.length);
+        m.put("scd2-current-live.bin", w.toByteArray());
+        w.reset();
+        Scd2CurrentValue.writeDeleted(w, 3, seq42, 0, seq42.length);
+        m.put("scd2-current-deleted.bin", w.toByteArray());
+        w.reset();
+        Scd2HistoryChunk.start(w);
+        for (long s = 7; s <= 10; s++) {
+            byte[] seq = SEQ.encodeValue(s);
+            if (s == 7 || s == 10) {
+                Scd2HistoryChunk.appendUpsert(w, seq, 0, seq.length, hash, 0, row, 0, row.length);
+            } else if (s == 8) {
+                Scd2HistoryChunk.appendSame(w, seq, 0, seq.length);
+            } else {
+                Scd2HistoryChunk.appendDelete(w, seq, 0, seq.length);
+            }
+        }
+        m.put("scd2-history-chunk.bin", w.toByteArray());
         return m;
     }
 
@@ -79,6 +103,7 @@ class StateSamplesTest {
         byte[] live = load("v1", "scd2-current-live.bin");
         Scd2CurrentValue c = new Scd2CurrentValue().wrap(live);
         assertThat(c.live()).isTrue();
+        assertThat(c.nextChunk()).isZero();
         assertThat(SEQ.decode(live, c.maxOffset(), c.maxLength())).isEqualTo(42L);
         assertThat(SEQ.decode(live, c.startOffset(), c.startLength())).isEqualTo(7L);
         assertThat(ROW.decode(live, c.rowOffset(), c.rowLength()).toString()).isEqualTo(expectedRow);
@@ -93,6 +118,71 @@ class StateSamplesTest {
         assertThat(e.isDelete()).isFalse();
         assertThat(ROW.decode(upsert, e.rowOffset(), e.rowLength()).toString()).isEqualTo(expectedRow);
         assertThat(new Scd2HistoryEntry().wrap(load("v1", "scd2-history-delete.bin")).isDelete()).isTrue();
+    }
+
+    @Test
+    void v2SamplesDecode() throws IOException {
+        String expectedRow = RowCodecTest.sampleRow().toString();
+        byte[] live = load("v2", "scd2-current-live.bin");
+        Scd2CurrentValue c = new Scd2CurrentValue().wrap(live);
+        assertThat(c.live()).isTrue();
+        assertThat(c.nextChunk()).isEqualTo(3);
+        assertThat(SEQ.decode(live, c.maxOffset(), c.maxLength())).isEqualTo(42L);
+        assertThat(SEQ.decode(live, c.startOffset(), c.startLength())).isEqualTo(7L);
+        assertThat(ROW.decode(live, c.rowOffset(), c.rowLength()).toString()).isEqualTo(expectedRow);
+        byte[] deleted = load("v2", "scd2-current-deleted.bin");
+        c.wrap(deleted);
+        assertThat(c.live()).isFalse();
+        assertThat(c.nextChunk()).isEqualTo(3);
+        assertThat(SEQ.decode(deleted, c.maxOffset(), c.maxLength())).isEqualTo(42L);
+
+        byte[] chunk = load("v2", "scd2-history-chunk.bin");
+        Scd2HistoryChunk.Cursor cursor = new Scd2HistoryChunk.Cursor().wrap(chunk);
+        List<String> read = new ArrayList<>();
+        while (cursor.next()) {
+            Object seq = SEQ.decode(chunk, cursor.sequenceOffset(), cursor.sequenceLength());
+            read.add(cursor.isDelete() ? seq + ":delete"
+                    : seq + ":" + ROW.decode(chunk, cursor.rowOffset(), cursor.rowLength()));
+        }
+        assertThat(read).containsExactly(
+                "7:" + expectedRow, "8:" + expectedRow, "9:delete", "10:" + expectedRow);
+    }
+
+    @Test
+    void corruptChunksFailWithAClearMessage() {
+        byte[] seq = SEQ.encodeValue(1L);
+        ByteWriter w = new ByteWriter();
+        Scd2HistoryChunk.start(w);
+        Scd2HistoryChunk.appendSame(w, seq, 0, seq.length); // SAME with nothing before it
+        assertThatThrownBy(() -> new Scd2HistoryChunk.Cursor().wrap(w.toByteArray()).next())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("corrupt SCD2 history chunk");
+        byte[] truncated = Arrays.copyOf(load2("scd2-history-chunk.bin"), 12);
+        assertThatThrownBy(() -> {
+            Scd2HistoryChunk.Cursor c = new Scd2HistoryChunk.Cursor().wrap(truncated);
+            while (c.next()) {
+                // read to the end
+            }
+        }).isInstanceOf(IllegalStateException.class).hasMessageContaining("corrupt SCD2 history chunk");
+        assertThatThrownBy(() -> new Scd2HistoryChunk.Cursor().wrap(new byte[] {1, 0}))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("expected 2");
+        assertThatThrownBy(() -> new Scd2HistoryChunk.Cursor().wrap(new byte[] {2, 1, 5, 9}).next())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("entry kind 9");
+        assertThatThrownBy(() -> new Scd2CurrentValue().wrap(new byte[] {3, 0}))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("format version 3");
+        assertThat(Scd2HistoryChunk.isChunkKey(Scd2HistoryChunk.mapKey(0))).isTrue();
+        assertThat(Scd2HistoryChunk.isChunkKey(SequenceCodec.toMapKey(seq, 0, seq.length))).isFalse();
+    }
+
+    private static byte[] load2(String name) {
+        try {
+            return load("v2", name);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test
@@ -122,11 +212,14 @@ class StateSamplesTest {
     }
 
     @Test
-    void currentCodeStillWritesV1ByteForByte() throws IOException {
-        // while CURRENT_VERSION is 1, the writers must reproduce the stored bytes exactly
-        assertThat(StateFormat.CURRENT_VERSION).isEqualTo(StateFormat.V1);
+    void currentCodeWritesTheStoredSamplesByteForByte() throws IOException {
+        // layouts still written at v1 (SCD type 1, sequences; v1 history entries only in tests) and the v2 ones
+        assertThat(StateFormat.CURRENT_VERSION).isEqualTo(StateFormat.V2);
         for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
             assertThat(s.getValue()).as(s.getKey()).isEqualTo(load("v1", s.getKey()));
+        }
+        for (Map.Entry<String, byte[]> s : v2Samples().entrySet()) {
+            assertThat(s.getValue()).as(s.getKey()).isEqualTo(load("v2", s.getKey()));
         }
     }
 
@@ -139,11 +232,11 @@ class StateSamplesTest {
                 .isInstanceOf(IllegalStateException.class);
     }
 
-    /** Writes the samples of the current version; run once when a version is introduced. */
+    /** Writes the samples of the current version (v2); run once when a version is introduced. */
     public static void main(String[] args) throws IOException {
-        Path dir = Paths.get(args.length > 0 ? args[0] : "state/src/test/resources/state-samples/v1");
+        Path dir = Paths.get(args.length > 0 ? args[0] : "state/src/test/resources/state-samples/v2");
         Files.createDirectories(dir);
-        for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
+        for (Map.Entry<String, byte[]> s : v2Samples().entrySet()) {
             Files.write(dir.resolve(s.getKey()), s.getValue());
         }
     }

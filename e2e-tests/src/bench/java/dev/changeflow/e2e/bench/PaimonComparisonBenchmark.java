@@ -37,6 +37,8 @@ import java.util.stream.Stream;
  *       synthetic input (10% deletes, 3% duplicate deliveries, 5% out of order within 64 records),
  *       and the pgbench stream with its order destroyed within windows of 1,000 records: the
  *       out-of-order inputs, where Iceberg's sinks (no sequence) report their wrong-row count;
+ *   <li>{@code bench.inputs} ({@code pgbench,shuffled,synthetic}): which inputs run — the pgbench
+ *       rounds, the pgbench stream with its order destroyed, the synthetic stream;
  *   <li>{@code bench.state.keys} (100,000,1,000,000): key counts of the state-size runs (SCD1, SCD2;
  *       synthetic, 2 events per key, in order);
  *   <li>{@code bench.fork} (false): measured runs in this JVM, interleaved (JIT warm across runs, as
@@ -129,13 +131,18 @@ public final class PaimonComparisonBenchmark {
         Path synthFile = dir.resolve("inputs").resolve("synthetic.rows");
         DecodedInput.write(synthFile, synthDecoded.rows, type);
 
+        List<String> inputKinds = Arrays.asList(System.getProperty("bench.inputs", "pgbench,shuffled,synthetic").split(","));
         List<Input> inputs = new ArrayList<>();
-        for (int r : rounds) {
+        for (int r : inputKinds.contains("pgbench") ? rounds : List.<Integer>of()) {
             inputs.add(new Input("pgbench R=" + r, pgFile, r, shift, true));
         }
-        inputs.add(new Input("pgbench R=1, order destroyed in windows of 1,000", pgShuffledFile, 1, shift, false));
-        inputs.add(new Input(String.format("synthetic %,d keys, %,d events, 3%% dup, 5%% out of order", synthKeys, synthEvents),
-                synthFile, 1, 0, false));
+        if (inputKinds.contains("shuffled")) {
+            inputs.add(new Input("pgbench R=1, order destroyed in windows of 1,000", pgShuffledFile, 1, shift, false));
+        }
+        if (inputKinds.contains("synthetic")) {
+            inputs.add(new Input(String.format("synthetic %,d keys, %,d events, 3%% dup, 5%% out of order", synthKeys, synthEvents),
+                    synthFile, 1, 0, false));
+        }
 
         boolean failed = false;
         // ---- warm-up: every system once on pgbench R=5, not counted ----
