@@ -46,8 +46,10 @@ import java.util.stream.Stream;
  * {@code readMs}; {@code rows}; {@code dataFiles}, {@code deleteFiles} (live in the final snapshot);
  * {@code peakRssBytes} (VmHWM of this process when the job finished, -1 when not measurable) and
  * {@code peakHeapBytes}; {@code stateBytes} (full state of all operators in the largest retained
- * checkpoint), {@code applyStateBytes} (the AUTO CDC operator's part), {@code checkpointBytes}
- * (incremental size of the last checkpoint with state); {@code wrongRows} (0 = exact) and {@code wrongSample} (up to three differences).
+ * checkpoint; replaced by a canonical savepoint's sizes when the run holds for state), {@code
+ * applyStateBytes} (the AUTO CDC operator's part), {@code checkpointApplyBytes} (the AUTO CDC
+ * operator's full state size in that checkpoint: every RocksDB file it references, shared ones
+ * included), {@code checkpointBytes} (incremental size of that checkpoint); {@code wrongRows} (0 = exact) and {@code wrongSample} (up to three differences).
  */
 final class BenchRun {
     private BenchRun() {}
@@ -213,6 +215,7 @@ final class BenchRun {
         p.setProperty("stateBytes", Long.toString(best));
         p.setProperty("applyStateBytes", Long.toString(apply));
         p.setProperty("checkpointBytes", Long.toString(incremental));
+        p.setProperty("checkpointApplyBytes", Long.toString(apply));
     }
 
     /** {@code stateBytes} and {@code applyStateBytes} from a canonical savepoint (the logical, compacted size). */
