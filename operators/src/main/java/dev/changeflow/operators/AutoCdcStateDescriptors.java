@@ -29,8 +29,8 @@ public final class AutoCdcStateDescriptors {
     /** SCD2: the key's head ({@code Scd2CurrentValue}). */
     public static final String SCD2_CURRENT = "auto-cdc-scd2-current";
     /**
-     * SCD2: the key's history: chunks of entries ({@code Scd2HistoryChunk}) by chunk number, and in
-     * state restored from changeflow 0.1 single entries ({@code Scd2HistoryEntry}) by sequence.
+     * SCD2: the key's history: chunks of entries ({@code Scd2HistoryChunk}) by chunk number and, in
+     * format v1 state of earlier builds, single entries ({@code Scd2HistoryEntry}) by sequence.
      */
     public static final String SCD2_HISTORY = "auto-cdc-scd2-history";
 

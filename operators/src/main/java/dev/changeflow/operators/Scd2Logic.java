@@ -75,8 +75,10 @@ import java.util.Map;
  * flows are exempt from order independence, A2).
  *
  * <p>Decision: a key holds one chunk per flush that applied records to it; when a late record
- * reads a history of more than {@value #MAX_STORED_VALUES} stored values, the flush rewrites it as
- * chunks of up to {@value #REWRITE_CHUNK_ENTRIES} entries.
+ * reads a history held in more than {@value #MAX_STORED_VALUES} values beyond the chunks of
+ * {@value #REWRITE_CHUNK_ENTRIES} entries it needs, the flush rewrites it as such chunks (a read
+ * then costs a bounded number of state values; a rewrite happens at most once per {@value
+ * #MAX_STORED_VALUES} flushes of the key).
  *
  * <p>Not thread-safe; one instance per operator subtask.
  */
@@ -103,7 +105,7 @@ public final class Scd2Logic {
         void clearHistory();
     }
 
-    /** Stored history values of a key above which a history read leads to a rewrite in fewer chunks. */
+    /** Stored history values of a key, beyond the chunks its entries need, above which a history read leads to a rewrite. */
     static final int MAX_STORED_VALUES = 16;
     /** Entries per chunk when a key's history is rewritten. */
     static final int REWRITE_CHUNK_ENTRIES = 1024;
@@ -705,7 +707,7 @@ public final class Scd2Logic {
     /** History path: the fresh entries as one new chunk, or the whole history rewritten when it has too many values. */
     private void writeHistory(KeyChanges k, Store store) {
         List<Entry> entries = k.entries;
-        if (k.storedValues + 1 > MAX_STORED_VALUES) {
+        if (k.storedValues > MAX_STORED_VALUES + k.stored.size() / REWRITE_CHUNK_ENTRIES) {
             store.clearHistory();
             for (int from = 0; from < entries.size(); from += REWRITE_CHUNK_ENTRIES) {
                 List<Entry> part = entries.subList(from, Math.min(entries.size(), from + REWRITE_CHUNK_ENTRIES));

@@ -184,6 +184,8 @@ class Scd2LogicTest {
                 "-U(1,n,10000,10000,null)", "+U(1,n,10000,10000,10001)", "+I(1,later,0,10001,null)",
                 "+I(1,late2,0,-1,0)");
         assertThat(d.table.rows).hasSize(10_003);
+        // 10 chunks + one per flush since: no new rewrite until 16 more values than the chunks need
+        assertThat(s.history).hasSize(12);
     }
 
     @Test
@@ -198,7 +200,7 @@ class Scd2LogicTest {
 
     @Test
     void v1StateOfAnOlderReleaseGivesTheSameChangesAsV2State() {
-        // state written by changeflow 0.1 (v1 head, one v1 entry per record) must apply exactly like the
+        // state written in format v1 by earlier builds (v1 head, one v1 entry per record) must apply exactly like the
         // v2 state of the same records: in-order, late, duplicate and same-sequence records after the restore
         AutoCdcSpec spec = scd2().build();
         Random rnd = new Random(20261130L);

@@ -13,7 +13,7 @@ public final class StateFormat {
     /** The first layout version: every layout; still written for SCD type 1 values and sequences. */
     public static final int V1 = 1;
     /**
-     * SCD type 2 layouts of changeflow 0.2: the key's head gains the number of its next history
+     * SCD type 2 layouts since history chunks: the key's head gains the number of its next history
      * chunk ({@link Scd2CurrentValue}), and history is written as chunks of entries ({@link
      * Scd2HistoryChunk}) instead of one {@link Scd2HistoryEntry} per record. v1 entries stay readable.
      */

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * Decodes the stored state samples of every layout version (A4), so a later change cannot
  * silently break restoring existing state. The samples under {@code
- * src/test/resources/state-samples/v1/} were written with the v1 code (0.1), those under {@code
+ * src/test/resources/state-samples/v1/} were written with the v1 code, those under {@code
  * v2/} by {@link #main} with the v2 code (SCD type 2 head and history chunks); never regenerate an
  * existing version's samples — add a directory for a new version.
  */
