@@ -40,7 +40,7 @@ import java.util.stream.Stream;
  *   <li>{@code bench.inputs} ({@code pgbench,shuffled,synthetic}): which inputs run — the pgbench
  *       rounds, the pgbench stream with its order destroyed, the synthetic stream;
  *   <li>{@code bench.state.keys} (100,000,1,000,000): key counts of the state-size runs (SCD1, SCD2;
- *       synthetic, 2 events per key, in order);
+ *       synthetic: each key inserted and directly updated, keys in random order);
  *   <li>{@code bench.fork} (false): measured runs in this JVM, interleaved (JIT warm across runs, as
  *       a long-running job is); true forks one JVM per measured run, with {@code bench.heap};
  *   <li>{@code bench.peak} (true): after the measured runs of an input, one more run per system in
@@ -307,7 +307,7 @@ public final class PaimonComparisonBenchmark {
 
     /** State size per key at each key count, SCD1 and SCD2; returns true when a run was not exact. */
     private static boolean stateSize(List<Integer> keyCounts, List<BenchSystem> systems, BenchFlows flows, Path dir) throws Exception {
-        OUT.printf("%nState size (synthetic, 2 events per key, in order; AUTO CDC state in a canonical savepoint after the last record;"
+        OUT.printf("%nState size (synthetic: each key inserted and directly updated, keys in random order; AUTO CDC state in a canonical savepoint after the last record;"
                 + " ckpt: the AUTO CDC operator's full size in the largest retained checkpoint, and that checkpoint's incremental size)%n");
         OUT.printf("%-6s %10s %14s %10s %14s %10s %16s %s%n", "type", "keys", "state bytes", "bytes/key", "ckpt bytes", "bytes/key",
                 "ckpt incr.", "result");
@@ -319,7 +319,7 @@ public final class PaimonComparisonBenchmark {
             double firstPerKey = -1;
             double firstCkptPerKey = -1;
             for (int keys : keyCounts) {
-                SyntheticChanges gen = SyntheticChanges.generate(keys, 2L * keys, 0.0, 0.0, 0.0, 7L);
+                SyntheticChanges gen = SyntheticChanges.insertThenUpdate(keys, 7L);
                 DecodedInput decoded = DecodedInput.decode(gen.lines, flows);
                 Path file = dir.resolve("inputs").resolve("state-" + keys + ".rows");
                 DecodedInput.write(file, decoded.rows, flows.sourceType());

@@ -98,6 +98,46 @@ final class SyntheticChanges {
         return new SyntheticChanges(lines, truth, events);
     }
 
+    /**
+     * The state-size input: every key inserted ({@code c}) and directly after updated ({@code u}, new
+     * {@code abalance}), keys in a seeded random order, {@code source.lsn} growing by 8 per event. Each
+     * key's two records meet the AUTO CDC operator between the same two flushes (except at most one
+     * key per flush), whatever the key count — so bytes per key compare across key counts.
+     *
+     * @throws IllegalArgumentException for {@code keys < 1}
+     */
+    static SyntheticChanges insertThenUpdate(int keys, long seed) {
+        if (keys < 1) {
+            throw new IllegalArgumentException("synthetic input needs keys ≥ 1, got " + keys);
+        }
+        SplittableRandom random = new SplittableRandom(seed);
+        int[] order = new int[keys];
+        for (int k = 0; k < keys; k++) {
+            order[k] = k;
+        }
+        for (int k = keys - 1; k > 0; k--) {
+            int j = random.nextInt(k + 1);
+            int t = order[k];
+            order[k] = order[j];
+            order[j] = t;
+        }
+        List<byte[]> lines = new ArrayList<>(2 * keys);
+        Map<Integer, String> truth = new HashMap<>();
+        long lsn = 1_000;
+        for (int k : order) {
+            int aid = k + 1;
+            int bid = 1 + aid / 100_000;
+            int first = random.nextInt(-5_000, 5_000);
+            int second = first + random.nextInt(1, 5_000);
+            lsn += 8;
+            lines.add(record(aid, null, row(aid, bid, first), "c", lsn).getBytes(StandardCharsets.UTF_8));
+            lsn += 8;
+            lines.add(record(aid, row(aid, bid, first), row(aid, bid, second), "u", lsn).getBytes(StandardCharsets.UTF_8));
+            truth.put(aid, aid + "," + bid + "," + second + "," + TableRows.formatValue(null));
+        }
+        return new SyntheticChanges(lines, truth, 2L * keys);
+    }
+
     private static String row(int aid, int bid, int balance) {
         return "{\"aid\":" + aid + ",\"bid\":" + bid + ",\"abalance\":" + balance + ",\"filler\":null}";
     }
