@@ -38,7 +38,8 @@ import java.util.stream.Stream;
  *       and the pgbench stream with its order destroyed within windows of 1,000 records: the
  *       out-of-order inputs, where Iceberg's sinks (no sequence) report their wrong-row count;
  *   <li>{@code bench.inputs} ({@code pgbench,shuffled,synthetic}): which inputs run — the pgbench
- *       rounds, the pgbench stream with its order destroyed, the synthetic stream;
+ *       rounds, the pgbench stream with its order destroyed, the synthetic stream ({@code none}: only the
+ *       state-size runs);
  *   <li>{@code bench.state.keys} (100,000,1,000,000): key counts of the state-size runs (SCD1, SCD2;
  *       synthetic: each key inserted and directly updated, keys in random order);
  *   <li>{@code bench.fork} (false): measured runs in this JVM, interleaved (JIT warm across runs, as
