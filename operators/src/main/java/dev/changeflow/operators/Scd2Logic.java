@@ -158,6 +158,7 @@ public final class Scd2Logic {
     private final Scd2CurrentValue before = new Scd2CurrentValue();
     private final Scd2HistoryChunk.Cursor cursor = new Scd2HistoryChunk.Cursor();
     private final Scd2HistoryEntry check = new Scd2HistoryEntry();
+    private final OpenVersion fold = new OpenVersion();
 
     public Scd2Logic(AutoCdcSpec spec, AutoCdcMetrics metrics) {
         if (spec.scdType() != ScdType.TYPE_2) {
@@ -330,26 +331,18 @@ public final class Scd2Logic {
      * last flush, in one pass over the chunk (rows decoded only for emitted versions).
      */
     private void emitFolded(KeyChanges k, ChangeOutput out) {
-        // the open version: its start, hash and row as offsets into `openBuf`/`startBuf`
-        boolean open = false;
-        boolean openIsOld = false;
-        byte[] startBuf = null;
-        int startOff = 0;
-        int startLen = 0;
-        byte[] openBuf = null;
-        int openHash = 0;
-        int openRow = 0;
-        int openRowLen = 0;
+        OpenVersion v = fold;
+        v.open = false;
         byte[] old = k.headAtFlush;
         if (old != null && before.wrap(old).live()) {
-            open = openIsOld = true;
-            startBuf = old;
-            startOff = before.startOffset();
-            startLen = before.startLength();
-            openBuf = old;
-            openHash = before.hashOffset();
-            openRow = before.rowOffset();
-            openRowLen = before.rowLength();
+            v.open = v.old = true;
+            v.startBuf = old;
+            v.startOff = before.startOffset();
+            v.startLen = before.startLength();
+            v.buf = old;
+            v.hashOff = before.hashOffset();
+            v.rowOff = before.rowOffset();
+            v.rowLen = before.rowLength();
         }
         if (k.pending == null) {
             return;
@@ -357,54 +350,62 @@ public final class Scd2Logic {
         byte[] p = k.pending.buffer();
         cursor.wrap(p, 1, k.pending.size() - 1);
         while (cursor.next()) {
-            if (cursor.isDelete()) {
-                if (open) {
-                    emitVersion(openIsOld, startBuf, startOff, startLen, openBuf, openRow, openRowLen,
-                            p, cursor.sequenceOffset(), cursor.sequenceLength(), out);
-                    open = false;
-                }
+            if (v.open && !cursor.isDelete()
+                    && Arrays.equals(v.buf, v.hashOff, v.hashOff + Hash128.BYTES, p, cursor.hashOffset(), cursor.hashOffset() + Hash128.BYTES)) {
+                v.takeRow(p, cursor); // same tracked values: the open version takes the row in place
                 continue;
             }
-            if (open && Arrays.equals(openBuf, openHash, openHash + Hash128.BYTES, p, cursor.hashOffset(), cursor.hashOffset() + Hash128.BYTES)) {
-                openBuf = p; // same tracked values: the open version takes the row in place
-                openHash = cursor.hashOffset();
-                openRow = cursor.rowOffset();
-                openRowLen = cursor.rowLength();
-                continue;
+            if (v.open) {
+                emitVersion(v, p, cursor.sequenceOffset(), cursor.sequenceLength(), out); // closed here
+                v.open = false;
             }
-            if (open) {
-                emitVersion(openIsOld, startBuf, startOff, startLen, openBuf, openRow, openRowLen,
-                        p, cursor.sequenceOffset(), cursor.sequenceLength(), out);
+            if (!cursor.isDelete()) {
+                v.open = true;
+                v.old = false;
+                v.startBuf = p;
+                v.startOff = cursor.sequenceOffset();
+                v.startLen = cursor.sequenceLength();
+                v.takeRow(p, cursor);
             }
-            open = true;
-            openIsOld = false;
-            startBuf = p;
-            startOff = cursor.sequenceOffset();
-            startLen = cursor.sequenceLength();
-            openBuf = p;
-            openHash = cursor.hashOffset();
-            openRow = cursor.rowOffset();
-            openRowLen = cursor.rowLength();
         }
-        if (open) {
-            emitVersion(openIsOld, startBuf, startOff, startLen, openBuf, openRow, openRowLen, null, 0, 0, out);
+        if (v.open) {
+            emitVersion(v, null, 0, 0, out);
         }
     }
 
-    /** Emits one version of the fold: {@code +I} when new, else {@code -U}/{@code +U} against the last flush's open version unless unchanged. */
-    private void emitVersion(
-            boolean isOld, byte[] startBuf, int startOff, int startLen, byte[] rowBuf, int rowOff, int rowLen,
-            @Nullable byte[] endBuf, int endOff, int endLen, ChangeOutput out) {
-        Object start = codecs.sequenceCodec.decode(startBuf, startOff, startLen);
+    /** The open version during {@link #emitFolded}: its start sequence, tracked hash and row as slices. */
+    private static final class OpenVersion {
+        boolean open;
+        /** The open version of the last flush (its start is older than every pending entry). */
+        boolean old;
+        byte[] startBuf;
+        int startOff;
+        int startLen;
+        byte[] buf;
+        int hashOff;
+        int rowOff;
+        int rowLen;
+
+        void takeRow(byte[] p, Scd2HistoryChunk.Cursor c) {
+            buf = p;
+            hashOff = c.hashOffset();
+            rowOff = c.rowOffset();
+            rowLen = c.rowLength();
+        }
+    }
+
+    /** Emits one version of the fold, closed at the given sequence (null: open): {@code +I} when new, else {@code -U}/{@code +U} against the last flush's open version unless unchanged. */
+    private void emitVersion(OpenVersion v, @Nullable byte[] endBuf, int endOff, int endLen, ChangeOutput out) {
+        Object start = codecs.sequenceCodec.decode(v.startBuf, v.startOff, v.startLen);
         Object end = endBuf == null ? null : codecs.sequenceCodec.decode(endBuf, endOff, endLen);
-        GenericRowData now = codecs.decodeRow(rowBuf, rowOff, rowLen);
-        if (!isOld) {
+        GenericRowData now = codecs.decodeRow(v.buf, v.rowOff, v.rowLen);
+        if (!v.old) {
             out.emit(versionRow(RowKind.INSERT, now, start, end));
             return;
         }
         // `before` still wraps the head of the last flush
         byte[] old = before.bytes();
-        if (end == null && Arrays.equals(old, before.rowOffset(), old.length, rowBuf, rowOff, rowOff + rowLen)) {
+        if (end == null && Arrays.equals(old, before.rowOffset(), old.length, v.buf, v.rowOff, v.rowOff + v.rowLen)) {
             return;
         }
         GenericRowData was = codecs.decodeRow(old, before.rowOffset(), before.rowLength());
