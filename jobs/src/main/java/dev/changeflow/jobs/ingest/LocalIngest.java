@@ -214,7 +214,7 @@ public final class LocalIngest {
                 return summary;
             }
             o.out.println("Ingesting " + input.describe() + " into " + plan.flows.size() + " table(s)"
-                    + (restore.isPresent() ? ", resuming from " + restore.get().getParent() : ", starting without state"));
+                    + (restore.isPresent() ? ", resuming from " + restore.get() : ", starting without state"));
 
             Configuration conf = flinkConfiguration(plan, ckRoot, restore.orElse(null));
             if (!removedFlows.isEmpty()) {
