@@ -18,11 +18,9 @@ import org.apache.flink.types.RowKind;
 
 import javax.annotation.Nullable;
 
-import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
-import java.io.UncheckedIOException;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -288,20 +286,12 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
             throw new IllegalStateException("SCD type 1 rows are derived from the state at the flush");
         }
 
-        void writeState() throws IOException {
+        void writeState() {
             if (rowDirty) {
-                if (row == null) {
-                    rowState.clear();
-                } else {
-                    rowState.update(row);
-                }
+                StateValues.set(rowState, row);
             }
             if (tombstoneDirty) {
-                if (tombstone == null) {
-                    tombstoneState.clear();
-                } else {
-                    tombstoneState.update(tombstone);
-                }
+                StateValues.set(tombstoneState, tombstone);
             }
         }
 
@@ -341,7 +331,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         public byte[] row() {
             KeyBuffer b = active;
             if (!b.rowLoaded) {
-                b.row = value(rowState);
+                b.row = StateValues.get(rowState);
                 b.initialRow = b.row;
                 b.rowLoaded = true;
             }
@@ -365,7 +355,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         public byte[] tombstone() {
             KeyBuffer b = active;
             if (!b.tombstoneLoaded) {
-                b.tombstone = value(tombstoneState);
+                b.tombstone = StateValues.get(tombstoneState);
                 b.tombstoneLoaded = true;
             }
             return b.tombstone;
@@ -393,16 +383,12 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private final class Scd2Store implements Scd2Logic.Store {
         @Override
         public byte[] head() {
-            return value(currentState);
+            return StateValues.get(currentState);
         }
 
         @Override
         public void setHead(byte[] value) {
-            try {
-                currentState.update(value);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot write SCD2 head state", e);
-            }
+            StateValues.set(currentState, value);
         }
 
         @Override
@@ -427,15 +413,6 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         @Override
         public void clearHistory() {
             historyState.clear();
-        }
-    }
-
-    @Nullable
-    private static byte[] value(ValueState<byte[]> state) {
-        try {
-            return state.value();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

@@ -11,8 +11,6 @@ import org.apache.flink.util.Collector;
 
 import javax.annotation.Nullable;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 
 /**
  * SCD type 1 apply with truncate records (semantics.md A3): change records arrive keyed, truncate
@@ -87,20 +85,12 @@ public final class Scd1TruncateFunction extends KeyedBroadcastProcessFunction<Ro
 
         @Override
         public byte[] row() {
-            try {
-                return row.value();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            return StateValues.get(row);
         }
 
         @Override
         public void setRow(byte[] value) {
-            try {
-                row.update(value);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            StateValues.set(row, value);
         }
 
         @Override
@@ -110,20 +100,12 @@ public final class Scd1TruncateFunction extends KeyedBroadcastProcessFunction<Ro
 
         @Override
         public byte[] tombstone() {
-            try {
-                return tombstone.value();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            return StateValues.get(tombstone);
         }
 
         @Override
         public void setTombstone(byte[] value) {
-            try {
-                tombstone.update(value);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            StateValues.set(tombstone, value);
         }
 
         @Override

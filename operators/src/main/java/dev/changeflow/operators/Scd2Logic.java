@@ -272,7 +272,7 @@ public final class Scd2Logic {
         if (delete) {
             Scd2HistoryChunk.appendDelete(k.pending, seq.buffer(), 0, seq.size());
             value.reset();
-            Scd2CurrentValue.writeDeleted(value, k.nextChunk, seq.buffer(), 0, seq.size());
+            Scd2CurrentValue.writeDeleted(value, k.nextChunk + 1, seq.buffer(), 0, seq.size());
             k.head = value.toByteArray();
             metrics.applied();
             metrics.tombstone();
@@ -318,11 +318,14 @@ public final class Scd2Logic {
         k.lastRowLength = row.size();
     }
 
-    /** The head of a live key whose last record is the upsert in {@link #seq}/{@link #hash}/{@link #row}. */
+    /**
+     * The head of a live key whose last record is the upsert in {@link #seq}/{@link #hash}/{@link #row};
+     * in-order heads carry the number after the pending chunk (the flush writes that chunk as is).
+     */
     private void writeLiveHead(KeyChanges k, byte[] start, int off, int len) {
         value.reset();
         Scd2CurrentValue.writeLive(
-                value, k.nextChunk, seq.buffer(), 0, seq.size(), start, off, len, hash.buffer(), 0, row.buffer(), 0, row.size());
+                value, k.nextChunk + 1, seq.buffer(), 0, seq.size(), start, off, len, hash.buffer(), 0, row.buffer(), 0, row.size());
         k.head = value.toByteArray();
     }
 
