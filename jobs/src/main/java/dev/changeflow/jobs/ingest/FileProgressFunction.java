@@ -24,10 +24,20 @@ import java.util.TreeSet;
 
 /**
  * Passes lines through and remembers, in checkpointed operator state, which input files have been
- * read completely (their end-of-file marker passed). At every checkpoint it also writes that list
- * to {@code <doneDir>/<checkpointId>.txt}, so a local launcher that restores checkpoint N knows
- * exactly which files N already contains — also after a crash, without reading Flink's state.
- * Counter {@code inputFilesCompleted} counts files completed by this run. Runs at parallelism 1.
+ * read completely (their end-of-file marker passed). At every checkpoint and savepoint it also
+ * writes that list to {@code <doneDir>/<jobId>/<checkpointId>.txt} (one path per line), before it
+ * acknowledges the checkpoint: a checkpoint whose {@code _metadata} exists therefore has its list,
+ * and a local launcher that restores it knows exactly which files it contains — also after a
+ * {@code kill -9}, without reading Flink's state ({@link #doneAt}). The job id is part of the name
+ * because a resumed job counts checkpoint ids on from the one it restored: ids repeat across jobs,
+ * and a list of another job's checkpoint N says nothing about this one's.
+ *
+ * <p>A file in the list has all its records before the checkpoint's barrier, so they are in that
+ * checkpoint's state; they are in a <em>committed</em> Iceberg snapshot only once the checkpoint's
+ * commit happened, which the launcher makes sure of by restoring it (Iceberg's committer commits
+ * what a restored checkpoint holds) rather than trusting the list alone.
+ *
+ * <p>Counter {@code inputFilesCompleted} counts files completed by this run. Runs at parallelism 1.
  */
 final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine> implements CheckpointedFunction {
     private static final long serialVersionUID = 1L;
@@ -66,7 +76,7 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
         state.update(new ArrayList<>(completed));
         if (doneDir != null) {
-            Path dir = Path.of(doneDir);
+            Path dir = Path.of(doneDir).resolve(getRuntimeContext().getJobInfo().getJobId().toString());
             Files.createDirectories(dir);
             Path tmp = dir.resolve(ctx.getCheckpointId() + ".txt.tmp");
             Files.write(tmp, completed);
@@ -83,9 +93,34 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
         }
     }
 
-    /** The files recorded for checkpoint {@code checkpointId}, or empty when none was written. */
-    static List<String> doneAt(Path doneDir, long checkpointId) throws IOException {
-        Path f = doneDir.resolve(checkpointId + ".txt");
+    /**
+     * The files recorded as read completely in a checkpoint or savepoint folder: {@code
+     * checkpoints/<jobId>/chk-N} and {@code savepoints/<jobId>/savepoint-…} (the launcher's layout)
+     * are looked up under {@code <doneDir>/<jobId>/N.txt}; a savepoint directly in {@code
+     * savepoints/} (written by releases before job-id folders, after a clean stop that removed
+     * every other list) under {@code <doneDir>/N.txt}.
+     *
+     * @param checkpointId the id in the folder's {@code _metadata}
+     * @return the absolute paths, or empty when no list was written (nothing was read completely)
+     */
+    static List<String> doneAt(Path doneDir, Path stateDir, long checkpointId) throws IOException {
+        Path f = listFile(doneDir, stateDir, checkpointId);
         return Files.exists(f) ? Files.readAllLines(f) : List.of();
     }
+
+    /** Where {@link #doneAt} looks for the list of a checkpoint or savepoint folder. */
+    static Path listFile(Path doneDir, Path stateDir, long checkpointId) {
+        String job = jobIdOf(stateDir);
+        return (job == null ? doneDir : doneDir.resolve(job)).resolve(checkpointId + ".txt");
+    }
+
+    /** The job id a state folder is filed under ({@code <jobId>/chk-N}), or null for the old savepoint layout. */
+    @Nullable
+    static String jobIdOf(Path stateDir) {
+        Path parent = stateDir.toAbsolutePath().normalize().getParent();
+        String name = parent == null ? "" : parent.getFileName().toString();
+        return JOB_ID.matcher(name).matches() ? name : null;
+    }
+
+    private static final java.util.regex.Pattern JOB_ID = java.util.regex.Pattern.compile("[0-9a-f]{32}");
 }

@@ -233,6 +233,9 @@ public final class LocalIngest {
             }
             Path savepoint = Path.of(java.net.URI.create(summary.savepoint));
             input.finished(ckRoot, savepoint, state);
+            // the job finished after its savepoint (a stop waits for the savepoint's commits): a later
+            // run with nothing new may trust this state instead of restoring it
+            state.markCommitted(savepoint);
             summary.records = LocalMetrics.sum("recordsIn");
             summary.quarantined = LocalMetrics.sum("quarantined");
             summary.applied = LocalMetrics.sum("applied");
@@ -290,7 +293,7 @@ public final class LocalIngest {
                 throws IOException {
             Set<String> done = new LinkedHashSet<>();
             if (restore.isPresent()) {
-                done.addAll(FileProgressFunction.doneAt(ckRoot.resolve("files-done"), checkpointId(restore.get())));
+                done.addAll(FileProgressFunction.doneAt(ckRoot.resolve(FILES_DONE), restore.get(), checkpointId(restore.get())));
             }
             files = listFiles(inputs);
             seen = state.seenFiles();
@@ -298,6 +301,13 @@ public final class LocalIngest {
             LocalJobState.warnChanged(seen, fingerprints, o.out);
             fresh = files.stream().filter(f -> !done.contains(f)).collect(Collectors.toList());
             if (fresh.isEmpty()) {
+                if (restore.isPresent() && !state.committed(restore.get())) {
+                    // the files were read, but the run that read them was stopped before it finished: the
+                    // state may hold Iceberg files that were never committed; restoring it commits them
+                    o.out.println("No new input file, but the last run was stopped before it finished: resuming its state"
+                            + " to commit what it had read.");
+                    return true;
+                }
                 o.out.println(files.isEmpty()
                         ? "Nothing to ingest: no input files under " + inputs + "."
                         : "Nothing new to ingest: all " + files.size() + " input file(s) were read by an earlier run.");
@@ -313,7 +323,7 @@ public final class LocalIngest {
 
         @Override
         public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog, Path ckRoot) {
-            IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), ckRoot.resolve("files-done"));
+            IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), ckRoot.resolve(FILES_DONE));
         }
 
         @Override
@@ -333,7 +343,7 @@ public final class LocalIngest {
 
         @Override
         public void finished(Path ckRoot, Path savepoint, LocalJobState state) throws IOException {
-            for (String f : FileProgressFunction.doneAt(ckRoot.resolve("files-done"), checkpointId(savepoint))) {
+            for (String f : FileProgressFunction.doneAt(ckRoot.resolve(FILES_DONE), savepoint, checkpointId(savepoint))) {
                 if (fingerprints.containsKey(f) && !seen.containsKey(f) || fresh.contains(f)) {
                     seen.put(f, fingerprints.get(f));
                 }
@@ -418,7 +428,8 @@ public final class LocalIngest {
             long checkpoints = LocalMetrics.sum("numberOfCompletedCheckpoints");
             boolean stopTest = o.stopAfterCheckpoints > 0 && checkpoints >= o.stopAfterCheckpoints;
             if (input.done() || stopTest) {
-                Path spDir = ckRoot.resolve("savepoints");
+                // filed under the job id, as its checkpoints are, so its list of files read is found (FileProgressFunction)
+                Path spDir = ckRoot.resolve("savepoints").resolve(job.getJobID().toString());
                 summary.savepoint = stopWithSavepoint(job, spDir);
                 job.getJobExecutionResult().get();
                 summary.runSeconds = (System.nanoTime() - started) / 1e9;
@@ -636,26 +647,35 @@ public final class LocalIngest {
      * savepoints and their file lists (a canonical savepoint is self-contained).
      */
     static void cleanUpOlderState(Path ckRoot, Path savepoint) throws IOException {
-        long keepId = checkpointId(savepoint);
+        Path keep = savepoint.toAbsolutePath().normalize();
+        Path keepList = FileProgressFunction.listFile(ckRoot.resolve(FILES_DONE), keep, checkpointId(keep)).toAbsolutePath().normalize();
         deleteRecursively(ckRoot.resolve("checkpoints"));
-        try (Stream<Path> s = Files.list(ckRoot.resolve("savepoints"))) {
-            for (Path p : s.collect(Collectors.toList())) {
-                if (!p.toAbsolutePath().normalize().equals(savepoint.toAbsolutePath().normalize())) {
-                    deleteRecursively(p);
-                }
-            }
+        deleteAllBut(ckRoot.resolve("savepoints"), keep);
+        deleteAllBut(ckRoot.resolve(FILES_DONE), keepList);
+    }
+
+    /** Deletes everything under {@code root} except {@code keep} and the folders that lead to it. */
+    private static void deleteAllBut(Path root, Path keep) throws IOException {
+        if (!Files.isDirectory(root)) {
+            return;
         }
-        Path doneDir = ckRoot.resolve("files-done");
-        if (Files.isDirectory(doneDir)) {
-            try (Stream<Path> s = Files.list(doneDir)) {
-                for (Path p : s.collect(Collectors.toList())) {
-                    if (!p.getFileName().toString().equals(keepId + ".txt")) {
-                        Files.delete(p);
-                    }
+        try (Stream<Path> s = Files.list(root)) {
+            for (Path p : s.collect(Collectors.toList())) {
+                Path abs = p.toAbsolutePath().normalize();
+                if (abs.equals(keep)) {
+                    continue;
+                }
+                if (keep.startsWith(abs) && Files.isDirectory(abs)) {
+                    deleteAllBut(abs, keep);
+                } else {
+                    deleteRecursively(abs);
                 }
             }
         }
     }
+
+    /** Per job id and checkpoint id, the files read completely ({@link FileProgressFunction}). */
+    static final String FILES_DONE = "files-done";
 
     /** Regular, visible files under the inputs (as Flink's FileSource enumerates them). */
     static List<String> listFiles(List<Path> inputs) throws IOException {

@@ -14,6 +14,7 @@ import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -32,7 +33,11 @@ import java.util.TreeMap;
  *   <li>{@code flows.json}: per AUTO CDC flow the parts of its definition the saved state depends
  *       on (KEYS, SEQUENCE BY and its type, SCD type), checked before a restore;
  *   <li>{@code files-seen.json}: size and modification time (ms) of each input file when it was
- *       read, so a file that changed afterwards is reported (files are read once, by path).
+ *       read, so a file that changed afterwards is reported (files are read once, by path);
+ *   <li>{@code committed-savepoint}: the savepoint of the last run that stopped cleanly — its job
+ *       finished after the savepoint, so every Iceberg commit of it happened. Any other state to
+ *       resume from (a retained checkpoint, or a savepoint whose run was killed before its job
+ *       finished) may hold data files its committers have not committed yet.
  * </ul>
  */
 final class LocalJobState implements AutoCloseable {
@@ -81,6 +86,29 @@ final class LocalJobState implements AutoCloseable {
     void clear() throws IOException {
         Files.deleteIfExists(root.resolve("flows.json"));
         Files.deleteIfExists(root.resolve("files-seen.json"));
+        Files.deleteIfExists(root.resolve(COMMITTED_SAVEPOINT));
+    }
+
+    // ---- clean stops -------------------------------------------------------------------------
+
+    private static final String COMMITTED_SAVEPOINT = "committed-savepoint";
+
+    /** Records that the job stopped cleanly with {@code savepoint}: its Iceberg commits all happened. */
+    void markCommitted(Path savepoint) throws IOException {
+        Path f = root.resolve(COMMITTED_SAVEPOINT);
+        Path tmp = f.resolveSibling(COMMITTED_SAVEPOINT + ".tmp");
+        Files.writeString(tmp, savepoint.toAbsolutePath().normalize().toString());
+        Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /**
+     * Whether {@code stateDir} is the savepoint of a clean stop ({@link #markCommitted}); false for
+     * every retained checkpoint and for a savepoint whose run was killed before its job finished —
+     * restoring those lets the committers commit what they hold.
+     */
+    boolean committed(Path stateDir) throws IOException {
+        Path f = root.resolve(COMMITTED_SAVEPOINT);
+        return Files.exists(f) && Files.readString(f).equals(stateDir.toAbsolutePath().normalize().toString());
     }
 
     // ---- flow definitions --------------------------------------------------------------------
@@ -192,6 +220,6 @@ final class LocalJobState implements AutoCloseable {
     private static void write(Path file, JsonNode node) throws IOException {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), node);
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 }

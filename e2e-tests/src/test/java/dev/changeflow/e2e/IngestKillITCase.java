@@ -1,0 +1,242 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.LongStream;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code kill -9} of the real {@code bin/changeflow ingest} process (the README's pgbench command
+ * over the recorded capture), at seeded moments, resumed each time with the same command; after
+ * the kills a run to the end and one more run ("Nothing new to ingest"): the four tables must
+ * equal PostgreSQL's final CSVs (so no key is missing, duplicated, resurrected or stale) and the
+ * quarantine table must be empty. Issue #19: a run killed the moment its final savepoint was
+ * written left uncommitted Iceberg files that no later run committed.
+ *
+ * <p>Kill moments, each drawn by the seed: a delay after the process starts; just after the n-th
+ * new Iceberg snapshot of the run appears; just after its n-th checkpoint completes (its {@code
+ * _metadata} appears); just after the final savepoint's {@code _metadata} appears. Every seed kills
+ * at each kind of moment at least once (with 4 or more kills). Checkpoints every second, so a run
+ * has several checkpoints and commits to be killed around.
+ *
+ * <p>System properties: {@code kill.seeds} (default 2: seeds 1..N), {@code kill.seed} (replay one
+ * seed), {@code kill.kills} (kills per seed, default 5). The seeds and the kill moments are printed.
+ * A benchmark-style run: {@code ./mvnw -B verify -pl e2e-tests -am -Dit.test=IngestKillITCase
+ * -Dkill.seeds=20 -DskipTests=false -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false}.
+ */
+class IngestKillITCase {
+    private static final Duration RUN_TIMEOUT = Duration.ofMinutes(5);
+    private static final String JOB = "pgbench";
+    private static final List<String> TABLES = List.of("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
+
+    /** A moment to kill at. */
+    enum Moment {
+        AFTER_START,
+        NEW_SNAPSHOT,
+        CHECKPOINT_COMPLETED,
+        FINAL_SAVEPOINT
+    }
+
+    /** One kill of a schedule: at the n-th occurrence of the moment (or after {@code n} ms for AFTER_START), plus a delay. */
+    record Kill(Moment moment, int n, int delayMs) {
+        @Override
+        public String toString() {
+            return switch (moment) {
+                case AFTER_START -> n + " ms after start";
+                case NEW_SNAPSHOT -> delayMs + " ms after new Iceberg snapshot #" + n + " of the run";
+                case CHECKPOINT_COMPLETED -> delayMs + " ms after checkpoint #" + n + " of the run completed";
+                case FINAL_SAVEPOINT -> delayMs + " ms after the final savepoint's _metadata appeared";
+            };
+        }
+    }
+
+    static Stream<Long> seeds() {
+        String one = System.getProperty("kill.seed");
+        if (one != null && !one.isBlank()) {
+            return Stream.of(Long.parseLong(one.trim()));
+        }
+        return LongStream.rangeClosed(1, Long.getLong("kill.seeds", 2)).boxed();
+    }
+
+    /** The schedule of a seed: each kind of moment at least once, the rest drawn, in a seeded order. */
+    static List<Kill> schedule(long seed, int kills) {
+        Random rnd = new Random(seed);
+        List<Moment> moments = new ArrayList<>();
+        for (int i = 0; i < kills; i++) {
+            moments.add(i < Moment.values().length ? Moment.values()[i] : Moment.values()[rnd.nextInt(Moment.values().length)]);
+        }
+        Collections.shuffle(moments, rnd);
+        List<Kill> out = new ArrayList<>();
+        for (Moment m : moments) {
+            out.add(switch (m) {
+                case AFTER_START -> new Kill(m, 1000 + rnd.nextInt(7000), 0);
+                case NEW_SNAPSHOT -> new Kill(m, 1 + rnd.nextInt(4), rnd.nextInt(30));
+                case CHECKPOINT_COMPLETED -> new Kill(m, 1 + rnd.nextInt(3), rnd.nextInt(30));
+                case FINAL_SAVEPOINT -> new Kill(m, 1, rnd.nextInt(10));
+            });
+        }
+        return out;
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void killedIngestResumesExactlyOnce(long seed, @TempDir Path dir) throws Exception {
+        Path capture = SharedData.pgbenchCapture();
+        Path warehouse = dir.resolve("warehouse");
+        List<Kill> kills = schedule(seed, Integer.getInteger("kill.kills", 5));
+        System.out.println("IngestKillITCase seed " + seed + ": " + kills.size() + " kills (replay with -Dkill.seed=" + seed + ")");
+        for (int i = 0; i < kills.size(); i++) {
+            Kill k = kills.get(i);
+            Path log = dir.resolve("attempt-" + i + ".log");
+            long t0 = System.nanoTime();
+            Process p = start(capture, warehouse, log);
+            String what = killAt(p, k, warehouse);
+            System.out.printf("  seed %d kill %d: %-60s -> %s at %.1f s%n", seed, i + 1, k, what, (System.nanoTime() - t0) / 1e9);
+        }
+        Path last = dir.resolve("final.log");
+        Process p = start(capture, warehouse, last);
+        assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).as("final run ends").isTrue();
+        assertThat(p.exitValue()).as("final run's exit code; its output:%n%s", tail(last)).isEqualTo(0);
+        System.out.println("  seed " + seed + " final run: " + firstLine(last));
+        Path again = dir.resolve("again.log");
+        p = start(capture, warehouse, again);
+        assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as("run after the final one; its output:%n%s", tail(again)).isEqualTo(0);
+        assertThat(Files.readString(again)).as("run after the final one").contains("Nothing new to ingest");
+
+        for (String t : TABLES) {
+            List<String> expected = PgbenchCaptureITCase.sorted(SharedData.finalCsv(t));
+            List<String> actual = PgbenchCaptureITCase.sorted(PgbenchCaptureITCase.rows(warehouse, "public." + t));
+            assertThat(difference(expected, actual)).as("public.%s after seed %d (replay with -Dkill.seed=%d)", t, seed, seed).isEmpty();
+            assertThat(actual).as(t).isEqualTo(expected);
+        }
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        assertThat(TableRows.count(cat.loadTable(TableIdentifier.of("public", "changeflow_quarantine")))).as("quarantined").isZero();
+    }
+
+    /** Rows missing from and unexpected in {@code actual}, a few of each, as one line (empty when they are equal). */
+    private static String difference(List<String> expected, List<String> actual) {
+        java.util.Map<String, Integer> left = new java.util.HashMap<>();
+        expected.forEach(r -> left.merge(r, 1, Integer::sum));
+        List<String> unexpected = new ArrayList<>();
+        for (String r : actual) {
+            if (left.merge(r, -1, Integer::sum) < 0) {
+                unexpected.add(r);
+            }
+        }
+        List<String> missing = new ArrayList<>();
+        left.forEach((r, n) -> {
+            for (int i = 0; i < n; i++) {
+                missing.add(r);
+            }
+        });
+        if (missing.isEmpty() && unexpected.isEmpty()) {
+            return "";
+        }
+        Collections.sort(missing);
+        return String.format("%,d rows (expected %,d): %,d missing, e.g. %s; %,d unexpected, e.g. %s", actual.size(), expected.size(),
+                missing.size(), missing.subList(0, Math.min(3, missing.size())), unexpected.size(),
+                unexpected.subList(0, Math.min(3, unexpected.size())));
+    }
+
+    private static Process start(Path capture, Path warehouse, Path log) throws IOException {
+        Path root = SharedData.repositoryRoot();
+        ProcessBuilder pb = new ProcessBuilder(
+                root.resolve("bin").resolve("changeflow").toString(), "ingest",
+                "--flows", root.resolve("examples").resolve("pgbench-flows.yaml").toString(),
+                "--warehouse", warehouse.toString(),
+                "--checkpoint-interval", "1s",
+                capture.toString());
+        pb.environment().put("CHANGEFLOW_NO_BUILD", "1");
+        pb.environment().put("CHANGEFLOW_JAVA_OPTS", "-Xmx1g");
+        return pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /**
+     * Waits for the kill's moment and kills the process with SIGKILL ({@link Process#destroyForcibly}
+     * on Linux; the launcher {@code exec}s java, so this is the JVM itself).
+     *
+     * @return what happened, for the printed schedule
+     */
+    private static String killAt(Process p, Kill k, Path warehouse) throws Exception {
+        Path ckRoot = warehouse.resolve(".changeflow").resolve("checkpoints").resolve(JOB);
+        long snapshots0 = snapshots(warehouse);
+        long checkpoints0 = count(ckRoot.resolve("checkpoints"), "_metadata");
+        long savepoints0 = count(ckRoot.resolve("savepoints"), "_metadata");
+        long start = System.nanoTime();
+        long deadline = start + RUN_TIMEOUT.toNanos();
+        while (true) {
+            if (!p.isAlive()) {
+                return "exited (rc " + p.exitValue() + ") before the moment";
+            }
+            boolean reached = switch (k.moment()) {
+                case AFTER_START -> System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(k.n());
+                case NEW_SNAPSHOT -> snapshots(warehouse) - snapshots0 >= k.n();
+                case CHECKPOINT_COMPLETED -> count(ckRoot.resolve("checkpoints"), "_metadata") - checkpoints0 >= k.n();
+                case FINAL_SAVEPOINT -> count(ckRoot.resolve("savepoints"), "_metadata") > savepoints0;
+            };
+            if (reached || System.nanoTime() > deadline) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(k.delayMs()));
+                p.destroyForcibly();
+                p.waitFor();
+                return reached ? "killed" : "killed (moment not reached in " + RUN_TIMEOUT.toMinutes() + " min)";
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        }
+    }
+
+    /** Snapshots committed to the four tables so far (one manifest list {@code snap-*.avro} each). */
+    private static long snapshots(Path warehouse) throws IOException {
+        long n = 0;
+        for (String t : TABLES) {
+            Path meta = warehouse.resolve("public").resolve(t).resolve("metadata");
+            if (Files.isDirectory(meta)) {
+                try (Stream<Path> s = Files.list(meta)) {
+                    n += s.filter(f -> f.getFileName().toString().startsWith("snap-")).count();
+                }
+            }
+        }
+        return n;
+    }
+
+    private static long count(Path root, String name) throws IOException {
+        if (!Files.isDirectory(root)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.walk(root, 3)) {
+            return s.filter(f -> f.getFileName().toString().equals(name)).count();
+        } catch (java.io.UncheckedIOException e) {
+            return count(root, name); // a folder vanished while walking (Flink's clean-up): look again
+        }
+    }
+
+    private static String firstLine(Path log) throws IOException {
+        return Files.readAllLines(log, StandardCharsets.UTF_8).stream().filter(l -> l.startsWith("Ingesting") || l.startsWith("No new"))
+                .findFirst().orElse("(no start line)");
+    }
+
+    private static String tail(Path log) throws IOException {
+        List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    }
+}
