@@ -118,6 +118,37 @@ class PgbenchCaptureITCase {
         assertTablesEqualOracle(warehouse);
     }
 
+    /**
+     * Issue #19: when the process dies after the final savepoint was written but before the job
+     * finished, the savepoint's Iceberg commits may not have happened; every file is marked read in
+     * it, yet the next run must restore it (its committers commit what it holds) rather than say
+     * "Nothing new to ingest". Simulated by removing the clean-stop record: the run restores the
+     * savepoint, reads nothing, and leaves the tables exact; the run after it has nothing to do.
+     * ({@link IngestKillITCase} kills the real process at that moment, when the commits are missing.)
+     */
+    @Test
+    void savepointOfARunThatDidNotFinishIsRestoredEvenWithNothingNew() throws Exception {
+        Path capture = SharedData.pgbenchCapture();
+        Path warehouse = tmp.resolve("warehouse");
+        IngestPlan plan = IngestPlanner.plan(config(), List.of(capture));
+        run(plan, List.of(capture), warehouse, false);
+        Path ckRoot = LocalIngest.checkpointRoot(plan, options(warehouse, false));
+        Files.delete(ckRoot.resolveSibling(ckRoot.getFileName() + ".state").resolve("committed-savepoint"));
+
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        LocalIngest.Options o = options(warehouse, false);
+        o.out = new PrintStream(out, true, StandardCharsets.UTF_8);
+        LocalIngest.Summary second = LocalIngest.run(plan, List.of(capture), o);
+        assertThat(second.nothingToDo).isFalse();
+        assertThat(second.records).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("the last run was stopped before it finished");
+        assertTablesEqualOracle(warehouse);
+
+        LocalIngest.Summary third = run(plan, List.of(capture), warehouse, false);
+        assertThat(third.nothingToDo).isTrue();
+        assertTablesEqualOracle(warehouse);
+    }
+
     // ---------------------------------------------------------------------------------------------
 
     static IngestConfig config() throws IOException {

@@ -56,6 +56,45 @@ class LocalJobStateTest {
     }
 
     @Test
+    void onlyTheSavepointOfACleanStopCountsAsCommittedAndFromScratchForgetsIt() throws Exception {
+        Path savepoint = tmp.resolve("ck").resolve("savepoints").resolve("0123456789abcdef0123456789abcdef").resolve("savepoint-012345-abc");
+        Path checkpoint = tmp.resolve("ck").resolve("checkpoints").resolve("0123456789abcdef0123456789abcdef").resolve("chk-7");
+        try (LocalJobState state = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+            assertThat(state.committed(savepoint)).isFalse();
+            state.markCommitted(savepoint);
+            assertThat(state.committed(savepoint)).isTrue();
+            assertThat(state.committed(tmp.resolve("ck/savepoints/0123456789abcdef0123456789abcdef/../0123456789abcdef0123456789abcdef/savepoint-012345-abc")))
+                    .as("the same folder, spelled otherwise").isTrue();
+            assertThat(state.committed(checkpoint)).isFalse();
+            state.clear();
+            assertThat(state.committed(savepoint)).isFalse();
+        }
+    }
+
+    @Test
+    void filesDoneListsAreFiledByJobIdAndCheckpointIdAndCleanUpKeepsOnlyTheSavepointsList() throws Exception {
+        String jobA = "0123456789abcdef0123456789abcdef";
+        String jobB = "fedcba9876543210fedcba9876543210";
+        Path ck = tmp.resolve("ck");
+        Path done = ck.resolve(LocalIngest.FILES_DONE);
+        // job B resumed from A's checkpoint 2 and counted on: both have a checkpoint 3, with different lists
+        Path a3 = ck.resolve("checkpoints").resolve(jobA).resolve("chk-3");
+        Path b3 = ck.resolve("checkpoints").resolve(jobB).resolve("chk-3");
+        Path legacy = ck.resolve("savepoints").resolve("savepoint-012345-abcdef");
+        Files.createDirectories(done.resolve(jobA));
+        Files.createDirectories(done.resolve(jobB));
+        Files.write(done.resolve(jobA).resolve("3.txt"), List.of("/in/a.jsonl"));
+        Files.write(done.resolve(jobB).resolve("3.txt"), List.of("/in/a.jsonl", "/in/b.jsonl"));
+        Files.write(done.resolve("3.txt"), List.of("/in/old.jsonl"));
+        assertThat(FileProgressFunction.doneAt(done, a3, 3)).containsExactly("/in/a.jsonl");
+        assertThat(FileProgressFunction.doneAt(done, b3, 3)).containsExactly("/in/a.jsonl", "/in/b.jsonl");
+        assertThat(FileProgressFunction.doneAt(done, b3, 4)).as("no list: nothing read completely").isEmpty();
+        assertThat(FileProgressFunction.doneAt(done, legacy, 3)).as("savepoint of an older release").containsExactly("/in/old.jsonl");
+        assertThat(FileProgressFunction.jobIdOf(a3)).isEqualTo(jobA);
+        assertThat(FileProgressFunction.jobIdOf(legacy)).isNull();
+    }
+
+    @Test
     void aFileThatChangedAfterItWasReadIsReported() throws Exception {
         Path f = tmp.resolve("a.jsonl");
         Files.writeString(f, "{}\n");
