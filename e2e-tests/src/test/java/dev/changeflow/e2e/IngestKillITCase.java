@@ -1,10 +1,15 @@
 package dev.changeflow.e2e;
 
+import dev.changeflow.e2e.kafka.EmbeddedKafka;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -18,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.LongStream;
@@ -39,8 +45,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * at each kind of moment at least once (with 4 or more kills). Checkpoints every second, so a run
  * has several checkpoints and commits to be killed around.
  *
- * <p>System properties: {@code kill.seeds} (default 2: seeds 1..N), {@code kill.seed} (replay one
- * seed), {@code kill.kills} (kills per seed, default 5). The seeds and the kill moments are printed.
+ * <p>The same over Kafka: the capture produced to an embedded broker (one topic per table, 2
+ * partitions each) and read with {@code --kafka-bootstrap}/{@code --topics} up to the end offsets
+ * seen at launch; the run after the final one reads no record.
+ *
+ * <p>System properties: {@code kill.seeds} (default 2: seeds 1..N for files), {@code
+ * kill.kafka-seeds} (default 1), {@code kill.seed} (replay one seed, both inputs), {@code
+ * kill.kills} (kills per seed, default 5). The seeds and the kill moments are printed.
  * A benchmark-style run: {@code ./mvnw -B verify -pl e2e-tests -am -Dit.test=IngestKillITCase
  * -Dkill.seeds=20 -DskipTests=false -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false}.
  */
@@ -48,6 +59,9 @@ class IngestKillITCase {
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(5);
     private static final String JOB = "pgbench";
     private static final List<String> TABLES = List.of("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
+
+    @RegisterExtension static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+    private static List<String> topics;
 
     /** A moment to kill at. */
     enum Moment {
@@ -71,11 +85,19 @@ class IngestKillITCase {
     }
 
     static Stream<Long> seeds() {
+        return seeds("kill.seeds", 2);
+    }
+
+    static Stream<Long> kafkaSeeds() {
+        return seeds("kill.kafka-seeds", 1);
+    }
+
+    private static Stream<Long> seeds(String property, long defaultCount) {
         String one = System.getProperty("kill.seed");
         if (one != null && !one.isBlank()) {
             return Stream.of(Long.parseLong(one.trim()));
         }
-        return LongStream.rangeClosed(1, Long.getLong("kill.seeds", 2)).boxed();
+        return LongStream.rangeClosed(1, Long.getLong(property, defaultCount)).boxed();
     }
 
     /** The schedule of a seed: each kind of moment at least once, the rest drawn, in a seeded order. */
@@ -98,36 +120,74 @@ class IngestKillITCase {
         return out;
     }
 
-    @ParameterizedTest(name = "seed {0}")
+    @ParameterizedTest(name = "files, seed {0}")
     @MethodSource("seeds")
-    void killedIngestResumesExactlyOnce(long seed, @TempDir Path dir) throws Exception {
-        Path capture = SharedData.pgbenchCapture();
+    void killedFileIngestResumesExactlyOnce(long seed, @TempDir Path dir) throws Exception {
+        killAndResume("files", seed, dir, List.of(SharedData.pgbenchCapture().toString()), "Nothing new to ingest");
+    }
+
+    @ParameterizedTest(name = "Kafka, seed {0}")
+    @MethodSource("kafkaSeeds")
+    void killedKafkaIngestResumesExactlyOnce(long seed, @TempDir Path dir) throws Exception {
+        List<String> topicNames = produceCaptureOnce();
+        killAndResume("Kafka", seed, dir, List.of("--kafka-bootstrap", KAFKA.bootstrapServers(), "--topics", String.join(",", topicNames),
+                "--group-id", "kill-" + seed), "Done in");
+    }
+
+    /** Produces the capture to Kafka once per class (the runs of every seed read it from the start). */
+    private static synchronized List<String> produceCaptureOnce() throws Exception {
+        if (topics == null) {
+            List<ProducerRecord<byte[], byte[]>> records = KafkaPgbenchITCase.records(SharedData.readLines(SharedData.pgbenchCapture()));
+            TreeSet<String> names = new TreeSet<>();
+            records.forEach(r -> names.add(r.topic()));
+            KAFKA.createTopics(2, new ArrayList<>(names));
+            try (KafkaProducer<byte[], byte[]> producer = KAFKA.producer()) {
+                for (ProducerRecord<byte[], byte[]> r : records) {
+                    producer.send(r);
+                }
+                producer.flush();
+            }
+            topics = new ArrayList<>(names);
+        }
+        return topics;
+    }
+
+    /**
+     * Runs the seed's schedule of kills over one input, then a run to the end and one more run
+     * (whose output must contain {@code againSays}), and compares the tables with PostgreSQL's.
+     */
+    private static void killAndResume(String input, long seed, Path dir, List<String> inputArgs, String againSays) throws Exception {
         Path warehouse = dir.resolve("warehouse");
         List<Kill> kills = schedule(seed, Integer.getInteger("kill.kills", 5));
-        System.out.println("IngestKillITCase seed " + seed + ": " + kills.size() + " kills (replay with -Dkill.seed=" + seed + ")");
+        System.out.println("IngestKillITCase " + input + " seed " + seed + ": " + kills.size() + " kills (replay with -Dkill.seed=" + seed + ")");
         for (int i = 0; i < kills.size(); i++) {
             Kill k = kills.get(i);
             Path log = dir.resolve("attempt-" + i + ".log");
             long t0 = System.nanoTime();
-            Process p = start(capture, warehouse, log);
+            Process p = start(inputArgs, warehouse, log);
             String what = killAt(p, k, warehouse);
-            System.out.printf("  seed %d kill %d: %-60s -> %s at %.1f s%n", seed, i + 1, k, what, (System.nanoTime() - t0) / 1e9);
+            System.out.printf("  %s seed %d kill %d: %-60s -> %s at %.1f s%n", input, seed, i + 1, k, what, (System.nanoTime() - t0) / 1e9);
         }
         Path last = dir.resolve("final.log");
-        Process p = start(capture, warehouse, last);
+        Process p = start(inputArgs, warehouse, last);
         assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).as("final run ends").isTrue();
         assertThat(p.exitValue()).as("final run's exit code; its output:%n%s", tail(last)).isEqualTo(0);
-        System.out.println("  seed " + seed + " final run: " + firstLine(last));
+        System.out.println("  " + input + " seed " + seed + " final run: " + firstLine(last));
         Path again = dir.resolve("again.log");
-        p = start(capture, warehouse, again);
+        p = start(inputArgs, warehouse, again);
         assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as("run after the final one; its output:%n%s", tail(again)).isEqualTo(0);
-        assertThat(Files.readString(again)).as("run after the final one").contains("Nothing new to ingest");
+        String againOut = Files.readString(again);
+        assertThat(againOut).as("run after the final one").contains(againSays).doesNotContain("No new input file, but");
+        if (againSays.equals("Done in")) {
+            assertThat(againOut).as("run after the final one reads nothing").contains(": 0 records");
+        }
 
         for (String t : TABLES) {
             List<String> expected = PgbenchCaptureITCase.sorted(SharedData.finalCsv(t));
             List<String> actual = PgbenchCaptureITCase.sorted(PgbenchCaptureITCase.rows(warehouse, "public." + t));
-            assertThat(difference(expected, actual)).as("public.%s after seed %d (replay with -Dkill.seed=%d)", t, seed, seed).isEmpty();
+            assertThat(difference(expected, actual)).as("public.%s after %s seed %d (replay with -Dkill.seed=%d)", t, input, seed, seed)
+                    .isEmpty();
             assertThat(actual).as(t).isEqualTo(expected);
         }
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
@@ -159,14 +219,15 @@ class IngestKillITCase {
                 unexpected.subList(0, Math.min(3, unexpected.size())));
     }
 
-    private static Process start(Path capture, Path warehouse, Path log) throws IOException {
+    private static Process start(List<String> inputArgs, Path warehouse, Path log) throws IOException {
         Path root = SharedData.repositoryRoot();
-        ProcessBuilder pb = new ProcessBuilder(
+        List<String> cmd = new ArrayList<>(List.of(
                 root.resolve("bin").resolve("changeflow").toString(), "ingest",
                 "--flows", root.resolve("examples").resolve("pgbench-flows.yaml").toString(),
                 "--warehouse", warehouse.toString(),
-                "--checkpoint-interval", "1s",
-                capture.toString());
+                "--checkpoint-interval", "1s"));
+        cmd.addAll(inputArgs);
+        ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("CHANGEFLOW_NO_BUILD", "1");
         pb.environment().put("CHANGEFLOW_JAVA_OPTS", "-Xmx1g");
         return pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
