@@ -4,6 +4,7 @@ import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.hadoop.HadoopCatalog;
@@ -16,7 +17,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -105,5 +108,60 @@ class ChangeFeedLauncherITCase {
         Run after = run("sql", "--warehouse", warehouse, "-e",
                 "SELECT count(*) AS changes FROM table_changes('db.t', 3)");
         assertThat(after.out()).containsExactly("changes", "1");
+    }
+
+    /**
+     * Issue #19: {@code changeflow sql -e "SELECT * FROM table_changes(...)"} (BATCH mode at the
+     * local parallelism) prints the changes in version order without an {@code ORDER BY}, within a
+     * version by key with each preimage directly before its postimage, although every version has
+     * several data files.
+     */
+    @Test
+    void sqlPrintsTableChangesInVersionOrder() {
+        String warehouse = tmp.resolve("warehouse").toString();
+        String insert = "INSERT INTO db.t /*+ OPTIONS('write-parallelism'='2') */ VALUES ";
+        Run write = run("sql", "--warehouse", warehouse,
+                "-e", "CREATE DATABASE db",
+                "-e", "CREATE TABLE db.t (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) "
+                        + "WITH ('format-version'='2', 'write.upsert.enabled'='true')",
+                "-e", insert + "(1, 'a1'), (2, 'a2'), (3, 'a3'), (4, 'a4')",
+                "-e", insert + "(1, 'b1'), (5, 'b5'), (6, 'b6')",
+                "-e", insert + "(2, 'c2'), (7, 'c7'), (11, 'c11'), (12, 'c12')",
+                "-e", insert + "(3, 'd3'), (5, 'd5'), (8, 'd8')");
+        assertThat(write.code()).as(write.err() + write.out()).isZero();
+        Table table = new HadoopCatalog(new Configuration(), tmp.resolve("warehouse").toUri().toString())
+                .loadTable(TableIdentifier.of("db", "t"));
+        Map<Long, String> committed = new HashMap<>();
+        for (Snapshot snapshot : table.snapshots()) {
+            assertThat(snapshot.addedDataFiles(table.io()))
+                    .as("data files of version %d", snapshot.sequenceNumber())
+                    .hasSizeGreaterThan(1);
+            committed.put(snapshot.sequenceNumber(), Instant.ofEpochMilli(snapshot.timestampMillis()).toString());
+        }
+        assertThat(committed).containsOnlyKeys(1L, 2L, 3L, 4L);
+
+        Run read = run("sql", "--warehouse", warehouse, "-e", "SELECT * FROM table_changes('db.t', 1, 4)");
+        assertThat(read.code()).as(read.err()).isZero();
+        assertThat(read.out())
+                .containsExactly(
+                        "id,name,_change_type,_commit_version,_commit_timestamp",
+                        "1,a1,insert,1," + committed.get(1L),
+                        "2,a2,insert,1," + committed.get(1L),
+                        "3,a3,insert,1," + committed.get(1L),
+                        "4,a4,insert,1," + committed.get(1L),
+                        "1,a1,update_preimage,2," + committed.get(2L),
+                        "1,b1,update_postimage,2," + committed.get(2L),
+                        "5,b5,insert,2," + committed.get(2L),
+                        "6,b6,insert,2," + committed.get(2L),
+                        "2,a2,update_preimage,3," + committed.get(3L),
+                        "2,c2,update_postimage,3," + committed.get(3L),
+                        "7,c7,insert,3," + committed.get(3L),
+                        "11,c11,insert,3," + committed.get(3L),
+                        "12,c12,insert,3," + committed.get(3L),
+                        "3,a3,update_preimage,4," + committed.get(4L),
+                        "3,d3,update_postimage,4," + committed.get(4L),
+                        "5,b5,update_preimage,4," + committed.get(4L),
+                        "5,d5,update_postimage,4," + committed.get(4L),
+                        "8,d8,insert,4," + committed.get(4L));
     }
 }

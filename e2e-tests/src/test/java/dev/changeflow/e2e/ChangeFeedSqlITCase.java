@@ -35,7 +35,8 @@ import static org.assertj.core.api.Assertions.fail;
 /**
  * The change data feed through Flink SQL: the {@code changeflow} catalog type, {@code t$changes}
  * with {@code OPTIONS} hints (F1, F3, F4, F8), the {@code table_changes(...)} rewrite, bounded
- * reads in STREAMING and BATCH mode, and Iceberg still serving plain reads and writes.
+ * reads in STREAMING and BATCH mode and their row order, and Iceberg still serving plain reads and
+ * writes.
  *
  * <p>Table {@code db.t} (v2, key {@code id}, written by Iceberg's Flink sink in upsert mode through
  * the same catalog): version 1 inserts (1, a), (2, b); version 2 upserts (2, b2), (3, c); version 3
@@ -86,12 +87,18 @@ class ChangeFeedSqlITCase {
     }
 
     private static List<String> rows(StreamTableEnvironment tEnv, String sql) throws Exception {
+        List<String> rows = rowsInOrder(tEnv, sql);
+        rows.sort(null);
+        return rows;
+    }
+
+    /** The rows of a query in the order the job emits them. */
+    private static List<String> rowsInOrder(StreamTableEnvironment tEnv, String sql) throws Exception {
         List<String> rows = new ArrayList<>();
         TableResult result = tEnv.executeSql(sql);
         try (CloseableIterator<Row> it = result.collect()) {
             it.forEachRemaining(r -> rows.add(r.toString()));
         }
-        rows.sort(null);
         return rows;
     }
 
@@ -201,6 +208,56 @@ class ChangeFeedSqlITCase {
         assertThat(rows(tEnv, TableChangesRewrite.rewrite(
                         "SELECT _change_type, count(*) FROM TABLE_CHANGES('c.db.t', '2000-01-01') GROUP BY _change_type")))
                 .containsExactly("+I[insert, 3]", "+I[update_postimage, 2]", "+I[update_preimage, 2]");
+    }
+
+    /**
+     * Issue #19: a bounded read emits its versions in ascending order, and within a version the
+     * order of {@code TableChanges} (by key, a preimage directly before its postimage), in BATCH and
+     * STREAMING mode at parallelism 2, although every version has several data files and the
+     * versions are read concurrently.
+     */
+    @Test
+    void boundedReadsEmitVersionsInOrder() throws Exception {
+        StreamTableEnvironment tEnv = tableEnv(true);
+        tEnv.executeSql(
+                "CREATE TABLE db.o (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) "
+                        + "WITH ('format-version'='2', 'write.upsert.enabled'='true')");
+        String insert = "INSERT INTO db.o /*+ OPTIONS('write-parallelism'='2') */ VALUES ";
+        tEnv.executeSql(insert + "(1, 'a1'), (2, 'a2'), (3, 'a3'), (4, 'a4')").await();
+        tEnv.executeSql(insert + "(1, 'b1'), (5, 'b5'), (6, 'b6')").await();
+        tEnv.executeSql(insert + "(2, 'c2'), (7, 'c7'), (4, 'a4'), (11, 'c11'), (12, 'c12')").await();
+        tEnv.executeSql(insert + "(3, 'd3'), (5, 'd5'), (8, 'd8')").await();
+        tEnv.executeSql(insert + "(9, 'e9'), (10, 'e10')").await();
+        Table o = iceberg.loadTable(TableIdentifier.of("db", "o"));
+        for (long v = 1; v <= 5; v++) {
+            assertThat(version(o, v).addedDataFiles(o.io())).as("data files of version %d", v).hasSizeGreaterThan(1);
+        }
+        List<String> expected =
+                List.of(
+                        "+I[1, a1, insert, 1]",
+                        "+I[2, a2, insert, 1]",
+                        "+I[3, a3, insert, 1]",
+                        "+I[4, a4, insert, 1]",
+                        "+I[1, a1, update_preimage, 2]",
+                        "+I[1, b1, update_postimage, 2]",
+                        "+I[5, b5, insert, 2]",
+                        "+I[6, b6, insert, 2]",
+                        "+I[2, a2, update_preimage, 3]",
+                        "+I[2, c2, update_postimage, 3]",
+                        "+I[7, c7, insert, 3]",
+                        "+I[11, c11, insert, 3]",
+                        "+I[12, c12, insert, 3]",
+                        "+I[3, a3, update_preimage, 4]",
+                        "+I[3, d3, update_postimage, 4]",
+                        "+I[5, b5, update_preimage, 4]",
+                        "+I[5, d5, update_postimage, 4]",
+                        "+I[8, d8, insert, 4]",
+                        "+I[9, e9, insert, 5]",
+                        "+I[10, e10, insert, 5]");
+        String batch = TableChangesRewrite.rewrite("SELECT " + COLUMNS + " FROM table_changes('db.o', 1, 5)");
+        assertThat(rowsInOrder(tEnv, batch)).containsExactlyElementsOf(expected);
+        String streaming = "SELECT " + COLUMNS + " FROM db.`o$changes` /*+ OPTIONS('starting-version'='1', 'ending-version'='5') */";
+        assertThat(rowsInOrder(tableEnv(false), streaming)).containsExactlyElementsOf(expected);
     }
 
     @Test

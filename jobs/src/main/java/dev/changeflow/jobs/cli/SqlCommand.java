@@ -33,7 +33,11 @@ import java.util.concurrent.Callable;
  * type {@code changeflow} over the warehouse (or {@code --catalog} properties), after rewriting
  * {@code table_changes('db.t', start[, end])} ({@link TableChangesRewrite}). A query prints CSV
  * with a header (NULL as an empty field, as {@code show} prints); other statements (DDL, {@code
- * INSERT} after its job finished) print {@code OK}.
+ * INSERT} after its job finished) print {@code OK}. Jobs run at the local default parallelism (the
+ * number of cores). Rows print in the order the query's job emits them: a plain read of a
+ * bounded change feed ({@code SELECT * FROM table_changes('db.t', 1, 4)}) prints in version order;
+ * a query that re-distributes rows (join, GROUP BY) needs {@code ORDER BY _commit_version}, which
+ * BATCH mode supports on any column.
  *
  * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1.
  */

@@ -5,6 +5,7 @@ import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
@@ -12,7 +13,9 @@ import dev.changeflow.sources.cdf.TableChanges;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.datastream.AsyncDataStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.ProviderContext;
@@ -32,10 +35,15 @@ import org.apache.iceberg.flink.TableLoader;
  *
  * <p><b>Bounded reads</b> (an ending bound, or runtime mode BATCH): the range is resolved and
  * checked with {@link TableChanges} when the statement is planned, so every F3/F4 error surfaces
- * then; the job emits the range's versions and a parallel reader ({@link ReadVersionsFunction})
- * computes one version at a time, so a large range streams. A task that finds a file gone fails
- * with {@code VERSION_NOT_AVAILABLE} (K6). Columns are the table's current ones: a column added
- * after the ending version is null, one dropped since is absent.
+ * then; the job emits the range's versions and {@link ReadVersionsFunction} reads up to {@link
+ * #readConcurrency} of them at a time (threads of one task), so a large range streams while at most
+ * that many versions are in memory. <b>Order</b>: the rows come out of a single task in the order
+ * of {@link TableChanges#readRowData()} — versions ascending, within a version by row identity, a
+ * preimage directly before its postimage — so a query that keeps the stream as it is (projections,
+ * filters, the collect sink) sees them in that order; one that re-distributes rows (joins, GROUP
+ * BY, a sink of higher parallelism) needs {@code ORDER BY _commit_version} like any SQL. A read
+ * that finds a file gone fails with {@code VERSION_NOT_AVAILABLE} (K6). Columns are the table's
+ * current ones: a column added after the ending version is null, one dropped since is absent.
  *
  * <p><b>Unbounded reads</b> (no ending bound, runtime mode STREAMING) are changeflow's streaming
  * change feed ({@link #unbounded}).
@@ -146,12 +154,19 @@ final class ChangeFeedTableSource implements ScanTableSource {
                                 .name("Change feed versions of " + tableName)
                                 .setParallelism(1);
                 providerContext.generateUid("change-feed-versions").ifPresent(versionStream.getTransformation()::setUid);
-                var rows =
-                        versionStream
-                                .rebalance()
-                                .flatMap(new ReadVersionsFunction(tableLoader, options, rowType))
+                // one task emits the versions in order (a forward edge keeps the source's order),
+                // its threads read up to `concurrency` of them at a time
+                int concurrency = readConcurrency(env.getParallelism(), elements.size());
+                SingleOutputStreamOperator<RowData> rows =
+                        AsyncDataStream.orderedWait(
+                                        versionStream,
+                                        new ReadVersionsFunction(tableLoader, options, rowType, concurrency),
+                                        0L, // no timeout: a version takes as long as its files take
+                                        TimeUnit.MILLISECONDS,
+                                        concurrency)
                                 .returns(InternalTypeInfo.of(rowType))
-                                .name("Change feed of " + tableName);
+                                .name("Change feed of " + tableName)
+                                .setParallelism(1);
                 providerContext.generateUid("change-feed-reader").ifPresent(rows::uid);
                 return rows;
             }
@@ -161,6 +176,14 @@ final class ChangeFeedTableSource implements ScanTableSource {
                 return true;
             }
         };
+    }
+
+    /**
+     * Versions a bounded read reads at the same time: the job's default parallelism (what a parallel
+     * reader would have had), at most the number of versions, at least 1.
+     */
+    static int readConcurrency(int parallelism, int versionCount) {
+        return Math.max(1, Math.min(parallelism, versionCount));
     }
 
     @Override

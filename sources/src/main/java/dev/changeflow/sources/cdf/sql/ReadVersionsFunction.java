@@ -1,27 +1,40 @@
 package dev.changeflow.sources.cdf.sql;
 
-import java.io.IOException;
+import java.util.AbstractList;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 import dev.changeflow.sources.cdf.TableChanges;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.functions.RichFlatMapFunction;
+import org.apache.flink.streaming.api.functions.async.ResultFuture;
+import org.apache.flink.streaming.api.functions.async.RichAsyncFunction;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
-import org.apache.flink.util.Collector;
+import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
 
 /**
  * Reads the changes of each version it receives (a version of the range planned by {@link
  * ChangeFeedTableSource}) and emits them as rows of the SQL table's row type: columns are matched
- * by name, a column the range's ending schema lacks is null. Holds one version's changes at a time.
+ * by name, a column the range's ending schema lacks is null.
+ *
+ * <p>Runs as Flink's <em>ordered</em> async operator with a capacity of {@code concurrency}: up to
+ * {@code concurrency} versions are read at the same time, each by its own thread with its own
+ * {@link TableChanges} (its own {@code Table}), and the operator emits every version's rows whole,
+ * in the order the versions arrived (ascending). So at most {@code concurrency} versions are held
+ * in memory; a slow version holds back the later ones already read, never reorders them.
  */
 @Internal
-final class ReadVersionsFunction extends RichFlatMapFunction<Long, RowData> {
+final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
 
     private static final long serialVersionUID = 1L;
 
@@ -31,49 +44,98 @@ final class ReadVersionsFunction extends RichFlatMapFunction<Long, RowData> {
     private final TableLoader tableLoader;
     private final Map<String, String> options;
     private final RowType rowType;
+    private final int concurrency;
 
-    private transient TableChanges changes;
+    private transient ExecutorService readers;
+    private transient BlockingQueue<TableChanges> idle;
     private transient RowData.FieldGetter[] getters;
 
-    ReadVersionsFunction(TableLoader tableLoader, Map<String, String> options, RowType rowType) {
+    /**
+     * @param concurrency versions read at the same time (threads, and the async operator's capacity
+     *     this function must be given)
+     */
+    ReadVersionsFunction(TableLoader tableLoader, Map<String, String> options, RowType rowType, int concurrency) {
+        if (concurrency < 1) {
+            throw new IllegalArgumentException("concurrency must be at least 1, got " + concurrency);
+        }
         this.tableLoader = tableLoader;
         this.options = Map.copyOf(options);
         this.rowType = rowType;
+        this.concurrency = concurrency;
     }
 
     @Override
     public void open(OpenContext openContext) {
         tableLoader.open();
+        idle = new ArrayBlockingQueue<>(concurrency);
+        for (int i = 0; i < concurrency; i++) {
+            // the same resolution as at planning time; the range's snapshots are immutable
+            idle.add(TableChanges.forTable(tableLoader.loadTable()).options(options).build());
+        }
+        RowType source = idle.peek().rowType();
+        getters = new RowData.FieldGetter[rowType.getFieldCount()];
+        for (int i = 0; i < getters.length; i++) {
+            int from = source.getFieldNames().indexOf(rowType.getFieldNames().get(i));
+            getters[i] = from < 0 ? null : RowData.createFieldGetter(source.getTypeAt(from), from);
+        }
+        readers = Executors.newFixedThreadPool(concurrency, new ExecutorThreadFactory("changeflow-cdf-sql-reader"));
     }
 
     @Override
-    public void flatMap(Long version, Collector<RowData> out) throws IOException {
+    public void asyncInvoke(Long version, ResultFuture<RowData> resultFuture) {
         if (version == NO_VERSION) {
+            resultFuture.complete(List.of());
             return;
         }
-        if (changes == null) {
-            // the same resolution as at planning time; the range's snapshots are immutable
-            changes = TableChanges.forTable(tableLoader.loadTable()).options(options).build();
-            RowType source = changes.rowType();
-            getters = new RowData.FieldGetter[rowType.getFieldCount()];
-            for (int i = 0; i < getters.length; i++) {
-                int from = source.getFieldNames().indexOf(rowType.getFieldNames().get(i));
-                getters[i] = from < 0 ? null : RowData.createFieldGetter(source.getTypeAt(from), from);
-            }
+        readers.execute(() -> read(version, resultFuture));
+    }
+
+    private void read(long version, ResultFuture<RowData> resultFuture) {
+        TableChanges changes;
+        try {
+            changes = idle.take();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            resultFuture.completeExceptionally(e);
+            return;
         }
         try (CloseableIterable<RowData> rows = changes.readRowData(version)) {
-            for (RowData row : rows) {
+            List<RowData> read = new ArrayList<>();
+            rows.forEach(read::add);
+            resultFuture.complete(projected(read));
+        } catch (Throwable t) {
+            // VERSION_NOT_AVAILABLE (K6) among others: the job fails, never a partial result
+            resultFuture.completeExceptionally(t);
+        } finally {
+            idle.add(changes);
+        }
+    }
+
+    /** {@code rows} as rows of the SQL row type, projected when the operator emits them. */
+    private List<RowData> projected(List<RowData> rows) {
+        return new AbstractList<>() {
+            @Override
+            public RowData get(int index) {
+                RowData row = rows.get(index);
                 GenericRowData projected = new GenericRowData(getters.length);
                 for (int i = 0; i < getters.length; i++) {
                     projected.setField(i, getters[i] == null ? null : getters[i].getFieldOrNull(row));
                 }
-                out.collect(projected);
+                return projected;
             }
-        }
+
+            @Override
+            public int size() {
+                return rows.size();
+            }
+        };
     }
 
     @Override
     public void close() throws Exception {
+        if (readers != null) {
+            readers.shutdownNow();
+        }
         tableLoader.close();
     }
 }
