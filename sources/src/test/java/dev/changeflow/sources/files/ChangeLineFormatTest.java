@@ -1,5 +1,7 @@
 package dev.changeflow.sources.files;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
+
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.file.src.FileSourceSplit;
 import org.apache.flink.connector.file.src.reader.BulkFormat;
@@ -55,7 +57,8 @@ class ChangeLineFormatTest {
         assertThat(info).isInstanceOf(org.apache.flink.api.java.typeutils.PojoTypeInfo.class);
         org.apache.flink.api.common.typeutils.TypeSerializer<SourceLine> ser =
                 info.createSerializer(new org.apache.flink.api.common.serialization.SerializerConfigImpl());
-        for (SourceLine l : List.of(SourceLine.data("f", 3, b("{}")), SourceLine.damage("f", 4, "d", null), SourceLine.endOfFile("f", 3))) {
+        for (SourceLine l : List.of(SourceLine.data("f", 3, b("{}")), SourceLine.damage("f", 4, "d", null),
+                SourceLine.damage("f", 1, QuarantineReason.DAMAGED_FILE, "d", b("{")), SourceLine.endOfFile("f", 3))) {
             org.apache.flink.core.memory.DataOutputSerializer out = new org.apache.flink.core.memory.DataOutputSerializer(64);
             ser.serialize(l, out);
             assertThat(ser.deserialize(new org.apache.flink.core.memory.DataInputDeserializer(out.getCopyOfBuffer()))).isEqualTo(l);
