@@ -13,15 +13,22 @@ import org.apache.iceberg.data.Record;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.zip.CRC32;
+import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
+import java.util.zip.ZipException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -30,7 +37,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Every reason code the decoder produces (semantics.md A5), end to end: one bad record per kind in
  * a file among good ones, plus a damaged gzip file. The job keeps running, the good records are
  * applied, and every bad record lands in {@code shop.changeflow_quarantine} with its reason, file
- * and line; under {@code on-invalid-record = fail} the job stops with a clear error instead.
+ * and line; under {@code on-invalid-record = fail} the job stops with a clear error instead. A gzip
+ * file whose bytes were flipped (garbage before the CRC check fails) is quarantined whole as {@code
+ * DAMAGED_FILE}, once, beside good files that apply (issue #19, 3).
  */
 class BadInputITCase {
     @TempDir Path tmp;
@@ -187,5 +196,147 @@ class BadInputITCase {
                     }
                     assertThat(root).hasMessageContaining("NOT_JSON").hasMessageContaining("bad.jsonl");
                 });
+    }
+
+    static byte[] gzip(List<String> lines) throws IOException {
+        ByteArrayOutputStream gz = new ByteArrayOutputStream();
+        try (OutputStream out = new GZIPOutputStream(gz)) {
+            for (String l : lines) {
+                out.write((l + "\n").getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        return gz.toByteArray();
+    }
+
+    /** A gzip member with a flipped byte, the CRC32 its trailer holds, and the one its data inflates to. */
+    record Flipped(byte[] gz, long trailerCrc, long dataCrc, List<String> schemaChangingGarbage) {}
+
+    /**
+     * The gzip of {@code lines} with one byte of its deflate data flipped: the first flip from the
+     * middle on after which Java's gzip reader hands out at least one line that is not one of {@code
+     * lines} yet parses as a Debezium event whose {@code after} has a field outside {@code columns}
+     * — garbage the decoder would take for a schema change — and only then fails, at the trailer's CRC.
+     */
+    static Flipped flipped(List<String> lines, List<String> columns) throws IOException {
+        byte[] gz = gzip(lines);
+        CRC32 crc = new CRC32();
+        crc.update((String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        for (int at = gz.length / 2; at < gz.length - 8; at++) {
+            byte[] bad = gz.clone();
+            bad[at] ^= 0x10;
+            ByteArrayOutputStream inflated = new ByteArrayOutputStream();
+            try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(bad))) {
+                in.transferTo(inflated);
+                continue;
+            } catch (ZipException e) {
+                if (!"Corrupt GZIP trailer".equals(e.getMessage())) {
+                    continue;
+                }
+            }
+            List<String> schemaChanging = new ArrayList<>();
+            for (String l : inflated.toString(StandardCharsets.UTF_8).split("\n")) {
+                if (lines.contains(l)) {
+                    continue;
+                }
+                try {
+                    com.fasterxml.jackson.databind.JsonNode after = json.readTree(l).path("value").path("after");
+                    for (java.util.Iterator<String> f = after.fieldNames(); f.hasNext(); ) {
+                        if (!columns.contains(f.next())) {
+                            schemaChanging.add(l);
+                            break;
+                        }
+                    }
+                } catch (IOException notJson) {
+                    // garbage the decoder would quarantine; look for worse
+                }
+            }
+            if (!schemaChanging.isEmpty()) {
+                CRC32 dataCrc = new CRC32();
+                dataCrc.update(inflated.toByteArray());
+                return new Flipped(bad, crc.getValue(), dataCrc.getValue(), schemaChanging);
+            }
+        }
+        throw new AssertionError("no flip yields garbage with an unknown column");
+    }
+
+    static String srcTx(long lsn) {
+        return "{\"connector\":\"postgresql\",\"schema\":\"shop\",\"table\":\"items\",\"lsn\":" + lsn
+                + ",\"txId\":" + (lsn / 3) + ",\"snapshot\":\"false\"}";
+    }
+
+    static List<String> events(int fromId, int toId, String region, long lsn0) {
+        List<String> out = new ArrayList<>();
+        for (int id = fromId; id <= toId; id++) {
+            out.add(ev("c", "{\"id\":" + id + ",\"region\":\"" + region + "\",\"v\":" + (id % 7) + "}", srcTx(lsn0 + id)));
+        }
+        return out;
+    }
+
+    @Test
+    void damagedGzipIsQuarantinedOnceAndTheGoodFilesOfTheFolderApply() throws Exception {
+        // default on-schema-change (fail) and on-invalid-record: garbage with unknown fields would stop the job
+        String flows = String.join(
+                "\n",
+                "name: damaged-gzip",
+                "namespace: shop",
+                "flows:",
+                "  - table: items",
+                "    keys: [id]",
+                "    schema: 'id INT, region STRING, v INT'");
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Files.write(input.resolve("1-good.jsonl.gz"), gzip(events(1, 150, "a", 1000)));
+        // two members (concatenated gzip files), both intact
+        Files.write(input.resolve("2-good.jsonl.gz"), concat(gzip(events(151, 200, "b", 1000)), gzip(events(201, 260, "b", 1000))));
+        // updates of the same keys, later in the log: none of them may reach the table; before the
+        // fix, a garbage line with an unknown column stopped the job with SCHEMA_CHANGED on every run
+        Flipped damaged = flipped(events(1, 300, "z", 5000), List.of("id", "region", "v"));
+        assertThat(damaged.schemaChangingGarbage()).as("garbage Java's gzip reader hands out before its CRC check").isNotEmpty();
+        Path damagedFile = input.resolve("3-damaged.jsonl.gz");
+        Files.write(damagedFile, damaged.gz());
+
+        Path warehouse = tmp.resolve("warehouse");
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
+        LocalIngest.Summary first = LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        assertThat(first.quarantined).isEqualTo(1);
+
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        List<String> expected = new ArrayList<>();
+        for (int id = 1; id <= 260; id++) {
+            expected.add(id + "," + (id <= 150 ? "a" : "b") + "," + (id % 7));
+        }
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items")))).containsExactlyElementsOf(expected);
+        String source = new org.apache.flink.core.fs.Path(damagedFile.toAbsolutePath().toUri()).toString();
+        String row = "items|" + source + "|null|1|null|DAMAGED_FILE|" + String.format("damaged gzip file %s: member 1 (at compressed "
+                + "byte 0): CRC mismatch (trailer says 0x%08x, the data has 0x%08x); 0 member(s) before it verified; first "
+                + "untrusted line: 1", source, damaged.trailerCrc(), damaged.dataCrc());
+        assertThat(quarantineRows(cat)).containsExactly(row);
+
+        // the next run over the same folder: nothing new, no second quarantine row
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        LocalIngest.Options o = KeysCasesITCase.quiet(warehouse);
+        o.out = new PrintStream(out, true, StandardCharsets.UTF_8);
+        LocalIngest.Summary second = LocalIngest.run(plan, List.of(input), o);
+        assertThat(second.nothingToDo).isTrue();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("Nothing new to ingest: all 3 input file(s) were read by an earlier run.");
+        assertThat(quarantineRows(cat)).containsExactly(row);
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items")))).containsExactlyElementsOf(expected);
+    }
+
+    /** {@code flow|source|partition|offset|raw|reason|detail} of every quarantine row. */
+    private static List<String> quarantineRows(Catalog cat) {
+        List<String> rows = new ArrayList<>();
+        for (Record r : TableRows.read(cat.loadTable(TableIdentifier.of("shop", "changeflow_quarantine")))) {
+            rows.add(r.getField("flow") + "|" + r.getField("source") + "|" + r.getField("partition") + "|" + r.getField("offset")
+                    + "|" + r.getField("raw") + "|" + r.getField("reason") + "|" + r.getField("detail"));
+        }
+        return rows;
+    }
+
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 }

@@ -27,6 +27,14 @@ public enum QuarantineReason {
     SCHEMA_CHANGED,
     /** A Debezium truncate ({@code op = t}) for a flow without TRUNCATE enabled. */
     TRUNCATE_NOT_ENABLED,
-    /** A damaged compressed file: everything from the damage on. */
-    TRUNCATED_FILE
+    /**
+     * A compressed file whose stream ends early (or, for compressions other than gzip, fails while
+     * read): everything from there on.
+     */
+    TRUNCATED_FILE,
+    /**
+     * A compressed file that fails its integrity checks (gzip: a member's CRC32 or ISIZE, a deflate
+     * data error, a bad member header): everything from the first line not in a verified member on.
+     */
+    DAMAGED_FILE
 }

@@ -21,10 +21,15 @@ import java.util.List;
  * into markers). Files are not split; each file is read once and its position is checkpointed as
  * the number of records emitted.
  *
- * <p>A damaged gzip (cut short, corrupt data, bad header) yields its intact lines, one damage marker
- * (quarantined as {@code TRUNCATED_FILE}) and the end-of-file marker — never a failing job. Files
- * should appear atomically (written elsewhere, then renamed), as for any Flink file source: a file
- * still being written is read as it is when discovered.
+ * <p>A damaged gzip never fails the job; it yields some of its lines, one damage marker and the
+ * end-of-file marker. A gzip cut short yields its lines up to the cut (the marker is quarantined as
+ * {@code TRUNCATED_FILE}); one that fails its integrity checks (a member's CRC32 or ISIZE, a deflate
+ * data error, a bad header, not gzip at all) yields only the lines inside the members that verified
+ * ({@code DAMAGED_FILE}, see {@link SourceLine}), since the bytes of a damaged member decompress to
+ * garbage before the check fails.
+ *
+ * <p>Files should appear atomically (written elsewhere, then renamed), as for any Flink file source:
+ * a file still being written is read as it is when discovered.
  *
  * <p>Example: {@code env.fromSource(ChangeFiles.source(List.of(Path.of("/data/capture")), null),
  * WatermarkStrategy.noWatermarks(), "change-files")}.

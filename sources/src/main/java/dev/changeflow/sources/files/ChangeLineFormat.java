@@ -1,5 +1,7 @@
 package dev.changeflow.sources.files;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
+
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
@@ -11,6 +13,7 @@ import javax.annotation.Nullable;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.Serializable;
 import java.util.Arrays;
 import java.util.zip.ZipException;
 
@@ -21,6 +24,11 @@ import java.util.zip.ZipException;
  * throws {@link EOFException} or {@link ZipException} (a truncated or corrupt gzip), the reader emits
  * a damage marker and an end-of-file marker instead of failing, so the job never crash-loops on a
  * damaged file. Other {@link IOException}s (transient storage errors) propagate and fail over.
+ *
+ * <p>With a {@link TrustedPrefix} (a gzip file whose members fail their checks, found by {@link
+ * GzipVerifier} before reading), the reader reads only the prefix of the decompressed stream that
+ * lies in verified members and emits, at its end, a damage marker with the prefix's reason ({@code
+ * DAMAGED_FILE}) instead of the rest, so no byte of an unverified member becomes a line.
  *
  * <p>Restore: the reader reports no checkpointed offset, so Flink restores it by re-reading the file
  * and skipping the number of records already emitted; every record — data lines, the damage marker
@@ -37,17 +45,25 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
     static final int OVERSIZED_KEPT_BYTES = 64 * 1024;
 
     private final int maxLineBytes;
+    @Nullable private final TrustedPrefix trustedPrefix;
 
     ChangeLineFormat(int maxLineBytes) {
+        this(maxLineBytes, null);
+    }
+
+    /** @param trustedPrefix null reads the whole stream; else only that prefix, then its damage marker */
+    ChangeLineFormat(int maxLineBytes, @Nullable TrustedPrefix trustedPrefix) {
         if (maxLineBytes <= 0) {
             throw new IllegalArgumentException("max line bytes must be > 0, got " + maxLineBytes);
         }
         this.maxLineBytes = maxLineBytes;
+        this.trustedPrefix = trustedPrefix;
     }
 
     @Override
     public Reader<SourceLine> createReader(Configuration config, FSDataInputStream stream, long fileLen, long splitEnd) {
-        return new LineReader(stream, maxLineBytes);
+        return new LineReader(trustedPrefix == null ? stream : new TrustedPrefixInputStream(stream, trustedPrefix),
+                maxLineBytes);
     }
 
     @Override
@@ -101,6 +117,10 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
                 boolean complete;
                 try {
                     complete = nextLine();
+                } catch (UntrustedBytesException e) {
+                    endOfFileDue = true;
+                    byte[] partial = lineLen == 0 ? null : Arrays.copyOf(line, Math.min(lineLen, OVERSIZED_KEPT_BYTES));
+                    return SourceLine.damage(null, lineNo + 1, e.prefix.reason, e.prefix.detail(lineNo + 1, fullLen), partial);
                 } catch (EOFException | ZipException e) {
                     endOfFileDue = true;
                     byte[] partial = lineLen == 0 ? null : Arrays.copyOf(line, Math.min(lineLen, OVERSIZED_KEPT_BYTES));
@@ -180,6 +200,97 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
                 System.arraycopy(buf, start, line, lineLen, copy);
                 lineLen += copy;
             }
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
+    }
+
+    /**
+     * Where trust in a decompressed stream ends (see the class comment).
+     *
+     * <p>{@code bytes} = decompressed bytes that may be read (the verified members' ISIZEs summed);
+     * {@code reason} = the damage marker's reason; {@code detail} = what failed, naming the file; the
+     * marker's detail is {@link #detail(long, long)}.
+     */
+    static final class TrustedPrefix implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        final long bytes;
+        final QuarantineReason reason;
+        final String detail;
+
+        TrustedPrefix(long bytes, QuarantineReason reason, String detail) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("trusted bytes must be >= 0, got " + bytes);
+            }
+            this.bytes = bytes;
+            this.reason = reason;
+            this.detail = detail;
+        }
+
+        /**
+         * The damage marker's detail: {@link #detail} plus the first untrusted line and how many of
+         * its bytes lie in the trusted prefix (kept as the marker's bytes).
+         */
+        String detail(long firstUntrustedLine, long trustedBytesOfThatLine) {
+            return detail + "; first untrusted line: " + firstUntrustedLine
+                    + (trustedBytesOfThatLine > 0 ? " (its first " + trustedBytesOfThatLine + " bytes lie in verified members)" : "");
+        }
+    }
+
+    /** Thrown by {@link TrustedPrefixInputStream} at the end of the trusted prefix. */
+    static final class UntrustedBytesException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        final TrustedPrefix prefix;
+
+        UntrustedBytesException(TrustedPrefix prefix) {
+            super(prefix.detail);
+            this.prefix = prefix;
+        }
+    }
+
+    /**
+     * Passes on the first {@code prefix.bytes} bytes of a decompressed stream, then throws {@link
+     * UntrustedBytesException} instead of reading on. It also throws when the stream ends before the
+     * prefix does: {@link java.util.zip.GZIPInputStream} takes the end of a member as the end of the
+     * file when the underlying stream reports {@code available() == 0} there, and lines lost that way
+     * must still be quarantined, not dropped.
+     */
+    static final class TrustedPrefixInputStream extends InputStream {
+        private final InputStream in;
+        private final TrustedPrefix prefix;
+        private long read;
+
+        TrustedPrefixInputStream(InputStream in, TrustedPrefix prefix) {
+            this.in = in;
+            this.prefix = prefix;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            if (read >= prefix.bytes) {
+                throw new UntrustedBytesException(prefix);
+            }
+            int n = in.read(b, off, (int) Math.min(len, prefix.bytes - read));
+            if (n < 0) {
+                throw new UntrustedBytesException(prefix);
+            }
+            read += n;
+            return n;
         }
 
         @Override

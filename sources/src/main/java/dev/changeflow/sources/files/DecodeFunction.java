@@ -35,9 +35,10 @@ import java.util.List;
  *       InternalTypeInfo.of(QuarantineRecords.ROW_TYPE)}; {@code offset} is the 1-based line number.
  * </ul>
  *
- * <p><b>Markers.</b> A damage marker becomes a quarantine row with reason {@code TRUNCATED_FILE}
- * (source, line of the damage, the cut line's bytes if any, the detail) — always quarantined, even
- * under {@code on-invalid-record = fail}, because failing would re-read the same damage forever. An
+ * <p><b>Markers.</b> A damage marker becomes a quarantine row with the marker's reason, {@code
+ * TRUNCATED_FILE} or {@code DAMAGED_FILE} (source, first line not read, the part of that line that
+ * was read if any, the detail) — always quarantined, even under {@code on-invalid-record = fail},
+ * because failing would re-read the same damage forever. An
  * end-of-file marker increments {@code filesCompleted}. An oversized line becomes {@code
  * RECORD_TOO_LARGE} (subject to the failure policy).
  *
@@ -105,8 +106,9 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
         output.ctx = ctx;
         long now = ctx.timerService().currentProcessingTime();
         if (line.getDamage() != null) {
+            QuarantineReason reason = line.getDamageReason() == null ? QuarantineReason.TRUNCATED_FILE : line.getDamageReason();
             output.quarantine(QuarantineRecords.of(decoder.defaultFlowId(), line.getSource(), null, line.getLine(),
-                    line.getBytes(), QuarantineReason.TRUNCATED_FILE, line.getDamage(), now));
+                    line.getBytes(), reason, line.getDamage(), now));
             output.countOutcome(DecodeOutcome.QUARANTINED);
             return;
         }

@@ -1,5 +1,7 @@
 package dev.changeflow.sources.files;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
+
 import org.apache.flink.annotation.PublicEvolving;
 
 import javax.annotation.Nullable;
@@ -18,11 +20,13 @@ import java.util.Objects;
  *       reader's limit has {@code length > bytes.length}: {@code bytes} then holds only its first
  *       64 KiB and the line is to be quarantined as
  *       {@code RECORD_TOO_LARGE} ({@link DecodeFunction} does).
- *   <li><b>Damage marker</b> ({@code damage != null}): the file is damaged from here on (a gzip
- *       stream that ends early or does not inflate); {@code line} = the number the next line would
- *       have had, {@code damage} = the detail, {@code bytes} = the bytes of the line cut by the
- *       damage, or null when the damage falls on a line boundary. Quarantined as {@code
- *       TRUNCATED_FILE}.
+ *   <li><b>Damage marker</b> ({@code damage != null}): the file is not read from here on; {@code
+ *       line} = the first line not read (the number the next line would have had), {@code damage} =
+ *       the detail, {@code damageReason} = how it is quarantined, {@code bytes} = the part of that
+ *       line that was read, or null when the damage falls on a line boundary. {@code TRUNCATED_FILE}:
+ *       a compressed stream that ends early (or fails while read); {@code DAMAGED_FILE}: a gzip file
+ *       that fails its integrity checks, {@code line} being the first line not entirely in a verified
+ *       member and {@code bytes} the part of it that is.
  *   <li><b>End-of-file marker</b> ({@code endOfFile = true}, {@code bytes} null): emitted once per
  *       file after its last line, or after its damage marker; {@code line} = the number of lines read.
  * </ul>
@@ -40,6 +44,11 @@ public final class SourceLine {
     @Nullable public byte[] bytes;
     /** Non-null only on the damage marker: the detail. */
     @Nullable public String damage;
+    /**
+     * On the damage marker: {@code TRUNCATED_FILE} or {@code DAMAGED_FILE} (a damage marker without
+     * one is quarantined as {@code TRUNCATED_FILE}); null otherwise.
+     */
+    @Nullable public QuarantineReason damageReason;
     /** True only on the end-of-file marker. */
     public boolean endOfFile;
     /** The line's full length in bytes (more than {@code bytes.length} when oversized). */
@@ -48,6 +57,7 @@ public final class SourceLine {
     /** For Flink's POJO serializer. */
     public SourceLine() {}
 
+    /** A data line, or a marker; a damage marker made here has reason {@code TRUNCATED_FILE}. */
     public SourceLine(String source, long line, @Nullable byte[] bytes, long length, @Nullable String damage,
             boolean endOfFile) {
         this.source = source;
@@ -55,6 +65,7 @@ public final class SourceLine {
         this.bytes = bytes;
         this.length = length;
         this.damage = damage;
+        this.damageReason = damage == null ? null : QuarantineReason.TRUNCATED_FILE;
         this.endOfFile = endOfFile;
     }
 
@@ -63,9 +74,25 @@ public final class SourceLine {
         return new SourceLine(source, line, bytes, bytes.length, null, false);
     }
 
-    /** A damage marker. */
+    /** A damage marker of a stream that ends early or fails while read ({@code TRUNCATED_FILE}). */
     public static SourceLine damage(String source, long line, String detail, @Nullable byte[] partialLine) {
-        return new SourceLine(source, line, partialLine, partialLine == null ? 0 : partialLine.length, detail, false);
+        return damage(source, line, QuarantineReason.TRUNCATED_FILE, detail, partialLine);
+    }
+
+    /**
+     * A damage marker with its quarantine reason.
+     *
+     * @param reason {@code TRUNCATED_FILE} or {@code DAMAGED_FILE}
+     * @param line the first line not read (1-based)
+     * @param partialLine the bytes of that line that were read (and, for {@code DAMAGED_FILE},
+     *     verified), or null
+     */
+    public static SourceLine damage(String source, long line, QuarantineReason reason, String detail,
+            @Nullable byte[] partialLine) {
+        SourceLine marker = new SourceLine(source, line, partialLine, partialLine == null ? 0 : partialLine.length,
+                detail, false);
+        marker.damageReason = reason;
+        return marker;
     }
 
     /** An end-of-file marker. */
@@ -117,6 +144,15 @@ public final class SourceLine {
         this.damage = damage;
     }
 
+    @Nullable
+    public QuarantineReason getDamageReason() {
+        return damageReason;
+    }
+
+    public void setDamageReason(@Nullable QuarantineReason damageReason) {
+        this.damageReason = damageReason;
+    }
+
     public boolean isEndOfFile() {
         return endOfFile;
     }
@@ -140,12 +176,12 @@ public final class SourceLine {
         }
         SourceLine s = (SourceLine) o;
         return line == s.line && endOfFile == s.endOfFile && length == s.length && Objects.equals(source, s.source)
-                && Arrays.equals(bytes, s.bytes) && Objects.equals(damage, s.damage);
+                && Arrays.equals(bytes, s.bytes) && Objects.equals(damage, s.damage) && damageReason == s.damageReason;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(source, line, damage, endOfFile, length) * 31 + Arrays.hashCode(bytes);
+        return Objects.hash(source, line, damage, damageReason, endOfFile, length) * 31 + Arrays.hashCode(bytes);
     }
 
     @Override
@@ -154,7 +190,7 @@ public final class SourceLine {
             return "SourceLine{" + source + ":" + line + " END_OF_FILE}";
         }
         if (damage != null) {
-            return "SourceLine{" + source + ":" + line + " DAMAGED " + damage + "}";
+            return "SourceLine{" + source + ":" + line + " " + damageReason + " " + damage + "}";
         }
         String text = bytes == null ? "null" : new String(bytes, 0, Math.min(bytes.length, 80), StandardCharsets.UTF_8);
         return "SourceLine{" + source + ":" + line + " " + text + (length > 80 ? "... (" + length + " bytes)" : "") + "}";

@@ -1,5 +1,7 @@
 package dev.changeflow.sources.files;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
+
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.file.src.FileSourceSplit;
 import org.apache.flink.connector.file.src.reader.BulkFormat;
@@ -55,7 +57,8 @@ class ChangeLineFormatTest {
         assertThat(info).isInstanceOf(org.apache.flink.api.java.typeutils.PojoTypeInfo.class);
         org.apache.flink.api.common.typeutils.TypeSerializer<SourceLine> ser =
                 info.createSerializer(new org.apache.flink.api.common.serialization.SerializerConfigImpl());
-        for (SourceLine l : List.of(SourceLine.data("f", 3, b("{}")), SourceLine.damage("f", 4, "d", null), SourceLine.endOfFile("f", 3))) {
+        for (SourceLine l : List.of(SourceLine.data("f", 3, b("{}")), SourceLine.damage("f", 4, "d", null),
+                SourceLine.damage("f", 1, QuarantineReason.DAMAGED_FILE, "d", b("{")), SourceLine.endOfFile("f", 3))) {
             org.apache.flink.core.memory.DataOutputSerializer out = new org.apache.flink.core.memory.DataOutputSerializer(64);
             ser.serialize(l, out);
             assertThat(ser.deserialize(new org.apache.flink.core.memory.DataInputDeserializer(out.getCopyOfBuffer()))).isEqualTo(l);
@@ -133,7 +136,9 @@ class ChangeLineFormatTest {
         String source = new Path(notGzip.toUri()).toString();
         List<SourceLine> markers = readBulk(format.createReader(new Configuration(), split(notGzip, null)));
         assertThat(markers).containsExactly(
-                SourceLine.damage(source, 1, "compressed stream damaged at its start: java.util.zip.ZipException: Not in GZIP format", null),
+                SourceLine.damage(source, 1, QuarantineReason.DAMAGED_FILE, "damaged gzip file " + source
+                        + ": member 1 (at compressed byte 0): not in gzip format: starts with 0x74, not the gzip magic 0x1f 0x8b;"
+                        + " 0 member(s) before it verified; first untrusted line: 1", null),
                 SourceLine.endOfFile(source, 0));
         assertThat(readBulk(format.restoreReader(new Configuration(),
                 split(notGzip, new CheckpointedPosition(CheckpointedPosition.NO_OFFSET, 1)))))
@@ -143,5 +148,144 @@ class ChangeLineFormatTest {
         Files.write(empty, new byte[0]);
         assertThat(readBulk(format.createReader(new Configuration(), split(empty, null))))
                 .containsExactly(SourceLine.endOfFile(new Path(empty.toUri()).toString(), 0));
+    }
+
+    private static final Configuration CONF = new Configuration();
+
+    private String write(String name, byte[] content) throws IOException {
+        Files.write(dir.resolve(name), content);
+        return new Path(dir.resolve(name).toUri()).toString();
+    }
+
+    private List<SourceLine> read(String name) throws IOException {
+        return readBulk(new ChangeLineBulkFormat(1 << 20).createReader(CONF, split(dir.resolve(name), null)));
+    }
+
+    /** Restores after every number of records emitted and checks the rest is the same. */
+    private void assertRestoresEverywhere(String name, List<SourceLine> all) throws IOException {
+        for (int skip = 0; skip <= all.size(); skip++) {
+            List<SourceLine> rest = readBulk(new ChangeLineBulkFormat(1 << 20).restoreReader(CONF,
+                    split(dir.resolve(name), new CheckpointedPosition(CheckpointedPosition.NO_OFFSET, skip))));
+            assertThat(rest).as("restore after %d records", skip).containsExactlyElementsOf(all.subList(skip, all.size()));
+        }
+    }
+
+    /** The data lines of {@code text} (LF-terminated, no empty lines), numbered from {@code first}. */
+    private static List<SourceLine> dataLines(String source, String text, int first) {
+        List<SourceLine> out = new ArrayList<>();
+        for (String l : text.split("\n")) {
+            out.add(SourceLine.data(source, first++, b(l)));
+        }
+        return out;
+    }
+
+    @Test
+    void damagedSingleMemberGzipEmitsNoLineJustOneDamagedFileMarkerAtLine1() throws IOException {
+        GzipFixtures.Corrupted bad = GzipFixtures.corrupted(GzipFixtures.lines(1, 300));
+        // without the verification, Java's gzip reader hands out garbage lines before its CRC check fails
+        assertThat(bad.garbage).isNotEmpty();
+        String source = write("damaged.jsonl.gz", bad.gz);
+        List<SourceLine> all = read("damaged.jsonl.gz");
+        assertThat(all).containsExactly(
+                SourceLine.damage(source, 1, QuarantineReason.DAMAGED_FILE, String.format("damaged gzip file %s: member 1 (at "
+                        + "compressed byte 0): CRC mismatch (trailer says 0x%08x, the data has 0x%08x); 0 member(s) before it "
+                        + "verified; first untrusted line: 1", source, bad.trailerCrc, bad.dataCrc), null),
+                SourceLine.endOfFile(source, 0));
+        assertRestoresEverywhere("damaged.jsonl.gz", all);
+    }
+
+    @Test
+    void damagedSecondMemberKeepsTheLinesOfTheFirstAndQuarantinesFromTheFirstLineOfTheSecond() throws IOException {
+        String first = GzipFixtures.lines(1, 100);
+        byte[] member1 = GzipFixtures.gzip(first);
+        GzipFixtures.Corrupted member2 = GzipFixtures.corrupted(GzipFixtures.lines(101, 300));
+        String source = write("two-members.jsonl.gz", GzipFixtures.concat(member1, member2.gz));
+        List<SourceLine> expected = dataLines(source, first, 1);
+        expected.add(SourceLine.damage(source, 101, QuarantineReason.DAMAGED_FILE, String.format("damaged gzip file %s: member 2 "
+                + "(at compressed byte %d): CRC mismatch (trailer says 0x%08x, the data has 0x%08x); 1 member(s) before it "
+                + "verified; first untrusted line: 101", source, member1.length, member2.trailerCrc, member2.dataCrc), null));
+        expected.add(SourceLine.endOfFile(source, 100));
+        List<SourceLine> all = read("two-members.jsonl.gz");
+        assertThat(all).containsExactlyElementsOf(expected);
+        assertRestoresEverywhere("two-members.jsonl.gz", all);
+    }
+
+    @Test
+    void aLineAcrossTheLastVerifiedMemberBoundaryIsTheFirstUntrustedLineWithItsVerifiedBytes() throws IOException {
+        String first = GzipFixtures.lines(1, 10);
+        byte[] member1 = GzipFixtures.gzip(first + "{\"partial\":");
+        GzipFixtures.Corrupted member2 = GzipFixtures.corrupted("1}\n" + GzipFixtures.lines(12, 200));
+        String source = write("split-line.jsonl.gz", GzipFixtures.concat(member1, member2.gz));
+        List<SourceLine> expected = dataLines(source, first, 1);
+        expected.add(SourceLine.damage(source, 11, QuarantineReason.DAMAGED_FILE, String.format("damaged gzip file %s: member 2 "
+                + "(at compressed byte %d): CRC mismatch (trailer says 0x%08x, the data has 0x%08x); 1 member(s) before it "
+                + "verified; first untrusted line: 11 (its first 11 bytes lie in verified members)", source, member1.length,
+                member2.trailerCrc, member2.dataCrc), b("{\"partial\":")));
+        expected.add(SourceLine.endOfFile(source, 10));
+        assertThat(read("split-line.jsonl.gz")).containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void damagedHeaderOfALaterMemberOrTrailingGarbageQuarantinesFromTheEndOfTheVerifiedMembers() throws IOException {
+        String first = GzipFixtures.lines(1, 20);
+        byte[] member1 = GzipFixtures.gzip(first);
+        byte[] member2 = GzipFixtures.gzip(GzipFixtures.lines(21, 40));
+        member2[2] = 9; // compression method
+        // Java's gzip reader takes a broken second member for the end of the file and drops it silently
+        assertThat(new java.util.zip.GZIPInputStream(new ByteArrayInputStream(GzipFixtures.concat(member1, member2))).readAllBytes())
+                .isEqualTo(b(first));
+        String source = write("bad-second-header.jsonl.gz", GzipFixtures.concat(member1, member2));
+        List<SourceLine> expected = dataLines(source, first, 1);
+        expected.add(SourceLine.damage(source, 21, QuarantineReason.DAMAGED_FILE, "damaged gzip file " + source + ": member 2 (at "
+                + "compressed byte " + member1.length + "): compression method 9 in the header, not 8 (deflate); 1 member(s) "
+                + "before it verified; first untrusted line: 21", null));
+        expected.add(SourceLine.endOfFile(source, 20));
+        assertThat(read("bad-second-header.jsonl.gz")).containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void goodGzipFilesReadAsBeforeSingleMultiMemberAndZeroPadded() throws IOException {
+        String a = GzipFixtures.lines(1, 3000);
+        String b = GzipFixtures.lines(3001, 3010);
+        String single = write("single.jsonl.gz", GzipFixtures.gzip(a));
+        assertThat(read("single.jsonl.gz")).containsExactlyElementsOf(withEndOfFile(dataLines(single, a, 1), single, 3000));
+        String multi = write("multi.jsonl.gz", GzipFixtures.concat(GzipFixtures.gzip(a), GzipFixtures.gzip(b), new byte[512]));
+        assertThat(read("multi.jsonl.gz")).containsExactlyElementsOf(
+                withEndOfFile(dataLines(multi, a + b, 1), multi, 3010));
+    }
+
+    private static List<SourceLine> withEndOfFile(List<SourceLine> lines, String source, long count) {
+        lines.add(SourceLine.endOfFile(source, count));
+        return lines;
+    }
+
+    @Test
+    void gzipCutInsideItsFirstHeaderStaysTruncatedAtItsStart() throws IOException {
+        byte[] cut = Arrays.copyOf(GzipFixtures.gzip(GzipFixtures.lines(1, 10)), 6);
+        String source = write("cut-header.jsonl.gz", cut);
+        String javaSays;
+        try {
+            new java.util.zip.GZIPInputStream(new ByteArrayInputStream(cut));
+            throw new AssertionError("a cut header should fail");
+        } catch (java.io.EOFException e) {
+            javaSays = e.toString();
+        }
+        assertThat(read("cut-header.jsonl.gz")).containsExactly(
+                SourceLine.damage(source, 1, "compressed stream damaged at its start: " + javaSays, null),
+                SourceLine.endOfFile(source, 0));
+    }
+
+    @Test
+    void gzipCutInsideTheHeaderOfALaterMemberIsTruncatedAfterTheVerifiedMembers() throws IOException {
+        String first = GzipFixtures.lines(1, 30);
+        byte[] member1 = GzipFixtures.gzip(first);
+        String source = write("cut-second-header.jsonl.gz",
+                GzipFixtures.concat(member1, Arrays.copyOf(GzipFixtures.gzip(GzipFixtures.lines(31, 40)), 4)));
+        List<SourceLine> expected = dataLines(source, first, 1);
+        expected.add(SourceLine.damage(source, 31, QuarantineReason.TRUNCATED_FILE, "gzip file " + source + " cut short: member 2 "
+                + "(at compressed byte " + member1.length + "): the file ends inside its header; 1 member(s) before it verified;"
+                + " first untrusted line: 31", null));
+        expected.add(SourceLine.endOfFile(source, 30));
+        assertThat(read("cut-second-header.jsonl.gz")).containsExactlyElementsOf(expected);
     }
 }

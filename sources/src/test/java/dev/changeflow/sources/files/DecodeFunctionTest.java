@@ -95,6 +95,21 @@ class DecodeFunctionTest {
     }
 
     @Test
+    void damagedFileMarkerIsQuarantinedWithItsReasonEvenUnderFail() throws Exception {
+        DecodeFunction fn = new DecodeFunction(flows().subList(1, 2)); // on-invalid-record = fail
+        try (OneInputStreamOperatorTestHarness<SourceLine, RowData> h = ProcessFunctionTestHarnesses.forProcessFunction(fn)) {
+            h.setProcessingTime(NOW);
+            h.processElement(SourceLine.damage(FILE, 1, QuarantineReason.DAMAGED_FILE, "damaged gzip file " + FILE
+                    + ": member 1 (at compressed byte 0): CRC mismatch; first untrusted line: 1", null), 0L);
+            h.processElement(SourceLine.endOfFile(FILE, 0), 0L);
+            assertThat(values(h.getSideOutput(DecodeFunction.quarantineTag()))).containsExactly(
+                    QuarantineRecords.of("history", FILE, null, 1, null, QuarantineReason.DAMAGED_FILE, "damaged gzip file " + FILE
+                            + ": member 1 (at compressed byte 0): CRC mismatch; first untrusted line: 1", NOW));
+            assertThat(fn.counts()).containsExactly(0L, 1L, 0L, 1L);
+        }
+    }
+
+    @Test
     void tagsAreEqualAcrossCallsAndTyped() {
         DecoderFlow f = flows().get(0);
         assertThat(DecodeFunction.changesTag(0, f)).isEqualTo(DecodeFunction.changesTag(0, f));

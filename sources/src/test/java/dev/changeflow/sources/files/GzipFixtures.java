@@ -12,10 +12,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.zip.CRC32;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 
-/** Writes a valid gzip of N JSON lines, cuts it in the middle, and computes what a reader must emit. */
+/**
+ * Gzip files for the reader tests: a valid gzip of N JSON lines cut in the middle (with what a reader
+ * must emit), and gzip members with a flipped byte whose garbage Java's gzip reader hands out before
+ * it notices.
+ */
 final class GzipFixtures {
     private GzipFixtures() {}
 
@@ -84,5 +89,87 @@ final class GzipFixtures {
             throw new AssertionError("fixture should cut in the middle, got " + d.intactLines.size() + " intact lines");
         }
         return d;
+    }
+
+    /** One gzip member holding {@code text}. */
+    static byte[] gzip(String text) throws IOException {
+        ByteArrayOutputStream bo = new ByteArrayOutputStream();
+        try (OutputStream os = new GZIPOutputStream(bo)) {
+            os.write(text.getBytes(StandardCharsets.UTF_8));
+        }
+        return bo.toByteArray();
+    }
+
+    /** Lines {@code from..to} of {@link #line}, each with its LF. */
+    static String lines(int from, int to) {
+        Random random = new Random(from);
+        StringBuilder sb = new StringBuilder();
+        for (int i = from; i <= to; i++) {
+            sb.append(line(i, random)).append('\n');
+        }
+        return sb.toString();
+    }
+
+    static byte[] concat(byte[]... parts) {
+        ByteArrayOutputStream bo = new ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            bo.writeBytes(p);
+        }
+        return bo.toByteArray();
+    }
+
+    /** A gzip member with one byte of its deflate data flipped, and what Java's gzip reader makes of it. */
+    static final class Corrupted {
+        final byte[] gz;
+        /** CRC32 in the trailer (of the original text) and of what the damaged data inflates to. */
+        final long trailerCrc;
+        final long dataCrc;
+        /** Lines Java's gzip reader hands out before it throws that are not lines of the original text. */
+        final List<String> garbage;
+
+        Corrupted(byte[] gz, long trailerCrc, long dataCrc, List<String> garbage) {
+            this.gz = gz;
+            this.trailerCrc = trailerCrc;
+            this.dataCrc = dataCrc;
+            this.garbage = garbage;
+        }
+    }
+
+    /**
+     * The gzip member of {@code text} with one byte in the middle of its deflate data flipped: the
+     * first flip (from the middle on) whose data still inflates, to at least one line that is not in
+     * {@code text}, and fails only at the trailer's CRC ({@code Corrupt GZIP trailer}). Deterministic.
+     */
+    static Corrupted corrupted(String text) throws IOException {
+        byte[] gz = gzip(text);
+        List<String> original = Arrays.asList(text.split("\n"));
+        CRC32 crc = new CRC32();
+        crc.update(text.getBytes(StandardCharsets.UTF_8));
+        for (int at = gz.length / 2; at < gz.length - 8; at++) {
+            byte[] bad = gz.clone();
+            bad[at] ^= 0x10;
+            ByteArrayOutputStream inflated = new ByteArrayOutputStream();
+            try (InputStream in = new GZIPInputStream(new java.io.ByteArrayInputStream(bad))) {
+                in.transferTo(inflated);
+                continue; // the flip went unnoticed (cannot happen with a CRC, but keep looking)
+            } catch (java.util.zip.ZipException e) {
+                if (!"Corrupt GZIP trailer".equals(e.getMessage())) {
+                    continue;
+                }
+            }
+            String out = inflated.toString(StandardCharsets.UTF_8);
+            List<String> garbage = new ArrayList<>();
+            for (String l : out.split("\n")) {
+                if (!original.contains(l)) {
+                    garbage.add(l);
+                }
+            }
+            if (!garbage.isEmpty()) {
+                CRC32 dataCrc = new CRC32();
+                dataCrc.update(inflated.toByteArray());
+                return new Corrupted(bad, crc.getValue(), dataCrc.getValue(), garbage);
+            }
+        }
+        throw new AssertionError("no flip found that yields garbage before the CRC check");
     }
 }
