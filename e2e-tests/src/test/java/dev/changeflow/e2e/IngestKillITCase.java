@@ -41,9 +41,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>Kill moments, each drawn by the seed: a delay after the process starts; just after the n-th
  * new Iceberg snapshot of the run appears; just after its n-th checkpoint completes (its {@code
- * _metadata} appears); just after the final savepoint's {@code _metadata} appears. Every seed kills
- * at each kind of moment at least once (with 4 or more kills). Checkpoints every second, so a run
- * has several checkpoints and commits to be killed around.
+ * _metadata} appears); just after the final savepoint's {@code _metadata} appears (always the last
+ * kill of a seed). Every seed kills at each kind of moment at least once (with 4 or more kills).
+ * Checkpoints every second, so a run has several checkpoints and commits to be killed around.
  *
  * <p>The same over Kafka: the capture produced to an embedded broker (one topic per table, 2
  * partitions each) and read with {@code --kafka-bootstrap}/{@code --topics} up to the end offsets
@@ -100,20 +100,28 @@ class IngestKillITCase {
         return LongStream.rangeClosed(1, Long.getLong(property, defaultCount)).boxed();
     }
 
-    /** The schedule of a seed: each kind of moment at least once, the rest drawn, in a seeded order. */
+    /**
+     * The schedule of a seed: the last kill at the final savepoint (the run it kills has read all
+     * input; a kill after it would find only a short run that commits and ends), before it each
+     * other kind of moment at least once and the rest drawn, in a seeded order. The moments inside
+     * a run are early ones (first checkpoints and snapshots, a few seconds), so every kill before the
+     * last finds input left to read.
+     */
     static List<Kill> schedule(long seed, int kills) {
         Random rnd = new Random(seed);
+        List<Moment> early = List.of(Moment.AFTER_START, Moment.NEW_SNAPSHOT, Moment.CHECKPOINT_COMPLETED);
         List<Moment> moments = new ArrayList<>();
-        for (int i = 0; i < kills; i++) {
-            moments.add(i < Moment.values().length ? Moment.values()[i] : Moment.values()[rnd.nextInt(Moment.values().length)]);
+        for (int i = 0; i < kills - 1; i++) {
+            moments.add(i < early.size() ? early.get(i) : early.get(rnd.nextInt(early.size())));
         }
         Collections.shuffle(moments, rnd);
+        moments.add(Moment.FINAL_SAVEPOINT);
         List<Kill> out = new ArrayList<>();
         for (Moment m : moments) {
             out.add(switch (m) {
-                case AFTER_START -> new Kill(m, 1000 + rnd.nextInt(7000), 0);
-                case NEW_SNAPSHOT -> new Kill(m, 1 + rnd.nextInt(4), rnd.nextInt(30));
-                case CHECKPOINT_COMPLETED -> new Kill(m, 1 + rnd.nextInt(3), rnd.nextInt(30));
+                case AFTER_START -> new Kill(m, 1000 + rnd.nextInt(5000), 0);
+                case NEW_SNAPSHOT -> new Kill(m, 1 + rnd.nextInt(3), rnd.nextInt(30));
+                case CHECKPOINT_COMPLETED -> new Kill(m, 1 + rnd.nextInt(2), rnd.nextInt(30));
                 case FINAL_SAVEPOINT -> new Kill(m, 1, rnd.nextInt(10));
             });
         }
