@@ -29,7 +29,8 @@ final class GoldStartResolver implements ChangeFeedStream.StartResolver {
     }
 
     @Override
-    public OptionalLong startingVersion(Table silver) {
-        return GoldRunner.startOf(catalog.loadCatalog(), silver, spec, requested).startingVersion();
+    public ChangeFeedStream.Start start(Table silver) {
+        OptionalLong version = GoldRunner.startOf(catalog.loadCatalog(), silver, spec, requested).startingVersion();
+        return version.isPresent() ? ChangeFeedStream.Start.changesFrom(version.getAsLong()) : ChangeFeedStream.Start.currentSnapshot();
     }
 }
