@@ -38,6 +38,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import javax.annotation.Nullable;
 
@@ -68,11 +70,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>Silver is written with Iceberg's API in the shape of an SCD1 streaming table: each version
  * inserts, updates and deletes rows of several data files (several change-feed splits, read by two
- * parallel readers) plus one equality-delete file. The job of a running {@code runLocal} is
- * cancelled right after a Gold table gets a new snapshot (a kill after a Gold commit; no state
- * survives, as after {@code kill -9}), and run again. After every kill the upsert table must equal
- * Silver's projection at one version (a commit holds whole Silver versions), and after a last run
- * to the end the Gold tables must equal the projection and the aggregate of Silver's final rows.
+ * parallel readers) plus one equality-delete file. Two kinds of interruption:
+ *
+ * <ul>
+ *   <li><b>a cancelled run</b>: the job of a running {@code runLocal} is cancelled right after a
+ *       Gold table gets a new snapshot (a kill after a Gold commit; no state survives, as after
+ *       {@code kill -9}). After every kill the upsert table must equal Silver's projection at one
+ *       version (a commit holds whole Silver versions), and after a last run to the end it must equal
+ *       the projection of Silver's final rows, {@code _source_version} included;</li>
+ *   <li><b>a kill between the two committers</b>: a job with an upsert and an aggregate table
+ *       commits both at the end of a run, by two committers; a process killed between them leaves
+ *       one table at its previous snapshot. The test produces that state exactly (the lost commit's
+ *       table is rolled back to its snapshot before the run, or re-created empty when the lost commit
+ *       was its first) and runs again. A table left without rows beside one with rows used to be
+ *       taken to be at the other's version, so the rows its lost commit held never came.</li>
+ * </ul>
  */
 class GoldKillITCase {
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(3);
@@ -93,7 +105,7 @@ class GoldKillITCase {
                     Types.NestedField.required(2, "grp", Types.IntegerType.get()),
                     Types.NestedField.required(3, "amount", Types.LongType.get())),
             Set.of(1));
-    /** Updates of a "big" version set amounts of at least this. */
+    /** Rows whose amount is at least this pass the filter of the "later commit" scenarios. */
     private static final long BIG = 1_000_000L;
 
     @TempDir Path tmp;
@@ -176,6 +188,53 @@ class GoldKillITCase {
         assertAggregateExact();
     }
 
+    /** Which table's commit the kill lost. */
+    enum Lost {
+        UPSERT,
+        AGGREGATE
+    }
+
+    /**
+     * The first run's commits: one table committed, the other's commit lost (the table stays as
+     * {@code ensureTable} created it, without a snapshot). The next run must fill it.
+     */
+    @ParameterizedTest
+    @EnumSource(Lost.class)
+    void aKillBetweenTheFirstCommitsOfTheTwoTablesLosesNothing(Lost lost) throws Exception {
+        GoldSpec spec = new GoldSpec("gold-first", SILVER, upsert("MOD(amount, 3) <> 0"), aggregate());
+        silver.versions(3, 400, 3, false);
+        GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
+        loseLastRun(lost == Lost.UPSERT ? GOLD_ACCOUNTS : GOLD_GROUPS, null);
+        silver.versions(2, 400, 3, false);
+        GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
+        assertUpsertExact(row -> Long.remainderUnsigned(row[2], 3) != 0, -1);
+        assertAggregateExact();
+    }
+
+    /**
+     * A later run's commits: the upsert table's filter matched nothing before the run, the run
+     * brings its first rows, and one table's commit is lost. The next run must still bring them.
+     */
+    @ParameterizedTest
+    @EnumSource(Lost.class)
+    void aKillBetweenLaterCommitsOfTheTwoTablesLosesNothing(Lost lost) throws Exception {
+        GoldSpec spec = new GoldSpec("gold-later", SILVER, upsert("amount >= " + BIG), aggregate());
+        silver.versions(3, 400, 3, false);
+        GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
+        assertThat(TableRows.read(catalog.loadTable(GOLD_ACCOUNTS))).as("nothing passes the filter yet").isEmpty();
+        TableIdentifier lostTable = lost == Lost.UPSERT ? GOLD_ACCOUNTS : GOLD_GROUPS;
+        Snapshot before = catalog.loadTable(lostTable).currentSnapshot();
+        silver.versions(1, 400, 3, true);
+        silver.versions(1, 400, 3, false);
+        GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
+        assertThat(TableRows.read(catalog.loadTable(GOLD_ACCOUNTS))).as("the big amounts passed").isNotEmpty();
+        loseLastRun(lostTable, before);
+        silver.versions(1, 400, 3, false);
+        GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
+        assertUpsertExact(row -> row[2] >= BIG, -1);
+        assertAggregateExact();
+    }
+
     /**
      * Runs {@code runLocal} and cancels its job right after the {@code n}-th new snapshot of a Gold
      * table appears (or lets it finish when it commits fewer times).
@@ -247,6 +306,23 @@ class GoldKillITCase {
             versions.put(t, catalog.tableExists(t) ? GoldStart.goldVersion(catalog.loadTable(t)).orElse(-1L) : -1L);
         }
         return versions;
+    }
+
+    /**
+     * Puts {@code table} where a process killed after the other Gold table's commit but before this
+     * one's leaves it: at {@code before} (its snapshot before the run), or without any snapshot.
+     */
+    private void loseLastRun(TableIdentifier table, @Nullable Snapshot before) {
+        Table t = catalog.loadTable(table);
+        if (before != null) {
+            t.manageSnapshots().rollbackTo(before.snapshotId()).commit();
+            return;
+        }
+        Schema schema = t.schema();
+        PartitionSpec spec = t.spec();
+        Map<String, String> properties = new HashMap<>(t.properties());
+        catalog.dropTable(table, true);
+        catalog.createTable(table, schema, spec, properties);
     }
 
     /** Interface for a filter over Silver rows {@code {id, grp, amount}}. */

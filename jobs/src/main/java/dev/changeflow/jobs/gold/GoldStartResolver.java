@@ -7,8 +7,6 @@ import org.apache.iceberg.flink.CatalogLoader;
 
 import javax.annotation.Nullable;
 
-import java.util.OptionalLong;
-
 /**
  * Resolves a Gold job's start inside the change feed's enumerator when the job starts without
  * state ({@link GoldStart#resolve}); a restore from a checkpoint or savepoint never calls it.
@@ -30,7 +28,6 @@ final class GoldStartResolver implements ChangeFeedStream.StartResolver {
 
     @Override
     public ChangeFeedStream.Start start(Table silver) {
-        OptionalLong version = GoldRunner.startOf(catalog.loadCatalog(), silver, spec, requested).startingVersion();
-        return version.isPresent() ? ChangeFeedStream.Start.changesFrom(version.getAsLong()) : ChangeFeedStream.Start.currentSnapshot();
+        return GoldRunner.startOf(catalog.loadCatalog(), silver, spec, requested).feedStart();
     }
 }
