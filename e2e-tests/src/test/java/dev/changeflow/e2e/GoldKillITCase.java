@@ -5,6 +5,7 @@ import dev.changeflow.jobs.gold.GoldSpec;
 import dev.changeflow.jobs.gold.GoldStart;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.client.program.ClusterClient;
@@ -50,11 +51,13 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
@@ -85,6 +88,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       was its first) and runs again. A table left without rows beside one with rows used to be
  *       taken to be at the other's version, so the rows its lost commit held never came.</li>
  * </ul>
+ *
+ * <p>And F7: what a run registers as Silver's consumer keeps the versions the next run re-reads.
  */
 class GoldKillITCase {
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(3);
@@ -233,6 +238,30 @@ class GoldKillITCase {
         GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
         assertUpsertExact(row -> row[2] >= BIG, -1);
         assertAggregateExact();
+    }
+
+    /**
+     * F7: a run registers as Silver's consumer the version the next run starts at, which lags
+     * Silver's latest when the last versions left the upsert table no row (they only deleted rows
+     * from it or changed rows its filter drops); changeflow's expiry keeps what the next run
+     * re-reads, and that run goes on.
+     */
+    @Test
+    void theConsumerRegistrationKeepsWhatTheNextRunReReads() throws Exception {
+        GoldSpec spec = new GoldSpec("gold-f7", SILVER, upsert("amount >= " + BIG), null);
+        silver.versions(1, 400, 3, false);
+        silver.versions(1, 400, 3, true);
+        GoldRunner.runLocal(spec, settings, options(Duration.ofSeconds(5)));
+        // versions 3 and 4 only take amounts below the filter's bound: Gold's rows stay at version 2
+        silver.versions(2, 400, 3, false);
+        GoldRunner.runLocal(spec, settings, options(Duration.ofSeconds(5)));
+        assertThat(GoldStart.goldVersion(catalog.loadTable(GOLD_ACCOUNTS)).getAsLong()).isEqualTo(2L);
+        silver.versions(2, 400, 3, false);
+        Table s = catalog.loadTable(SILVER);
+        ChangeFeedExpiry.forTable(s).olderThan(Instant.now()).retainLast(1).execute();
+        GoldRunner.Summary summary = GoldRunner.runLocal(spec, settings, options(Duration.ofSeconds(5)));
+        assertThat(summary.start).isEqualTo(OptionalLong.of(3L));
+        assertUpsertExact(row -> row[2] >= BIG, -1);
     }
 
     /**

@@ -140,7 +140,8 @@ public final class GoldRunner {
             env.setParallelism(o.parallelism);
             build(env, spec, catalog, start.feedStart(), true, o.tableOptions);
             env.execute("changeflow gold " + spec.name());
-            registerConsumer(silver, spec, summary.silverVersion + 1);
+            // not silverVersion + 1: a Gold table whose last versions left no row re-reads them next time
+            registerConsumer(silver, spec, nextStart(cat, spec, summary.silverVersion));
             describe(cat, spec, summary, o.out);
         } finally {
             if (cat instanceof java.io.Closeable) {
@@ -245,6 +246,25 @@ public final class GoldRunner {
     private static void registerConsumer(Table silver, GoldSpec spec, long nextVersion) {
         dev.changeflow.sources.cdf.retention.ConsumerRegistry.forTable(silver)
                 .write(spec.name(), nextVersion, java.time.Instant.now());
+    }
+
+    /**
+     * The first version a next start without state reads when Gold holds every version up to
+     * {@code silverVersion}: {@code min(gold versions) + 1} over the tables with rows ({@link
+     * GoldStart}; a Gold table without rows beside one with rows also reads Silver's rows at its
+     * predecessor, which F7 keeps), else {@code silverVersion + 1} (the current snapshot).
+     */
+    private static long nextStart(Catalog cat, GoldSpec spec, long silverVersion) {
+        long next = silverVersion + 1;
+        for (TableIdentifier id : targets(spec)) {
+            if (cat.tableExists(id)) {
+                OptionalLong g = GoldStart.goldVersion(cat.loadTable(id));
+                if (g.isPresent()) {
+                    next = Math.min(next, g.getAsLong() + 1);
+                }
+            }
+        }
+        return next;
     }
 
     private static Table silver(Catalog cat, GoldSpec spec) {
