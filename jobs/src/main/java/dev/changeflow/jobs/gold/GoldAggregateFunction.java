@@ -50,11 +50,16 @@ import java.util.function.Supplier;
  * the Gold table ({@code seeds}, read once per subtask), and changes of versions up to that row's
  * {@code _source_version} are skipped (counted in {@code goldChangesAlreadyInGold}): they are in
  * it. A start without state may therefore re-read versions the Gold table already has, exactly
- * once in effect. Groups without a Gold row start from zero.
+ * once in effect. Groups without a Gold row start from zero; the versions up to the table's own
+ * Gold version never reach this function ({@link GoldJob.SkipVersionsInGold}), so a group without
+ * a row has no change in them.
  *
- * <p>The operator runs at parallelism 1 (aggregates are small): each watermark is processed
- * between two checkpoint barriers, so every Gold commit holds whole versions and the table's
- * largest {@code _source_version} is a version all of whose changes it contains.
+ * <p><b>Whole versions per commit.</b> A timer fires for every group when the watermark passes
+ * its version, within one watermark; with aligned checkpoints every subtask, and every subtask
+ * of the writers behind it, sees the watermark on the same side of a barrier, so every Gold commit
+ * holds whole versions and the table's largest {@code _source_version} is a version all of whose
+ * changes it contains, at any parallelism of the change feed and of this operator (which runs at
+ * parallelism 1 because aggregates are small). See {@link GoldStart}.
  */
 final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData, RowData> {
     private static final long serialVersionUID = 1L;

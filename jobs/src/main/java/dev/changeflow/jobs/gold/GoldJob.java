@@ -57,6 +57,13 @@ import java.util.Set;
  * delete} that passed it delete the key; {@code update_preimage} rows are not needed.
  *
  * <p><b>Aggregate table</b> (uid {@code <name>-gold-aggregate}): see {@link GoldAggregateFunction}.
+ *
+ * <p><b>Whole versions.</b> Each Gold commit holds all changes of the Silver versions up to some
+ * version and none of a later one, at any parallelism, as long as checkpoints are aligned (the
+ * runner turns unaligned checkpoints off): the argument is on {@link GoldStart}, which builds on it
+ * where a start without state begins. Before each table, {@link SkipVersionsInGold} (uids {@code
+ * <name>-gold-upsert-skip}, {@code <name>-gold-aggregate-skip}) drops the versions the table
+ * already holds.
  */
 public final class GoldJob {
     private static final Logger LOG = LoggerFactory.getLogger(GoldJob.class);
@@ -145,6 +152,10 @@ public final class GoldJob {
         StreamingTables.ensureTable(catalog, u.target(), target, keys, options);
         DataStream<RowData> rows = tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(evaluatedType).bridgedTo(RowData.class));
         DataStream<RowData> upserts = rows
+                .process(new SkipVersionsInGold(new GoldVersion(loader, u.target()), target.getFieldCount() - 1),
+                        InternalTypeInfo.of(evaluatedType))
+                .name("gold skip versions in " + u.target())
+                .uid(spec.name() + "-gold-upsert-skip")
                 .process(new UpsertFunction(target.getFieldCount(), target), InternalTypeInfo.of(target))
                 .name("gold upsert " + u.target())
                 .uid(spec.name() + "-gold-upsert");
@@ -177,6 +188,10 @@ public final class GoldJob {
         AutoCdcKeySelector keys = new AutoCdcKeySelector(inputType, groups);
         DataStream<RowData> rows = tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(inputType).bridgedTo(RowData.class));
         DataStream<RowData> aggregated = rows
+                .process(new SkipVersionsInGold(new GoldVersion(loader, a.target()), plan.versionIndex()),
+                        InternalTypeInfo.of(inputType))
+                .name("gold skip versions in " + a.target())
+                .uid(spec.name() + "-gold-aggregate-skip")
                 .process(new DropNullGroups(groups, a.groupBy()), InternalTypeInfo.of(inputType))
                 .name("gold null groups " + a.target())
                 .uid(spec.name() + "-gold-null-groups")
@@ -186,7 +201,7 @@ public final class GoldJob {
                         InternalTypeInfo.of(plan.outputType()))
                 .name("gold aggregate " + a.target())
                 .uid(spec.name() + "-gold-aggregate")
-                // one subtask: every watermark lies between two barriers, so commits hold whole versions
+                // aggregates are small; whole versions per commit hold at any parallelism (GoldStart)
                 .setParallelism(1);
         StreamingTableSink.upsert(aggregated, loader, a.target(), a.groupBy(), options, spec.name() + "-aggregate");
     }
@@ -267,6 +282,72 @@ public final class GoldJob {
                 row.setField(i, getters[i].getFieldOrNull(in));
             }
             out.collect(row);
+        }
+    }
+
+    /**
+     * Drops the changes of the Silver versions a Gold table already contains: those up to its Gold
+     * version ({@link GoldStart}: every Gold commit holds whole Silver versions, so all changes of
+     * versions up to the largest {@code _source_version} are in the table), read when the task
+     * opens. A start without state may begin below it (the other Gold table lags, or Silver's rows
+     * come first for a Gold table without rows); a restore reads the version again, which then
+     * includes this run's commits, all of whose versions precede what the restored job emits.
+     * Counted in metric {@code goldChangesAlreadyInGold}.
+     */
+    static final class SkipVersionsInGold extends ProcessFunction<RowData, RowData> {
+        private static final long serialVersionUID = 1L;
+        private final GoldVersion gold;
+        private final int versionIndex;
+        private transient long skipThrough;
+        private transient Counter skipped;
+
+        /** @param versionIndex position of the Silver version ({@code _commit_version}) in the rows */
+        SkipVersionsInGold(GoldVersion gold, int versionIndex) {
+            this.gold = gold;
+            this.versionIndex = versionIndex;
+        }
+
+        @Override
+        public void open(OpenContext ctx) {
+            skipThrough = gold.get();
+            skipped = getRuntimeContext().getMetricGroup().counter("goldChangesAlreadyInGold");
+        }
+
+        @Override
+        public void processElement(RowData in, Context ctx, Collector<RowData> out) {
+            if (in.getLong(versionIndex) <= skipThrough) {
+                skipped.inc();
+                return;
+            }
+            out.collect(in);
+        }
+    }
+
+    /** The Gold version of a Gold table ({@link GoldStart#goldVersion}), -1 without rows, read in the task. */
+    static final class GoldVersion implements GoldAggregateFunction.SerializableSupplier<Long> {
+        private static final long serialVersionUID = 1L;
+        private final CatalogLoader loader;
+        private final String table;
+
+        GoldVersion(CatalogLoader loader, TableIdentifier table) {
+            this.loader = loader;
+            this.table = table.toString();
+        }
+
+        @Override
+        public Long get() {
+            Catalog catalog = loader.loadCatalog();
+            try {
+                return GoldStart.goldVersion(catalog.loadTable(TableIdentifier.parse(table))).orElse(-1L);
+            } finally {
+                if (catalog instanceof java.io.Closeable) {
+                    try {
+                        ((java.io.Closeable) catalog).close();
+                    } catch (IOException e) {
+                        LOG.debug("closing the catalog of {} failed", table, e);
+                    }
+                }
+            }
         }
     }
 

@@ -36,11 +36,13 @@ import java.util.stream.Stream;
  * at launch (available-now), or on a cluster until it is stopped.
  *
  * <p><b>Local runs keep no Flink state between runs</b>: each run starts where the Gold tables
- * are ({@link GoldStart}: {@code _source_version} + 1, the aggregate seeded from its rows), so a
- * run that was killed needs nothing but to be run again, and {@code --starting-version} is
- * checked against the Gold tables every time ({@code GOLD_VERSION_MISMATCH}). Within a run, Flink
- * checkpoints (RocksDB, under {@code <warehouse>/.changeflow/checkpoints/<name>}) commit the Gold
- * tables exactly once; the last commit happens when the change feed has been read.
+ * are ({@link GoldStart}: {@code _source_version} + 1, the aggregate seeded from its rows, a Gold
+ * table without rows beside one with rows rebuilt from Silver's rows), so a run that was killed at
+ * any moment needs nothing but to be run again, and {@code --starting-version} is checked against
+ * the Gold tables every time ({@code GOLD_VERSION_MISMATCH}). Within a run, Flink checkpoints
+ * (RocksDB, aligned, under {@code <warehouse>/.changeflow/checkpoints/<name>}, deleted when the
+ * next run starts) commit the Gold tables, each commit holding whole Silver versions; the last
+ * commit happens when the change feed has been read.
  *
  * <p><b>Cluster runs</b> read the change feed until stopped, with Flink's checkpoints,
  * savepoints and HA; the start is resolved only when the job starts without state.
@@ -63,6 +65,8 @@ public final class GoldRunner {
     public static final class Summary {
         /** The start used: empty = the initial snapshot; absent when there was nothing to read. */
         @Nullable public OptionalLong start;
+        /** Whether the run read Silver's rows at {@code start − 1} first (a Gold table without rows). */
+        public boolean snapshotFirst;
         /** Silver's latest version at launch: the run reads up to it. */
         public long silverVersion;
         /** Per Gold table: rows after the run and its largest _source_version (-1: no rows). */
@@ -110,9 +114,17 @@ public final class GoldRunner {
                 return summary;
             }
             summary.start = start.startingVersion();
-            o.out.printf("Reading the change feed of %s %s up to version %d%n", spec.source(),
-                    start.startingVersion().isPresent() ? "from version " + start.startingVersion().getAsLong()
-                            : "from its current snapshot (as inserts)", summary.silverVersion);
+            summary.snapshotFirst = start.startingVersion().isPresent() && start.snapshotFirst();
+            String from;
+            if (start.startingVersion().isEmpty()) {
+                from = "from its current snapshot (as inserts)";
+            } else if (summary.snapshotFirst) {
+                from = String.format("from its rows at version %d (as inserts, for the Gold table without rows), then its"
+                        + " changes from version %d", start.startingVersion().getAsLong() - 1, start.startingVersion().getAsLong());
+            } else {
+                from = "from version " + start.startingVersion().getAsLong();
+            }
+            o.out.printf("Reading the change feed of %s %s up to version %d%n", spec.source(), from, summary.silverVersion);
             Path ckRoot = o.warehouse.resolve(".changeflow").resolve("checkpoints").resolve(spec.name()).toAbsolutePath();
             deleteRecursively(ckRoot);
             Configuration conf = new Configuration();
@@ -126,9 +138,10 @@ public final class GoldRunner {
             conf.setString("taskmanager.memory.managed.fraction", "0.2");
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(o.parallelism);
-            build(env, spec, catalog, start.startingVersion(), true, o.tableOptions);
+            build(env, spec, catalog, start.feedStart(), true, o.tableOptions);
             env.execute("changeflow gold " + spec.name());
-            registerConsumer(silver, spec, summary.silverVersion + 1);
+            // not silverVersion + 1: a Gold table whose last versions left no row re-reads them next time
+            registerConsumer(silver, spec, nextStart(cat, spec, summary.silverVersion));
             describe(cat, spec, summary, o.out);
         } finally {
             if (cat instanceof java.io.Closeable) {
@@ -141,7 +154,7 @@ public final class GoldRunner {
     /**
      * Runs the job on the cluster that executes this program (application mode, {@code flink run})
      * until it is stopped. Checkpointing, state backend and restarts come from the cluster's
-     * configuration. Where the change feed starts is decided by the source's enumerator when it
+     * configuration, except that checkpoints are always aligned ({@link GoldStart}). Where the change feed starts is decided by the source's enumerator when it
      * starts without state ({@link GoldStartResolver}), never when the job restores a checkpoint
      * or savepoint, so a {@code --starting-version} left in the arguments does not stop a restart.
      */
@@ -178,14 +191,36 @@ public final class GoldRunner {
      */
     public static void build(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog, OptionalLong start,
             boolean bounded, StreamingTableOptions tableOptions) {
+        build(env, spec, catalog, start.isPresent() ? ChangeFeedStream.Start.changesFrom(start.getAsLong())
+                : ChangeFeedStream.Start.currentSnapshot(), bounded, tableOptions);
+    }
+
+    /**
+     * Adds change feed → Gold to {@code env}, starting as {@link GoldStart#feedStart()} says.
+     *
+     * @param bounded read up to the latest version at build time, then finish
+     */
+    public static void build(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog,
+            ChangeFeedStream.Start start, boolean bounded, StreamingTableOptions tableOptions) {
         TableLoader loader = TableLoader.fromCatalog(catalog.loader(), spec.source());
         ChangeFeedStream.Builder feed = ChangeFeedStream.forTable(loader).bounded(bounded).uidPrefix(spec.name() + "-cdf");
-        start.ifPresent(feed::startingVersion);
+        if (start.version().isPresent()) {
+            if (start.snapshotFirst()) {
+                feed.snapshotThenChanges(start.version().getAsLong());
+            } else {
+                feed.startingVersion(start.version().getAsLong());
+            }
+        }
         addGold(env, spec, catalog, feed, tableOptions);
     }
 
     private static void addGold(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog,
             ChangeFeedStream.Builder feed, StreamingTableOptions tableOptions) {
+        // a Gold commit holds whole Silver versions only with aligned checkpoints (GoldStart): an
+        // unaligned barrier overtakes changes of a version that other channels already delivered
+        Configuration aligned = new Configuration();
+        aligned.set(CheckpointingOptions.ENABLE_UNALIGNED, false);
+        env.configure(aligned);
         ChangeFeedSource source = feed.buildSource();
         DataStream<RowData> changes = feed.build(env);
         Catalog cat = catalog.open();
@@ -211,6 +246,25 @@ public final class GoldRunner {
     private static void registerConsumer(Table silver, GoldSpec spec, long nextVersion) {
         dev.changeflow.sources.cdf.retention.ConsumerRegistry.forTable(silver)
                 .write(spec.name(), nextVersion, java.time.Instant.now());
+    }
+
+    /**
+     * The first version a next start without state reads when Gold holds every version up to
+     * {@code silverVersion}: {@code min(gold versions) + 1} over the tables with rows ({@link
+     * GoldStart}; a Gold table without rows beside one with rows also reads Silver's rows at its
+     * predecessor, which F7 keeps), else {@code silverVersion + 1} (the current snapshot).
+     */
+    private static long nextStart(Catalog cat, GoldSpec spec, long silverVersion) {
+        long next = silverVersion + 1;
+        for (TableIdentifier id : targets(spec)) {
+            if (cat.tableExists(id)) {
+                OptionalLong g = GoldStart.goldVersion(cat.loadTable(id));
+                if (g.isPresent()) {
+                    next = Math.min(next, g.getAsLong() + 1);
+                }
+            }
+        }
+        return next;
     }
 
     private static Table silver(Catalog cat, GoldSpec spec) {

@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.gold;
 
 import dev.changeflow.sources.cdf.TableChanges;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
 
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
@@ -20,40 +21,102 @@ import java.util.OptionalLong;
 
 /**
  * Where a Silver→Gold job starts reading the Silver change feed when it starts <em>without</em>
- * Flink state (a first start, or a restart with a new checkpoint after the old one was lost).
+ * Flink state (a first start, every local run — local runs keep no state —, or a restart with a new
+ * checkpoint after the old one was lost).
  *
- * <p>The Gold version of a Gold table is the largest {@code _source_version} it ever received (the
- * upper bound of the column over its data files; {@link GoldSpec#SOURCE_VERSION} only grows).
- * The aggregate table's version is exact — every Silver version with a change rewrites at least one
- * group — and its changes cannot be applied twice; the upsert table's version can lag (a version
- * that only deleted Gold rows leaves no row) but re-applying changes to it is harmless (upserts and
- * deletes by key are idempotent). Hence:
+ * <p><b>What a Gold table holds.</b> Every Gold commit holds whole Silver versions: all changes of
+ * the versions up to some version W and none of a later one. The change feed emits the changes of
+ * version v when its watermark reaches v, and a watermark of v follows every change of versions
+ * {@code <= v} (design.md "Order — the guarantee"); the upsert operator passes them on as they
+ * come, the aggregate applies them at that watermark. Watermarks reach every subtask downstream,
+ * and with aligned checkpoints (the Gold job turns unaligned ones off) each subtask snapshots after
+ * all its inputs sent before the barrier, so whether watermark v came before barrier c is the same
+ * on every subtask: the writers of checkpoint c hold all changes of version v or none, however
+ * many splits, readers and subtasks carry them, and so does each table's commit of c. The two
+ * tables are committed by two committers, so a process killed between them leaves one table a
+ * checkpoint behind the other.
+ *
+ * <p><b>The Gold version</b> of a table is the largest {@code _source_version} it received (the
+ * upper bound of the column over its data files). It is at most the table's W, so every change of
+ * the versions up to it is in the table, and it may lag W: a version that only deleted upsert rows,
+ * or changed only rows the filter or a NULL group drops, leaves no row. A table without rows has
+ * no Gold version: its filter matched nothing yet, or the commit that brought its first rows was
+ * lost. Hence:
  *
  * <ul>
+ *   <li>each Gold operator skips the changes of versions up to its own table's Gold version (they
+ *       are in it), and a start below a table's W replays versions harmlessly: the upsert table's
+ *       rows are decided by the last change of their key (upserts and deletes by key are
+ *       idempotent; a change that the filter drops, or a preimage, applies only where Gold holds no
+ *       row of the key anyway), the aggregate skips per group the versions its row contains
+ *       ({@link GoldAggregateFunction});</li>
  *   <li>no Gold table has a row and no starting version is given → the initial snapshot of Silver
  *       (as inserts), then its later changes;</li>
- *   <li>no starting version → from {@code min(gold versions) + 1}; the aggregate skips, per
- *       group, the versions its row already contains ({@link GoldAggregateFunction});</li>
- *   <li>one table empty and the other not → {@code GOLD_VERSION_MISMATCH} (the initial snapshot
- *       that fills one would be counted twice in the other);</li>
+ *   <li>every Gold table has rows and no starting version is given → the changes from {@code
+ *       min(gold versions) + 1};</li>
+ *   <li>one existing table without rows beside one with rows at Gold version G → Silver's rows as
+ *       of G (as inserts, tagged with that snapshot's version, as the initial snapshot's are), then
+ *       the changes from G + 1 ({@link #snapshotFirst()}, G1 snapshot-then-changes): the table
+ *       without rows takes them all and so holds Silver's projection whatever its commits lost, the
+ *       other skips what is in it;</li>
+ *   <li>a table that does not exist yet beside one with rows → {@code GOLD_VERSION_MISMATCH} (the
+ *       initial snapshot that fills one would be counted twice in the other);</li>
  *   <li>an explicit starting version S is checked against the job's Gold version G (the aggregate's
- *       when there is one, else the upsert table's): {@code S <= G} would apply versions twice
+ *       when it has rows, else the upsert table's): {@code S <= G} would apply versions twice
  *       (overlap), {@code S > G + 1} would skip the changes of versions {@code G + 1 .. S - 1} (gap)
- *       unless those versions have none; both fail with {@code GOLD_VERSION_MISMATCH}.</li>
+ *       unless those versions have none; both fail with {@code GOLD_VERSION_MISMATCH}. A table
+ *       that lags G is replayed from its own Gold version + 1, a table without rows gets the
+ *       snapshot as above.</li>
  * </ul>
  */
 public final class GoldStart implements Serializable {
     private static final long serialVersionUID = 1L;
 
     @Nullable private final Long startingVersion;
+    private final boolean snapshotFirst;
 
-    private GoldStart(@Nullable Long startingVersion) {
+    private GoldStart(@Nullable Long startingVersion, boolean snapshotFirst) {
         this.startingVersion = startingVersion;
+        this.snapshotFirst = snapshotFirst;
     }
 
-    /** The Silver version to start the change feed at; empty = the initial snapshot first. */
+    private static GoldStart initialSnapshot() {
+        return new GoldStart(null, true);
+    }
+
+    private static GoldStart changesFrom(long version) {
+        return new GoldStart(version, false);
+    }
+
+    private static GoldStart snapshotThenChanges(long version) {
+        return new GoldStart(version, true);
+    }
+
+    /**
+     * The first Silver version whose changes are read; empty = Silver's current snapshot (as
+     * inserts) first.
+     */
     public OptionalLong startingVersion() {
         return startingVersion == null ? OptionalLong.empty() : OptionalLong.of(startingVersion);
+    }
+
+    /**
+     * Whether Silver's rows come first, as inserts: its current snapshot when {@link
+     * #startingVersion()} is empty, else its rows as of {@code startingVersion − 1} (a Gold table
+     * without rows beside one with rows).
+     */
+    public boolean snapshotFirst() {
+        return snapshotFirst;
+    }
+
+    /** The start of the change feed. */
+    public ChangeFeedStream.Start feedStart() {
+        if (startingVersion == null) {
+            return ChangeFeedStream.Start.currentSnapshot();
+        }
+        return snapshotFirst
+                ? ChangeFeedStream.Start.snapshotThenChanges(startingVersion)
+                : ChangeFeedStream.Start.changesFrom(startingVersion);
     }
 
     /**
@@ -99,12 +162,13 @@ public final class GoldStart implements Serializable {
                     "a new Gold table beside one that already holds rows: %s. Both must start from the same Silver"
                             + " snapshot: drop the other one too (or run with --from-scratch) to rebuild both.", tables));
         }
-        // the job's position: the aggregate's when it has rows (exact), else the upsert table's; an
-        // existing upsert table without rows (a filter that matched nothing so far) has no position
+        // the job's position, which a starting version must follow: the aggregate's when it has rows
+        // (a version applied twice would count twice), else the upsert table's; a table without rows
+        // has no position
         OptionalLong job = gAggregate.isPresent() ? gAggregate : gUpsert;
         if (job.isEmpty()) {
             if (requested == null) {
-                return new GoldStart(null);
+                return initialSnapshot();
             }
             if (requested > latest + 1) {
                 throw afterLatest(requested, silver, latest, "omit the starting version");
@@ -115,13 +179,17 @@ public final class GoldStart implements Serializable {
                                 + " held at version %d. Omit the starting version: an empty Gold starts from Silver's"
                                 + " current snapshot.", tables, requested, silver.name(), requested - 1));
             }
-            return new GoldStart(requested);
+            return changesFrom(requested);
         }
         long g = job.getAsLong();
         long replayFrom = Math.min(g, gUpsert.orElse(g)) + 1;
+        // an existing table without rows beside one with rows: what it holds is unknown (nothing
+        // passed its filter yet, or a kill between the two committers lost its first rows), so it
+        // is rebuilt from Silver's rows at the other's Gold version
+        boolean rowless = (upsertConfigured && gUpsert.isEmpty()) || (aggregateConfigured && gAggregate.isEmpty());
         if (requested == null) {
             checkAvailable(silver, replayFrom, latest, tables, g);
-            return new GoldStart(replayFrom);
+            return rowless ? snapshotThenChanges(replayFrom) : changesFrom(replayFrom);
         }
         if (requested <= g) {
             throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
@@ -141,9 +209,13 @@ public final class GoldStart implements Serializable {
                         requested, tables, silver.name(), g, g + 1, requested - 1, changes, g + 1));
             }
         }
+        if (rowless) {
+            // the gap (if any) holds no change: Silver's rows at g are its rows at requested - 1
+            return snapshotThenChanges(g + 1);
+        }
         // the upsert table may lag (a lost commit, or delete-only versions): replay it, idempotently;
         // the aggregate skips per group what its rows contain
-        return new GoldStart(gUpsert.isPresent() ? Math.min(requested, gUpsert.getAsLong() + 1) : requested);
+        return changesFrom(gUpsert.isPresent() ? Math.min(requested, gUpsert.getAsLong() + 1) : requested);
     }
 
     private static GoldException afterLatest(long requested, Table silver, long latest, String fix) {
@@ -264,6 +336,7 @@ public final class GoldStart implements Serializable {
     @Override
     public String toString() {
         return "GoldStart{startingVersion=" + (startingVersion == null ? "initial snapshot" : startingVersion)
+                + (startingVersion != null && snapshotFirst ? ", Silver's rows at version " + (startingVersion - 1) + " first" : "")
                 + "}";
     }
 }

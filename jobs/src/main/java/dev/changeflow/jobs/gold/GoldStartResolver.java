@@ -7,8 +7,6 @@ import org.apache.iceberg.flink.CatalogLoader;
 
 import javax.annotation.Nullable;
 
-import java.util.OptionalLong;
-
 /**
  * Resolves a Gold job's start inside the change feed's enumerator when the job starts without
  * state ({@link GoldStart#resolve}); a restore from a checkpoint or savepoint never calls it.
@@ -29,7 +27,7 @@ final class GoldStartResolver implements ChangeFeedStream.StartResolver {
     }
 
     @Override
-    public OptionalLong startingVersion(Table silver) {
-        return GoldRunner.startOf(catalog.loadCatalog(), silver, spec, requested).startingVersion();
+    public ChangeFeedStream.Start start(Table silver) {
+        return GoldRunner.startOf(catalog.loadCatalog(), silver, spec, requested).feedStart();
     }
 }

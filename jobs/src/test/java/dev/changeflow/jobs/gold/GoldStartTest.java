@@ -1,5 +1,7 @@
 package dev.changeflow.jobs.gold;
 
+import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
@@ -94,6 +96,28 @@ class GoldStartTest {
                 + " too (or run with --from-scratch) to rebuild both.", e.getMessage().replace(catalog.name() + ".", "hadoop."));
         // an upsert table that exists without rows (its filter matched nothing yet) follows the aggregate
         assertEquals(5L, GoldStart.resolve(silver, gold("u"), true, agg, true, null).startingVersion().getAsLong());
+    }
+
+    /**
+     * A table without rows beside one with rows may have lost the commit that brought its first rows
+     * (a kill between the two committers): it gets Silver's rows at the other's Gold version first.
+     */
+    @Test
+    void aTableWithoutRowsBesideOneWithRowsGetsSilversRowsFirst() throws IOException {
+        GoldStart s = GoldStart.resolve(silver, gold("u"), true, gold("a", 4), true, null);
+        assertEquals("GoldStart{startingVersion=5, Silver's rows at version 4 first}", s.toString());
+        assertEquals(ChangeFeedStream.Start.snapshotThenChanges(5), s.feedStart());
+        // the other way round: the aggregate lost its first commit
+        assertEquals(ChangeFeedStream.Start.snapshotThenChanges(3),
+                GoldStart.resolve(silver, gold("u2", 2), true, gold("a2"), true, null).feedStart());
+        // an explicit start is checked against the table with rows, and still brings the rows first
+        assertEquals(ChangeFeedStream.Start.snapshotThenChanges(5),
+                GoldStart.resolve(silver, gold("u3"), true, gold("a3", 4), true, 5L).feedStart());
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH,
+                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, gold("u4"), true, gold("a4", 4), true, 4L)).code());
+        // tables with rows: changes only
+        assertEquals(ChangeFeedStream.Start.changesFrom(5), GoldStart.resolve(silver, gold("u5", 4), gold("a5", 4), null).feedStart());
+        assertEquals(ChangeFeedStream.Start.currentSnapshot(), GoldStart.resolve(silver, gold("u6"), gold("a6"), null).feedStart());
     }
 
     @Test

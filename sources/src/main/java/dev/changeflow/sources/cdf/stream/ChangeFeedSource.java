@@ -139,15 +139,7 @@ public final class ChangeFeedSource
                 loader.open();
                 Table table = loader.loadTable();
                 table.refresh();
-                java.util.OptionalLong version = startResolver.startingVersion(table);
-                org.apache.iceberg.Snapshot current = table.currentSnapshot();
-                if (version.isPresent()) {
-                    start = PlanningPosition.at(StreamingAccess.resolveStart(table, version.getAsLong(), null));
-                } else if (current == null) {
-                    start = PlanningPosition.at(StreamingAccess.history(table).latestVersion() + 1);
-                } else {
-                    start = PlanningPosition.initialSnapshot(current.snapshotId(), current.sequenceNumber());
-                }
+                start = startResolver.start(table).resolve(table);
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }

@@ -5,6 +5,8 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Map;
 
+import javax.annotation.Nullable;
+
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -56,8 +58,10 @@ import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
  * <p><b>Start</b> (F6, F8): no starting bound → the current snapshot as {@code insert} rows tagged
  * with its version, then later changes; {@code latest} → only versions committed after the build;
  * a version {@code N} → from N ({@code N} may be latest + 1); a timestamp → from the first commit at
- * or after it. A checkpoint or savepoint restore resumes at its position; the bounds only apply to a
- * start without state.
+ * or after it; {@link Builder#snapshotThenChanges snapshot-then-changes} from {@code N} (G1) → the
+ * table as of {@code N − 1} as {@code insert} rows tagged with that snapshot's version, then the
+ * changes from N. A checkpoint or savepoint restore resumes at its position; the bounds only apply
+ * to a start without state.
  *
  * <p><b>Errors</b> ({@link CdfException}, thrown by {@link Builder#build}): {@code
  * INVALID_CDC_OPTIONS} for contradicting or malformed options; {@code START_AFTER_LATEST_COMMIT}
@@ -83,10 +87,103 @@ public final class ChangeFeedStream {
     public interface StartResolver extends java.io.Serializable {
         /**
          * @param table the table, refreshed
-         * @return the first version to read (checked as {@code starting-version}), or empty for the
-         *     table's current snapshot as inserts followed by its later changes
+         * @return where to start (its version is checked as {@code starting-version})
          */
-        java.util.OptionalLong startingVersion(Table table);
+        Start start(Table table);
+    }
+
+    /**
+     * A start without state, as a {@link StartResolver} gives it: the table's current snapshot as
+     * inserts, then its later changes (F6's default); the changes from a version (F6 {@code
+     * starting-version}); or the table as of the version before a version as inserts, then the
+     * changes from that version (G1's {@code snapshot-then-changes}).
+     */
+    @PublicEvolving
+    public static final class Start implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+
+        @Nullable private final Long version;
+        private final boolean snapshotFirst;
+
+        private Start(@Nullable Long version, boolean snapshotFirst) {
+            this.version = version;
+            this.snapshotFirst = snapshotFirst;
+        }
+
+        /** The current snapshot as {@code insert} rows tagged with its version, then the later changes. */
+        public static Start currentSnapshot() {
+            return new Start(null, true);
+        }
+
+        /** The changes from {@code version} on (it may be latest + 1, F8). */
+        public static Start changesFrom(long version) {
+            return new Start(version, false);
+        }
+
+        /**
+         * The table as of version {@code version − 1} (its newest snapshot at or before it) as {@code
+         * insert} rows tagged with that snapshot's version, then the changes from {@code version} on.
+         */
+        public static Start snapshotThenChanges(long version) {
+            return new Start(version, true);
+        }
+
+        /** The first version whose changes are read; empty for {@link #currentSnapshot()}. */
+        public java.util.OptionalLong version() {
+            return version == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(version);
+        }
+
+        /** Whether the table's rows at a version come first, as inserts. */
+        public boolean snapshotFirst() {
+            return snapshotFirst;
+        }
+
+        /**
+         * The planning position of this start on {@code table} (refreshed).
+         *
+         * @throws CdfException {@code START_AFTER_LATEST_COMMIT}, {@code VERSION_NOT_AVAILABLE} as
+         *     for {@code starting-version} (the snapshot before an available version is retained)
+         */
+        PlanningPosition resolve(Table table) {
+            Snapshot current = table.currentSnapshot();
+            if (version == null) {
+                return current == null
+                        ? PlanningPosition.at(StreamingAccess.history(table).latestVersion() + 1)
+                        : PlanningPosition.initialSnapshot(current.snapshotId(), current.sequenceNumber());
+            }
+            long first = StreamingAccess.resolveStart(table, version, null);
+            if (!snapshotFirst) {
+                return PlanningPosition.at(first);
+            }
+            // the newest ancestor before the first version read: the parent of an available version
+            // is retained (F8), and there is none when the table had no snapshot before it
+            for (Snapshot s : org.apache.iceberg.util.SnapshotUtil.currentAncestors(table)) {
+                if (s.sequenceNumber() < first) {
+                    return PlanningPosition.initialSnapshot(s.snapshotId(), s.sequenceNumber());
+                }
+            }
+            return PlanningPosition.at(first);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Start other && java.util.Objects.equals(version, other.version)
+                    && snapshotFirst == other.snapshotFirst;
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(version, snapshotFirst);
+        }
+
+        @Override
+        public String toString() {
+            if (version == null) {
+                return "current snapshot, then its changes";
+            }
+            return snapshotFirst ? "snapshot before version " + version + ", then changes from " + version
+                    : "changes from version " + version;
+        }
     }
 
     /** Starts a builder over the table {@code tableLoader} loads (format v2 or v3). */
@@ -109,6 +206,7 @@ public final class ChangeFeedStream {
         private ConsumerPositionListener consumerListener = ConsumerPositionListener.NONE;
         private String uidPrefix = "changeflow-cdf";
         private StartResolver startResolver;
+        private Long snapshotThenChanges;
 
         private Builder(TableLoader tableLoader) {
             this.tableLoader = tableLoader;
@@ -123,6 +221,16 @@ public final class ChangeFeedStream {
         /** Read only versions committed after the stream is built (F6 {@code latest}). */
         public Builder startingLatest() {
             this.startingLatest = true;
+            return this;
+        }
+
+        /**
+         * Emit the table as of version {@code version − 1} as inserts (tagged with the version of its
+         * newest snapshot at or before {@code version − 1}), then the changes from {@code version}
+         * (G1 {@code snapshot-then-changes}; {@code version} may be latest + 1).
+         */
+        public Builder snapshotThenChanges(long version) {
+            this.snapshotThenChanges = version;
             return this;
         }
 
@@ -271,7 +379,7 @@ public final class ChangeFeedStream {
         /** The source alone (unpaired rows and version watermarks), start resolved. */
         public ChangeFeedSource buildSource() {
             int starts = (startingVersion != null ? 1 : 0) + (startingLatest ? 1 : 0) + (startingTimestamp != null ? 1 : 0)
-                    + (startResolver != null ? 1 : 0);
+                    + (startResolver != null ? 1 : 0) + (snapshotThenChanges != null ? 1 : 0);
             if (starts > 1) {
                 throw invalid(
                         "More than one starting position is set for the change feed of table %s (%s). Set only "
@@ -279,10 +387,11 @@ public final class ChangeFeedStream {
                         tableLoader, describeStart(), ChangeFeedOptions.STARTING_VERSION.key(),
                         ChangeFeedOptions.STARTING_TIMESTAMP.key());
             }
-            if (startingVersion != null && startingVersion < 0) {
+            Long first = startingVersion != null ? startingVersion : snapshotThenChanges;
+            if (first != null && first < 0) {
                 throw invalid(
                         "'%s' = %d for the change feed of table %s is negative. Versions are integers >= 0.",
-                        ChangeFeedOptions.STARTING_VERSION.key(), startingVersion, tableLoader);
+                        ChangeFeedOptions.STARTING_VERSION.key(), first, tableLoader);
             }
             if (monitorInterval.isNegative() || monitorInterval.isZero()) {
                 throw invalid("'%s' = %s must be positive.", ChangeFeedStreamOptions.MONITOR_INTERVAL.key(), monitorInterval);
@@ -306,12 +415,10 @@ public final class ChangeFeedStream {
                     start = PlanningPosition.at(latest + 1);
                 } else if (startingVersion != null || startingTimestamp != null) {
                     start = PlanningPosition.at(StreamingAccess.resolveStart(table, startingVersion, startingTimestamp));
+                } else if (snapshotThenChanges != null) {
+                    start = Start.snapshotThenChanges(snapshotThenChanges).resolve(table);
                 } else {
-                    Snapshot current = table.currentSnapshot();
-                    start =
-                            current == null
-                                    ? PlanningPosition.at(latest + 1)
-                                    : PlanningPosition.initialSnapshot(current.snapshotId(), current.sequenceNumber());
+                    start = Start.currentSnapshot().resolve(table);
                 }
                 return new ChangeFeedSource(
                         tableLoader,
@@ -343,6 +450,9 @@ public final class ChangeFeedStream {
             }
             if (startResolver != null) {
                 s.append(s.length() > 0 ? ", " : "").append("a start resolver");
+            }
+            if (snapshotThenChanges != null) {
+                s.append(s.length() > 0 ? ", " : "").append("snapshot-then-changes from ").append(snapshotThenChanges);
             }
             if (startingTimestamp != null) {
                 s.append(s.length() > 0 ? ", " : "").append("starting-timestamp '").append(startingTimestamp).append('\'');

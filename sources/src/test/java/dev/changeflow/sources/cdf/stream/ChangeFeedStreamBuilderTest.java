@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
 
 /** Option validation and start resolution of {@link ChangeFeedStream.Builder} (F3, F4, F6, F8). */
 class ChangeFeedStreamBuilderTest {
@@ -102,6 +103,46 @@ class ChangeFeedStreamBuilderTest {
                 .isEqualTo(1);
         assertThat(ChangeFeedStream.forTable(loader).startingTimestamp(v2).buildSource().startPosition().nextVersion())
                 .isEqualTo(2);
+    }
+
+    /**
+     * G1 snapshot-then-changes from N: the table as of N − 1 (its newest snapshot at or before it)
+     * as inserts first, then the changes from N; the same resolution for a start resolver.
+     */
+    @Test
+    void snapshotThenChangesStartsWithTheSnapshotBeforeTheVersion() {
+        long[] ids = new long[4];
+        for (org.apache.iceberg.Snapshot s : table.snapshots()) {
+            ids[(int) s.sequenceNumber()] = s.snapshotId();
+        }
+        PlanningPosition v2 = PlanningPosition.initialSnapshot(ids[2], 2);
+        assertThat(ChangeFeedStream.forTable(loader).snapshotThenChanges(3).buildSource().startPosition()).isEqualTo(v2);
+        assertThat(ChangeFeedStream.Start.snapshotThenChanges(3).resolve(table)).isEqualTo(v2);
+        // at latest + 1: the current snapshot, as without a starting position
+        assertThat(ChangeFeedStream.forTable(loader).snapshotThenChanges(4).buildSource().startPosition())
+                .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
+        // nothing before version 1: its changes only
+        assertThat(ChangeFeedStream.forTable(loader).snapshotThenChanges(1).buildSource().startPosition())
+                .isEqualTo(PlanningPosition.at(1));
+        assertThat(ChangeFeedStream.Start.changesFrom(3).resolve(table)).isEqualTo(PlanningPosition.at(3));
+        assertThat(ChangeFeedStream.Start.currentSnapshot().resolve(table))
+                .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).snapshotThenChanges(5).buildSource(),
+                CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
+                "The starting version 5 of the change feed of table");
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).snapshotThenChanges(2).startingVersion(2).buildSource(),
+                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                "More than one starting position");
+        // the snapshot before an expired version is gone with it
+        table.expireSnapshots().expireOlderThan(table.currentSnapshot().timestampMillis()).retainLast(1).commit();
+        assertCode(
+                () -> ChangeFeedStream.forTable(loader).snapshotThenChanges(3).buildSource(),
+                CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
+                "Version 3 of table");
+        assertThat(ChangeFeedStream.forTable(loader).snapshotThenChanges(4).buildSource().startPosition())
+                .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
     }
 
     /** F8: a stream may start at latest + 1 (the replay case); later starts fail as in batch. */
