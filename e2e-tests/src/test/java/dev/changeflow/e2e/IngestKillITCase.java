@@ -43,7 +43,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * new Iceberg snapshot of the run appears; just after its n-th checkpoint completes (its {@code
  * _metadata} appears); just after the final savepoint's {@code _metadata} appears (always the last
  * kill of a seed). Every seed kills at each kind of moment at least once (with 4 or more kills).
- * Checkpoints every second, so a run has several checkpoints and commits to be killed around.
+ * Checkpoints every 500 ms, so even a run on a fast machine has several checkpoints and commits to
+ * be killed around.
  *
  * <p>The same over Kafka: the capture produced to an embedded broker (one topic per table, 2
  * partitions each) and read with {@code --kafka-bootstrap}/{@code --topics} up to the end offsets
@@ -233,7 +234,7 @@ class IngestKillITCase {
                 root.resolve("bin").resolve("changeflow").toString(), "ingest",
                 "--flows", root.resolve("examples").resolve("pgbench-flows.yaml").toString(),
                 "--warehouse", warehouse.toString(),
-                "--checkpoint-interval", "1s"));
+                "--checkpoint-interval", "500ms"));
         cmd.addAll(inputArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("CHANGEFLOW_NO_BUILD", "1");
