@@ -28,7 +28,7 @@ abstract class ChangeRecordParser {
         RECORD,
         /** A tombstone: nothing to emit (A5, K5). */
         TOMBSTONE,
-        /** The top-level value is not an object ({@code MALFORMED_JSON}, detail {@link #notAnObject}). */
+        /** The top-level value is not an object ({@code MALFORMED_JSON}, detail {@link #notAnObjectDetail}). */
         NOT_AN_OBJECT
     }
 
