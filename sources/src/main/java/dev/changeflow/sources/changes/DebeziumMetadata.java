@@ -52,6 +52,13 @@ public final class DebeziumMetadata {
     static final int I_OP = 0, I_TS_MS = 1, I_LSN = 2, I_SOURCE_TS_MS = 3, I_TXID = 4, I_SNAPSHOT = 5,
             I_DB = 6, I_SCHEMA = 7, I_TABLE = 8, I_FILE = 9, I_POS = 10;
 
+    /**
+     * Where each metadata column comes from, by position: the envelope's {@code op} and {@code
+     * ts_ms}, then members of its {@code source}. Also the names envelope-field errors give.
+     */
+    static final List<String> ENVELOPE_FIELDS = List.of("op", "ts_ms", "source.lsn", "source.ts_ms", "source.txId",
+            "source.snapshot", "source.db", "source.schema", "source.table", "source.file", "source.pos");
+
     /** The metadata columns, in order. */
     public static final List<RowType.RowField> FIELDS;
 

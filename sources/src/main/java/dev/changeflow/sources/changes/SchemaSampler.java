@@ -13,12 +13,9 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeParser;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,10 +28,8 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -44,15 +39,19 @@ import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 
 /**
- * Derives the data columns of tables from sample records (semantics.md A5 "Types and table names"),
+ * Derives the data columns of tables from sample records (semantics.md A5 "Types, routing and table names"),
  * and parses declared Flink DDL column lists.
  *
- * <p><b>Sampling</b> ({@link #sample}, {@link #sampleFlinkPaths}) reads the given files (plain or {@code .gz}; a directory means every file below
- * it whose name does not start with {@code .} or {@code _}, in path order) line by line until every
- * wanted table has been seen or {@code maxLines} lines were read. A record belongs to a wanted name
- * when the name equals its topic, {@code source.schema.source.table}, {@code source.table} or the
- * topic's last segment (the same rule as {@link DecoderFlow} routing); a plain-JSON line without a
- * topic belongs to the only wanted table. A damaged gzip ends that file's sample (logged).
+ * <p><b>Sampling</b> ({@link #sample}, {@link #sampleFlinkPaths}) reads the given files (plain or
+ * {@code .gz}; a directory means every file below it whose name does not start with {@code .} or
+ * {@code _}, in path order) line by line until every wanted table has been seen or {@code maxLines} lines were read. Each line is parsed and routed as
+ * {@link ChangeRecordDecoder} does it, each wanted name standing for a flow of that one source name:
+ * the same record forms, and a record belongs to a wanted name when the name equals its topic,
+ * {@code source.schema.source.table}, {@code source.table} or the topic's last segment (in that
+ * order, {@link DecoderFlow}); a record naming neither topic nor table belongs to the only wanted
+ * name. Lines the decoder would reject before routing (not JSON, malformed, a form member of the
+ * wrong kind) and tombstones describe no schema and are passed over. A damaged gzip ends that file's
+ * sample (logged).
  *
  * <p><b>Types</b> come from Debezium's schema wrapper when present (the envelope's {@code after}
  * struct: {@code int32} → INT, {@code int64} → BIGINT,
@@ -71,15 +70,6 @@ public final class SchemaSampler {
 
     /** Default cap on lines read. */
     public static final long DEFAULT_MAX_LINES = 2_000_000L;
-
-    private static final ObjectMapper MAPPER = JsonMapper.builder()
-            .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .build();
-
-    static {
-        MAPPER.getFactory().setStreamReadConstraints(
-                StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build());
-    }
 
     private SchemaSampler() {}
 
@@ -147,6 +137,13 @@ public final class SchemaSampler {
     public static Result sampleFlinkPaths(List<Path> paths, ChangeRecordFormat format, Collection<String> tables,
             long maxLines) throws IOException {
         Set<String> wanted = new LinkedHashSet<>(tables);
+        List<String> names = new ArrayList<>(wanted);
+        FlowRouter.Builder routes = FlowRouter.builder();
+        for (String name : names) {
+            routes.add(name, List.of(name));
+        }
+        FlowRouter router = routes.build();
+        ChangeRecordParser parser = ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
         Map<String, RowType> fromSchema = new LinkedHashMap<>();
         Map<String, Inferred> inferred = new LinkedHashMap<>();
         String[] namespace = {null};
@@ -162,16 +159,15 @@ public final class SchemaSampler {
                 String line;
                 while (lines < maxLines && (line = r.readLine()) != null) {
                     lines++;
-                    if (line.isBlank()) {
+                    byte[] record = line.getBytes(StandardCharsets.UTF_8);
+                    if (RecordForm.notJson(record) != null) {
                         continue;
                     }
-                    JsonNode root;
                     try {
-                        root = MAPPER.readTree(line);
+                        sampleRecord(record, parser, router, names, fromSchema, inferred, namespace);
                     } catch (JsonProcessingException e) {
                         continue; // malformed lines do not describe a schema; the decoder quarantines them
                     }
-                    sampleRecord(root, format, wanted, fromSchema, inferred, namespace);
                     if (allSeen(wanted, fromSchema, inferred) && (!wantNamespace || namespace[0] != null)) {
                         break files;
                     }
@@ -201,95 +197,34 @@ public final class SchemaSampler {
         return true;
     }
 
-    private static void sampleRecord(JsonNode root, ChangeRecordFormat format, Set<String> wanted,
+    private static void sampleRecord(byte[] record, ChangeRecordParser parser, FlowRouter router, List<String> names,
             Map<String, RowType> fromSchema, Map<String, Inferred> inferred, String[] namespace) throws IOException {
-        if (!root.isObject()) {
+        if (parser.parse(record, RecordForm.RECORD, null, null) != ChangeRecordParser.Parsed.RECORD
+                || parser.form.structureError != null) {
+            return; // a tombstone, or a record the decoder quarantines before routing
+        }
+        if (namespace[0] == null) {
+            namespace[0] = parser.namespace();
+        }
+        int route = router.route(parser.topic(), parser.sourceSchema(), parser.sourceTable());
+        if (route == FlowRouter.NONE) {
             return;
         }
-        String topic = null;
-        JsonNode node = root;
-        if (root.has("value") && onlyFields(root, "key", "value", "topic")) {
-            topic = root.path("topic").isTextual() ? root.get("topic").asText() : null;
-            node = root.get("value");
-        }
-        JsonNode schema = null;
-        if (node.isObject() && node.has("payload") && onlyFields(node, "schema", "payload")) {
-            schema = node.get("schema");
-            node = node.get("payload");
-        }
-        if (node == null || !node.isObject()) {
-            return; // tombstone or not a record
-        }
-        String name;
-        JsonNode image;
-        ConnectSchema imageSchema = null;
-        if (format == ChangeRecordFormat.DEBEZIUM_JSON) {
-            JsonNode src = node.path("source");
-            String table = src.path("table").isTextual() ? src.get("table").asText() : null;
-            String dbSchema = src.path("schema").isTextual() ? src.get("schema").asText() : null;
-            if (namespace[0] == null) {
-                namespace[0] = dbSchema != null ? dbSchema : src.path("db").isTextual() ? src.get("db").asText() : null;
-            }
-            name = match(wanted, topic, dbSchema, table);
-            String which = node.path("after").isObject() ? "after" : "before";
-            image = node.path(which);
-            if (schema != null && schema.isObject()) {
-                ConnectSchema envelope = parseSchema(schema);
-                imageSchema = envelope.field(which);
-            }
-        } else {
-            name = topic != null ? match(wanted, topic, null, null) : wanted.size() == 1 ? wanted.iterator().next() : null;
-            image = node;
-            if (schema != null && schema.isObject()) {
-                imageSchema = parseSchema(schema);
-            }
-        }
-        if (name == null || fromSchema.containsKey(name) || !image.isObject()) {
+        String name = names.get(route);
+        if (fromSchema.containsKey(name)) {
             return;
         }
+        JsonFields image = parser.sampleImage();
+        if (image == null) {
+            return;
+        }
+        ConnectSchema imageSchema = parser.imageSchema(parser.sampleImageName());
         if (imageSchema != null && "struct".equals(imageSchema.type)) {
             fromSchema.put(name, imageSchema.toRowType(true));
             inferred.remove(name);
             return;
         }
-        inferred.computeIfAbsent(name, k -> new Inferred(Inferred.ROW)).mergeObject(image);
-    }
-
-    private static ConnectSchema parseSchema(JsonNode schema) throws IOException {
-        try (JsonParser p = MAPPER.treeAsTokens(schema)) {
-            p.nextToken();
-            return ConnectSchema.parse(p);
-        }
-    }
-
-    @Nullable
-    private static String match(Set<String> wanted, @Nullable String topic, @Nullable String schema, @Nullable String table) {
-        if (topic != null && wanted.contains(topic)) {
-            return topic;
-        }
-        if (table != null && schema != null && wanted.contains(schema + "." + table)) {
-            return schema + "." + table;
-        }
-        if (table != null && wanted.contains(table)) {
-            return table;
-        }
-        if (topic != null) {
-            String last = topic.substring(topic.lastIndexOf('.') + 1);
-            if (wanted.contains(last)) {
-                return last;
-            }
-        }
-        return null;
-    }
-
-    private static boolean onlyFields(JsonNode n, String... allowed) {
-        List<String> a = Arrays.asList(allowed);
-        for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
-            if (!a.contains(it.next())) {
-                return false;
-            }
-        }
-        return true;
+        inferred.computeIfAbsent(name, k -> new Inferred(Inferred.ROW)).mergeObject(image, parser.factory);
     }
 
     private static BufferedReader open(Path file) throws IOException {
@@ -422,6 +357,8 @@ public final class SchemaSampler {
     /** A type inferred from JSON values, widened as more values are seen. */
     private static final class Inferred {
         static final int NULL = 0, BIGINT = 1, DOUBLE = 2, STRING = 3, BOOLEAN = 4, ROW = 5, ARRAY = 6;
+        /** By {@link JsonFields} kind (null, true, false, integer, big integer, fraction, string, object, array). */
+        private static final int[] OF_JSON_KIND = {NULL, BOOLEAN, BOOLEAN, BIGINT, BIGINT, DOUBLE, STRING, ROW, ARRAY};
 
         int kind;
         final LinkedHashMap<String, Inferred> fields = new LinkedHashMap<>();
@@ -431,31 +368,16 @@ public final class SchemaSampler {
             this.kind = kind;
         }
 
-        void mergeObject(JsonNode obj) {
-            for (Iterator<Map.Entry<String, JsonNode>> it = obj.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
-                fields.computeIfAbsent(e.getKey(), k -> new Inferred(NULL)).merge(e.getValue());
+        void mergeObject(JsonFields obj, JsonFactory factory) throws IOException {
+            for (int i = 0; i < obj.size; i++) {
+                fields.computeIfAbsent(obj.names[i], k -> new Inferred(NULL)).merge(obj, i, factory);
             }
         }
 
-        void merge(JsonNode v) {
-            int k;
-            if (v == null || v.isNull()) {
+        void merge(JsonFields f, int i, JsonFactory factory) throws IOException {
+            int k = OF_JSON_KIND[f.kinds[i]];
+            if (k == NULL) {
                 return;
-            } else if (v.isIntegralNumber()) {
-                k = BIGINT;
-            } else if (v.isNumber()) {
-                k = DOUBLE;
-            } else if (v.isTextual()) {
-                k = STRING;
-            } else if (v.isBoolean()) {
-                k = BOOLEAN;
-            } else if (v.isObject()) {
-                k = ROW;
-            } else if (v.isArray()) {
-                k = ARRAY;
-            } else {
-                k = STRING;
             }
             if (kind == NULL) {
                 kind = k;
@@ -463,15 +385,31 @@ public final class SchemaSampler {
                 kind = (kind == BIGINT && k == DOUBLE) || (kind == DOUBLE && k == BIGINT) ? DOUBLE : STRING;
             }
             if (kind == ROW && k == ROW) {
-                mergeObject(v);
+                mergeObject(nested(f, i, factory), factory);
             } else if (kind == ARRAY && k == ARRAY) {
                 if (element == null) {
                     element = new Inferred(NULL);
                 }
-                for (JsonNode e : v) {
-                    element.merge(e);
+                JsonFields items = nested(f, i, factory);
+                for (int j = 0; j < items.size; j++) {
+                    element.merge(items, j, factory);
                 }
             }
+        }
+
+        /** The members (or elements) of the object (or array) at entry {@code i} of {@code f}. */
+        private static JsonFields nested(JsonFields f, int i, JsonFactory factory) throws IOException {
+            JsonFields inner = new JsonFields();
+            inner.clear(f.buf);
+            try (JsonParser p = factory.createParser(f.buf, f.starts[i], f.ends[i] - f.starts[i])) {
+                p.nextToken();
+                if (f.kinds[i] == JsonFields.OBJECT) {
+                    inner.readObject(p, f.starts[i]);
+                } else {
+                    inner.readArray(p, f.starts[i]);
+                }
+            }
+            return inner;
         }
 
         LogicalType toLogicalType() {

@@ -6,22 +6,32 @@ import org.apache.flink.table.data.RowData;
 
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.zip.GZIPInputStream;
 
 /**
- * Measures {@link ChangeRecordDecoder} throughput over the real pgbench capture (decode only: the
- * lines are decompressed and split into memory first). Not a test; run with
- * {@code java -cp <test classpath> dev.changeflow.sources.changes.DecodeThroughputMain [rounds]}.
+ * Measures {@link ChangeRecordDecoder} throughput over the real pgbench capture with {@link
+ * PgbenchFlows} (decode only: the lines are decompressed and split into memory first). Not a test;
+ * run with {@code java -cp <test classpath> dev.changeflow.sources.changes.DecodeThroughputMain
+ * [rounds [capture [warm-up rounds]]]}.
+ *
+ * <p>Each round prints records per second of wall time and of the thread's CPU time. On a shared,
+ * loaded machine the wall rate says more about the neighbours than about the decoder; the CPU rate
+ * is the one to compare between two builds. The summary gives median, min and max of the rounds
+ * after the warm-up.
  */
 public final class DecodeThroughputMain {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         Path file = args.length > 1 ? Paths.get(args[1]) : SharedData.pgbenchCapture();
+        int warmUp = args.length > 2 ? Integer.parseInt(args[2]) : 3;
         List<byte[]> lines = readLines(file);
         long bytes = lines.stream().mapToLong(b -> b.length).sum();
         System.out.printf("%d lines, %.1f MB%n", lines.size(), bytes / 1e6);
@@ -43,16 +53,35 @@ public final class DecodeThroughputMain {
                 sink[2]++;
             }
         };
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        List<Double> wallRates = new ArrayList<>();
+        List<Double> cpuRates = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
+            long c0 = threads.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             long n = 0;
             for (byte[] line : lines) {
                 decoder.decode(line, "capture", null, ++n, 0L, out);
             }
-            double secs = (System.nanoTime() - t0) / 1e9;
-            System.out.printf("round %d: %.0f events/s (%.1f MB/s)%n", r, lines.size() / secs, bytes / 1e6 / secs);
+            double wall = (System.nanoTime() - t0) / 1e9;
+            double cpu = (threads.getCurrentThreadCpuTime() - c0) / 1e9;
+            System.out.printf("round %d: %.0f events/s wall, %.0f events/s CPU (%.1f MB/s CPU)%n",
+                    r, lines.size() / wall, lines.size() / cpu, bytes / 1e6 / cpu);
+            if (r >= warmUp) {
+                wallRates.add(lines.size() / wall);
+                cpuRates.add(lines.size() / cpu);
+            }
         }
         System.out.println("changes=" + sink[0] + " truncates=" + sink[1] + " quarantined=" + sink[2]);
+        System.out.println("after " + warmUp + " warm-up rounds: wall " + summary(wallRates) + "; CPU " + summary(cpuRates));
+    }
+
+    private static String summary(List<Double> rates) {
+        if (rates.isEmpty()) {
+            return "no rounds";
+        }
+        double[] s = rates.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return String.format("median %.0f events/s (min %.0f, max %.0f, n=%d)", s[s.length / 2], s[0], s[s.length - 1], s.length);
     }
 
     static List<byte[]> readLines(Path file) throws Exception {
@@ -66,12 +95,12 @@ public final class DecodeThroughputMain {
         int start = 0;
         for (int i = 0; i < all.length; i++) {
             if (all[i] == '\n') {
-                lines.add(java.util.Arrays.copyOfRange(all, start, i));
+                lines.add(Arrays.copyOfRange(all, start, i));
                 start = i + 1;
             }
         }
         if (start < all.length) {
-            lines.add(java.util.Arrays.copyOfRange(all, start, all.length));
+            lines.add(Arrays.copyOfRange(all, start, all.length));
         }
         return lines;
     }

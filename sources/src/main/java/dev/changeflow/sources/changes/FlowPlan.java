@@ -1,0 +1,78 @@
+package dev.changeflow.sources.changes;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.table.types.logical.ArrayType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.MapType;
+import org.apache.flink.table.types.logical.RowType;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A {@link DecoderFlow} compiled for decoding: the data columns as a {@link RowShape}, the positions
+ * of KEYS, SEQUENCE BY and non-key NOT NULL columns in {@link DecoderFlow#sourceType()}, and a
+ * reusable scratch array of which data columns a record named. One per flow and decoder.
+ */
+@Internal
+final class FlowPlan {
+    /** The flow's index among the decoder's flows ({@link DecodeOutput}'s {@code flowIndex}). */
+    final int index;
+    final DecoderFlow flow;
+    final RowShape data;
+    final int dataArity;
+    /** Arity of {@link DecoderFlow#sourceType()}: data columns, then metadata columns. */
+    final int arity;
+    final int[] keyIdx;
+    final int[] seqIdx;
+    final int[] notNullNonKey;
+    final boolean debezium;
+    /** Whether a data column's conversion depends on the schema wrapper (decimals, temporal units). */
+    final boolean needsHints;
+    /** Per data column, whether the image being converted has it (scratch, per record). */
+    final boolean[] present;
+
+    FlowPlan(int index, DecoderFlow flow) {
+        this.index = index;
+        this.flow = flow;
+        this.data = new RowShape(flow.dataType());
+        this.dataArity = data.arity();
+        this.arity = flow.sourceType().getFieldCount();
+        RowType st = flow.sourceType();
+        this.keyIdx = flow.keys().stream().mapToInt(st::getFieldIndex).toArray();
+        this.seqIdx = flow.sequenceBy().stream().mapToInt(st::getFieldIndex).toArray();
+        List<Integer> nn = new ArrayList<>();
+        for (int c = 0; c < dataArity; c++) {
+            if (!data.columns[c].nullable && !flow.keys().contains(data.names[c])) {
+                nn.add(c);
+            }
+        }
+        this.notNullNonKey = nn.stream().mapToInt(Integer::intValue).toArray();
+        this.debezium = flow.format() == ChangeRecordFormat.DEBEZIUM_JSON;
+        this.needsHints = needsHints(flow.dataType());
+        this.present = new boolean[dataArity];
+    }
+
+    private static boolean needsHints(LogicalType t) {
+        switch (t.getTypeRoot()) {
+            case DECIMAL:
+            case TIME_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return true;
+            case ROW:
+                for (RowType.RowField f : ((RowType) t).getFields()) {
+                    if (needsHints(f.getType())) {
+                        return true;
+                    }
+                }
+                return false;
+            case ARRAY:
+                return needsHints(((ArrayType) t).getElementType());
+            case MAP:
+                return needsHints(((MapType) t).getValueType());
+            default:
+                return false;
+        }
+    }
+}
