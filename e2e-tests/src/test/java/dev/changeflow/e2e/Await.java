@@ -6,7 +6,10 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-/** Polls a condition every 20 ms until it holds or a deadline passes (tests wait on states, never on time). */
+/**
+ * Polls a condition every 20 ms until it holds or a deadline passes (tests wait on states, never on
+ * time).
+ */
 final class Await {
     private Await() {}
 
@@ -14,13 +17,22 @@ final class Await {
      * Returns once {@code condition} holds.
      *
      * @param what the awaited state, for the failure message
-     * @throws AssertionError when it does not hold within {@code timeout}; the message names {@code what} and {@code state}
+     * @throws AssertionError when it does not hold within {@code timeout}; the message names {@code
+     *     what} and {@code state}
      */
-    static void until(String what, Duration timeout, BooleanSupplier condition, Supplier<String> state) {
+    static void until(
+            String what, Duration timeout, BooleanSupplier condition, Supplier<String> state) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting for " + what + " (" + state.get() + ")");
+                throw new AssertionError(
+                        "timed out after "
+                                + timeout.toSeconds()
+                                + " s waiting for "
+                                + what
+                                + " ("
+                                + state.get()
+                                + ")");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }

@@ -27,6 +27,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -52,6 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -81,23 +83,24 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   <li>changeflow's own ingest pipeline ({@link IngestJob#build(DataStream, IngestPlan,
  *       CatalogSettings)}: decode → AUTO CDC on RocksDB → Iceberg {@code FlinkSink} in changelog
  *       mode): {@code public.pgbench_accounts} (SCD1), {@code public.pgbench_accounts_scd2} (SCD2),
- *       {@code public.pgbench_branches} and {@code public.pgbench_tellers} (SCD1) — equality deletes
- *       that carry complete rows, position deletes for keys written twice in one checkpoint;
+ *       {@code public.pgbench_branches} and {@code public.pgbench_tellers} (SCD1) — equality
+ *       deletes that carry complete rows, position deletes for keys written twice in one
+ *       checkpoint;
  *   <li>Iceberg's own Flink sink in upsert mode ({@code public.accounts_iceberg_upsert}): key-only
  *       equality deletes for every row, so pre-images come from the parent-snapshot lookup.
  * </ul>
  *
  * The batches cover the initial snapshot (inserts only), streamed pgbench updates, deletes (some
  * re-inserted in the same version, some later) and updates after the re-inserts. For every version
- * v ≥ 1 of each table it proves: state(v−1) with the changes of v applied (delete /
- * update_preimage remove one row, insert / update_postimage add one, multiset over complete rows;
- * every removed row must exist in state(v−1)) equals state(v), both states read by Iceberg's own
- * scan; every change carries version v and the snapshot's commit time; every update_preimage is
- * directly followed by the update_postimage of the same identity (and every postimage directly
- * preceded by it); a version whose state changed has a non-empty change set. For the four
- * changeflow tables one full-range read (1..latest) must also equal the per-version reads in order
- * and, applied to an empty table, give the latest state. The ingested tables are also compared with PostgreSQL's final tables, so the
- * versions checked are those of a complete, correct ingest.
+ * v ≥ 1 of each table it proves: state(v−1) with the changes of v applied (delete / update_preimage
+ * remove one row, insert / update_postimage add one, multiset over complete rows; every removed row
+ * must exist in state(v−1)) equals state(v), both states read by Iceberg's own scan; every change
+ * carries version v and the snapshot's commit time; every update_preimage is directly followed by
+ * the update_postimage of the same identity (and every postimage directly preceded by it); a
+ * version whose state changed has a non-empty change set. For the four changeflow tables one
+ * full-range read (1..latest) must also equal the per-version reads in order and, applied to an
+ * empty table, give the latest state. The ingested tables are also compared with PostgreSQL's final
+ * tables, so the versions checked are those of a complete, correct ingest.
  */
 class ChangeFeedDifferentialITCase {
 
@@ -112,11 +115,15 @@ class ChangeFeedDifferentialITCase {
     @TempDir static Path tmp;
 
     private static final String ACCOUNTS_TOPIC = "\"topic\":\"pgbench.public.pgbench_accounts\"";
-    private static final TableIdentifier ACCOUNTS = TableIdentifier.of("public", "pgbench_accounts");
-    private static final TableIdentifier ACCOUNTS_SCD2 = TableIdentifier.of("public", "pgbench_accounts_scd2");
-    private static final TableIdentifier BRANCHES = TableIdentifier.of("public", "pgbench_branches");
+    private static final TableIdentifier ACCOUNTS =
+            TableIdentifier.of("public", "pgbench_accounts");
+    private static final TableIdentifier ACCOUNTS_SCD2 =
+            TableIdentifier.of("public", "pgbench_accounts_scd2");
+    private static final TableIdentifier BRANCHES =
+            TableIdentifier.of("public", "pgbench_branches");
     private static final TableIdentifier TELLERS = TableIdentifier.of("public", "pgbench_tellers");
-    private static final TableIdentifier UPSERT = TableIdentifier.of("public", "accounts_iceberg_upsert");
+    private static final TableIdentifier UPSERT =
+            TableIdentifier.of("public", "accounts_iceberg_upsert");
 
     private static final String FLOWS =
             String.join(
@@ -133,7 +140,8 @@ class ChangeFeedDifferentialITCase {
                     "    target: pgbench_accounts_scd2",
                     "    keys: [aid]",
                     "    scd-type: 2",
-                    // record by record: a key changed twice in one checkpoint gives position deletes
+                    // record by record: a key changed twice in one checkpoint gives position
+                    // deletes
                     "    apply-buffer-keys: 0",
                     "    schema: 'aid INT, bid INT, abalance INT, filler STRING'",
                     "  - table: pgbench_branches",
@@ -149,13 +157,14 @@ class ChangeFeedDifferentialITCase {
      * Batch bounds as line indexes of the capture (141,511 lines): 0–99,999 snapshot of the
      * accounts, 100,000–100,010 snapshot of branches and tellers, 100,011–140,010 10,000 pgbench
      * transactions (teller, branch, account update + history insert), 140,011–141,010 500 account
-     * deletes each followed by a Kafka tombstone, 141,011–141,110 100 re-inserts of deleted accounts,
-     * 141,111–141,510 400 account updates.
+     * deletes each followed by a Kafka tombstone, 141,011–141,110 100 re-inserts of deleted
+     * accounts, 141,111–141,510 400 account updates.
      */
     private static int[] bounds() {
         List<Integer> b = new ArrayList<>(List.of(0, 50_000, 100_011));
         for (int i = 1; i <= 25; i++) {
-            b.add(100_011 + i * 1_600); // 400 transactions each: keys written twice inside one checkpoint
+            b.add(100_011 + i * 1_600); // 400 transactions each: keys written twice inside
+            // one checkpoint
         }
         b.addAll(List.of(140_611, 141_061, 141_111, 141_311, 141_511));
         return b.stream().mapToInt(Integer::intValue).toArray();
@@ -167,7 +176,8 @@ class ChangeFeedDifferentialITCase {
     /**
      * Threads reading versions. Reads wait more than they compute: Iceberg's delete loader hands
      * every delete-file load of a data file to its worker pool and polls for completion every 10 ms
-     * ({@code Tasks.waitFor}), so a state read of a table with n data files waits about n × 10–20 ms.
+     * ({@code Tasks.waitFor}), so a state read of a table with n data files waits about n × 10–20
+     * ms.
      */
     private static final int READ_THREADS = 6;
 
@@ -186,6 +196,7 @@ class ChangeFeedDifferentialITCase {
     private static final class Ingest {
         final Catalog catalog;
         final double seconds;
+
         /**
          * The full-range read (1..latest) of every table, started right after the ingest: one read
          * is sequential, version after version, so the reads of all tables run beside the tests.
@@ -197,7 +208,15 @@ class ChangeFeedDifferentialITCase {
             this.seconds = seconds;
             for (TableIdentifier id : List.of(ACCOUNTS_SCD2, ACCOUNTS, BRANCHES, TELLERS)) {
                 int columns = catalog.loadTable(id).schema().columns().size();
-                fullRange.put(id, FULL_RANGE_READS.submit(() -> changes(TableChanges.forTable(catalog.loadTable(id)).startingVersion(1).build(), columns)));
+                fullRange.put(
+                        id,
+                        FULL_RANGE_READS.submit(
+                                () ->
+                                        changes(
+                                                TableChanges.forTable(catalog.loadTable(id))
+                                                        .startingVersion(1)
+                                                        .build(),
+                                                columns)));
             }
         }
 
@@ -206,7 +225,10 @@ class ChangeFeedDifferentialITCase {
         }
     }
 
-    /** Runs the job once for the class (in the first test, where the MiniCluster's environment is set). */
+    /**
+     * Runs the job once for the class (in the first test, where the MiniCluster's environment is
+     * set).
+     */
     private static synchronized Ingest ingest() throws Exception {
         if (ingest != null) {
             return ingest;
@@ -216,9 +238,15 @@ class ChangeFeedDifferentialITCase {
         Path warehouse = tmp.resolve("warehouse");
         CatalogSettings settings = CatalogSettings.localHadoop(warehouse.toAbsolutePath());
         Catalog catalog = settings.open();
-        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(FLOWS, "flows.yaml"), List.of(capture));
+        IngestPlan plan =
+                IngestPlanner.plan(FlowsFile.parse(FLOWS, "flows.yaml"), List.of(capture));
         for (IngestPlan.Flow f : plan.flows) {
-            StreamingTables.ensureTable(catalog, f.target, f.spec.targetType(), f.spec.identifierFields(), f.tableOptions);
+            StreamingTables.ensureTable(
+                    catalog,
+                    f.target,
+                    f.spec.targetType(),
+                    f.spec.identifierFields(),
+                    f.tableOptions);
         }
         QuarantineTable.ensure(catalog, plan.quarantineNamespace);
         Schema upsertSchema =
@@ -232,16 +260,22 @@ class ChangeFeedDifferentialITCase {
         catalog.buildTable(UPSERT, upsertSchema)
                 .withProperties(
                         Map.of(
-                                TableProperties.FORMAT_VERSION, "2",
-                                StreamingTables.MAX_CONTINUOUS_EMPTY_COMMITS, Integer.toString(Integer.MAX_VALUE),
-                                StreamingTables.BLOOM_FILTER_PREFIX + "aid", "true",
-                                StreamingTables.BLOOM_FILTER_NDV_PREFIX + "aid", "100000"))
+                                TableProperties.FORMAT_VERSION,
+                                "2",
+                                StreamingTables.MAX_CONTINUOUS_EMPTY_COMMITS,
+                                Integer.toString(Integer.MAX_VALUE),
+                                StreamingTables.BLOOM_FILTER_PREFIX + "aid",
+                                "true",
+                                StreamingTables.BLOOM_FILTER_NDV_PREFIX + "aid",
+                                "100000"))
                 .create();
 
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, tmp.resolve("checkpoints").toUri().toString());
+        conf.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                tmp.resolve("checkpoints").toUri().toString());
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "disable");
         conf.setString("taskmanager.memory.managed.fraction", "0.2");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
@@ -250,17 +284,26 @@ class ChangeFeedDifferentialITCase {
 
         // pgbench_history is not needed here: its lines are not emitted
         DataStream<SourceLine> lines =
-                PacedCaptureLines.stream(env, capture, bounds(), line -> !line.contains("\"topic\":\"pgbench.public.pgbench_history\""));
+                PacedCaptureLines.stream(
+                        env,
+                        capture,
+                        bounds(),
+                        line -> !line.contains("\"topic\":\"pgbench.public.pgbench_history\""));
         IngestJob.build(lines, plan, settings);
 
         RowType accountsType =
                 RowType.of(
-                        new org.apache.flink.table.types.logical.LogicalType[] {
-                            new IntType(false), new IntType(), new IntType(), new VarCharType(VarCharType.MAX_LENGTH)
+                        new LogicalType[] {
+                            new IntType(false),
+                            new IntType(),
+                            new IntType(),
+                            new VarCharType(VarCharType.MAX_LENGTH)
                         },
                         new String[] {"aid", "bid", "abalance", "filler"});
         DataStream<RowData> upserts =
-                lines.flatMap(new AccountUpserts(), InternalTypeInfo.of(accountsType)).uid("account-upserts").name("account upserts");
+                lines.flatMap(new AccountUpserts(), InternalTypeInfo.of(accountsType))
+                        .uid("account-upserts")
+                        .name("account upserts");
         FlinkSink.forRowData(upserts)
                 .tableLoader(TableLoader.fromCatalog(settings.loader(), UPSERT))
                 .equalityFieldColumns(List.of("aid"))
@@ -285,13 +328,21 @@ class ChangeFeedDifferentialITCase {
         assertThat(r.versions).isEqualTo(BATCHES);
         assertThat(r.firstVersionTypes).containsOnlyKeys("insert");
         assertThat(r.firstVersionTypes.get("insert")).isEqualTo(50_000);
-        assertThat(r.types.keySet()).containsExactlyInAnyOrder("insert", "update_preimage", "update_postimage", "delete");
+        assertThat(r.types.keySet())
+                .containsExactlyInAnyOrder(
+                        "insert", "update_preimage", "update_postimage", "delete");
         assertThat(r.types.get("delete")).isEqualTo(500 - r.reinsertedInDeleteVersion);
-        assertThat(r.reinsertedLater).as("keys deleted in one version and inserted in a later one").isPositive();
-        assertThat(r.reinsertedInDeleteVersion).as("keys deleted and re-inserted in one version").isPositive();
-        // all but the two snapshot batches and the batch of re-inserts only (+I of keys deleted earlier)
+        assertThat(r.reinsertedLater)
+                .as("keys deleted in one version and inserted in a later one")
+                .isPositive();
+        assertThat(r.reinsertedInDeleteVersion)
+                .as("keys deleted and re-inserted in one version")
+                .isPositive();
+        // all but the two snapshot batches and the batch of re-inserts only (+I of keys deleted
+        // earlier)
         assertThat(r.versionsWithEqualityDeletes).isEqualTo(BATCHES - 3);
-        // buffered between checkpoints (default apply-buffer-keys): one net change per key per version, never a
+        // buffered between checkpoints (default apply-buffer-keys): one net change per key per
+        // version, never a
         // position delete; the record-by-record flows below cover position deletes
         assertThat(r.versionsWithPositionDeletes).as("versions with position deletes").isZero();
     }
@@ -302,11 +353,16 @@ class ChangeFeedDifferentialITCase {
         Result r = checkEveryVersion(in, ACCOUNTS_SCD2);
         assertThat(r.versions).isEqualTo(BATCHES);
         assertThat(r.firstVersionTypes).containsOnlyKeys("insert");
-        assertThat(r.types.keySet()).containsExactlyInAnyOrder("insert", "update_preimage", "update_postimage");
-        // a delete closes the current version (__END_AT set): an update of that identity, never a removal
+        assertThat(r.types.keySet())
+                .containsExactlyInAnyOrder("insert", "update_preimage", "update_postimage");
+        // a delete closes the current version (__END_AT set): an update of that identity, never a
+        // removal
         assertThat(r.versionsWithEqualityDeletes).isEqualTo(BATCHES - 3);
         assertThat(r.versionsWithPositionDeletes).isPositive();
-        assertThat(r.latest.keySet().stream().filter(row -> row.get(row.size() - 1).equals("\\N")).count())
+        assertThat(
+                        r.latest.keySet().stream()
+                                .filter(row -> row.get(row.size() - 1).equals("\\N"))
+                                .count())
                 .as("current versions (__END_AT null)")
                 .isEqualTo(oracle("pgbench_accounts").size());
     }
@@ -318,10 +374,13 @@ class ChangeFeedDifferentialITCase {
             Result r = checkEveryVersion(in, id);
             assertThat(csv(r.latest)).as(id.toString()).isEqualTo(oracle(id.name()));
             assertThat(r.versions).as(id.toString()).isEqualTo(1 + STREAMED_BATCHES);
-            assertThat(r.types.keySet()).as(id.toString()).containsExactlyInAnyOrder("insert", "update_preimage", "update_postimage");
+            assertThat(r.types.keySet())
+                    .as(id.toString())
+                    .containsExactlyInAnyOrder("insert", "update_preimage", "update_postimage");
             assertThat(r.versionsWithPositionDeletes).as(id.toString()).isEqualTo(STREAMED_BATCHES);
         }
-        assertThat(in.table(QuarantineTable.identifier(Namespace.of("public"))).currentSnapshot()).isNull();
+        assertThat(in.table(QuarantineTable.identifier(Namespace.of("public"))).currentSnapshot())
+                .isNull();
     }
 
     @Test
@@ -331,7 +390,9 @@ class ChangeFeedDifferentialITCase {
         assertThat(csv(r.latest)).isEqualTo(oracle("pgbench_accounts"));
         assertThat(r.versions).isEqualTo(BATCHES);
         assertThat(r.firstVersionTypes).containsOnlyKeys("insert");
-        assertThat(r.types.keySet()).containsExactlyInAnyOrder("insert", "update_preimage", "update_postimage", "delete");
+        assertThat(r.types.keySet())
+                .containsExactlyInAnyOrder(
+                        "insert", "update_preimage", "update_postimage", "delete");
         assertThat(r.types.get("delete")).isEqualTo(500 - r.reinsertedInDeleteVersion);
         assertThat(r.reinsertedLater).isPositive();
         // upsert mode writes an equality delete for every row, new keys included
@@ -348,15 +409,23 @@ class ChangeFeedDifferentialITCase {
         Map<String, Integer> firstVersionTypes = Map.of();
         int versionsWithEqualityDeletes;
         int versionsWithPositionDeletes;
+
         /** Identities removed by a {@code delete} in one version and inserted in a later one. */
         int reinsertedLater;
-        /** Identities deleted and re-inserted with other values in one version (an update there). */
+
+        /**
+         * Identities deleted and re-inserted with other values in one version (an update there).
+         */
         int reinsertedInDeleteVersion;
+
         /** The latest state, as read by Iceberg's scan. */
         Map<List<String>, Integer> latest = Map.of();
     }
 
-    /** The changes of one version and the table's state at that version, read off the checking thread. */
+    /**
+     * The changes of one version and the table's state at that version, read off the checking
+     * thread.
+     */
     private static final class VersionData {
         final List<List<String>> changes;
         final Map<List<String>, Integer> state;
@@ -396,11 +465,22 @@ class ChangeFeedDifferentialITCase {
                 long v = snapshot.sequenceNumber();
                 long snapshotId = snapshot.snapshotId();
                 reads.add(
-                        pool.submit(() -> {
-                            Table own = catalog.loadTable(id);
-                            List<List<String>> changes = changes(TableChanges.forTable(own).startingVersion(v).endingVersion(v).build(), columns);
-                            return new VersionData(changes, multiset(TableRows.readSnapshot(own, snapshotId), columns));
-                        }));
+                        pool.submit(
+                                () -> {
+                                    Table own = catalog.loadTable(id);
+                                    List<List<String>> changes =
+                                            changes(
+                                                    TableChanges.forTable(own)
+                                                            .startingVersion(v)
+                                                            .endingVersion(v)
+                                                            .build(),
+                                                    columns);
+                                    return new VersionData(
+                                            changes,
+                                            multiset(
+                                                    TableRows.readSnapshot(own, snapshotId),
+                                                    columns));
+                                }));
             }
             return check(table, snapshots, reads, fullRange, columns, identity);
         } finally {
@@ -414,7 +494,8 @@ class ChangeFeedDifferentialITCase {
             List<Future<VersionData>> reads,
             Future<List<List<String>>> fullRange,
             int columns,
-            List<Integer> identity) throws Exception {
+            List<Integer> identity)
+            throws Exception {
         Result result = new Result();
         Map<List<String>, Integer> before = new HashMap<>();
         List<List<String>> perVersion = new ArrayList<>();
@@ -425,7 +506,15 @@ class ChangeFeedDifferentialITCase {
         for (int s = 0; s < snapshots.size(); s++) {
             Snapshot snapshot = snapshots.get(s);
             long v = snapshot.sequenceNumber();
-            String at = table.name() + " version " + v + " (" + snapshot.operation() + ", " + snapshot.summary() + ")";
+            String at =
+                    table.name()
+                            + " version "
+                            + v
+                            + " ("
+                            + snapshot.operation()
+                            + ", "
+                            + snapshot.summary()
+                            + ")";
             assertThat(snapshot.parentId()).as(at).isEqualTo(parentId);
             assertThat(v).as(at).isEqualTo(parentVersion + 1);
             assertThat(snapshot.operation()).as(at).isNotEqualTo(DataOperations.REPLACE);
@@ -439,25 +528,41 @@ class ChangeFeedDifferentialITCase {
             VersionData data = reads.get(s).get();
             reads.set(s, null);
             List<List<String>> changes = data.changes;
-            OffsetDateTime committed = OffsetDateTime.ofInstant(Instant.ofEpochMilli(snapshot.timestampMillis()), ZoneOffset.UTC);
+            OffsetDateTime committed =
+                    OffsetDateTime.ofInstant(
+                            Instant.ofEpochMilli(snapshot.timestampMillis()), ZoneOffset.UTC);
             Map<String, Integer> types = new TreeMap<>();
             for (int i = 0; i < changes.size(); i++) {
                 List<String> c = changes.get(i);
                 String type = c.get(columns);
                 types.merge(type, 1, Integer::sum);
-                assertThat(c.get(columns + 1)).as(at + ": _commit_version of " + c).isEqualTo(Long.toString(v));
-                assertThat(c.get(columns + 2)).as(at + ": _commit_timestamp of " + c).isEqualTo(committed.toString());
+                assertThat(c.get(columns + 1))
+                        .as(at + ": _commit_version of " + c)
+                        .isEqualTo(Long.toString(v));
+                assertThat(c.get(columns + 2))
+                        .as(at + ": _commit_timestamp of " + c)
+                        .isEqualTo(committed.toString());
                 if (type.equals("update_preimage")) {
-                    assertThat(i + 1).as(at + ": preimage " + c + " is the last change").isLessThan(changes.size());
+                    assertThat(i + 1)
+                            .as(at + ": preimage " + c + " is the last change")
+                            .isLessThan(changes.size());
                     List<String> next = changes.get(i + 1);
-                    assertThat(next.get(columns)).as(at + ": change after preimage " + c).isEqualTo("update_postimage");
-                    assertThat(project(next, identity)).as(at + ": identity of the postimage after " + c).isEqualTo(project(c, identity));
-                    if (!c.get(columns - 1).startsWith("reinserted") && next.get(columns - 1).startsWith("reinserted")) {
-                        result.reinsertedInDeleteVersion++; // pgbench_accounts: deleted and re-inserted in this version
+                    assertThat(next.get(columns))
+                            .as(at + ": change after preimage " + c)
+                            .isEqualTo("update_postimage");
+                    assertThat(project(next, identity))
+                            .as(at + ": identity of the postimage after " + c)
+                            .isEqualTo(project(c, identity));
+                    if (!c.get(columns - 1).startsWith("reinserted")
+                            && next.get(columns - 1).startsWith("reinserted")) {
+                        result.reinsertedInDeleteVersion++; // pgbench_accounts: deleted and
+                        // re-inserted in this version
                     }
                 } else if (type.equals("update_postimage")) {
                     assertThat(i).as(at + ": postimage " + c + " is the first change").isPositive();
-                    assertThat(changes.get(i - 1).get(columns)).as(at + ": change before postimage " + c).isEqualTo("update_preimage");
+                    assertThat(changes.get(i - 1).get(columns))
+                            .as(at + ": change before postimage " + c)
+                            .isEqualTo("update_preimage");
                 } else {
                     assertThat(type).as(at).isIn("insert", "delete");
                 }
@@ -477,7 +582,9 @@ class ChangeFeedDifferentialITCase {
             Map<List<String>, Integer> applied = apply(before, changes, columns, at);
             assertSameRows(at + ": state(v-1) + changes(v) vs state(v)", applied, after);
             if (!before.equals(after)) {
-                assertThat(changes).as(at + ": the state changed, the change set must not be empty").isNotEmpty();
+                assertThat(changes)
+                        .as(at + ": the state changed, the change set must not be empty")
+                        .isNotEmpty();
             }
             perVersion.addAll(changes);
             before = after;
@@ -488,19 +595,29 @@ class ChangeFeedDifferentialITCase {
 
         result.reinsertedLater = reinsertedLater.size();
         result.latest = before;
-        System.out.printf("%s: %d versions checked, changes %s%n", table.name(), result.versions, result.types);
+        System.out.printf(
+                "%s: %d versions checked, changes %s%n",
+                table.name(), result.versions, result.types);
         if (fullRange == null) {
             return result;
         }
         List<List<String>> full = fullRange.get();
-        assertThat(full.size()).as(table.name() + ": rows of the full-range read").isEqualTo(perVersion.size());
-        assertThat(full).as(table.name() + ": the full-range read equals the per-version reads").isEqualTo(perVersion);
-        assertSameRows(table.name() + ": empty + changes(1.." + parentVersion + ") vs state(latest)", apply(Map.of(), full, columns, table.name()), before);
+        assertThat(full.size())
+                .as(table.name() + ": rows of the full-range read")
+                .isEqualTo(perVersion.size());
+        assertThat(full)
+                .as(table.name() + ": the full-range read equals the per-version reads")
+                .isEqualTo(perVersion);
+        assertSameRows(
+                table.name() + ": empty + changes(1.." + parentVersion + ") vs state(latest)",
+                apply(Map.of(), full, columns, table.name()),
+                before);
         return result;
     }
 
     /** Change rows rendered as strings: the table's columns, then type, version, timestamp. */
-    private static List<List<String>> changes(TableChanges changes, int columns) throws IOException {
+    private static List<List<String>> changes(TableChanges changes, int columns)
+            throws IOException {
         List<List<String>> out = new ArrayList<>();
         try (CloseableIterable<Record> rows = changes.read()) {
             for (Record r : rows) {
@@ -518,7 +635,10 @@ class ChangeFeedDifferentialITCase {
         List<String> row = new ArrayList<>(columns + 3);
         for (int i = 0; i < columns; i++) {
             Object v = r.get(i);
-            row.add(v == null ? "\\N" : v.toString()); // same rendering on both sides of every comparison
+            row.add(
+                    v == null
+                            ? "\\N"
+                            : v.toString()); // same rendering on both sides of every comparison
         }
         return row;
     }
@@ -532,7 +652,8 @@ class ChangeFeedDifferentialITCase {
     }
 
     /** {@code state} with {@code changes} applied; a removal of a row the state lacks fails. */
-    private static Map<List<String>, Integer> apply(Map<List<String>, Integer> state, List<List<String>> changes, int columns, String at) {
+    private static Map<List<String>, Integer> apply(
+            Map<List<String>, Integer> state, List<List<String>> changes, int columns, String at) {
         Map<List<String>, Integer> out = new HashMap<>(state);
         List<List<String>> missing = new ArrayList<>();
         for (List<String> c : changes) {
@@ -551,11 +672,14 @@ class ChangeFeedDifferentialITCase {
                 }
             }
         }
-        assertThat(missing).as(at + ": changes removing rows that the previous state does not hold").isEmpty();
+        assertThat(missing)
+                .as(at + ": changes removing rows that the previous state does not hold")
+                .isEmpty();
         return out;
     }
 
-    private static void assertSameRows(String what, Map<List<String>, Integer> actual, Map<List<String>, Integer> expected) {
+    private static void assertSameRows(
+            String what, Map<List<String>, Integer> actual, Map<List<String>, Integer> expected) {
         if (actual.equals(expected)) {
             return;
         }
@@ -570,7 +694,12 @@ class ChangeFeedDifferentialITCase {
             }
         }
         Collections.sort(diff);
-        throw new AssertionError(what + ": " + diff.size() + " rows differ, e.g.\n  " + String.join("\n  ", diff.subList(0, Math.min(20, diff.size()))));
+        throw new AssertionError(
+                what
+                        + ": "
+                        + diff.size()
+                        + " rows differ, e.g.\n  "
+                        + String.join("\n  ", diff.subList(0, Math.min(20, diff.size()))));
     }
 
     private static List<String> project(List<String> row, List<Integer> positions) {
@@ -586,13 +715,14 @@ class ChangeFeedDifferentialITCase {
     /** A state as PostgreSQL-style CSV lines (nulls empty), ordered by the first (key) column. */
     private static List<String> csv(Map<List<String>, Integer> state) {
         List<String> out = new ArrayList<>();
-        state.forEach((row, n) -> {
-            List<String> values = new ArrayList<>();
-            row.forEach(v -> values.add(v.equals("\\N") ? "" : TableRows.formatValue(v)));
-            for (int i = 0; i < n; i++) {
-                out.add(String.join(",", values));
-            }
-        });
+        state.forEach(
+                (row, n) -> {
+                    List<String> values = new ArrayList<>();
+                    row.forEach(v -> values.add(v.equals("\\N") ? "" : TableRows.formatValue(v)));
+                    for (int i = 0; i < n; i++) {
+                        out.add(String.join(",", values));
+                    }
+                });
         return PgbenchCaptureITCase.sortedByKey(out);
     }
 
@@ -606,8 +736,9 @@ class ChangeFeedDifferentialITCase {
 
     /**
      * The account changes of the capture as upserts for Iceberg's upsert sink, in capture order:
-     * {@code r}/{@code c}/{@code u} → the {@code after} row ({@code INSERT} / {@code UPDATE_AFTER}),
-     * {@code d} → {@code DELETE} of the {@code before} row's key; Kafka tombstones are skipped.
+     * {@code r}/{@code c}/{@code u} → the {@code after} row ({@code INSERT} / {@code
+     * UPDATE_AFTER}), {@code d} → {@code DELETE} of the {@code before} row's key; Kafka tombstones
+     * are skipped.
      */
     private static final class AccountUpserts extends RichFlatMapFunction<SourceLine, RowData> {
         private static final long serialVersionUID = 1L;
@@ -620,7 +751,8 @@ class ChangeFeedDifferentialITCase {
 
         @Override
         public void flatMap(SourceLine line, Collector<RowData> out) throws IOException {
-            if (line.marker() || !new String(line.bytes, java.nio.charset.StandardCharsets.UTF_8).contains(ACCOUNTS_TOPIC)) {
+            if (line.marker()
+                    || !new String(line.bytes, StandardCharsets.UTF_8).contains(ACCOUNTS_TOPIC)) {
                 return;
             }
             JsonNode value = json.readTree(line.bytes).path("value");
@@ -637,7 +769,10 @@ class ChangeFeedDifferentialITCase {
                             image.path("filler").isNull() || image.path("filler").isMissingNode()
                                     ? null
                                     : StringData.fromString(image.path("filler").asText()));
-            row.setRowKind(op.equals("d") ? RowKind.DELETE : op.equals("u") ? RowKind.UPDATE_AFTER : RowKind.INSERT);
+            row.setRowKind(
+                    op.equals("d")
+                            ? RowKind.DELETE
+                            : op.equals("u") ? RowKind.UPDATE_AFTER : RowKind.INSERT);
             out.collect(row);
         }
 

@@ -20,6 +20,8 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,11 +33,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ChangeFeedLauncherITCase {
     @TempDir Path tmp;
 
-    /** Exit code, stdout lines (without the test log's lines, which share stdout) and stderr of one run. */
+    /**
+     * Exit code, stdout lines (without the test log's lines, which share stdout) and stderr of one
+     * run.
+     */
     private record Run(int code, List<String> out, String err) {}
 
-    private static final java.util.regex.Pattern LOG_LINE =
-            java.util.regex.Pattern.compile("^(\\d\\d:\\d\\d:\\d\\d,\\d{3} |\\s|java\\.|Missing ).*");
+    private static final Pattern LOG_LINE =
+            Pattern.compile("^(\\d\\d:\\d\\d:\\d\\d,\\d{3} |\\s|java\\.|Missing ).*");
 
     private Run run(String... args) {
         PrintStream stdout = System.out;
@@ -51,31 +56,47 @@ class ChangeFeedLauncherITCase {
             System.setOut(stdout);
             System.setErr(stderr);
         }
-        List<String> lines = Arrays.stream(out.toString(StandardCharsets.UTF_8).split("\n"))
-                .filter(l -> !LOG_LINE.matcher(l).matches())
-                .collect(java.util.stream.Collectors.toList());
-        String errText = Arrays.stream(err.toString(StandardCharsets.UTF_8).split("\n"))
-                .filter(l -> !LOG_LINE.matcher(l).matches())
-                .collect(java.util.stream.Collectors.joining("\n"));
+        List<String> lines =
+                Arrays.stream(out.toString(StandardCharsets.UTF_8).split("\n"))
+                        .filter(l -> !LOG_LINE.matcher(l).matches())
+                        .collect(Collectors.toList());
+        String errText =
+                Arrays.stream(err.toString(StandardCharsets.UTF_8).split("\n"))
+                        .filter(l -> !LOG_LINE.matcher(l).matches())
+                        .collect(Collectors.joining("\n"));
         return new Run(code, lines, errText);
     }
 
     @Test
     void sqlReadsTableChangesAndExpireKeepsConsumers() {
         String warehouse = tmp.resolve("warehouse").toString();
-        Run write = run("sql", "--warehouse", warehouse,
-                "-e", "CREATE DATABASE db",
-                "-e", "CREATE TABLE db.t (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) "
-                        + "WITH ('format-version'='2', 'write.upsert.enabled'='true')",
-                "-e", "INSERT INTO db.t VALUES (1, 'a'), (2, 'b')",
-                "-e", "INSERT INTO db.t VALUES (2, 'b, 2')",
-                "-e", "INSERT INTO db.t VALUES (3, 'c')");
+        Run write =
+                run(
+                        "sql",
+                        "--warehouse",
+                        warehouse,
+                        "-e",
+                        "CREATE DATABASE db",
+                        "-e",
+                        "CREATE TABLE db.t (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) "
+                                + "WITH ('format-version'='2', 'write.upsert.enabled'='true')",
+                        "-e",
+                        "INSERT INTO db.t VALUES (1, 'a'), (2, 'b')",
+                        "-e",
+                        "INSERT INTO db.t VALUES (2, 'b, 2')",
+                        "-e",
+                        "INSERT INTO db.t VALUES (3, 'c')");
         assertThat(write.code()).as(write.err() + write.out()).isZero();
         assertThat(write.out()).containsExactly("OK", "OK", "OK", "OK", "OK");
 
-        Run read = run("sql", "--warehouse", warehouse, "-e",
-                "SELECT id, name, _change_type, _commit_version FROM table_changes('db.t', 2, 3) "
-                        + "ORDER BY _commit_version, id, name");
+        Run read =
+                run(
+                        "sql",
+                        "--warehouse",
+                        warehouse,
+                        "-e",
+                        "SELECT id, name, _change_type, _commit_version FROM table_changes('db.t', 2, 3) "
+                                + "ORDER BY _commit_version, id, name");
         assertThat(read.code()).as(read.err()).isZero();
         assertThat(read.out())
                 .containsExactly(
@@ -84,18 +105,36 @@ class ChangeFeedLauncherITCase {
                         "2,\"b, 2\",update_postimage,2",
                         "3,c,insert,3");
 
-        Run error = run("sql", "--warehouse", warehouse, "-e", "SELECT * FROM table_changes('db.t', 4)");
+        Run error =
+                run(
+                        "sql",
+                        "--warehouse",
+                        warehouse,
+                        "-e",
+                        "SELECT * FROM table_changes('db.t', 4)");
         assertThat(error.code()).isEqualTo(1);
         assertThat(error.err())
-                .isEqualTo("error: START_AFTER_LATEST_COMMIT: The starting version 4 of the change feed of table "
-                        + "changeflow.db.t is after the latest version 3. Start at version 3 or earlier, or set "
-                        + "'timestamp-out-of-range.enabled' = 'true' to get an empty result.");
+                .isEqualTo(
+                        "error: START_AFTER_LATEST_COMMIT: The starting version 4 of the change feed of table "
+                                + "changeflow.db.t is after the latest version 3. Start at version 3 or earlier, or set "
+                                + "'timestamp-out-of-range.enabled' = 'true' to get an empty result.");
 
-        Table table = new HadoopCatalog(new Configuration(), tmp.resolve("warehouse").toUri().toString())
-                .loadTable(TableIdentifier.of("db", "t"));
+        Table table =
+                new HadoopCatalog(new Configuration(), tmp.resolve("warehouse").toUri().toString())
+                        .loadTable(TableIdentifier.of("db", "t"));
         Instant updated = Instant.now();
         ConsumerRegistry.forTable(table).write("gold", 3, updated);
-        Run expire = run("expire", "--table", "db.t", "--older-than", "0s", "--retain-last", "1", "--warehouse", warehouse);
+        Run expire =
+                run(
+                        "expire",
+                        "--table",
+                        "db.t",
+                        "--older-than",
+                        "0s",
+                        "--retain-last",
+                        "1",
+                        "--warehouse",
+                        warehouse);
         assertThat(expire.code()).as(expire.err()).isZero();
         assertThat(expire.out())
                 .contains(
@@ -105,8 +144,13 @@ class ChangeFeedLauncherITCase {
                         "live consumers: [gold@3 (" + updated + ")]",
                         "stale consumers (ignored): -");
 
-        Run after = run("sql", "--warehouse", warehouse, "-e",
-                "SELECT count(*) AS changes FROM table_changes('db.t', 3)");
+        Run after =
+                run(
+                        "sql",
+                        "--warehouse",
+                        warehouse,
+                        "-e",
+                        "SELECT count(*) AS changes FROM table_changes('db.t', 3)");
         assertThat(after.out()).containsExactly("changes", "1");
     }
 
@@ -120,27 +164,46 @@ class ChangeFeedLauncherITCase {
     void sqlPrintsTableChangesInVersionOrder() {
         String warehouse = tmp.resolve("warehouse").toString();
         String insert = "INSERT INTO db.t /*+ OPTIONS('write-parallelism'='2') */ VALUES ";
-        Run write = run("sql", "--warehouse", warehouse,
-                "-e", "CREATE DATABASE db",
-                "-e", "CREATE TABLE db.t (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) "
-                        + "WITH ('format-version'='2', 'write.upsert.enabled'='true')",
-                "-e", insert + "(1, 'a1'), (2, 'a2'), (3, 'a3'), (4, 'a4')",
-                "-e", insert + "(1, 'b1'), (5, 'b5'), (6, 'b6')",
-                "-e", insert + "(2, 'c2'), (7, 'c7'), (11, 'c11'), (12, 'c12')",
-                "-e", insert + "(3, 'd3'), (5, 'd5'), (8, 'd8')");
+        Run write =
+                run(
+                        "sql",
+                        "--warehouse",
+                        warehouse,
+                        "-e",
+                        "CREATE DATABASE db",
+                        "-e",
+                        "CREATE TABLE db.t (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) "
+                                + "WITH ('format-version'='2', 'write.upsert.enabled'='true')",
+                        "-e",
+                        insert + "(1, 'a1'), (2, 'a2'), (3, 'a3'), (4, 'a4')",
+                        "-e",
+                        insert + "(1, 'b1'), (5, 'b5'), (6, 'b6')",
+                        "-e",
+                        insert + "(2, 'c2'), (7, 'c7'), (11, 'c11'), (12, 'c12')",
+                        "-e",
+                        insert + "(3, 'd3'), (5, 'd5'), (8, 'd8')");
         assertThat(write.code()).as(write.err() + write.out()).isZero();
-        Table table = new HadoopCatalog(new Configuration(), tmp.resolve("warehouse").toUri().toString())
-                .loadTable(TableIdentifier.of("db", "t"));
+        Table table =
+                new HadoopCatalog(new Configuration(), tmp.resolve("warehouse").toUri().toString())
+                        .loadTable(TableIdentifier.of("db", "t"));
         Map<Long, String> committed = new HashMap<>();
         for (Snapshot snapshot : table.snapshots()) {
             assertThat(snapshot.addedDataFiles(table.io()))
                     .as("data files of version %d", snapshot.sequenceNumber())
                     .hasSizeGreaterThan(1);
-            committed.put(snapshot.sequenceNumber(), Instant.ofEpochMilli(snapshot.timestampMillis()).toString());
+            committed.put(
+                    snapshot.sequenceNumber(),
+                    Instant.ofEpochMilli(snapshot.timestampMillis()).toString());
         }
         assertThat(committed).containsOnlyKeys(1L, 2L, 3L, 4L);
 
-        Run read = run("sql", "--warehouse", warehouse, "-e", "SELECT * FROM table_changes('db.t', 1, 4)");
+        Run read =
+                run(
+                        "sql",
+                        "--warehouse",
+                        warehouse,
+                        "-e",
+                        "SELECT * FROM table_changes('db.t', 1, 4)");
         assertThat(read.code()).as(read.err()).isZero();
         assertThat(read.out())
                 .containsExactly(

@@ -71,16 +71,23 @@ class ChangeFeedSqlITCase {
         iceberg = new HadoopCatalog(new Configuration(), warehouse.toUri().toString());
     }
 
-    /** A table environment on the test's MiniCluster with catalog {@code c} (type changeflow) in use. */
+    /**
+     * A table environment on the test's MiniCluster with catalog {@code c} (type changeflow) in
+     * use.
+     */
     private static StreamTableEnvironment tableEnv(boolean batch) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         StreamTableEnvironment tEnv =
                 StreamTableEnvironment.create(
-                        env, batch ? EnvironmentSettings.inBatchMode() : EnvironmentSettings.inStreamingMode());
+                        env,
+                        batch
+                                ? EnvironmentSettings.inBatchMode()
+                                : EnvironmentSettings.inStreamingMode());
         tEnv.executeSql(
                 "CREATE CATALOG c WITH ('type'='changeflow', 'catalog-type'='hadoop', 'warehouse'='"
-                        + warehouse.toUri() + "')");
+                        + warehouse.toUri()
+                        + "')");
         tEnv.executeSql("USE CATALOG c");
         tEnv.executeSql("CREATE DATABASE IF NOT EXISTS db");
         return tEnv;
@@ -93,7 +100,8 @@ class ChangeFeedSqlITCase {
     }
 
     /** The rows of a query in the order the job emits them. */
-    private static List<String> rowsInOrder(StreamTableEnvironment tEnv, String sql) throws Exception {
+    private static List<String> rowsInOrder(StreamTableEnvironment tEnv, String sql)
+            throws Exception {
         List<String> rows = new ArrayList<>();
         TableResult result = tEnv.executeSql(sql);
         try (CloseableIterator<Row> it = result.collect()) {
@@ -150,8 +158,11 @@ class ChangeFeedSqlITCase {
                         rows(
                                 tableEnv(false),
                                 "SELECT id, name, _change_type, _commit_version, _commit_timestamp FROM db.`t$changes` "
-                                        + "/*+ OPTIONS('starting-timestamp'='" + MILLIS.format(Instant.ofEpochMilli(t1))
-                                        + "', 'ending-timestamp'='" + MILLIS.format(Instant.ofEpochMilli(t2)) + "') */"))
+                                        + "/*+ OPTIONS('starting-timestamp'='"
+                                        + MILLIS.format(Instant.ofEpochMilli(t1))
+                                        + "', 'ending-timestamp'='"
+                                        + MILLIS.format(Instant.ofEpochMilli(t2))
+                                        + "') */"))
                 .containsExactly(
                         "+I[1, a, insert, 1, " + Instant.ofEpochMilli(t1) + "]",
                         "+I[2, b, insert, 1, " + Instant.ofEpochMilli(t1) + "]",
@@ -159,13 +170,21 @@ class ChangeFeedSqlITCase {
                         "+I[2, b2, update_postimage, 2, " + Instant.ofEpochMilli(t2) + "]",
                         "+I[3, c, insert, 2, " + Instant.ofEpochMilli(t2) + "]");
         // F3: two timestamps between the same pair of commits give an empty result, not an error
-        assertThat(rows(tableEnv(false), changes("'starting-timestamp'='" + MILLIS.format(Instant.ofEpochMilli(t1 + 1))
-                        + "', 'ending-timestamp'='" + MILLIS.format(Instant.ofEpochMilli(t2 - 1)) + "'")))
+        assertThat(
+                        rows(
+                                tableEnv(false),
+                                changes(
+                                        "'starting-timestamp'='"
+                                                + MILLIS.format(Instant.ofEpochMilli(t1 + 1))
+                                                + "', 'ending-timestamp'='"
+                                                + MILLIS.format(Instant.ofEpochMilli(t2 - 1))
+                                                + "'")))
                 .isEmpty();
     }
 
     /** The first {@code n} rows of an unbounded read (closing the iterator cancels the job). */
-    private static List<String> firstRows(StreamTableEnvironment tEnv, String sql, int n) throws Exception {
+    private static List<String> firstRows(StreamTableEnvironment tEnv, String sql, int n)
+            throws Exception {
         List<String> rows = new ArrayList<>();
         try (CloseableIterator<Row> it = tEnv.executeSql(sql).collect()) {
             while (rows.size() < n && it.hasNext()) {
@@ -178,16 +197,23 @@ class ChangeFeedSqlITCase {
 
     /**
      * design.md: a read is bounded when an ending bound is given or the runtime mode is BATCH; in
-     * STREAMING mode without an ending bound it is changeflow's streaming change feed, which follows
-     * the table.
+     * STREAMING mode without an ending bound it is changeflow's streaming change feed, which
+     * follows the table.
      */
     @Test
     void batchModeReadsToTheLatestVersionStreamingModeFollowsTheTable() throws Exception {
         assertThat(rows(tableEnv(true), changes("'starting-version'='3'")))
                 .containsExactly("+I[1, a, update_preimage, 3]", "+I[1, a3, update_postimage, 3]");
-        assertThat(rows(tableEnv(true), "SELECT count(*) FROM db.`t$changes` /*+ OPTIONS('starting-version'='0') */"))
+        assertThat(
+                        rows(
+                                tableEnv(true),
+                                "SELECT count(*) FROM db.`t$changes` /*+ OPTIONS('starting-version'='0') */"))
                 .containsExactly("+I[7]");
-        assertThat(firstRows(tableEnv(false), changes("'starting-version'='2', 'monitor-interval'='100 ms'"), 5))
+        assertThat(
+                        firstRows(
+                                tableEnv(false),
+                                changes("'starting-version'='2', 'monitor-interval'='100 ms'"),
+                                5))
                 .containsExactly(
                         "+I[1, a, update_preimage, 3]",
                         "+I[1, a3, update_postimage, 3]",
@@ -202,18 +228,28 @@ class ChangeFeedSqlITCase {
     @Test
     void tableChangesRewriteRunsThroughSql() throws Exception {
         StreamTableEnvironment tEnv = tableEnv(true);
-        assertThat(rows(tEnv, TableChangesRewrite.rewrite("SELECT " + COLUMNS + " FROM table_changes('db.t', 2, 2)")))
+        assertThat(
+                        rows(
+                                tEnv,
+                                TableChangesRewrite.rewrite(
+                                        "SELECT " + COLUMNS + " FROM table_changes('db.t', 2, 2)")))
                 .containsExactly(
-                        "+I[2, b, update_preimage, 2]", "+I[2, b2, update_postimage, 2]", "+I[3, c, insert, 2]");
-        assertThat(rows(tEnv, TableChangesRewrite.rewrite(
-                        "SELECT _change_type, count(*) FROM TABLE_CHANGES('c.db.t', '2000-01-01') GROUP BY _change_type")))
-                .containsExactly("+I[insert, 3]", "+I[update_postimage, 2]", "+I[update_preimage, 2]");
+                        "+I[2, b, update_preimage, 2]",
+                        "+I[2, b2, update_postimage, 2]",
+                        "+I[3, c, insert, 2]");
+        assertThat(
+                        rows(
+                                tEnv,
+                                TableChangesRewrite.rewrite(
+                                        "SELECT _change_type, count(*) FROM TABLE_CHANGES('c.db.t', '2000-01-01') GROUP BY _change_type")))
+                .containsExactly(
+                        "+I[insert, 3]", "+I[update_postimage, 2]", "+I[update_preimage, 2]");
     }
 
     /**
      * Issue #19: a bounded read emits its versions in ascending order, and within a version the
-     * order of {@code TableChanges} (by key, a preimage directly before its postimage), in BATCH and
-     * STREAMING mode at parallelism 2, although every version has several data files and the
+     * order of {@code TableChanges} (by key, a preimage directly before its postimage), in BATCH
+     * and STREAMING mode at parallelism 2, although every version has several data files and the
      * versions are read concurrently.
      */
     @Test
@@ -225,12 +261,15 @@ class ChangeFeedSqlITCase {
         String insert = "INSERT INTO db.o /*+ OPTIONS('write-parallelism'='2') */ VALUES ";
         tEnv.executeSql(insert + "(1, 'a1'), (2, 'a2'), (3, 'a3'), (4, 'a4')").await();
         tEnv.executeSql(insert + "(1, 'b1'), (5, 'b5'), (6, 'b6')").await();
-        tEnv.executeSql(insert + "(2, 'c2'), (7, 'c7'), (4, 'a4'), (11, 'c11'), (12, 'c12')").await();
+        tEnv.executeSql(insert + "(2, 'c2'), (7, 'c7'), (4, 'a4'), (11, 'c11'), (12, 'c12')")
+                .await();
         tEnv.executeSql(insert + "(3, 'd3'), (5, 'd5'), (8, 'd8')").await();
         tEnv.executeSql(insert + "(9, 'e9'), (10, 'e10')").await();
         Table o = iceberg.loadTable(TableIdentifier.of("db", "o"));
         for (long v = 1; v <= 5; v++) {
-            assertThat(version(o, v).addedDataFiles(o.io())).as("data files of version %d", v).hasSizeGreaterThan(1);
+            assertThat(version(o, v).addedDataFiles(o.io()))
+                    .as("data files of version %d", v)
+                    .hasSizeGreaterThan(1);
         }
         List<String> expected =
                 List.of(
@@ -254,27 +293,37 @@ class ChangeFeedSqlITCase {
                         "+I[8, d8, insert, 4]",
                         "+I[9, e9, insert, 5]",
                         "+I[10, e10, insert, 5]");
-        String batch = TableChangesRewrite.rewrite("SELECT " + COLUMNS + " FROM table_changes('db.o', 1, 5)");
+        String batch =
+                TableChangesRewrite.rewrite(
+                        "SELECT " + COLUMNS + " FROM table_changes('db.o', 1, 5)");
         assertThat(rowsInOrder(tEnv, batch)).containsExactlyElementsOf(expected);
-        String streaming = "SELECT " + COLUMNS + " FROM db.`o$changes` /*+ OPTIONS('starting-version'='1', 'ending-version'='5') */";
+        String streaming =
+                "SELECT "
+                        + COLUMNS
+                        + " FROM db.`o$changes` /*+ OPTIONS('starting-version'='1', 'ending-version'='5') */";
         assertThat(rowsInOrder(tableEnv(false), streaming)).containsExactlyElementsOf(expected);
     }
 
     @Test
     void plainReadsAndWritesAreServedByIceberg() throws Exception {
         StreamTableEnvironment tEnv = tableEnv(true);
-        assertThat(rows(tEnv, "SELECT * FROM db.t")).containsExactly("+I[1, a3]", "+I[2, b2]", "+I[3, c]");
+        assertThat(rows(tEnv, "SELECT * FROM db.t"))
+                .containsExactly("+I[1, a3]", "+I[2, b2]", "+I[3, c]");
         assertThat(tEnv.from("db.`t$changes`").getResolvedSchema().toString())
                 .isEqualTo(
                         "(\n  `id` BIGINT NOT NULL,\n  `name` STRING,\n  `_change_type` STRING NOT NULL,\n"
                                 + "  `_commit_version` BIGINT NOT NULL,\n  `_commit_timestamp` TIMESTAMP_LTZ(3) NOT NULL\n)");
-        CdfException hint = cdfError(tEnv, "SELECT * FROM db.t /*+ OPTIONS('read-change-feed'='true') */");
+        CdfException hint =
+                cdfError(tEnv, "SELECT * FROM db.t /*+ OPTIONS('read-change-feed'='true') */");
         assertThat(hint)
                 .hasMessage(
                         "INVALID_CDC_OPTIONS: 'read-change-feed' = 'true' on table c.db.t: Flink fixes a table's "
                                 + "columns before it applies options, so the change feed's columns cannot be added "
                                 + "here. Read `db`.`t$changes` with the same options instead.");
-        assertThatThrownBy(() -> tEnv.explainSql("INSERT INTO db.`t$changes` VALUES (9, 'x', 'insert', 1, TO_TIMESTAMP_LTZ(0, 3))"))
+        assertThatThrownBy(
+                        () ->
+                                tEnv.explainSql(
+                                        "INSERT INTO db.`t$changes` VALUES (9, 'x', 'insert', 1, TO_TIMESTAMP_LTZ(0, 3))"))
                 .rootCause()
                 .hasMessage(
                         "Table c.db.t$changes is a change data feed and cannot be written; write the table without $changes.");
@@ -285,56 +334,100 @@ class ChangeFeedSqlITCase {
     void optionAndRangeErrors() throws Exception {
         StreamTableEnvironment tEnv = tableEnv(true);
         String t = "c.db.t";
-        assertThat(cdfError(tEnv, changes("'starting-version'='1', 'starting-timestamp'='2000-01-01'")))
-                .hasMessage("INVALID_CDC_OPTIONS: Both 'starting-version' (1) and 'starting-timestamp' ('2000-01-01') "
-                        + "are set for the change feed of table %s. Set only one of them.", t);
+        assertThat(
+                        cdfError(
+                                tEnv,
+                                changes(
+                                        "'starting-version'='1', 'starting-timestamp'='2000-01-01'")))
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: Both 'starting-version' (1) and 'starting-timestamp' ('2000-01-01') "
+                                + "are set for the change feed of table %s. Set only one of them.",
+                        t);
         assertThat(cdfError(tEnv, changes("'ending-version'='2'")))
-                .hasMessage("INVALID_CDC_OPTIONS: Neither 'starting-version' nor 'starting-timestamp' is set for the "
-                        + "change feed of table %s. Set one of them.", t);
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: Neither 'starting-version' nor 'starting-timestamp' is set for the "
+                                + "change feed of table %s. Set one of them.",
+                        t);
         assertThat(cdfError(tEnv, changes("'starting-versoin'='1', 'ending-version'='2'")))
-                .hasMessage("INVALID_CDC_OPTIONS: Unknown option 'starting-versoin' for the change feed of table "
-                        + "c.db.t$changes. Accepted options: 'consumer-id', 'ending-timestamp', 'ending-version', "
-                        + "'max-bytes-per-cycle', 'max-files-per-cycle', 'monitor-interval', 'read-change-feed', "
-                        + "'starting-timestamp', 'starting-version', 'timestamp-out-of-range.enabled'.");
-        assertThat(cdfError(tEnv, changes("'starting-version'='1', 'timestamp-out-of-range.enabled'='yes'")))
-                .hasMessage("INVALID_CDC_OPTIONS: 'timestamp-out-of-range.enabled' = 'yes' for the change feed of "
-                        + "table c.db.t$changes is not a boolean. Use 'true' or 'false'.");
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: Unknown option 'starting-versoin' for the change feed of table "
+                                + "c.db.t$changes. Accepted options: 'consumer-id', 'ending-timestamp', 'ending-version', "
+                                + "'max-bytes-per-cycle', 'max-files-per-cycle', 'monitor-interval', 'read-change-feed', "
+                                + "'starting-timestamp', 'starting-version', 'timestamp-out-of-range.enabled'.");
+        assertThat(
+                        cdfError(
+                                tEnv,
+                                changes(
+                                        "'starting-version'='1', 'timestamp-out-of-range.enabled'='yes'")))
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: 'timestamp-out-of-range.enabled' = 'yes' for the change feed of "
+                                + "table c.db.t$changes is not a boolean. Use 'true' or 'false'.");
         assertThat(cdfError(tEnv, changes("'starting-version'='one'")))
-                .hasMessage("INVALID_CDC_OPTIONS: 'starting-version' = 'one' for the change feed of table %s is not "
-                        + "a version. Versions are integers >= 0.", t);
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: 'starting-version' = 'one' for the change feed of table %s is not "
+                                + "a version. Versions are integers >= 0.",
+                        t);
         assertThat(cdfError(tEnv, changes("'starting-version'='3', 'ending-version'='2'")))
-                .hasMessage("INVALID_CDC_RANGE: The ending version 2 of the change feed of table %s is before its "
-                        + "starting version 3. Give an ending version at or after the starting version.", t);
+                .hasMessage(
+                        "INVALID_CDC_RANGE: The ending version 2 of the change feed of table %s is before its "
+                                + "starting version 3. Give an ending version at or after the starting version.",
+                        t);
         assertThat(cdfError(tEnv, changes("'starting-version'='4'")))
-                .hasMessage("START_AFTER_LATEST_COMMIT: The starting version 4 of the change feed of table %s is "
-                        + "after the latest version 3. Start at version 3 or earlier, or set "
-                        + "'timestamp-out-of-range.enabled' = 'true' to get an empty result.", t);
+                .hasMessage(
+                        "START_AFTER_LATEST_COMMIT: The starting version 4 of the change feed of table %s is "
+                                + "after the latest version 3. Start at version 3 or earlier, or set "
+                                + "'timestamp-out-of-range.enabled' = 'true' to get an empty result.",
+                        t);
         assertThat(cdfError(tEnv, changes("'starting-version'='1', 'ending-version'='9'")))
-                .hasMessage("END_AFTER_LATEST_COMMIT: The ending version 9 of the change feed of table %s is after "
-                        + "the latest version 3. End at version 3 or earlier, or set "
-                        + "'timestamp-out-of-range.enabled' = 'true' to read up to the latest version.", t);
+                .hasMessage(
+                        "END_AFTER_LATEST_COMMIT: The ending version 9 of the change feed of table %s is after "
+                                + "the latest version 3. End at version 3 or earlier, or set "
+                                + "'timestamp-out-of-range.enabled' = 'true' to read up to the latest version.",
+                        t);
         assertThat(cdfError(tEnv, changes("'starting-timestamp'='yesterday'")).code())
                 .isEqualTo(CdfException.ErrorCode.INVALID_TIMESTAMP);
         assertThat(cdfError(tEnv, changes("'starting-timestamp'='2999-01-01'")).code())
                 .isEqualTo(CdfException.ErrorCode.START_AFTER_LATEST_COMMIT);
-        // F4 tolerance: a start past the end is empty, an end past the end reads to the latest version
-        assertThat(rows(tEnv, changes("'starting-version'='4', 'timestamp-out-of-range.enabled'='true'"))).isEmpty();
-        assertThat(rows(tEnv, changes("'starting-version'='3', 'ending-version'='9', 'timestamp-out-of-range.enabled'='TRUE'")))
+        // F4 tolerance: a start past the end is empty, an end past the end reads to the latest
+        // version
+        assertThat(
+                        rows(
+                                tEnv,
+                                changes(
+                                        "'starting-version'='4', 'timestamp-out-of-range.enabled'='true'")))
+                .isEmpty();
+        assertThat(
+                        rows(
+                                tEnv,
+                                changes(
+                                        "'starting-version'='3', 'ending-version'='9', 'timestamp-out-of-range.enabled'='TRUE'")))
                 .containsExactly("+I[1, a, update_preimage, 3]", "+I[1, a3, update_postimage, 3]");
     }
 
-    /** Errors that need other tables: RESERVED_COLUMN_NAME, UNSUPPORTED_FORMAT_VERSION, schema, history, expiry. */
+    /**
+     * Errors that need other tables: RESERVED_COLUMN_NAME, UNSUPPORTED_FORMAT_VERSION, schema,
+     * history, expiry.
+     */
     @Test
     void tableErrors() throws Exception {
         StreamTableEnvironment tEnv = tableEnv(true);
-        tEnv.executeSql("CREATE TABLE db.reserved (id BIGINT, _commit_version BIGINT) WITH ('format-version'='2')");
-        assertThat(cdfError(tEnv, "SELECT * FROM db.`reserved$changes` /*+ OPTIONS('starting-version'='0') */"))
-                .hasMessage("RESERVED_COLUMN_NAME: Table c.db.reserved has a column named '_commit_version', which "
-                        + "the change feed uses for its metadata columns (_change_type, _commit_version, "
-                        + "_commit_timestamp). Rename the column to read the table's change feed.");
+        tEnv.executeSql(
+                "CREATE TABLE db.reserved (id BIGINT, _commit_version BIGINT) WITH ('format-version'='2')");
+        assertThat(
+                        cdfError(
+                                tEnv,
+                                "SELECT * FROM db.`reserved$changes` /*+ OPTIONS('starting-version'='0') */"))
+                .hasMessage(
+                        "RESERVED_COLUMN_NAME: Table c.db.reserved has a column named '_commit_version', which "
+                                + "the change feed uses for its metadata columns (_change_type, _commit_version, "
+                                + "_commit_timestamp). Rename the column to read the table's change feed.");
 
         tEnv.executeSql("CREATE TABLE db.v1 (id BIGINT) WITH ('format-version'='1')");
-        assertThat(cdfError(tEnv, "SELECT * FROM db.`v1$changes` /*+ OPTIONS('starting-version'='0') */").code())
+        assertThat(
+                        cdfError(
+                                        tEnv,
+                                        "SELECT * FROM db.`v1$changes` /*+ OPTIONS('starting-version'='0') */")
+                                .code())
                 .isEqualTo(CdfException.ErrorCode.UNSUPPORTED_FORMAT_VERSION);
 
         tEnv.executeSql("CREATE TABLE db.s (id BIGINT, gone STRING) WITH ('format-version'='2')");
@@ -342,10 +435,14 @@ class ChangeFeedSqlITCase {
         Table s = iceberg.loadTable(TableIdentifier.of("db", "s"));
         s.updateSchema().deleteColumn("gone").commit();
         tEnv.executeSql("INSERT INTO db.s VALUES (2)").await();
-        assertThat(cdfError(tEnv, "SELECT * FROM db.`s$changes` /*+ OPTIONS('starting-version'='1') */"))
-                .hasMessage("INCOMPATIBLE_SCHEMA_CHANGE: The change feed of table c.db.s from version 1 to version 2 "
-                        + "spans a non-additive schema change at version 2 (column 'gone' dropped). Read versions 1 "
-                        + "to 1 and versions 2 to 2 separately.");
+        assertThat(
+                        cdfError(
+                                tEnv,
+                                "SELECT * FROM db.`s$changes` /*+ OPTIONS('starting-version'='1') */"))
+                .hasMessage(
+                        "INCOMPATIBLE_SCHEMA_CHANGE: The change feed of table c.db.s from version 1 to version 2 "
+                                + "spans a non-additive schema change at version 2 (column 'gone' dropped). Read versions 1 "
+                                + "to 1 and versions 2 to 2 separately.");
 
         tEnv.executeSql("CREATE TABLE db.h (id BIGINT) WITH ('format-version'='2')");
         for (int i = 1; i <= 3; i++) {
@@ -354,34 +451,51 @@ class ChangeFeedSqlITCase {
         Table h = iceberg.loadTable(TableIdentifier.of("db", "h"));
         h.manageSnapshots().rollbackTo(version(h, 2).snapshotId()).commit();
         tEnv.executeSql("INSERT INTO db.h VALUES (4)").await();
-        assertThat(cdfError(tEnv, "SELECT * FROM db.`h$changes` /*+ OPTIONS('starting-version'='1') */").code())
+        assertThat(
+                        cdfError(
+                                        tEnv,
+                                        "SELECT * FROM db.`h$changes` /*+ OPTIONS('starting-version'='1') */")
+                                .code())
                 .isEqualTo(CdfException.ErrorCode.TABLE_HISTORY_REWRITTEN);
 
-        // K6: a file a version needs is gone when the job reads it: the job fails, never a partial result
+        // K6: a file a version needs is gone when the job reads it: the job fails, never a partial
+        // result
         tEnv.executeSql("CREATE TABLE db.k (id BIGINT) WITH ('format-version'='2')");
         tEnv.executeSql("INSERT INTO db.k VALUES (1)").await();
         tEnv.executeSql("INSERT INTO db.k VALUES (2)").await();
         Table k = iceberg.loadTable(TableIdentifier.of("db", "k"));
         String lost = version(k, 2).addedDataFiles(k.io()).iterator().next().location();
         k.io().deleteFile(lost);
-        assertThatThrownBy(() -> rows(tEnv, "SELECT * FROM db.`k$changes` /*+ OPTIONS('starting-version'='1') */"))
-                .satisfies(e -> {
-                    CdfException cdf = null;
-                    for (Throwable t = e; t != null && cdf == null; t = t.getCause()) {
-                        cdf = t instanceof CdfException ? (CdfException) t : null;
-                    }
-                    assertThat(cdf).isNotNull();
-                    assertThat(cdf.code()).isEqualTo(CdfException.ErrorCode.VERSION_NOT_AVAILABLE);
-                    assertThat(cdf.getMessage()).startsWith("VERSION_NOT_AVAILABLE: Version 2 of table c.db.k is not "
-                            + "available: a file it needs is missing (");
-                });
+        assertThatThrownBy(
+                        () ->
+                                rows(
+                                        tEnv,
+                                        "SELECT * FROM db.`k$changes` /*+ OPTIONS('starting-version'='1') */"))
+                .satisfies(
+                        e -> {
+                            CdfException cdf = null;
+                            for (Throwable t = e; t != null && cdf == null; t = t.getCause()) {
+                                cdf = t instanceof CdfException ? (CdfException) t : null;
+                            }
+                            assertThat(cdf).isNotNull();
+                            assertThat(cdf.code())
+                                    .isEqualTo(CdfException.ErrorCode.VERSION_NOT_AVAILABLE);
+                            assertThat(cdf.getMessage())
+                                    .startsWith(
+                                            "VERSION_NOT_AVAILABLE: Version 2 of table c.db.k is not "
+                                                    + "available: a file it needs is missing (");
+                        });
 
         h.refresh();
         h.expireSnapshots().expireOlderThan(version(h, 4).timestampMillis()).retainLast(1).commit();
-        assertThat(cdfError(tEnv, "SELECT * FROM db.`h$changes` /*+ OPTIONS('starting-version'='1') */"))
-                .hasMessage("VERSION_NOT_AVAILABLE: Version 1 of table c.db.h is not available: the snapshots it "
-                        + "needs have expired. Available versions: none (only version 4 is retained and its parent "
-                        + "snapshot has expired). Start at version 5 or later, or retain snapshots longer (register "
-                        + "a consumer so that changeflow's snapshot expiry keeps them).");
+        assertThat(
+                        cdfError(
+                                tEnv,
+                                "SELECT * FROM db.`h$changes` /*+ OPTIONS('starting-version'='1') */"))
+                .hasMessage(
+                        "VERSION_NOT_AVAILABLE: Version 1 of table c.db.h is not available: the snapshots it "
+                                + "needs have expired. Available versions: none (only version 4 is retained and its parent "
+                                + "snapshot has expired). Start at version 5 or later, or retain snapshots longer (register "
+                                + "a consumer so that changeflow's snapshot expiry keeps them).");
     }
 }

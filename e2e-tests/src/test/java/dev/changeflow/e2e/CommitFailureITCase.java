@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,7 +28,7 @@ class CommitFailureITCase {
         IngestConfig cfg = PgbenchCaptureITCase.config();
         cfg.catalog.put("catalog-impl", FailingCommitCatalog.class.getName());
         cfg.catalog.put("warehouse", warehouse.toAbsolutePath().toString());
-        cfg.checkpointInterval = java.time.Duration.ofMillis(500);
+        cfg.checkpointInterval = Duration.ofMillis(500);
         IngestPlan plan = IngestPlanner.plan(cfg, List.of(capture));
         FailingCommitCatalog.failNextCommits("pgbench_accounts", 1);
         PgbenchCaptureITCase.run(plan, List.of(capture), warehouse, false);

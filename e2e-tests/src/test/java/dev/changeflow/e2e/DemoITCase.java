@@ -27,13 +27,24 @@ class DemoITCase {
         int code;
         try {
             System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-            code = Main.execute("demo", "--warehouse", tmp.resolve("warehouse").toString(), "--accounts", "500", "--transactions", "3000", "--seed", "7");
+            code =
+                    Main.execute(
+                            "demo",
+                            "--warehouse",
+                            tmp.resolve("warehouse").toString(),
+                            "--accounts",
+                            "500",
+                            "--transactions",
+                            "3000",
+                            "--seed",
+                            "7");
         } finally {
             System.setOut(stdout);
         }
         String out = buf.toString(StandardCharsets.UTF_8);
         System.out.print(out);
-        assertThat(out).contains("demo.pgbench_accounts            OK")
+        assertThat(out)
+                .contains("demo.pgbench_accounts            OK")
                 .contains("demo.pgbench_branches            OK")
                 .contains("demo.pgbench_tellers             OK")
                 .contains("demo.pgbench_accounts_scd2       OK")

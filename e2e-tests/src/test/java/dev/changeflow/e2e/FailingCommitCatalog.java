@@ -18,12 +18,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * an Iceberg commit (stack.md):
  *
  * <ul>
- *   <li>{@link #failNextCommits(String, int)}, or {@link #armCommitFailure} with {@code
- *       answerLost = false}: the commit throws before anything is written ("after checkpoint n
- *       completed, before its Iceberg commit");
+ *   <li>{@link #failNextCommits(String, int)}, or {@link #armCommitFailure} with {@code answerLost
+ *       = false}: the commit throws before anything is written ("after checkpoint n completed,
+ *       before its Iceberg commit");
  *   <li>{@link #armCommitFailure} with {@code answerLost = true}: the commit is written, then
- *       {@link CommitStateUnknownException} is thrown ("the commit of n succeeded but its answer was
- *       lost"). Iceberg keeps the files of a commit in an unknown state; never another runtime
+ *       {@link CommitStateUnknownException} is thrown ("the commit of n succeeded but its answer
+ *       was lost"). Iceberg keeps the files of a commit in an unknown state; never another runtime
  *       exception after a successful commit, which would make Iceberg delete the manifests of a
  *       snapshot that did commit.
  * </ul>
@@ -56,7 +56,8 @@ public class FailingCommitCatalog extends HadoopCatalog {
      * {@code flink.max-committed-checkpoint-id} is at least {@code fromCheckpoint} (the Flink
      * checkpoint being committed); {@link #firedAtCheckpoint()} then tells that checkpoint id.
      *
-     * @param answerLost false: fail before writing; true: write, then throw {@link CommitStateUnknownException}
+     * @param answerLost false: fail before writing; true: write, then throw {@link
+     *     CommitStateUnknownException}
      */
     public static void armCommitFailure(String name, long fromCheckpoint, boolean answerLost) {
         tableName = name;
@@ -71,11 +72,15 @@ public class FailingCommitCatalog extends HadoopCatalog {
         return FIRED_AT_CHECKPOINT.get();
     }
 
-    /** Whether this commit is the one an {@link #armCommitFailure armed} failure hits (consumes it). */
+    /**
+     * Whether this commit is the one an {@link #armCommitFailure armed} failure hits (consumes it).
+     */
     private static boolean armedFailureHits(TableMetadata metadata) {
         String id = metadata.currentSnapshot().summary().get("flink.max-committed-checkpoint-id");
         long from = ARMED_FROM_CHECKPOINT.get();
-        if (id == null || Long.parseLong(id) < from || !ARMED_FROM_CHECKPOINT.compareAndSet(from, Long.MAX_VALUE)) {
+        if (id == null
+                || Long.parseLong(id) < from
+                || !ARMED_FROM_CHECKPOINT.compareAndSet(from, Long.MAX_VALUE)) {
             return false;
         }
         FAILED.incrementAndGet();
@@ -86,7 +91,8 @@ public class FailingCommitCatalog extends HadoopCatalog {
     @Override
     protected TableOperations newTableOps(TableIdentifier identifier) {
         TableOperations delegate = super.newTableOps(identifier);
-        // the table to fail is checked at commit time: a committer keeps its loaded table for a while
+        // the table to fail is checked at commit time: a committer keeps its loaded table for a
+        // while
         return new TableOperations() {
             @Override
             public TableMetadata current() {
@@ -100,23 +106,38 @@ public class FailingCommitCatalog extends HadoopCatalog {
 
             @Override
             public void commit(TableMetadata base, TableMetadata metadata) {
-                boolean newSnapshot = identifier.name().equals(tableName)
-                        && base != null
-                        && metadata.currentSnapshot() != null
-                        && (base.currentSnapshot() == null || base.currentSnapshot().snapshotId() != metadata.currentSnapshot().snapshotId());
+                boolean newSnapshot =
+                        identifier.name().equals(tableName)
+                                && base != null
+                                && metadata.currentSnapshot() != null
+                                && (base.currentSnapshot() == null
+                                        || base.currentSnapshot().snapshotId()
+                                                != metadata.currentSnapshot().snapshotId());
                 if (newSnapshot && FAILURES_LEFT.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                     FAILED.incrementAndGet();
-                    throw new IllegalStateException("injected commit failure of " + identifier + " (test; nothing was committed)");
+                    throw new IllegalStateException(
+                            "injected commit failure of "
+                                    + identifier
+                                    + " (test; nothing was committed)");
                 }
                 boolean armed = newSnapshot && armedFailureHits(metadata);
                 if (armed && !answerLost) {
-                    throw new IllegalStateException("injected commit failure of " + identifier + " before checkpoint "
-                            + FIRED_AT_CHECKPOINT.get() + " was committed (test; nothing was committed)");
+                    throw new IllegalStateException(
+                            "injected commit failure of "
+                                    + identifier
+                                    + " before checkpoint "
+                                    + FIRED_AT_CHECKPOINT.get()
+                                    + " was committed (test; nothing was committed)");
                 }
                 delegate.commit(base, metadata);
                 if (armed) {
-                    throw new CommitStateUnknownException(new IllegalStateException("injected: the commit of checkpoint "
-                            + FIRED_AT_CHECKPOINT.get() + " to " + identifier + " succeeded, its answer was lost (test)"));
+                    throw new CommitStateUnknownException(
+                            new IllegalStateException(
+                                    "injected: the commit of checkpoint "
+                                            + FIRED_AT_CHECKPOINT.get()
+                                            + " to "
+                                            + identifier
+                                            + " succeeded, its answer was lost (test)"));
                 }
             }
 

@@ -21,10 +21,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A test-only pass-through step between the Kafka source and the decoder (parallelism 1, chained):
- * it tells the test, through static fields (the MiniCluster runs in the test JVM), which checkpoints
- * completed, how often the job was restored from a checkpoint and how far the running job has read
- * each partition (positions kept in its checkpointed state, so a restored job starts from the
- * restored positions); and, when armed, fails its task in {@code notifyCheckpointComplete}
+ * it tells the test, through static fields (the MiniCluster runs in the test JVM), which
+ * checkpoints completed, how often the job was restored from a checkpoint and how far the running
+ * job has read each partition (positions kept in its checkpointed state, so a restored job starts
+ * from the restored positions); and, when armed, fails its task in {@code notifyCheckpointComplete}
  * of the first checkpoint at or after the armed id (task failure → failover; the Iceberg committers
  * may or may not have committed that checkpoint yet).
  */
@@ -34,10 +34,16 @@ final class FailureInjector extends ProcessFunction<KafkaChangeRecord, KafkaChan
 
     /** Highest checkpoint id notified as complete. */
     static final AtomicLong COMPLETED = new AtomicLong(-1);
+
     /** How many times the step started from a checkpoint (failover or restart with state). */
     static final AtomicInteger RESTORES = new AtomicInteger();
-    /** Per partition ({@code topic/partition}), the next offset the running job reads (restored, then advanced). */
+
+    /**
+     * Per partition ({@code topic/partition}), the next offset the running job reads (restored,
+     * then advanced).
+     */
     static final Map<String, Long> POSITIONS = new ConcurrentHashMap<>();
+
     private static final AtomicLong ARMED = new AtomicLong(Long.MAX_VALUE);
     private static final AtomicLong FIRED = new AtomicLong(-1);
     private transient ListState<String> positions;
@@ -50,7 +56,9 @@ final class FailureInjector extends ProcessFunction<KafkaChangeRecord, KafkaChan
         FIRED.set(-1);
     }
 
-    /** Fails the task once, on completion of the first checkpoint with id {@code >= checkpointId}. */
+    /**
+     * Fails the task once, on completion of the first checkpoint with id {@code >= checkpointId}.
+     */
     static void armTaskFailure(long checkpointId) {
         FIRED.set(-1);
         ARMED.set(checkpointId);
@@ -63,7 +71,9 @@ final class FailureInjector extends ProcessFunction<KafkaChangeRecord, KafkaChan
 
     @Override
     public void initializeState(FunctionInitializationContext ctx) throws Exception {
-        positions = ctx.getOperatorStateStore().getListState(new ListStateDescriptor<>("positions", Types.STRING));
+        positions =
+                ctx.getOperatorStateStore()
+                        .getListState(new ListStateDescriptor<>("positions", Types.STRING));
         POSITIONS.clear();
         for (String entry : positions.get()) {
             int sep = entry.lastIndexOf(' ');
@@ -93,7 +103,8 @@ final class FailureInjector extends ProcessFunction<KafkaChangeRecord, KafkaChan
         long armed = ARMED.get();
         if (checkpointId >= armed && ARMED.compareAndSet(armed, Long.MAX_VALUE)) {
             FIRED.set(checkpointId);
-            throw new IllegalStateException("injected task failure after checkpoint " + checkpointId + " completed (test)");
+            throw new IllegalStateException(
+                    "injected task failure after checkpoint " + checkpointId + " completed (test)");
         }
     }
 }

@@ -45,6 +45,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import javax.annotation.Nullable;
 
 import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -79,14 +80,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   <li><b>a cancelled run</b>: the job of a running {@code runLocal} is cancelled right after a
  *       Gold table gets a new snapshot (a kill after a Gold commit; no state survives, as after
  *       {@code kill -9}). After every kill the upsert table must equal Silver's projection at one
- *       version (a commit holds whole Silver versions), and after a last run to the end it must equal
- *       the projection of Silver's final rows, {@code _source_version} included;</li>
+ *       version (a commit holds whole Silver versions), and after a last run to the end it must
+ *       equal the projection of Silver's final rows, {@code _source_version} included;
  *   <li><b>a kill between the two committers</b>: a job with an upsert and an aggregate table
  *       commits both at the end of a run, by two committers; a process killed between them leaves
  *       one table at its previous snapshot. The test produces that state exactly (the lost commit's
- *       table is rolled back to its snapshot before the run, or re-created empty when the lost commit
- *       was its first) and runs again. A table left without rows beside one with rows used to be
- *       taken to be at the other's version, so the rows its lost commit held never came.</li>
+ *       table is rolled back to its snapshot before the run, or re-created empty when the lost
+ *       commit was its first) and runs again. A table left without rows beside one with rows used
+ *       to be taken to be at the other's version, so the rows its lost commit held never came.
  * </ul>
  *
  * <p>And F7: what a run registers as Silver's consumer keeps the versions the next run re-reads.
@@ -105,11 +106,14 @@ class GoldKillITCase {
     private static final TableIdentifier SILVER = TableIdentifier.of("silver", "accounts");
     private static final TableIdentifier GOLD_ACCOUNTS = TableIdentifier.of("gold", "accounts");
     private static final TableIdentifier GOLD_GROUPS = TableIdentifier.of("gold", "groups");
-    private static final Schema SILVER_SCHEMA = new Schema(
-            List.of(Types.NestedField.required(1, "id", Types.LongType.get()),
-                    Types.NestedField.required(2, "grp", Types.IntegerType.get()),
-                    Types.NestedField.required(3, "amount", Types.LongType.get())),
-            Set.of(1));
+    private static final Schema SILVER_SCHEMA =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "id", Types.LongType.get()),
+                            Types.NestedField.required(2, "grp", Types.IntegerType.get()),
+                            Types.NestedField.required(3, "amount", Types.LongType.get())),
+                    Set.of(1));
+
     /** Rows whose amount is at least this pass the filter of the "later commit" scenarios. */
     private static final long BIG = 1_000_000L;
 
@@ -123,15 +127,19 @@ class GoldKillITCase {
         settings = CatalogSettings.localHadoop(tmp.resolve("warehouse").toAbsolutePath());
         catalog = settings.open();
         ((SupportsNamespaces) catalog).createNamespace(Namespace.of("silver"));
-        Table table = catalog.createTable(SILVER, SILVER_SCHEMA, PartitionSpec.unpartitioned(),
-                Map.of(TableProperties.FORMAT_VERSION, "2"));
+        Table table =
+                catalog.createTable(
+                        SILVER,
+                        SILVER_SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        Map.of(TableProperties.FORMAT_VERSION, "2"));
         silver = new SilverWriter(table, new Random(19));
     }
 
     @AfterEach
     void tearDown() throws IOException {
-        if (catalog instanceof java.io.Closeable) {
-            ((java.io.Closeable) catalog).close();
+        if (catalog instanceof Closeable) {
+            ((Closeable) catalog).close();
         }
     }
 
@@ -140,9 +148,12 @@ class GoldKillITCase {
     }
 
     private static GoldSpec.Aggregate aggregate() {
-        return new GoldSpec.Aggregate(GOLD_GROUPS, List.of("grp"), List.of(
-                GoldSpec.AggregateColumn.parse("total=SUM(amount)"),
-                GoldSpec.AggregateColumn.parse("n=COUNT(*)")));
+        return new GoldSpec.Aggregate(
+                GOLD_GROUPS,
+                List.of("grp"),
+                List.of(
+                        GoldSpec.AggregateColumn.parse("total=SUM(amount)"),
+                        GoldSpec.AggregateColumn.parse("n=COUNT(*)")));
     }
 
     private GoldRunner.Options options(Duration checkpointInterval) {
@@ -160,7 +171,8 @@ class GoldKillITCase {
      * makes the upsert table skip some rows and delete rows whose update fails it.
      */
     @Test
-    void upsertGoldKilledAfterCommitsIsExact(@InjectClusterClient ClusterClient<?> client) throws Exception {
+    void upsertGoldKilledAfterCommitsIsExact(@InjectClusterClient ClusterClient<?> client)
+            throws Exception {
         GoldSpec spec = new GoldSpec("gold-kill", SILVER, upsert("MOD(amount, 3) <> 0"), null);
         silver.versions(3, 600, 4, false);
         // the first run takes the initial snapshot: its rows carry that version
@@ -172,7 +184,9 @@ class GoldKillITCase {
             if (runAndKillAfterCommit(client, spec, 1 + round % 2)) {
                 kills++;
             }
-            assertHoldsWholeVersions(catalog.loadTable(GOLD_ACCOUNTS), row -> Long.remainderUnsigned(row[2], 3) != 0);
+            assertHoldsWholeVersions(
+                    catalog.loadTable(GOLD_ACCOUNTS),
+                    row -> Long.remainderUnsigned(row[2], 3) != 0);
         }
         assertThat(kills).as("runs killed after a Gold commit").isGreaterThanOrEqualTo(3);
         GoldRunner.runLocal(spec, settings, options(Duration.ofMillis(200)));
@@ -181,8 +195,10 @@ class GoldKillITCase {
 
     /** The same with an aggregate beside the upsert table: both exact after the kills. */
     @Test
-    void upsertAndAggregateGoldKilledAfterCommitsIsExact(@InjectClusterClient ClusterClient<?> client) throws Exception {
-        GoldSpec spec = new GoldSpec("gold-kill-2", SILVER, upsert("MOD(amount, 3) <> 0"), aggregate());
+    void upsertAndAggregateGoldKilledAfterCommitsIsExact(
+            @InjectClusterClient ClusterClient<?> client) throws Exception {
+        GoldSpec spec =
+                new GoldSpec("gold-kill-2", SILVER, upsert("MOD(amount, 3) <> 0"), aggregate());
         silver.versions(3, 600, 4, false);
         for (int round = 0; round < 4; round++) {
             silver.versions(4, 600, 4, false);
@@ -206,7 +222,8 @@ class GoldKillITCase {
     @ParameterizedTest
     @EnumSource(Lost.class)
     void aKillBetweenTheFirstCommitsOfTheTwoTablesLosesNothing(Lost lost) throws Exception {
-        GoldSpec spec = new GoldSpec("gold-first", SILVER, upsert("MOD(amount, 3) <> 0"), aggregate());
+        GoldSpec spec =
+                new GoldSpec("gold-first", SILVER, upsert("MOD(amount, 3) <> 0"), aggregate());
         silver.versions(3, 400, 3, false);
         GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
         loseLastRun(lost == Lost.UPSERT ? GOLD_ACCOUNTS : GOLD_GROUPS, null);
@@ -226,13 +243,17 @@ class GoldKillITCase {
         GoldSpec spec = new GoldSpec("gold-later", SILVER, upsert("amount >= " + BIG), aggregate());
         silver.versions(3, 400, 3, false);
         GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
-        assertThat(TableRows.read(catalog.loadTable(GOLD_ACCOUNTS))).as("nothing passes the filter yet").isEmpty();
+        assertThat(TableRows.read(catalog.loadTable(GOLD_ACCOUNTS)))
+                .as("nothing passes the filter yet")
+                .isEmpty();
         TableIdentifier lostTable = lost == Lost.UPSERT ? GOLD_ACCOUNTS : GOLD_GROUPS;
         Snapshot before = catalog.loadTable(lostTable).currentSnapshot();
         silver.versions(1, 400, 3, true);
         silver.versions(1, 400, 3, false);
         GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
-        assertThat(TableRows.read(catalog.loadTable(GOLD_ACCOUNTS))).as("the big amounts passed").isNotEmpty();
+        assertThat(TableRows.read(catalog.loadTable(GOLD_ACCOUNTS)))
+                .as("the big amounts passed")
+                .isNotEmpty();
         loseLastRun(lostTable, before);
         silver.versions(1, 400, 3, false);
         GoldRunner.runLocal(spec, settings, options(Duration.ofMinutes(10)));
@@ -252,14 +273,17 @@ class GoldKillITCase {
         silver.versions(1, 400, 3, false);
         silver.versions(1, 400, 3, true);
         GoldRunner.runLocal(spec, settings, options(Duration.ofSeconds(5)));
-        // versions 3 and 4 only take amounts below the filter's bound: Gold's rows stay at version 2
+        // versions 3 and 4 only take amounts below the filter's bound: Gold's rows stay at version
+        // 2
         silver.versions(2, 400, 3, false);
         GoldRunner.runLocal(spec, settings, options(Duration.ofSeconds(5)));
-        assertThat(GoldStart.goldVersion(catalog.loadTable(GOLD_ACCOUNTS)).getAsLong()).isEqualTo(2L);
+        assertThat(GoldStart.goldVersion(catalog.loadTable(GOLD_ACCOUNTS)).getAsLong())
+                .isEqualTo(2L);
         silver.versions(2, 400, 3, false);
         Table s = catalog.loadTable(SILVER);
         ChangeFeedExpiry.forTable(s).olderThan(Instant.now()).retainLast(1).execute();
-        GoldRunner.Summary summary = GoldRunner.runLocal(spec, settings, options(Duration.ofSeconds(5)));
+        GoldRunner.Summary summary =
+                GoldRunner.runLocal(spec, settings, options(Duration.ofSeconds(5)));
         assertThat(summary.start).isEqualTo(OptionalLong.of(3L));
         assertUpsertExact(row -> row[2] >= BIG, -1);
     }
@@ -270,7 +294,8 @@ class GoldKillITCase {
      *
      * @return whether the run was killed
      */
-    private boolean runAndKillAfterCommit(ClusterClient<?> client, GoldSpec spec, int n) throws Exception {
+    private boolean runAndKillAfterCommit(ClusterClient<?> client, GoldSpec spec, int n)
+            throws Exception {
         List<TableIdentifier> gold = new ArrayList<>();
         gold.add(spec.upsert().target());
         if (spec.aggregate() != null) {
@@ -279,13 +304,17 @@ class GoldKillITCase {
         Map<TableIdentifier, Long> seen = new HashMap<>();
         gold.forEach(t -> seen.put(t, currentSnapshotId(t)));
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread run = new Thread(() -> {
-            try {
-                GoldRunner.runLocal(spec, settings, options(Duration.ofMillis(150)));
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }, "gold-run");
+        Thread run =
+                new Thread(
+                        () -> {
+                            try {
+                                GoldRunner.runLocal(
+                                        spec, settings, options(Duration.ofMillis(150)));
+                            } catch (Throwable t) {
+                                failure.set(t);
+                            }
+                        },
+                        "gold-run");
         run.start();
         int commits = 0;
         boolean killed = false;
@@ -300,7 +329,8 @@ class GoldKillITCase {
             }
             if (commits >= n) {
                 for (JobStatusMessage job : client.listJobs().get()) {
-                    if (job.getJobState() == JobStatus.RUNNING || job.getJobState() == JobStatus.CREATED
+                    if (job.getJobState() == JobStatus.RUNNING
+                            || job.getJobState() == JobStatus.CREATED
                             || job.getJobState() == JobStatus.INITIALIZING) {
                         client.cancel(job.getJobId()).get();
                         killed = true;
@@ -315,7 +345,8 @@ class GoldKillITCase {
         if (!killed && failure.get() != null) {
             throw new AssertionError("the Gold run failed without being killed", failure.get());
         }
-        System.out.printf("GoldKillITCase: run %s after %d new Gold snapshot(s); Gold versions %s%n",
+        System.out.printf(
+                "GoldKillITCase: run %s after %d new Gold snapshot(s); Gold versions %s%n",
                 killed ? "killed" : "finished", commits, goldVersions(gold));
         return killed;
     }
@@ -330,9 +361,14 @@ class GoldKillITCase {
     }
 
     private Map<TableIdentifier, Long> goldVersions(List<TableIdentifier> gold) {
-        Map<TableIdentifier, Long> versions = new TreeMap<>((a, b) -> a.toString().compareTo(b.toString()));
+        Map<TableIdentifier, Long> versions =
+                new TreeMap<>((a, b) -> a.toString().compareTo(b.toString()));
         for (TableIdentifier t : gold) {
-            versions.put(t, catalog.tableExists(t) ? GoldStart.goldVersion(catalog.loadTable(t)).orElse(-1L) : -1L);
+            versions.put(
+                    t,
+                    catalog.tableExists(t)
+                            ? GoldStart.goldVersion(catalog.loadTable(t)).orElse(-1L)
+                            : -1L);
         }
         return versions;
     }
@@ -379,8 +415,14 @@ class GoldKillITCase {
                 return;
             }
         }
-        throw new AssertionError("the Gold upsert table (" + actual.size() + " rows, _source_version up to " + goldVersion
-                + ") equals Silver's projection at no version in " + versions + ": a commit held part of a version");
+        throw new AssertionError(
+                "the Gold upsert table ("
+                        + actual.size()
+                        + " rows, _source_version up to "
+                        + goldVersion
+                        + ") equals Silver's projection at no version in "
+                        + versions
+                        + ": a commit held part of a version");
     }
 
     /**
@@ -397,7 +439,8 @@ class GoldKillITCase {
                 versions.put(e.getKey(), Math.max(initial, e.getValue()));
             }
         }
-        List<String> expected = expectedAccounts(TableRows.read(catalog.loadTable(SILVER)), filter, versions);
+        List<String> expected =
+                expectedAccounts(TableRows.read(catalog.loadTable(SILVER)), filter, versions);
         List<String> actual = goldAccounts(catalog.loadTable(GOLD_ACCOUNTS), versions != null);
         assertThat(actual).hasSize(expected.size());
         assertThat(actual).containsExactlyElementsOf(expected);
@@ -420,13 +463,22 @@ class GoldKillITCase {
         assertThat(actual).containsExactlyElementsOf(expected);
     }
 
-    private static List<String> expectedAccounts(List<Record> silverRows, RowFilter filter, @Nullable Map<Long, Long> versions) {
+    private static List<String> expectedAccounts(
+            List<Record> silverRows, RowFilter filter, @Nullable Map<Long, Long> versions) {
         List<String> rows = new ArrayList<>();
         for (Record r : silverRows) {
-            long[] row = {(Long) r.getField("id"), (Integer) r.getField("grp"), (Long) r.getField("amount")};
+            long[] row = {
+                (Long) r.getField("id"), (Integer) r.getField("grp"), (Long) r.getField("amount")
+            };
             if (filter.test(row)) {
                 long id = row[0];
-                rows.add(row[0] + "," + row[1] + "," + row[2] + (versions == null ? "" : "@" + versions.get(id)));
+                rows.add(
+                        row[0]
+                                + ","
+                                + row[1]
+                                + ","
+                                + row[2]
+                                + (versions == null ? "" : "@" + versions.get(id)));
             }
         }
         rows.sort(null);
@@ -437,8 +489,13 @@ class GoldKillITCase {
         gold.refresh();
         List<String> rows = new ArrayList<>();
         for (Record r : TableRows.read(gold)) {
-            rows.add(r.getField("id") + "," + r.getField("grp") + "," + r.getField("amount")
-                    + (versions ? "@" + r.getField(GoldSpec.SOURCE_VERSION) : ""));
+            rows.add(
+                    r.getField("id")
+                            + ","
+                            + r.getField("grp")
+                            + ","
+                            + r.getField("amount")
+                            + (versions ? "@" + r.getField(GoldSpec.SOURCE_VERSION) : ""));
         }
         rows.sort(null);
         return rows;
@@ -447,18 +504,21 @@ class GoldKillITCase {
     /**
      * Writes Silver versions the way an SCD1 streaming table gets them: new row images in several
      * data files, the keys they replace or delete in one equality-delete file, one commit. Groups
-     * 0..4 keep rows 0..4 forever, so no group empties (an emptied group keeps a Gold row with count
-     * 0, which a projection of Silver's final rows would not show); group 5 holds three rows of the
-     * first version that no later version touches (its Gold row keeps an old version).
+     * 0..4 keep rows 0..4 forever, so no group empties (an emptied group keeps a Gold row with
+     * count 0, which a projection of Silver's final rows would not show); group 5 holds three rows
+     * of the first version that no later version touches (its Gold row keeps an old version).
      */
     static final class SilverWriter {
         static final long UNTOUCHED = 1L << 40;
         final Table table;
         final Random random;
+
         /** id → {grp, amount} of the live rows. */
         final Map<Long, long[]> rows = new HashMap<>();
+
         /** id → the version that last wrote the row (inserted or updated it). */
         final Map<Long, Long> lastWritten = new HashMap<>();
+
         private long nextId;
         private long files;
 
@@ -505,7 +565,8 @@ class GoldKillITCase {
                     deletes.add(key(id));
                     continue;
                 }
-                long amount = big && old != null ? BIG + random.nextInt(1000) : random.nextInt(1000);
+                long amount =
+                        big && old != null ? BIG + random.nextInt(1000) : random.nextInt(1000);
                 long[] row = {id % 5, amount};
                 rows.put(id, row);
                 if (old != null) {
@@ -549,12 +610,19 @@ class GoldKillITCase {
         }
 
         private OutputFileFactory fileFactory() {
-            return OutputFileFactory.builderFor(table, 1, ++files).format(FileFormat.PARQUET).build();
+            return OutputFileFactory.builderFor(table, 1, ++files)
+                    .format(FileFormat.PARQUET)
+                    .build();
         }
 
         private DataFile dataFile(List<Record> images) {
-            DataWriter<Record> writer = new GenericFileWriterFactory.Builder(table).build()
-                    .newDataWriter(fileFactory().newOutputFile(table.spec(), null), table.spec(), null);
+            DataWriter<Record> writer =
+                    new GenericFileWriterFactory.Builder(table)
+                            .build()
+                            .newDataWriter(
+                                    fileFactory().newOutputFile(table.spec(), null),
+                                    table.spec(),
+                                    null);
             try (writer) {
                 images.forEach(writer::write);
             } catch (IOException e) {
@@ -564,11 +632,15 @@ class GoldKillITCase {
         }
 
         private DeleteFile equalityDeletes(List<Record> keys) {
-            EqualityDeleteWriter<Record> writer = new GenericFileWriterFactory.Builder(table)
-                    .equalityFieldIds(new int[] {1})
-                    .equalityDeleteRowSchema(SILVER_SCHEMA.select("id"))
-                    .build()
-                    .newEqualityDeleteWriter(fileFactory().newOutputFile(table.spec(), null), table.spec(), null);
+            EqualityDeleteWriter<Record> writer =
+                    new GenericFileWriterFactory.Builder(table)
+                            .equalityFieldIds(new int[] {1})
+                            .equalityDeleteRowSchema(SILVER_SCHEMA.select("id"))
+                            .build()
+                            .newEqualityDeleteWriter(
+                                    fileFactory().newOutputFile(table.spec(), null),
+                                    table.spec(),
+                                    null);
             try (writer) {
                 keys.forEach(writer::write);
             } catch (IOException e) {

@@ -50,14 +50,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Replay of a Silver→Gold job from version 76 (issue: change data feed, "replay"): the pgbench-s1
- * accounts are ingested by changeflow's real pipeline into an SCD1 Silver table, one Silver
- * version per paced batch (84 versions). A Gold job (upsert projection {@code aid, bid, abalance
- * WHERE abalance <> 0} and the per-branch aggregate {@code SUM(abalance), COUNT(*)}) follows the
- * change feed while Silver stops at version 75; once Gold shows 75 committed the Gold job is
- * cancelled and its checkpoints are thrown away; Silver goes on to version 84. A restart without
- * state at 75 (overlap) or 77 (gap) fails with {@code GOLD_VERSION_MISMATCH} — on the client, and
- * inside the change feed's enumerator as on a cluster — and a restart at 76 gives Gold tables
- * equal to the oracle computed from Silver's final rows.
+ * accounts are ingested by changeflow's real pipeline into an SCD1 Silver table, one Silver version
+ * per paced batch (84 versions). A Gold job (upsert projection {@code aid, bid, abalance WHERE
+ * abalance <> 0} and the per-branch aggregate {@code SUM(abalance), COUNT(*)}) follows the change
+ * feed while Silver stops at version 75; once Gold shows 75 committed the Gold job is cancelled and
+ * its checkpoints are thrown away; Silver goes on to version 84. A restart without state at 75
+ * (overlap) or 77 (gap) fails with {@code GOLD_VERSION_MISMATCH} — on the client, and inside the
+ * change feed's enumerator as on a cluster — and a restart at 76 gives Gold tables equal to the
+ * oracle computed from Silver's final rows.
  */
 class GoldReplayITCase {
 
@@ -71,26 +71,31 @@ class GoldReplayITCase {
 
     @TempDir Path tmp;
 
-    private static final String FLOWS = String.join("\n",
-            "name: silver",
-            "format: debezium-json",
-            "namespace: silver",
-            "flows:",
-            "  - table: pgbench_accounts",
-            "    keys: [aid]",
-            "    scd-type: 1",
-            "    schema: 'aid INT, bid INT, abalance INT, filler STRING'");
+    private static final String FLOWS =
+            String.join(
+                    "\n",
+                    "name: silver",
+                    "format: debezium-json",
+                    "namespace: silver",
+                    "flows:",
+                    "  - table: pgbench_accounts",
+                    "    keys: [aid]",
+                    "    scd-type: 1",
+                    "    schema: 'aid INT, bid INT, abalance INT, filler STRING'");
 
     private static final TableIdentifier SILVER = TableIdentifier.of("silver", "pgbench_accounts");
     private static final TableIdentifier GOLD_ACCOUNTS = TableIdentifier.of("gold", "accounts");
-    private static final TableIdentifier GOLD_BRANCHES = TableIdentifier.of("gold", "branch_balances");
+    private static final TableIdentifier GOLD_BRANCHES =
+            TableIdentifier.of("gold", "branch_balances");
     private static final String HOLD = "gold-replay-silver";
+
     /** Silver holds before this batch: batches 0..74 are versions 1..75. */
     private static final int HOLD_AT = 75;
 
     /**
-     * Batches of the capture (line indexes; accounts lines only are emitted): the accounts snapshot,
-     * 80 batches of 125 pgbench transactions, the deletes, the re-inserts and the last updates.
+     * Batches of the capture (line indexes; accounts lines only are emitted): the accounts
+     * snapshot, 80 batches of 125 pgbench transactions, the deletes, the re-inserts and the last
+     * updates.
      */
     private static int[] bounds() {
         List<Integer> b = new ArrayList<>(List.of(0));
@@ -102,11 +107,16 @@ class GoldReplayITCase {
     }
 
     private static GoldSpec spec() {
-        return new GoldSpec("gold-accounts", SILVER,
+        return new GoldSpec(
+                "gold-accounts",
+                SILVER,
                 new GoldSpec.Upsert(GOLD_ACCOUNTS, List.of("aid, bid, abalance"), "abalance <> 0"),
-                new GoldSpec.Aggregate(GOLD_BRANCHES, List.of("bid"), List.of(
-                        GoldSpec.AggregateColumn.parse("balance_total=SUM(abalance)"),
-                        GoldSpec.AggregateColumn.parse("account_count=COUNT(*)"))));
+                new GoldSpec.Aggregate(
+                        GOLD_BRANCHES,
+                        List.of("bid"),
+                        List.of(
+                                GoldSpec.AggregateColumn.parse("balance_total=SUM(abalance)"),
+                                GoldSpec.AggregateColumn.parse("account_count=COUNT(*)"))));
     }
 
     private static Configuration conf(Path checkpoints) {
@@ -122,20 +132,34 @@ class GoldReplayITCase {
     @Test
     void restartWithANewCheckpointAtVersion76GivesTheOracle() throws Exception {
         Path capture = SharedData.pgbenchCapture();
-        CatalogSettings settings = CatalogSettings.localHadoop(tmp.resolve("warehouse").toAbsolutePath());
+        CatalogSettings settings =
+                CatalogSettings.localHadoop(tmp.resolve("warehouse").toAbsolutePath());
         Catalog catalog = settings.open();
-        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(FLOWS, "flows.yaml"), List.of(capture));
+        IngestPlan plan =
+                IngestPlanner.plan(FlowsFile.parse(FLOWS, "flows.yaml"), List.of(capture));
         for (IngestPlan.Flow f : plan.flows) {
-            StreamingTables.ensureTable(catalog, f.target, f.spec.targetType(), f.spec.identifierFields(), f.tableOptions);
+            StreamingTables.ensureTable(
+                    catalog,
+                    f.target,
+                    f.spec.targetType(),
+                    f.spec.identifierFields(),
+                    f.tableOptions);
         }
         QuarantineTable.ensure(catalog, plan.quarantineNamespace);
 
         // Silver: changeflow's ingest, one version per batch, held before version 76
-        StreamExecutionEnvironment silverEnv = StreamExecutionEnvironment.getExecutionEnvironment(conf(tmp.resolve("silver-ck")));
+        StreamExecutionEnvironment silverEnv =
+                StreamExecutionEnvironment.getExecutionEnvironment(conf(tmp.resolve("silver-ck")));
         silverEnv.setParallelism(1);
         silverEnv.enableCheckpointing(100);
-        DataStream<SourceLine> lines = PacedCaptureLines.stream(silverEnv, capture, bounds(),
-                line -> line.contains("\"topic\":\"pgbench.public.pgbench_accounts\""), HOLD_AT, HOLD);
+        DataStream<SourceLine> lines =
+                PacedCaptureLines.stream(
+                        silverEnv,
+                        capture,
+                        bounds(),
+                        line -> line.contains("\"topic\":\"pgbench.public.pgbench_accounts\""),
+                        HOLD_AT,
+                        HOLD);
         IngestJob.build(lines, plan, settings);
         JobClient silverJob = silverEnv.executeAsync("silver");
         try {
@@ -155,21 +179,32 @@ class GoldReplayITCase {
         System.out.printf("GoldReplayITCase %6.1f s: %s%n", (System.nanoTime() - t0) / 1e9, what);
     }
 
-    private void replay(Catalog catalog, CatalogSettings settings, JobClient silverJob) throws Exception {
+    private void replay(Catalog catalog, CatalogSettings settings, JobClient silverJob)
+            throws Exception {
         t0 = System.nanoTime();
         Table silver = catalog.loadTable(SILVER);
         CommonTestUtils.waitUntilCondition(() -> version(silver) >= 1, 50L);
 
         // Gold, first life: follows the change feed as Silver grows to 75
-        StreamExecutionEnvironment goldEnv = StreamExecutionEnvironment.getExecutionEnvironment(conf(tmp.resolve("gold-ck-1")));
+        StreamExecutionEnvironment goldEnv =
+                StreamExecutionEnvironment.getExecutionEnvironment(conf(tmp.resolve("gold-ck-1")));
         goldEnv.setParallelism(2);
         goldEnv.enableCheckpointing(200);
-        GoldRunner.build(goldEnv, spec(), settings, OptionalLong.empty(), false, StreamingTableOptions.defaults());
+        GoldRunner.build(
+                goldEnv,
+                spec(),
+                settings,
+                OptionalLong.empty(),
+                false,
+                StreamingTableOptions.defaults());
         milestone("Silver at version " + version(silver) + ", Gold starts");
         JobClient goldJob = goldEnv.executeAsync("gold, first life");
         try {
-            CommonTestUtils.waitUntilCondition(() -> goldVersion(catalog, GOLD_BRANCHES) == HOLD_AT
-                    && goldVersion(catalog, GOLD_ACCOUNTS) == HOLD_AT, 50L);
+            CommonTestUtils.waitUntilCondition(
+                    () ->
+                            goldVersion(catalog, GOLD_BRANCHES) == HOLD_AT
+                                    && goldVersion(catalog, GOLD_ACCOUNTS) == HOLD_AT,
+                    50L);
         } finally {
             if (!goldJob.getJobExecutionResult().isDone()) {
                 goldJob.cancel().get();
@@ -191,16 +226,26 @@ class GoldReplayITCase {
         o.warehouse = tmp.resolve("warehouse");
         o.out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         o.startingVersion = 75L;
-        GoldException overlap = assertThrows(GoldException.class, () -> GoldRunner.runLocal(spec(), settings, o));
+        GoldException overlap =
+                assertThrows(GoldException.class, () -> GoldRunner.runLocal(spec(), settings, o));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, overlap.code());
-        assertTrue(overlap.getMessage().startsWith("GOLD_VERSION_MISMATCH: starting version 75 overlaps the Gold tables:"),
+        assertTrue(
+                overlap.getMessage()
+                        .startsWith(
+                                "GOLD_VERSION_MISMATCH: starting version 75 overlaps the Gold tables:"),
                 overlap.getMessage());
         o.startingVersion = 77L;
-        GoldException gap = assertThrows(GoldException.class, () -> GoldRunner.runLocal(spec(), settings, o));
+        GoldException gap =
+                assertThrows(GoldException.class, () -> GoldRunner.runLocal(spec(), settings, o));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, gap.code());
-        assertTrue(gap.getMessage().startsWith("GOLD_VERSION_MISMATCH: starting version 77 leaves a gap:"), gap.getMessage());
-        // the same check inside the change feed's enumerator (the cluster path: only a start without state resolves)
-        StreamExecutionEnvironment clusterLike = StreamExecutionEnvironment.getExecutionEnvironment(conf(tmp.resolve("gold-ck-x")));
+        assertTrue(
+                gap.getMessage()
+                        .startsWith("GOLD_VERSION_MISMATCH: starting version 77 leaves a gap:"),
+                gap.getMessage());
+        // the same check inside the change feed's enumerator (the cluster path: only a start
+        // without state resolves)
+        StreamExecutionEnvironment clusterLike =
+                StreamExecutionEnvironment.getExecutionEnvironment(conf(tmp.resolve("gold-ck-x")));
         clusterLike.enableCheckpointing(200);
         GoldRunner.Options cluster = new GoldRunner.Options();
         cluster.startingVersion = 77L;
@@ -233,20 +278,28 @@ class GoldReplayITCase {
         expectedAccounts.sort(null);
         List<String> actualAccounts = new ArrayList<>();
         for (Record r : TableRows.read(catalog.loadTable(GOLD_ACCOUNTS))) {
-            actualAccounts.add(r.getField("aid") + "," + r.getField("bid") + "," + r.getField("abalance"));
+            actualAccounts.add(
+                    r.getField("aid") + "," + r.getField("bid") + "," + r.getField("abalance"));
         }
         actualAccounts.sort(null);
         assertEquals(expectedAccounts.size(), actualAccounts.size());
         assertEquals(expectedAccounts, actualAccounts);
         List<String> expectedBranchRows = new ArrayList<>();
-        expectedBranches.forEach((bid, agg) -> expectedBranchRows.add(bid + "," + agg[0] + "," + agg[1]));
+        expectedBranches.forEach(
+                (bid, agg) -> expectedBranchRows.add(bid + "," + agg[0] + "," + agg[1]));
         List<String> actualBranchRows = new ArrayList<>();
         for (Record r : TableRows.read(catalog.loadTable(GOLD_BRANCHES))) {
-            actualBranchRows.add(r.getField("bid") + "," + r.getField("balance_total") + "," + r.getField("account_count"));
+            actualBranchRows.add(
+                    r.getField("bid")
+                            + ","
+                            + r.getField("balance_total")
+                            + ","
+                            + r.getField("account_count"));
         }
         actualBranchRows.sort(null);
         assertEquals(expectedBranchRows, actualBranchRows);
-        System.out.printf("Gold replay: Silver %d versions, Gold restarted at 76: %d accounts, branches %s%n",
+        System.out.printf(
+                "Gold replay: Silver %d versions, Gold restarted at 76: %d accounts, branches %s%n",
                 latest, actualAccounts.size(), actualBranchRows);
     }
 
@@ -256,7 +309,9 @@ class GoldReplayITCase {
     }
 
     private static long goldVersion(Catalog catalog, TableIdentifier id) {
-        return catalog.tableExists(id) ? GoldStart.goldVersion(catalog.loadTable(id)).orElse(-1L) : -1L;
+        return catalog.tableExists(id)
+                ? GoldStart.goldVersion(catalog.loadTable(id)).orElse(-1L)
+                : -1L;
     }
 
     private static GoldException rootGoldException(Throwable t) {

@@ -4,24 +4,26 @@ import dev.changeflow.e2e.kafka.EmbeddedKafka;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
-
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -33,9 +35,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code kill -9} of the real {@code bin/changeflow ingest} process (the README's pgbench command
- * over the recorded capture), at seeded moments, resumed each time with the same command; after
- * the kills a run to the end and one more run ("Nothing new to ingest"): the four tables must
- * equal PostgreSQL's final CSVs (so no key is missing, duplicated, resurrected or stale) and the
+ * over the recorded capture), at seeded moments, resumed each time with the same command; after the
+ * kills a run to the end and one more run ("Nothing new to ingest"): the four tables must equal
+ * PostgreSQL's final CSVs (so no key is missing, duplicated, resurrected or stale) and the
  * quarantine table must be empty. Issue #19: a run killed the moment its final savepoint was
  * written left uncommitted Iceberg files that no later run committed.
  *
@@ -52,14 +54,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>System properties: {@code kill.seeds} (default 2: seeds 1..N for files), {@code
  * kill.kafka-seeds} (default 1), {@code kill.seed} (replay one seed, both inputs), {@code
- * kill.kills} (kills per seed, default 5). The seeds and the kill moments are printed.
- * A benchmark-style run: {@code ./mvnw -B verify -pl e2e-tests -am -Dit.test=IngestKillITCase
+ * kill.kills} (kills per seed, default 5). The seeds and the kill moments are printed. A
+ * benchmark-style run: {@code ./mvnw -B verify -pl e2e-tests -am -Dit.test=IngestKillITCase
  * -Dkill.seeds=20 -DskipTests=false -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false}.
  */
 class IngestKillITCase {
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(5);
     private static final String JOB = "pgbench";
-    private static final List<String> TABLES = List.of("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
+    private static final List<String> TABLES =
+            List.of("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
 
     @RegisterExtension static final EmbeddedKafka KAFKA = new EmbeddedKafka();
     private static List<String> topics;
@@ -72,15 +75,21 @@ class IngestKillITCase {
         FINAL_SAVEPOINT
     }
 
-    /** One kill of a schedule: at the n-th occurrence of the moment (or after {@code n} ms for AFTER_START), plus a delay. */
+    /**
+     * One kill of a schedule: at the n-th occurrence of the moment (or after {@code n} ms for
+     * AFTER_START), plus a delay.
+     */
     record Kill(Moment moment, int n, int delayMs) {
         @Override
         public String toString() {
             return switch (moment) {
                 case AFTER_START -> n + " ms after start";
-                case NEW_SNAPSHOT -> delayMs + " ms after new Iceberg snapshot #" + n + " of the run";
-                case CHECKPOINT_COMPLETED -> delayMs + " ms after checkpoint #" + n + " of the run completed";
-                case FINAL_SAVEPOINT -> delayMs + " ms after the final savepoint's _metadata appeared";
+                case NEW_SNAPSHOT ->
+                        delayMs + " ms after new Iceberg snapshot #" + n + " of the run";
+                case CHECKPOINT_COMPLETED ->
+                        delayMs + " ms after checkpoint #" + n + " of the run completed";
+                case FINAL_SAVEPOINT ->
+                        delayMs + " ms after the final savepoint's _metadata appeared";
             };
         }
     }
@@ -105,12 +114,13 @@ class IngestKillITCase {
      * The schedule of a seed: the last kill at the final savepoint (the run it kills has read all
      * input; a kill after it would find only a short run that commits and ends), before it each
      * other kind of moment at least once and the rest drawn, in a seeded order. The moments inside
-     * a run are early ones (first checkpoints and snapshots, a few seconds), so every kill before the
-     * last finds input left to read.
+     * a run are early ones (first checkpoints and snapshots, a few seconds), so every kill before
+     * the last finds input left to read.
      */
     static List<Kill> schedule(long seed, int kills) {
         Random rnd = new Random(seed);
-        List<Moment> early = List.of(Moment.AFTER_START, Moment.NEW_SNAPSHOT, Moment.CHECKPOINT_COMPLETED);
+        List<Moment> early =
+                List.of(Moment.AFTER_START, Moment.NEW_SNAPSHOT, Moment.CHECKPOINT_COMPLETED);
         List<Moment> moments = new ArrayList<>();
         for (int i = 0; i < kills - 1; i++) {
             moments.add(i < early.size() ? early.get(i) : early.get(rnd.nextInt(early.size())));
@@ -119,12 +129,14 @@ class IngestKillITCase {
         moments.add(Moment.FINAL_SAVEPOINT);
         List<Kill> out = new ArrayList<>();
         for (Moment m : moments) {
-            out.add(switch (m) {
-                case AFTER_START -> new Kill(m, 1000 + rnd.nextInt(5000), 0);
-                case NEW_SNAPSHOT -> new Kill(m, 1 + rnd.nextInt(3), rnd.nextInt(30));
-                case CHECKPOINT_COMPLETED -> new Kill(m, 1 + rnd.nextInt(2), rnd.nextInt(30));
-                case FINAL_SAVEPOINT -> new Kill(m, 1, rnd.nextInt(10));
-            });
+            out.add(
+                    switch (m) {
+                        case AFTER_START -> new Kill(m, 1000 + rnd.nextInt(5000), 0);
+                        case NEW_SNAPSHOT -> new Kill(m, 1 + rnd.nextInt(3), rnd.nextInt(30));
+                        case CHECKPOINT_COMPLETED ->
+                                new Kill(m, 1 + rnd.nextInt(2), rnd.nextInt(30));
+                        case FINAL_SAVEPOINT -> new Kill(m, 1, rnd.nextInt(10));
+                    });
         }
         return out;
     }
@@ -132,21 +144,39 @@ class IngestKillITCase {
     @ParameterizedTest(name = "files, seed {0}")
     @MethodSource("seeds")
     void killedFileIngestResumesExactlyOnce(long seed, @TempDir Path dir) throws Exception {
-        killAndResume("files", seed, dir, List.of(SharedData.pgbenchCapture().toString()), "Nothing new to ingest");
+        killAndResume(
+                "files",
+                seed,
+                dir,
+                List.of(SharedData.pgbenchCapture().toString()),
+                "Nothing new to ingest");
     }
 
     @ParameterizedTest(name = "Kafka, seed {0}")
     @MethodSource("kafkaSeeds")
     void killedKafkaIngestResumesExactlyOnce(long seed, @TempDir Path dir) throws Exception {
         List<String> topicNames = produceCaptureOnce();
-        killAndResume("Kafka", seed, dir, List.of("--kafka-bootstrap", KAFKA.bootstrapServers(), "--topics", String.join(",", topicNames),
-                "--group-id", "kill-" + seed), "Done in");
+        killAndResume(
+                "Kafka",
+                seed,
+                dir,
+                List.of(
+                        "--kafka-bootstrap",
+                        KAFKA.bootstrapServers(),
+                        "--topics",
+                        String.join(",", topicNames),
+                        "--group-id",
+                        "kill-" + seed),
+                "Done in");
     }
 
-    /** Produces the capture to Kafka once per class (the runs of every seed read it from the start). */
+    /**
+     * Produces the capture to Kafka once per class (the runs of every seed read it from the start).
+     */
     private static synchronized List<String> produceCaptureOnce() throws Exception {
         if (topics == null) {
-            List<ProducerRecord<byte[], byte[]>> records = KafkaPgbenchITCase.records(SharedData.readLines(SharedData.pgbenchCapture()));
+            List<ProducerRecord<byte[], byte[]>> records =
+                    KafkaPgbenchITCase.records(SharedData.readLines(SharedData.pgbenchCapture()));
             TreeSet<String> names = new TreeSet<>();
             records.forEach(r -> names.add(r.topic()));
             KAFKA.createTopics(2, new ArrayList<>(names));
@@ -165,47 +195,84 @@ class IngestKillITCase {
      * Runs the seed's schedule of kills over one input, then a run to the end and one more run
      * (whose output must contain {@code againSays}), and compares the tables with PostgreSQL's.
      */
-    private static void killAndResume(String input, long seed, Path dir, List<String> inputArgs, String againSays) throws Exception {
+    private static void killAndResume(
+            String input, long seed, Path dir, List<String> inputArgs, String againSays)
+            throws Exception {
         Path warehouse = dir.resolve("warehouse");
         List<Kill> kills = schedule(seed, Integer.getInteger("kill.kills", 5));
-        System.out.println("IngestKillITCase " + input + " seed " + seed + ": " + kills.size() + " kills (replay with -Dkill.seed=" + seed + ")");
+        System.out.println(
+                "IngestKillITCase "
+                        + input
+                        + " seed "
+                        + seed
+                        + ": "
+                        + kills.size()
+                        + " kills (replay with -Dkill.seed="
+                        + seed
+                        + ")");
         for (int i = 0; i < kills.size(); i++) {
             Kill k = kills.get(i);
             Path log = dir.resolve("attempt-" + i + ".log");
             long t0 = System.nanoTime();
             Process p = start(inputArgs, warehouse, log);
             String what = killAt(p, k, warehouse);
-            System.out.printf("  %s seed %d kill %d: %-60s -> %s at %.1f s%n", input, seed, i + 1, k, what, (System.nanoTime() - t0) / 1e9);
+            System.out.printf(
+                    "  %s seed %d kill %d: %-60s -> %s at %.1f s%n",
+                    input, seed, i + 1, k, what, (System.nanoTime() - t0) / 1e9);
         }
         Path last = dir.resolve("final.log");
         Process p = start(inputArgs, warehouse, last);
-        assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).as("final run ends").isTrue();
-        assertThat(p.exitValue()).as("final run's exit code; its output:%n%s", tail(last)).isEqualTo(0);
+        assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
+                .as("final run ends")
+                .isTrue();
+        assertThat(p.exitValue())
+                .as("final run's exit code; its output:%n%s", tail(last))
+                .isEqualTo(0);
         System.out.println("  " + input + " seed " + seed + " final run: " + firstLine(last));
         Path again = dir.resolve("again.log");
         p = start(inputArgs, warehouse, again);
         assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("run after the final one; its output:%n%s", tail(again)).isEqualTo(0);
+        assertThat(p.exitValue())
+                .as("run after the final one; its output:%n%s", tail(again))
+                .isEqualTo(0);
         String againOut = Files.readString(again);
-        assertThat(againOut).as("run after the final one").contains(againSays).doesNotContain("No new input file, but");
+        assertThat(againOut)
+                .as("run after the final one")
+                .contains(againSays)
+                .doesNotContain("No new input file, but");
         if (againSays.equals("Done in")) {
-            assertThat(againOut).as("run after the final one reads nothing").contains(": 0 records");
+            assertThat(againOut)
+                    .as("run after the final one reads nothing")
+                    .contains(": 0 records");
         }
 
         for (String t : TABLES) {
             List<String> expected = PgbenchCaptureITCase.sorted(SharedData.finalCsv(t));
-            List<String> actual = PgbenchCaptureITCase.sorted(PgbenchCaptureITCase.rows(warehouse, "public." + t));
-            assertThat(difference(expected, actual)).as("public.%s after %s seed %d (replay with -Dkill.seed=%d)", t, input, seed, seed)
+            List<String> actual =
+                    PgbenchCaptureITCase.sorted(
+                            PgbenchCaptureITCase.rows(warehouse, "public." + t));
+            assertThat(difference(expected, actual))
+                    .as(
+                            "public.%s after %s seed %d (replay with -Dkill.seed=%d)",
+                            t, input, seed, seed)
                     .isEmpty();
             assertThat(actual).as(t).isEqualTo(expected);
         }
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
-        assertThat(TableRows.count(cat.loadTable(TableIdentifier.of("public", "changeflow_quarantine")))).as("quarantined").isZero();
+        assertThat(
+                        TableRows.count(
+                                cat.loadTable(
+                                        TableIdentifier.of("public", "changeflow_quarantine"))))
+                .as("quarantined")
+                .isZero();
     }
 
-    /** Rows missing from and unexpected in {@code actual}, a few of each, as one line (empty when they are equal). */
+    /**
+     * Rows missing from and unexpected in {@code actual}, a few of each, as one line (empty when
+     * they are equal).
+     */
     private static String difference(List<String> expected, List<String> actual) {
-        java.util.Map<String, Integer> left = new java.util.HashMap<>();
+        Map<String, Integer> left = new HashMap<>();
         expected.forEach(r -> left.merge(r, 1, Integer::sum));
         List<String> unexpected = new ArrayList<>();
         for (String r : actual) {
@@ -214,27 +281,40 @@ class IngestKillITCase {
             }
         }
         List<String> missing = new ArrayList<>();
-        left.forEach((r, n) -> {
-            for (int i = 0; i < n; i++) {
-                missing.add(r);
-            }
-        });
+        left.forEach(
+                (r, n) -> {
+                    for (int i = 0; i < n; i++) {
+                        missing.add(r);
+                    }
+                });
         if (missing.isEmpty() && unexpected.isEmpty()) {
             return "";
         }
         Collections.sort(missing);
-        return String.format("%,d rows (expected %,d): %,d missing, e.g. %s; %,d unexpected, e.g. %s", actual.size(), expected.size(),
-                missing.size(), missing.subList(0, Math.min(3, missing.size())), unexpected.size(),
+        return String.format(
+                "%,d rows (expected %,d): %,d missing, e.g. %s; %,d unexpected, e.g. %s",
+                actual.size(),
+                expected.size(),
+                missing.size(),
+                missing.subList(0, Math.min(3, missing.size())),
+                unexpected.size(),
                 unexpected.subList(0, Math.min(3, unexpected.size())));
     }
 
-    private static Process start(List<String> inputArgs, Path warehouse, Path log) throws IOException {
+    private static Process start(List<String> inputArgs, Path warehouse, Path log)
+            throws IOException {
         Path root = SharedData.repositoryRoot();
-        List<String> cmd = new ArrayList<>(List.of(
-                root.resolve("bin").resolve("changeflow").toString(), "ingest",
-                "--flows", root.resolve("examples").resolve("pgbench-flows.yaml").toString(),
-                "--warehouse", warehouse.toString(),
-                "--checkpoint-interval", "500ms"));
+        List<String> cmd =
+                new ArrayList<>(
+                        List.of(
+                                root.resolve("bin").resolve("changeflow").toString(),
+                                "ingest",
+                                "--flows",
+                                root.resolve("examples").resolve("pgbench-flows.yaml").toString(),
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--checkpoint-interval",
+                                "500ms"));
         cmd.addAll(inputArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("CHANGEFLOW_NO_BUILD", "1");
@@ -243,8 +323,9 @@ class IngestKillITCase {
     }
 
     /**
-     * Waits for the kill's moment and kills the process with SIGKILL ({@link Process#destroyForcibly}
-     * on Linux; the launcher {@code exec}s java, so this is the JVM itself).
+     * Waits for the kill's moment and kills the process with SIGKILL ({@link
+     * Process#destroyForcibly} on Linux; the launcher {@code exec}s java, so this is the JVM
+     * itself).
      *
      * @return what happened, for the printed schedule
      */
@@ -259,23 +340,32 @@ class IngestKillITCase {
             if (!p.isAlive()) {
                 return "exited (rc " + p.exitValue() + ") before the moment";
             }
-            boolean reached = switch (k.moment()) {
-                case AFTER_START -> System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(k.n());
-                case NEW_SNAPSHOT -> snapshots(warehouse) - snapshots0 >= k.n();
-                case CHECKPOINT_COMPLETED -> count(ckRoot.resolve("checkpoints"), "_metadata") - checkpoints0 >= k.n();
-                case FINAL_SAVEPOINT -> count(ckRoot.resolve("savepoints"), "_metadata") > savepoints0;
-            };
+            boolean reached =
+                    switch (k.moment()) {
+                        case AFTER_START ->
+                                System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(k.n());
+                        case NEW_SNAPSHOT -> snapshots(warehouse) - snapshots0 >= k.n();
+                        case CHECKPOINT_COMPLETED ->
+                                count(ckRoot.resolve("checkpoints"), "_metadata") - checkpoints0
+                                        >= k.n();
+                        case FINAL_SAVEPOINT ->
+                                count(ckRoot.resolve("savepoints"), "_metadata") > savepoints0;
+                    };
             if (reached || System.nanoTime() > deadline) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(k.delayMs()));
                 p.destroyForcibly();
                 p.waitFor();
-                return reached ? "killed" : "killed (moment not reached in " + RUN_TIMEOUT.toMinutes() + " min)";
+                return reached
+                        ? "killed"
+                        : "killed (moment not reached in " + RUN_TIMEOUT.toMinutes() + " min)";
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
         }
     }
 
-    /** Snapshots committed to the four tables so far (one manifest list {@code snap-*.avro} each). */
+    /**
+     * Snapshots committed to the four tables so far (one manifest list {@code snap-*.avro} each).
+     */
     private static long snapshots(Path warehouse) throws IOException {
         long n = 0;
         for (String t : TABLES) {
@@ -295,14 +385,17 @@ class IngestKillITCase {
         }
         try (Stream<Path> s = Files.walk(root, 3)) {
             return s.filter(f -> f.getFileName().toString().equals(name)).count();
-        } catch (java.io.UncheckedIOException e) {
-            return count(root, name); // a folder vanished while walking (Flink's clean-up): look again
+        } catch (UncheckedIOException e) {
+            return count(
+                    root, name); // a folder vanished while walking (Flink's clean-up): look again
         }
     }
 
     private static String firstLine(Path log) throws IOException {
-        return Files.readAllLines(log, StandardCharsets.UTF_8).stream().filter(l -> l.startsWith("Ingesting") || l.startsWith("No new"))
-                .findFirst().orElse("(no start line)");
+        return Files.readAllLines(log, StandardCharsets.UTF_8).stream()
+                .filter(l -> l.startsWith("Ingesting") || l.startsWith("No new"))
+                .findFirst()
+                .orElse("(no start line)");
     }
 
     private static String tail(Path log) throws IOException {

@@ -39,16 +39,18 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The Kafka ingest job of {@link IngestJob#buildKafka(DataStream, IngestPlan, CatalogSettings)} on
  * a MiniCluster the test controls (one TaskManager with 4 slots, restartable), with the {@link
- * FailureInjector} step between the Kafka source (uid {@code kafka-source}) and the decoder: RocksDB
- * with incremental checkpoints every {@code interval} under {@code <ckRoot>/checkpoints}, retained on
- * cancellation, and a fixed-delay restart strategy (200 ms, unlimited attempts) so injected
- * failures cost no back-off.
+ * FailureInjector} step between the Kafka source (uid {@code kafka-source}) and the decoder:
+ * RocksDB with incremental checkpoints every {@code interval} under {@code <ckRoot>/checkpoints},
+ * retained on cancellation, and a fixed-delay restart strategy (200 ms, unlimited attempts) so
+ * injected failures cost no back-off.
  */
 final class KafkaIngestCluster implements AutoCloseable {
     final MiniCluster cluster;
@@ -57,11 +59,13 @@ final class KafkaIngestCluster implements AutoCloseable {
     KafkaIngestCluster() throws Exception {
         Configuration conf = new Configuration();
         conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.ofMebiBytes(256));
-        cluster = new MiniCluster(new MiniClusterConfiguration.Builder()
-                .setConfiguration(conf)
-                .setNumTaskManagers(1)
-                .setNumSlotsPerTaskManager(4)
-                .build());
+        cluster =
+                new MiniCluster(
+                        new MiniClusterConfiguration.Builder()
+                                .setConfiguration(conf)
+                                .setNumTaskManagers(1)
+                                .setNumSlotsPerTaskManager(4)
+                                .build());
         cluster.start();
     }
 
@@ -71,14 +75,25 @@ final class KafkaIngestCluster implements AutoCloseable {
      * @param restore a retained checkpoint or savepoint to start from, or null (no state)
      * @param fixedJobId the job id (as in application mode), or null for a random one
      */
-    JobClient submit(IngestPlan plan, CatalogSettings catalog, KafkaInput kafka, Path ckRoot, Duration interval,
-            @Nullable Path restore, @Nullable JobID fixedJobId) throws Exception {
+    JobClient submit(
+            IngestPlan plan,
+            CatalogSettings catalog,
+            KafkaInput kafka,
+            Path ckRoot,
+            Duration interval,
+            @Nullable Path restore,
+            @Nullable JobID fixedJobId)
+            throws Exception {
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, ckRoot.resolve("checkpoints").toUri().toString());
+        conf.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                ckRoot.resolve("checkpoints").toUri().toString());
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, interval);
-        conf.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        conf.set(
+                CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+                ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         conf.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, 2);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, Integer.MAX_VALUE);
@@ -89,9 +104,14 @@ final class KafkaIngestCluster implements AutoCloseable {
         if (fixedJobId != null) {
             conf.set(PipelineOptionsInternal.PIPELINE_FIXED_JOB_ID, fixedJobId.toHexString());
         }
-        TestStreamEnvironment env = new TestStreamEnvironment(cluster, conf, plan.config.parallelism, List.of(), List.of());
+        TestStreamEnvironment env =
+                new TestStreamEnvironment(
+                        cluster, conf, plan.config.parallelism, List.of(), List.of());
         DataStream<KafkaChangeRecord> records =
-                env.fromSource(KafkaChangeSource.create(kafka, IngestJob.defaultGroupId(plan)), WatermarkStrategy.noWatermarks(), "kafka")
+                env.fromSource(
+                                KafkaChangeSource.create(kafka, IngestJob.defaultGroupId(plan)),
+                                WatermarkStrategy.noWatermarks(),
+                                "kafka")
                         .uid("kafka-source")
                         .setParallelism(1)
                         .process(new FailureInjector(), TypeInformation.of(KafkaChangeRecord.class))
@@ -112,12 +132,17 @@ final class KafkaIngestCluster implements AutoCloseable {
     /** Cancels the job and waits until it ended (its checkpoints are retained). */
     static void cancel(JobClient job) throws Exception {
         job.cancel().get(60, TimeUnit.SECONDS);
-        Await.until("the job to end", Duration.ofMinutes(5), () -> job.getJobExecutionResult().isDone(), () -> "");
+        Await.until(
+                "the job to end",
+                Duration.ofMinutes(5),
+                () -> job.getJobExecutionResult().isDone(),
+                () -> "");
     }
 
     /** The newest retained checkpoint or savepoint under {@code ckRoot}. */
     static Path latestState(Path ckRoot) throws Exception {
-        return LocalIngest.latestState(ckRoot).orElseThrow(() -> new AssertionError("no retained checkpoint under " + ckRoot));
+        return LocalIngest.latestState(ckRoot)
+                .orElseThrow(() -> new AssertionError("no retained checkpoint under " + ckRoot));
     }
 
     /**
@@ -129,14 +154,16 @@ final class KafkaIngestCluster implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
         while (true) {
             try {
-                String path = job.stopWithSavepoint(false, dir, SavepointFormatType.CANONICAL).get(5, TimeUnit.MINUTES);
+                String path =
+                        job.stopWithSavepoint(false, dir, SavepointFormatType.CANONICAL)
+                                .get(5, TimeUnit.MINUTES);
                 job.getJobExecutionResult().get(5, TimeUnit.MINUTES);
                 return path;
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 if (System.nanoTime() > deadline || job.getJobExecutionResult().isDone()) {
                     throw e;
                 }
-                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
             }
         }
     }
@@ -145,7 +172,8 @@ final class KafkaIngestCluster implements AutoCloseable {
      * Produces records (in order) and returns, per partition ({@code topic/partition}), the offset
      * after the last record written.
      */
-    static Map<String, Long> produce(EmbeddedKafka kafka, List<ProducerRecord<byte[], byte[]>> records) throws Exception {
+    static Map<String, Long> produce(
+            EmbeddedKafka kafka, List<ProducerRecord<byte[], byte[]>> records) throws Exception {
         Map<String, Long> ends = new HashMap<>();
         try (KafkaProducer<byte[], byte[]> producer = kafka.producer()) {
             List<Future<RecordMetadata>> sent = new ArrayList<>(records.size());
@@ -161,10 +189,21 @@ final class KafkaIngestCluster implements AutoCloseable {
         return ends;
     }
 
-    /** Waits until the running job (as restored, then advanced) read every partition up to {@code ends}. */
+    /**
+     * Waits until the running job (as restored, then advanced) read every partition up to {@code
+     * ends}.
+     */
     static void awaitRead(Map<String, Long> ends, Duration timeout) {
-        Await.until("the job to read up to " + ends, timeout,
-                () -> ends.entrySet().stream().allMatch(e -> FailureInjector.POSITIONS.getOrDefault(e.getKey(), 0L) >= e.getValue()),
+        Await.until(
+                "the job to read up to " + ends,
+                timeout,
+                () ->
+                        ends.entrySet().stream()
+                                .allMatch(
+                                        e ->
+                                                FailureInjector.POSITIONS.getOrDefault(
+                                                                e.getKey(), 0L)
+                                                        >= e.getValue()),
                 () -> "read " + FailureInjector.POSITIONS);
     }
 

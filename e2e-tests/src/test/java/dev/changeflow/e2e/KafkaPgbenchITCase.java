@@ -39,13 +39,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The recorded pgbench capture ({@code ../shared/data/pgbench-s1}) produced to a real Kafka broker
- * (embedded, KRaft, loopback) — one topic per table (the capture line's {@code topic}), 2 partitions
- * each, keyed with the exact key bytes Debezium wrote (tombstones as null values) — and ingested
- * over Kafka by the local launcher: half the capture, then (appended) the other half resuming from
- * the savepoint, then a run with nothing new. Every table must equal PostgreSQL's final table
- * exactly (history as an exact multiset: a record read twice would show), and each run must read
- * exactly the records that are new to it. Without its saved state, the ingest then refuses to start
- * on the non-empty tables ({@code STATE_MISSING_FOR_EXISTING_TABLE}, K8) and leaves them untouched.
+ * (embedded, KRaft, loopback) — one topic per table (the capture line's {@code topic}), 2
+ * partitions each, keyed with the exact key bytes Debezium wrote (tombstones as null values) — and
+ * ingested over Kafka by the local launcher: half the capture, then (appended) the other half
+ * resuming from the savepoint, then a run with nothing new. Every table must equal PostgreSQL's
+ * final table exactly (history as an exact multiset: a record read twice would show), and each run
+ * must read exactly the records that are new to it. Without its saved state, the ingest then
+ * refuses to start on the non-empty tables ({@code STATE_MISSING_FOR_EXISTING_TABLE}, K8) and
+ * leaves them untouched.
  */
 class KafkaPgbenchITCase {
     @RegisterExtension static final EmbeddedKafka KAFKA = new EmbeddedKafka();
@@ -56,7 +57,8 @@ class KafkaPgbenchITCase {
 
     @Test
     void captureOverKafkaEqualsPostgresAndResumesFromTheSavepoint() throws Exception {
-        List<ProducerRecord<byte[], byte[]>> records = records(SharedData.readLines(SharedData.pgbenchCapture()));
+        List<ProducerRecord<byte[], byte[]>> records =
+                records(SharedData.readLines(SharedData.pgbenchCapture()));
         TreeSet<String> topics = new TreeSet<>();
         records.forEach(r -> topics.add(r.topic()));
         KAFKA.createTopics(PARTITIONS, new ArrayList<>(topics));
@@ -72,8 +74,9 @@ class KafkaPgbenchITCase {
 
         long t = System.nanoTime();
         produce(records.subList(0, half));
-        System.out.printf("Produced %,d records to %s (%d partitions each) in %.1f s%n", half, topics, PARTITIONS,
-                (System.nanoTime() - t) / 1e9);
+        System.out.printf(
+                "Produced %,d records to %s (%d partitions each) in %.1f s%n",
+                half, topics, PARTITIONS, (System.nanoTime() - t) / 1e9);
         LocalIngest.Summary first = run(plan, kafka, warehouse);
         assertThat(first.records).isEqualTo(half);
         assertThat(first.quarantined).isZero();
@@ -86,7 +89,8 @@ class KafkaPgbenchITCase {
         assertThat(second.quarantined).isZero();
         PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
         double rate = (first.records + second.records) / (first.runSeconds + second.runSeconds);
-        System.out.printf("Kafka ingest: %,d events in %.1f s of job time: %,.0f events/s%n",
+        System.out.printf(
+                "Kafka ingest: %,d events in %.1f s of job time: %,.0f events/s%n",
                 first.records + second.records, first.runSeconds + second.runSeconds, rate);
 
         // offsets are committed to the group on completed checkpoints, asynchronously: the commit
@@ -94,7 +98,9 @@ class KafkaPgbenchITCase {
         // positions that count are in the savepoint); they never run ahead of what was read
         try (var admin = KAFKA.admin()) {
             Map<TopicPartition, OffsetAndMetadata> committed =
-                    admin.listConsumerGroupOffsets("it-pgbench").partitionsToOffsetAndMetadata().get(60, TimeUnit.SECONDS);
+                    admin.listConsumerGroupOffsets("it-pgbench")
+                            .partitionsToOffsetAndMetadata()
+                            .get(60, TimeUnit.SECONDS);
             System.out.println("Committed offsets of group it-pgbench: " + committed);
             long total = committed.values().stream().mapToLong(OffsetAndMetadata::offset).sum();
             assertThat(total).isLessThanOrEqualTo(records.size());
@@ -105,22 +111,34 @@ class KafkaPgbenchITCase {
         PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
 
         // K8: without its saved state the Kafka ingest refuses to start on the non-empty tables
-        LocalIngest.deleteState(LocalIngest.checkpointRoot(plan, PgbenchCaptureITCase.options(warehouse, false)));
+        LocalIngest.deleteState(
+                LocalIngest.checkpointRoot(plan, PgbenchCaptureITCase.options(warehouse, false)));
         assertThatThrownBy(() -> run(plan, kafka, warehouse))
-                .isInstanceOfSatisfying(AutoCdcException.class,
-                        e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE))
+                .isInstanceOfSatisfying(
+                        AutoCdcException.class,
+                        e ->
+                                assertThat(e.code())
+                                        .isEqualTo(
+                                                AutoCdcException.Code
+                                                        .STATE_MISSING_FOR_EXISTING_TABLE))
                 .hasMessageContaining("table public.pgbench_accounts already holds rows")
                 .hasMessageContaining("no checkpoint or savepoint of 'pgbench'")
                 .hasMessageContaining("--from-scratch");
         PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
     }
 
-    static LocalIngest.Summary run(IngestPlan plan, KafkaInput kafka, Path warehouse) throws Exception {
+    static LocalIngest.Summary run(IngestPlan plan, KafkaInput kafka, Path warehouse)
+            throws Exception {
         return run(plan, kafka, warehouse, null);
     }
 
-    /** One local run over Kafka (to the end offsets at launch, or until idle for {@code untilIdle}); its output is printed. */
-    static LocalIngest.Summary run(IngestPlan plan, KafkaInput kafka, Path warehouse, @Nullable Duration untilIdle) throws Exception {
+    /**
+     * One local run over Kafka (to the end offsets at launch, or until idle for {@code untilIdle});
+     * its output is printed.
+     */
+    static LocalIngest.Summary run(
+            IngestPlan plan, KafkaInput kafka, Path warehouse, @Nullable Duration untilIdle)
+            throws Exception {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         LocalIngest.Options o = PgbenchCaptureITCase.options(warehouse, false);
         o.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
@@ -162,7 +180,8 @@ class KafkaPgbenchITCase {
                     int start = (int) p.currentTokenLocation().getByteOffset();
                     p.skipChildren();
                     int end = (int) p.currentLocation().getByteOffset();
-                    byte[] raw = v == JsonToken.VALUE_NULL ? null : Arrays.copyOfRange(b, start, end);
+                    byte[] raw =
+                            v == JsonToken.VALUE_NULL ? null : Arrays.copyOfRange(b, start, end);
                     switch (name) {
                         case "topic":
                             topic = p.getText();

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.Closeable;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,14 +41,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>The situation that reaches it in changeflow: K8 lets a stateless start proceed onto a table
  * that holds no rows, and a table whose topic stayed empty holds only the <i>empty</i> snapshots
  * Iceberg's committer writes every {@code flink.max-continuous-empty-commits} checkpoints — each
- * stamped with the job id, the committer's operator id and {@code flink.max-committed-checkpoint-id}
- * of the first run (here up to ~6). The second run (same job id, no state) numbers its checkpoints
- * from 1 again; its first data commit (checkpoint n) fails (the window "checkpoint completed, not yet
- * committed"), and on failover Iceberg's {@code FlinkSink} committer looks up the highest committed
- * checkpoint of (job id, operator id) in the table — the first run's — and drops every restored
- * checkpoint at or below it: the tellers' first rows would be lost (observed before the workaround
- * in {@code StreamingTableSink}: the tellers table stayed empty). The tellers table must equal
- * PostgreSQL's final table, and hold exactly one marker snapshot of the workaround.
+ * stamped with the job id, the committer's operator id and {@code
+ * flink.max-committed-checkpoint-id} of the first run (here up to ~6). The second run (same job id,
+ * no state) numbers its checkpoints from 1 again; its first data commit (checkpoint n) fails (the
+ * window "checkpoint completed, not yet committed"), and on failover Iceberg's {@code FlinkSink}
+ * committer looks up the highest committed checkpoint of (job id, operator id) in the table — the
+ * first run's — and drops every restored checkpoint at or below it: the tellers' first rows would
+ * be lost (observed before the workaround in {@code StreamingTableSink}: the tellers table stayed
+ * empty). The tellers table must equal PostgreSQL's final table, and hold exactly one marker
+ * snapshot of the workaround.
  */
 class KafkaStatelessRestartITCase {
     @RegisterExtension static final EmbeddedKafka KAFKA = new EmbeddedKafka();
@@ -59,12 +61,15 @@ class KafkaStatelessRestartITCase {
 
     @Test
     void statelessRestartWithTheSameJobIdCommitsEveryCheckpoint() throws Exception {
-        List<ProducerRecord<byte[], byte[]>> all = KafkaPgbenchITCase.records(SharedData.readLines(SharedData.pgbenchCapture()));
+        List<ProducerRecord<byte[], byte[]>> all =
+                KafkaPgbenchITCase.records(SharedData.readLines(SharedData.pgbenchCapture()));
         TreeSet<String> topics = new TreeSet<>();
         all.forEach(r -> topics.add(r.topic()));
         KAFKA.createTopics(2, new ArrayList<>(topics));
         List<ProducerRecord<byte[], byte[]>> tellers =
-                all.stream().filter(r -> r.topic().endsWith(".pgbench_tellers")).collect(Collectors.toList());
+                all.stream()
+                        .filter(r -> r.topic().endsWith(".pgbench_tellers"))
+                        .collect(Collectors.toList());
 
         Path warehouse = tmp.resolve("warehouse");
         Path ckRoot = tmp.resolve("checkpoints");
@@ -75,8 +80,12 @@ class KafkaStatelessRestartITCase {
         CatalogSettings catalog = CatalogSettings.of("changeflow", cfg.catalog);
         Catalog cat = catalog.open();
         ClusterIngest.ensureTables(cat, plan);
-        // an empty commit every checkpoint (Iceberg's default: every 10), so the first run leaves some soon
-        cat.loadTable(TELLERS).updateProperties().set("flink.max-continuous-empty-commits", "1").commit();
+        // an empty commit every checkpoint (Iceberg's default: every 10), so the first run leaves
+        // some soon
+        cat.loadTable(TELLERS)
+                .updateProperties()
+                .set("flink.max-continuous-empty-commits", "1")
+                .commit();
         KafkaInput kafka = new KafkaInput();
         kafka.bootstrapServers = KAFKA.bootstrapServers();
         kafka.topics = new ArrayList<>(topics);
@@ -87,17 +96,23 @@ class KafkaStatelessRestartITCase {
 
         long firstRunMax;
         try (KafkaIngestCluster cluster = new KafkaIngestCluster()) {
-            // run 1: nothing to read; the tellers table gets empty snapshots stamped with the job id
+            // run 1: nothing to read; the tellers table gets empty snapshots stamped with the job
+            // id
             JobClient first = cluster.submit(plan, catalog, kafka, ckRoot, INTERVAL, null, jobId);
             assertThat(first.getJobID()).isEqualTo(jobId);
-            Await.until("6 checkpoints of the first run", Duration.ofMinutes(5), () -> FailureInjector.COMPLETED.get() >= 6,
+            Await.until(
+                    "6 checkpoints of the first run",
+                    Duration.ofMinutes(5),
+                    () -> FailureInjector.COMPLETED.get() >= 6,
                     () -> "completed " + FailureInjector.COMPLETED.get());
             KafkaIngestCluster.cancel(first);
             firstRunMax = maxCommittedCheckpoint(cat.loadTable(TELLERS), jobId);
         }
         assertThat(firstRunMax).isGreaterThanOrEqualTo(5);
         assertThat(StreamingTables.isEmpty(cat.loadTable(TELLERS))).isTrue();
-        System.out.println("First run: tellers' empty snapshots up to flink.max-committed-checkpoint-id " + firstRunMax);
+        System.out.println(
+                "First run: tellers' empty snapshots up to flink.max-committed-checkpoint-id "
+                        + firstRunMax);
 
         // (a new cluster: a MiniCluster, like a Dispatcher, refuses a job id it has already run)
         try (KafkaIngestCluster cluster = new KafkaIngestCluster()) {
@@ -109,36 +124,66 @@ class KafkaStatelessRestartITCase {
             FailingCommitCatalog.armCommitFailure("pgbench_tellers", 1, false);
             JobClient second = cluster.submit(plan, catalog, kafka, ckRoot, INTERVAL, null, jobId);
             assertThat(second.getJobID()).isEqualTo(jobId);
-            Await.until("the tellers' first commit to fail", Duration.ofMinutes(5), () -> FailingCommitCatalog.firedAtCheckpoint() >= 0, () -> "");
+            Await.until(
+                    "the tellers' first commit to fail",
+                    Duration.ofMinutes(5),
+                    () -> FailingCommitCatalog.firedAtCheckpoint() >= 0,
+                    () -> "");
             long failedAt = FailingCommitCatalog.firedAtCheckpoint();
-            System.out.println("Second run: the commit of checkpoint " + failedAt + " failed (<= " + firstRunMax + ")");
+            System.out.println(
+                    "Second run: the commit of checkpoint "
+                            + failedAt
+                            + " failed (<= "
+                            + firstRunMax
+                            + ")");
             assertThat(failedAt).isLessThanOrEqualTo(firstRunMax);
-            Await.until("a restore", Duration.ofMinutes(5), () -> FailureInjector.RESTORES.get() > 0, () -> "");
+            Await.until(
+                    "a restore",
+                    Duration.ofMinutes(5),
+                    () -> FailureInjector.RESTORES.get() > 0,
+                    () -> "");
             KafkaIngestCluster.awaitRead(ends, Duration.ofMinutes(5));
             KafkaIngestCluster.stopWithSavepoint(second, ckRoot);
         }
         assertThat(PgbenchCaptureITCase.rows(warehouse, "public.pgbench_tellers"))
-                .isEqualTo(PgbenchCaptureITCase.sortedByKey(SharedData.finalCsv("pgbench_tellers")));
-        // the workaround's marker: an empty snapshot of the job id resetting the committed checkpoint id
+                .isEqualTo(
+                        PgbenchCaptureITCase.sortedByKey(SharedData.finalCsv("pgbench_tellers")));
+        // the workaround's marker: an empty snapshot of the job id resetting the committed
+        // checkpoint id
         List<Snapshot> markers = new ArrayList<>();
-        cat.loadTable(TELLERS).snapshots().forEach(s -> {
-            if (jobId.toHexString().equals(s.summary().get("flink.job-id")) && "-1".equals(s.summary().get("flink.max-committed-checkpoint-id"))) {
-                markers.add(s);
-            }
-        });
+        cat.loadTable(TELLERS)
+                .snapshots()
+                .forEach(
+                        s -> {
+                            if (jobId.toHexString().equals(s.summary().get("flink.job-id"))
+                                    && "-1"
+                                            .equals(
+                                                    s.summary()
+                                                            .get(
+                                                                    "flink.max-committed-checkpoint-id"))) {
+                                markers.add(s);
+                            }
+                        });
         assertThat(markers).hasSize(1);
         assertThat(markers.get(0).addedDataFiles(cat.loadTable(TELLERS).io())).isEmpty();
-        if (cat instanceof java.io.Closeable) {
-            ((java.io.Closeable) cat).close();
+        if (cat instanceof Closeable) {
+            ((Closeable) cat).close();
         }
     }
 
-    /** The highest {@code flink.max-committed-checkpoint-id} of the table's snapshots written by job {@code jobId}. */
+    /**
+     * The highest {@code flink.max-committed-checkpoint-id} of the table's snapshots written by job
+     * {@code jobId}.
+     */
     private static long maxCommittedCheckpoint(Table table, JobID jobId) {
         long max = -1;
         for (Snapshot s : table.snapshots()) {
             if (jobId.toHexString().equals(s.summary().get("flink.job-id"))) {
-                max = Math.max(max, Long.parseLong(s.summary().get("flink.max-committed-checkpoint-id")));
+                max =
+                        Math.max(
+                                max,
+                                Long.parseLong(
+                                        s.summary().get("flink.max-committed-checkpoint-id")));
             }
         }
         return max;

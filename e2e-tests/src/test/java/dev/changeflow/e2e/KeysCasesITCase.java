@@ -45,13 +45,25 @@ class KeysCasesITCase {
                     "    partitioned-by: [region]");
 
     static String ev(String op, String before, String after, long lsn) {
-        return "{\"key\":null,\"value\":{\"before\":" + before + ",\"after\":" + after
-                + ",\"source\":{\"connector\":\"postgresql\",\"schema\":\"shop\",\"table\":\"items\",\"lsn\":" + lsn
-                + "},\"op\":\"" + op + "\",\"ts_ms\":1},\"topic\":\"db.shop.items\"}";
+        return "{\"key\":null,\"value\":{\"before\":"
+                + before
+                + ",\"after\":"
+                + after
+                + ",\"source\":{\"connector\":\"postgresql\",\"schema\":\"shop\",\"table\":\"items\",\"lsn\":"
+                + lsn
+                + "},\"op\":\""
+                + op
+                + "\",\"ts_ms\":1},\"topic\":\"db.shop.items\"}";
     }
 
     static String row(int id, String region, Integer v) {
-        return "{\"id\":" + id + ",\"region\":" + (region == null ? "null" : "\"" + region + "\"") + ",\"v\":" + v + "}";
+        return "{\"id\":"
+                + id
+                + ",\"region\":"
+                + (region == null ? "null" : "\"" + region + "\"")
+                + ",\"v\":"
+                + v
+                + "}";
     }
 
     @Test
@@ -91,9 +103,14 @@ class KeysCasesITCase {
         LocalIngest.Summary s = LocalIngest.run(plan, List.of(input), quiet(warehouse));
         assertThat(s.quarantined).isZero();
 
-        Table items = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open().loadTable(TableIdentifier.of("shop", "items"));
-        assertThat(TableRows.toCsvLines(items)).containsExactly("1,b,11", "3,a,31", "5,a,51", "6,b,61", "7,a,72");
-        assertThat(filtered(items, "region", "a")).containsExactlyInAnyOrder("3,a,31", "5,a,51", "7,a,72");
+        Table items =
+                CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                        .open()
+                        .loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,b,11", "3,a,31", "5,a,51", "6,b,61", "7,a,72");
+        assertThat(filtered(items, "region", "a"))
+                .containsExactlyInAnyOrder("3,a,31", "5,a,51", "7,a,72");
         assertThat(filtered(items, "v", 30)).isEmpty();
         assertThat(filtered(items, "v", 40)).isEmpty();
         assertThat(filtered(items, "v", 10)).isEmpty();
@@ -102,25 +119,31 @@ class KeysCasesITCase {
         // stays deleted (tombstone), a newer one (lsn 300) re-creates it
         Files.write(
                 input.resolve("batch-2.jsonl"),
-                List.of(ev("u", row(4, "b", 40), row(4, "b", 41), 165), ev("c", "null", row(8, "a", 80), 250)));
+                List.of(
+                        ev("u", row(4, "b", 40), row(4, "b", 41), 165),
+                        ev("c", "null", row(8, "a", 80), 250)));
         LocalIngest.run(plan, List.of(input), quiet(warehouse));
         items.refresh();
-        assertThat(TableRows.toCsvLines(items)).containsExactly("1,b,11", "3,a,31", "5,a,51", "6,b,61", "7,a,72", "8,a,80");
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,b,11", "3,a,31", "5,a,51", "6,b,61", "7,a,72", "8,a,80");
         Files.write(input.resolve("batch-3.jsonl"), List.of(ev("c", "null", row(4, "a", 42), 300)));
         LocalIngest.run(plan, List.of(input), quiet(warehouse));
         items.refresh();
-        assertThat(TableRows.toCsvLines(items)).containsExactly("1,b,11", "3,a,31", "4,a,42", "5,a,51", "6,b,61", "7,a,72", "8,a,80");
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly(
+                        "1,b,11", "3,a,31", "4,a,42", "5,a,51", "6,b,61", "7,a,72", "8,a,80");
     }
 
     @Test
     void debeziumTruncateRemovesOlderRowsAndKeepsNewerOnes() throws Exception {
-        String flows = FLOWS.replace("name: keys-cases", "name: truncates") + "\n    truncate: true";
+        String flows =
+                FLOWS.replace("name: keys-cases", "name: truncates") + "\n    truncate: true";
         List<String> lines = new ArrayList<>();
         lines.add(ev("c", "null", row(1, "a", 10), 100));
-        lines.add(ev("c", "null", row(2, "b", 20), 300));                        // newer than the truncate: stays
-        lines.add(ev("t", "null", "null", 200));                                  // TRUNCATE at lsn 200 (A3)
-        lines.add(ev("c", "null", row(3, "a", 30), 150));                        // late, older than the truncate: ignored
-        lines.add(ev("u", row(1, "a", 10), row(1, "a", 11), 250));               // newer: re-creates id 1
+        lines.add(ev("c", "null", row(2, "b", 20), 300)); // newer than the truncate: stays
+        lines.add(ev("t", "null", "null", 200)); // TRUNCATE at lsn 200 (A3)
+        lines.add(ev("c", "null", row(3, "a", 30), 150)); // late, older than the truncate: ignored
+        lines.add(ev("u", row(1, "a", 10), row(1, "a", 11), 250)); // newer: re-creates id 1
         Path input = tmp.resolve("in");
         Files.createDirectories(input);
         Files.write(input.resolve("t.jsonl"), lines);
@@ -128,11 +151,19 @@ class KeysCasesITCase {
         IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
         LocalIngest.Summary s = LocalIngest.run(plan, List.of(input), quiet(warehouse));
         assertThat(s.quarantined).isZero();
-        Table items = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open().loadTable(TableIdentifier.of("shop", "items"));
+        Table items =
+                CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                        .open()
+                        .loadTable(TableIdentifier.of("shop", "items"));
         assertThat(TableRows.toCsvLines(items)).containsExactly("1,a,11", "2,b,20");
 
-        // the truncate is a table-wide tombstone kept in the savepoint: a later run still ignores older records
-        Files.write(input.resolve("t2.jsonl"), List.of(ev("c", "null", row(4, "b", 40), 120), ev("c", "null", row(5, "b", 50), 400)));
+        // the truncate is a table-wide tombstone kept in the savepoint: a later run still ignores
+        // older records
+        Files.write(
+                input.resolve("t2.jsonl"),
+                List.of(
+                        ev("c", "null", row(4, "b", 40), 120),
+                        ev("c", "null", row(5, "b", 50), 400)));
         LocalIngest.run(plan, List.of(input), quiet(warehouse));
         items.refresh();
         assertThat(TableRows.toCsvLines(items)).containsExactly("1,a,11", "2,b,20", "5,b,50");

@@ -49,14 +49,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A live source end to end: a real PostgreSQL ({@link LocalPostgres}) with the pgbench schema, the
  * Debezium embedded engine (PostgreSQL connector, {@code pgoutput}, JSON with schemas) writing one
  * topic per table to the embedded Kafka broker ({@link DebeziumToKafka}), and changeflow's Kafka
- * ingest ({@link LocalIngest#runKafka}, the flows of {@code examples/pgbench-flows.yaml}: SCD type 1
- * by primary key, sequenced by {@code source.lsn}; history append-only) running while {@code pgbench}
- * runs a workload of TPC-B transactions, deletes, upserts and multi-row transactions that delete and
- * re-insert a key. After the workload, one transaction inserts a marker row into each table; once
- * every marker is in Iceberg, each Iceberg table must equal {@code SELECT *} of its PostgreSQL table
- * exactly (as {@code COPY ... CSV} prints it; history as a multiset), every record Debezium wrote
- * must have been ingested exactly once (none quarantined), and the history table must have received
- * an Iceberg commit while pgbench was still running (the ingest was live, not a batch afterwards).
+ * ingest ({@link LocalIngest#runKafka}, the flows of {@code examples/pgbench-flows.yaml}: SCD type
+ * 1 by primary key, sequenced by {@code source.lsn}; history append-only) running while {@code
+ * pgbench} runs a workload of TPC-B transactions, deletes, upserts and multi-row transactions that
+ * delete and re-insert a key. After the workload, one transaction inserts a marker row into each
+ * table; once every marker is in Iceberg, each Iceberg table must equal {@code SELECT *} of its
+ * PostgreSQL table exactly (as {@code COPY ... CSV} prints it; history as a multiset), every record
+ * Debezium wrote must have been ingested exactly once (none quarantined), and the history table
+ * must have received an Iceberg commit while pgbench was still running (the ingest was live, not a
+ * batch afterwards).
  *
  * <p>Why a marker per table: each topic has one partition, so a table's marker in Iceberg proves
  * every earlier event of that table is there; a single marker table would prove nothing about the
@@ -66,17 +67,25 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code CI=true}).
  */
 class LivePostgresITCase {
-    @RegisterExtension @Order(1) static final LocalPostgres PG = new LocalPostgres();
-    @RegisterExtension @Order(2) static final EmbeddedKafka KAFKA = new EmbeddedKafka();
+    @RegisterExtension
+    @Order(1)
+    static final LocalPostgres PG = new LocalPostgres();
+
+    @RegisterExtension
+    @Order(2)
+    static final EmbeddedKafka KAFKA = new EmbeddedKafka();
 
     private static final String DB = "pgbench";
     private static final String PREFIX = "pgbench";
-    private static final List<String> TABLES = List.of("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
+    private static final List<String> TABLES =
+            List.of("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
     private static final int BRANCHES = 2;
     private static final int TELLERS = 20;
     private static final int ACCOUNTS = 10_000;
+
     /** Key of every marker row: outside the workload's key ranges. */
     private static final int MARKER = 1_000_000;
+
     private static final int WORKLOAD_SECONDS = 20;
     private static final Duration INGEST_IDLE = Duration.ofSeconds(6);
     private static final Duration DEADLINE = Duration.ofMinutes(3);
@@ -88,7 +97,8 @@ class LivePostgresITCase {
         long t0 = System.nanoTime();
         PG.createDatabase(DB);
         createPgbenchSchema();
-        List<String> topics = TABLES.stream().map(LivePostgresITCase::topic).collect(Collectors.toList());
+        List<String> topics =
+                TABLES.stream().map(LivePostgresITCase::topic).collect(Collectors.toList());
         KAFKA.createTopics(1, topics);
 
         Path warehouse = tmp.resolve("warehouse");
@@ -105,62 +115,92 @@ class LivePostgresITCase {
         AtomicBoolean testEnded = new AtomicBoolean();
         CompletableFuture<Long> markersInserted = new CompletableFuture<>();
         Process pgbench = null;
-        try (DebeziumToKafka debezium = DebeziumToKafka.start(PG, DB, "public\\.pgbench_.*", PREFIX, KAFKA, Map.of())) {
-            debezium.awaitSent("initial snapshot", Duration.ofMinutes(1), sent ->
-                    sent.getOrDefault(topic("pgbench_accounts"), 0L) >= ACCOUNTS
-                            && sent.getOrDefault(topic("pgbench_branches"), 0L) >= BRANCHES
-                            && sent.getOrDefault(topic("pgbench_tellers"), 0L) >= TELLERS);
-            System.out.printf("PostgreSQL + schema + Kafka + Debezium snapshot (%,d events) in %.1f s%n",
+        try (DebeziumToKafka debezium =
+                DebeziumToKafka.start(PG, DB, "public\\.pgbench_.*", PREFIX, KAFKA, Map.of())) {
+            debezium.awaitSent(
+                    "initial snapshot",
+                    Duration.ofMinutes(1),
+                    sent ->
+                            sent.getOrDefault(topic("pgbench_accounts"), 0L) >= ACCOUNTS
+                                    && sent.getOrDefault(topic("pgbench_branches"), 0L) >= BRANCHES
+                                    && sent.getOrDefault(topic("pgbench_tellers"), 0L) >= TELLERS);
+            System.out.printf(
+                    "PostgreSQL + schema + Kafka + Debezium snapshot (%,d events) in %.1f s%n",
                     debezium.sentTotal(), seconds(t0));
 
             // changeflow ingests in the background; the workload starts once the snapshot is
             // committed to Iceberg, so it runs while changeflow ingests; the markers follow it
-            Future<Totals> ingestion = ingestThread.submit(() -> ingestUntilMarkers(plan, kafka, warehouse, markersInserted, testEnded));
+            Future<Totals> ingestion =
+                    ingestThread.submit(
+                            () ->
+                                    ingestUntilMarkers(
+                                            plan, kafka, warehouse, markersInserted, testEnded));
             awaitFirstCommit(warehouse, ingestion);
             long workloadStart = System.currentTimeMillis();
             pgbench = startWorkload();
-            pgbench.onExit().thenRun(() -> {
-                try {
-                    insertMarkers();
-                    markersInserted.complete(System.currentTimeMillis());
-                } catch (RuntimeException e) {
-                    markersInserted.completeExceptionally(e);
-                }
-            });
+            pgbench.onExit()
+                    .thenRun(
+                            () -> {
+                                try {
+                                    insertMarkers();
+                                    markersInserted.complete(System.currentTimeMillis());
+                                } catch (RuntimeException e) {
+                                    markersInserted.completeExceptionally(e);
+                                }
+                            });
             Totals totals = ingestion.get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
             long markersAt = markersInserted.get();
-            String pgbenchOut = Files.readString(tmp.resolve("pgbench.out"), StandardCharsets.UTF_8);
+            String pgbenchOut =
+                    Files.readString(tmp.resolve("pgbench.out"), StandardCharsets.UTF_8);
             System.out.print(pgbenchOut);
-            assertThat(pgbench.exitValue()).as("pgbench exit code; output:%n%s", pgbenchOut).isZero();
+            assertThat(pgbench.exitValue())
+                    .as("pgbench exit code; output:%n%s", pgbenchOut)
+                    .isZero();
 
             Map<String, Long> sent = debezium.sent();
-            System.out.printf("Debezium wrote %s; changeflow ingested %,d records in %d run(s), %.1f s of job time (%,.0f events/s)%n",
-                    sent, totals.records, totals.runs, totals.jobSeconds, totals.records / totals.jobSeconds);
+            System.out.printf(
+                    "Debezium wrote %s; changeflow ingested %,d records in %d run(s), %.1f s of job time (%,.0f events/s)%n",
+                    sent,
+                    totals.records,
+                    totals.runs,
+                    totals.jobSeconds,
+                    totals.records / totals.jobSeconds);
             assertThat(totals.quarantined).isZero();
-            assertThat(totals.records).as("every record Debezium wrote, ingested exactly once").isEqualTo(debezium.sentTotal());
-            assertThat(sent.get(topic("pgbench_history"))).as("history events: the workload ran").isGreaterThan(100L);
+            assertThat(totals.records)
+                    .as("every record Debezium wrote, ingested exactly once")
+                    .isEqualTo(debezium.sentTotal());
+            assertThat(sent.get(topic("pgbench_history")))
+                    .as("history events: the workload ran")
+                    .isGreaterThan(100L);
 
             for (String t : TABLES) {
                 List<String> expected = selectStar(t);
                 List<String> actual = PgbenchCaptureITCase.rows(warehouse, "public." + t);
                 if (t.equals("pgbench_history")) {
-                    assertThat(PgbenchCaptureITCase.sorted(actual)).as(t).isEqualTo(PgbenchCaptureITCase.sorted(expected));
+                    assertThat(PgbenchCaptureITCase.sorted(actual))
+                            .as(t)
+                            .isEqualTo(PgbenchCaptureITCase.sorted(expected));
                 } else {
                     assertThat(actual).as(t).isEqualTo(PgbenchCaptureITCase.sortedByKey(expected));
                 }
                 System.out.printf("  %-18s %,7d rows equal SELECT *%n", t, expected.size());
             }
-            Table history = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open()
-                    .loadTable(TableIdentifier.of("public", "pgbench_history"));
+            Table history =
+                    CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                            .open()
+                            .loadTable(TableIdentifier.of("public", "pgbench_history"));
             long commitsDuringWorkload = 0;
             for (Snapshot s : history.snapshots()) {
                 if (s.timestampMillis() > workloadStart && s.timestampMillis() < markersAt) {
                     commitsDuringWorkload++;
                 }
             }
-            assertThat(commitsDuringWorkload).as("Iceberg commits of pgbench_history while pgbench ran").isPositive();
-            System.out.printf("Live PostgreSQL test: %.1f s in all; %d history commit(s) while pgbench ran%n", seconds(t0),
-                    commitsDuringWorkload);
+            assertThat(commitsDuringWorkload)
+                    .as("Iceberg commits of pgbench_history while pgbench ran")
+                    .isPositive();
+            System.out.printf(
+                    "Live PostgreSQL test: %.1f s in all; %d history commit(s) while pgbench ran%n",
+                    seconds(t0), commitsDuringWorkload);
         } finally {
             // a failed test must not leave the ingest looping until its deadline
             testEnded.set(true);
@@ -173,19 +213,26 @@ class LivePostgresITCase {
 
     /**
      * Runs the local launcher over Kafka again and again — each run stops once the input was idle
-     * for {@link #INGEST_IDLE} (with a savepoint), the next resumes from it — until the markers were
-     * inserted and every one is in Iceberg.
+     * for {@link #INGEST_IDLE} (with a savepoint), the next resumes from it — until the markers
+     * were inserted and every one is in Iceberg.
      *
      * @throws IllegalStateException after {@link #DEADLINE}, or once the test ended
      */
-    private static Totals ingestUntilMarkers(IngestPlan plan, KafkaInput kafka, Path warehouse,
-            CompletableFuture<Long> markersInserted, AtomicBoolean testEnded) throws Exception {
+    private static Totals ingestUntilMarkers(
+            IngestPlan plan,
+            KafkaInput kafka,
+            Path warehouse,
+            CompletableFuture<Long> markersInserted,
+            AtomicBoolean testEnded)
+            throws Exception {
         long deadline = System.nanoTime() + DEADLINE.toNanos();
         Totals totals = new Totals();
         while (!(markersInserted.isDone() && markersInIceberg(warehouse))) {
             if (System.nanoTime() > deadline || testEnded.get()) {
-                throw new IllegalStateException("the markers did not reach Iceberg within " + DEADLINE
-                        + (testEnded.get() ? " (the test ended)" : ""));
+                throw new IllegalStateException(
+                        "the markers did not reach Iceberg within "
+                                + DEADLINE
+                                + (testEnded.get() ? " (the test ended)" : ""));
             }
             LocalIngest.Summary s = KafkaPgbenchITCase.run(plan, kafka, warehouse, INGEST_IDLE);
             totals.records += s.records;
@@ -205,11 +252,13 @@ class LivePostgresITCase {
     }
 
     /**
-     * Waits until {@code pgbench_accounts} has its first Iceberg snapshot (the initial snapshot's rows).
+     * Waits until {@code pgbench_accounts} has its first Iceberg snapshot (the initial snapshot's
+     * rows).
      *
      * @throws IllegalStateException when the ingest ended first, or after a minute
      */
-    private static void awaitFirstCommit(Path warehouse, Future<Totals> ingestion) throws Exception {
+    private static void awaitFirstCommit(Path warehouse, Future<Totals> ingestion)
+            throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
         TableIdentifier accounts = TableIdentifier.of("public", "pgbench_accounts");
         while (true) {
@@ -218,11 +267,13 @@ class LivePostgresITCase {
                 throw new IllegalStateException("the ingest ended before its first commit");
             }
             Catalog catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
-            if (catalog.tableExists(accounts) && catalog.loadTable(accounts).currentSnapshot() != null) {
+            if (catalog.tableExists(accounts)
+                    && catalog.loadTable(accounts).currentSnapshot() != null) {
                 return;
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("no Iceberg commit of " + accounts + " within a minute");
+                throw new IllegalStateException(
+                        "no Iceberg commit of " + accounts + " within a minute");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
         }
@@ -243,12 +294,24 @@ class LivePostgresITCase {
      */
     private void createPgbenchSchema() throws Exception {
         runPgbench(List.of("-i", "-I", "dtp"), tmp.resolve("pgbench-init.out"));
-        try (Connection c = PG.connect(DB); Statement s = c.createStatement()) {
-            s.execute("INSERT INTO pgbench_branches (bid, bbalance) SELECT b, 0 FROM generate_series(1, " + BRANCHES + ") b");
-            s.execute("INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT t, (t - 1) / " + (TELLERS / BRANCHES)
-                    + " + 1, 0 FROM generate_series(1, " + TELLERS + ") t");
-            s.execute("INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT a, (a - 1) / " + (ACCOUNTS / BRANCHES)
-                    + " + 1, 0, '' FROM generate_series(1, " + ACCOUNTS + ") a");
+        try (Connection c = PG.connect(DB);
+                Statement s = c.createStatement()) {
+            s.execute(
+                    "INSERT INTO pgbench_branches (bid, bbalance) SELECT b, 0 FROM generate_series(1, "
+                            + BRANCHES
+                            + ") b");
+            s.execute(
+                    "INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT t, (t - 1) / "
+                            + (TELLERS / BRANCHES)
+                            + " + 1, 0 FROM generate_series(1, "
+                            + TELLERS
+                            + ") t");
+            s.execute(
+                    "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT a, (a - 1) / "
+                            + (ACCOUNTS / BRANCHES)
+                            + " + 1, 0, '' FROM generate_series(1, "
+                            + ACCOUNTS
+                            + ") a");
             for (String t : TABLES) {
                 s.execute("ALTER TABLE " + t + " REPLICA IDENTITY FULL");
             }
@@ -262,40 +325,78 @@ class LivePostgresITCase {
      */
     private Process startWorkload() throws Exception {
         Path scripts = Files.createDirectories(tmp.resolve("scripts"));
-        Files.writeString(scripts.resolve("tpcb.sql"), String.join("\n",
-                "\\set aid random(1, :accounts)",
-                "\\set bid random(1, :branches)",
-                "\\set tid random(1, :tellers)",
-                "\\set delta random(-5000, 5000)",
-                "BEGIN;",
-                "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;",
-                "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
-                "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;",
-                "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;",
-                "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);",
-                "END;", ""));
-        Files.writeString(scripts.resolve("delete.sql"), String.join("\n",
-                "\\set aid random(1, :accounts)",
-                "DELETE FROM pgbench_accounts WHERE aid = :aid;", ""));
-        Files.writeString(scripts.resolve("upsert.sql"), String.join("\n",
-                "\\set aid random(1, :accounts)",
-                "\\set delta random(-5000, 5000)",
-                "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES (:aid, 1, :delta, 'inserted')"
-                        + " ON CONFLICT (aid) DO UPDATE SET abalance = pgbench_accounts.abalance + :delta, filler = 'upserted';", ""));
-        Files.writeString(scripts.resolve("multi.sql"), String.join("\n",
-                "\\set from random(1, :accounts - 11)",
-                "BEGIN;",
-                "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid BETWEEN :from AND :from + 9;",
-                "UPDATE pgbench_accounts SET abalance = abalance * 2, filler = 'twice' WHERE aid BETWEEN :from AND :from + 9;",
-                "DELETE FROM pgbench_accounts WHERE aid = :from + 10;",
-                "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES (:from + 10, 2, 7, 'same transaction')"
-                        + " ON CONFLICT (aid) DO NOTHING;",
-                "END;", ""));
-        return startPgbench(List.of("-n", "-c", "4", "-j", "2", "-T", String.valueOf(WORKLOAD_SECONDS), "-R", "100",
-                "--random-seed=20261130", "--max-tries=100",
-                "-D", "accounts=" + ACCOUNTS, "-D", "branches=" + BRANCHES, "-D", "tellers=" + TELLERS,
-                "-f", scripts.resolve("tpcb.sql") + "@6", "-f", scripts.resolve("delete.sql") + "@1",
-                "-f", scripts.resolve("upsert.sql") + "@2", "-f", scripts.resolve("multi.sql") + "@1"),
+        Files.writeString(
+                scripts.resolve("tpcb.sql"),
+                String.join(
+                        "\n",
+                        "\\set aid random(1, :accounts)",
+                        "\\set bid random(1, :branches)",
+                        "\\set tid random(1, :tellers)",
+                        "\\set delta random(-5000, 5000)",
+                        "BEGIN;",
+                        "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;",
+                        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+                        "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;",
+                        "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;",
+                        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);",
+                        "END;",
+                        ""));
+        Files.writeString(
+                scripts.resolve("delete.sql"),
+                String.join(
+                        "\n",
+                        "\\set aid random(1, :accounts)",
+                        "DELETE FROM pgbench_accounts WHERE aid = :aid;",
+                        ""));
+        Files.writeString(
+                scripts.resolve("upsert.sql"),
+                String.join(
+                        "\n",
+                        "\\set aid random(1, :accounts)",
+                        "\\set delta random(-5000, 5000)",
+                        "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES (:aid, 1, :delta, 'inserted')"
+                                + " ON CONFLICT (aid) DO UPDATE SET abalance = pgbench_accounts.abalance + :delta, filler = 'upserted';",
+                        ""));
+        Files.writeString(
+                scripts.resolve("multi.sql"),
+                String.join(
+                        "\n",
+                        "\\set from random(1, :accounts - 11)",
+                        "BEGIN;",
+                        "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid BETWEEN :from AND :from + 9;",
+                        "UPDATE pgbench_accounts SET abalance = abalance * 2, filler = 'twice' WHERE aid BETWEEN :from AND :from + 9;",
+                        "DELETE FROM pgbench_accounts WHERE aid = :from + 10;",
+                        "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES (:from + 10, 2, 7, 'same transaction')"
+                                + " ON CONFLICT (aid) DO NOTHING;",
+                        "END;",
+                        ""));
+        return startPgbench(
+                List.of(
+                        "-n",
+                        "-c",
+                        "4",
+                        "-j",
+                        "2",
+                        "-T",
+                        String.valueOf(WORKLOAD_SECONDS),
+                        "-R",
+                        "100",
+                        "--random-seed=20261130",
+                        "--max-tries=100",
+                        "-D",
+                        "accounts=" + ACCOUNTS,
+                        "-D",
+                        "branches=" + BRANCHES,
+                        "-D",
+                        "tellers=" + TELLERS,
+                        "-f",
+                        scripts.resolve("tpcb.sql") + "@6",
+                        "-f",
+                        scripts.resolve("delete.sql") + "@1",
+                        "-f",
+                        scripts.resolve("upsert.sql") + "@2",
+                        "-f",
+                        scripts.resolve("multi.sql") + "@1"),
                 tmp.resolve("pgbench.out"));
     }
 
@@ -306,21 +407,43 @@ class LivePostgresITCase {
     }
 
     private Process startPgbench(List<String> args, Path out) throws Exception {
-        List<String> cmd = new ArrayList<>(Arrays.asList(PG.tool("pgbench"), "-h", "127.0.0.1", "-p", String.valueOf(PG.port()),
-                "-U", PG.user()));
+        List<String> cmd =
+                new ArrayList<>(
+                        Arrays.asList(
+                                PG.tool("pgbench"),
+                                "-h",
+                                "127.0.0.1",
+                                "-p",
+                                String.valueOf(PG.port()),
+                                "-U",
+                                PG.user()));
         cmd.addAll(args);
         cmd.add(DB);
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        return new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
     }
 
-    /** One row whose first column is {@link #MARKER} in each table, in one transaction after the workload. */
+    /**
+     * One row whose first column is {@link #MARKER} in each table, in one transaction after the
+     * workload.
+     */
     private static void insertMarkers() {
-        try (Connection c = PG.connect(DB); Statement s = c.createStatement()) {
+        try (Connection c = PG.connect(DB);
+                Statement s = c.createStatement()) {
             c.setAutoCommit(false);
             s.execute("INSERT INTO pgbench_accounts VALUES (" + MARKER + ", 1, 0, 'marker')");
             s.execute("INSERT INTO pgbench_branches VALUES (" + MARKER + ", 0, 'marker')");
             s.execute("INSERT INTO pgbench_tellers VALUES (" + MARKER + ", 1, 0, 'marker')");
-            s.execute("INSERT INTO pgbench_history VALUES (" + MARKER + ", " + MARKER + ", " + MARKER + ", 0, CURRENT_TIMESTAMP, 'marker')");
+            s.execute(
+                    "INSERT INTO pgbench_history VALUES ("
+                            + MARKER
+                            + ", "
+                            + MARKER
+                            + ", "
+                            + MARKER
+                            + ", 0, CURRENT_TIMESTAMP, 'marker')");
             c.commit();
         } catch (Exception e) {
             throw new IllegalStateException("cannot insert the markers", e);
@@ -340,7 +463,8 @@ class LivePostgresITCase {
             }
             Table table = catalog.loadTable(id);
             String key = table.schema().columns().get(0).name();
-            if (TableRows.read(table, Expressions.equal(key, MARKER)).stream().noneMatch(r -> Integer.valueOf(MARKER).equals(r.get(0)))) {
+            if (TableRows.read(table, Expressions.equal(key, MARKER)).stream()
+                    .noneMatch(r -> Integer.valueOf(MARKER).equals(r.get(0)))) {
                 return false;
             }
         }
@@ -351,7 +475,9 @@ class LivePostgresITCase {
     private static List<String> selectStar(String table) throws Exception {
         try (Connection c = PG.connect(DB)) {
             StringWriter w = new StringWriter();
-            c.unwrap(PGConnection.class).getCopyAPI().copyOut("COPY (SELECT * FROM " + table + ") TO STDOUT WITH (FORMAT csv)", w);
+            c.unwrap(PGConnection.class)
+                    .getCopyAPI()
+                    .copyOut("COPY (SELECT * FROM " + table + ") TO STDOUT WITH (FORMAT csv)", w);
             return w.toString().lines().collect(Collectors.toList());
         }
     }

@@ -29,11 +29,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.zip.GZIPOutputStream;
 
@@ -49,7 +48,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * savepoint half-way.
  */
 class PgbenchCaptureITCase {
-    private static final String[] KEYED = {"pgbench_accounts", "pgbench_branches", "pgbench_tellers"};
+    private static final String[] KEYED = {
+        "pgbench_accounts", "pgbench_branches", "pgbench_tellers"
+    };
 
     @TempDir Path tmp;
 
@@ -61,7 +62,8 @@ class PgbenchCaptureITCase {
         LocalIngest.Summary s = run(plan, List.of(capture), warehouse, false);
         assertThat(s.quarantined).isZero();
         assertTablesEqualOracle(warehouse);
-        assertThat(sorted(rows(warehouse, "public.pgbench_accounts_scd2"))).isEqualTo(sorted(scd2Oracle(capture)));
+        assertThat(sorted(rows(warehouse, "public.pgbench_accounts_scd2")))
+                .isEqualTo(sorted(scd2Oracle(capture)));
     }
 
     @Test
@@ -78,7 +80,8 @@ class PgbenchCaptureITCase {
         IngestPlan plan = IngestPlanner.plan(withScd2(config()), List.of(shuffled));
         run(plan, List.of(shuffled), warehouse, false);
         assertTablesEqualOracle(warehouse);
-        assertThat(sorted(rows(warehouse, "public.pgbench_accounts_scd2"))).isEqualTo(sorted(scd2Oracle(capture)));
+        assertThat(sorted(rows(warehouse, "public.pgbench_accounts_scd2")))
+                .isEqualTo(sorted(scd2Oracle(capture)));
     }
 
     @Test
@@ -94,9 +97,13 @@ class PgbenchCaptureITCase {
         LocalIngest.Summary first = run(plan, List.of(input), warehouse, false);
         assertThat(first.savepoint).isNotNull();
         // the first half holds only snapshot records (op r) of the accounts: one row each
-        long snapshotAccounts = lines.subList(0, half).stream()
-                .filter(l -> l.contains("\"topic\":\"pgbench.public.pgbench_accounts\"") && l.contains("\"op\":\"r\""))
-                .count();
+        long snapshotAccounts =
+                lines.subList(0, half).stream()
+                        .filter(
+                                l ->
+                                        l.contains("\"topic\":\"pgbench.public.pgbench_accounts\"")
+                                                && l.contains("\"op\":\"r\""))
+                        .count();
         assertThat(snapshotAccounts).isEqualTo(half);
         assertThat(rows(warehouse, "public.pgbench_accounts")).hasSize(half);
 
@@ -110,7 +117,13 @@ class PgbenchCaptureITCase {
 
         LocalIngest.deleteState(LocalIngest.checkpointRoot(plan, options(warehouse, false)));
         assertThatThrownBy(() -> run(plan, List.of(input), warehouse, false))
-                .isInstanceOfSatisfying(AutoCdcException.class, e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE))
+                .isInstanceOfSatisfying(
+                        AutoCdcException.class,
+                        e ->
+                                assertThat(e.code())
+                                        .isEqualTo(
+                                                AutoCdcException.Code
+                                                        .STATE_MISSING_FOR_EXISTING_TABLE))
                 .hasMessageContaining("public.pgbench_accounts")
                 .hasMessageContaining("--from-scratch");
 
@@ -124,7 +137,8 @@ class PgbenchCaptureITCase {
      * it, yet the next run must restore it (its committers commit what it holds) rather than say
      * "Nothing new to ingest". Simulated by removing the clean-stop record: the run restores the
      * savepoint, reads nothing, and leaves the tables exact; the run after it has nothing to do.
-     * ({@link IngestKillITCase} kills the real process at that moment, when the commits are missing.)
+     * ({@link IngestKillITCase} kills the real process at that moment, when the commits are
+     * missing.)
      */
     @Test
     void savepointOfARunThatDidNotFinishIsRestoredEvenWithNothingNew() throws Exception {
@@ -133,7 +147,9 @@ class PgbenchCaptureITCase {
         IngestPlan plan = IngestPlanner.plan(config(), List.of(capture));
         run(plan, List.of(capture), warehouse, false);
         Path ckRoot = LocalIngest.checkpointRoot(plan, options(warehouse, false));
-        Files.delete(ckRoot.resolveSibling(ckRoot.getFileName() + ".state").resolve("committed-savepoint"));
+        Files.delete(
+                ckRoot.resolveSibling(ckRoot.getFileName() + ".state")
+                        .resolve("committed-savepoint"));
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         LocalIngest.Options o = options(warehouse, false);
@@ -141,7 +157,8 @@ class PgbenchCaptureITCase {
         LocalIngest.Summary second = LocalIngest.run(plan, List.of(capture), o);
         assertThat(second.nothingToDo).isFalse();
         assertThat(second.records).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("the last run was stopped before it finished");
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("the last run was stopped before it finished");
         assertTablesEqualOracle(warehouse);
 
         LocalIngest.Summary third = run(plan, List.of(capture), warehouse, false);
@@ -152,7 +169,8 @@ class PgbenchCaptureITCase {
     // ---------------------------------------------------------------------------------------------
 
     static IngestConfig config() throws IOException {
-        return FlowsFile.read(SharedData.repositoryRoot().resolve("examples").resolve("pgbench-flows.yaml"));
+        return FlowsFile.read(
+                SharedData.repositoryRoot().resolve("examples").resolve("pgbench-flows.yaml"));
     }
 
     static IngestConfig withScd2(IngestConfig cfg) {
@@ -174,7 +192,9 @@ class PgbenchCaptureITCase {
         return o;
     }
 
-    static LocalIngest.Summary run(IngestPlan plan, List<Path> inputs, Path warehouse, boolean fromScratch) throws Exception {
+    static LocalIngest.Summary run(
+            IngestPlan plan, List<Path> inputs, Path warehouse, boolean fromScratch)
+            throws Exception {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         LocalIngest.Options o = options(warehouse, fromScratch);
         o.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
@@ -187,9 +207,16 @@ class PgbenchCaptureITCase {
 
     static void assertTablesEqualOracle(Path warehouse) throws IOException {
         for (String t : KEYED) {
-            assertThat(rows(warehouse, "public." + t)).as(t).isEqualTo(SharedData.finalCsv(t).size() > 0 ? sortedByKey(SharedData.finalCsv(t)) : List.of());
+            assertThat(rows(warehouse, "public." + t))
+                    .as(t)
+                    .isEqualTo(
+                            SharedData.finalCsv(t).size() > 0
+                                    ? sortedByKey(SharedData.finalCsv(t))
+                                    : List.of());
         }
-        assertThat(sorted(rows(warehouse, "public.pgbench_history"))).as("pgbench_history").isEqualTo(sorted(SharedData.finalCsv("pgbench_history")));
+        assertThat(sorted(rows(warehouse, "public.pgbench_history")))
+                .as("pgbench_history")
+                .isEqualTo(sorted(SharedData.finalCsv("pgbench_history")));
     }
 
     /** The table's rows formatted like PostgreSQL's CSV, ordered by the first (key) column. */
@@ -205,11 +232,12 @@ class PgbenchCaptureITCase {
 
     static List<String> sortedByKey(List<String> lines) {
         List<String> copy = new ArrayList<>(lines);
-        copy.sort((a, b) -> {
-            long ka = Long.parseLong(a.substring(0, a.indexOf(',')));
-            long kb = Long.parseLong(b.substring(0, b.indexOf(',')));
-            return ka != kb ? Long.compare(ka, kb) : a.compareTo(b);
-        });
+        copy.sort(
+                (a, b) -> {
+                    long ka = Long.parseLong(a.substring(0, a.indexOf(',')));
+                    long kb = Long.parseLong(b.substring(0, b.indexOf(',')));
+                    return ka != kb ? Long.compare(ka, kb) : a.compareTo(b);
+                });
         return copy;
     }
 
@@ -227,11 +255,12 @@ class PgbenchCaptureITCase {
     static List<String> scd2Oracle(Path capture) throws IOException {
         ObjectMapper json = new ObjectMapper();
         Map<Long, List<long[]>> order = new TreeMap<>();
-        Map<Long, List<String>> rowsByEvent = new java.util.HashMap<>();
+        Map<Long, List<String>> rowsByEvent = new HashMap<>();
         List<JsonNode> events = new ArrayList<>();
         for (String line : SharedData.readLines(capture)) {
             JsonNode n = json.readTree(line);
-            if (!n.path("topic").asText().endsWith(".pgbench_accounts") || n.path("value").isNull()) {
+            if (!n.path("topic").asText().endsWith(".pgbench_accounts")
+                    || n.path("value").isNull()) {
                 continue;
             }
             events.add(n.path("value"));
@@ -244,7 +273,11 @@ class PgbenchCaptureITCase {
         List<String> versions = new ArrayList<>();
         for (Map.Entry<Long, List<JsonNode>> e : perKey.entrySet()) {
             List<JsonNode> evs = e.getValue();
-            evs.sort((a, b) -> Long.compare(a.path("source").path("lsn").asLong(), b.path("source").path("lsn").asLong()));
+            evs.sort(
+                    (a, b) ->
+                            Long.compare(
+                                    a.path("source").path("lsn").asLong(),
+                                    b.path("source").path("lsn").asLong()));
             String openRow = null;
             long openStart = 0;
             for (JsonNode v : evs) {
@@ -257,8 +290,14 @@ class PgbenchCaptureITCase {
                     continue;
                 }
                 JsonNode a = v.path("after");
-                String row = a.path("aid").asText() + "," + a.path("bid").asText() + "," + a.path("abalance").asText() + ","
-                        + (a.path("filler").isNull() ? "" : a.path("filler").asText());
+                String row =
+                        a.path("aid").asText()
+                                + ","
+                                + a.path("bid").asText()
+                                + ","
+                                + a.path("abalance").asText()
+                                + ","
+                                + (a.path("filler").isNull() ? "" : a.path("filler").asText());
                 if (row.equals(openRow)) {
                     continue;
                 }
@@ -284,5 +323,4 @@ class PgbenchCaptureITCase {
             }
         }
     }
-
 }

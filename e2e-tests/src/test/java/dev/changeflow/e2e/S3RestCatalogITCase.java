@@ -15,6 +15,7 @@ import dev.changeflow.sinks.iceberg.TableRows;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.sun.management.OperatingSystemMXBean;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.Closeable;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,23 +57,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Object storage and a REST catalog end to end, without Docker: the recorded pgbench capture
- * ({@code ../shared/data/pgbench-s1}) is ingested by the cluster code path ({@link IngestJob} with the
- * tables created by {@link ClusterIngest#ensureTables}) into Iceberg tables served by an Iceberg REST
- * catalog ({@link InProcessRestCatalog}) whose warehouse is an S3 bucket ({@link InProcessS3},
- * Iceberg's {@code S3FileIO}). Flink runs with the {@code flinkConfiguration} of {@code
- * deploy/k8s/base/ingest-flinkdeployment.yaml} (RocksDB, incremental checkpoints and savepoints on
- * {@code s3://lakehouse/flink/...}; Kubernetes HA left out) through Flink's S3 file system plugin
- * ({@code flink-s3-fs-hadoop}, loaded from a plugins folder as in the image). The catalog comes from a
- * flows file's {@code catalog:} block holding no credentials: S3 credentials reach Iceberg through the
- * AWS SDK's default chain (here Java system properties; on Kubernetes the environment).
+ * ({@code ../shared/data/pgbench-s1}) is ingested by the cluster code path ({@link IngestJob} with
+ * the tables created by {@link ClusterIngest#ensureTables}) into Iceberg tables served by an
+ * Iceberg REST catalog ({@link InProcessRestCatalog}) whose warehouse is an S3 bucket ({@link
+ * InProcessS3}, Iceberg's {@code S3FileIO}). Flink runs with the {@code flinkConfiguration} of
+ * {@code deploy/k8s/base/ingest-flinkdeployment.yaml} (RocksDB, incremental checkpoints and
+ * savepoints on {@code s3://lakehouse/flink/...}; Kubernetes HA left out) through Flink's S3 file
+ * system plugin ({@code flink-s3-fs-hadoop}, loaded from a plugins folder as in the image). The
+ * catalog comes from a flows file's {@code catalog:} block holding no credentials: S3 credentials
+ * reach Iceberg through the AWS SDK's default chain (here Java system properties; on Kubernetes the
+ * environment).
  *
- * <p>The first half of the capture is read, the job is stopped with a savepoint on S3, the second half
- * arrives, and a new job resumes from that savepoint: every table read back through the REST catalog
- * must equal PostgreSQL's final table exactly, and each half must have been read exactly once.
+ * <p>The first half of the capture is read, the job is stopped with a savepoint on S3, the second
+ * half arrives, and a new job resumes from that savepoint: every table read back through the REST
+ * catalog must equal PostgreSQL's final table exactly, and each half must have been read exactly
+ * once.
  */
 class S3RestCatalogITCase {
     private static final String BUCKET = "lakehouse";
-    private static final String[] KEYED = {"pgbench_accounts", "pgbench_branches", "pgbench_tellers"};
+    private static final String[] KEYED = {
+        "pgbench_accounts", "pgbench_branches", "pgbench_tellers"
+    };
     private static final Duration TIMEOUT = Duration.ofMinutes(3);
 
     private static InProcessS3 s3;
@@ -87,20 +93,22 @@ class S3RestCatalogITCase {
         props.put("aws.accessKeyId", InProcessS3.ACCESS_KEY);
         props.put("aws.secretAccessKey", InProcessS3.SECRET_KEY);
         props.put("aws.region", InProcessS3.REGION);
-        // Flink's S3 plugin is built on the AWS SDK 1.x, which announces its end of support on stderr
+        // Flink's S3 plugin is built on the AWS SDK 1.x, which announces its end of support on
+        // stderr
         props.put("aws.java.v1.disableDeprecationAnnouncement", "true");
         props.forEach((k, v) -> SAVED_PROPERTIES.put(k, System.setProperty(k, v)));
     }
 
     @AfterAll
     static void stopS3() throws Exception {
-        SAVED_PROPERTIES.forEach((k, v) -> {
-            if (v == null) {
-                System.clearProperty(k);
-            } else {
-                System.setProperty(k, v);
-            }
-        });
+        SAVED_PROPERTIES.forEach(
+                (k, v) -> {
+                    if (v == null) {
+                        System.clearProperty(k);
+                    } else {
+                        System.setProperty(k, v);
+                    }
+                });
         FileSystem.initialize(new Configuration(), null);
         if (s3 != null) {
             s3.close();
@@ -121,13 +129,21 @@ class S3RestCatalogITCase {
         backend.put("s3.endpoint", s3.endpoint());
         backend.put("s3.path-style-access", "true");
         try (InProcessRestCatalog rest = InProcessRestCatalog.start(tmp, backend)) {
-            String flows = Files.readString(SharedData.repositoryRoot().resolve("examples").resolve("pgbench-flows.yaml"))
-                    + "catalog:\n"
-                    + "  type: rest\n"
-                    + "  uri: " + rest.uri() + "\n"
-                    + "  io-impl: org.apache.iceberg.aws.s3.S3FileIO\n"
-                    + "  s3.endpoint: " + s3.endpoint() + "\n"
-                    + "  s3.path-style-access: true\n";
+            String flows =
+                    Files.readString(
+                                    SharedData.repositoryRoot()
+                                            .resolve("examples")
+                                            .resolve("pgbench-flows.yaml"))
+                            + "catalog:\n"
+                            + "  type: rest\n"
+                            + "  uri: "
+                            + rest.uri()
+                            + "\n"
+                            + "  io-impl: org.apache.iceberg.aws.s3.S3FileIO\n"
+                            + "  s3.endpoint: "
+                            + s3.endpoint()
+                            + "\n"
+                            + "  s3.path-style-access: true\n";
             IngestConfig cfg = FlowsFile.parse(flows, "flows.yaml");
             cfg.parallelism = 2;
             IngestPlan plan = IngestPlanner.plan(cfg, List.of(input));
@@ -140,36 +156,51 @@ class S3RestCatalogITCase {
             }
 
             Configuration conf = clusterConfiguration();
-            FileSystem.initialize(conf, new DefaultPluginManager(
-                    new DirectoryBasedPluginFinder(pluginsDir()).findPlugins(), CoreOptions.getPluginParentFirstLoaderPatterns(conf)));
+            FileSystem.initialize(
+                    conf,
+                    new DefaultPluginManager(
+                            new DirectoryBasedPluginFinder(pluginsDir()).findPlugins(),
+                            CoreOptions.getPluginParentFirstLoaderPatterns(conf)));
 
             long t0 = System.nanoTime();
             String savepoint = runUntilRead(plan, catalog, input, conf, half, true);
-            assertThat(savepoint).startsWith("s3://" + BUCKET + "/flink/savepoints/changeflow-ingest/savepoint-");
-            assertThat(s3.keys(savepoint.substring(("s3://" + BUCKET + "/").length()) + "/")).anyMatch(k -> k.endsWith("/_metadata"));
-            System.out.printf("S3RestCatalogITCase: first half (%,d records) in %.1f s, test JVM CPU %.1f s so far%n",
+            assertThat(savepoint)
+                    .startsWith(
+                            "s3://" + BUCKET + "/flink/savepoints/changeflow-ingest/savepoint-");
+            assertThat(s3.keys(savepoint.substring(("s3://" + BUCKET + "/").length()) + "/"))
+                    .anyMatch(k -> k.endsWith("/_metadata"));
+            System.out.printf(
+                    "S3RestCatalogITCase: first half (%,d records) in %.1f s, test JVM CPU %.1f s so far%n",
                     half, (System.nanoTime() - t0) / 1e9, cpuSeconds());
             assertThat(rows(catalog, "public.pgbench_accounts")).hasSize(half);
 
             long t1 = System.nanoTime();
-            PgbenchCaptureITCase.write(input.resolve("part-2.jsonl.gz"), lines.subList(half, lines.size()));
+            PgbenchCaptureITCase.write(
+                    input.resolve("part-2.jsonl.gz"), lines.subList(half, lines.size()));
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
             String second = runUntilRead(plan, catalog, input, conf, lines.size() - half, false);
-            assertThat(second).startsWith("s3://" + BUCKET + "/flink/savepoints/changeflow-ingest/savepoint-");
-            System.out.printf("S3RestCatalogITCase: second half (%,d records) resumed from %s in %.1f s, test JVM CPU %.1f s so far%n",
+            assertThat(second)
+                    .startsWith(
+                            "s3://" + BUCKET + "/flink/savepoints/changeflow-ingest/savepoint-");
+            System.out.printf(
+                    "S3RestCatalogITCase: second half (%,d records) resumed from %s in %.1f s, test JVM CPU %.1f s so far%n",
                     lines.size() - half, savepoint, (System.nanoTime() - t1) / 1e9, cpuSeconds());
 
             for (String t : KEYED) {
-                assertThat(rows(catalog, "public." + t)).as(t).isEqualTo(PgbenchCaptureITCase.sortedByKey(SharedData.finalCsv(t)));
+                assertThat(rows(catalog, "public." + t))
+                        .as(t)
+                        .isEqualTo(PgbenchCaptureITCase.sortedByKey(SharedData.finalCsv(t)));
             }
             assertThat(PgbenchCaptureITCase.sorted(rows(catalog, "public.pgbench_history")))
-                    .as("pgbench_history").isEqualTo(PgbenchCaptureITCase.sorted(SharedData.finalCsv("pgbench_history")));
+                    .as("pgbench_history")
+                    .isEqualTo(PgbenchCaptureITCase.sorted(SharedData.finalCsv("pgbench_history")));
             Catalog reader = catalog.open();
             try {
                 Table accounts = reader.loadTable(TableIdentifier.parse("public.pgbench_accounts"));
                 assertThat(accounts.location()).startsWith("s3://" + BUCKET + "/warehouse/");
                 assertThat(s3.keys("warehouse/public/pgbench_accounts/data/")).isNotEmpty();
-                assertThat(s3.keys("warehouse/public/pgbench_accounts/metadata/")).anyMatch(k -> k.endsWith(".metadata.json"));
+                assertThat(s3.keys("warehouse/public/pgbench_accounts/metadata/"))
+                        .anyMatch(k -> k.endsWith(".metadata.json"));
             } finally {
                 ((Closeable) reader).close();
             }
@@ -182,7 +213,12 @@ class S3RestCatalogITCase {
      * directory and checks that exactly {@code records} lines were read.
      */
     private static String runUntilRead(
-            IngestPlan plan, CatalogSettings catalog, Path input, Configuration conf, long records, boolean awaitCheckpointOnS3)
+            IngestPlan plan,
+            CatalogSettings catalog,
+            Path input,
+            Configuration conf,
+            long records,
+            boolean awaitCheckpointOnS3)
             throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(plan.config.parallelism);
@@ -190,18 +226,33 @@ class S3RestCatalogITCase {
         LocalMetrics.reset();
         JobClient job = env.executeAsync("changeflow ingest " + plan.config.name);
         try {
-            await("the decoder to read " + records + " records", job, () -> LocalMetrics.sum("recordsIn") >= records);
+            await(
+                    "the decoder to read " + records + " records",
+                    job,
+                    () -> LocalMetrics.sum("recordsIn") >= records);
             if (awaitCheckpointOnS3) {
-                Pattern checkpoint = Pattern.compile("flink/checkpoints/changeflow-ingest/" + job.getJobID() + "/chk-\\d+/_metadata");
-                await("a completed checkpoint on S3", job,
-                        () -> s3.keys("flink/checkpoints/changeflow-ingest/").stream().anyMatch(k -> checkpoint.matcher(k).matches()));
+                Pattern checkpoint =
+                        Pattern.compile(
+                                "flink/checkpoints/changeflow-ingest/"
+                                        + job.getJobID()
+                                        + "/chk-\\d+/_metadata");
+                await(
+                        "a completed checkpoint on S3",
+                        job,
+                        () ->
+                                s3.keys("flink/checkpoints/changeflow-ingest/").stream()
+                                        .anyMatch(k -> checkpoint.matcher(k).matches()));
             }
             await("all tasks running", job, () -> job.getJobStatus().join() == JobStatus.RUNNING);
-            // null: the savepoint directory of the configuration (execution.checkpointing.savepoint-dir)
-            String savepoint = job.stopWithSavepoint(false, null, SavepointFormatType.CANONICAL)
-                    .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            // null: the savepoint directory of the configuration
+            // (execution.checkpointing.savepoint-dir)
+            String savepoint =
+                    job.stopWithSavepoint(false, null, SavepointFormatType.CANONICAL)
+                            .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             job.getJobExecutionResult().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            assertThat(LocalMetrics.sum("recordsIn")).as("records read by this run").isEqualTo(records);
+            assertThat(LocalMetrics.sum("recordsIn"))
+                    .as("records read by this run")
+                    .isEqualTo(records);
             assertThat(LocalMetrics.sum("quarantined")).as("quarantined").isZero();
             return savepoint;
         } catch (Exception | Error e) {
@@ -212,8 +263,12 @@ class S3RestCatalogITCase {
         }
     }
 
-    /** Polls {@code condition} every 50 ms until it holds; fails on the job's failure or after {@link #TIMEOUT}. */
-    private static void await(String what, JobClient job, BooleanSupplier condition) throws Exception {
+    /**
+     * Polls {@code condition} every 50 ms until it holds; fails on the job's failure or after
+     * {@link #TIMEOUT}.
+     */
+    private static void await(String what, JobClient job, BooleanSupplier condition)
+            throws Exception {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         while (!condition.getAsBoolean()) {
             if (job.getJobExecutionResult().isDone()) {
@@ -228,23 +283,35 @@ class S3RestCatalogITCase {
     }
 
     /**
-     * The FlinkDeployment's {@code flinkConfiguration} (deploy/k8s/base), less Kubernetes HA, with a
-     * short checkpoint interval, a fixed-delay restart strategy, the in-JVM metric reporter, and the
-     * S3 endpoint and keys for Flink's S3 file system (on Kubernetes these come from the environment).
+     * The FlinkDeployment's {@code flinkConfiguration} (deploy/k8s/base), less Kubernetes HA, with
+     * a short checkpoint interval, a fixed-delay restart strategy, the in-JVM metric reporter, and
+     * the S3 endpoint and keys for Flink's S3 file system (on Kubernetes these come from the
+     * environment).
      */
     private static Configuration clusterConfiguration() throws Exception {
-        JsonNode deployment = new ObjectMapper(new YAMLFactory()).readTree(
-                SharedData.repositoryRoot().resolve("deploy/k8s/base/ingest-flinkdeployment.yaml").toFile());
+        JsonNode deployment =
+                new ObjectMapper(new YAMLFactory())
+                        .readTree(
+                                SharedData.repositoryRoot()
+                                        .resolve("deploy/k8s/base/ingest-flinkdeployment.yaml")
+                                        .toFile());
         Map<String, String> entries = new HashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = deployment.path("spec").path("flinkConfiguration").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it =
+                        deployment.path("spec").path("flinkConfiguration").fields();
+                it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getKey().startsWith("high-availability")) {
                 entries.put(e.getKey(), e.getValue().asText());
             }
         }
-        assertThat(entries).containsEntry("state.backend.type", "rocksdb")
-                .containsEntry("execution.checkpointing.dir", "s3://" + BUCKET + "/flink/checkpoints/changeflow-ingest")
-                .containsEntry("execution.checkpointing.savepoint-dir", "s3://" + BUCKET + "/flink/savepoints/changeflow-ingest");
+        assertThat(entries)
+                .containsEntry("state.backend.type", "rocksdb")
+                .containsEntry(
+                        "execution.checkpointing.dir",
+                        "s3://" + BUCKET + "/flink/checkpoints/changeflow-ingest")
+                .containsEntry(
+                        "execution.checkpointing.savepoint-dir",
+                        "s3://" + BUCKET + "/flink/savepoints/changeflow-ingest");
         Configuration conf = Configuration.fromMap(entries);
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(1));
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
@@ -261,19 +328,26 @@ class S3RestCatalogITCase {
 
     /** CPU time of this JVM, seconds (wall time says little on a shared machine). */
     private static double cpuSeconds() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
-                .getProcessCpuTime() / 1e9;
+        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                        .getProcessCpuTime()
+                / 1e9;
     }
 
     /** The plugins folder the build fills with flink-s3-fs-hadoop (e2e-tests/pom.xml). */
     private static Path pluginsDir() {
         String dir = System.getProperty("changeflow.flink-plugins-dir");
-        assertThat(dir).as("system property changeflow.flink-plugins-dir (set by Failsafe; run with mvn verify)").isNotBlank();
+        assertThat(dir)
+                .as(
+                        "system property changeflow.flink-plugins-dir (set by Failsafe; run with mvn verify)")
+                .isNotBlank();
         assertThat(Path.of(dir).resolve("s3-fs-hadoop")).as("the S3 plugin folder").isDirectory();
         return Path.of(dir);
     }
 
-    /** The table's rows read through the REST catalog (S3FileIO), formatted like PostgreSQL's CSV, ordered by key. */
+    /**
+     * The table's rows read through the REST catalog (S3FileIO), formatted like PostgreSQL's CSV,
+     * ordered by key.
+     */
     private static List<String> rows(CatalogSettings catalog, String table) throws Exception {
         Catalog cat = catalog.open();
         try {

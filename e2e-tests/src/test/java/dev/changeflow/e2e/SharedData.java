@@ -27,7 +27,9 @@ public final class SharedData {
             p = p.getParent();
         }
         if (p == null) {
-            throw new IllegalStateException("cannot find the repository root (a folder with .mvn) above " + System.getProperty("user.dir"));
+            throw new IllegalStateException(
+                    "cannot find the repository root (a folder with .mvn) above "
+                            + System.getProperty("user.dir"));
         }
         return p;
     }
@@ -36,7 +38,12 @@ public final class SharedData {
     static Path require(String name) {
         Path dir = repositoryRoot().resolveSibling("shared").resolve("data").resolve(name);
         if (!Files.isDirectory(dir)) {
-            String msg = "this test needs the recorded capture " + dir + " (../shared/data/" + name + " beside the clone)";
+            String msg =
+                    "this test needs the recorded capture "
+                            + dir
+                            + " (../shared/data/"
+                            + name
+                            + " beside the clone)";
             if ("true".equals(System.getenv("CI"))) {
                 throw new IllegalStateException(msg + ", which CI must provide");
             }
@@ -49,14 +56,20 @@ public final class SharedData {
         return require("pgbench-s1").resolve("capture-pgbench-s1.jsonl.gz");
     }
 
-    /** The oracle CSV of a pgbench table: data lines without the header, as PostgreSQL wrote them. */
+    /**
+     * The oracle CSV of a pgbench table: data lines without the header, as PostgreSQL wrote them.
+     */
     static List<String> finalCsv(String table) throws IOException {
         Path dir = require("pgbench-s1");
         Path plain = dir.resolve("final-" + table + ".csv");
         Path gz = dir.resolve("final-" + table + ".csv.gz");
         List<String> lines = new ArrayList<>();
-        try (InputStream in = Files.exists(plain) ? Files.newInputStream(plain) : new GZIPInputStream(Files.newInputStream(gz));
-                BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+        try (InputStream in =
+                        Files.exists(plain)
+                                ? Files.newInputStream(plain)
+                                : new GZIPInputStream(Files.newInputStream(gz));
+                BufferedReader r =
+                        new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
             r.readLine();
             for (String line = r.readLine(); line != null; line = r.readLine()) {
                 lines.add(line);
@@ -67,7 +80,11 @@ public final class SharedData {
 
     static List<String> readLines(Path gz) throws IOException {
         List<String> lines = new ArrayList<>();
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(new GZIPInputStream(Files.newInputStream(gz)), StandardCharsets.UTF_8))) {
+        try (BufferedReader r =
+                new BufferedReader(
+                        new InputStreamReader(
+                                new GZIPInputStream(Files.newInputStream(gz)),
+                                StandardCharsets.UTF_8))) {
             for (String line = r.readLine(); line != null; line = r.readLine()) {
                 lines.add(line);
             }

@@ -19,8 +19,8 @@ import java.util.List;
  * AutoCdcSpec}: sequence encoding (A2), projected target row encoding (COLUMNS), tracked-column
  * hash (TRACK HISTORY, SCD2) and the IGNORE NULL UPDATES merge (A3).
  *
- * <p>Decision (A4): the SEQUENCE BY columns are never tracked in SCD2, even under the default
- * TRACK HISTORY ON *: their change is represented by {@code __START_AT}.
+ * <p>Decision (A4): the SEQUENCE BY columns are never tracked in SCD2, even under the default TRACK
+ * HISTORY ON *: their change is represented by {@code __START_AT}.
  */
 @Internal
 public final class ApplyCodecs {
@@ -33,8 +33,12 @@ public final class ApplyCodecs {
     final int[] trackedSource;
     final int[] trackedTarget;
     final RowCodec trackedCodec;
-    /** Per projected column: covered by IGNORE NULL UPDATES; null when the flow has no such clause. */
+
+    /**
+     * Per projected column: covered by IGNORE NULL UPDATES; null when the flow has no such clause.
+     */
     final boolean[] ignoreNullCovered;
+
     private final RowData.FieldGetter[] getters;
     private final ByteWriter trackedBuffer = new ByteWriter();
 
@@ -54,7 +58,9 @@ public final class ApplyCodecs {
         List<RowType.RowField> tFields = new ArrayList<>();
         for (int i = 0; i < projection.length; i++) {
             String name = rowType.getFieldNames().get(i);
-            if (spec.scdType() == ScdType.TYPE_2 && !spec.sequenceBy().contains(name) && spec.trackHistory().selects(name)) {
+            if (spec.scdType() == ScdType.TYPE_2
+                    && !spec.sequenceBy().contains(name)
+                    && spec.trackHistory().selects(name)) {
                 tSrc.add(projection[i]);
                 tTgt.add(i);
                 tFields.add(fields.get(i));
@@ -92,7 +98,9 @@ public final class ApplyCodecs {
         rowCodec.encode(source, projection, out);
     }
 
-    /** Appends the 128-bit hash of the tracked columns of a projected row (positions in the target). */
+    /**
+     * Appends the 128-bit hash of the tracked columns of a projected row (positions in the target).
+     */
     void hashTracked(RowData projected, boolean isSource, ByteWriter out) {
         trackedBuffer.reset();
         trackedCodec.encode(projected, isSource ? trackedSource : trackedTarget, trackedBuffer);
@@ -116,7 +124,10 @@ public final class ApplyCodecs {
                 fresh.setField(i, getters[i].getFieldOrNull(stored));
             } else if (rowType.getTypeAt(i) instanceof RowType) {
                 RowType nested = (RowType) rowType.getTypeAt(i);
-                mergeNested((GenericRowData) fresh.getField(i), stored.getRow(i, nested.getFieldCount()), nested);
+                mergeNested(
+                        (GenericRowData) fresh.getField(i),
+                        stored.getRow(i, nested.getFieldCount()),
+                        nested);
             }
         }
     }
@@ -131,7 +142,10 @@ public final class ApplyCodecs {
                 fresh.setField(i, RowData.createFieldGetter(t, i).getFieldOrNull(stored));
             } else if (t instanceof RowType) {
                 RowType nested = (RowType) t;
-                mergeNested((GenericRowData) fresh.getField(i), stored.getRow(i, nested.getFieldCount()), nested);
+                mergeNested(
+                        (GenericRowData) fresh.getField(i),
+                        stored.getRow(i, nested.getFieldCount()),
+                        nested);
             }
         }
     }

@@ -31,32 +31,31 @@ import java.util.Map;
  * type 2 (A4): every record is applied by {@link Scd1Logic} / {@link Scd2Logic} when it arrives
  * (same rules, same counters), but the state of the keys it touches and their <b>net changes</b>
  * stay in memory until the next checkpoint barrier ({@code prepareSnapshotPreBarrier}), the end of
- * the input, or until {@link AutoCdcSpec#applyBufferKeys()} keys are held, whichever comes first.
- * A key updated n times between two checkpoints then costs one state read and one state write
- * instead of n of each, and the Iceberg writer receives one change per row instead of n.
+ * the input, or until {@link AutoCdcSpec#applyBufferKeys()} keys are held, whichever comes first. A
+ * key updated n times between two checkpoints then costs one state read and one state write instead
+ * of n of each, and the Iceberg writer receives one change per row instead of n.
  *
  * <p><b>Why this is exact.</b> The state written at a flush holds what the per-record path would
  * have written after the same records (SCD type 2: the same history entries, in one chunk instead
  * of one chunk per record), and a checkpoint always follows a flush, so checkpoints and savepoints
- * hold the complete state (same descriptors, {@link AutoCdcStateDescriptors}). The
- * target table changes only at Iceberg commits, one per checkpoint (K4), so changes that start and
- * end between two barriers are never visible: per target row identity (KEYS, and {@code
- * __START_AT} for SCD type 2) the operator emits the difference between the row at the last flush
- * and the row now — nothing (absent → absent, or identical), {@code +I} (absent → row), {@code
- * -D} with the complete old row (row → absent), or {@code -U} complete old row directly followed by
- * {@code +U} new row. Rows of one key are emitted together (SCD type 2: in {@link Scd2Logic}'s
- * order); keys in the order they were first touched.
+ * hold the complete state (same descriptors, {@link AutoCdcStateDescriptors}). The target table
+ * changes only at Iceberg commits, one per checkpoint (K4), so changes that start and end between
+ * two barriers are never visible: per target row identity (KEYS, and {@code __START_AT} for SCD
+ * type 2) the operator emits the difference between the row at the last flush and the row now —
+ * nothing (absent → absent, or identical), {@code +I} (absent → row), {@code -D} with the complete
+ * old row (row → absent), or {@code -U} complete old row directly followed by {@code +U} new row.
+ * Rows of one key are emitted together (SCD type 2: in {@link Scd2Logic}'s order); keys in the
+ * order they were first touched.
  *
  * <p>Output rows carry no timestamp; watermarks pass through unchanged and may overtake buffered
  * rows (the Iceberg writer downstream ignores both). With {@code applyBufferKeys = 0} every record
  * is flushed at once: the output is then exactly the per-record changelog of the logic classes.
  *
- * <p>Memory per subtask: at most {@code applyBufferKeys} keys, each with its stored row bytes
- * (SCD type 1: as loaded and as now; SCD type 2: the head then and now) and, SCD type 2, the
- * history entries applied since the flush (one per applied record, A4, encoded as the chunk that
- * the flush writes as one state value; a key that received a late record holds its whole loaded
- * history), at most {@code applyBufferKeys × 512} bytes of them (50 MB at the default) before an
- * early flush.
+ * <p>Memory per subtask: at most {@code applyBufferKeys} keys, each with its stored row bytes (SCD
+ * type 1: as loaded and as now; SCD type 2: the head then and now) and, SCD type 2, the history
+ * entries applied since the flush (one per applied record, A4, encoded as the chunk that the flush
+ * writes as one state value; a key that received a late record holds its whole loaded history), at
+ * most {@code applyBufferKeys × 512} bytes of them (50 MB at the default) before an early flush.
  *
  * <p>Metrics besides the logic's counters: {@code bufferFlushes} (flushes of a non-empty buffer)
  * and {@code bufferedKeysFlushed} (keys written back to the state backend).
@@ -66,7 +65,10 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         implements OneInputStreamOperator<RowData, RowData>, BoundedOneInput {
     private static final long serialVersionUID = 1L;
 
-    /** SCD2: heap bytes of buffered history entries allowed per {@code applyBufferKeys} key (100,000 keys: 50 MB). */
+    /**
+     * SCD2: heap bytes of buffered history entries allowed per {@code applyBufferKeys} key (100,000
+     * keys: 50 MB).
+     */
     static final long ENTRY_BYTES_PER_KEY = 512;
 
     private final AutoCdcSpec spec;
@@ -81,8 +83,10 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private transient Scd2Store scd2Store;
     private transient ChangeOutput collector;
     private transient LinkedHashMap<KeyBytes, KeyBuffer> buffer;
+
     /** SCD2: estimated heap bytes of the history entries applied since the last flush. */
     private transient long bufferedEntryBytes;
+
     private transient KeyBytes probe;
     private transient KeyBuffer active;
     private transient StreamRecord<RowData> reuse;
@@ -91,7 +95,10 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private transient ApplyCodecs codecs;
     private transient Scd1RowValue view;
 
-    /** @param spec the flow; its truncate records, if any, are not seen here ({@link Scd1TruncateFunction} applies those) */
+    /**
+     * @param spec the flow; its truncate records, if any, are not seen here ({@link
+     *     Scd1TruncateFunction} applies those)
+     */
     public AutoCdcApplyOperator(AutoCdcSpec spec) {
         this.spec = spec;
     }
@@ -108,7 +115,11 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         } else {
             scd1 = new Scd1Logic(spec, metrics);
             rowState = getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Row());
-            tombstoneState = getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Tombstone(spec.tombstoneGcThreshold()));
+            tombstoneState =
+                    getRuntimeContext()
+                            .getState(
+                                    AutoCdcStateDescriptors.scd1Tombstone(
+                                            spec.tombstoneGcThreshold()));
             scd1State = new BufferedScd1State();
             codecs = new ApplyCodecs(spec);
             view = new Scd1RowValue();
@@ -140,7 +151,8 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
             scd1.apply(element.getValue(), scd1State, b);
             active = null;
         }
-        if (buffer.size() >= spec.applyBufferKeys() || bufferedEntryBytes >= (long) spec.applyBufferKeys() * ENTRY_BYTES_PER_KEY) {
+        if (buffer.size() >= spec.applyBufferKeys()
+                || bufferedEntryBytes >= (long) spec.applyBufferKeys() * ENTRY_BYTES_PER_KEY) {
             flush();
         }
     }
@@ -191,7 +203,8 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
      * dependent loads per lookup than {@code BinaryRowData}'s segment-based equals).
      */
     private static class KeyBytes {
-        private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+        private static final VarHandle LONGS =
+                MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
         byte[] bytes;
         int offset;
         int length;
@@ -206,17 +219,24 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
                     offset = binary.getOffset();
                     length = binary.getSizeInBytes();
                 } else {
-                    bytes = BinarySegmentUtils.copyToBytes(segments, binary.getOffset(), binary.getSizeInBytes());
+                    bytes =
+                            BinarySegmentUtils.copyToBytes(
+                                    segments, binary.getOffset(), binary.getSizeInBytes());
                     offset = 0;
                     length = bytes.length;
                 }
                 hash = hash(bytes, offset, length);
                 return;
             }
-            throw new IllegalStateException("AUTO CDC keys are BinaryRowData (AutoCdcKeySelector), got " + key.getClass().getName());
+            throw new IllegalStateException(
+                    "AUTO CDC keys are BinaryRowData (AutoCdcKeySelector), got "
+                            + key.getClass().getName());
         }
 
-        /** A cheap, well-mixed hash of a few bytes (keys are short): 8 bytes a step, then a murmur3 finalizer. */
+        /**
+         * A cheap, well-mixed hash of a few bytes (keys are short): 8 bytes a step, then a murmur3
+         * finalizer.
+         */
         private static int hash(byte[] b, int off, int len) {
             long h = len;
             int i = off;
@@ -242,7 +262,9 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
                 return false;
             }
             KeyBytes k = (KeyBytes) o;
-            return hash == k.hash && Arrays.equals(bytes, offset, offset + length, k.bytes, k.offset, k.offset + k.length);
+            return hash == k.hash
+                    && Arrays.equals(
+                            bytes, offset, offset + length, k.bytes, k.offset, k.offset + k.length);
         }
 
         @Override
@@ -251,15 +273,22 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         }
     }
 
-    /** What the operator holds for one key between flushes; for SCD type 1 also the logic's {@link ChangeOutput}. */
+    /**
+     * What the operator holds for one key between flushes; for SCD type 1 also the logic's {@link
+     * ChangeOutput}.
+     */
     private final class KeyBuffer extends KeyBytes implements ChangeOutput {
         final RowData key;
+
         /** SCD2: the key's changes since the flush. */
         @Nullable final Scd2Logic.KeyChanges changes;
+
         // SCD1: row and tombstone
         @Nullable byte[] row;
+
         /** SCD1: the row as loaded from the state backend (the table's row at the last flush). */
         @Nullable byte[] initialRow;
+
         boolean rowLoaded;
         boolean rowDirty;
         @Nullable byte[] tombstone;
@@ -275,7 +304,10 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
             this.hash = bytesOfKey.hash;
         }
 
-        /** SCD type 1 output is the difference of {@link #initialRow} and {@link #row}, computed at the flush. */
+        /**
+         * SCD type 1 output is the difference of {@link #initialRow} and {@link #row}, computed at
+         * the flush.
+         */
         @Override
         public boolean wantsRows() {
             return false;
@@ -283,7 +315,8 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
 
         @Override
         public void emit(RowData row) {
-            throw new IllegalStateException("SCD type 1 rows are derived from the state at the flush");
+            throw new IllegalStateException(
+                    "SCD type 1 rows are derived from the state at the flush");
         }
 
         void writeState() {
@@ -307,7 +340,13 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
                 view.wrap(initialRow);
                 int beforeOff = view.rowOffset();
                 view.wrap(row);
-                if (!Arrays.equals(initialRow, beforeOff, initialRow.length, row, view.rowOffset(), row.length)) {
+                if (!Arrays.equals(
+                        initialRow,
+                        beforeOff,
+                        initialRow.length,
+                        row,
+                        view.rowOffset(),
+                        row.length)) {
                     collect(decodeScd1(initialRow), RowKind.UPDATE_BEFORE);
                     collect(decodeScd1(row), RowKind.UPDATE_AFTER);
                 }
@@ -325,7 +364,9 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         output.collect(reuse.replace(row));
     }
 
-    /** {@link Scd1Logic.State} over the active key's buffer, loading from keyed state on first use. */
+    /**
+     * {@link Scd1Logic.State} over the active key's buffer, loading from keyed state on first use.
+     */
     private final class BufferedScd1State implements Scd1Logic.State {
         @Override
         public byte[] row() {

@@ -5,9 +5,9 @@ import org.apache.flink.runtime.throwable.ThrowableAnnotation;
 import org.apache.flink.runtime.throwable.ThrowableType;
 
 /**
- * An AUTO CDC flow definition or target table that violates semantics.md A1, raised before any
- * data is read. {@link #code()} is a stable error code (see {@link Code}); the message names the
- * clause, the values and the fix.
+ * An AUTO CDC flow definition or target table that violates semantics.md A1, raised before any data
+ * is read. {@link #code()} is a stable error code (see {@link Code}); the message names the clause,
+ * the values and the fix.
  */
 @PublicEvolving
 @ThrowableAnnotation(ThrowableType.NonRecoverableError)

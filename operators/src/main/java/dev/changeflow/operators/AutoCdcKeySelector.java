@@ -11,6 +11,8 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.RowType;
 
+import java.util.List;
+
 /**
  * Selects the KEYS of a source row as a {@link BinaryRowData} (row kind {@code +I}) typed {@code
  * InternalTypeInfo.of(keyType())}. Binary rows hash and compare by their bytes, so key groups are
@@ -21,7 +23,8 @@ import org.apache.flink.table.types.logical.RowType;
  *     quarantine such records, A2 {@code NULL_KEY})
  */
 @Internal
-public final class AutoCdcKeySelector implements KeySelector<RowData, RowData>, ResultTypeQueryable<RowData> {
+public final class AutoCdcKeySelector
+        implements KeySelector<RowData, RowData>, ResultTypeQueryable<RowData> {
     private static final long serialVersionUID = 1L;
 
     private final RowType keyType;
@@ -44,7 +47,7 @@ public final class AutoCdcKeySelector implements KeySelector<RowData, RowData>, 
             RowType.RowField f = source.getFields().get(positions[i]);
             fields[i] = new RowType.RowField(f.getName(), f.getType().copy(false));
         }
-        this.keyType = new RowType(java.util.List.of(fields));
+        this.keyType = new RowType(List.of(fields));
     }
 
     /** The key row type: the KEYS columns, NOT NULL. */
@@ -66,7 +69,8 @@ public final class AutoCdcKeySelector implements KeySelector<RowData, RowData>, 
             Object v = getters[i].getFieldOrNull(row);
             if (v == null) {
                 throw new IllegalStateException(
-                        "null KEYS column '" + keyType.getFieldNames().get(i)
+                        "null KEYS column '"
+                                + keyType.getFieldNames().get(i)
                                 + "' reached the AUTO CDC operator; the decoder must quarantine it (A2 NULL_KEY)");
             }
             key.setField(i, v);

@@ -25,7 +25,9 @@ public interface AutoCdcMetrics {
     /** Same key, same sequence, different values or kinds (A2 Decision). */
     void duplicateSequence();
 
-    /** A record that changed nothing visible: exact duplicate or identical values (A3 Decision, K7). */
+    /**
+     * A record that changed nothing visible: exact duplicate or identical values (A3 Decision, K7).
+     */
     void noop();
 
     /** A delete recorded as a tombstone (SCD1) or history delete marker (SCD2). */
@@ -75,8 +77,18 @@ public interface AutoCdcMetrics {
 
         @Override
         public String toString() {
-            return "applied=" + applied + " late=" + late + " duplicateSequence=" + duplicateSequence + " noop="
-                    + noop + " tombstones=" + tombstones + " truncates=" + truncates;
+            return "applied="
+                    + applied
+                    + " late="
+                    + late
+                    + " duplicateSequence="
+                    + duplicateSequence
+                    + " noop="
+                    + noop
+                    + " tombstones="
+                    + tombstones
+                    + " truncates="
+                    + truncates;
         }
     }
 }

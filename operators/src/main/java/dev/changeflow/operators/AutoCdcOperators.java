@@ -15,16 +15,16 @@ import javax.annotation.Nullable;
  * Entry point that applies an AUTO CDC flow to a stream of change records (semantics.md A2-A4).
  *
  * <p>Input rows have {@link AutoCdcSpec#sourceType()}; {@code RowKind.DELETE} means delete, any
- * other kind upsert; null keys / sequences must have been quarantined before (the decoder does;
- * one that gets through fails the job with {@link IllegalStateException}). Truncate records
- * (optional, SCD type 1 only) arrive on their own stream with the same row shape (only the
- * sequence columns are read) and are broadcast to every subtask. Output rows have {@link
- * AutoCdcSpec#targetType()} with row kinds {@code +I} (new key or version), {@code -U}/{@code +U}
- * (complete old row, new row) and {@code -D} (complete old row).
+ * other kind upsert; null keys / sequences must have been quarantined before (the decoder does; one
+ * that gets through fails the job with {@link IllegalStateException}). Truncate records (optional,
+ * SCD type 1 only) arrive on their own stream with the same row shape (only the sequence columns
+ * are read) and are broadcast to every subtask. Output rows have {@link AutoCdcSpec#targetType()}
+ * with row kinds {@code +I} (new key or version), {@code -U}/{@code +U} (complete old row, new row)
+ * and {@code -D} (complete old row).
  *
  * <p>The keyed operator has uid {@code "auto-cdc-" + spec.name()} and counters {@code applied},
- * {@code late}, {@code duplicateSequence}, {@code noop}, {@code tombstones}, {@code truncates}.
- * Its state is changeflow's versioned binary state ({@link AutoCdcStateDescriptors}, A4); use the
+ * {@code late}, {@code duplicateSequence}, {@code noop}, {@code tombstones}, {@code truncates}. Its
+ * state is changeflow's versioned binary state ({@link AutoCdcStateDescriptors}, A4); use the
  * RocksDB backend ({@code dev.changeflow.state.ChangeflowStateBackends}) for real tables.
  */
 @PublicEvolving
@@ -43,20 +43,29 @@ public final class AutoCdcOperators {
      * @throws IllegalArgumentException when truncates are given for an SCD type 2 flow (A1)
      */
     public static SingleOutputStreamOperator<RowData> apply(
-            DataStream<RowData> changes, @Nullable DataStream<RowData> truncates, AutoCdcSpec spec) {
+            DataStream<RowData> changes,
+            @Nullable DataStream<RowData> truncates,
+            AutoCdcSpec spec) {
         AutoCdcKeySelector keys = new AutoCdcKeySelector(spec);
-        KeyedStream<RowData, RowData> keyed = changes.keyBy(keys, InternalTypeInfo.of(keys.keyType()));
+        KeyedStream<RowData, RowData> keyed =
+                changes.keyBy(keys, InternalTypeInfo.of(keys.keyType()));
         TypeInformation<RowData> outType = InternalTypeInfo.of(spec.targetType());
         SingleOutputStreamOperator<RowData> applied;
         if (truncates == null) {
-            applied = keyed.transform("AUTO CDC " + spec.name(), outType, new AutoCdcApplyOperator(spec));
+            applied =
+                    keyed.transform(
+                            "AUTO CDC " + spec.name(), outType, new AutoCdcApplyOperator(spec));
         } else if (spec.scdType() == ScdType.TYPE_2) {
             throw new IllegalArgumentException(
-                    "flow '" + spec.name() + "': truncate records require STORED AS SCD TYPE 1 (A1)");
+                    "flow '"
+                            + spec.name()
+                            + "': truncate records require STORED AS SCD TYPE 1 (A1)");
         } else {
-            BroadcastStream<RowData> broadcast = truncates.broadcast(AutoCdcStateDescriptors.truncate());
+            BroadcastStream<RowData> broadcast =
+                    truncates.broadcast(AutoCdcStateDescriptors.truncate());
             applied = keyed.connect(broadcast).process(new Scd1TruncateFunction(spec), outType);
         }
-        return applied.uid(UID_PREFIX + spec.name()).name("AUTO CDC " + spec.name() + " (SCD " + spec.scdType() + ")");
+        return applied.uid(UID_PREFIX + spec.name())
+                .name("AUTO CDC " + spec.name() + " (SCD " + spec.scdType() + ")");
     }
 }

@@ -21,17 +21,17 @@ import java.util.Set;
  * the delete / truncate predicates.
  *
  * <p><b>Source rows</b> have the shape {@link #sourceType()}: the data columns followed by metadata
- * columns (for Debezium: {@code _op}, {@code _source_lsn}, ...; see {@link #metadataColumns()}).
- * A source row with {@code RowKind.DELETE} is a delete of its key; every other row kind is an
- * upsert. Truncate records travel on their own broadcast stream with the same row shape.
+ * columns (for Debezium: {@code _op}, {@code _source_lsn}, ...; see {@link #metadataColumns()}). A
+ * source row with {@code RowKind.DELETE} is a delete of its key; every other row kind is an upsert.
+ * Truncate records travel on their own broadcast stream with the same row shape.
  *
- * <p><b>Target rows</b> have the shape {@link #targetType()}: the projected columns (COLUMNS; metadata
- * columns only when COLUMNS lists them by name), key columns NOT NULL; SCD type 2 appends
+ * <p><b>Target rows</b> have the shape {@link #targetType()}: the projected columns (COLUMNS;
+ * metadata columns only when COLUMNS lists them by name), key columns NOT NULL; SCD type 2 appends
  * {@code __START_AT} (NOT NULL) and {@code __END_AT} (nullable), typed exactly as the sequence (a
  * single column's type, or a ROW of the sequence columns for {@code STRUCT(...)}).
  *
- * <p>Instances are immutable; {@link Builder#build()} validates the definition and throws
- * {@link AutoCdcException} with the A1 error code of the first violated rule.
+ * <p>Instances are immutable; {@link Builder#build()} validates the definition and throws {@link
+ * AutoCdcException} with the A1 error code of the first violated rule.
  */
 @PublicEvolving
 public final class AutoCdcSpec implements Serializable {
@@ -39,12 +39,18 @@ public final class AutoCdcSpec implements Serializable {
 
     /** SCD type 2 column holding the sequence at which a version starts (inclusive). */
     public static final String START_AT = "__START_AT";
-    /** SCD type 2 column holding the sequence at which a version ends (exclusive); null = current. */
+
+    /**
+     * SCD type 2 column holding the sequence at which a version ends (exclusive); null = current.
+     */
     public static final String END_AT = "__END_AT";
+
     /** Prefix reserved for changeflow's internal columns (A1). */
     public static final String RESERVED_PREFIX = "__changeflow_";
+
     /** Default time a tombstone is kept (A3 Decision: 2 days of processing time). */
     public static final Duration DEFAULT_TOMBSTONE_GC_THRESHOLD = Duration.ofDays(2);
+
     /**
      * Default of {@code apply-buffer-keys}: keys the keyed operator holds in memory per subtask
      * between checkpoints ({@link AutoCdcApplyOperator}).
@@ -180,13 +186,18 @@ public final class AutoCdcSpec implements Serializable {
         return indexes(targetType, keys);
     }
 
-    /** For each projected target column (without {@code __START_AT}/{@code __END_AT}), its source position. */
+    /**
+     * For each projected target column (without {@code __START_AT}/{@code __END_AT}), its source
+     * position.
+     */
     public int[] projection() {
         List<String> names = projectedColumns(sourceType, metadataColumns, columns);
         return indexes(sourceType, names);
     }
 
-    /** The Iceberg identifier fields of the target: KEYS, plus {@code __START_AT} for SCD type 2. */
+    /**
+     * The Iceberg identifier fields of the target: KEYS, plus {@code __START_AT} for SCD type 2.
+     */
     public List<String> identifierFields() {
         List<String> ids = new ArrayList<>(keys);
         if (scdType == ScdType.TYPE_2) {
@@ -211,13 +222,15 @@ public final class AutoCdcSpec implements Serializable {
         return new RowType(fields);
     }
 
-    static List<String> projectedColumns(RowType source, Collection<String> metadata, ColumnSelection columns) {
+    static List<String> projectedColumns(
+            RowType source, Collection<String> metadata, ColumnSelection columns) {
         List<String> out = new ArrayList<>();
         for (String f : source.getFieldNames()) {
             boolean meta = metadata.contains(f);
             boolean selected =
                     meta
-                            ? columns.mode() == ColumnSelection.Mode.INCLUDE && columns.columns().contains(f)
+                            ? columns.mode() == ColumnSelection.Mode.INCLUDE
+                                    && columns.columns().contains(f)
                             : columns.selects(f);
             if (selected) {
                 out.add(f);
@@ -263,9 +276,18 @@ public final class AutoCdcSpec implements Serializable {
 
     @Override
     public String toString() {
-        return "AUTO CDC flow '" + name + "' KEYS (" + String.join(", ", keys) + ") SEQUENCE BY "
-                + (sequenceBy.size() == 1 ? sequenceBy.get(0) : "STRUCT(" + String.join(", ", sequenceBy) + ")")
-                + " COLUMNS " + columns + " STORED AS SCD " + scdType;
+        return "AUTO CDC flow '"
+                + name
+                + "' KEYS ("
+                + String.join(", ", keys)
+                + ") SEQUENCE BY "
+                + (sequenceBy.size() == 1
+                        ? sequenceBy.get(0)
+                        : "STRUCT(" + String.join(", ", sequenceBy) + ")")
+                + " COLUMNS "
+                + columns
+                + " STORED AS SCD "
+                + scdType;
     }
 
     /** Builder of {@link AutoCdcSpec}; {@link #build()} validates (A1). */
@@ -305,7 +327,9 @@ public final class AutoCdcSpec implements Serializable {
             return keys(List.of(keys));
         }
 
-        /** One column, or several for {@code SEQUENCE BY STRUCT(a, b)} (compared field by field). */
+        /**
+         * One column, or several for {@code SEQUENCE BY STRUCT(a, b)} (compared field by field).
+         */
         public Builder sequenceBy(List<String> columns) {
             this.sequenceBy = List.copyOf(columns);
             return this;
@@ -364,7 +388,8 @@ public final class AutoCdcSpec implements Serializable {
          */
         public Builder applyBufferKeys(int keys) {
             if (keys < 0) {
-                throw new IllegalArgumentException("apply-buffer-keys must be 0 (no buffering) or positive, got " + keys);
+                throw new IllegalArgumentException(
+                        "apply-buffer-keys must be 0 (no buffering) or positive, got " + keys);
             }
             this.applyBufferKeys = keys;
             return this;

@@ -10,6 +10,7 @@ import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.table.types.logical.VarCharType;
@@ -35,9 +36,9 @@ import java.util.Set;
  *       nested / non-atomic (ROW, ARRAY, MAP, MULTISET, RAW, ...);
  *   <li>{@code EMPTY_SEQUENCE}: SEQUENCE BY lists no column;
  *   <li>{@code SEQUENCE_NOT_IN_SOURCE}: a SEQUENCE BY column is not in the source schema;
- *   <li>{@code SEQUENCE_NOT_ORDERABLE}: a SEQUENCE BY column's type is not orderable (A1:
- *       integers, decimals, dates, times, timestamps, strings, booleans; a ROW-typed column is
- *       rejected too: a struct sequence is written {@code STRUCT(a, b)} over top-level columns);
+ *   <li>{@code SEQUENCE_NOT_ORDERABLE}: a SEQUENCE BY column's type is not orderable (A1: integers,
+ *       decimals, dates, times, timestamps, strings, booleans; a ROW-typed column is rejected too:
+ *       a struct sequence is written {@code STRUCT(a, b)} over top-level columns);
  *   <li>{@code UNKNOWN_COLUMN}: COLUMNS names a column that is not in the source;
  *   <li>{@code KEY_DROPPED_BY_COLUMNS}: COLUMNS removes a KEYS column;
  *   <li>{@code TRUNCATE_REQUIRES_SCD1}: APPLY AS TRUNCATE WHEN / native truncates with SCD type 2;
@@ -61,40 +62,58 @@ public final class AutoCdcSpecValidator {
         List<String> sourceNames = source.getFieldNames();
 
         if (b.keys().isEmpty()) {
-            throw new AutoCdcException(Code.EMPTY_KEYS, flow + ": KEYS must name at least one column");
+            throw new AutoCdcException(
+                    Code.EMPTY_KEYS, flow + ": KEYS must name at least one column");
         }
         for (String k : b.keys()) {
             if (!sourceNames.contains(k)) {
                 throw new AutoCdcException(
                         Code.KEY_NOT_IN_SOURCE,
-                        flow + ": KEYS column '" + k + "' is not in the source schema " + sourceNames
+                        flow
+                                + ": KEYS column '"
+                                + k
+                                + "' is not in the source schema "
+                                + sourceNames
                                 + "; name an existing column");
             }
             LogicalType t = source.getTypeAt(source.getFieldIndex(k));
             if (!isSupportedKeyType(t)) {
                 throw new AutoCdcException(
                         Code.KEY_TYPE_NOT_SUPPORTED,
-                        flow + ": KEYS column '" + k + "' has type " + t.asSummaryString()
+                        flow
+                                + ": KEYS column '"
+                                + k
+                                + "' has type "
+                                + t.asSummaryString()
                                 + ", which cannot be a key (FLOAT/DOUBLE and nested types are not supported);"
                                 + " use an integer, decimal, string, binary, date, time or timestamp column");
             }
         }
         if (b.sequenceBy().isEmpty()) {
             throw new AutoCdcException(
-                    Code.EMPTY_SEQUENCE, flow + ": SEQUENCE BY must name a column or STRUCT(...) of columns");
+                    Code.EMPTY_SEQUENCE,
+                    flow + ": SEQUENCE BY must name a column or STRUCT(...) of columns");
         }
         for (String s : b.sequenceBy()) {
             if (!sourceNames.contains(s)) {
                 throw new AutoCdcException(
                         Code.SEQUENCE_NOT_IN_SOURCE,
-                        flow + ": SEQUENCE BY column '" + s + "' is not in the source schema " + sourceNames
+                        flow
+                                + ": SEQUENCE BY column '"
+                                + s
+                                + "' is not in the source schema "
+                                + sourceNames
                                 + "; name an existing column (Debezium: _source_lsn)");
             }
             LogicalType t = source.getTypeAt(source.getFieldIndex(s));
             if (!SequenceCodec.isOrderable(t)) {
                 throw new AutoCdcException(
                         Code.SEQUENCE_NOT_ORDERABLE,
-                        flow + ": SEQUENCE BY column '" + s + "' has type " + t.asSummaryString()
+                        flow
+                                + ": SEQUENCE BY column '"
+                                + s
+                                + "' has type "
+                                + t.asSummaryString()
                                 + ", which is not orderable; use an integer, decimal, date, time, timestamp,"
                                 + " string or boolean column, or STRUCT(...) of such columns");
             }
@@ -104,30 +123,43 @@ public final class AutoCdcSpecValidator {
                 if (!sourceNames.contains(c)) {
                     throw new AutoCdcException(
                             Code.UNKNOWN_COLUMN,
-                            flow + ": COLUMNS " + b.columns() + " names '" + c
-                                    + "', which is not in the source schema " + sourceNames);
+                            flow
+                                    + ": COLUMNS "
+                                    + b.columns()
+                                    + " names '"
+                                    + c
+                                    + "', which is not in the source schema "
+                                    + sourceNames);
                 }
             }
         }
-        List<String> projected = AutoCdcSpec.projectedColumns(source, b.metadataColumns(), b.columns());
+        List<String> projected =
+                AutoCdcSpec.projectedColumns(source, b.metadataColumns(), b.columns());
         for (String k : b.keys()) {
             if (!projected.contains(k)) {
                 throw new AutoCdcException(
                         Code.KEY_DROPPED_BY_COLUMNS,
-                        flow + ": COLUMNS " + b.columns() + " drops KEYS column '" + k
+                        flow
+                                + ": COLUMNS "
+                                + b.columns()
+                                + " drops KEYS column '"
+                                + k
                                 + "'; every key must stay in the target");
             }
         }
         if (b.scdType() == ScdType.TYPE_2 && (b.truncateWhen() != null || b.truncateEnabled())) {
             throw new AutoCdcException(
                     Code.TRUNCATE_REQUIRES_SCD1,
-                    flow + ": APPLY AS TRUNCATE WHEN (or truncate records) requires STORED AS SCD TYPE 1;"
+                    flow
+                            + ": APPLY AS TRUNCATE WHEN (or truncate records) requires STORED AS SCD TYPE 1;"
                             + " remove the truncate clause or store as SCD TYPE 1");
         }
         if (b.scdType() == ScdType.TYPE_1 && b.trackHistoryOrNull() != null) {
             throw new AutoCdcException(
                     Code.TRACK_HISTORY_REQUIRES_SCD2,
-                    flow + ": TRACK HISTORY ON " + b.trackHistoryOrNull()
+                    flow
+                            + ": TRACK HISTORY ON "
+                            + b.trackHistoryOrNull()
                             + " requires STORED AS SCD TYPE 2; remove it or store as SCD TYPE 2");
         }
         checkListed(flow, "IGNORE NULL UPDATES ON", b.ignoreNullUpdates(), projected);
@@ -137,21 +169,31 @@ public final class AutoCdcSpecValidator {
             if (upper.startsWith(AutoCdcSpec.RESERVED_PREFIX.toUpperCase(Locale.ROOT))) {
                 throw new AutoCdcException(
                         Code.RESERVED_COLUMN_NAME,
-                        flow + ": target column '" + c + "' uses the reserved prefix '"
-                                + AutoCdcSpec.RESERVED_PREFIX + "'; rename it or drop it with COLUMNS * EXCEPT");
+                        flow
+                                + ": target column '"
+                                + c
+                                + "' uses the reserved prefix '"
+                                + AutoCdcSpec.RESERVED_PREFIX
+                                + "'; rename it or drop it with COLUMNS * EXCEPT");
             }
             if (b.scdType() == ScdType.TYPE_2
                     && (upper.equals(AutoCdcSpec.START_AT) || upper.equals(AutoCdcSpec.END_AT))) {
                 throw new AutoCdcException(
                         Code.RESERVED_COLUMN_NAME,
-                        flow + ": target column '" + c + "' clashes with SCD TYPE 2's "
-                                + AutoCdcSpec.START_AT + "/" + AutoCdcSpec.END_AT
+                        flow
+                                + ": target column '"
+                                + c
+                                + "' clashes with SCD TYPE 2's "
+                                + AutoCdcSpec.START_AT
+                                + "/"
+                                + AutoCdcSpec.END_AT
                                 + "; rename it or drop it with COLUMNS * EXCEPT");
             }
         }
     }
 
-    private static void checkListed(String flow, String clause, ColumnSelection sel, List<String> projected) {
+    private static void checkListed(
+            String flow, String clause, ColumnSelection sel, List<String> projected) {
         if (sel == null || sel.mode() == ColumnSelection.Mode.ALL) {
             return;
         }
@@ -159,7 +201,14 @@ public final class AutoCdcSpecValidator {
             if (!projected.contains(c)) {
                 throw new AutoCdcException(
                         Code.UNKNOWN_COLUMN,
-                        flow + ": " + clause + " " + sel + " names '" + c + "', which is not a target column "
+                        flow
+                                + ": "
+                                + clause
+                                + " "
+                                + sel
+                                + " names '"
+                                + c
+                                + "', which is not a target column "
                                 + projected);
             }
         }
@@ -209,14 +258,14 @@ public final class AutoCdcSpecValidator {
      *
      * <p>Columns are matched by name (order does not matter). Both sides' types are compared after
      * normalizing what an Iceberg round trip changes (CHAR/VARCHAR(n) → STRING, TINYINT/SMALLINT →
-     * INT, VARBINARY(n) → BYTES, TIMESTAMP / TIMESTAMP_LTZ precision 0..6 → 6, TIME precision →
-     * 0), recursively in nested types; nullability is ignored except that a NOT NULL table column
-     * must be NOT NULL in the flow's target (a nullable value cannot be written into it). For SCD
-     * type 2, {@code __START_AT} and {@code __END_AT} must have exactly the sequence type (after
-     * the same normalization).
+     * INT, VARBINARY(n) → BYTES, TIMESTAMP / TIMESTAMP_LTZ precision 0..6 → 6, TIME precision → 0),
+     * recursively in nested types; nullability is ignored except that a NOT NULL table column must
+     * be NOT NULL in the flow's target (a nullable value cannot be written into it). For SCD type
+     * 2, {@code __START_AT} and {@code __END_AT} must have exactly the sequence type (after the
+     * same normalization).
      *
-     * @throws AutoCdcException {@code TARGET_SCHEMA_MISMATCH} listing every missing, unexpected
-     *     and mismatching column
+     * @throws AutoCdcException {@code TARGET_SCHEMA_MISMATCH} listing every missing, unexpected and
+     *     mismatching column
      */
     @PublicEvolving
     public static void validateExistingTarget(AutoCdcSpec spec, RowType existing) {
@@ -232,18 +281,33 @@ public final class AutoCdcSpecValidator {
             seen.add(name);
             LogicalType actual = have.get(name);
             if (actual == null) {
-                problems.add("column '" + name + "' " + f.getType().asSummaryString() + " is missing from the table");
+                problems.add(
+                        "column '"
+                                + name
+                                + "' "
+                                + f.getType().asSummaryString()
+                                + " is missing from the table");
                 continue;
             }
-            boolean periodColumn = spec.scdType() == ScdType.TYPE_2
-                    && (name.equals(AutoCdcSpec.START_AT) || name.equals(AutoCdcSpec.END_AT));
+            boolean periodColumn =
+                    spec.scdType() == ScdType.TYPE_2
+                            && (name.equals(AutoCdcSpec.START_AT)
+                                    || name.equals(AutoCdcSpec.END_AT));
             if (!sameType(f.getType(), actual)) {
                 problems.add(
-                        "column '" + name + "' is " + actual.asSummaryString() + " in the table but "
-                                + f.getType().asSummaryString() + " in the flow"
-                                + (periodColumn ? " (SCD TYPE 2 period columns must have exactly the SEQUENCE BY type)" : ""));
+                        "column '"
+                                + name
+                                + "' is "
+                                + actual.asSummaryString()
+                                + " in the table but "
+                                + f.getType().asSummaryString()
+                                + " in the flow"
+                                + (periodColumn
+                                        ? " (SCD TYPE 2 period columns must have exactly the SEQUENCE BY type)"
+                                        : ""));
             } else if (!actual.isNullable() && f.getType().isNullable()) {
-                problems.add("column '" + name + "' is NOT NULL in the table but nullable in the flow");
+                problems.add(
+                        "column '" + name + "' is NOT NULL in the table but nullable in the flow");
             }
         }
         for (String name : have.keySet()) {
@@ -254,8 +318,12 @@ public final class AutoCdcSpecValidator {
         if (!problems.isEmpty()) {
             throw new AutoCdcException(
                     Code.TARGET_SCHEMA_MISMATCH,
-                    "flow '" + spec.name() + "': the existing target table does not match the flow's target "
-                            + target.asSummaryString() + ": " + String.join("; ", problems)
+                    "flow '"
+                            + spec.name()
+                            + "': the existing target table does not match the flow's target "
+                            + target.asSummaryString()
+                            + ": "
+                            + String.join("; ", problems)
                             + ". Fix the flow definition (COLUMNS, SEQUENCE BY, SCD type) or recreate the table.");
         }
     }
@@ -272,7 +340,8 @@ public final class AutoCdcSpecValidator {
             if (ec.size() != ac.size()) {
                 return false;
             }
-            if (e instanceof RowType && !((RowType) e).getFieldNames().equals(((RowType) a).getFieldNames())) {
+            if (e instanceof RowType
+                    && !((RowType) e).getFieldNames().equals(((RowType) a).getFieldNames())) {
                 return false;
             }
             for (int i = 0; i < ec.size(); i++) {
@@ -308,7 +377,7 @@ public final class AutoCdcSpecValidator {
                     return new LocalZonedTimestampType(p <= 6 ? 6 : p);
                 }
             case TIME_WITHOUT_TIME_ZONE:
-                return new org.apache.flink.table.types.logical.TimeType(0);
+                return new TimeType(0);
             default:
                 return t;
         }

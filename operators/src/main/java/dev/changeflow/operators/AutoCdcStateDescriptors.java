@@ -20,14 +20,23 @@ import java.time.Duration;
 public final class AutoCdcStateDescriptors {
     /** SCD1: the key's live row ({@code Scd1RowValue}); no TTL (A3). */
     public static final String SCD1_ROW = "auto-cdc-scd1-row";
-    /** SCD1: the key's tombstone ({@code SequenceValue}); TTL {@code tombstone-gc-threshold} (A3). */
+
+    /**
+     * SCD1: the key's tombstone ({@code SequenceValue}); TTL {@code tombstone-gc-threshold} (A3).
+     */
     public static final String SCD1_TOMBSTONE = "auto-cdc-scd1-tombstone";
-    /** SCD1: broadcast state holding the table-wide truncate tombstone under {@link #TRUNCATE_KEY}. */
+
+    /**
+     * SCD1: broadcast state holding the table-wide truncate tombstone under {@link #TRUNCATE_KEY}.
+     */
     public static final String TRUNCATE = "auto-cdc-truncate";
+
     /** The single key of the {@link #TRUNCATE} broadcast map. */
     public static final String TRUNCATE_KEY = "truncate";
+
     /** SCD2: the key's head ({@code Scd2CurrentValue}). */
     public static final String SCD2_CURRENT = "auto-cdc-scd2-current";
+
     /**
      * SCD2: the key's history: chunks of entries ({@code Scd2HistoryChunk}) by chunk number and, in
      * format v1 state of earlier builds, single entries ({@code Scd2HistoryEntry}) by sequence.
@@ -41,13 +50,15 @@ public final class AutoCdcStateDescriptors {
     }
 
     public static ValueStateDescriptor<byte[]> scd1Tombstone(Duration gcThreshold) {
-        ValueStateDescriptor<byte[]> d = new ValueStateDescriptor<>(SCD1_TOMBSTONE, BytePrimitiveArraySerializer.INSTANCE);
+        ValueStateDescriptor<byte[]> d =
+                new ValueStateDescriptor<>(SCD1_TOMBSTONE, BytePrimitiveArraySerializer.INSTANCE);
         d.enableTimeToLive(ChangeflowStateBackends.tombstoneTtl(gcThreshold));
         return d;
     }
 
     public static MapStateDescriptor<String, byte[]> truncate() {
-        return new MapStateDescriptor<>(TRUNCATE, StringSerializer.INSTANCE, BytePrimitiveArraySerializer.INSTANCE);
+        return new MapStateDescriptor<>(
+                TRUNCATE, StringSerializer.INSTANCE, BytePrimitiveArraySerializer.INSTANCE);
     }
 
     public static ValueStateDescriptor<byte[]> scd2Current() {
@@ -55,6 +66,7 @@ public final class AutoCdcStateDescriptors {
     }
 
     public static MapStateDescriptor<String, byte[]> scd2History() {
-        return new MapStateDescriptor<>(SCD2_HISTORY, StringSerializer.INSTANCE, BytePrimitiveArraySerializer.INSTANCE);
+        return new MapStateDescriptor<>(
+                SCD2_HISTORY, StringSerializer.INSTANCE, BytePrimitiveArraySerializer.INSTANCE);
     }
 }

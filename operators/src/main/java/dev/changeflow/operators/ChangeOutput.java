@@ -4,9 +4,9 @@ import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.data.RowData;
 
 /**
- * Where the AUTO CDC decision logic ({@link Scd1Logic}, {@link Scd2Logic}) sends target rows.
- * Every row is a fresh {@code GenericRowData} of {@link AutoCdcSpec#targetType()} with its row
- * kind set ({@code +I}, {@code -U}, {@code +U}, {@code -D}); the receiver may keep it.
+ * Where the AUTO CDC decision logic ({@link Scd1Logic}, {@link Scd2Logic}) sends target rows. Every
+ * row is a fresh {@code GenericRowData} of {@link AutoCdcSpec#targetType()} with its row kind set
+ * ({@code +I}, {@code -U}, {@code +U}, {@code -D}); the receiver may keep it.
  */
 @Internal
 @FunctionalInterface

@@ -14,9 +14,9 @@ import javax.annotation.Nullable;
 import java.util.Arrays;
 
 /**
- * What one change record does to one key of an SCD type 1 streaming table (semantics.md A2, A3),
- * as plain logic over a small {@link State} interface (the Flink adapter backs it with keyed
- * state; tests with fields).
+ * What one change record does to one key of an SCD type 1 streaming table (semantics.md A2, A3), as
+ * plain logic over a small {@link State} interface (the Flink adapter backs it with keyed state;
+ * tests with fields).
  *
  * <p>Input: a source row of {@link AutoCdcSpec#sourceType()}; {@code RowKind.DELETE} deletes the
  * key (other columns may be null), every other kind upserts it. Output ({@link ChangeOutput}):
@@ -29,21 +29,21 @@ import java.util.Arrays;
  *       same sequence: ignored, {@code duplicateSequence});
  *   <li>upsert of a live key: lower sequence → ignored ({@code late}); higher → {@code -U}/{@code
  *       +U}, or nothing when the projected values are identical (A3 Decision: {@code noop}; the
- *       applied sequence still advances, so a late record in between stays ignored); equal
- *       sequence → identical values are an exact duplicate (K7, {@code noop}), different values
- *       count {@code duplicateSequence} and the larger byte-wise encoding of the projected row wins
- *       (A2 Decision);
+ *       applied sequence still advances, so a late record in between stays ignored); equal sequence
+ *       → identical values are an exact duplicate (K7, {@code noop}), different values count {@code
+ *       duplicateSequence} and the larger byte-wise encoding of the projected row wins (A2
+ *       Decision);
  *   <li>delete of a live key with a sequence ≥ the applied one: {@code -D} with the complete row,
  *       and a tombstone at the delete's sequence (a delete at the same sequence wins, A2);
  *   <li>delete of a key without a row: a tombstone only, never a {@code -D} (A3);
  *   <li>truncate at s ({@link #truncate}): a live row with applied sequence &lt; s gets {@code -D};
- *       s stays as the table-wide tombstone, records with a sequence &lt; s are ignored later, records
- *       at s or above apply.
+ *       s stays as the table-wide tombstone, records with a sequence &lt; s are ignored later,
+ *       records at s or above apply.
  * </ul>
  *
- * <p>Decision: with IGNORE NULL UPDATES, a null in a covered column keeps the stored value
- * (nested ROW fields too) before the no-op / tie-break comparisons; a new key stores the nulls.
- * Such flows are exempt from the order-independence property (A2): a late record changes nothing.
+ * <p>Decision: with IGNORE NULL UPDATES, a null in a covered column keeps the stored value (nested
+ * ROW fields too) before the no-op / tie-break comparisons; a new key stores the nulls. Such flows
+ * are exempt from the order-independence property (A2): a late record changes nothing.
  *
  * <p>Decision: the tombstone is removed when an upsert re-creates the row (the row's applied
  * sequence then protects the key); the tombstone state is read only when the row state is empty.
@@ -53,7 +53,10 @@ import java.util.Arrays;
 @Internal
 public final class Scd1Logic {
 
-    /** The keyed state of the current key, as the logic sees it (values are {@code dev.changeflow.state} layouts). */
+    /**
+     * The keyed state of the current key, as the logic sees it (values are {@code
+     * dev.changeflow.state} layouts).
+     */
     public interface State {
         /** The {@link Scd1RowValue} of the live row, or null. */
         @Nullable
@@ -91,7 +94,9 @@ public final class Scd1Logic {
         this.metrics = metrics;
     }
 
-    /** Applies one change record (upsert, or delete for {@code RowKind.DELETE}) to the current key. */
+    /**
+     * Applies one change record (upsert, or delete for {@code RowKind.DELETE}) to the current key.
+     */
     public void apply(RowData record, State state, ChangeOutput out) {
         seq.reset();
         codecs.encodeSequence(record, seq);
@@ -104,8 +109,12 @@ public final class Scd1Logic {
 
     private int compareToStored(byte[] stored) {
         return Arrays.compareUnsigned(
-                seq.buffer(), 0, seq.size(),
-                stored, view.sequenceOffset(), view.sequenceOffset() + view.sequenceLength());
+                seq.buffer(),
+                0,
+                seq.size(),
+                stored,
+                view.sequenceOffset(),
+                view.sequenceOffset() + view.sequenceLength());
     }
 
     private void upsert(RowData record, State state, ChangeOutput out) {
@@ -114,7 +123,8 @@ public final class Scd1Logic {
         byte[] current = state.row();
         if (current == null) {
             byte[] truncate = state.truncate();
-            if (truncate != null && SequenceValue.compare(seq.buffer(), 0, seq.size(), truncate) < 0) {
+            if (truncate != null
+                    && SequenceValue.compare(seq.buffer(), 0, seq.size(), truncate) < 0) {
                 metrics.late();
                 return;
             }
@@ -150,8 +160,9 @@ public final class Scd1Logic {
             row.reset();
             codecs.rowCodec.encode(merged, row);
         }
-        int rowCmp = Arrays.compareUnsigned(
-                row.buffer(), 0, row.size(), current, view.rowOffset(), current.length);
+        int rowCmp =
+                Arrays.compareUnsigned(
+                        row.buffer(), 0, row.size(), current, view.rowOffset(), current.length);
         if (rowCmp == 0) {
             if (cmp > 0) {
                 store(state); // identical values: the applied sequence advances, nothing is emitted
@@ -227,9 +238,14 @@ public final class Scd1Logic {
     public boolean truncate(byte[] rowValue, byte[] truncateValue, ChangeOutput out) {
         view.wrap(rowValue);
         int off = SequenceValue.sequenceOffset(truncateValue);
-        int c = Arrays.compareUnsigned(
-                rowValue, view.sequenceOffset(), view.sequenceOffset() + view.sequenceLength(),
-                truncateValue, off, truncateValue.length);
+        int c =
+                Arrays.compareUnsigned(
+                        rowValue,
+                        view.sequenceOffset(),
+                        view.sequenceOffset() + view.sequenceLength(),
+                        truncateValue,
+                        off,
+                        truncateValue.length);
         if (c >= 0) {
             return false;
         }

@@ -11,7 +11,6 @@ import org.apache.flink.util.Collector;
 
 import javax.annotation.Nullable;
 
-
 /**
  * SCD type 1 apply with truncate records (semantics.md A3): change records arrive keyed, truncate
  * records broadcast to every subtask. A truncate at s emits {@code -D} for every key of this
@@ -20,11 +19,13 @@ import javax.annotation.Nullable;
  * collected; later records below s are ignored. Per-key behaviour is {@link Scd1Logic}.
  */
 @Internal
-public final class Scd1TruncateFunction extends KeyedBroadcastProcessFunction<RowData, RowData, RowData, RowData> {
+public final class Scd1TruncateFunction
+        extends KeyedBroadcastProcessFunction<RowData, RowData, RowData, RowData> {
     private static final long serialVersionUID = 1L;
 
     private final AutoCdcSpec spec;
-    private final MapStateDescriptor<String, byte[]> truncateDescriptor = AutoCdcStateDescriptors.truncate();
+    private final MapStateDescriptor<String, byte[]> truncateDescriptor =
+            AutoCdcStateDescriptors.truncate();
     private transient Scd1Logic logic;
     private transient AutoCdcMetrics metrics;
     private transient KeyedScd1State state;
@@ -39,20 +40,28 @@ public final class Scd1TruncateFunction extends KeyedBroadcastProcessFunction<Ro
         metrics = new FlinkAutoCdcMetrics(getRuntimeContext().getMetricGroup());
         logic = new Scd1Logic(spec, metrics);
         ValueState<byte[]> row = getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Row());
-        state = new KeyedScd1State(
-                row, getRuntimeContext().getState(AutoCdcStateDescriptors.scd1Tombstone(spec.tombstoneGcThreshold())));
+        state =
+                new KeyedScd1State(
+                        row,
+                        getRuntimeContext()
+                                .getState(
+                                        AutoCdcStateDescriptors.scd1Tombstone(
+                                                spec.tombstoneGcThreshold())));
         output = new CollectorOutput();
     }
 
     @Override
-    public void processElement(RowData record, ReadOnlyContext ctx, Collector<RowData> out) throws Exception {
+    public void processElement(RowData record, ReadOnlyContext ctx, Collector<RowData> out)
+            throws Exception {
         output.collector = out;
-        state.truncate = ctx.getBroadcastState(truncateDescriptor).get(AutoCdcStateDescriptors.TRUNCATE_KEY);
+        state.truncate =
+                ctx.getBroadcastState(truncateDescriptor).get(AutoCdcStateDescriptors.TRUNCATE_KEY);
         logic.apply(record, state, output);
     }
 
     @Override
-    public void processBroadcastElement(RowData truncateRecord, Context ctx, Collector<RowData> out) throws Exception {
+    public void processBroadcastElement(RowData truncateRecord, Context ctx, Collector<RowData> out)
+            throws Exception {
         output.collector = out;
         metrics.truncate();
         BroadcastState<String, byte[]> bs = ctx.getBroadcastState(truncateDescriptor);

@@ -27,18 +27,18 @@ import java.util.Map;
  * target rows since the previous flush. {@link #apply(RowData, Store, ChangeOutput)} does both for
  * one record (record-by-record output).
  *
- * <p><b>Model.</b> The key's history is a set of entries keyed by sequence: one per applied
- * upsert (its projected row and the 128-bit hash of its tracked columns) and one per delete. The
- * target's versions are what applying the entries in sequence order gives: an upsert whose
- * tracked values differ from the open version's (or with no open version) opens a version at its
- * sequence and closes the open one there; an upsert with the same tracked values updates the open
- * version in place ({@code __START_AT} stays, the row becomes the upsert's row; identical rows
- * change nothing); a delete closes the open version at its sequence and opens none (gaps
- * allowed). A version's row is the row of its last upsert; {@code __START_AT}/{@code __END_AT} are
- * the sequence values, typed as the sequence.
+ * <p><b>Model.</b> The key's history is a set of entries keyed by sequence: one per applied upsert
+ * (its projected row and the 128-bit hash of its tracked columns) and one per delete. The target's
+ * versions are what applying the entries in sequence order gives: an upsert whose tracked values
+ * differ from the open version's (or with no open version) opens a version at its sequence and
+ * closes the open one there; an upsert with the same tracked values updates the open version in
+ * place ({@code __START_AT} stays, the row becomes the upsert's row; identical rows change
+ * nothing); a delete closes the open version at its sequence and opens none (gaps allowed). A
+ * version's row is the row of its last upsert; {@code __START_AT}/{@code __END_AT} are the sequence
+ * values, typed as the sequence.
  *
- * <p><b>Order independence (A2).</b> Because every applied record stays an entry, the versions are a
- * function of the set of records, whatever order they arrive in: a late upsert inside a version
+ * <p><b>Order independence (A2).</b> Because every applied record stays an entry, the versions are
+ * a function of the set of records, whatever order they arrive in: a late upsert inside a version
  * splits it (A[1,5) C[5,∞) + B@3 → A[1,3) B[3,5) C[5,∞)), and consecutive versions with identical
  * tracked values merge exactly as sorted application would; a late delete inside a version closes
  * it there and drops nothing else.
@@ -49,14 +49,14 @@ import java.util.Map;
  * last flush — no row is decoded per record. A late record, or a same-sequence replacement, loads
  * the key's stored history (every chunk, and v1 {@link Scd2HistoryEntry} values of state restored
  * from an older release); from then until the flush the key's records are applied to the sorted
- * entry list, and the flush emits the difference between the versions of the stored entries and
- * of the current ones ({@code -D} removed versions, {@code -U}/{@code +U} changed ones, {@code +I}
- * new ones).
+ * entry list, and the flush emits the difference between the versions of the stored entries and of
+ * the current ones ({@code -D} removed versions, {@code -U}/{@code +U} changed ones, {@code +I} new
+ * ones).
  *
  * <p><b>Net changes</b> per target row identity (KEYS, {@code __START_AT}) between two flushes:
- * nothing, {@code +I} new row, {@code -D} complete old row, or {@code -U} complete old row
- * directly followed by {@code +U} new row; the open version of the last flush first, then the
- * others in {@code __START_AT} order (in-order path) or removed, changed, new (history path).
+ * nothing, {@code +I} new row, {@code -D} complete old row, or {@code -U} complete old row directly
+ * followed by {@code +U} new row; the open version of the last flush first, then the others in
+ * {@code __START_AT} order (in-order path) or removed, changed, new (history path).
  *
  * <p>Decision: entries are kept for every applied record, including no-op upserts (identical
  * values), because a later late record can turn such an upsert into a version boundary. History
@@ -74,18 +74,20 @@ import java.util.Map;
  * sequence order at the time it is applied; entries above a late record are not re-merged (such
  * flows are exempt from order independence, A2).
  *
- * <p>Decision: a key holds one chunk per flush that applied records to it; when a late record
- * reads a history held in more than {@value #MAX_STORED_VALUES} values beyond the chunks of
- * {@value #REWRITE_CHUNK_ENTRIES} entries it needs, the flush rewrites it as such chunks (a read
- * then costs a bounded number of state values; a rewrite happens at most once per {@value
- * #MAX_STORED_VALUES} flushes of the key).
+ * <p>Decision: a key holds one chunk per flush that applied records to it; when a late record reads
+ * a history held in more than {@value #MAX_STORED_VALUES} values beyond the chunks of {@value
+ * #REWRITE_CHUNK_ENTRIES} entries it needs, the flush rewrites it as such chunks (a read then costs
+ * a bounded number of state values; a rewrite happens at most once per {@value #MAX_STORED_VALUES}
+ * flushes of the key).
  *
  * <p>Not thread-safe; one instance per operator subtask.
  */
 @Internal
 public final class Scd2Logic {
 
-    /** The stored state of the current key (the state backend's keyed state, or memory in tests). */
+    /**
+     * The stored state of the current key (the state backend's keyed state, or memory in tests).
+     */
     public interface Store {
         /** The {@link Scd2CurrentValue} head of the key, or null for a never-seen key. */
         @Nullable
@@ -105,11 +107,18 @@ public final class Scd2Logic {
         void clearHistory();
     }
 
-    /** Stored history values of a key, beyond the chunks its entries need, above which a history read leads to a rewrite. */
+    /**
+     * Stored history values of a key, beyond the chunks its entries need, above which a history
+     * read leads to a rewrite.
+     */
     static final int MAX_STORED_VALUES = 16;
+
     /** Entries per chunk when a key's history is rewritten. */
     static final int REWRITE_CHUNK_ENTRIES = 1024;
-    /** Estimated heap bytes of one entry in the history path (object, sequence array, list slot). */
+
+    /**
+     * Estimated heap bytes of one entry in the history path (object, sequence array, list slot).
+     */
     private static final int ENTRY_OVERHEAD_BYTES = 80;
 
     /**
@@ -119,25 +128,41 @@ public final class Scd2Logic {
      */
     public static final class KeyChanges {
         private boolean loaded;
+
         /** The head at the last flush (the versions the target holds), or null for a new key. */
         @Nullable private byte[] headAtFlush;
+
         /** The head now (its chunk number is set at the flush). */
         @Nullable private byte[] head;
+
         private int nextChunk;
         private boolean dirty;
-        /** In-order path: a chunk of the entries applied since the flush, or null before the first. */
+
+        /**
+         * In-order path: a chunk of the entries applied since the flush, or null before the first.
+         */
         @Nullable private ByteWriter pending;
+
         /** Offsets in {@link #pending} of the last upsert entry's hash and row, -1 when none. */
         private int lastHash = -1;
+
         private int lastRow;
         private int lastRowLength;
-        /** History path: the stored entries (sorted, A2-resolved) and the current ones; null in the in-order path. */
+
+        /**
+         * History path: the stored entries (sorted, A2-resolved) and the current ones; null in the
+         * in-order path.
+         */
         @Nullable private List<Entry> stored;
+
         @Nullable private List<Entry> entries;
         private int storedValues;
         private long storedBytes;
 
-        /** Estimated heap bytes held (pending chunk or loaded history), for the operator's memory bound. */
+        /**
+         * Estimated heap bytes held (pending chunk or loaded history), for the operator's memory
+         * bound.
+         */
         public long heapBytes() {
             long b = pending == null ? 0 : pending.buffer().length;
             if (entries != null) {
@@ -203,16 +228,22 @@ public final class Scd2Logic {
         int cmp = 1;
         if (current != null) {
             head.wrap(current);
-            cmp = Arrays.compareUnsigned(
-                    seq.buffer(), 0, seq.size(),
-                    current, head.maxOffset(), head.maxOffset() + head.maxLength());
+            cmp =
+                    Arrays.compareUnsigned(
+                            seq.buffer(),
+                            0,
+                            seq.size(),
+                            current,
+                            head.maxOffset(),
+                            head.maxOffset() + head.maxLength());
         }
         if (cmp > 0) {
             applyInOrder(record, delete, current != null && head.live(), k);
             return;
         }
         if (cmp == 0 && !codecs.ignoreNulls()) {
-            // the key's last entry is at this sequence: settle the common duplicate cases from the head
+            // the key's last entry is at this sequence: settle the common duplicate cases from the
+            // head
             if (!head.live()) {
                 if (delete) {
                     metrics.noop();
@@ -223,8 +254,14 @@ public final class Scd2Logic {
             }
             if (!delete) {
                 buildUpsert(record, null);
-                int rowCmp = Arrays.compareUnsigned(
-                        row.buffer(), 0, row.size(), current, head.rowOffset(), current.length);
+                int rowCmp =
+                        Arrays.compareUnsigned(
+                                row.buffer(),
+                                0,
+                                row.size(),
+                                current,
+                                head.rowOffset(),
+                                current.length);
                 if (rowCmp == 0) {
                     metrics.noop(); // exact duplicate (K7)
                     return;
@@ -242,8 +279,8 @@ public final class Scd2Logic {
 
     /**
      * Writes the key's changes to {@code store} (head, and the entries applied since the last flush
-     * as one chunk) and emits the net changes of its target rows since the last flush. {@code k} must
-     * not be used afterwards.
+     * as one chunk) and emits the net changes of its target rows since the last flush. {@code k}
+     * must not be used afterwards.
      */
     public void flush(KeyChanges k, Store store, ChangeOutput out) {
         if (!k.dirty) {
@@ -279,7 +316,10 @@ public final class Scd2Logic {
             return;
         }
         byte[] current = k.head;
-        GenericRowData previous = live && codecs.ignoreNulls() ? codecs.decodeRow(current, head.rowOffset(), head.rowLength()) : null;
+        GenericRowData previous =
+                live && codecs.ignoreNulls()
+                        ? codecs.decodeRow(current, head.rowOffset(), head.rowLength())
+                        : null;
         buildUpsert(record, previous);
         appendUpsert(k);
         if (!live) {
@@ -287,10 +327,18 @@ public final class Scd2Logic {
             metrics.applied();
             return;
         }
-        boolean sameTracked = Arrays.equals(
-                hash.buffer(), 0, Hash128.BYTES, current, head.hashOffset(), head.hashOffset() + Hash128.BYTES);
+        boolean sameTracked =
+                Arrays.equals(
+                        hash.buffer(),
+                        0,
+                        Hash128.BYTES,
+                        current,
+                        head.hashOffset(),
+                        head.hashOffset() + Hash128.BYTES);
         if (sameTracked) {
-            boolean sameRow = Arrays.equals(row.buffer(), 0, row.size(), current, head.rowOffset(), current.length);
+            boolean sameRow =
+                    Arrays.equals(
+                            row.buffer(), 0, row.size(), current, head.rowOffset(), current.length);
             if (sameRow) {
                 metrics.noop();
             } else {
@@ -303,29 +351,67 @@ public final class Scd2Logic {
         metrics.applied();
     }
 
-    /** Appends the upsert in {@link #seq}/{@link #hash}/{@link #row} to the pending chunk (SAME when it repeats the last upsert). */
+    /**
+     * Appends the upsert in {@link #seq}/{@link #hash}/{@link #row} to the pending chunk (SAME when
+     * it repeats the last upsert).
+     */
     private void appendUpsert(KeyChanges k) {
         ByteWriter p = k.pending;
         if (k.lastHash >= 0
                 && k.lastRowLength == row.size()
-                && Arrays.equals(p.buffer(), k.lastHash, k.lastHash + Hash128.BYTES, hash.buffer(), 0, Hash128.BYTES)
-                && Arrays.equals(p.buffer(), k.lastRow, k.lastRow + k.lastRowLength, row.buffer(), 0, row.size())) {
+                && Arrays.equals(
+                        p.buffer(),
+                        k.lastHash,
+                        k.lastHash + Hash128.BYTES,
+                        hash.buffer(),
+                        0,
+                        Hash128.BYTES)
+                && Arrays.equals(
+                        p.buffer(),
+                        k.lastRow,
+                        k.lastRow + k.lastRowLength,
+                        row.buffer(),
+                        0,
+                        row.size())) {
             Scd2HistoryChunk.appendSame(p, seq.buffer(), 0, seq.size());
             return;
         }
-        k.lastHash = Scd2HistoryChunk.appendUpsert(p, seq.buffer(), 0, seq.size(), hash.buffer(), 0, row.buffer(), 0, row.size());
+        k.lastHash =
+                Scd2HistoryChunk.appendUpsert(
+                        p,
+                        seq.buffer(),
+                        0,
+                        seq.size(),
+                        hash.buffer(),
+                        0,
+                        row.buffer(),
+                        0,
+                        row.size());
         k.lastRow = p.size() - row.size();
         k.lastRowLength = row.size();
     }
 
     /**
-     * The head of a live key whose last record is the upsert in {@link #seq}/{@link #hash}/{@link #row};
-     * in-order heads carry the number after the pending chunk (the flush writes that chunk as is).
+     * The head of a live key whose last record is the upsert in {@link #seq}/{@link #hash}/{@link
+     * #row}; in-order heads carry the number after the pending chunk (the flush writes that chunk
+     * as is).
      */
     private void writeLiveHead(KeyChanges k, byte[] start, int off, int len) {
         value.reset();
         Scd2CurrentValue.writeLive(
-                value, k.nextChunk + 1, seq.buffer(), 0, seq.size(), start, off, len, hash.buffer(), 0, row.buffer(), 0, row.size());
+                value,
+                k.nextChunk + 1,
+                seq.buffer(),
+                0,
+                seq.size(),
+                start,
+                off,
+                len,
+                hash.buffer(),
+                0,
+                row.buffer(),
+                0,
+                row.size());
         k.head = value.toByteArray();
     }
 
@@ -353,13 +439,22 @@ public final class Scd2Logic {
         byte[] p = k.pending.buffer();
         cursor.wrap(p, 1, k.pending.size() - 1);
         while (cursor.next()) {
-            if (v.open && !cursor.isDelete()
-                    && Arrays.equals(v.buf, v.hashOff, v.hashOff + Hash128.BYTES, p, cursor.hashOffset(), cursor.hashOffset() + Hash128.BYTES)) {
-                v.takeRow(p, cursor); // same tracked values: the open version takes the row in place
+            if (v.open
+                    && !cursor.isDelete()
+                    && Arrays.equals(
+                            v.buf,
+                            v.hashOff,
+                            v.hashOff + Hash128.BYTES,
+                            p,
+                            cursor.hashOffset(),
+                            cursor.hashOffset() + Hash128.BYTES)) {
+                v.takeRow(
+                        p, cursor); // same tracked values: the open version takes the row in place
                 continue;
             }
             if (v.open) {
-                emitVersion(v, p, cursor.sequenceOffset(), cursor.sequenceLength(), out); // closed here
+                emitVersion(
+                        v, p, cursor.sequenceOffset(), cursor.sequenceLength(), out); // closed here
                 v.open = false;
             }
             if (!cursor.isDelete()) {
@@ -376,11 +471,16 @@ public final class Scd2Logic {
         }
     }
 
-    /** The open version during {@link #emitFolded}: its start sequence, tracked hash and row as slices. */
+    /**
+     * The open version during {@link #emitFolded}: its start sequence, tracked hash and row as
+     * slices.
+     */
     private static final class OpenVersion {
         boolean open;
+
         /** The open version of the last flush (its start is older than every pending entry). */
         boolean old;
+
         byte[] startBuf;
         int startOff;
         int startLen;
@@ -397,8 +497,12 @@ public final class Scd2Logic {
         }
     }
 
-    /** Emits one version of the fold, closed at the given sequence (null: open): {@code +I} when new, else {@code -U}/{@code +U} against the last flush's open version unless unchanged. */
-    private void emitVersion(OpenVersion v, @Nullable byte[] endBuf, int endOff, int endLen, ChangeOutput out) {
+    /**
+     * Emits one version of the fold, closed at the given sequence (null: open): {@code +I} when
+     * new, else {@code -U}/{@code +U} against the last flush's open version unless unchanged.
+     */
+    private void emitVersion(
+            OpenVersion v, @Nullable byte[] endBuf, int endOff, int endLen, ChangeOutput out) {
         Object start = codecs.sequenceCodec.decode(v.startBuf, v.startOff, v.startLen);
         Object end = endBuf == null ? null : codecs.sequenceCodec.decode(endBuf, endOff, endLen);
         GenericRowData now = codecs.decodeRow(v.buf, v.rowOff, v.rowLen);
@@ -408,7 +512,14 @@ public final class Scd2Logic {
         }
         // `before` still wraps the head of the last flush
         byte[] old = before.bytes();
-        if (end == null && Arrays.equals(old, before.rowOffset(), old.length, v.buf, v.rowOff, v.rowOff + v.rowLen)) {
+        if (end == null
+                && Arrays.equals(
+                        old,
+                        before.rowOffset(),
+                        old.length,
+                        v.buf,
+                        v.rowOff,
+                        v.rowOff + v.rowLen)) {
             return;
         }
         GenericRowData was = codecs.decodeRow(old, before.rowOffset(), before.rowLength());
@@ -429,6 +540,7 @@ public final class Scd2Logic {
         final int hashOff;
         final int rowOff;
         final int rowLen;
+
         /** Applied since the last flush (not yet stored). */
         boolean fresh;
 
@@ -446,11 +558,18 @@ public final class Scd2Logic {
         }
 
         boolean sameTracked(Entry o) {
-            return Arrays.equals(buf, hashOff, hashOff + Hash128.BYTES, o.buf, o.hashOff, o.hashOff + Hash128.BYTES);
+            return Arrays.equals(
+                    buf,
+                    hashOff,
+                    hashOff + Hash128.BYTES,
+                    o.buf,
+                    o.hashOff,
+                    o.hashOff + Hash128.BYTES);
         }
 
         int compareRow(Entry o) {
-            return Arrays.compareUnsigned(buf, rowOff, rowOff + rowLen, o.buf, o.rowOff, o.rowOff + o.rowLen);
+            return Arrays.compareUnsigned(
+                    buf, rowOff, rowOff + rowLen, o.buf, o.rowOff, o.rowOff + o.rowLen);
         }
 
         boolean sameValue(Entry o) {
@@ -469,7 +588,10 @@ public final class Scd2Logic {
         }
     }
 
-    /** A derived version: entries [start .. last] of the sorted list, closed by entry {@code end} (-1: open). */
+    /**
+     * A derived version: entries [start .. last] of the sorted list, closed by entry {@code end}
+     * (-1: open).
+     */
     private static final class Version {
         final int start;
         int last;
@@ -495,9 +617,16 @@ public final class Scd2Logic {
             } else {
                 check.wrap(v); // version check of every v1 entry
                 byte[] s = SequenceCodec.fromMapKey(e.getKey());
-                all.add(check.isDelete()
-                        ? Entry.delete(s)
-                        : new Entry(s, false, v, check.hashOffset(), check.rowOffset(), check.rowLength()));
+                all.add(
+                        check.isDelete()
+                                ? Entry.delete(s)
+                                : new Entry(
+                                        s,
+                                        false,
+                                        v,
+                                        check.hashOffset(),
+                                        check.rowOffset(),
+                                        check.rowLength()));
             }
         }
         all.sort((a, b) -> Arrays.compareUnsigned(a.seq, b.seq));
@@ -505,7 +634,10 @@ public final class Scd2Logic {
         for (Entry e : all) {
             int last = stored.size() - 1;
             if (last >= 0 && Arrays.equals(stored.get(last).seq, e.seq)) {
-                stored.set(last, Entry.winner(stored.get(last), e)); // a later same-sequence replacement (A2)
+                stored.set(
+                        last,
+                        Entry.winner(
+                                stored.get(last), e)); // a later same-sequence replacement (A2)
             } else {
                 stored.add(e);
             }
@@ -528,10 +660,21 @@ public final class Scd2Logic {
     private void readChunk(byte[] v, int off, int len, List<Entry> into, boolean fresh) {
         cursor.wrap(v, off, len);
         while (cursor.next()) {
-            byte[] s = Arrays.copyOfRange(v, cursor.sequenceOffset(), cursor.sequenceOffset() + cursor.sequenceLength());
-            Entry e = cursor.isDelete()
-                    ? Entry.delete(s)
-                    : new Entry(s, false, v, cursor.hashOffset(), cursor.rowOffset(), cursor.rowLength());
+            byte[] s =
+                    Arrays.copyOfRange(
+                            v,
+                            cursor.sequenceOffset(),
+                            cursor.sequenceOffset() + cursor.sequenceLength());
+            Entry e =
+                    cursor.isDelete()
+                            ? Entry.delete(s)
+                            : new Entry(
+                                    s,
+                                    false,
+                                    v,
+                                    cursor.hashOffset(),
+                                    cursor.rowOffset(),
+                                    cursor.rowLength());
             e.fresh = fresh;
             into.add(e);
         }
@@ -539,7 +682,8 @@ public final class Scd2Logic {
 
     private void applyToHistory(RowData record, boolean delete, byte[] sequence, KeyChanges k) {
         List<Entry> entries = k.entries;
-        if (!entries.isEmpty() && Arrays.compareUnsigned(sequence, entries.get(entries.size() - 1).seq) < 0) {
+        if (!entries.isEmpty()
+                && Arrays.compareUnsigned(sequence, entries.get(entries.size() - 1).seq) < 0) {
             metrics.late();
         }
         int idx = search(entries, sequence);
@@ -630,7 +774,10 @@ public final class Scd2Logic {
     }
 
     private void emitDifference(
-            List<Entry> oldEntries, List<Version> oldVersions, List<Entry> newEntries, List<Version> newVersions,
+            List<Entry> oldEntries,
+            List<Version> oldVersions,
+            List<Entry> newEntries,
+            List<Version> newVersions,
             ChangeOutput out) {
         Map<String, Version> oldByStart = new HashMap<>();
         for (Version v : oldVersions) {
@@ -694,27 +841,42 @@ public final class Scd2Logic {
             Scd2CurrentValue.writeDeleted(value, nextChunk, last.seq, 0, last.seq.length);
         } else {
             int start = entries.size() - 1;
-            while (start > 0 && !entries.get(start - 1).delete && entries.get(start - 1).sameTracked(entries.get(start))) {
+            while (start > 0
+                    && !entries.get(start - 1).delete
+                    && entries.get(start - 1).sameTracked(entries.get(start))) {
                 start--;
             }
             byte[] s = entries.get(start).seq;
             Scd2CurrentValue.writeLive(
-                    value, nextChunk,
-                    last.seq, 0, last.seq.length,
-                    s, 0, s.length,
-                    last.buf, last.hashOff,
-                    last.buf, last.rowOff, last.rowLen);
+                    value,
+                    nextChunk,
+                    last.seq,
+                    0,
+                    last.seq.length,
+                    s,
+                    0,
+                    s.length,
+                    last.buf,
+                    last.hashOff,
+                    last.buf,
+                    last.rowOff,
+                    last.rowLen);
         }
         return value.toByteArray();
     }
 
-    /** History path: the fresh entries as one new chunk, or the whole history rewritten when it has too many values. */
+    /**
+     * History path: the fresh entries as one new chunk, or the whole history rewritten when it has
+     * too many values.
+     */
     private void writeHistory(KeyChanges k, Store store) {
         List<Entry> entries = k.entries;
         if (k.storedValues > MAX_STORED_VALUES + k.stored.size() / REWRITE_CHUNK_ENTRIES) {
             store.clearHistory();
             for (int from = 0; from < entries.size(); from += REWRITE_CHUNK_ENTRIES) {
-                List<Entry> part = entries.subList(from, Math.min(entries.size(), from + REWRITE_CHUNK_ENTRIES));
+                List<Entry> part =
+                        entries.subList(
+                                from, Math.min(entries.size(), from + REWRITE_CHUNK_ENTRIES));
                 store.putHistory(Scd2HistoryChunk.mapKey(k.nextChunk++), chunk(part, false));
             }
             return;
@@ -725,7 +887,10 @@ public final class Scd2Logic {
         }
     }
 
-    /** A chunk of the given entries (only the fresh ones when {@code freshOnly}), or null when there are none. */
+    /**
+     * A chunk of the given entries (only the fresh ones when {@code freshOnly}), or null when there
+     * are none.
+     */
     @Nullable
     private byte[] chunk(List<Entry> entries, boolean freshOnly) {
         value.reset();
@@ -742,7 +907,8 @@ public final class Scd2Logic {
             } else if (lastUpsert != null && e.sameValue(lastUpsert)) {
                 Scd2HistoryChunk.appendSame(value, e.seq, 0, e.seq.length);
             } else {
-                Scd2HistoryChunk.appendUpsert(value, e.seq, 0, e.seq.length, e.buf, e.hashOff, e.buf, e.rowOff, e.rowLen);
+                Scd2HistoryChunk.appendUpsert(
+                        value, e.seq, 0, e.seq.length, e.buf, e.hashOff, e.buf, e.rowOff, e.rowLen);
                 lastUpsert = e;
             }
         }
@@ -757,21 +923,33 @@ public final class Scd2Logic {
         }
         value.reset();
         if (!head.live()) {
-            Scd2CurrentValue.writeDeleted(value, nextChunk, current, head.maxOffset(), head.maxLength());
+            Scd2CurrentValue.writeDeleted(
+                    value, nextChunk, current, head.maxOffset(), head.maxLength());
         } else {
             Scd2CurrentValue.writeLive(
-                    value, nextChunk,
-                    current, head.maxOffset(), head.maxLength(),
-                    current, head.startOffset(), head.startLength(),
-                    current, head.hashOffset(),
-                    current, head.rowOffset(), head.rowLength());
+                    value,
+                    nextChunk,
+                    current,
+                    head.maxOffset(),
+                    head.maxLength(),
+                    current,
+                    head.startOffset(),
+                    head.startLength(),
+                    current,
+                    head.hashOffset(),
+                    current,
+                    head.rowOffset(),
+                    head.rowLength());
         }
         return value.toByteArray();
     }
 
     // ---------------------------------------------------------------------------------- helpers
 
-    /** Fills {@link #row} and {@link #hash} for an upsert, merged with {@code below} under IGNORE NULL UPDATES. */
+    /**
+     * Fills {@link #row} and {@link #hash} for an upsert, merged with {@code below} under IGNORE
+     * NULL UPDATES.
+     */
     private void buildUpsert(RowData record, @Nullable GenericRowData below) {
         row.reset();
         hash.reset();
@@ -788,7 +966,8 @@ public final class Scd2Logic {
         }
     }
 
-    private RowData versionRow(RowKind kind, RowData projected, Object start, @Nullable Object end) {
+    private RowData versionRow(
+            RowKind kind, RowData projected, Object start, @Nullable Object end) {
         GenericRowData r = new GenericRowData(kind, arity + 2);
         for (int i = 0; i < arity; i++) {
             r.setField(i, ((GenericRowData) projected).getField(i));

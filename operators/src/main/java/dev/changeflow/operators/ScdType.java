@@ -2,6 +2,8 @@ package dev.changeflow.operators;
 
 import org.apache.flink.annotation.PublicEvolving;
 
+import java.util.Locale;
+
 /** How a streaming table stores the applied change records (semantics.md A3, A4). */
 @PublicEvolving
 public enum ScdType {
@@ -12,7 +14,13 @@ public enum ScdType {
 
     /** Parses {@code 1}, {@code 2}, {@code type_1}, {@code scd2}, ... (case-insensitive). */
     public static ScdType parse(String text) {
-        String t = text.trim().toUpperCase(java.util.Locale.ROOT).replace("SCD", "").replace("TYPE", "").replace("_", "").trim();
+        String t =
+                text.trim()
+                        .toUpperCase(Locale.ROOT)
+                        .replace("SCD", "")
+                        .replace("TYPE", "")
+                        .replace("_", "")
+                        .trim();
         switch (t) {
             case "1":
                 return TYPE_1;

@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The {@link AutoCdcOperators#apply} topology and its key selector. */
 class AutoCdcOperatorsTest {
 
-    private static DataStream<RowData> source(StreamExecutionEnvironment env, AutoCdcSpec spec, RowData... rows) {
+    private static DataStream<RowData> source(
+            StreamExecutionEnvironment env, AutoCdcSpec spec, RowData... rows) {
         return env.fromData(InternalTypeInfo.of(spec.sourceType()), rows);
     }
 
@@ -29,7 +30,8 @@ class AutoCdcOperatorsTest {
     void buildsKeyedOperatorWithUidNameAndTypes() {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         AutoCdcSpec spec = TestFlows.scd2().build();
-        SingleOutputStreamOperator<RowData> out = AutoCdcOperators.apply(source(env, spec, up(1, "a", 1, 1)), null, spec);
+        SingleOutputStreamOperator<RowData> out =
+                AutoCdcOperators.apply(source(env, spec, up(1, "a", 1, 1)), null, spec);
         assertThat(out.getTransformation().getUid()).isEqualTo("auto-cdc-t");
         assertThat(out.getName()).contains("AUTO CDC t");
         assertThat(out.getType()).isEqualTo(InternalTypeInfo.of(spec.targetType()));
@@ -38,8 +40,11 @@ class AutoCdcOperatorsTest {
         assertThat(keyed.getOutputType()).isEqualTo(InternalTypeInfo.of(spec.sourceType()));
 
         AutoCdcSpec withTruncates = TestFlows.scd1().truncateEnabled(true).build();
-        SingleOutputStreamOperator<RowData> t = AutoCdcOperators.apply(
-                source(env, withTruncates, up(1, "a", 1, 1)), source(env, withTruncates, del(0, 5)), withTruncates);
+        SingleOutputStreamOperator<RowData> t =
+                AutoCdcOperators.apply(
+                        source(env, withTruncates, up(1, "a", 1, 1)),
+                        source(env, withTruncates, del(0, 5)),
+                        withTruncates);
         assertThat(t.getTransformation().getUid()).isEqualTo("auto-cdc-t");
         assertThat(t.getTransformation().getInputs()).hasSize(2);
 
@@ -65,7 +70,15 @@ class AutoCdcOperatorsTest {
     void runsOnALocalEnvironment() throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2);
         AutoCdcSpec spec = TestFlows.scd1().build();
-        DataStream<RowData> changes = source(env, spec, up(1, "a", 1, 1), up(2, "b", 2, 1), upd(1, "a2", 1, 2), del(2, 3), del(3, 1));
+        DataStream<RowData> changes =
+                source(
+                        env,
+                        spec,
+                        up(1, "a", 1, 1),
+                        up(2, "b", 2, 1),
+                        upd(1, "a2", 1, 2),
+                        del(2, 3),
+                        del(3, 1));
         TestFlows.Materialized table = new TestFlows.Materialized(spec);
         try (var it = AutoCdcOperators.apply(changes, null, spec).executeAndCollect()) {
             it.forEachRemaining(r -> table.accept(OperatorHarness.toGeneric(r, spec.targetType())));

@@ -22,10 +22,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The order-independence property of semantics.md A2, randomized: the same set of change records
- * (inserts, updates, deletes, re-inserts, exact duplicates, same-sequence conflicts) applied
- * sorted by sequence, shuffled, and shuffled with snapshot → restore points in between gives the
- * identical target table, and every retraction matches the table's current row exactly (checked
- * by {@link TestFlows.Materialized}). IGNORE NULL UPDATES is exempt (A2; pinned in {@link
+ * (inserts, updates, deletes, re-inserts, exact duplicates, same-sequence conflicts) applied sorted
+ * by sequence, shuffled, and shuffled with snapshot → restore points in between gives the identical
+ * target table, and every retraction matches the table's current row exactly (checked by {@link
+ * TestFlows.Materialized}). IGNORE NULL UPDATES is exempt (A2; pinned in {@link
  * Scd1LogicTest#ignoreNullUpdatesLateRecordChangesNothing()}).
  *
  * <p>The base seed is printed; rerun a failure with {@code -Dchangeflow.seed=<seed>}.
@@ -37,16 +37,33 @@ class AutoCdcOrderIndependenceTest {
 
     @BeforeAll
     static void printSeed() {
-        System.out.println("AutoCdcOrderIndependenceTest seed = " + BASE_SEED + " (-Dchangeflow.seed=" + BASE_SEED + ")");
+        System.out.println(
+                "AutoCdcOrderIndependenceTest seed = "
+                        + BASE_SEED
+                        + " (-Dchangeflow.seed="
+                        + BASE_SEED
+                        + ")");
     }
 
     static Stream<Arguments> flows() {
         return Stream.of(
                 Arguments.of("scd1", TestFlows.scd1().build()),
-                Arguments.of("scd1 with sequence column", TestFlows.scd1().columns(ColumnSelection.except(List.of("_op"))).build()),
+                Arguments.of(
+                        "scd1 with sequence column",
+                        TestFlows.scd1().columns(ColumnSelection.except(List.of("_op"))).build()),
                 Arguments.of("scd2", TestFlows.scd2().build()),
-                Arguments.of("scd2 track history on name", TestFlows.scd2().trackHistory(ColumnSelection.include(List.of("name"))).build()),
-                Arguments.of("scd2 with sequence column", TestFlows.scd2().columns(ColumnSelection.include(List.of("id", "name", "v", "_source_lsn"))).build()));
+                Arguments.of(
+                        "scd2 track history on name",
+                        TestFlows.scd2()
+                                .trackHistory(ColumnSelection.include(List.of("name")))
+                                .build()),
+                Arguments.of(
+                        "scd2 with sequence column",
+                        TestFlows.scd2()
+                                .columns(
+                                        ColumnSelection.include(
+                                                List.of("id", "name", "v", "_source_lsn")))
+                                .build()));
     }
 
     static List<RowData> events(Random rnd) {
@@ -75,13 +92,19 @@ class AutoCdcOrderIndependenceTest {
             Scd1Logic logic = new Scd1Logic(spec, new AutoCdcMetrics.Counting());
             Map<Long, TestFlows.MemScd1> state = new HashMap<>();
             for (RowData r : events) {
-                logic.apply(r, state.computeIfAbsent(r.getLong(0), k -> new TestFlows.MemScd1()), table::accept);
+                logic.apply(
+                        r,
+                        state.computeIfAbsent(r.getLong(0), k -> new TestFlows.MemScd1()),
+                        table::accept);
             }
         } else {
             Scd2Logic logic = new Scd2Logic(spec, new AutoCdcMetrics.Counting());
             Map<Long, TestFlows.MemScd2> state = new HashMap<>();
             for (RowData r : events) {
-                logic.apply(r, state.computeIfAbsent(r.getLong(0), k -> new TestFlows.MemScd2()), table::accept);
+                logic.apply(
+                        r,
+                        state.computeIfAbsent(r.getLong(0), k -> new TestFlows.MemScd2()),
+                        table::accept);
             }
         }
         return table.snapshot();
@@ -89,7 +112,8 @@ class AutoCdcOrderIndependenceTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("flows")
-    void sortedShuffledAndRestoredApplicationsGiveTheSameTable(String name, AutoCdcSpec spec) throws Exception {
+    void sortedShuffledAndRestoredApplicationsGiveTheSameTable(String name, AutoCdcSpec spec)
+            throws Exception {
         for (int set = 0; set < EVENT_SETS; set++) {
             long seed = BASE_SEED + set * 7919L + name.hashCode();
             Random rnd = new Random(seed);
@@ -120,7 +144,9 @@ class AutoCdcOrderIndependenceTest {
                     }
                 }
                 assertThat(h.table.snapshot())
-                        .as("%s, seed %d, harness (rocksDb=%s) with restores over %s", name, seed, rocksDb, shuffled)
+                        .as(
+                                "%s, seed %d, harness (rocksDb=%s) with restores over %s",
+                                name, seed, rocksDb, shuffled)
                         .isEqualTo(expected);
             }
         }

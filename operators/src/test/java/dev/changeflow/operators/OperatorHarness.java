@@ -1,11 +1,10 @@
 package dev.changeflow.operators;
 
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
@@ -22,7 +21,8 @@ import java.util.List;
  * The AUTO CDC Flink operators in Flink's operator test harnesses, with snapshot → restore and a
  * materialized target table. {@code rocksDb} selects the embedded RocksDB backend (else heap).
  * {@link AutoCdcApplyOperator} is flushed after every record (its per-record changelog) unless
- * {@link #batched()} is called: then only {@link #barrier()}, {@link #restart()} and {@link #endInput()} flush.
+ * {@link #batched()} is called: then only {@link #barrier()}, {@link #restart()} and {@link
+ * #endInput()} flush.
  */
 final class OperatorHarness implements AutoCloseable {
     private final AutoCdcSpec spec;
@@ -49,13 +49,23 @@ final class OperatorHarness implements AutoCloseable {
         InternalTypeInfo<RowData> keyType = InternalTypeInfo.of(keys.keyType());
         if (withTruncates) {
             MapStateDescriptor<String, byte[]> d = AutoCdcStateDescriptors.truncate();
-            harness = new KeyedBroadcastOperatorTestHarness<>(
-                    new CoBroadcastWithKeyedOperator<>(new Scd1TruncateFunction(spec), List.of(d)), keys, keyType, 1, 1, 0);
+            harness =
+                    new KeyedBroadcastOperatorTestHarness<>(
+                            new CoBroadcastWithKeyedOperator<>(
+                                    new Scd1TruncateFunction(spec), List.of(d)),
+                            keys,
+                            keyType,
+                            1,
+                            1,
+                            0);
         } else {
-            harness = new KeyedOneInputStreamOperatorTestHarness<>(new AutoCdcApplyOperator(spec), keys, keyType);
+            harness =
+                    new KeyedOneInputStreamOperatorTestHarness<>(
+                            new AutoCdcApplyOperator(spec), keys, keyType);
         }
         // non-incremental: the harness cannot restore incremental snapshots (placeholder handles)
-        StateBackend backend = rocksDb ? new EmbeddedRocksDBStateBackend(false) : new HashMapStateBackend();
+        StateBackend backend =
+                rocksDb ? new EmbeddedRocksDBStateBackend(false) : new HashMapStateBackend();
         harness.setStateBackend(backend);
         harness.setStateTtlProcessingTime(processingTime);
         if (restore != null) {
@@ -69,9 +79,11 @@ final class OperatorHarness implements AutoCloseable {
     OperatorHarness apply(RowData... records) throws Exception {
         for (RowData r : records) {
             if (harness instanceof KeyedBroadcastOperatorTestHarness) {
-                ((KeyedBroadcastOperatorTestHarness<RowData, RowData, RowData, RowData>) harness).processElement(r, 0L);
+                ((KeyedBroadcastOperatorTestHarness<RowData, RowData, RowData, RowData>) harness)
+                        .processElement(r, 0L);
             } else {
-                ((KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData>) harness).processElement(r, 0L);
+                ((KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData>) harness)
+                        .processElement(r, 0L);
                 if (!batched) {
                     harness.prepareSnapshotPreBarrier(checkpointId + 1);
                 }
@@ -81,7 +93,10 @@ final class OperatorHarness implements AutoCloseable {
         return this;
     }
 
-    /** From now on the apply operator flushes only at barriers, restarts, end of input (or its key limit). */
+    /**
+     * From now on the apply operator flushes only at barriers, restarts, end of input (or its key
+     * limit).
+     */
     OperatorHarness batched() {
         batched = true;
         return this;
@@ -104,7 +119,8 @@ final class OperatorHarness implements AutoCloseable {
 
     @SuppressWarnings("unchecked")
     OperatorHarness truncate(RowData record) throws Exception {
-        ((KeyedBroadcastOperatorTestHarness<RowData, RowData, RowData, RowData>) harness).processBroadcastElement(record, 0L);
+        ((KeyedBroadcastOperatorTestHarness<RowData, RowData, RowData, RowData>) harness)
+                .processBroadcastElement(record, 0L);
         drain();
         return this;
     }

@@ -17,13 +17,23 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** Shared fixtures: a Debezium-shaped source, row builders, in-memory state and a table materializer. */
+/**
+ * Shared fixtures: a Debezium-shaped source, row builders, in-memory state and a table
+ * materializer.
+ */
 final class TestFlows {
-    /** id BIGINT NOT NULL, name STRING, v INT, _source_lsn BIGINT, _op STRING (the last two are metadata). */
+    /**
+     * id BIGINT NOT NULL, name STRING, v INT, _source_lsn BIGINT, _op STRING (the last two are
+     * metadata).
+     */
     static final RowType SOURCE =
             RowType.of(
                     new LogicalType[] {
-                        new BigIntType(false), VarCharType.STRING_TYPE, new IntType(), new BigIntType(), VarCharType.STRING_TYPE
+                        new BigIntType(false),
+                        VarCharType.STRING_TYPE,
+                        new IntType(),
+                        new BigIntType(),
+                        VarCharType.STRING_TYPE
                     },
                     new String[] {"id", "name", "v", "_source_lsn", "_op"});
 
@@ -32,7 +42,10 @@ final class TestFlows {
     private TestFlows() {}
 
     static AutoCdcSpec.Builder scd1() {
-        return AutoCdcSpec.builder("t", SOURCE).metadataColumns(METADATA).keys("id").sequenceBy("_source_lsn");
+        return AutoCdcSpec.builder("t", SOURCE)
+                .metadataColumns(METADATA)
+                .keys("id")
+                .sequenceBy("_source_lsn");
     }
 
     static AutoCdcSpec.Builder scd2() {
@@ -141,7 +154,8 @@ final class TestFlows {
             metrics.truncate();
             truncate = logic.truncateTombstone(truncate, record);
             for (MemScd1 s : keys.values()) {
-                if (s.row != null && logic.truncate(s.row, truncate, row -> out.add(row.toString()))) {
+                if (s.row != null
+                        && logic.truncate(s.row, truncate, row -> out.add(row.toString()))) {
                     s.row = null;
                 }
             }
@@ -170,10 +184,13 @@ final class TestFlows {
 
         Scd2Driver apply(RowData... records) {
             for (RowData r : records) {
-                logic.apply(r, keys.computeIfAbsent(r.getLong(0), k -> new MemScd2()), row -> {
-                    out.add(row.toString());
-                    table.accept(row);
-                });
+                logic.apply(
+                        r,
+                        keys.computeIfAbsent(r.getLong(0), k -> new MemScd2()),
+                        row -> {
+                            out.add(row.toString());
+                            table.accept(row);
+                        });
             }
             return this;
         }
@@ -186,9 +203,9 @@ final class TestFlows {
     }
 
     /**
-     * The target table materialized from the emitted changes, keyed by the identifier fields.
-     * Fails on a retraction that does not match the current row exactly, and on an insert of an
-     * identity that is already present.
+     * The target table materialized from the emitted changes, keyed by the identifier fields. Fails
+     * on a retraction that does not match the current row exactly, and on an insert of an identity
+     * that is already present.
      */
     static final class Materialized {
         private final int[] identity;
@@ -211,14 +228,21 @@ final class TestFlows {
                 case INSERT:
                 case UPDATE_AFTER:
                     if (rows.containsKey(key)) {
-                        throw new AssertionError("insert of present identity " + key + ": " + row + " over " + rows.get(key));
+                        throw new AssertionError(
+                                "insert of present identity "
+                                        + key
+                                        + ": "
+                                        + row
+                                        + " over "
+                                        + rows.get(key));
                     }
                     rows.put(key, content);
                     break;
                 default:
                     String present = rows.remove(key);
                     if (!content.equals(present)) {
-                        throw new AssertionError("retraction " + row + " does not match the table row " + present);
+                        throw new AssertionError(
+                                "retraction " + row + " does not match the table row " + present);
                     }
             }
         }

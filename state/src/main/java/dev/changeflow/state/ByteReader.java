@@ -49,7 +49,12 @@ public final class ByteReader {
     private void need(int n) {
         if (pos + n > limit) {
             throw new IllegalStateException(
-                    "corrupt changeflow state value: need " + n + " bytes at offset " + pos + ", limit " + limit);
+                    "corrupt changeflow state value: need "
+                            + n
+                            + " bytes at offset "
+                            + pos
+                            + ", limit "
+                            + limit);
         }
     }
 
@@ -113,7 +118,8 @@ public final class ByteReader {
                 return result;
             }
         }
-        throw new IllegalStateException("corrupt changeflow state value: varint too long at " + pos);
+        throw new IllegalStateException(
+                "corrupt changeflow state value: varint too long at " + pos);
     }
 
     public long readVarLong() {
@@ -125,7 +131,8 @@ public final class ByteReader {
                 return result;
             }
         }
-        throw new IllegalStateException("corrupt changeflow state value: varlong too long at " + pos);
+        throw new IllegalStateException(
+                "corrupt changeflow state value: varlong too long at " + pos);
     }
 
     public int readZigZagInt() {

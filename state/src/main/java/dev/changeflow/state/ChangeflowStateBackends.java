@@ -14,13 +14,15 @@ import java.time.Duration;
  * State backend and state TTL settings of changeflow's AUTO CDC operators (design.md "state/").
  *
  * <p>Jobs apply {@link #applyRocksDbIncremental(Configuration)} to the configuration they build the
- * {@code StreamExecutionEnvironment} from ({@code state.backend.type: rocksdb},
- * {@code execution.checkpointing.incremental: true}); keyed state then lives in RocksDB, whose
- * compaction filter removes expired tombstones (A3).
+ * {@code StreamExecutionEnvironment} from ({@code state.backend.type: rocksdb}, {@code
+ * execution.checkpointing.incremental: true}); keyed state then lives in RocksDB, whose compaction
+ * filter removes expired tombstones (A3).
  */
 @PublicEvolving
 public final class ChangeflowStateBackends {
-    /** How many state entries the RocksDB compaction filter processes before refreshing its clock. */
+    /**
+     * How many state entries the RocksDB compaction filter processes before refreshing its clock.
+     */
     public static final long TTL_COMPACTION_QUERY_TIME_AFTER_ENTRIES = 1000L;
 
     private ChangeflowStateBackends() {}
@@ -39,7 +41,10 @@ public final class ChangeflowStateBackends {
         return conf;
     }
 
-    /** A fresh configuration holding only {@link #applyRocksDbIncremental(Configuration)}'s settings. */
+    /**
+     * A fresh configuration holding only {@link #applyRocksDbIncremental(Configuration)}'s
+     * settings.
+     */
     public static Configuration rocksDbIncremental() {
         return applyRocksDbIncremental(new Configuration());
     }

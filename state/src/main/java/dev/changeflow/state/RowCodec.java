@@ -12,6 +12,7 @@ import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.MapType;
@@ -23,8 +24,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * changeflow's compact binary encoding of a {@link RowData} of a fixed {@link RowType} (semantics.md
- * A4: keyed-state values never use Kryo or POJO serialization).
+ * changeflow's compact binary encoding of a {@link RowData} of a fixed {@link RowType}
+ * (semantics.md A4: keyed-state values never use Kryo or POJO serialization).
  *
  * <p>Layout of a row (no version byte: the enclosing state layout carries it): a null bitmap of
  * {@code ceil(arity / 8)} bytes (bit {@code i} set = field {@code i} is null), then each non-null
@@ -47,8 +48,8 @@ import java.util.Map;
  * {@link java.util.Arrays#compareUnsigned(byte[], byte[])} for A2's same-sequence tie-break.
  *
  * <p>Unsupported types (RAW, STRUCTURED, DISTINCT, SYMBOL, NULL, VARIANT, INTERVAL...) fail at
- * construction with {@link IllegalArgumentException} naming the field. Instances are immutable
- * and thread-safe; the caller owns the {@link ByteWriter}.
+ * construction with {@link IllegalArgumentException} naming the field. Instances are immutable and
+ * thread-safe; the caller owns the {@link ByteWriter}.
  */
 @Internal
 public final class RowCodec {
@@ -105,7 +106,10 @@ public final class RowCodec {
         return w.toByteArray();
     }
 
-    /** Decodes a row from {@code in}, advancing it; the result is a fresh {@link GenericRowData} (+I). */
+    /**
+     * Decodes a row from {@code in}, advancing it; the result is a fresh {@link GenericRowData}
+     * (+I).
+     */
     public GenericRowData decode(ByteReader in) {
         return decode(in, false);
     }
@@ -129,16 +133,20 @@ public final class RowCodec {
 
     /**
      * Decodes the row that fills {@code bytes[off, off + len)} exactly. A row written by a codec of
-     * this type minus trailing columns (on-schema-change = add-columns, semantics.md A5) decodes with
-     * those columns null, provided both arities have the same null-bitmap size ({@code ceil(arity / 8)}
-     * bytes): every non-null field takes at least one byte, so reaching the end of the slice before
-     * the last field can only mean the field did not exist when the row was written.
+     * this type minus trailing columns (on-schema-change = add-columns, semantics.md A5) decodes
+     * with those columns null, provided both arities have the same null-bitmap size ({@code
+     * ceil(arity / 8)} bytes): every non-null field takes at least one byte, so reaching the end of
+     * the slice before the last field can only mean the field did not exist when the row was
+     * written.
      */
     public GenericRowData decode(byte[] bytes, int off, int len) {
         return decode(new ByteReader().wrap(bytes, off, len), true);
     }
 
-    /** Whether rows of {@code olderArity} columns decode with a codec of {@code newerArity} (see {@link #decode(byte[], int, int)}). */
+    /**
+     * Whether rows of {@code olderArity} columns decode with a codec of {@code newerArity} (see
+     * {@link #decode(byte[], int, int)}).
+     */
     public static boolean canWiden(int olderArity, int newerArity) {
         return olderArity <= newerArity && (olderArity + 7) / 8 == (newerArity + 7) / 8;
     }
@@ -288,9 +296,11 @@ public final class RowCodec {
 
                         public Object read(ByteReader i) {
                             if (compact) {
-                                return DecimalData.fromUnscaledLong(i.readZigZagLong(), precision, scale);
+                                return DecimalData.fromUnscaledLong(
+                                        i.readZigZagLong(), precision, scale);
                             }
-                            return DecimalData.fromUnscaledBytes(i.readBytes(i.readVarInt()), precision, scale);
+                            return DecimalData.fromUnscaledBytes(
+                                    i.readBytes(i.readVarInt()), precision, scale);
                         }
                     };
                 }
@@ -398,11 +408,13 @@ public final class RowCodec {
             case MAP:
                 {
                     LogicalType kt =
-                            type instanceof MapType ? ((MapType) type).getKeyType() : ((MultisetType) type).getElementType();
+                            type instanceof MapType
+                                    ? ((MapType) type).getKeyType()
+                                    : ((MultisetType) type).getElementType();
                     LogicalType vt =
                             type instanceof MapType
                                     ? ((MapType) type).getValueType()
-                                    : new org.apache.flink.table.types.logical.IntType(false);
+                                    : new IntType(false);
                     FieldCodec kc = codecFor(kt, name + ".key");
                     FieldCodec vc = codecFor(vt, name + ".value");
                     return new FieldCodec() {
@@ -432,7 +444,10 @@ public final class RowCodec {
                 }
             default:
                 throw new IllegalArgumentException(
-                        "changeflow state codec: column '" + name + "' has unsupported type " + type.asSummaryString());
+                        "changeflow state codec: column '"
+                                + name
+                                + "' has unsupported type "
+                                + type.asSummaryString());
         }
     }
 

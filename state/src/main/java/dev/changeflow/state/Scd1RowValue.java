@@ -22,7 +22,13 @@ public final class Scd1RowValue {
 
     /** Writes a v1 value into {@code out} (reset by the caller). */
     public static void write(
-            ByteWriter out, byte[] seq, int seqOff, int seqLen, byte[] row, int rowOff, int rowLen) {
+            ByteWriter out,
+            byte[] seq,
+            int seqOff,
+            int seqLen,
+            byte[] row,
+            int rowOff,
+            int rowLen) {
         out.writeByte(StateFormat.V1);
         out.writeLengthPrefixed(seq, seqOff, seqLen);
         out.writeBytes(row, rowOff, rowLen);

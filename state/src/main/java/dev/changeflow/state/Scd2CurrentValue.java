@@ -43,10 +43,17 @@ public final class Scd2CurrentValue {
     public static void writeLive(
             ByteWriter out,
             int nextChunk,
-            byte[] max, int maxOff, int maxLen,
-            byte[] start, int startOff, int startLen,
-            byte[] hash, int hashOff,
-            byte[] row, int rowOff, int rowLen) {
+            byte[] max,
+            int maxOff,
+            int maxLen,
+            byte[] start,
+            int startOff,
+            int startLen,
+            byte[] hash,
+            int hashOff,
+            byte[] row,
+            int rowOff,
+            int rowLen) {
         out.writeByte(StateFormat.V2);
         out.writeByte(LIVE);
         out.writeVarInt(nextChunk);

@@ -7,8 +7,8 @@ import org.apache.flink.annotation.Internal;
  * between two flushes of the AUTO CDC operator, in sequence order, stored as one MapState value.
  * The versions of the target are derived from all entries of the key in sequence order (see the
  * operators module's {@code Scd2Logic}). One chunk per key and flush instead of one value per
- * record: a key updated n times between two checkpoints costs one state write, and an upsert
- * whose row equals the previous upsert's (the common no-op) costs its sequence and one byte.
+ * record: a key updated n times between two checkpoints costs one state write, and an upsert whose
+ * row equals the previous upsert's (the common no-op) costs its sequence and one byte.
  *
  * <pre>
  * v2: [0x02] entry*   (entries up to the end of the value, ascending sequence within the chunk)
@@ -22,14 +22,15 @@ import org.apache.flink.annotation.Internal;
  * chunk's number, so they never collide with the v1 entries' keys ({@link Scd2HistoryEntry},
  * ISO-8859-1 sequence strings) of state restored from an older release. Two chunks of one key may
  * hold an entry with the same sequence (a later same-sequence replacement); readers keep the one
- * the A2 rule picks (a delete over an upsert, else the larger byte-wise row), which is the one
- * that was applied last.
+ * the A2 rule picks (a delete over an upsert, else the larger byte-wise row), which is the one that
+ * was applied last.
  */
 @Internal
 public final class Scd2HistoryChunk {
     public static final int UPSERT = 1;
     public static final int DELETE = 2;
     public static final int SAME = 3;
+
     /** First character of every chunk's map key (outside ISO-8859-1). */
     public static final char KEY_PREFIX = '\u0100';
 
@@ -53,10 +54,19 @@ public final class Scd2HistoryChunk {
     /**
      * Appends an upsert entry.
      *
-     * @return the offset of the entry's hash in {@code out} (its row is the last {@code rowLen} bytes)
+     * @return the offset of the entry's hash in {@code out} (its row is the last {@code rowLen}
+     *     bytes)
      */
-    public static int appendUpsert(ByteWriter out, byte[] seq, int seqOff, int seqLen,
-            byte[] hash, int hashOff, byte[] row, int rowOff, int rowLen) {
+    public static int appendUpsert(
+            ByteWriter out,
+            byte[] seq,
+            int seqOff,
+            int seqLen,
+            byte[] hash,
+            int hashOff,
+            byte[] row,
+            int rowOff,
+            int rowLen) {
         out.writeLengthPrefixed(seq, seqOff, seqLen);
         out.writeByte(UPSERT);
         int at = out.size();
@@ -100,12 +110,16 @@ public final class Scd2HistoryChunk {
         public Cursor wrap(byte[] value) {
             int version = StateFormat.versionOf(value, "SCD2 history chunk", StateFormat.V2);
             if (version != StateFormat.V2) {
-                throw new IllegalStateException("SCD2 history chunk with format version " + version + ", expected 2");
+                throw new IllegalStateException(
+                        "SCD2 history chunk with format version " + version + ", expected 2");
             }
             return wrap(value, 1, value.length - 1);
         }
 
-        /** Positions before the first entry of the entries in {@code value[off, off + len)} (no version byte). */
+        /**
+         * Positions before the first entry of the entries in {@code value[off, off + len)} (no
+         * version byte).
+         */
         public Cursor wrap(byte[] value, int off, int len) {
             this.value = value;
             reader.wrap(value, off, len);
@@ -139,7 +153,8 @@ public final class Scd2HistoryChunk {
                         break;
                     case SAME:
                         if (hashOff < 0) {
-                            throw new IllegalStateException("SAME entry without an upsert before it");
+                            throw new IllegalStateException(
+                                    "SAME entry without an upsert before it");
                         }
                         delete = false;
                         break;

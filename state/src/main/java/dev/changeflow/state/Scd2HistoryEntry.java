@@ -4,11 +4,11 @@ import org.apache.flink.annotation.Internal;
 
 /**
  * State layout of one SCD type 2 history entry (A4), the value of a MapState entry whose user key
- * is the entry's sequence ({@link SequenceCodec#toMapKey}). One entry per applied record
- * boundary: an {@link #UPSERT} (the record's tracked-values hash and its complete row) or a
- * {@link #DELETE}. The versions of the target are derived from the entries in sequence order (see
- * the operators module's {@code Scd2Logic}); entries are independent map values, so a key with
- * 10,000 versions never rewrites one growing value.
+ * is the entry's sequence ({@link SequenceCodec#toMapKey}). One entry per applied record boundary:
+ * an {@link #UPSERT} (the record's tracked-values hash and its complete row) or a {@link #DELETE}.
+ * The versions of the target are derived from the entries in sequence order (see the operators
+ * module's {@code Scd2Logic}); entries are independent map values, so a key with 10,000 versions
+ * never rewrites one growing value.
  *
  * <pre>
  * v1: [0x01] [kind: 1 = UPSERT, 2 = DELETE]  UPSERT only: [16 bytes: tracked hash] [row ({@link RowCodec})]
@@ -22,7 +22,8 @@ public final class Scd2HistoryEntry {
     private byte[] value;
     private int kind;
 
-    public static void writeUpsert(ByteWriter out, byte[] hash, int hashOff, byte[] row, int rowOff, int rowLen) {
+    public static void writeUpsert(
+            ByteWriter out, byte[] hash, int hashOff, byte[] row, int rowOff, int rowLen) {
         out.writeByte(StateFormat.V1);
         out.writeByte(UPSERT);
         out.writeBytes(hash, hashOff, Hash128.BYTES);
@@ -43,10 +44,12 @@ public final class Scd2HistoryEntry {
                 }
                 kind = value[1];
                 if (kind != UPSERT && kind != DELETE) {
-                    throw new IllegalStateException("corrupt SCD2 history state value: kind " + kind);
+                    throw new IllegalStateException(
+                            "corrupt SCD2 history state value: kind " + kind);
                 }
                 if (kind == UPSERT && value.length < 2 + Hash128.BYTES) {
-                    throw new IllegalStateException("corrupt SCD2 history state value: short upsert");
+                    throw new IllegalStateException(
+                            "corrupt SCD2 history state value: short upsert");
                 }
                 return this;
         }

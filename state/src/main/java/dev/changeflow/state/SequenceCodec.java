@@ -18,21 +18,21 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Order-preserving ("memcomparable") encoding of SEQUENCE BY values (semantics.md A1, A2):
- * for two sequences {@code a}, {@code b} of the same type, {@code Arrays.compareUnsigned(enc(a),
- * enc(b))} has the sign of {@code a.compareTo(b)}, and equal values give equal bytes. A {@code
- * STRUCT(...)} sequence is the concatenation of its fields, so it sorts field by field.
+ * Order-preserving ("memcomparable") encoding of SEQUENCE BY values (semantics.md A1, A2): for two
+ * sequences {@code a}, {@code b} of the same type, {@code Arrays.compareUnsigned(enc(a), enc(b))}
+ * has the sign of {@code a.compareTo(b)}, and equal values give equal bytes. A {@code STRUCT(...)}
+ * sequence is the concatenation of its fields, so it sorts field by field.
  *
  * <p>Per type (A1's orderable types): BOOLEAN 1 byte; TINYINT / SMALLINT / INT / BIGINT / DATE /
- * TIME: fixed-width big-endian with the sign bit flipped; DECIMAL(p, s): the unscaled value as 8
- * (p &lt;= 18) or 16 bytes, sign bit flipped (the scale is fixed by the type); TIMESTAMP(p) and
- * TIMESTAMP_LTZ(p): epoch millis (8 bytes, sign flipped) plus, for p &gt; 3, nano-of-millisecond
- * (4 bytes); CHAR / VARCHAR: UTF-8 bytes (Flink's own string order) with {@code 0x00} escaped as
+ * TIME: fixed-width big-endian with the sign bit flipped; DECIMAL(p, s): the unscaled value as 8 (p
+ * &lt;= 18) or 16 bytes, sign bit flipped (the scale is fixed by the type); TIMESTAMP(p) and
+ * TIMESTAMP_LTZ(p): epoch millis (8 bytes, sign flipped) plus, for p &gt; 3, nano-of-millisecond (4
+ * bytes); CHAR / VARCHAR: UTF-8 bytes (Flink's own string order) with {@code 0x00} escaped as
  * {@code 0x00 0xFF} and terminated by {@code 0x00 0x01}. The encoding is decodable ({@link
  * #decode}) so SCD2 can emit {@code __START_AT}/{@code __END_AT} from the stored bytes.
  *
- * <p>Null sequence values never reach the operators (the decoder quarantines them, A2);
- * {@link #encode} throws {@link IllegalStateException} if one does. Instances are immutable.
+ * <p>Null sequence values never reach the operators (the decoder quarantines them, A2); {@link
+ * #encode} throws {@link IllegalStateException} if one does. Instances are immutable.
  */
 @Internal
 public final class SequenceCodec {
@@ -55,12 +55,15 @@ public final class SequenceCodec {
         }
         for (LogicalType t : types) {
             if (!isOrderable(t)) {
-                throw new IllegalArgumentException("SEQUENCE BY type " + t.asSummaryString() + " is not orderable (A1)");
+                throw new IllegalArgumentException(
+                        "SEQUENCE BY type " + t.asSummaryString() + " is not orderable (A1)");
             }
         }
     }
 
-    /** Whether {@code type} is one of A1's orderable sequence types (not a ROW: use one per field). */
+    /**
+     * Whether {@code type} is one of A1's orderable sequence types (not a ROW: use one per field).
+     */
     public static boolean isOrderable(LogicalType type) {
         switch (type.getTypeRoot()) {
             case BOOLEAN:
@@ -92,14 +95,18 @@ public final class SequenceCodec {
             int p = positions[f];
             if (row.isNullAt(p)) {
                 throw new IllegalStateException(
-                        "null SEQUENCE BY value at source position " + p
+                        "null SEQUENCE BY value at source position "
+                                + p
                                 + " reached the AUTO CDC operator; the decoder must quarantine it (A2 NULL_SEQUENCE)");
             }
             writeField(types[f], row, p, out);
         }
     }
 
-    /** Encodes a sequence value as produced by {@link #decode} (a single value or a RowData for a struct). */
+    /**
+     * Encodes a sequence value as produced by {@link #decode} (a single value or a RowData for a
+     * struct).
+     */
     public byte[] encodeValue(Object value) {
         ByteWriter w = new ByteWriter(32);
         if (struct) {
@@ -233,7 +240,9 @@ public final class SequenceCodec {
                     byte[] wide = in.readBytes(16);
                     wide[0] ^= (byte) 0x80;
                     return DecimalData.fromBigDecimal(
-                            new BigDecimal(new BigInteger(wide), dt.getScale()), dt.getPrecision(), dt.getScale());
+                            new BigDecimal(new BigInteger(wide), dt.getScale()),
+                            dt.getPrecision(),
+                            dt.getScale());
                 }
             case TIMESTAMP_WITHOUT_TIME_ZONE:
             case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
@@ -269,12 +278,16 @@ public final class SequenceCodec {
     public static String toHex(byte[] bytes) {
         StringBuilder sb = new StringBuilder(bytes.length * 2);
         for (byte b : bytes) {
-            sb.append(Character.forDigit((b >>> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));
+            sb.append(Character.forDigit((b >>> 4) & 0xF, 16))
+                    .append(Character.forDigit(b & 0xF, 16));
         }
         return sb.toString();
     }
 
-    /** The MapState user key for an encoded sequence: one char per byte (ISO-8859-1), order-preserving. */
+    /**
+     * The MapState user key for an encoded sequence: one char per byte (ISO-8859-1),
+     * order-preserving.
+     */
     public static String toMapKey(byte[] bytes, int off, int len) {
         return new String(bytes, off, len, StandardCharsets.ISO_8859_1);
     }

@@ -38,7 +38,10 @@ public final class SequenceValue {
         return Arrays.copyOfRange(value, sequenceOffset(value), value.length);
     }
 
-    /** Compares {@code seq[off, off + len)} with the sequence stored in {@code value} (unsigned bytes). */
+    /**
+     * Compares {@code seq[off, off + len)} with the sequence stored in {@code value} (unsigned
+     * bytes).
+     */
     public static int compare(byte[] seq, int off, int len, byte[] value) {
         int o = sequenceOffset(value);
         return Arrays.compareUnsigned(seq, off, off + len, value, o, value.length);

@@ -5,19 +5,24 @@ import org.apache.flink.annotation.Internal;
 /**
  * Format versions of changeflow's keyed-state values (semantics.md A4). The first byte of every
  * value is its format version; readers switch on it and keep every older version readable. Never
- * change the byte layout of a released version: add a version and a stored sample
- * ({@code state/src/test/resources/state-samples/v<N>/}).
+ * change the byte layout of a released version: add a version and a stored sample ({@code
+ * state/src/test/resources/state-samples/v<N>/}).
  */
 @Internal
 public final class StateFormat {
-    /** The first layout version: every layout; still written for SCD type 1 values and sequences. */
+    /**
+     * The first layout version: every layout; still written for SCD type 1 values and sequences.
+     */
     public static final int V1 = 1;
+
     /**
      * SCD type 2 layouts since history chunks: the key's head gains the number of its next history
      * chunk ({@link Scd2CurrentValue}), and history is written as chunks of entries ({@link
-     * Scd2HistoryChunk}) instead of one {@link Scd2HistoryEntry} per record. v1 entries stay readable.
+     * Scd2HistoryChunk}) instead of one {@link Scd2HistoryEntry} per record. v1 entries stay
+     * readable.
      */
     public static final int V2 = 2;
+
     /** The newest version this release reads (and writes, for SCD type 2). */
     public static final int CURRENT_VERSION = V2;
 
@@ -45,8 +50,12 @@ public final class StateFormat {
         int v = value[0] & 0xFF;
         if (v < V1 || v > newest) {
             throw new IllegalStateException(
-                    "changeflow " + layout + " state value has format version " + v
-                            + ", this release reads versions 1.." + newest
+                    "changeflow "
+                            + layout
+                            + " state value has format version "
+                            + v
+                            + ", this release reads versions 1.."
+                            + newest
                             + " (state written by a newer changeflow?)");
         }
         return v;

@@ -17,7 +17,8 @@ class ChangeflowStateBackendsTest {
         assertThat(conf.toMap())
                 .containsEntry("state.backend.type", "rocksdb")
                 .containsEntry("execution.checkpointing.incremental", "true");
-        assertThat(ChangeflowStateBackends.rocksDbBackend().isIncrementalCheckpointsEnabled()).isTrue();
+        assertThat(ChangeflowStateBackends.rocksDbBackend().isIncrementalCheckpointsEnabled())
+                .isTrue();
     }
 
     @Test
@@ -25,8 +26,10 @@ class ChangeflowStateBackendsTest {
         StateTtlConfig ttl = ChangeflowStateBackends.tombstoneTtl(Duration.ofDays(2));
         assertThat(ttl.getTimeToLive()).isEqualTo(Duration.ofDays(2));
         assertThat(ttl.getUpdateType()).isEqualTo(StateTtlConfig.UpdateType.OnCreateAndWrite);
-        assertThat(ttl.getStateVisibility()).isEqualTo(StateTtlConfig.StateVisibility.NeverReturnExpired);
-        assertThat(ttl.getTtlTimeCharacteristic()).isEqualTo(StateTtlConfig.TtlTimeCharacteristic.ProcessingTime);
+        assertThat(ttl.getStateVisibility())
+                .isEqualTo(StateTtlConfig.StateVisibility.NeverReturnExpired);
+        assertThat(ttl.getTtlTimeCharacteristic())
+                .isEqualTo(StateTtlConfig.TtlTimeCharacteristic.ProcessingTime);
         assertThat(ttl.getCleanupStrategies().getRocksdbCompactFilterCleanupStrategy()).isNotNull();
         assertThatThrownBy(() -> ChangeflowStateBackends.tombstoneTtl(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class)

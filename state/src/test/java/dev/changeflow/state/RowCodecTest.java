@@ -1,5 +1,6 @@
 package dev.changeflow.state;
 
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericArrayData;
 import org.apache.flink.table.data.GenericMapData;
@@ -31,6 +32,7 @@ import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.api.Test;
 
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,26 +44,53 @@ class RowCodecTest {
     static final RowType ALL_TYPES =
             RowType.of(
                     new LogicalType[] {
-                        new BooleanType(), new TinyIntType(), new SmallIntType(), new IntType(), new BigIntType(),
-                        new FloatType(), new DoubleType(), new DecimalType(10, 2), new DecimalType(30, 5),
-                        new CharType(3), VarCharType.STRING_TYPE, new BinaryType(2),
-                        new VarBinaryType(VarBinaryType.MAX_LENGTH), new DateType(), new TimeType(3),
-                        new TimestampType(3), new TimestampType(9), new LocalZonedTimestampType(6),
-                        RowType.of(new LogicalType[] {new IntType(), VarCharType.STRING_TYPE}, new String[] {"a", "b"}),
-                        new ArrayType(new IntType()), new MapType(VarCharType.STRING_TYPE, new BigIntType())
+                        new BooleanType(),
+                        new TinyIntType(),
+                        new SmallIntType(),
+                        new IntType(),
+                        new BigIntType(),
+                        new FloatType(),
+                        new DoubleType(),
+                        new DecimalType(10, 2),
+                        new DecimalType(30, 5),
+                        new CharType(3),
+                        VarCharType.STRING_TYPE,
+                        new BinaryType(2),
+                        new VarBinaryType(VarBinaryType.MAX_LENGTH),
+                        new DateType(),
+                        new TimeType(3),
+                        new TimestampType(3),
+                        new TimestampType(9),
+                        new LocalZonedTimestampType(6),
+                        RowType.of(
+                                new LogicalType[] {new IntType(), VarCharType.STRING_TYPE},
+                                new String[] {"a", "b"}),
+                        new ArrayType(new IntType()),
+                        new MapType(VarCharType.STRING_TYPE, new BigIntType())
                     },
                     new String[] {
-                        "bo", "ti", "sm", "i", "bi", "f", "d", "dec", "bigdec", "ch", "s", "bin", "vbin", "dt", "tm",
-                        "ts3", "ts9", "ltz6", "nested", "arr", "map"
+                        "bo", "ti", "sm", "i", "bi", "f", "d", "dec", "bigdec", "ch", "s", "bin",
+                        "vbin", "dt", "tm", "ts3", "ts9", "ltz6", "nested", "arr", "map"
                     });
 
     static GenericRowData sampleRow() {
         return GenericRowData.of(
-                true, (byte) -7, (short) -300, -123456, 1234567890123L, 1.5f, -2.25d,
+                true,
+                (byte) -7,
+                (short) -300,
+                -123456,
+                1234567890123L,
+                1.5f,
+                -2.25d,
                 DecimalData.fromBigDecimal(new BigDecimal("-12345678.90"), 10, 2),
-                DecimalData.fromBigDecimal(new BigDecimal("1234567890123456789012345.12345"), 30, 5),
-                StringData.fromString("abc"), StringData.fromString("héllo wörld \u0000 ✓"), new byte[] {1, 2},
-                new byte[] {0, -1, 127}, 19000, 45_296_789,
+                DecimalData.fromBigDecimal(
+                        new BigDecimal("1234567890123456789012345.12345"), 30, 5),
+                StringData.fromString("abc"),
+                StringData.fromString("héllo wörld \u0000 ✓"),
+                new byte[] {1, 2},
+                new byte[] {0, -1, 127},
+                19000,
+                45_296_789,
                 TimestampData.fromEpochMillis(1_700_000_000_123L),
                 TimestampData.fromEpochMillis(-1_000L, 999_999),
                 TimestampData.fromEpochMillis(1_700_000_000_123L, 456_000),
@@ -91,16 +120,27 @@ class RowCodecTest {
 
     @Test
     void rowsWrittenBeforeTrailingColumnsWereAddedDecodeThemAsNull() {
-        RowType old = RowType.of(new BigIntType(), VarCharType.STRING_TYPE, RowType.of(new IntType()));
-        RowType wider = RowType.of(new BigIntType(), VarCharType.STRING_TYPE, RowType.of(new IntType()),
-                VarCharType.STRING_TYPE, new IntType());
+        RowType old =
+                RowType.of(new BigIntType(), VarCharType.STRING_TYPE, RowType.of(new IntType()));
+        RowType wider =
+                RowType.of(
+                        new BigIntType(),
+                        VarCharType.STRING_TYPE,
+                        RowType.of(new IntType()),
+                        VarCharType.STRING_TYPE,
+                        new IntType());
         RowCodec codec = new RowCodec(wider);
-        byte[] full = new RowCodec(old).encode(GenericRowData.of(5L, StringData.fromString("ab"), GenericRowData.of(7)));
+        byte[] full =
+                new RowCodec(old)
+                        .encode(
+                                GenericRowData.of(
+                                        5L, StringData.fromString("ab"), GenericRowData.of(7)));
         assertThat(codec.decode(full).toString()).isEqualTo("+I(5,ab,+I(7),null,null)");
         byte[] lastNull = new RowCodec(old).encode(GenericRowData.of(5L, null, null));
         assertThat(codec.decode(lastNull).toString()).isEqualTo("+I(5,null,null,null,null)");
         // rows of the wider type itself are unaffected
-        byte[] current = codec.encode(GenericRowData.of(5L, null, null, StringData.fromString("w"), 3));
+        byte[] current =
+                codec.encode(GenericRowData.of(5L, null, null, StringData.fromString("w"), 3));
         assertThat(codec.decode(current).toString()).isEqualTo("+I(5,null,null,w,3)");
     }
 
@@ -116,7 +156,8 @@ class RowCodecTest {
     @Test
     void encodesCompactly() {
         RowType t = RowType.of(new BigIntType(), VarCharType.STRING_TYPE, new IntType());
-        byte[] bytes = new RowCodec(t).encode(GenericRowData.of(5L, StringData.fromString("ab"), null));
+        byte[] bytes =
+                new RowCodec(t).encode(GenericRowData.of(5L, StringData.fromString("ab"), null));
         // bitmap (1) + varint 5 zig-zag (1) + length (1) + "ab" (2)
         assertThat(bytes).containsExactly(0b100, 10, 2, 'a', 'b');
     }
@@ -136,13 +177,17 @@ class RowCodecTest {
         RowType t = RowType.of(new BigIntType(), VarCharType.STRING_TYPE);
         RowCodec codec = new RowCodec(t);
         RowData a = GenericRowData.of(1L, StringData.fromString("v"));
-        RowData b = GenericRowData.of(1L, StringData.fromBytes("v".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        RowData b =
+                GenericRowData.of(1L, StringData.fromBytes("v".getBytes(StandardCharsets.UTF_8)));
         assertThat(codec.encode(a)).isEqualTo(codec.encode(b));
     }
 
     @Test
     void rejectsUnsupportedTypesNamingTheColumn() {
-        RowType t = RowType.of(new LogicalType[] {new RawType<>(String.class, org.apache.flink.api.common.typeutils.base.StringSerializer.INSTANCE)}, new String[] {"blob"});
+        RowType t =
+                RowType.of(
+                        new LogicalType[] {new RawType<>(String.class, StringSerializer.INSTANCE)},
+                        new String[] {"blob"});
         assertThatThrownBy(() -> new RowCodec(t))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'blob'");

@@ -52,48 +52,105 @@ class SequenceCodecTest {
     @Test
     void integersSortNumerically() {
         Random r = new Random(SEED);
-        List<Long> longs = new ArrayList<>(List.of(Long.MIN_VALUE, -1L, 0L, 1L, 255L, 256L, Long.MAX_VALUE));
+        List<Long> longs =
+                new ArrayList<>(List.of(Long.MIN_VALUE, -1L, 0L, 1L, 255L, 256L, Long.MAX_VALUE));
         for (int i = 0; i < 40; i++) {
             longs.add(r.nextLong());
         }
         assertOrderPreserving(new BigIntType(), longs, Long::compare, v -> v);
-        List<Integer> ints = new ArrayList<>(List.of(Integer.MIN_VALUE, -1, 0, 1, Integer.MAX_VALUE));
+        List<Integer> ints =
+                new ArrayList<>(List.of(Integer.MIN_VALUE, -1, 0, 1, Integer.MAX_VALUE));
         for (int i = 0; i < 30; i++) {
             ints.add(r.nextInt());
         }
         assertOrderPreserving(new IntType(), ints, Integer::compare, v -> v);
         assertOrderPreserving(new DateType(), ints, Integer::compare, v -> v);
         assertOrderPreserving(new TimeType(3), List.of(0, 1, 86_399_999), Integer::compare, v -> v);
-        assertOrderPreserving(new SmallIntType(), List.of((short) -32768, (short) -1, (short) 0, (short) 5, (short) 32767), Short::compare, v -> v);
-        assertOrderPreserving(new TinyIntType(), List.of((byte) -128, (byte) -1, (byte) 0, (byte) 127), Byte::compare, v -> v);
+        assertOrderPreserving(
+                new SmallIntType(),
+                List.of((short) -32768, (short) -1, (short) 0, (short) 5, (short) 32767),
+                Short::compare,
+                v -> v);
+        assertOrderPreserving(
+                new TinyIntType(),
+                List.of((byte) -128, (byte) -1, (byte) 0, (byte) 127),
+                Byte::compare,
+                v -> v);
         assertOrderPreserving(new BooleanType(), List.of(false, true), Boolean::compare, v -> v);
     }
 
     @Test
     void decimalsSortNumericallyCompactAndWide() {
-        List<BigDecimal> small = List.of(new BigDecimal("-99.99"), new BigDecimal("-0.01"), new BigDecimal("0.00"), new BigDecimal("0.10"), new BigDecimal("12.34"));
-        assertOrderPreserving(new DecimalType(4, 2), small, BigDecimal::compareTo, v -> DecimalData.fromBigDecimal(v, 4, 2));
-        List<BigDecimal> wide = List.of(
-                new BigDecimal("-99999999999999999999999999999999.999999"), new BigDecimal("-1.000000"),
-                new BigDecimal("0.000000"), new BigDecimal("0.000001"), new BigDecimal("123456789012345678901234.5"),
-                new BigDecimal("99999999999999999999999999999999.999999"));
-        assertOrderPreserving(new DecimalType(38, 6), wide, BigDecimal::compareTo, v -> DecimalData.fromBigDecimal(v, 38, 6));
+        List<BigDecimal> small =
+                List.of(
+                        new BigDecimal("-99.99"),
+                        new BigDecimal("-0.01"),
+                        new BigDecimal("0.00"),
+                        new BigDecimal("0.10"),
+                        new BigDecimal("12.34"));
+        assertOrderPreserving(
+                new DecimalType(4, 2),
+                small,
+                BigDecimal::compareTo,
+                v -> DecimalData.fromBigDecimal(v, 4, 2));
+        List<BigDecimal> wide =
+                List.of(
+                        new BigDecimal("-99999999999999999999999999999999.999999"),
+                        new BigDecimal("-1.000000"),
+                        new BigDecimal("0.000000"),
+                        new BigDecimal("0.000001"),
+                        new BigDecimal("123456789012345678901234.5"),
+                        new BigDecimal("99999999999999999999999999999999.999999"));
+        assertOrderPreserving(
+                new DecimalType(38, 6),
+                wide,
+                BigDecimal::compareTo,
+                v -> DecimalData.fromBigDecimal(v, 38, 6));
     }
 
     @Test
     void timestampsSortByMillisThenNanos() {
-        List<long[]> ts = List.of(new long[] {-5, 999_999}, new long[] {-5, 0}, new long[] {0, 0}, new long[] {0, 1}, new long[] {1_700_000_000_000L, 5});
-        Comparator<long[]> order = Comparator.<long[]>comparingLong(a -> a[0]).thenComparingLong(a -> a[1]);
-        assertOrderPreserving(new TimestampType(9), ts, order, a -> TimestampData.fromEpochMillis(a[0], (int) a[1]));
-        assertOrderPreserving(new LocalZonedTimestampType(6), ts, order, a -> TimestampData.fromEpochMillis(a[0], (int) a[1]));
+        List<long[]> ts =
+                List.of(
+                        new long[] {-5, 999_999},
+                        new long[] {-5, 0},
+                        new long[] {0, 0},
+                        new long[] {0, 1},
+                        new long[] {1_700_000_000_000L, 5});
+        Comparator<long[]> order =
+                Comparator.<long[]>comparingLong(a -> a[0]).thenComparingLong(a -> a[1]);
+        assertOrderPreserving(
+                new TimestampType(9),
+                ts,
+                order,
+                a -> TimestampData.fromEpochMillis(a[0], (int) a[1]));
+        assertOrderPreserving(
+                new LocalZonedTimestampType(6),
+                ts,
+                order,
+                a -> TimestampData.fromEpochMillis(a[0], (int) a[1]));
         List<Long> millis = List.of(-1L, 0L, 3L);
-        assertOrderPreserving(new TimestampType(3), millis, Long::compare, m -> TimestampData.fromEpochMillis(m));
+        assertOrderPreserving(
+                new TimestampType(3), millis, Long::compare, m -> TimestampData.fromEpochMillis(m));
     }
 
     @Test
     void stringsSortLikeFlinkIncludingZeroBytesAndPrefixes() {
-        List<String> s = List.of("", "\u0000", "\u0000\u0000", "a", "a\u0000", "a\u0000b", "ab", "b", "é", "✓", "\uD83D\uDE00");
-        Comparator<String> flinkOrder = (a, b) -> StringData.fromString(a).compareTo(StringData.fromString(b));
+        List<String> s =
+                List.of(
+                        "",
+                        "\u0000",
+                        "\u0000\u0000",
+                        "a",
+                        "a\u0000",
+                        "a\u0000b",
+                        "ab",
+                        "b",
+                        "é",
+                        "✓",
+                        "\uD83D\uDE00");
+        Comparator<String> flinkOrder =
+                (a, b) -> StringData.fromString(a).compareTo(StringData.fromString(b));
         assertOrderPreserving(VarCharType.STRING_TYPE, s, flinkOrder, StringData::fromString);
     }
 
@@ -106,10 +163,24 @@ class SequenceCodecTest {
                 values.add(new Object[] {f, p});
             }
         }
-        Comparator<Object[]> order = Comparator.<Object[], String>comparing(a -> (String) a[0], (a, b) -> StringData.fromString(a).compareTo(StringData.fromString(b)))
-                .thenComparingLong(a -> (Long) a[1]);
-        assertOrderPreserving(struct, values, order, a -> GenericRowData.of(StringData.fromString((String) a[0]), a[1]));
-        Object decoded = new SequenceCodec(struct).decode(new SequenceCodec(struct).encodeValue(GenericRowData.of(StringData.fromString("f"), 3L)));
+        Comparator<Object[]> order =
+                Comparator.<Object[], String>comparing(
+                                a -> (String) a[0],
+                                (a, b) ->
+                                        StringData.fromString(a)
+                                                .compareTo(StringData.fromString(b)))
+                        .thenComparingLong(a -> (Long) a[1]);
+        assertOrderPreserving(
+                struct,
+                values,
+                order,
+                a -> GenericRowData.of(StringData.fromString((String) a[0]), a[1]));
+        Object decoded =
+                new SequenceCodec(struct)
+                        .decode(
+                                new SequenceCodec(struct)
+                                        .encodeValue(
+                                                GenericRowData.of(StringData.fromString("f"), 3L)));
         assertThat(decoded.toString()).isEqualTo("+I(f,3)");
     }
 
@@ -119,7 +190,12 @@ class SequenceCodecTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not orderable");
         SequenceCodec codec = new SequenceCodec(new BigIntType());
-        assertThatThrownBy(() -> codec.encode(GenericRowData.of((Object) null), new int[] {0}, new ByteWriter()))
+        assertThatThrownBy(
+                        () ->
+                                codec.encode(
+                                        GenericRowData.of((Object) null),
+                                        new int[] {0},
+                                        new ByteWriter()))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("NULL_SEQUENCE");
     }
@@ -132,6 +208,8 @@ class SequenceCodecTest {
         String kb = SequenceCodec.toMapKey(b, 0, b.length);
         assertThat(SequenceCodec.fromMapKey(ka)).isEqualTo(a);
         assertThat(ka.compareTo(kb)).isNegative();
-        assertThat(ka).isEqualTo(SequenceCodec.toMapKey(a.clone(), 0, 3)).hasSameHashCodeAs(SequenceCodec.toMapKey(a.clone(), 0, 3));
+        assertThat(ka)
+                .isEqualTo(SequenceCodec.toMapKey(a.clone(), 0, 3))
+                .hasSameHashCodeAs(SequenceCodec.toMapKey(a.clone(), 0, 3));
     }
 }

@@ -1,6 +1,7 @@
 package dev.changeflow.state;
 
 import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
@@ -8,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -21,18 +23,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Decodes the stored state samples of every layout version (A4), so a later change cannot
- * silently break restoring existing state. The samples under {@code
- * src/test/resources/state-samples/v1/} were written with the v1 code, those under {@code
- * v2/} by {@link #main} with the v2 code (SCD type 2 head and history chunks); never regenerate an
- * existing version's samples — add a directory for a new version.
+ * Decodes the stored state samples of every layout version (A4), so a later change cannot silently
+ * break restoring existing state. The samples under {@code src/test/resources/state-samples/v1/}
+ * were written with the v1 code, those under {@code v2/} by {@link #main} with the v2 code (SCD
+ * type 2 head and history chunks); never regenerate an existing version's samples — add a directory
+ * for a new version.
  */
 class StateSamplesTest {
     static final SequenceCodec SEQ = new SequenceCodec(new BigIntType(false));
-    static final SequenceCodec STRUCT_SEQ = new SequenceCodec(RowType.of(VarCharType.STRING_TYPE, new BigIntType()));
+    static final SequenceCodec STRUCT_SEQ =
+            new SequenceCodec(RowType.of(VarCharType.STRING_TYPE, new BigIntType()));
     static final RowCodec ROW = new RowCodec(RowCodecTest.ALL_TYPES);
 
-    /** The v1 samples this release still writes (SCD type 1 and sequence values), as the v1 code wrote them. */
+    /**
+     * The v1 samples this release still writes (SCD type 1 and sequence values), as the v1 code
+     * wrote them.
+     */
     static Map<String, byte[]> v1Samples() {
         byte[] seq42 = SEQ.encodeValue(42L);
         byte[] row = ROW.encode(RowCodecTest.sampleRow());
@@ -41,7 +47,9 @@ class StateSamplesTest {
         Scd1RowValue.write(w, seq42, 0, seq42.length, row, 0, row.length);
         m.put("scd1-row.bin", w.toByteArray());
         m.put("sequence.bin", SequenceValue.encode(seq42, 0, seq42.length));
-        byte[] structSeq = STRUCT_SEQ.encodeValue(GenericRowData.of(org.apache.flink.table.data.StringData.fromString("binlog.000003"), 4711L));
+        byte[] structSeq =
+                STRUCT_SEQ.encodeValue(
+                        GenericRowData.of(StringData.fromString("binlog.000003"), 4711L));
         m.put("sequence-struct.bin", SequenceValue.encode(structSeq, 0, structSeq.length));
         byte[] hash = Hash128.hash(row);
         w.reset();
@@ -51,7 +59,10 @@ class StateSamplesTest {
         return m;
     }
 
-    /** The v2 samples: SCD type 2 heads (next chunk 3) and a history chunk (upsert, same, delete, upsert). */
+    /**
+     * The v2 samples: SCD type 2 heads (next chunk 3) and a history chunk (upsert, same, delete,
+     * upsert).
+     */
     static Map<String, byte[]> v2Samples() {
         byte[] seq42 = SEQ.encodeValue(42L);
         byte[] seq7 = SEQ.encodeValue(7L);
@@ -59,7 +70,8 @@ class StateSamplesTest {
         byte[] hash = Hash128.hash(row);
         Map<String, byte[]> m = new LinkedHashMap<>();
         ByteWriter w = new ByteWriter();
-        Scd2CurrentValue.writeLive(w, 3, seq42, 0, seq42.length, seq7, 0, seq7.length, hash, 0, row, 0, row.length);
+        Scd2CurrentValue.writeLive(
+                w, 3, seq42, 0, seq42.length, seq7, 0, seq7.length, hash, 0, row, 0, row.length);
         m.put("scd2-current-live.bin", w.toByteArray());
         w.reset();
         Scd2CurrentValue.writeDeleted(w, 3, seq42, 0, seq42.length);
@@ -81,7 +93,9 @@ class StateSamplesTest {
     }
 
     static byte[] load(String version, String name) throws IOException {
-        try (InputStream in = StateSamplesTest.class.getResourceAsStream("/state-samples/" + version + "/" + name)) {
+        try (InputStream in =
+                StateSamplesTest.class.getResourceAsStream(
+                        "/state-samples/" + version + "/" + name)) {
             assertThat(in).as("sample %s/%s", version, name).isNotNull();
             return in.readAllBytes();
         }
@@ -94,10 +108,14 @@ class StateSamplesTest {
         byte[] scd1 = load("v1", "scd1-row.bin");
         Scd1RowValue v = new Scd1RowValue().wrap(scd1);
         assertThat(SEQ.decode(scd1, v.sequenceOffset(), v.sequenceLength())).isEqualTo(42L);
-        assertThat(ROW.decode(scd1, v.rowOffset(), v.rowLength()).toString()).isEqualTo(expectedRow);
+        assertThat(ROW.decode(scd1, v.rowOffset(), v.rowLength()).toString())
+                .isEqualTo(expectedRow);
 
         assertThat(SEQ.decode(SequenceValue.sequence(load("v1", "sequence.bin")))).isEqualTo(42L);
-        assertThat(STRUCT_SEQ.decode(SequenceValue.sequence(load("v1", "sequence-struct.bin"))).toString())
+        assertThat(
+                        STRUCT_SEQ
+                                .decode(SequenceValue.sequence(load("v1", "sequence-struct.bin")))
+                                .toString())
                 .isEqualTo("+I(binlog.000003,4711)");
 
         byte[] live = load("v1", "scd2-current-live.bin");
@@ -106,7 +124,8 @@ class StateSamplesTest {
         assertThat(c.nextChunk()).isZero();
         assertThat(SEQ.decode(live, c.maxOffset(), c.maxLength())).isEqualTo(42L);
         assertThat(SEQ.decode(live, c.startOffset(), c.startLength())).isEqualTo(7L);
-        assertThat(ROW.decode(live, c.rowOffset(), c.rowLength()).toString()).isEqualTo(expectedRow);
+        assertThat(ROW.decode(live, c.rowOffset(), c.rowLength()).toString())
+                .isEqualTo(expectedRow);
 
         byte[] deleted = load("v1", "scd2-current-deleted.bin");
         c.wrap(deleted);
@@ -116,8 +135,10 @@ class StateSamplesTest {
         byte[] upsert = load("v1", "scd2-history-upsert.bin");
         Scd2HistoryEntry e = new Scd2HistoryEntry().wrap(upsert);
         assertThat(e.isDelete()).isFalse();
-        assertThat(ROW.decode(upsert, e.rowOffset(), e.rowLength()).toString()).isEqualTo(expectedRow);
-        assertThat(new Scd2HistoryEntry().wrap(load("v1", "scd2-history-delete.bin")).isDelete()).isTrue();
+        assertThat(ROW.decode(upsert, e.rowOffset(), e.rowLength()).toString())
+                .isEqualTo(expectedRow);
+        assertThat(new Scd2HistoryEntry().wrap(load("v1", "scd2-history-delete.bin")).isDelete())
+                .isTrue();
     }
 
     @Test
@@ -129,7 +150,8 @@ class StateSamplesTest {
         assertThat(c.nextChunk()).isEqualTo(3);
         assertThat(SEQ.decode(live, c.maxOffset(), c.maxLength())).isEqualTo(42L);
         assertThat(SEQ.decode(live, c.startOffset(), c.startLength())).isEqualTo(7L);
-        assertThat(ROW.decode(live, c.rowOffset(), c.rowLength()).toString()).isEqualTo(expectedRow);
+        assertThat(ROW.decode(live, c.rowOffset(), c.rowLength()).toString())
+                .isEqualTo(expectedRow);
         byte[] deleted = load("v2", "scd2-current-deleted.bin");
         c.wrap(deleted);
         assertThat(c.live()).isFalse();
@@ -141,11 +163,16 @@ class StateSamplesTest {
         List<String> read = new ArrayList<>();
         while (cursor.next()) {
             Object seq = SEQ.decode(chunk, cursor.sequenceOffset(), cursor.sequenceLength());
-            read.add(cursor.isDelete() ? seq + ":delete"
-                    : seq + ":" + ROW.decode(chunk, cursor.rowOffset(), cursor.rowLength()));
+            read.add(
+                    cursor.isDelete()
+                            ? seq + ":delete"
+                            : seq
+                                    + ":"
+                                    + ROW.decode(chunk, cursor.rowOffset(), cursor.rowLength()));
         }
-        assertThat(read).containsExactly(
-                "7:" + expectedRow, "8:" + expectedRow, "9:delete", "10:" + expectedRow);
+        assertThat(read)
+                .containsExactly(
+                        "7:" + expectedRow, "8:" + expectedRow, "9:delete", "10:" + expectedRow);
     }
 
     @Test
@@ -158,12 +185,16 @@ class StateSamplesTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("corrupt SCD2 history chunk");
         byte[] truncated = Arrays.copyOf(load2("scd2-history-chunk.bin"), 12);
-        assertThatThrownBy(() -> {
-            Scd2HistoryChunk.Cursor c = new Scd2HistoryChunk.Cursor().wrap(truncated);
-            while (c.next()) {
-                // read to the end
-            }
-        }).isInstanceOf(IllegalStateException.class).hasMessageContaining("corrupt SCD2 history chunk");
+        assertThatThrownBy(
+                        () -> {
+                            Scd2HistoryChunk.Cursor c =
+                                    new Scd2HistoryChunk.Cursor().wrap(truncated);
+                            while (c.next()) {
+                                // read to the end
+                            }
+                        })
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("corrupt SCD2 history chunk");
         assertThatThrownBy(() -> new Scd2HistoryChunk.Cursor().wrap(new byte[] {1, 0}))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("expected 2");
@@ -174,14 +205,15 @@ class StateSamplesTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("format version 3");
         assertThat(Scd2HistoryChunk.isChunkKey(Scd2HistoryChunk.mapKey(0))).isTrue();
-        assertThat(Scd2HistoryChunk.isChunkKey(SequenceCodec.toMapKey(seq, 0, seq.length))).isFalse();
+        assertThat(Scd2HistoryChunk.isChunkKey(SequenceCodec.toMapKey(seq, 0, seq.length)))
+                .isFalse();
     }
 
     private static byte[] load2(String name) {
         try {
             return load("v2", name);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -193,7 +225,8 @@ class StateSamplesTest {
         fields.add(new RowType.RowField("n", new BigIntType()));
         fields.add(new RowType.RowField("r", RowType.of(new BigIntType())));
         RowCodec wider = new RowCodec(new RowType(fields));
-        assertThat(RowCodec.canWiden(RowCodecTest.ALL_TYPES.getFieldCount(), wider.arity())).isTrue();
+        assertThat(RowCodec.canWiden(RowCodecTest.ALL_TYPES.getFieldCount(), wider.arity()))
+                .isTrue();
         GenericRowData expected = new GenericRowData(wider.arity());
         GenericRowData sample = RowCodecTest.sampleRow();
         for (int i = 0; i < sample.getArity(); i++) {
@@ -202,18 +235,22 @@ class StateSamplesTest {
 
         byte[] scd1 = load("v1", "scd1-row.bin");
         Scd1RowValue v = new Scd1RowValue().wrap(scd1);
-        assertThat(wider.decode(scd1, v.rowOffset(), v.rowLength()).toString()).isEqualTo(expected.toString());
+        assertThat(wider.decode(scd1, v.rowOffset(), v.rowLength()).toString())
+                .isEqualTo(expected.toString());
         byte[] live = load("v1", "scd2-current-live.bin");
         Scd2CurrentValue c = new Scd2CurrentValue().wrap(live);
-        assertThat(wider.decode(live, c.rowOffset(), c.rowLength()).toString()).isEqualTo(expected.toString());
+        assertThat(wider.decode(live, c.rowOffset(), c.rowLength()).toString())
+                .isEqualTo(expected.toString());
         byte[] upsert = load("v1", "scd2-history-upsert.bin");
         Scd2HistoryEntry e = new Scd2HistoryEntry().wrap(upsert);
-        assertThat(wider.decode(upsert, e.rowOffset(), e.rowLength()).toString()).isEqualTo(expected.toString());
+        assertThat(wider.decode(upsert, e.rowOffset(), e.rowLength()).toString())
+                .isEqualTo(expected.toString());
     }
 
     @Test
     void currentCodeWritesTheStoredSamplesByteForByte() throws IOException {
-        // layouts still written at v1 (SCD type 1, sequences; v1 history entries only in tests) and the v2 ones
+        // layouts still written at v1 (SCD type 1, sequences; v1 history entries only in tests) and
+        // the v2 ones
         assertThat(StateFormat.CURRENT_VERSION).isEqualTo(StateFormat.V2);
         for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
             assertThat(s.getValue()).as(s.getKey()).isEqualTo(load("v1", s.getKey()));
@@ -234,7 +271,8 @@ class StateSamplesTest {
 
     /** Writes the samples of the current version (v2); run once when a version is introduced. */
     public static void main(String[] args) throws IOException {
-        Path dir = Paths.get(args.length > 0 ? args[0] : "state/src/test/resources/state-samples/v2");
+        Path dir =
+                Paths.get(args.length > 0 ? args[0] : "state/src/test/resources/state-samples/v2");
         Files.createDirectories(dir);
         for (Map.Entry<String, byte[]> s : v2Samples().entrySet()) {
             Files.write(dir.resolve(s.getKey()), s.getValue());

@@ -1,5 +1,6 @@
 package dev.changeflow.e2e.bench;
 
+import dev.changeflow.e2e.SharedData;
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
@@ -18,10 +19,10 @@ import java.util.List;
 
 /**
  * The two AUTO CDC flows the benchmark measures, planned by changeflow's own {@link IngestPlanner}
- * from {@code examples/pgbench-flows.yaml}: {@code pgbench_accounts} keyed by {@code aid}, sequenced
- * by {@code source.lsn}, stored as SCD type 1 ({@code bench.pgbench_accounts}) or SCD type 2
- * ({@code bench.pgbench_accounts_scd2}). The synthetic generator writes records of the same table,
- * so every input is decoded by the same decoder flow and replayed in the same row shape.
+ * from {@code examples/pgbench-flows.yaml}: {@code pgbench_accounts} keyed by {@code aid},
+ * sequenced by {@code source.lsn}, stored as SCD type 1 ({@code bench.pgbench_accounts}) or SCD
+ * type 2 ({@code bench.pgbench_accounts_scd2}). The synthetic generator writes records of the same
+ * table, so every input is decoded by the same decoder flow and replayed in the same row shape.
  */
 final class BenchFlows {
     /** The pgbench table every input is about. */
@@ -43,7 +44,8 @@ final class BenchFlows {
      *     shifts it per round)
      */
     static BenchFlows plan(Path repositoryRoot) throws IOException {
-        IngestConfig cfg = FlowsFile.read(repositoryRoot.resolve("examples").resolve("pgbench-flows.yaml"));
+        IngestConfig cfg =
+                FlowsFile.read(repositoryRoot.resolve("examples").resolve("pgbench-flows.yaml"));
         cfg.namespace = "bench";
         cfg.flows.removeIf(f -> !TABLE.equals(f.table));
         FlowConfig accounts = cfg.flow(TABLE);
@@ -59,9 +61,15 @@ final class BenchFlows {
         BenchFlows flows = new BenchFlows(plan.flows.get(0), plan.flows.get(1));
         AutoCdcSpec spec = flows.scd1.spec;
         if (spec.sequenceIndexesInSource().length != 1
-                || spec.sourceType().getTypeAt(spec.sequenceIndexesInSource()[0]).getTypeRoot() != LogicalTypeRoot.BIGINT) {
-            throw new IllegalStateException("the benchmark shifts a single BIGINT sequence per round; flow "
-                    + spec.name() + " is sequenced by " + spec.sequenceBy() + " in " + spec.sourceType());
+                || spec.sourceType().getTypeAt(spec.sequenceIndexesInSource()[0]).getTypeRoot()
+                        != LogicalTypeRoot.BIGINT) {
+            throw new IllegalStateException(
+                    "the benchmark shifts a single BIGINT sequence per round; flow "
+                            + spec.name()
+                            + " is sequenced by "
+                            + spec.sequenceBy()
+                            + " in "
+                            + spec.sourceType());
         }
         return flows;
     }
@@ -81,7 +89,10 @@ final class BenchFlows {
         return scd1.spec.keyIndexesInSource()[0];
     }
 
-    /** Indexes in {@link #sourceType()} of the data columns {@code aid, bid, abalance, filler}, in order. */
+    /**
+     * Indexes in {@link #sourceType()} of the data columns {@code aid, bid, abalance, filler}, in
+     * order.
+     */
     int[] dataIndexes() {
         RowType data = scd1.decoder.dataType();
         int[] idx = new int[data.getFieldCount()];
@@ -91,18 +102,27 @@ final class BenchFlows {
         return idx;
     }
 
-    /** {@code ../shared/data/pgbench-s1/<file>} beside the clone; fails naming the path when absent. */
+    /**
+     * {@code ../shared/data/pgbench-s1/<file>} beside the clone; fails naming the path when absent.
+     */
     static Path sharedData(Path repositoryRoot, String file) {
-        Path p = repositoryRoot.resolveSibling("shared").resolve("data").resolve("pgbench-s1").resolve(file);
+        Path p =
+                repositoryRoot
+                        .resolveSibling("shared")
+                        .resolve("data")
+                        .resolve("pgbench-s1")
+                        .resolve(file);
         if (!Files.exists(p)) {
-            throw new IllegalStateException("the benchmark needs the recorded capture " + p
-                    + " (../shared/data/pgbench-s1 beside the clone)");
+            throw new IllegalStateException(
+                    "the benchmark needs the recorded capture "
+                            + p
+                            + " (../shared/data/pgbench-s1 beside the clone)");
         }
         return p;
     }
 
     /** The clone's root ({@link dev.changeflow.e2e.SharedData#repositoryRoot()}). */
     static Path repositoryRoot() {
-        return dev.changeflow.e2e.SharedData.repositoryRoot();
+        return SharedData.repositoryRoot();
     }
 }

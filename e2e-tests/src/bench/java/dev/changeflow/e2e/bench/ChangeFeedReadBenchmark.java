@@ -24,6 +24,8 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
+import org.apache.iceberg.ManifestContent;
+import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -41,6 +43,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -57,38 +60,53 @@ import java.util.Set;
  * <p>Table: {@code aid INT NOT NULL (key), bid INT, abalance INT, filler STRING(84)}, {@code rows}
  * rows in version 1 (one Flink checkpoint, parallelism 2), {@code rows / 100} random keys updated
  * in version 2. Prints, per table: files, the changes read (must be 2 × updates: preimage +
- * postimage), and the median of 5 timed reads (after one warm-up) of the version-2 changes and of
- * a full scan. Arguments: {@code [rows] [warehouse folder]} (default 1,000,000 and a temp folder).
- * Run: {@code ./mvnw -B -Pbench -pl e2e-tests -am verify -DskipTests -Dbench.class=dev.changeflow.e2e.bench.ChangeFeedReadBenchmark}
- * (README "Benchmarks").
+ * postimage), and the median of 5 timed reads (after one warm-up) of the version-2 changes and of a
+ * full scan. Arguments: {@code [rows] [warehouse folder]} (default 1,000,000 and a temp folder).
+ * Run: {@code ./mvnw -B -Pbench -pl e2e-tests -am verify -DskipTests
+ * -Dbench.class=dev.changeflow.e2e.bench.ChangeFeedReadBenchmark} (README "Benchmarks").
  */
 public final class ChangeFeedReadBenchmark {
-    private static final RowType ROW = RowType.of(
-            new LogicalType[] {new IntType(false), new IntType(), new IntType(), new VarCharType(VarCharType.MAX_LENGTH)},
-            new String[] {"aid", "bid", "abalance", "filler"});
-    private static final Schema SCHEMA = new Schema(
-            List.of(Types.NestedField.required(1, "aid", Types.IntegerType.get()),
-                    Types.NestedField.optional(2, "bid", Types.IntegerType.get()),
-                    Types.NestedField.optional(3, "abalance", Types.IntegerType.get()),
-                    Types.NestedField.optional(4, "filler", Types.StringType.get())),
-            Set.of(1));
+    private static final RowType ROW =
+            RowType.of(
+                    new LogicalType[] {
+                        new IntType(false),
+                        new IntType(),
+                        new IntType(),
+                        new VarCharType(VarCharType.MAX_LENGTH)
+                    },
+                    new String[] {"aid", "bid", "abalance", "filler"});
+    private static final Schema SCHEMA =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "aid", Types.IntegerType.get()),
+                            Types.NestedField.optional(2, "bid", Types.IntegerType.get()),
+                            Types.NestedField.optional(3, "abalance", Types.IntegerType.get()),
+                            Types.NestedField.optional(4, "filler", Types.StringType.get())),
+                    Set.of(1));
     private static final String FILLER = "x".repeat(84);
 
     private ChangeFeedReadBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         int rows = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
-        Path warehouse = args.length > 1 ? Path.of(args[1]) : Files.createTempDirectory("cdf-bench");
+        Path warehouse =
+                args.length > 1 ? Path.of(args[1]) : Files.createTempDirectory("cdf-bench");
         int updates = rows / 100;
         CatalogSettings settings = CatalogSettings.localHadoop(warehouse.toAbsolutePath());
         Catalog catalog = settings.open();
         TableIdentifier changeflow = TableIdentifier.of("bench", "changeflow_scd1");
         TableIdentifier upsertBloom = TableIdentifier.of("bench", "iceberg_upsert_bloom");
         TableIdentifier upsertPlain = TableIdentifier.of("bench", "iceberg_upsert_no_bloom");
-        StreamingTables.ensureTable(catalog, changeflow, ROW, List.of("aid"), StreamingTableOptions.defaults());
+        StreamingTables.ensureTable(
+                catalog, changeflow, ROW, List.of("aid"), StreamingTableOptions.defaults());
         for (TableIdentifier id : List.of(upsertBloom, upsertPlain)) {
-            Map<String, String> props = new HashMap<>(Map.of(TableProperties.FORMAT_VERSION, "2",
-                    StreamingTables.MAX_CONTINUOUS_EMPTY_COMMITS, Integer.toString(Integer.MAX_VALUE)));
+            Map<String, String> props =
+                    new HashMap<>(
+                            Map.of(
+                                    TableProperties.FORMAT_VERSION,
+                                    "2",
+                                    StreamingTables.MAX_CONTINUOUS_EMPTY_COMMITS,
+                                    Integer.toString(Integer.MAX_VALUE)));
             if (id.equals(upsertBloom)) {
                 props.put(StreamingTables.BLOOM_FILTER_PREFIX + "aid", "true");
                 props.put(StreamingTables.BLOOM_FILTER_NDV_PREFIX + "aid", Integer.toString(rows));
@@ -99,16 +117,31 @@ public final class ChangeFeedReadBenchmark {
         long t0 = System.nanoTime();
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, "hashmap");
-        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, warehouse.resolve(".checkpoints").toUri().toString());
+        conf.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                warehouse.resolve(".checkpoints").toUri().toString());
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
         env.enableCheckpointing(500);
-        DataStream<Long> batches = env.fromSource(new OneBatchPerCheckpointSource(2), WatermarkStrategy.noWatermarks(), "batches")
-                .setParallelism(1);
-        DataStream<RowData> changelog = batches.flatMap(new Rows(rows, updates, true), InternalTypeInfo.of(ROW)).setParallelism(1);
-        DataStream<RowData> upserts = batches.flatMap(new Rows(rows, updates, false), InternalTypeInfo.of(ROW)).setParallelism(1);
-        StreamingTableSink.write(changelog.keyBy(r -> r.getInt(0)).map(r -> r, InternalTypeInfo.of(ROW)),
-                settings.loader(), changeflow, List.of("aid"), StreamingTableOptions.defaults(), "changeflow");
+        DataStream<Long> batches =
+                env.fromSource(
+                                new OneBatchPerCheckpointSource(2),
+                                WatermarkStrategy.noWatermarks(),
+                                "batches")
+                        .setParallelism(1);
+        DataStream<RowData> changelog =
+                batches.flatMap(new Rows(rows, updates, true), InternalTypeInfo.of(ROW))
+                        .setParallelism(1);
+        DataStream<RowData> upserts =
+                batches.flatMap(new Rows(rows, updates, false), InternalTypeInfo.of(ROW))
+                        .setParallelism(1);
+        StreamingTableSink.write(
+                changelog.keyBy(r -> r.getInt(0)).map(r -> r, InternalTypeInfo.of(ROW)),
+                settings.loader(),
+                changeflow,
+                List.of("aid"),
+                StreamingTableOptions.defaults(),
+                "changeflow");
         for (TableIdentifier id : List.of(upsertBloom, upsertPlain)) {
             FlinkSink.forRowData(upserts)
                     .tableLoader(TableLoader.fromCatalog(settings.loader(), id))
@@ -118,34 +151,63 @@ public final class ChangeFeedReadBenchmark {
                     .append();
         }
         env.execute("change feed read benchmark: write");
-        System.out.printf("Wrote %,d rows + %,d updates into 3 tables in %.1f s (%s)%n", rows, updates,
-                (System.nanoTime() - t0) / 1e9, warehouse);
+        System.out.printf(
+                "Wrote %,d rows + %,d updates into 3 tables in %.1f s (%s)%n",
+                rows, updates, (System.nanoTime() - t0) / 1e9, warehouse);
 
         System.out.println();
-        System.out.printf("%-26s %6s %8s %12s %14s %14s %8s%n", "table", "files", "deletes", "changes(v2)",
-                "changes ms", "full scan ms", "ratio");
+        System.out.printf(
+                "%-26s %6s %8s %12s %14s %14s %8s%n",
+                "table", "files", "deletes", "changes(v2)", "changes ms", "full scan ms", "ratio");
         for (TableIdentifier id : List.of(changeflow, upsertBloom, upsertPlain)) {
             Table t = catalog.loadTable(id);
             long v2 = t.currentSnapshot().sequenceNumber();
             long[] files = files(t);
             long[] changeCount = new long[1];
-            double changesMs = median(() -> changeCount[0] = count(TableChanges.forTable(t).startingVersion(v2).endingVersion(v2).build().read()));
+            double changesMs =
+                    median(
+                            () ->
+                                    changeCount[0] =
+                                            count(
+                                                    TableChanges.forTable(t)
+                                                            .startingVersion(v2)
+                                                            .endingVersion(v2)
+                                                            .build()
+                                                            .read()));
             double scanMs = median(() -> count(IcebergGenerics.read(t).build()));
             if (changeCount[0] != 2L * updates) {
-                throw new IllegalStateException(id + ": expected " + 2L * updates + " changes in version " + v2 + ", read " + changeCount[0]);
+                throw new IllegalStateException(
+                        id
+                                + ": expected "
+                                + 2L * updates
+                                + " changes in version "
+                                + v2
+                                + ", read "
+                                + changeCount[0]);
             }
-            System.out.printf("%-26s %6d %8d %12d %14.1f %14.1f %7.1f×%n", id.name(), files[0], files[1], changeCount[0],
-                    changesMs, scanMs, scanMs / changesMs);
+            System.out.printf(
+                    "%-26s %6d %8d %12d %14.1f %14.1f %7.1f×%n",
+                    id.name(),
+                    files[0],
+                    files[1],
+                    changeCount[0],
+                    changesMs,
+                    scanMs,
+                    scanMs / changesMs);
         }
-        System.out.printf("%nMachine: %d cores, Java %s; one version updating %,d of %,d rows (1%%).%n",
-                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), updates, rows);
+        System.out.printf(
+                "%nMachine: %d cores, Java %s; one version updating %,d of %,d rows (1%%).%n",
+                Runtime.getRuntime().availableProcessors(),
+                System.getProperty("java.version"),
+                updates,
+                rows);
     }
 
     private static long[] files(Table t) {
         long data = 0;
         long deletes = 0;
-        for (org.apache.iceberg.ManifestFile m : t.currentSnapshot().allManifests(t.io())) {
-            if (m.content() == org.apache.iceberg.ManifestContent.DATA) {
+        for (ManifestFile m : t.currentSnapshot().allManifests(t.io())) {
+            if (m.content() == ManifestContent.DATA) {
                 data += m.addedFilesCount() + m.existingFilesCount();
             } else {
                 deletes += m.addedFilesCount() + m.existingFilesCount();
@@ -194,7 +256,9 @@ public final class ChangeFeedReadBenchmark {
         }
 
         private static GenericRowData row(RowKind kind, int aid, int balance) {
-            GenericRowData r = GenericRowData.ofKind(kind, aid, 1 + aid / 100_000, balance, StringData.fromString(FILLER));
+            GenericRowData r =
+                    GenericRowData.ofKind(
+                            kind, aid, 1 + aid / 100_000, balance, StringData.fromString(FILLER));
             return r;
         }
 
@@ -208,7 +272,7 @@ public final class ChangeFeedReadBenchmark {
             }
             Random random = new Random(42);
             List<Integer> keys = new ArrayList<>();
-            java.util.Set<Integer> seen = new java.util.HashSet<>();
+            Set<Integer> seen = new HashSet<>();
             while (keys.size() < updates) {
                 int aid = 1 + random.nextInt(rows);
                 if (seen.add(aid)) {

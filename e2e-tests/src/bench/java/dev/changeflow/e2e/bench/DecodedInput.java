@@ -12,28 +12,33 @@ import org.apache.flink.table.types.logical.RowType;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.BufferedReader;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.GZIPInputStream;
 
 /**
  * Change records decoded once by changeflow's {@link ChangeRecordDecoder} and kept as rows of the
  * decoder's source type ({@code aid, bid, abalance, filler} + Debezium metadata, {@code +I} for an
- * upsert, {@code -D} for a delete carrying the {@code before} row), so every system replays the same
- * rows and decoding is timed on its own.
+ * upsert, {@code -D} for a delete carrying the {@code before} row), so every system replays the
+ * same rows and decoding is timed on its own.
  *
  * <p>File format: a count (int), then the rows written by Flink's {@link RowDataSerializer} of the
  * source type (row kind included).
  */
 final class DecodedInput {
     final List<RowData> rows;
+
     /** Wall time of decoding, nanoseconds. */
     final long decodeNanos;
+
     /** Records given to the decoder (tombstones included). */
     final long records;
 
@@ -52,22 +57,25 @@ final class DecodedInput {
     static DecodedInput decode(List<byte[]> lines, BenchFlows flows) {
         ChangeRecordDecoder decoder = new ChangeRecordDecoder(List.of(flows.scd1.decoder));
         List<RowData> rows = new ArrayList<>(lines.size());
-        DecodeOutput out = new DecodeOutput() {
-            @Override
-            public void upsertOrDelete(int flowIndex, RowData row) {
-                rows.add(row);
-            }
+        DecodeOutput out =
+                new DecodeOutput() {
+                    @Override
+                    public void upsertOrDelete(int flowIndex, RowData row) {
+                        rows.add(row);
+                    }
 
-            @Override
-            public void truncate(int flowIndex, RowData row) {
-                throw new IllegalStateException("unexpected truncate record in the benchmark input");
-            }
+                    @Override
+                    public void truncate(int flowIndex, RowData row) {
+                        throw new IllegalStateException(
+                                "unexpected truncate record in the benchmark input");
+                    }
 
-            @Override
-            public void quarantine(RowData row) {
-                throw new IllegalStateException("benchmark input record quarantined: " + row);
-            }
-        };
+                    @Override
+                    public void quarantine(RowData row) {
+                        throw new IllegalStateException(
+                                "benchmark input record quarantined: " + row);
+                    }
+                };
         long start = System.nanoTime();
         long line = 0;
         for (byte[] raw : lines) {
@@ -76,11 +84,17 @@ final class DecodedInput {
         return new DecodedInput(rows, System.nanoTime() - start, lines.size());
     }
 
-    /** The lines of a (gzip) capture whose topic is {@code pgbench_accounts}, as UTF-8 bytes, in file order. */
+    /**
+     * The lines of a (gzip) capture whose topic is {@code pgbench_accounts}, as UTF-8 bytes, in
+     * file order.
+     */
     static List<byte[]> accountLines(Path capture) throws IOException {
         List<byte[]> lines = new ArrayList<>();
-        try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(
-                new java.util.zip.GZIPInputStream(Files.newInputStream(capture), 1 << 16), StandardCharsets.UTF_8))) {
+        try (var r =
+                new BufferedReader(
+                        new InputStreamReader(
+                                new GZIPInputStream(Files.newInputStream(capture), 1 << 16),
+                                StandardCharsets.UTF_8))) {
             for (String l = r.readLine(); l != null; l = r.readLine()) {
                 if (l.contains("\"topic\":\"pgbench.public." + BenchFlows.TABLE + "\"")) {
                     lines.add(l.getBytes(StandardCharsets.UTF_8));
@@ -94,7 +108,9 @@ final class DecodedInput {
     static void write(Path file, List<RowData> rows, RowType type) throws IOException {
         RowDataSerializer ser = new RowDataSerializer(type);
         Files.createDirectories(file.getParent());
-        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16))) {
+        try (DataOutputStream out =
+                new DataOutputStream(
+                        new BufferedOutputStream(Files.newOutputStream(file), 1 << 16))) {
             out.writeInt(rows.size());
             DataOutputViewStreamWrapper view = new DataOutputViewStreamWrapper(out);
             for (RowData r : rows) {
@@ -110,7 +126,8 @@ final class DecodedInput {
         for (int i = 0; i < getters.length; i++) {
             getters[i] = RowData.createFieldGetter(type.getTypeAt(i), i);
         }
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+        try (DataInputStream in =
+                new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
             int n = in.readInt();
             List<RowData> rows = new ArrayList<>(n);
             DataInputViewStreamWrapper view = new DataInputViewStreamWrapper(in);

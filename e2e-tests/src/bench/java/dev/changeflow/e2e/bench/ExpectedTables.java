@@ -17,19 +17,21 @@ import java.util.TreeMap;
 
 /**
  * The final tables an exact AUTO CDC apply must produce from a replay (base rows repeated {@code
- * rounds} times, {@code source.lsn} shifted by {@code round × shift}), computed without Flink by the
- * rule of semantics.md A2-A4 and of the capture's oracle: per key, every record in sequence order;
- * an upsert sets the row, a delete removes it (SCD type 1); for SCD type 2 an upsert whose data
- * differs from the open version closes it and opens a new one at its sequence, an identical one opens
- * nothing, a delete closes the open version. Arrival order and duplicate deliveries do not matter.
+ * rounds} times, {@code source.lsn} shifted by {@code round × shift}), computed without Flink by
+ * the rule of semantics.md A2-A4 and of the capture's oracle: per key, every record in sequence
+ * order; an upsert sets the row, a delete removes it (SCD type 1); for SCD type 2 an upsert whose
+ * data differs from the open version closes it and opens a new one at its sequence, an identical
+ * one opens nothing, a delete closes the open version. Arrival order and duplicate deliveries do
+ * not matter.
  *
- * <p>Rows are CSV lines ({@link TableRows#formatValue}) of {@code aid, bid, abalance, filler} (SCD1,
- * also the Iceberg upsert and Paimon tables) and {@code aid, bid, abalance, filler, __START_AT,
- * __END_AT} (SCD2, empty end = open).
+ * <p>Rows are CSV lines ({@link TableRows#formatValue}) of {@code aid, bid, abalance, filler}
+ * (SCD1, also the Iceberg upsert and Paimon tables) and {@code aid, bid, abalance, filler,
+ * __START_AT, __END_AT} (SCD2, empty end = open).
  */
 final class ExpectedTables {
     /** SCD type 1 rows by key. */
     final Map<Integer, String> scd1;
+
     /** SCD type 2 versions, sorted. */
     final List<String> scd2;
 
@@ -103,7 +105,8 @@ final class ExpectedTables {
 
     /**
      * Rows of {@code actual} (key → CSV line) that differ from the expected SCD1 table: missing,
-     * extra or different keys, each counted once. Up to three differences are added to {@code sample}.
+     * extra or different keys, each counted once. Up to three differences are added to {@code
+     * sample}.
      */
     long wrongScd1Rows(Map<Integer, String> actual, List<String> sample) {
         long wrong = 0;

@@ -17,26 +17,28 @@ import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Turns the index {@code i} of a number sequence into replayed record {@code i}: base row {@code i mod
- * n} of a {@link DecodedInput} file, with its {@code source.lsn} raised by {@code (i div n) × shift}
- * (round {@code i div n}). Runs at parallelism 1 behind a parallelism-1 sequence source, so records
- * leave in file order, round after round. The rows are read from the file in {@link #open}, not
- * shipped in the job graph.
+ * Turns the index {@code i} of a number sequence into replayed record {@code i}: base row {@code i
+ * mod n} of a {@link DecodedInput} file, with its {@code source.lsn} raised by {@code (i div n) ×
+ * shift} (round {@code i div n}). Runs at parallelism 1 behind a parallelism-1 sequence source, so
+ * records leave in file order, round after round. The rows are read from the file in {@link #open},
+ * not shipped in the job graph.
  *
- * <p>For the steady-state rate it records, in this JVM, how many records it had emitted and when, at
- * each checkpoint barrier ({@link #marks()}); for the active rate, when it emitted the record at 10%
- * of the input and the last one ({@link #activeRate()}).
+ * <p>For the steady-state rate it records, in this JVM, how many records it had emitted and when,
+ * at each checkpoint barrier ({@link #marks()}); for the active rate, when it emitted the record at
+ * 10% of the input and the last one ({@link #activeRate()}).
  *
- * <p>Indexes from {@code records} on are a hold tail (state-size runs): they emit nothing, and until
- * a checkpoint taken after the last record has completed each waits a millisecond — so the job
- * keeps its keyed state until one checkpoint holds all of it (a finished operator's state is not in
- * the final checkpoint).
+ * <p>Indexes from {@code records} on are a hold tail (state-size runs): they emit nothing, and
+ * until a checkpoint taken after the last record has completed each waits a millisecond — so the
+ * job keeps its keyed state until one checkpoint holds all of it (a finished operator's state is
+ * not in the final checkpoint).
  */
-final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements CheckpointedFunction, CheckpointListener {
+final class ReplayFunction extends RichFlatMapFunction<Long, RowData>
+        implements CheckpointedFunction, CheckpointListener {
     private static final long serialVersionUID = 1L;
 
     /** {checkpoint id, records emitted before the barrier, System.nanoTime()} per checkpoint. */
     private static final List<long[]> MARKS = new ArrayList<>();
+
     private static volatile boolean allEmitted;
     private static volatile long tenthNanos;
     private static volatile long tenthCount;
@@ -142,8 +144,8 @@ final class ReplayFunction extends RichFlatMapFunction<Long, RowData> implements
 
     /**
      * Records per second between the emission of the record at 10% of the input and the last one
-     * (start-up and the final commit excluded; the source is back-pressured, so this is the rate the
-     * job consumed at), or -1 when the replay has not finished.
+     * (start-up and the final commit excluded; the source is back-pressured, so this is the rate
+     * the job consumed at), or -1 when the replay has not finished.
      */
     static double activeRate() {
         long from = tenthNanos;

@@ -29,6 +29,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -45,9 +46,9 @@ import java.util.stream.Stream;
  * ... KAFKA.bootstrapServers() ... KAFKA.createTopic("t", 2) ... KAFKA.producer() ...
  * }</pre>
  *
- * or as an {@link AutoCloseable} ({@link #start()} / {@link #close()}). Ready in about 3 s, with the
- * group coordinator up ({@code __consumer_offsets} created). Topics are not created automatically;
- * internal topics use replication factor 1 and one partition.
+ * or as an {@link AutoCloseable} ({@link #start()} / {@link #close()}). Ready in about 3 s, with
+ * the group coordinator up ({@code __consumer_offsets} created). Topics are not created
+ * automatically; internal topics use replication factor 1 and one partition.
  */
 public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
     private Path dir;
@@ -55,17 +56,22 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
     private int brokerPort;
     private Properties config;
 
-    /** Starts the broker (formats fresh storage first) and waits until it answers. @throws IllegalStateException when it cannot start */
+    /**
+     * Starts the broker (formats fresh storage first) and waits until it answers. @throws
+     * IllegalStateException when it cannot start
+     */
     public EmbeddedKafka start() {
         if (server != null) {
             return this;
         }
-        Exit.setExitProcedure((code, message) -> {
-            throw new IllegalStateException("Kafka called exit(" + code + "): " + message);
-        });
-        Exit.setHaltProcedure((code, message) -> {
-            throw new IllegalStateException("Kafka called halt(" + code + "): " + message);
-        });
+        Exit.setExitProcedure(
+                (code, message) -> {
+                    throw new IllegalStateException("Kafka called exit(" + code + "): " + message);
+                });
+        Exit.setHaltProcedure(
+                (code, message) -> {
+                    throw new IllegalStateException("Kafka called halt(" + code + "): " + message);
+                });
         try {
             dir = Files.createTempDirectory("changeflow-kafka-");
             IllegalStateException last = null;
@@ -96,7 +102,12 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
         p.put("process.roles", "broker,controller");
         p.put("node.id", "1");
         p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-        p.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        p.put(
+                "listeners",
+                "PLAINTEXT://127.0.0.1:"
+                        + brokerPort
+                        + ",CONTROLLER://127.0.0.1:"
+                        + controllerPort);
         p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
         p.put("controller.listener.names", "CONTROLLER");
         p.put("inter.broker.listener.name", "PLAINTEXT");
@@ -117,11 +128,23 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
             p.store(out, "changeflow embedded Kafka");
         }
         ByteArrayOutputStream formatOut = new ByteArrayOutputStream();
-        int rc = StorageTool.execute(
-                new String[] {"format", "-t", Uuid.randomUuid().toString(), "-c", props.toString(), "--ignore-formatted"},
-                new PrintStream(formatOut, true, StandardCharsets.UTF_8));
+        int rc =
+                StorageTool.execute(
+                        new String[] {
+                            "format",
+                            "-t",
+                            Uuid.randomUuid().toString(),
+                            "-c",
+                            props.toString(),
+                            "--ignore-formatted"
+                        },
+                        new PrintStream(formatOut, true, StandardCharsets.UTF_8));
         if (rc != 0) {
-            throw new IllegalStateException("kafka-storage format failed (" + rc + "): " + formatOut.toString(StandardCharsets.UTF_8));
+            throw new IllegalStateException(
+                    "kafka-storage format failed ("
+                            + rc
+                            + "): "
+                            + formatOut.toString(StandardCharsets.UTF_8));
         }
         config = p;
         KafkaRaftServer s = new KafkaRaftServer(new KafkaConfig(p, false), Time.SYSTEM);
@@ -130,9 +153,9 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
     }
 
     /**
-     * Stops the broker and starts it again on the same ports with the same logs (topics, records and
-     * committed offsets survive), as a broker restart in production; waits until it answers. The
-     * bind is retried for up to 60 s: the old listener's port can linger in TIME_WAIT.
+     * Stops the broker and starts it again on the same ports with the same logs (topics, records
+     * and committed offsets survive), as a broker restart in production; waits until it answers.
+     * The bind is retried for up to 60 s: the old listener's port can linger in TIME_WAIT.
      *
      * @throws IllegalStateException when it does not come back within 60 s
      */
@@ -144,15 +167,18 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (server == null) {
             try {
-                KafkaRaftServer s = new KafkaRaftServer(new KafkaConfig(config, false), Time.SYSTEM);
+                KafkaRaftServer s =
+                        new KafkaRaftServer(new KafkaConfig(config, false), Time.SYSTEM);
                 server = s;
                 s.startup();
             } catch (RuntimeException e) {
                 stopQuietly();
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("embedded Kafka did not restart on port " + brokerPort + " within 60 s", e);
+                    throw new IllegalStateException(
+                            "embedded Kafka did not restart on port " + brokerPort + " within 60 s",
+                            e);
                 }
-                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
             }
         }
         awaitReady();
@@ -166,11 +192,14 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
                     admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
                     // finding a group coordinator creates __consumer_offsets now, so the first
                     // offset commit of a test does not fail with COORDINATOR_NOT_AVAILABLE
-                    admin.listConsumerGroupOffsets("embedded-kafka-warm-up").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+                    admin.listConsumerGroupOffsets("embedded-kafka-warm-up")
+                            .partitionsToOffsetAndMetadata()
+                            .get(30, TimeUnit.SECONDS);
                     return;
                 } catch (Exception e) {
                     if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException("embedded Kafka did not answer within 60 s", e);
+                        throw new IllegalStateException(
+                                "embedded Kafka did not answer within 60 s", e);
                     }
                 }
             }
@@ -203,11 +232,18 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
         return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
-    /** Creates topics with {@code partitions} partitions each (replication factor 1) and waits for them. */
+    /**
+     * Creates topics with {@code partitions} partitions each (replication factor 1) and waits for
+     * them.
+     */
     public void createTopics(int partitions, List<String> topics) {
         try (Admin admin = admin()) {
-            admin.createTopics(topics.stream().map(t -> new NewTopic(t, partitions, (short) 1)).collect(Collectors.toList()))
-                    .all().get(60, TimeUnit.SECONDS);
+            admin.createTopics(
+                            topics.stream()
+                                    .map(t -> new NewTopic(t, partitions, (short) 1))
+                                    .collect(Collectors.toList()))
+                    .all()
+                    .get(60, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException("cannot create topics " + topics, e);
         }

@@ -36,11 +36,13 @@ import java.util.function.Predicate;
  * report it.
  */
 public final class DebeziumToKafka implements AutoCloseable {
-    private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "debezium-engine");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService executor =
+            Executors.newSingleThreadExecutor(
+                    r -> {
+                        Thread t = new Thread(r, "debezium-engine");
+                        t.setDaemon(true);
+                        return t;
+                    });
     private final KafkaProducer<byte[], byte[]> producer;
     private final DebeziumEngine<ChangeEvent<byte[], byte[]>> engine;
     private final Map<String, AtomicLong> sent = new ConcurrentHashMap<>();
@@ -49,16 +51,22 @@ public final class DebeziumToKafka implements AutoCloseable {
 
     private DebeziumToKafka(Properties config, EmbeddedKafka kafka) {
         producer = kafka.producer();
-        engine = DebeziumEngine.create(JsonByteArray.class)
-                .using(config)
-                .notifying(this::handleBatch)
-                .using((success, message, error) -> {
-                    if (!success) {
-                        failure.compareAndSet(null, error != null ? error : new IllegalStateException(message));
-                    }
-                    stopped = true;
-                })
-                .build();
+        engine =
+                DebeziumEngine.create(JsonByteArray.class)
+                        .using(config)
+                        .notifying(this::handleBatch)
+                        .using(
+                                (success, message, error) -> {
+                                    if (!success) {
+                                        failure.compareAndSet(
+                                                null,
+                                                error != null
+                                                        ? error
+                                                        : new IllegalStateException(message));
+                                    }
+                                    stopped = true;
+                                })
+                        .build();
         executor.execute(engine);
     }
 
@@ -69,12 +77,18 @@ public final class DebeziumToKafka implements AutoCloseable {
      * @param topicPrefix Debezium's {@code topic.prefix} (the "server name")
      * @param extra further connector properties (override the defaults set here)
      */
-    public static DebeziumToKafka start(LocalPostgres pg, String database, String tables, String topicPrefix,
-            EmbeddedKafka kafka, Map<String, String> extra) {
+    public static DebeziumToKafka start(
+            LocalPostgres pg,
+            String database,
+            String tables,
+            String topicPrefix,
+            EmbeddedKafka kafka,
+            Map<String, String> extra) {
         Properties p = new Properties();
         p.setProperty("name", "changeflow-" + topicPrefix);
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
-        p.setProperty("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
+        p.setProperty(
+                "offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
         p.setProperty("offset.flush.interval.ms", "1000");
         p.setProperty("database.hostname", "127.0.0.1");
         p.setProperty("database.port", String.valueOf(pg.port()));
@@ -94,14 +108,18 @@ public final class DebeziumToKafka implements AutoCloseable {
         return new DebeziumToKafka(p, kafka);
     }
 
-    private void handleBatch(List<ChangeEvent<byte[], byte[]>> events, DebeziumEngine.RecordCommitter<ChangeEvent<byte[], byte[]>> committer)
+    private void handleBatch(
+            List<ChangeEvent<byte[], byte[]>> events,
+            DebeziumEngine.RecordCommitter<ChangeEvent<byte[], byte[]>> committer)
             throws InterruptedException {
         for (ChangeEvent<byte[], byte[]> e : events) {
-            producer.send(new ProducerRecord<>(e.destination(), e.key(), e.value()), (md, error) -> {
-                if (error != null) {
-                    failure.compareAndSet(null, error);
-                }
-            });
+            producer.send(
+                    new ProducerRecord<>(e.destination(), e.key(), e.value()),
+                    (md, error) -> {
+                        if (error != null) {
+                            failure.compareAndSet(null, error);
+                        }
+                    });
         }
         producer.flush();
         Throwable f = failure.get();
@@ -135,19 +153,28 @@ public final class DebeziumToKafka implements AutoCloseable {
     /**
      * Waits until {@code condition} holds for {@link #sent()}.
      *
-     * @throws IllegalStateException when the engine failed or stopped first, or after {@code timeout}
+     * @throws IllegalStateException when the engine failed or stopped first, or after {@code
+     *     timeout}
      */
-    public void awaitSent(String description, Duration timeout, Predicate<Map<String, Long>> condition) {
+    public void awaitSent(
+            String description, Duration timeout, Predicate<Map<String, Long>> condition) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.test(sent())) {
             if (failure.get() != null) {
-                throw new IllegalStateException("Debezium failed before " + description, failure.get());
+                throw new IllegalStateException(
+                        "Debezium failed before " + description, failure.get());
             }
             if (stopped) {
                 throw new IllegalStateException("Debezium stopped before " + description);
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("no " + description + " within " + timeout.toSeconds() + " s; sent " + sent());
+                throw new IllegalStateException(
+                        "no "
+                                + description
+                                + " within "
+                                + timeout.toSeconds()
+                                + " s; sent "
+                                + sent());
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }

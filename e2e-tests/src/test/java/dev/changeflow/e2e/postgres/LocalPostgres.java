@@ -34,8 +34,8 @@ import java.util.stream.Stream;
  * wal_level=logical} for Debezium's {@code pgoutput} and durability off ({@code fsync}, {@code
  * synchronous_commit}) for speed. {@code initdb} refuses to run as root, so under root the server
  * tools run as the {@code postgres} OS user ({@code runuser}), which owns the folder. Superuser
- * {@code postgres}, no password. Stopped ({@code pg_ctl stop -m fast}) and deleted on close, or by a
- * JVM shutdown hook if the test JVM ends first.
+ * {@code postgres}, no password. Stopped ({@code pg_ctl stop -m fast}) and deleted on close, or by
+ * a JVM shutdown hook if the test JVM ends first.
  *
  * <p>Without the binaries (or, under root, without the {@code postgres} user), each test of a class
  * that registers it is skipped with a message saying what it needs ({@link #start()} called
@@ -47,9 +47,11 @@ import java.util.stream.Stream;
  * ... PG.createDatabase("app") ... DriverManager.getConnection(PG.jdbcUrl("app"), PG.user(), "") ...
  * }</pre>
  */
-public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback, AutoCloseable {
+public final class LocalPostgres
+        implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback, AutoCloseable {
     /** The server tools this utility and its callers use; all must be in the same folder. */
     private static final List<String> TOOLS = List.of("initdb", "pg_ctl", "postgres", "pgbench");
+
     private static final String SERVER_USER = "postgres";
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(120);
 
@@ -59,6 +61,7 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
     private int port;
     private boolean asServerUser;
     private Thread shutdownHook;
+
     /** Why the server was not started (as an extension, outside CI), or null. */
     private String skipReason;
 
@@ -66,8 +69,8 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
      * Creates and starts a fresh cluster.
      *
      * @throws org.opentest4j.TestAbortedException when PostgreSQL is not installed (not under CI)
-     * @throws IllegalStateException when it is not installed under {@code CI=true}, or a server tool
-     *     fails (its output is in the message)
+     * @throws IllegalStateException when it is not installed under {@code CI=true}, or a server
+     *     tool fails (its output is in the message)
      */
     public LocalPostgres start() {
         if (data != null) {
@@ -79,20 +82,43 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
         try {
             dir = Files.createTempDirectory("changeflow-pg-");
             if (asServerUser) {
-                UserPrincipal owner = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(SERVER_USER);
+                UserPrincipal owner =
+                        dir.getFileSystem()
+                                .getUserPrincipalLookupService()
+                                .lookupPrincipalByName(SERVER_USER);
                 Files.setOwner(dir, owner);
             }
             data = dir.resolve("data");
-            run(List.of(tool("initdb"), "-D", data.toString(), "-U", SERVER_USER, "--auth=trust", "--encoding=UTF8",
-                    "--locale=C", "--no-sync"));
+            run(
+                    List.of(
+                            tool("initdb"),
+                            "-D",
+                            data.toString(),
+                            "-U",
+                            SERVER_USER,
+                            "--auth=trust",
+                            "--encoding=UTF8",
+                            "--locale=C",
+                            "--no-sync"));
             shutdownHook = new Thread(this::stopQuietly, "local-postgres-stop");
             Runtime.getRuntime().addShutdownHook(shutdownHook);
             IllegalStateException last = null;
             for (int attempt = 0; attempt < 5; attempt++) {
                 port = freePort();
                 try {
-                    run(List.of(tool("pg_ctl"), "-D", data.toString(), "-l", dir.resolve("server.log").toString(),
-                            "-w", "-t", "60", "-o", serverOptions(), "start"));
+                    run(
+                            List.of(
+                                    tool("pg_ctl"),
+                                    "-D",
+                                    data.toString(),
+                                    "-l",
+                                    dir.resolve("server.log").toString(),
+                                    "-w",
+                                    "-t",
+                                    "60",
+                                    "-o",
+                                    serverOptions(),
+                                    "start"));
                     return this;
                 } catch (IllegalStateException e) {
                     // a port taken between choosing and binding it: try another one
@@ -106,23 +132,43 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
     }
 
     private String serverOptions() {
-        return String.join(" ", "-c listen_addresses=127.0.0.1", "-p " + port, "-c unix_socket_directories='" + dir + "'",
-                "-c wal_level=logical", "-c max_wal_senders=4", "-c max_replication_slots=4", "-c fsync=off",
-                "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=50");
+        return String.join(
+                " ",
+                "-c listen_addresses=127.0.0.1",
+                "-p " + port,
+                "-c unix_socket_directories='" + dir + "'",
+                "-c wal_level=logical",
+                "-c max_wal_senders=4",
+                "-c max_replication_slots=4",
+                "-c fsync=off",
+                "-c synchronous_commit=off",
+                "-c full_page_writes=off",
+                "-c max_connections=50");
     }
 
-    /** What this machine lacks to run the server (binaries, or under root the server's OS user), as a skip message. */
+    /**
+     * What this machine lacks to run the server (binaries, or under root the server's OS user), as
+     * a skip message.
+     */
     static Optional<String> whatIsMissing() {
         String missing = null;
         if (findBinaries().isEmpty()) {
-            missing = "PostgreSQL server binaries " + TOOLS + " (looked in /usr/lib/postgresql/*/bin and the PATH)";
+            missing =
+                    "PostgreSQL server binaries "
+                            + TOOLS
+                            + " (looked in /usr/lib/postgresql/*/bin and the PATH)";
         } else if ("root".equals(System.getProperty("user.name")) && !userExists(SERVER_USER)) {
-            missing = "the OS user '" + SERVER_USER + "' to run PostgreSQL as (initdb refuses root)";
+            missing =
+                    "the OS user '" + SERVER_USER + "' to run PostgreSQL as (initdb refuses root)";
         }
-        return Optional.ofNullable(missing).map(m -> "this test needs " + m + ": on Debian, apt-get install -y postgresql");
+        return Optional.ofNullable(missing)
+                .map(m -> "this test needs " + m + ": on Debian, apt-get install -y postgresql");
     }
 
-    /** Skips the current test (or container) with {@code message}; fails instead under {@code CI=true}. */
+    /**
+     * Skips the current test (or container) with {@code message}; fails instead under {@code
+     * CI=true}.
+     */
     private static void skipOrFail(String message) {
         if ("true".equals(System.getenv("CI"))) {
             throw new IllegalStateException(message + " (.ci/run installs it)");
@@ -136,7 +182,14 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
         if (Files.isDirectory(debian)) {
             try (Stream<Path> versions = Files.list(debian)) {
                 versions.map(v -> v.resolve("bin"))
-                        .sorted(Comparator.comparing((Path p) -> versionOf(p.getParent().getFileName().toString())).reversed())
+                        .sorted(
+                                Comparator.comparing(
+                                                (Path p) ->
+                                                        versionOf(
+                                                                p.getParent()
+                                                                        .getFileName()
+                                                                        .toString()))
+                                        .reversed())
                         .forEach(candidates::add);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
@@ -150,7 +203,9 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
                 }
             }
         }
-        return candidates.stream().filter(d -> TOOLS.stream().allMatch(t -> Files.isExecutable(d.resolve(t)))).findFirst();
+        return candidates.stream()
+                .filter(d -> TOOLS.stream().allMatch(t -> Files.isExecutable(d.resolve(t))))
+                .findFirst();
     }
 
     private static int versionOf(String name) {
@@ -169,7 +224,9 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
         }
     }
 
-    /** The absolute path of a server tool ({@code pgbench}, {@code psql}, ...) of this installation. */
+    /**
+     * The absolute path of a server tool ({@code pgbench}, {@code psql}, ...) of this installation.
+     */
     public String tool(String name) {
         if (bin == null) {
             throw new IllegalStateException("the local PostgreSQL server is not started");
@@ -202,7 +259,8 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
 
     /** Creates a database (UTF-8). @throws SQLException when it exists or the server refuses */
     public void createDatabase(String name) throws SQLException {
-        try (Connection c = connect("postgres"); Statement s = c.createStatement()) {
+        try (Connection c = connect("postgres");
+                Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE \"" + name + "\"");
         }
     }
@@ -258,7 +316,17 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
     private synchronized void stopQuietly() {
         if (data != null && Files.exists(data.resolve("postmaster.pid"))) {
             try {
-                run(List.of(tool("pg_ctl"), "-D", data.toString(), "-m", "fast", "-w", "-t", "60", "stop"));
+                run(
+                        List.of(
+                                tool("pg_ctl"),
+                                "-D",
+                                data.toString(),
+                                "-m",
+                                "fast",
+                                "-w",
+                                "-t",
+                                "60",
+                                "stop"));
             } catch (RuntimeException ignored) {
                 // not running (a start that failed half-way)
             }
@@ -266,7 +334,10 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
         data = null;
     }
 
-    /** Runs a server tool in the cluster folder (as the server user under root); its output goes to the error on failure. */
+    /**
+     * Runs a server tool in the cluster folder (as the server user under root); its output goes to
+     * the error on failure.
+     */
     private void run(List<String> command) {
         List<String> cmd = new ArrayList<>();
         if (asServerUser) {
@@ -276,17 +347,35 @@ public final class LocalPostgres implements BeforeAllCallback, BeforeEachCallbac
         try {
             Path out = Files.createTempFile("changeflow-pg-tool-", ".out");
             try {
-                Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
-                        .redirectOutput(out.toFile()).start();
+                Process p =
+                        new ProcessBuilder(cmd)
+                                .directory(dir.toFile())
+                                .redirectErrorStream(true)
+                                .redirectOutput(out.toFile())
+                                .start();
                 if (!p.waitFor(TOOL_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
                     p.destroyForcibly();
-                    throw new IllegalStateException(String.join(" ", cmd) + " did not finish within " + TOOL_TIMEOUT.toSeconds() + " s");
+                    throw new IllegalStateException(
+                            String.join(" ", cmd)
+                                    + " did not finish within "
+                                    + TOOL_TIMEOUT.toSeconds()
+                                    + " s");
                 }
                 if (p.exitValue() != 0) {
-                    String log = dir != null && Files.exists(dir.resolve("server.log"))
-                            ? "\nserver log:\n" + Files.readString(dir.resolve("server.log"), StandardCharsets.UTF_8) : "";
-                    throw new IllegalStateException(String.join(" ", cmd) + " failed (" + p.exitValue() + "):\n"
-                            + Files.readString(out, StandardCharsets.UTF_8) + log);
+                    String log =
+                            dir != null && Files.exists(dir.resolve("server.log"))
+                                    ? "\nserver log:\n"
+                                            + Files.readString(
+                                                    dir.resolve("server.log"),
+                                                    StandardCharsets.UTF_8)
+                                    : "";
+                    throw new IllegalStateException(
+                            String.join(" ", cmd)
+                                    + " failed ("
+                                    + p.exitValue()
+                                    + "):\n"
+                                    + Files.readString(out, StandardCharsets.UTF_8)
+                                    + log);
                 }
             } finally {
                 Files.deleteIfExists(out);

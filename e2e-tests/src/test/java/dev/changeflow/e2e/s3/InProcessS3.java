@@ -12,6 +12,8 @@ import org.jclouds.blobstore.options.ListContainerOptions;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * An S3-compatible object store in the test JVM: S3Proxy ({@code org.gaul:s3proxy}) over jclouds'
@@ -20,14 +22,16 @@ import java.util.List;
  * it with path-style requests ({@code http://127.0.0.1:<port>/<bucket>/<key>}).
  *
  * <p>The AWS SDK 2.x (Iceberg's {@code S3FileIO}) must send checksums only when S3 requires them
- * ({@code aws.requestChecksumCalculation} / {@code aws.responseChecksumValidation} =
- * {@code when_required}, see {@code ../shared/stack.md}); {@link #awsSdkSystemProperties()} lists them.
+ * ({@code aws.requestChecksumCalculation} / {@code aws.responseChecksumValidation} = {@code
+ * when_required}, see {@code ../shared/stack.md}); {@link #awsSdkSystemProperties()} lists them.
  */
 public final class InProcessS3 implements AutoCloseable {
     /** Access key id the server accepts (test-only, not a secret). */
     public static final String ACCESS_KEY = "changeflow-test";
+
     /** Secret key the server accepts (test-only, not a secret). */
     public static final String SECRET_KEY = "changeflow-test-secret";
+
     /** Region the clients sign for (S3Proxy accepts any). */
     public static final String REGION = "us-east-1";
 
@@ -48,11 +52,12 @@ public final class InProcessS3 implements AutoCloseable {
         InProcessS3 s3 = new InProcessS3(bucket);
         s3.context = ContextBuilder.newBuilder("transient").build(BlobStoreContext.class);
         s3.context.getBlobStore().createContainerInLocation(null, bucket);
-        s3.proxy = S3Proxy.builder()
-                .blobStore(s3.context.getBlobStore())
-                .endpoint(URI.create("http://127.0.0.1:0"))
-                .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
-                .build();
+        s3.proxy =
+                S3Proxy.builder()
+                        .blobStore(s3.context.getBlobStore())
+                        .endpoint(URI.create("http://127.0.0.1:0"))
+                        .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
+                        .build();
         s3.proxy.start();
         long deadline = System.nanoTime() + 30_000_000_000L;
         while (!"STARTED".equals(s3.proxy.getState())) {
@@ -60,7 +65,7 @@ public final class InProcessS3 implements AutoCloseable {
                 s3.close();
                 throw new IllegalStateException("S3Proxy did not start: " + s3.proxy.getState());
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L);
+            LockSupport.parkNanos(10_000_000L);
         }
         return s3;
     }
@@ -75,9 +80,12 @@ public final class InProcessS3 implements AutoCloseable {
         return bucket;
     }
 
-    /** The AWS SDK 2.x settings (Java system properties) a client of this server needs, besides credentials. */
-    public static java.util.Map<String, String> awsSdkSystemProperties() {
-        return java.util.Map.of(
+    /**
+     * The AWS SDK 2.x settings (Java system properties) a client of this server needs, besides
+     * credentials.
+     */
+    public static Map<String, String> awsSdkSystemProperties() {
+        return Map.of(
                 "aws.requestChecksumCalculation", "when_required",
                 "aws.responseChecksumValidation", "when_required");
     }
@@ -93,7 +101,10 @@ public final class InProcessS3 implements AutoCloseable {
             if (page.getNextMarker() == null) {
                 break;
             }
-            options = ListContainerOptions.Builder.prefix(prefix).recursive().afterMarker(page.getNextMarker());
+            options =
+                    ListContainerOptions.Builder.prefix(prefix)
+                            .recursive()
+                            .afterMarker(page.getNextMarker());
         }
         out.sort(null);
         return out;

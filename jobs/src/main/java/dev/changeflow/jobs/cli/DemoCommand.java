@@ -27,26 +27,47 @@ import java.util.concurrent.Callable;
  * append-only history table under {@code ./warehouse}, and checks every table against the
  * generator's truth. Exit code 0 when all tables match, 1 otherwise.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true, description = "Generate TPC-B-like Debezium events, ingest them into SCD1/SCD2 tables, and check the result.")
+@Command(
+        name = "demo",
+        mixinStandardHelpOptions = true,
+        description =
+                "Generate TPC-B-like Debezium events, ingest them into SCD1/SCD2 tables, and check the result.")
 public final class DemoCommand implements Callable<Integer> {
-    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--warehouse",
+            paramLabel = "DIR",
+            defaultValue = "warehouse",
+            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
     Path warehouse;
 
-    @Option(names = "--seed", defaultValue = "42", description = "Generator seed. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--seed",
+            defaultValue = "42",
+            description = "Generator seed. Default: ${DEFAULT-VALUE}.")
     long seed;
 
-    @Option(names = "--accounts", defaultValue = "10000", description = "Accounts per branch. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--accounts",
+            defaultValue = "10000",
+            description = "Accounts per branch. Default: ${DEFAULT-VALUE}.")
     int accounts;
 
-    @Option(names = "--branches", defaultValue = "2", description = "Branches. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--branches",
+            defaultValue = "2",
+            description = "Branches. Default: ${DEFAULT-VALUE}.")
     int branches;
 
-    @Option(names = "--transactions", defaultValue = "20000", description = "Transactions. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--transactions",
+            defaultValue = "20000",
+            description = "Transactions. Default: ${DEFAULT-VALUE}.")
     int transactions;
 
     @Override
     public Integer call() throws Exception {
-        Path events = warehouse.resolve(".changeflow").resolve("demo").resolve("tpcb-events.jsonl.gz");
+        Path events =
+                warehouse.resolve(".changeflow").resolve("demo").resolve("tpcb-events.jsonl.gz");
         TpcbGenerator gen = new TpcbGenerator(seed, branches, 10, accounts, transactions);
         gen.write(events);
         System.out.printf(
@@ -73,21 +94,49 @@ public final class DemoCommand implements Callable<Integer> {
 
         Map<String, List<String>> diffs = new LinkedHashMap<>();
         Catalog cat = LocalIngest.catalog(plan, warehouse).open();
-        diffs.put("demo.pgbench_accounts", DemoCheck.compareKeyed(cat.loadTable(TableIdentifier.of("demo", "pgbench_accounts")), gen.finalRows.get("pgbench_accounts")));
-        diffs.put("demo.pgbench_branches", DemoCheck.compareKeyed(cat.loadTable(TableIdentifier.of("demo", "pgbench_branches")), gen.finalRows.get("pgbench_branches")));
-        diffs.put("demo.pgbench_tellers", DemoCheck.compareKeyed(cat.loadTable(TableIdentifier.of("demo", "pgbench_tellers")), gen.finalRows.get("pgbench_tellers")));
-        diffs.put("demo.pgbench_accounts_scd2", DemoCheck.compareMultiset(cat.loadTable(TableIdentifier.of("demo", "pgbench_accounts_scd2")), gen.accountVersions));
-        diffs.put("demo.pgbench_history", DemoCheck.compareMultiset(cat.loadTable(TableIdentifier.of("demo", "pgbench_history")), gen.history));
+        diffs.put(
+                "demo.pgbench_accounts",
+                DemoCheck.compareKeyed(
+                        cat.loadTable(TableIdentifier.of("demo", "pgbench_accounts")),
+                        gen.finalRows.get("pgbench_accounts")));
+        diffs.put(
+                "demo.pgbench_branches",
+                DemoCheck.compareKeyed(
+                        cat.loadTable(TableIdentifier.of("demo", "pgbench_branches")),
+                        gen.finalRows.get("pgbench_branches")));
+        diffs.put(
+                "demo.pgbench_tellers",
+                DemoCheck.compareKeyed(
+                        cat.loadTable(TableIdentifier.of("demo", "pgbench_tellers")),
+                        gen.finalRows.get("pgbench_tellers")));
+        diffs.put(
+                "demo.pgbench_accounts_scd2",
+                DemoCheck.compareMultiset(
+                        cat.loadTable(TableIdentifier.of("demo", "pgbench_accounts_scd2")),
+                        gen.accountVersions));
+        diffs.put(
+                "demo.pgbench_history",
+                DemoCheck.compareMultiset(
+                        cat.loadTable(TableIdentifier.of("demo", "pgbench_history")), gen.history));
         boolean ok = true;
         System.out.println("Check against the generator's truth:");
         for (Map.Entry<String, List<String>> e : diffs.entrySet()) {
             boolean same = e.getValue().isEmpty();
             ok &= same;
-            System.out.printf("  %-32s %s%n", e.getKey(), same ? "OK" : "DIFFERENT (" + e.getValue().size() + ")" + describeShort(e.getValue()));
+            System.out.printf(
+                    "  %-32s %s%n",
+                    e.getKey(),
+                    same
+                            ? "OK"
+                            : "DIFFERENT ("
+                                    + e.getValue().size()
+                                    + ")"
+                                    + describeShort(e.getValue()));
         }
-        System.out.println(ok
-                ? "All tables match. Look at them with: bin/changeflow show demo.pgbench_accounts_scd2"
-                : "Some tables differ from the truth (see above).");
+        System.out.println(
+                ok
+                        ? "All tables match. Look at them with: bin/changeflow show demo.pgbench_accounts_scd2"
+                        : "Some tables differ from the truth (see above).");
         return ok ? 0 : 1;
     }
 

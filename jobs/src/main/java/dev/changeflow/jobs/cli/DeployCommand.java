@@ -17,45 +17,85 @@ import java.util.concurrent.Callable;
  * flows file's ingest job over Kafka on the Flink Kubernetes Operator, so nobody hand-writes YAML.
  * Pipe it to {@code kubectl apply -f -}.
  */
-@Command(name = "deploy", mixinStandardHelpOptions = true, description = "Render the Kubernetes objects (Flink Kubernetes Operator) that run an ingest job.")
+@Command(
+        name = "deploy",
+        mixinStandardHelpOptions = true,
+        description =
+                "Render the Kubernetes objects (Flink Kubernetes Operator) that run an ingest job.")
 public final class DeployCommand implements Callable<Integer> {
-    @Option(names = "--print", required = true, description = "Print the objects as YAML (the only mode: apply them with kubectl).")
+    @Option(
+            names = "--print",
+            required = true,
+            description = "Print the objects as YAML (the only mode: apply them with kubectl).")
     boolean print;
 
-    @Option(names = "--flows", required = true, paramLabel = "FILE", description = "Flows file (mounted into the job).")
+    @Option(
+            names = "--flows",
+            required = true,
+            paramLabel = "FILE",
+            description = "Flows file (mounted into the job).")
     Path flows;
 
-    @Option(names = "--name", paramLabel = "NAME", defaultValue = "changeflow-ingest", description = "Deployment name. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--name",
+            paramLabel = "NAME",
+            defaultValue = "changeflow-ingest",
+            description = "Deployment name. Default: ${DEFAULT-VALUE}.")
     String name;
 
     @Option(names = "--namespace", paramLabel = "NS", description = "Kubernetes namespace.")
     String namespace;
 
-    @Option(names = "--image", paramLabel = "IMAGE", defaultValue = "changeflow:0.1.0", description = "Image built from deploy/k8s/Dockerfile. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--image",
+            paramLabel = "IMAGE",
+            defaultValue = "changeflow:0.1.0",
+            description = "Image built from deploy/k8s/Dockerfile. Default: ${DEFAULT-VALUE}.")
     String image;
 
-    @Option(names = "--state-dir", required = true, paramLabel = "URI", description = "Root of checkpoints, savepoints and HA data, e.g. s3://bucket/flink.")
+    @Option(
+            names = "--state-dir",
+            required = true,
+            paramLabel = "URI",
+            description = "Root of checkpoints, savepoints and HA data, e.g. s3://bucket/flink.")
     String stateDir;
 
-    @Option(names = "--kafka-bootstrap", required = true, paramLabel = "HOST:PORT", description = "Kafka bootstrap servers.")
+    @Option(
+            names = "--kafka-bootstrap",
+            required = true,
+            paramLabel = "HOST:PORT",
+            description = "Kafka bootstrap servers.")
     String kafkaBootstrap;
 
     @Option(names = "--topics", split = ",", paramLabel = "TOPICS", description = "Topics (a,b).")
     List<String> topics;
 
-    @Option(names = "--topic-pattern", paramLabel = "REGEX", description = "Topic pattern (instead of --topics).")
+    @Option(
+            names = "--topic-pattern",
+            paramLabel = "REGEX",
+            description = "Topic pattern (instead of --topics).")
     String topicPattern;
 
     @Option(names = "--group-id", paramLabel = "G", description = "Kafka consumer group.")
     String groupId;
 
-    @Option(names = "--catalog", required = true, paramLabel = "KEY=VALUE", description = "Iceberg catalog property (type, uri, warehouse, ...).")
+    @Option(
+            names = "--catalog",
+            required = true,
+            paramLabel = "KEY=VALUE",
+            description = "Iceberg catalog property (type, uri, warehouse, ...).")
     Map<String, String> catalog;
 
-    @Option(names = "--parallelism", defaultValue = "2", description = "Job parallelism. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--parallelism",
+            defaultValue = "2",
+            description = "Job parallelism. Default: ${DEFAULT-VALUE}.")
     int parallelism;
 
-    @Option(names = "--flink-conf", paramLabel = "KEY=VALUE", description = "Extra Flink configuration entry.")
+    @Option(
+            names = "--flink-conf",
+            paramLabel = "KEY=VALUE",
+            description = "Extra Flink configuration entry.")
     Map<String, String> flinkConf;
 
     @Override

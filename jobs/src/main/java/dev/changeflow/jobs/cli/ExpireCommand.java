@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
 import java.util.Locale;
@@ -28,30 +29,55 @@ import java.util.regex.Pattern;
  * kept; prints the {@link ExpiryReport} (expired versions as ranges, oldest retained version, live
  * and stale consumers, deleted files).
  */
-@Command(name = "expire", mixinStandardHelpOptions = true,
-        description = "Expire old snapshots of a table, keeping those its change-feed consumers still need.")
+@Command(
+        name = "expire",
+        mixinStandardHelpOptions = true,
+        description =
+                "Expire old snapshots of a table, keeping those its change-feed consumers still need.")
 public final class ExpireCommand implements Callable<Integer> {
     private static final Pattern AGE = Pattern.compile("(\\d+\\s*[a-z]*|p.*)");
 
-    @Option(names = "--table", paramLabel = "TABLE", required = true, description = "namespace.table, e.g. public.pgbench_accounts")
+    @Option(
+            names = "--table",
+            paramLabel = "TABLE",
+            required = true,
+            description = "namespace.table, e.g. public.pgbench_accounts")
     String table;
 
-    @Option(names = "--older-than", paramLabel = "AGE|TIME",
-            description = "Expire snapshots committed before now minus AGE (e.g. 5d, 12h, 30m, PT90M) or before TIME "
-                    + "(yyyy-MM-dd[ HH:mm:ss], UTC, or an ISO instant). Default: the table's history.expire.max-snapshot-age-ms (5 days).")
+    @Option(
+            names = "--older-than",
+            paramLabel = "AGE|TIME",
+            description =
+                    "Expire snapshots committed before now minus AGE (e.g. 5d, 12h, 30m, PT90M) or before TIME "
+                            + "(yyyy-MM-dd[ HH:mm:ss], UTC, or an ISO instant). Default: the table's history.expire.max-snapshot-age-ms (5 days).")
     String olderThan;
 
-    @Option(names = "--retain-last", paramLabel = "N", description = "Always keep the last N snapshots. Default: the table's history.expire.min-snapshots-to-keep (1).")
+    @Option(
+            names = "--retain-last",
+            paramLabel = "N",
+            description =
+                    "Always keep the last N snapshots. Default: the table's history.expire.min-snapshots-to-keep (1).")
     Integer retainLast;
 
-    @Option(names = "--consumer-expiry", paramLabel = "AGE", defaultValue = "7d",
-            description = "Consumers not updated for AGE are reported and ignored. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--consumer-expiry",
+            paramLabel = "AGE",
+            defaultValue = "7d",
+            description =
+                    "Consumers not updated for AGE are reported and ignored. Default: ${DEFAULT-VALUE}.")
     String consumerExpiry;
 
-    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--warehouse",
+            paramLabel = "DIR",
+            defaultValue = "warehouse",
+            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
     Path warehouse;
 
-    @Option(names = "--catalog", paramLabel = "KEY=VALUE", description = "Iceberg catalog property; replaces the local Hadoop catalog.")
+    @Option(
+            names = "--catalog",
+            paramLabel = "KEY=VALUE",
+            description = "Iceberg catalog property; replaces the local Hadoop catalog.")
     Map<String, String> catalog;
 
     @Override
@@ -63,12 +89,14 @@ public final class ExpireCommand implements Callable<Integer> {
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
         if (!cat.tableExists(id)) {
-            throw new IllegalArgumentException("no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
+            throw new IllegalArgumentException(
+                    "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
         }
         Table t = cat.loadTable(id);
         Instant now = Instant.now();
         ChangeFeedExpiry.Builder expiry =
-                ChangeFeedExpiry.forTable(t).consumerExpiry(FlowsFile.duration(consumerExpiry, "--consumer-expiry"));
+                ChangeFeedExpiry.forTable(t)
+                        .consumerExpiry(FlowsFile.duration(consumerExpiry, "--consumer-expiry"));
         if (olderThan != null) {
             expiry.olderThan(instant(olderThan, now));
         }
@@ -90,12 +118,14 @@ public final class ExpireCommand implements Callable<Integer> {
                 return LocalDate.parse(s).atStartOfDay().toInstant(ZoneOffset.UTC);
             }
             if (s.contains("T") && (s.endsWith("Z") || s.matches(".*[+-]\\d\\d:\\d\\d$"))) {
-                return java.time.OffsetDateTime.parse(s).toInstant();
+                return OffsetDateTime.parse(s).toInstant();
             }
             return LocalDateTime.parse(s.replace(' ', 'T')).toInstant(ZoneOffset.UTC);
         } catch (DateTimeParseException e) {
             throw new IllegalArgumentException(
-                    "--older-than takes an age (7d, 12h, PT90M) or a time (yyyy-MM-dd[ HH:mm:ss] UTC, or an ISO instant), got '" + text + "'");
+                    "--older-than takes an age (7d, 12h, PT90M) or a time (yyyy-MM-dd[ HH:mm:ss] UTC, or an ISO instant), got '"
+                            + text
+                            + "'");
         }
     }
 }

@@ -3,16 +3,19 @@ package dev.changeflow.jobs.cli;
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.ingest.ClusterIngest;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
-import dev.changeflow.jobs.ingest.ClusterIngest;
 import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.sources.kafka.KafkaInput;
+import dev.changeflow.sources.kafka.StartingOffsets;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,105 +27,190 @@ import java.util.concurrent.Callable;
  * gzip or plain; files or folders) — or Kafka topics ({@code --kafka-bootstrap} with {@code
  * --topics} or {@code --topic-pattern}, or the flows file's {@code kafka:} block) — to Iceberg
  * streaming tables on a local MiniCluster. A Kafka run stops with a savepoint once it consumed
- * every record that was in the topics at launch ({@code --until-idle D}: once nothing arrived for D). Flows come
- * from a flows file ({@code --flows}); {@code --table} with {@code --keys}/{@code --sequence-by}/
- * {@code --scd-type}/{@code --append-only}/{@code --schema} defines or overrides one table, and
- * {@code --set table.option=value} overrides any flow option.
+ * every record that was in the topics at launch ({@code --until-idle D}: once nothing arrived for
+ * D). Flows come from a flows file ({@code --flows}); {@code --table} with {@code --keys}/{@code
+ * --sequence-by}/ {@code --scd-type}/{@code --append-only}/{@code --schema} defines or overrides
+ * one table, and {@code --set table.option=value} overrides any flow option.
  */
-@Command(name = "ingest", mixinStandardHelpOptions = true, description = "Apply change-record files or Kafka topics to Iceberg streaming tables (SCD type 1/2, append-only).")
+@Command(
+        name = "ingest",
+        mixinStandardHelpOptions = true,
+        description =
+                "Apply change-record files or Kafka topics to Iceberg streaming tables (SCD type 1/2, append-only).")
 public final class IngestCommand implements Callable<Integer> {
-    @Parameters(arity = "0..*", paramLabel = "INPUT", description = "Change-record files or folders (.jsonl, .json, .gz); none when reading Kafka.")
+    @Parameters(
+            arity = "0..*",
+            paramLabel = "INPUT",
+            description =
+                    "Change-record files or folders (.jsonl, .json, .gz); none when reading Kafka.")
     List<Path> inputs = new ArrayList<>();
 
     @Option(names = "--flows", paramLabel = "FILE", description = "Flows file (YAML).")
     Path flows;
 
-    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "Local Iceberg warehouse folder (Hadoop catalog) and checkpoint root. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--warehouse",
+            paramLabel = "DIR",
+            defaultValue = "warehouse",
+            description =
+                    "Local Iceberg warehouse folder (Hadoop catalog) and checkpoint root. Default: ${DEFAULT-VALUE}.")
     Path warehouse;
 
-    @Option(names = "--catalog", paramLabel = "KEY=VALUE", description = "Iceberg catalog property (type, uri, warehouse, ...); replaces the local Hadoop catalog.")
+    @Option(
+            names = "--catalog",
+            paramLabel = "KEY=VALUE",
+            description =
+                    "Iceberg catalog property (type, uri, warehouse, ...); replaces the local Hadoop catalog.")
     Map<String, String> catalog;
 
-    @Option(names = "--name", paramLabel = "ID", description = "Job id: checkpoints live in <warehouse>/.changeflow/checkpoints/<ID>. Default: the flows file name.")
+    @Option(
+            names = "--name",
+            paramLabel = "ID",
+            description =
+                    "Job id: checkpoints live in <warehouse>/.changeflow/checkpoints/<ID>. Default: the flows file name.")
     String name;
 
-    @Option(names = "--format", paramLabel = "FORMAT", description = "debezium-json (default) or json.")
+    @Option(
+            names = "--format",
+            paramLabel = "FORMAT",
+            description = "debezium-json (default) or json.")
     String format;
 
-    @Option(names = "--namespace", paramLabel = "NS", description = "Namespace of the tables. Default: the Debezium schema of the records.")
+    @Option(
+            names = "--namespace",
+            paramLabel = "NS",
+            description = "Namespace of the tables. Default: the Debezium schema of the records.")
     String namespace;
 
-    @Option(names = "--from-scratch", description = "Drop the target tables and the saved state first.")
+    @Option(
+            names = "--from-scratch",
+            description = "Drop the target tables and the saved state first.")
     boolean fromScratch;
 
-    @Option(names = "--parallelism", paramLabel = "N", description = "Parallelism of the AUTO CDC operators and writers.")
+    @Option(
+            names = "--parallelism",
+            paramLabel = "N",
+            description = "Parallelism of the AUTO CDC operators and writers.")
     Integer parallelism;
 
-    @Option(names = "--checkpoint-interval", paramLabel = "DURATION", description = "Default 5s (or the flows file's checkpoint-interval); e.g. 2s, 500ms, 1min.")
+    @Option(
+            names = "--checkpoint-interval",
+            paramLabel = "DURATION",
+            description =
+                    "Default 5s (or the flows file's checkpoint-interval); e.g. 2s, 500ms, 1min.")
     String checkpointInterval;
 
-    @Option(names = "--table", paramLabel = "TABLE", description = "Source table that the following single-table flags define or override.")
+    @Option(
+            names = "--table",
+            paramLabel = "TABLE",
+            description = "Source table that the following single-table flags define or override.")
     String table;
 
     @Option(names = "--keys", paramLabel = "COLS", split = ",", description = "KEYS of --table.")
     List<String> keys;
 
-    @Option(names = "--sequence-by", paramLabel = "COLS", description = "SEQUENCE BY of --table: a column, a,b or STRUCT(a, b). Default for Debezium: source.lsn.")
+    @Option(
+            names = "--sequence-by",
+            paramLabel = "COLS",
+            description =
+                    "SEQUENCE BY of --table: a column, a,b or STRUCT(a, b). Default for Debezium: source.lsn.")
     String sequenceBy;
 
-    @Option(names = "--scd-type", paramLabel = "1|2", description = "STORED AS SCD TYPE of --table.")
+    @Option(
+            names = "--scd-type",
+            paramLabel = "1|2",
+            description = "STORED AS SCD TYPE of --table.")
     String scdType;
 
     @Option(names = "--append-only", description = "--table has no keys: every record is appended.")
     boolean appendOnly;
 
-    @Option(names = "--schema", paramLabel = "COLUMNS", description = "Declared columns of --table, e.g. \"aid INT, filler STRING\".")
+    @Option(
+            names = "--schema",
+            paramLabel = "COLUMNS",
+            description = "Declared columns of --table, e.g. \"aid INT, filler STRING\".")
     String schema;
 
-    @Option(names = "--kafka-bootstrap", paramLabel = "HOST:PORT", description = "Read Kafka instead of files: bootstrap servers (host:port[,host:port]).")
+    @Option(
+            names = "--kafka-bootstrap",
+            paramLabel = "HOST:PORT",
+            description = "Read Kafka instead of files: bootstrap servers (host:port[,host:port]).")
     String kafkaBootstrap;
 
-    @Option(names = "--topics", paramLabel = "TOPICS", split = ",", description = "Kafka topics to read (a,b); a topic maps to the flow whose table is its last segment.")
+    @Option(
+            names = "--topics",
+            paramLabel = "TOPICS",
+            split = ",",
+            description =
+                    "Kafka topics to read (a,b); a topic maps to the flow whose table is its last segment.")
     List<String> topics;
 
-    @Option(names = "--topic-pattern", paramLabel = "REGEX", description = "Kafka topics to read, by a regex over whole names (instead of --topics).")
+    @Option(
+            names = "--topic-pattern",
+            paramLabel = "REGEX",
+            description =
+                    "Kafka topics to read, by a regex over whole names (instead of --topics).")
     String topicPattern;
 
-    @Option(names = "--group-id", paramLabel = "G", description = "Kafka consumer group (offsets committed on checkpoints). Default: changeflow-<name>.")
+    @Option(
+            names = "--group-id",
+            paramLabel = "G",
+            description =
+                    "Kafka consumer group (offsets committed on checkpoints). Default: changeflow-<name>.")
     String groupId;
 
-    @Option(names = "--starting-offsets", paramLabel = "WHERE", description = "earliest (default), latest, committed or timestamp:<epoch ms>; used only without saved state.")
+    @Option(
+            names = "--starting-offsets",
+            paramLabel = "WHERE",
+            description =
+                    "earliest (default), latest, committed or timestamp:<epoch ms>; used only without saved state.")
     String startingOffsets;
 
-    @Option(names = "--kafka-property", paramLabel = "KEY=VALUE", description = "Extra Kafka consumer property (security.protocol, sasl.*, ...).")
+    @Option(
+            names = "--kafka-property",
+            paramLabel = "KEY=VALUE",
+            description = "Extra Kafka consumer property (security.protocol, sasl.*, ...).")
     Map<String, String> kafkaProperties;
 
-    @Option(names = "--cluster", description = "Run on the Flink cluster that executes this program (application mode, flink run) until stopped, instead of a local MiniCluster.")
+    @Option(
+            names = "--cluster",
+            description =
+                    "Run on the Flink cluster that executes this program (application mode, flink run) until stopped, instead of a local MiniCluster.")
     boolean cluster;
 
-    @Option(names = "--until-idle", paramLabel = "DURATION", description = "Kafka: stop once no record arrived for this long (e.g. 10s), instead of at the end offsets seen at launch.")
+    @Option(
+            names = "--until-idle",
+            paramLabel = "DURATION",
+            description =
+                    "Kafka: stop once no record arrived for this long (e.g. 10s), instead of at the end offsets seen at launch.")
     String untilIdle;
 
-    @Option(names = "--set", paramLabel = "TABLE.OPTION=VALUE", description = "Override any flow option, e.g. pgbench_accounts.scd-type=2.")
+    @Option(
+            names = "--set",
+            paramLabel = "TABLE.OPTION=VALUE",
+            description = "Override any flow option, e.g. pgbench_accounts.scd-type=2.")
     List<String> sets;
 
     @Override
     public Integer call() throws Exception {
-        if (flows != null && !java.nio.file.Files.isRegularFile(flows)) {
+        if (flows != null && !Files.isRegularFile(flows)) {
             throw new IllegalArgumentException("flows file not found: " + flows);
         }
         for (Path in : inputs) {
-            if (!java.nio.file.Files.exists(in)) {
-                throw new IllegalArgumentException("input not found: " + in + " (give change-record files or folders)");
+            if (!Files.exists(in)) {
+                throw new IllegalArgumentException(
+                        "input not found: " + in + " (give change-record files or folders)");
             }
         }
         IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
         applyOverrides(cfg);
         if (cfg.kafka != null && !inputs.isEmpty()) {
-            throw new IllegalArgumentException("give either input files or Kafka (--kafka-bootstrap / the flows file's kafka: block), not both");
+            throw new IllegalArgumentException(
+                    "give either input files or Kafka (--kafka-bootstrap / the flows file's kafka: block), not both");
         }
         if (cfg.kafka == null && inputs.isEmpty()) {
-            throw new IllegalArgumentException("no input: give change-record files or folders, or Kafka with --kafka-bootstrap HOST:PORT --topics a,b");
+            throw new IllegalArgumentException(
+                    "no input: give change-record files or folders, or Kafka with --kafka-bootstrap HOST:PORT --topics a,b");
         }
         IngestPlan plan = IngestPlanner.plan(cfg, inputs);
         LocalIngest.Options o = new LocalIngest.Options();
@@ -130,7 +218,8 @@ public final class IngestCommand implements Callable<Integer> {
         o.fromScratch = fromScratch;
         if (cluster) {
             if (cfg.kafka == null) {
-                throw new IllegalArgumentException("--cluster reads Kafka: give --kafka-bootstrap and --topics or --topic-pattern");
+                throw new IllegalArgumentException(
+                        "--cluster reads Kafka: give --kafka-bootstrap and --topics or --topic-pattern");
             }
             ClusterIngest.run(plan, cfg.kafka);
             return 0;
@@ -170,12 +259,17 @@ public final class IngestCommand implements Callable<Integer> {
             cfg.parallelism = parallelism;
         }
         if (checkpointInterval != null) {
-            cfg.checkpointInterval = FlowsFile.duration(checkpointInterval, "--checkpoint-interval");
+            cfg.checkpointInterval =
+                    FlowsFile.duration(checkpointInterval, "--checkpoint-interval");
         }
-        if (kafkaBootstrap != null || topics != null || topicPattern != null || groupId != null || startingOffsets != null
+        if (kafkaBootstrap != null
+                || topics != null
+                || topicPattern != null
+                || groupId != null
+                || startingOffsets != null
                 || kafkaProperties != null) {
             if (cfg.kafka == null) {
-                cfg.kafka = new dev.changeflow.sources.kafka.KafkaInput();
+                cfg.kafka = new KafkaInput();
             }
             if (kafkaBootstrap != null) {
                 cfg.kafka.bootstrapServers = kafkaBootstrap;
@@ -192,7 +286,7 @@ public final class IngestCommand implements Callable<Integer> {
                 cfg.kafka.groupId = groupId;
             }
             if (startingOffsets != null) {
-                cfg.kafka.startingOffsets = dev.changeflow.sources.kafka.StartingOffsets.parse(startingOffsets);
+                cfg.kafka.startingOffsets = StartingOffsets.parse(startingOffsets);
             }
             if (kafkaProperties != null) {
                 cfg.kafka.properties.putAll(kafkaProperties);
@@ -207,10 +301,12 @@ public final class IngestCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--until-idle applies to Kafka input only");
         }
         if (cfg.parallelism < 1) {
-            throw new IllegalArgumentException("parallelism must be at least 1, got " + cfg.parallelism);
+            throw new IllegalArgumentException(
+                    "parallelism must be at least 1, got " + cfg.parallelism);
         }
         if (cfg.checkpointInterval.toMillis() < 10) {
-            throw new IllegalArgumentException("checkpoint-interval must be at least 10ms, got " + cfg.checkpointInterval);
+            throw new IllegalArgumentException(
+                    "checkpoint-interval must be at least 10ms, got " + cfg.checkpointInterval);
         }
         if (table != null) {
             FlowConfig f = cfg.flow(table);
@@ -234,22 +330,33 @@ public final class IngestCommand implements Callable<Integer> {
             if (schema != null) {
                 f.schema = schema;
             }
-        } else if (keys != null || sequenceBy != null || scdType != null || appendOnly || schema != null) {
-            throw new IllegalArgumentException("--keys, --sequence-by, --scd-type, --append-only and --schema need --table");
+        } else if (keys != null
+                || sequenceBy != null
+                || scdType != null
+                || appendOnly
+                || schema != null) {
+            throw new IllegalArgumentException(
+                    "--keys, --sequence-by, --scd-type, --append-only and --schema need --table");
         }
         if (sets != null) {
             for (String s : sets) {
                 int eq = s.indexOf('=');
                 int dot = eq < 0 ? -1 : s.lastIndexOf('.', eq);
                 if (eq < 0 || dot < 0) {
-                    throw new IllegalArgumentException("--set takes TABLE.OPTION=VALUE, got '" + s + "'");
+                    throw new IllegalArgumentException(
+                            "--set takes TABLE.OPTION=VALUE, got '" + s + "'");
                 }
                 String t = s.substring(0, dot);
                 FlowConfig f = cfg.flow(t);
                 if (f == null) {
-                    throw new IllegalArgumentException("--set " + s + ": no flow for table '" + t + "'");
+                    throw new IllegalArgumentException(
+                            "--set " + s + ": no flow for table '" + t + "'");
                 }
-                FlowsFile.set(f, s.substring(dot + 1, eq), new TextNode(s.substring(eq + 1)), "--set " + s);
+                FlowsFile.set(
+                        f,
+                        s.substring(dot + 1, eq),
+                        new TextNode(s.substring(eq + 1)),
+                        "--set " + s);
             }
         }
         for (FlowConfig f : cfg.flows) {

@@ -1,5 +1,10 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.gold.GoldException;
+import dev.changeflow.operators.AutoCdcException;
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.changes.ChangeRecordException;
+
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -21,8 +26,18 @@ import picocli.CommandLine.Command;
         name = "changeflow",
         mixinStandardHelpOptions = true,
         version = "changeflow 0.1.0-SNAPSHOT (Flink 2.1.1, Iceberg 1.11.0)",
-        description = "AUTO CDC streaming tables and change data feeds for Apache Iceberg, on Apache Flink.",
-        subcommands = {IngestCommand.class, GoldCommand.class, DemoCommand.class, ShowCommand.class, SqlCommand.class, ExpireCommand.class, DeployCommand.class, CommandLine.HelpCommand.class})
+        description =
+                "AUTO CDC streaming tables and change data feeds for Apache Iceberg, on Apache Flink.",
+        subcommands = {
+            IngestCommand.class,
+            GoldCommand.class,
+            DemoCommand.class,
+            ShowCommand.class,
+            SqlCommand.class,
+            ExpireCommand.class,
+            DeployCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Main implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -39,12 +54,23 @@ public final class Main implements Runnable {
                     while (root.getCause() != null && root.getCause() != root) {
                         root = root.getCause();
                     }
-                    boolean usage = ex instanceof IllegalArgumentException || ex instanceof dev.changeflow.operators.AutoCdcException
-                            || ex instanceof dev.changeflow.jobs.gold.GoldException;
-                    boolean domain = usage || ex instanceof dev.changeflow.sources.changes.ChangeRecordException
-                            || ex instanceof dev.changeflow.sources.cdf.CdfException;
-                    cmd.getErr().println("error: " + (domain && ex.getMessage() != null ? ex.getMessage() : ex.toString()));
-                    if (root != ex && root.getMessage() != null && !String.valueOf(ex.getMessage()).contains(root.getMessage())) {
+                    boolean usage =
+                            ex instanceof IllegalArgumentException
+                                    || ex instanceof AutoCdcException
+                                    || ex instanceof GoldException;
+                    boolean domain =
+                            usage
+                                    || ex instanceof ChangeRecordException
+                                    || ex instanceof CdfException;
+                    cmd.getErr()
+                            .println(
+                                    "error: "
+                                            + (domain && ex.getMessage() != null
+                                                    ? ex.getMessage()
+                                                    : ex.toString()));
+                    if (root != ex
+                            && root.getMessage() != null
+                            && !String.valueOf(ex.getMessage()).contains(root.getMessage())) {
                         cmd.getErr().println("cause: " + root);
                     }
                     return usage ? 2 : 1;

@@ -4,16 +4,24 @@ import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.util.SnapshotUtil;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -23,27 +31,50 @@ import java.util.concurrent.Callable;
  * row count, at the current version or as of an earlier one ({@code --as-of-version} = an Iceberg
  * snapshot sequence number of the main branch, the change feed's {@code _commit_version}).
  */
-@Command(name = "show", mixinStandardHelpOptions = true, description = "Print a table's rows or row count, optionally as of a version.")
+@Command(
+        name = "show",
+        mixinStandardHelpOptions = true,
+        description = "Print a table's rows or row count, optionally as of a version.")
 public final class ShowCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "TABLE", description = "namespace.table, e.g. public.pgbench_accounts")
+    @Parameters(
+            index = "0",
+            paramLabel = "TABLE",
+            description = "namespace.table, e.g. public.pgbench_accounts")
     String table;
 
-    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--warehouse",
+            paramLabel = "DIR",
+            defaultValue = "warehouse",
+            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
     Path warehouse;
 
-    @Option(names = "--catalog", paramLabel = "KEY=VALUE", description = "Iceberg catalog property; replaces the local Hadoop catalog.")
+    @Option(
+            names = "--catalog",
+            paramLabel = "KEY=VALUE",
+            description = "Iceberg catalog property; replaces the local Hadoop catalog.")
     Map<String, String> catalog;
 
     @Option(names = "--count", description = "Print only the number of rows.")
     boolean count;
 
-    @Option(names = "--limit", paramLabel = "N", defaultValue = "20", description = "Rows to print (0 = all). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--limit",
+            paramLabel = "N",
+            defaultValue = "20",
+            description = "Rows to print (0 = all). Default: ${DEFAULT-VALUE}.")
     int limit;
 
-    @Option(names = "--as-of-version", paramLabel = "V", description = "Read the table as of this version (snapshot sequence number).")
+    @Option(
+            names = "--as-of-version",
+            paramLabel = "V",
+            description = "Read the table as of this version (snapshot sequence number).")
     Long asOfVersion;
 
-    @Option(names = "--history", description = "List the table's versions (sequence number, snapshot id, time, operation, summary).")
+    @Option(
+            names = "--history",
+            description =
+                    "List the table's versions (sequence number, snapshot id, time, operation, summary).")
     boolean history;
 
     @Override
@@ -55,14 +86,21 @@ public final class ShowCommand implements Callable<Integer> {
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
         if (!cat.tableExists(id)) {
-            List<String> known = new java.util.ArrayList<>();
-            if (cat instanceof org.apache.iceberg.catalog.SupportsNamespaces) {
-                for (org.apache.iceberg.catalog.Namespace ns : ((org.apache.iceberg.catalog.SupportsNamespaces) cat).listNamespaces()) {
+            List<String> known = new ArrayList<>();
+            if (cat instanceof SupportsNamespaces) {
+                for (Namespace ns : ((SupportsNamespaces) cat).listNamespaces()) {
                     cat.listTables(ns).forEach(t -> known.add(t.toString()));
                 }
             }
-            throw new IllegalArgumentException("no table " + id + " in " + settings.name() + " catalog"
-                    + (known.isEmpty() ? " (it has no tables; check --warehouse)" : "; tables: " + String.join(", ", known)));
+            throw new IllegalArgumentException(
+                    "no table "
+                            + id
+                            + " in "
+                            + settings.name()
+                            + " catalog"
+                            + (known.isEmpty()
+                                    ? " (it has no tables; check --warehouse)"
+                                    : "; tables: " + String.join(", ", known)));
         }
         if (limit < 0) {
             throw new IllegalArgumentException("--limit must be 0 (all) or more, got " + limit);
@@ -76,17 +114,26 @@ public final class ShowCommand implements Callable<Integer> {
                 System.out.println("(" + id + " has no versions yet)");
                 return 0;
             }
-            System.out.println("version,snapshot_id,committed_at,operation,added_records,deleted_records,checkpoint");
+            System.out.println(
+                    "version,snapshot_id,committed_at,operation,added_records,deleted_records,checkpoint");
             for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
                 Map<String, String> m = s.summary();
-                System.out.printf("%d,%d,%s,%s,%s,%s,%s%n", s.sequenceNumber(), s.snapshotId(),
-                        java.time.Instant.ofEpochMilli(s.timestampMillis()), s.operation(),
-                        m.getOrDefault("added-records", "0"), m.getOrDefault("deleted-records", "0"),
+                System.out.printf(
+                        "%d,%d,%s,%s,%s,%s,%s%n",
+                        s.sequenceNumber(),
+                        s.snapshotId(),
+                        Instant.ofEpochMilli(s.timestampMillis()),
+                        s.operation(),
+                        m.getOrDefault("added-records", "0"),
+                        m.getOrDefault("deleted-records", "0"),
                         m.getOrDefault("flink.max-committed-checkpoint-id", ""));
             }
             return 0;
         }
-        List<Record> rows = asOfVersion == null ? TableRows.read(t) : TableRows.readSnapshot(t, snapshotAtVersion(t, asOfVersion));
+        List<Record> rows =
+                asOfVersion == null
+                        ? TableRows.read(t)
+                        : TableRows.readSnapshot(t, snapshotAtVersion(t, asOfVersion));
         if (count) {
             System.out.println(rows.size());
             return 0;
@@ -96,7 +143,8 @@ public final class ShowCommand implements Callable<Integer> {
         int n = 0;
         for (Record r : rows) {
             if (limit > 0 && n++ >= limit) {
-                System.out.printf("... %,d more rows (use --limit 0 for all)%n", rows.size() - limit);
+                System.out.printf(
+                        "... %,d more rows (use --limit 0 for all)%n", rows.size() - limit);
                 break;
             }
             System.out.println(line(r));
@@ -115,19 +163,20 @@ public final class ShowCommand implements Callable<Integer> {
                 b.append(',');
             }
             Object v = r.get(i);
-            String text = v instanceof java.nio.ByteBuffer ? utf8((java.nio.ByteBuffer) v) : null;
+            String text = v instanceof ByteBuffer ? utf8((ByteBuffer) v) : null;
             b.append(text != null ? TableRows.formatValue(text) : TableRows.formatValue(v));
         }
         return b.toString();
     }
 
-    private static String utf8(java.nio.ByteBuffer buf) {
+    private static String utf8(ByteBuffer buf) {
         try {
-            return java.nio.charset.StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
                     .decode(buf.duplicate())
                     .toString();
-        } catch (java.nio.charset.CharacterCodingException e) {
+        } catch (CharacterCodingException e) {
             return null;
         }
     }
@@ -148,7 +197,12 @@ public final class ShowCommand implements Callable<Integer> {
             max = Math.max(max, s.sequenceNumber());
         }
         throw new IllegalArgumentException(
-                "table " + t.name() + " has no version " + version
-                        + (min == Long.MAX_VALUE ? " (it has no snapshot yet)" : "; available versions: " + min + ".." + max));
+                "table "
+                        + t.name()
+                        + " has no version "
+                        + version
+                        + (min == Long.MAX_VALUE
+                                ? " (it has no snapshot yet)"
+                                : "; available versions: " + min + ".." + max));
     }
 }

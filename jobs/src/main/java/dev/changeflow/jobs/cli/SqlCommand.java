@@ -34,30 +34,45 @@ import java.util.concurrent.Callable;
  * {@code table_changes('db.t', start[, end])} ({@link TableChangesRewrite}). A query prints CSV
  * with a header (NULL as an empty field, as {@code show} prints); other statements (DDL, {@code
  * INSERT} after its job finished) print {@code OK}. Jobs run at the local default parallelism (the
- * number of cores). Rows print in the order the query's job emits them: a plain read of a
- * bounded change feed ({@code SELECT * FROM table_changes('db.t', 1, 4)}) prints in version order;
- * a query that re-distributes rows (join, GROUP BY) needs {@code ORDER BY _commit_version}, which
- * BATCH mode supports on any column.
+ * number of cores). Rows print in the order the query's job emits them: a plain read of a bounded
+ * change feed ({@code SELECT * FROM table_changes('db.t', 1, 4)}) prints in version order; a query
+ * that re-distributes rows (join, GROUP BY) needs {@code ORDER BY _commit_version}, which BATCH
+ * mode supports on any column.
  *
  * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1.
  */
-@Command(name = "sql", mixinStandardHelpOptions = true,
-        description = "Run Flink SQL statements (table_changes(...) and db.`t$changes` read change feeds) on the local warehouse.")
+@Command(
+        name = "sql",
+        mixinStandardHelpOptions = true,
+        description =
+                "Run Flink SQL statements (table_changes(...) and db.`t$changes` read change feeds) on the local warehouse.")
 public final class SqlCommand implements Callable<Integer> {
     /** Name of the catalog the statements run in. */
     static final String CATALOG = "changeflow";
 
-    @Option(names = {"-e", "--execute"}, paramLabel = "STATEMENT", required = true,
+    @Option(
+            names = {"-e", "--execute"},
+            paramLabel = "STATEMENT",
+            required = true,
             description = "Statement to run; repeat for several, run in order.")
     List<String> statements;
 
-    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--warehouse",
+            paramLabel = "DIR",
+            defaultValue = "warehouse",
+            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
     Path warehouse;
 
-    @Option(names = "--catalog", paramLabel = "KEY=VALUE", description = "Iceberg catalog property; replaces the local Hadoop catalog.")
+    @Option(
+            names = "--catalog",
+            paramLabel = "KEY=VALUE",
+            description = "Iceberg catalog property; replaces the local Hadoop catalog.")
     Map<String, String> catalog;
 
-    @Option(names = "--streaming", description = "Run in STREAMING mode (change-feed reads then need an ending bound).")
+    @Option(
+            names = "--streaming",
+            description = "Run in STREAMING mode (change-feed reads then need an ending bound).")
     boolean streaming;
 
     @Override
@@ -67,8 +82,14 @@ public final class SqlCommand implements Callable<Integer> {
                         ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
                         : CatalogSettings.of(CATALOG, catalog);
         TableEnvironment tEnv =
-                TableEnvironment.create(streaming ? EnvironmentSettings.inStreamingMode() : EnvironmentSettings.inBatchMode());
-        tEnv.createCatalog(CATALOG, CatalogDescriptor.of(CATALOG, Configuration.fromMap(flinkCatalogOptions(settings))));
+                TableEnvironment.create(
+                        streaming
+                                ? EnvironmentSettings.inStreamingMode()
+                                : EnvironmentSettings.inBatchMode());
+        tEnv.createCatalog(
+                CATALOG,
+                CatalogDescriptor.of(
+                        CATALOG, Configuration.fromMap(flinkCatalogOptions(settings))));
         tEnv.useCatalog(CATALOG);
         for (String statement : statements) {
             String rewritten = TableChangesRewrite.rewrite(statement);
@@ -124,7 +145,8 @@ public final class SqlCommand implements Callable<Integer> {
         String type = options.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
         if (!options.containsKey(CatalogProperties.CATALOG_IMPL)) {
             String lower = type == null ? "" : type.toLowerCase(Locale.ROOT);
-            if (lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP) || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_REST)
+            if (lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP)
+                    || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_REST)
                     || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HIVE)) {
                 options.put(FlinkCatalogFactory.ICEBERG_CATALOG_TYPE, lower);
             } else {

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.config;
 
+import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.ScdType;
 
@@ -22,44 +23,67 @@ public final class FlowConfig implements Serializable {
 
     /** Source table name (Debezium {@code source.table}, or the last segment of the topic). */
     public String table;
+
     /** Target table {@code [namespace.]name}; default: the source table in the flows namespace. */
     @Nullable public String target;
+
     /** Flow id (uids, metrics, quarantine rows); default: the target table name. */
     @Nullable public String name;
+
     /** KEYS; empty for append-only tables. */
     public List<String> keys = new ArrayList<>();
-    /** SEQUENCE BY columns (one, or several for STRUCT); default for Debezium: {@code source.lsn}. */
+
+    /**
+     * SEQUENCE BY columns (one, or several for STRUCT); default for Debezium: {@code source.lsn}.
+     */
     public List<String> sequenceBy = new ArrayList<>();
+
     public ScdType scdType = ScdType.TYPE_1;
+
     /** Key-less source written as-is (every record an insert), e.g. pgbench_history. */
     public boolean appendOnly;
+
     public ColumnSelection columns = ColumnSelection.all();
+
     /** IGNORE NULL UPDATES clause; null = off. */
     @Nullable public ColumnSelection ignoreNullUpdates;
+
     /** TRACK HISTORY ON clause (SCD type 2 only); null = all columns. */
     @Nullable public ColumnSelection trackHistoryOn;
+
     /** Declared columns as a Flink DDL column list, e.g. {@code "aid INT, filler STRING"}. */
     @Nullable public String schema;
+
     /** Partition transforms of the target, e.g. {@code bid} or {@code bucket(16, aid)}. */
     public List<String> partitionedBy = new ArrayList<>();
+
     /** APPLY AS DELETE WHEN (Flink SQL predicate over the source columns). */
     @Nullable public String applyAsDeleteWhen;
+
     /** APPLY AS TRUNCATE WHEN (Flink SQL predicate; SCD type 1 only). */
     @Nullable public String applyAsTruncateWhen;
+
     /** Applies Debezium truncate records ({@code op = t}); else they are quarantined. */
     public boolean truncate;
+
     /** How long tombstones are kept (processing time), A3; default 2 days. */
     public Duration tombstoneGcThreshold = Duration.ofDays(2);
+
     /** Keys per subtask the AUTO CDC operator buffers between checkpoints; 0 = none. */
-    public int applyBufferKeys = dev.changeflow.operators.AutoCdcSpec.DEFAULT_APPLY_BUFFER_KEYS;
+    public int applyBufferKeys = AutoCdcSpec.DEFAULT_APPLY_BUFFER_KEYS;
+
     /** Whether {@code apply-buffer-keys} was given (an append-only flow rejects it). */
     public boolean applyBufferKeysSet;
+
     /** {@code quarantine} (default) or {@code fail}. */
     public String onInvalidRecord = "quarantine";
+
     /** {@code fail} (default), {@code quarantine} or {@code add-columns}. */
     public String onSchemaChange = "fail";
+
     /** Record format; default: the flows file's {@code format}. */
     @Nullable public String format;
+
     /** Iceberg format version of a new table (2 or 3). */
     public int formatVersion = 2;
 
@@ -95,30 +119,49 @@ public final class FlowConfig implements Serializable {
         }
         if (appendOnly && !keys.isEmpty()) {
             throw new IllegalArgumentException(
-                    "flow '" + flowName() + "': 'append-only: true' takes no 'keys' (got " + keys + ")");
+                    "flow '"
+                            + flowName()
+                            + "': 'append-only: true' takes no 'keys' (got "
+                            + keys
+                            + ")");
         }
         if (appendOnly && applyBufferKeysSet) {
             throw new IllegalArgumentException(
-                    "flow '" + flowName() + "': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no"
+                    "flow '"
+                            + flowName()
+                            + "': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no"
                             + " AUTO CDC state to buffer)");
         }
         if (!appendOnly && keys.isEmpty()) {
             throw new IllegalArgumentException(
-                    "flow '" + flowName() + "': 'keys' is required (or set 'append-only: true' for a key-less table)");
+                    "flow '"
+                            + flowName()
+                            + "': 'keys' is required (or set 'append-only: true' for a key-less table)");
         }
         String inv = onInvalidRecord.toLowerCase(Locale.ROOT);
         if (!inv.equals("quarantine") && !inv.equals("fail")) {
             throw new IllegalArgumentException(
-                    "flow '" + flowName() + "': 'on-invalid-record' must be quarantine or fail, got '" + onInvalidRecord + "'");
+                    "flow '"
+                            + flowName()
+                            + "': 'on-invalid-record' must be quarantine or fail, got '"
+                            + onInvalidRecord
+                            + "'");
         }
         String sc = onSchemaChange.toLowerCase(Locale.ROOT);
         if (!sc.equals("fail") && !sc.equals("quarantine") && !sc.equals("add-columns")) {
             throw new IllegalArgumentException(
-                    "flow '" + flowName() + "': 'on-schema-change' must be fail, quarantine or add-columns, got '" + onSchemaChange + "'");
+                    "flow '"
+                            + flowName()
+                            + "': 'on-schema-change' must be fail, quarantine or add-columns, got '"
+                            + onSchemaChange
+                            + "'");
         }
         if (formatVersion != 2 && formatVersion != 3) {
             throw new IllegalArgumentException(
-                    "flow '" + flowName() + "': 'format-version' must be 2 or 3, got " + formatVersion);
+                    "flow '"
+                            + flowName()
+                            + "': 'format-version' must be 2 or 3, got "
+                            + formatVersion);
         }
     }
 }

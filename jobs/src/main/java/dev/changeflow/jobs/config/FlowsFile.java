@@ -2,9 +2,14 @@ package dev.changeflow.jobs.config;
 
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.sources.kafka.KafkaInput;
+import dev.changeflow.sources.kafka.StartingOffsets;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 
 import java.io.IOException;
@@ -18,6 +23,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -45,19 +51,54 @@ import java.util.regex.Pattern;
 public final class FlowsFile {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Set<String> TOP_KEYS =
-            Set.of("name", "format", "namespace", "catalog", "checkpoint-interval", "parallelism", "max-record-bytes", "kafka", "flows");
+            Set.of(
+                    "name",
+                    "format",
+                    "namespace",
+                    "catalog",
+                    "checkpoint-interval",
+                    "parallelism",
+                    "max-record-bytes",
+                    "kafka",
+                    "flows");
     private static final Set<String> KAFKA_KEYS =
-            Set.of("bootstrap-servers", "topics", "topic-pattern", "group-id", "starting-offsets", "properties", "until-idle");
+            Set.of(
+                    "bootstrap-servers",
+                    "topics",
+                    "topic-pattern",
+                    "group-id",
+                    "starting-offsets",
+                    "properties",
+                    "until-idle");
     private static final Set<String> FLOW_KEYS =
             Set.of(
-                    "table", "target", "name", "keys", "sequence-by", "scd-type", "append-only", "columns",
-                    "ignore-null-updates", "track-history-on", "schema", "partitioned-by",
-                    "apply-as-delete-when", "apply-as-truncate-when", "truncate", "tombstone-gc-threshold",
-                    "on-invalid-record", "on-schema-change", "format", "format-version", "apply-buffer-keys");
+                    "table",
+                    "target",
+                    "name",
+                    "keys",
+                    "sequence-by",
+                    "scd-type",
+                    "append-only",
+                    "columns",
+                    "ignore-null-updates",
+                    "track-history-on",
+                    "schema",
+                    "partitioned-by",
+                    "apply-as-delete-when",
+                    "apply-as-truncate-when",
+                    "truncate",
+                    "tombstone-gc-threshold",
+                    "on-invalid-record",
+                    "on-schema-change",
+                    "format",
+                    "format-version",
+                    "apply-buffer-keys");
 
     private FlowsFile() {}
 
-    /** The options a flow of a flows file accepts (the README's options table lists exactly these). */
+    /**
+     * The options a flow of a flows file accepts (the README's options table lists exactly these).
+     */
     public static Set<String> flowOptionNames() {
         return FLOW_KEYS;
     }
@@ -82,10 +123,12 @@ public final class FlowsFile {
         JsonNode root;
         try {
             root = YAML.readTree(yaml);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
+        } catch (JsonProcessingException e) {
+            JsonLocation at = e.getLocation();
             throw new IllegalArgumentException(
-                    where + (at == null ? "" : ":" + at.getLineNr() + ":" + at.getColumnNr()) + ": not valid YAML: "
+                    where
+                            + (at == null ? "" : ":" + at.getLineNr() + ":" + at.getColumnNr())
+                            + ": not valid YAML: "
                             + e.getOriginalMessage().split("\n")[0]);
         }
         IngestConfig cfg = new IngestConfig();
@@ -93,7 +136,8 @@ public final class FlowsFile {
             return cfg;
         }
         if (!root.isObject()) {
-            throw new IllegalArgumentException(where + ": a flows file is a YAML mapping with 'flows:'");
+            throw new IllegalArgumentException(
+                    where + ": a flows file is a YAML mapping with 'flows:'");
         }
         checkKeys(root, TOP_KEYS, where);
         if (root.has("name")) {
@@ -109,7 +153,10 @@ public final class FlowsFile {
             catalog(root.get("catalog"), cfg, where + ": catalog");
         }
         if (root.has("checkpoint-interval")) {
-            cfg.checkpointInterval = duration(root.get("checkpoint-interval").asText(), where + ": checkpoint-interval");
+            cfg.checkpointInterval =
+                    duration(
+                            root.get("checkpoint-interval").asText(),
+                            where + ": checkpoint-interval");
         }
         if (root.has("parallelism")) {
             cfg.parallelism = root.get("parallelism").asInt();
@@ -133,20 +180,25 @@ public final class FlowsFile {
     }
 
     /**
-     * The {@code catalog:} block: Iceberg catalog properties as they are ({@code type}, {@code uri},
-     * {@code warehouse}, {@code io-impl}, {@code s3.endpoint}, ...), each a single value; a value may
-     * refer to an environment variable as {@code ${env:NAME}} (resolved when the catalog is loaded,
-     * see {@code CatalogSettings}).
+     * The {@code catalog:} block: Iceberg catalog properties as they are ({@code type}, {@code
+     * uri}, {@code warehouse}, {@code io-impl}, {@code s3.endpoint}, ...), each a single value; a
+     * value may refer to an environment variable as {@code ${env:NAME}} (resolved when the catalog
+     * is loaded, see {@code CatalogSettings}).
      */
     private static void catalog(JsonNode n, IngestConfig cfg, String label) {
         if (!n.isObject()) {
-            throw new IllegalArgumentException(label + ": a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
+            throw new IllegalArgumentException(
+                    label
+                            + ": a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
         }
         for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isValueNode() || e.getValue().isNull()) {
                 throw new IllegalArgumentException(
-                        label + ": property '" + e.getKey() + "' must be a single value (Iceberg catalog properties are flat,"
+                        label
+                                + ": property '"
+                                + e.getKey()
+                                + "' must be a single value (Iceberg catalog properties are flat,"
                                 + " e.g. 'header.X-Iceberg-Access-Delegation: vended-credentials')");
             }
             cfg.catalog.put(e.getKey(), e.getValue().asText());
@@ -155,30 +207,35 @@ public final class FlowsFile {
 
     /**
      * The {@code kafka:} block: {@code bootstrap-servers}, {@code topics} (list or comma-separated)
-     * or {@code topic-pattern}, {@code group-id}, {@code starting-offsets}, {@code properties}
-     * (a mapping of Kafka consumer properties), {@code until-idle} (a duration).
+     * or {@code topic-pattern}, {@code group-id}, {@code starting-offsets}, {@code properties} (a
+     * mapping of Kafka consumer properties), {@code until-idle} (a duration).
      */
     private static void kafka(JsonNode n, IngestConfig cfg, String label) {
         if (!n.isObject()) {
-            throw new IllegalArgumentException(label + ": a mapping with bootstrap-servers and topics or topic-pattern");
+            throw new IllegalArgumentException(
+                    label + ": a mapping with bootstrap-servers and topics or topic-pattern");
         }
         checkKeys(n, KAFKA_KEYS, label);
-        dev.changeflow.sources.kafka.KafkaInput k = new dev.changeflow.sources.kafka.KafkaInput();
+        KafkaInput k = new KafkaInput();
         k.bootstrapServers = n.path("bootstrap-servers").asText(null);
         if (n.has("topics")) {
-            k.topics = n.get("topics").isArray() ? list(n.get("topics")) : splitList(n.get("topics").asText());
+            k.topics =
+                    n.get("topics").isArray()
+                            ? list(n.get("topics"))
+                            : splitList(n.get("topics").asText());
         }
         k.topicPattern = n.path("topic-pattern").asText(null);
         k.groupId = n.path("group-id").asText(null);
         if (n.has("starting-offsets")) {
             try {
-                k.startingOffsets = dev.changeflow.sources.kafka.StartingOffsets.parse(n.get("starting-offsets").asText());
+                k.startingOffsets = StartingOffsets.parse(n.get("starting-offsets").asText());
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(label + ": " + e.getMessage());
             }
         }
         if (n.has("properties")) {
-            for (Iterator<Map.Entry<String, JsonNode>> it = n.get("properties").fields(); it.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = n.get("properties").fields();
+                    it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
                 k.properties.put(e.getKey(), e.getValue().asText());
             }
@@ -202,7 +259,8 @@ public final class FlowsFile {
 
     private static FlowConfig flow(JsonNode n, String where) {
         if (!n.isObject()) {
-            throw new IllegalArgumentException(where + ": each entry of 'flows' is a mapping with 'table:'");
+            throw new IllegalArgumentException(
+                    where + ": each entry of 'flows' is a mapping with 'table:'");
         }
         String label = where + ": flow '" + n.path("table").asText("?") + "'";
         checkKeys(n, FLOW_KEYS, label);
@@ -253,8 +311,13 @@ public final class FlowsFile {
                 f.columns = selection(v, label + ": columns");
                 break;
             case "ignore-null-updates":
-                if (v.isBoolean() || "true".equalsIgnoreCase(text) || "false".equalsIgnoreCase(text)) {
-                    f.ignoreNullUpdates = v.asBoolean() || "true".equalsIgnoreCase(text) ? ColumnSelection.all() : null;
+                if (v.isBoolean()
+                        || "true".equalsIgnoreCase(text)
+                        || "false".equalsIgnoreCase(text)) {
+                    f.ignoreNullUpdates =
+                            v.asBoolean() || "true".equalsIgnoreCase(text)
+                                    ? ColumnSelection.all()
+                                    : null;
                 } else {
                     f.ignoreNullUpdates = selection(v, label + ": ignore-null-updates");
                 }
@@ -297,7 +360,13 @@ public final class FlowsFile {
                 f.applyBufferKeysSet = true;
                 break;
             default:
-                throw new IllegalArgumentException(label + ": unknown option '" + key + "' (known: " + String.join(", ", new java.util.TreeSet<>(FLOW_KEYS)) + ")");
+                throw new IllegalArgumentException(
+                        label
+                                + ": unknown option '"
+                                + key
+                                + "' (known: "
+                                + String.join(", ", new TreeSet<>(FLOW_KEYS))
+                                + ")");
         }
     }
 
@@ -306,7 +375,12 @@ public final class FlowsFile {
             String k = it.next();
             if (!known.contains(k)) {
                 throw new IllegalArgumentException(
-                        label + ": unknown option '" + k + "' (known: " + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+                        label
+                                + ": unknown option '"
+                                + k
+                                + "' (known: "
+                                + String.join(", ", new TreeSet<>(known))
+                                + ")");
             }
         }
     }
@@ -315,7 +389,8 @@ public final class FlowsFile {
     public static String format(String s, String label) {
         String f = s.toLowerCase(Locale.ROOT);
         if (!f.equals("json") && !f.equals("debezium-json")) {
-            throw new IllegalArgumentException(label + ": 'format' must be json or debezium-json, got '" + s + "'");
+            throw new IllegalArgumentException(
+                    label + ": 'format' must be json or debezium-json, got '" + s + "'");
         }
         return f;
     }
@@ -360,14 +435,15 @@ public final class FlowsFile {
     }
 
     private static final Pattern STRUCT = Pattern.compile("(?i)^\\s*STRUCT\\s*\\((.*)\\)\\s*$");
-    private static final Pattern EXCEPT = Pattern.compile("(?i)^\\s*\\*\\s*EXCEPT\\s*\\((.*)\\)\\s*$");
+    private static final Pattern EXCEPT =
+            Pattern.compile("(?i)^\\s*\\*\\s*EXCEPT\\s*\\((.*)\\)\\s*$");
 
     /** {@code a}, {@code [a, b]} or {@code "STRUCT(a, b)"}. */
     public static List<String> sequence(JsonNode v) {
         if (v.isValueNode()) {
             Matcher m = STRUCT.matcher(v.asText());
             if (m.matches()) {
-                return list(new com.fasterxml.jackson.databind.node.TextNode(m.group(1)));
+                return list(new TextNode(m.group(1)));
             }
         }
         return list(v);
@@ -382,22 +458,33 @@ public final class FlowsFile {
             }
             Matcher m = EXCEPT.matcher(t);
             if (m.matches()) {
-                return ColumnSelection.except(list(new com.fasterxml.jackson.databind.node.TextNode(m.group(1))));
+                return ColumnSelection.except(list(new TextNode(m.group(1))));
             }
             if (t.isEmpty()) {
-                throw new IllegalArgumentException(label + " must list columns, '*' or '* EXCEPT (...)'");
+                throw new IllegalArgumentException(
+                        label + " must list columns, '*' or '* EXCEPT (...)'");
             }
         }
         return ColumnSelection.include(list(v));
     }
 
-    /** {@code 2s}, {@code 500ms}, {@code 10 min}, {@code 2d}, {@code 48h} or ISO-8601 {@code PT2S}. */
-    /** A whole number of keys from 0 to {@link Integer#MAX_VALUE}, as a YAML number or text ({@code --set}). */
+    /**
+     * {@code 2s}, {@code 500ms}, {@code 10 min}, {@code 2d}, {@code 48h} or ISO-8601 {@code PT2S}.
+     */
+    /**
+     * A whole number of keys from 0 to {@link Integer#MAX_VALUE}, as a YAML number or text ({@code
+     * --set}).
+     */
     private static int applyBufferKeys(JsonNode v, String label) {
         String t = v == null || v.isNull() ? "" : v.asText().trim();
         if (!t.matches("[0-9]{1,10}") || Long.parseLong(t) > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(label + ": apply-buffer-keys must be a whole number of keys per subtask from 0 (no"
-                    + " buffering) to " + Integer.MAX_VALUE + ", got " + (t.isEmpty() ? "an empty value" : "'" + t + "'"));
+            throw new IllegalArgumentException(
+                    label
+                            + ": apply-buffer-keys must be a whole number of keys per subtask from 0 (no"
+                            + " buffering) to "
+                            + Integer.MAX_VALUE
+                            + ", got "
+                            + (t.isEmpty() ? "an empty value" : "'" + t + "'"));
         }
         return Integer.parseInt(t);
     }
@@ -426,7 +513,8 @@ public final class FlowsFile {
         try {
             return Duration.parse(text.trim().toUpperCase(Locale.ROOT));
         } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException(label + ": not a duration: '" + text + "' (e.g. 2s, 500ms, 10min, 2d)");
+            throw new IllegalArgumentException(
+                    label + ": not a duration: '" + text + "' (e.g. 2s, 500ms, 10min, 2d)");
         }
     }
 }

@@ -1,5 +1,7 @@
 package dev.changeflow.jobs.config;
 
+import dev.changeflow.sources.kafka.KafkaInput;
+
 import javax.annotation.Nullable;
 
 import java.io.Serializable;
@@ -17,23 +19,46 @@ import java.util.Map;
 public final class IngestConfig implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    /** Job / checkpoint id: local checkpoints live under {@code warehouse/.changeflow/checkpoints/<name>}. */
+    /**
+     * Job / checkpoint id: local checkpoints live under {@code
+     * warehouse/.changeflow/checkpoints/<name>}.
+     */
     @Nullable public String name;
-    /** Iceberg catalog properties ({@code type}, {@code warehouse}, {@code uri}, ...); empty = local Hadoop catalog. */
+
+    /**
+     * Iceberg catalog properties ({@code type}, {@code warehouse}, {@code uri}, ...); empty = local
+     * Hadoop catalog.
+     */
     public Map<String, String> catalog = new LinkedHashMap<>();
-    /** Namespace of the target tables; null = the Debezium schema of the records, else {@code default}. */
+
+    /**
+     * Namespace of the target tables; null = the Debezium schema of the records, else {@code
+     * default}.
+     */
     @Nullable public String namespace;
+
     /** {@code debezium-json} (default) or {@code json}. */
     public String format = "debezium-json";
+
     public Duration checkpointInterval = Duration.ofSeconds(5);
+
     /** Parallelism of the keyed operators and writers; default: available cores. */
     public int parallelism = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+
     /** Largest record accepted, bytes (larger ones are quarantined as RECORD_TOO_LARGE). */
     public int maxRecordBytes = 8 * 1024 * 1024;
+
     public List<FlowConfig> flows = new ArrayList<>();
-    /** Kafka input (the flows file's {@code kafka:} block or the launcher's flags); null = files. */
-    @Nullable public dev.changeflow.sources.kafka.KafkaInput kafka;
-    /** Kafka, local runs: stop once no record arrived for this long, instead of at the end offsets seen at launch. */
+
+    /**
+     * Kafka input (the flows file's {@code kafka:} block or the launcher's flags); null = files.
+     */
+    @Nullable public KafkaInput kafka;
+
+    /**
+     * Kafka, local runs: stop once no record arrived for this long, instead of at the end offsets
+     * seen at launch.
+     */
     @Nullable public Duration untilIdle;
 
     /** The flow reading {@code table}, or null. */

@@ -1,8 +1,8 @@
 package dev.changeflow.jobs.demo;
 
-import org.apache.iceberg.Table;
 import dev.changeflow.sinks.iceberg.TableRows;
 
+import org.apache.iceberg.Table;
 import org.apache.iceberg.data.Record;
 
 import java.time.LocalDateTime;
@@ -34,7 +34,9 @@ public final class DemoCheck {
         return out;
     }
 
-    /** Differences between a keyed table (key = first column) and the expected rows; empty = equal. */
+    /**
+     * Differences between a keyed table (key = first column) and the expected rows; empty = equal.
+     */
     public static List<String> compareKeyed(Table table, TreeMap<Integer, Object[]> expected) {
         List<String> diffs = new ArrayList<>();
         Map<Integer, List<Object>> actual = new TreeMap<>();

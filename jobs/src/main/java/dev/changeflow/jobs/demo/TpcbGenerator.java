@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -41,10 +42,16 @@ public final class TpcbGenerator {
 
     /** Final rows per table (key → column values in table order), the oracle of the demo. */
     public final Map<String, TreeMap<Integer, Object[]>> finalRows = new TreeMap<>();
-    /** SCD type 2 truth for pgbench_accounts: one {aid, bid, abalance, filler, start, end|null} per version. */
+
+    /**
+     * SCD type 2 truth for pgbench_accounts: one {aid, bid, abalance, filler, start, end|null} per
+     * version.
+     */
     public final List<Object[]> accountVersions = new ArrayList<>();
+
     /** History rows (multiset): {tid, bid, aid, delta, mtimeMicros, filler}. */
     public final List<Object[]> history = new ArrayList<>();
+
     public int events;
     public int duplicates;
     public int deletes;
@@ -58,10 +65,16 @@ public final class TpcbGenerator {
     private long clockMicros = 1_796_000_000_000_000L;
 
     private final List<ObjectNode> lines = new ArrayList<>();
+
     /** Per-account events in LSN order: {lsn, row or null for delete}. */
     private final Map<Integer, List<Object[]>> accountEvents = new TreeMap<>();
 
-    public TpcbGenerator(long seed, int branches, int tellersPerBranch, int accountsPerBranch, int transactions) {
+    public TpcbGenerator(
+            long seed,
+            int branches,
+            int tellersPerBranch,
+            int accountsPerBranch,
+            int transactions) {
         this.random = new Random(seed);
         this.branches = branches;
         this.tellersPerBranch = tellersPerBranch;
@@ -77,7 +90,10 @@ public final class TpcbGenerator {
         generate();
         Files.createDirectories(file.toAbsolutePath().getParent());
         try (BufferedWriter w =
-                new BufferedWriter(new OutputStreamWriter(new GZIPOutputStream(Files.newOutputStream(file)), StandardCharsets.UTF_8))) {
+                new BufferedWriter(
+                        new OutputStreamWriter(
+                                new GZIPOutputStream(Files.newOutputStream(file)),
+                                StandardCharsets.UTF_8))) {
             for (ObjectNode line : lines) {
                 w.write(JSON.writeValueAsString(line));
                 w.write('\n');
@@ -118,17 +134,41 @@ public final class TpcbGenerator {
             if (acc != null) {
                 Object[] after = {aid, acc[1], (int) acc[2] + delta, acc[3]};
                 boolean noBefore = random.nextInt(20) == 0;
-                emit("pgbench_accounts", "aid", aid, "u", noBefore ? null : acc, after, nextLsn(), random.nextInt(33) == 0);
+                emit(
+                        "pgbench_accounts",
+                        "aid",
+                        aid,
+                        "u",
+                        noBefore ? null : acc,
+                        after,
+                        nextLsn(),
+                        random.nextInt(33) == 0);
                 accounts.put(aid, after);
                 accountEvent(aid, lsn, after);
             }
             Object[] tel = tellers.get(tid);
             Object[] telAfter = {tid, tel[1], (int) tel[2] + delta, tel[3]};
-            emit("pgbench_tellers", "tid", tid, "u", tel, telAfter, nextLsn(), random.nextInt(33) == 0);
+            emit(
+                    "pgbench_tellers",
+                    "tid",
+                    tid,
+                    "u",
+                    tel,
+                    telAfter,
+                    nextLsn(),
+                    random.nextInt(33) == 0);
             tellers.put(tid, telAfter);
             Object[] br = branchRows.get(bid);
             Object[] brAfter = {bid, (int) br[1] + delta, br[2]};
-            emit("pgbench_branches", "bid", bid, "u", br, brAfter, nextLsn(), random.nextInt(33) == 0);
+            emit(
+                    "pgbench_branches",
+                    "bid",
+                    bid,
+                    "u",
+                    br,
+                    brAfter,
+                    nextLsn(),
+                    random.nextInt(33) == 0);
             branchRows.put(bid, brAfter);
             clockMicros += 1_000 + random.nextInt(5_000);
             Object[] hist = {tid, bid, aid, delta, clockMicros, null};
@@ -138,7 +178,15 @@ public final class TpcbGenerator {
                 int victim = 1 + random.nextInt(nAccounts);
                 Object[] old = accounts.remove(victim);
                 if (old != null) {
-                    emit("pgbench_accounts", "aid", victim, "d", old, null, nextLsn(), random.nextInt(10) == 0);
+                    emit(
+                            "pgbench_accounts",
+                            "aid",
+                            victim,
+                            "d",
+                            old,
+                            null,
+                            nextLsn(),
+                            random.nextInt(10) == 0);
                     accountEvent(victim, lsn, null);
                     deleted.add(victim);
                     deletes++;
@@ -147,7 +195,9 @@ public final class TpcbGenerator {
             if (tx % 50 == 40 && !deleted.isEmpty()) {
                 int back = deleted.remove(random.nextInt(deleted.size()));
                 if (!accounts.containsKey(back)) {
-                    Object[] row = {back, (back - 1) / accountsPerBranch + 1, random.nextInt(1000), pad("", 84)};
+                    Object[] row = {
+                        back, (back - 1) / accountsPerBranch + 1, random.nextInt(1000), pad("", 84)
+                    };
                     emit("pgbench_accounts", "aid", back, "c", null, row, nextLsn(), false);
                     accounts.put(back, row);
                     accountEvent(back, lsn, row);
@@ -181,7 +231,7 @@ public final class TpcbGenerator {
                     }
                     continue;
                 }
-                if (open != null && java.util.Arrays.equals(java.util.Arrays.copyOf(open, 4), row)) {
+                if (open != null && Arrays.equals(Arrays.copyOf(open, 4), row)) {
                     continue;
                 }
                 if (open != null) {
@@ -195,11 +245,20 @@ public final class TpcbGenerator {
 
     private void shuffle() {
         for (int from = 0; from < lines.size(); from += SHUFFLE_WINDOW) {
-            Collections.shuffle(lines.subList(from, Math.min(lines.size(), from + SHUFFLE_WINDOW)), random);
+            Collections.shuffle(
+                    lines.subList(from, Math.min(lines.size(), from + SHUFFLE_WINDOW)), random);
         }
     }
 
-    private void emit(String table, String keyName, int key, String op, Object[] before, Object[] after, long at, boolean duplicate) {
+    private void emit(
+            String table,
+            String keyName,
+            int key,
+            String op,
+            Object[] before,
+            Object[] after,
+            long at,
+            boolean duplicate) {
         ObjectNode line = F.objectNode();
         if (keyName != null) {
             line.set("key", F.objectNode().put(keyName, key));
@@ -214,7 +273,11 @@ public final class TpcbGenerator {
         ObjectNode source = payload.putObject("source");
         source.put("version", "3.6.1.Final").put("connector", "postgresql").put("name", "tpcb");
         source.put("ts_ms", clockMicros / 1000).put("snapshot", op.equals("r") ? "true" : "false");
-        source.put("db", "tpcb").put("schema", "public").put("table", table).put("txId", 700 + lines.size() / 4).put("lsn", at);
+        source.put("db", "tpcb")
+                .put("schema", "public")
+                .put("table", table)
+                .put("txId", 700 + lines.size() / 4)
+                .put("lsn", at);
         payload.put("op", op).put("ts_ms", clockMicros / 1000 + 50);
         line.set("value", value);
         line.put("topic", "tpcb.public." + table);
@@ -239,7 +302,15 @@ public final class TpcbGenerator {
         {"pgbench_accounts", "aid:int32", "bid:int32", "abalance:int32", "filler:string"},
         {"pgbench_branches", "bid:int32", "bbalance:int32", "filler:string"},
         {"pgbench_tellers", "tid:int32", "bid:int32", "tbalance:int32", "filler:string"},
-        {"pgbench_history", "tid:int32", "bid:int32", "aid:int32", "delta:int32", "mtime:micros", "filler:string"}
+        {
+            "pgbench_history",
+            "tid:int32",
+            "bid:int32",
+            "aid:int32",
+            "delta:int32",
+            "mtime:micros",
+            "filler:string"
+        }
     };
 
     private static String[] columns(String table) {
@@ -279,7 +350,10 @@ public final class TpcbGenerator {
             ObjectNode f = fields.addObject();
             switch (nt[1]) {
                 case "micros":
-                    f.put("type", "int64").put("optional", true).put("name", "io.debezium.time.MicroTimestamp").put("version", 1);
+                    f.put("type", "int64")
+                            .put("optional", true)
+                            .put("name", "io.debezium.time.MicroTimestamp")
+                            .put("version", 1);
                     break;
                 case "string":
                     f.put("type", "string").put("optional", true);
@@ -296,14 +370,33 @@ public final class TpcbGenerator {
         envFields.add(rowSchema.deepCopy().put("field", "after"));
         ObjectNode source = envFields.addObject().put("type", "struct");
         ArrayNode sf = source.putArray("fields");
-        for (String s : new String[] {"version:string", "connector:string", "name:string", "ts_ms:int64", "snapshot:string", "db:string", "schema:string", "table:string", "txId:int64", "lsn:int64"}) {
+        for (String s :
+                new String[] {
+                    "version:string",
+                    "connector:string",
+                    "name:string",
+                    "ts_ms:int64",
+                    "snapshot:string",
+                    "db:string",
+                    "schema:string",
+                    "table:string",
+                    "txId:int64",
+                    "lsn:int64"
+                }) {
             String[] nt = s.split(":");
-            sf.addObject().put("type", nt[1]).put("optional", !nt[0].equals("version")).put("field", nt[0]);
+            sf.addObject()
+                    .put("type", nt[1])
+                    .put("optional", !nt[0].equals("version"))
+                    .put("field", nt[0]);
         }
-        source.put("optional", false).put("name", "io.debezium.connector.postgresql.Source").put("field", "source");
+        source.put("optional", false)
+                .put("name", "io.debezium.connector.postgresql.Source")
+                .put("field", "source");
         envFields.addObject().put("type", "string").put("optional", false).put("field", "op");
         envFields.addObject().put("type", "int64").put("optional", true).put("field", "ts_ms");
-        env.put("optional", false).put("name", "tpcb.public." + table + ".Envelope").put("version", 2);
+        env.put("optional", false)
+                .put("name", "tpcb.public." + table + ".Envelope")
+                .put("version", 2);
         return env;
     }
 

@@ -17,24 +17,30 @@ import java.util.Map;
  * a ConfigMap holding the flows file and a {@code FlinkDeployment} in application mode running
  * {@code ingest --cluster} over Kafka, with RocksDB incremental checkpoints, savepoints and HA
  * storage under one state directory, Kubernetes HA and {@code upgradeMode: savepoint} — the same
- * shape as {@code deploy/k8s/base}. Secrets are referenced ({@code envFrom} the Secret
- * {@code <name>-secrets}), never rendered.
+ * shape as {@code deploy/k8s/base}. Secrets are referenced ({@code envFrom} the Secret {@code
+ * <name>-secrets}), never rendered.
  */
 public final class FlinkDeploymentRenderer {
     private static final ObjectMapper YAML =
-            new ObjectMapper(new YAMLFactory().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
-                    .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES));
+            new ObjectMapper(
+                    new YAMLFactory()
+                            .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
+                            .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES));
 
     /** What to render. */
     public static final class Settings {
         /** Deployment name (DNS label), also the job name. */
         public String name = "changeflow-ingest";
+
         public String namespace;
         public String image = "changeflow:0.1.0";
+
         /** Flows file text, mounted at {@code /opt/changeflow/flows/flows.yaml}. */
         public String flowsYaml;
+
         /** Root of checkpoints, savepoints and HA data, e.g. {@code s3://bucket/flink}. */
         public String stateDir;
+
         public String kafkaBootstrap;
         public List<String> topics = new ArrayList<>();
         public String topicPattern;
@@ -45,6 +51,7 @@ public final class FlinkDeploymentRenderer {
         public String jobManagerMemory = "2048m";
         public String taskManagerMemory = "4096m";
         public double taskManagerCpu = 2;
+
         /** Extra Flink configuration entries (override the defaults). */
         public Map<String, String> flinkConfiguration = new LinkedHashMap<>();
     }
@@ -57,16 +64,22 @@ public final class FlinkDeploymentRenderer {
      *     topics, catalog) is missing
      */
     public static String render(Settings s) throws IOException {
-        require(s.stateDir, "--state-dir (e.g. s3://bucket/flink: checkpoints, savepoints and HA data go below it)");
+        require(
+                s.stateDir,
+                "--state-dir (e.g. s3://bucket/flink: checkpoints, savepoints and HA data go below it)");
         require(s.kafkaBootstrap, "--kafka-bootstrap");
         if (s.topics.isEmpty() && s.topicPattern == null) {
             throw new IllegalArgumentException("give --topics or --topic-pattern");
         }
         if (s.catalog.isEmpty()) {
-            throw new IllegalArgumentException("give the Iceberg catalog with --catalog type=rest --catalog uri=... (a cluster has no local warehouse)");
+            throw new IllegalArgumentException(
+                    "give the Iceberg catalog with --catalog type=rest --catalog uri=... (a cluster has no local warehouse)");
         }
         require(s.flowsYaml, "--flows");
-        String root = s.stateDir.endsWith("/") ? s.stateDir.substring(0, s.stateDir.length() - 1) : s.stateDir;
+        String root =
+                s.stateDir.endsWith("/")
+                        ? s.stateDir.substring(0, s.stateDir.length() - 1)
+                        : s.stateDir;
 
         ObjectNode cm = YAML.createObjectNode();
         cm.put("apiVersion", "v1");
@@ -97,25 +110,43 @@ public final class FlinkDeploymentRenderer {
         c.put("execution.checkpointing.interval", s.checkpointInterval);
         c.put("execution.checkpointing.dir", root + "/checkpoints/" + s.name);
         c.put("execution.checkpointing.savepoint-dir", root + "/savepoints/" + s.name);
-        c.put("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+        c.put(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION");
         c.put("high-availability.type", "kubernetes");
         c.put("high-availability.storageDir", root + "/ha/" + s.name);
         c.put("taskmanager.numberOfTaskSlots", "2");
         c.putAll(s.flinkConfiguration);
         c.forEach(conf::put);
 
-        ObjectNode container = spec.putObject("podTemplate").putObject("spec").putArray("containers").addObject();
+        ObjectNode container =
+                spec.putObject("podTemplate").putObject("spec").putArray("containers").addObject();
         container.put("name", "flink-main-container");
-        container.putArray("envFrom").addObject().putObject("secretRef").put("name", s.name + "-secrets").put("optional", true);
-        container.putArray("volumeMounts").addObject().put("name", "flows").put("mountPath", "/opt/changeflow/flows");
-        ObjectNode volume = ((ObjectNode) spec.path("podTemplate").path("spec")).putArray("volumes").addObject();
+        container
+                .putArray("envFrom")
+                .addObject()
+                .putObject("secretRef")
+                .put("name", s.name + "-secrets")
+                .put("optional", true);
+        container
+                .putArray("volumeMounts")
+                .addObject()
+                .put("name", "flows")
+                .put("mountPath", "/opt/changeflow/flows");
+        ObjectNode volume =
+                ((ObjectNode) spec.path("podTemplate").path("spec"))
+                        .putArray("volumes")
+                        .addObject();
         volume.put("name", "flows");
         volume.putObject("configMap").put("name", s.name + "-flows");
 
         ObjectNode jm = spec.putObject("jobManager");
         jm.put("replicas", 1);
         jm.putObject("resource").put("memory", s.jobManagerMemory).put("cpu", 1);
-        spec.putObject("taskManager").putObject("resource").put("memory", s.taskManagerMemory).put("cpu", s.taskManagerCpu);
+        spec.putObject("taskManager")
+                .putObject("resource")
+                .put("memory", s.taskManagerMemory)
+                .put("cpu", s.taskManagerCpu);
 
         ObjectNode job = spec.putObject("job");
         job.put("jarURI", "local:///opt/flink/usrlib/changeflow.jar");
@@ -131,10 +162,20 @@ public final class FlinkDeploymentRenderer {
         return YAML.writeValueAsString(cm) + "---\n" + YAML.writeValueAsString(d);
     }
 
-    /** The job arguments: {@code ingest --cluster --flows ... --kafka-bootstrap ... --catalog k=v ...}. */
+    /**
+     * The job arguments: {@code ingest --cluster --flows ... --kafka-bootstrap ... --catalog k=v
+     * ...}.
+     */
     static List<String> args(Settings s) {
-        List<String> a = new ArrayList<>(List.of("ingest", "--cluster", "--flows", "/opt/changeflow/flows/flows.yaml",
-                "--kafka-bootstrap", s.kafkaBootstrap));
+        List<String> a =
+                new ArrayList<>(
+                        List.of(
+                                "ingest",
+                                "--cluster",
+                                "--flows",
+                                "/opt/changeflow/flows/flows.yaml",
+                                "--kafka-bootstrap",
+                                s.kafkaBootstrap));
         if (s.topicPattern != null) {
             a.add("--topic-pattern");
             a.add(s.topicPattern);
@@ -146,10 +187,11 @@ public final class FlinkDeploymentRenderer {
             a.add("--group-id");
             a.add(s.groupId);
         }
-        s.catalog.forEach((k, v) -> {
-            a.add("--catalog");
-            a.add(k + "=" + v);
-        });
+        s.catalog.forEach(
+                (k, v) -> {
+                    a.add("--catalog");
+                    a.add(k + "=" + v);
+                });
         return a;
     }
 

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.gold;
 
+import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
@@ -38,27 +39,28 @@ import java.util.function.Supplier;
  * versions ≤ v has arrived, design.md "Order — the guarantee").
  *
  * <p><b>Output</b> ({@link GoldAggregatePlan#outputType()}), upsert rows ({@code +U}): group-by
- * columns, aggregates, {@code _source_version BIGINT} = the last Silver version applied to the group.
+ * columns, aggregates, {@code _source_version BIGINT} = the last Silver version applied to the
+ * group.
  *
  * <p><b>Exactness.</b> Changes are accumulated per (group, version) in keyed state and applied when
  * the watermark passes their version (an event-time timer at the version), so an emitted row — and
- * hence a Gold commit — never contains part of a version: a restart without state at
- * {@code _source_version + 1} neither double-counts nor misses a change. {@code insert} and
- * {@code update_postimage} add, {@code delete} and {@code update_preimage} subtract.
+ * hence a Gold commit — never contains part of a version: a restart without state at {@code
+ * _source_version + 1} neither double-counts nor misses a change. {@code insert} and {@code
+ * update_postimage} add, {@code delete} and {@code update_preimage} subtract.
  *
- * <p><b>Seeding.</b> The first change of a group without state starts from the group's row in
- * the Gold table ({@code seeds}, read once per subtask), and changes of versions up to that row's
+ * <p><b>Seeding.</b> The first change of a group without state starts from the group's row in the
+ * Gold table ({@code seeds}, read once per subtask), and changes of versions up to that row's
  * {@code _source_version} are skipped (counted in {@code goldChangesAlreadyInGold}): they are in
- * it. A start without state may therefore re-read versions the Gold table already has, exactly
- * once in effect. Groups without a Gold row start from zero; the versions up to the table's own
- * Gold version never reach this function ({@link GoldJob.SkipVersionsInGold}), so a group without
- * a row has no change in them.
+ * it. A start without state may therefore re-read versions the Gold table already has, exactly once
+ * in effect. Groups without a Gold row start from zero; the versions up to the table's own Gold
+ * version never reach this function ({@link GoldJob.SkipVersionsInGold}), so a group without a row
+ * has no change in them.
  *
- * <p><b>Whole versions per commit.</b> A timer fires for every group when the watermark passes
- * its version, within one watermark; with aligned checkpoints every subtask, and every subtask
- * of the writers behind it, sees the watermark on the same side of a barrier, so every Gold commit
- * holds whole versions and the table's largest {@code _source_version} is a version all of whose
- * changes it contains, at any parallelism of the change feed and of this operator (which runs at
+ * <p><b>Whole versions per commit.</b> A timer fires for every group when the watermark passes its
+ * version, within one watermark; with aligned checkpoints every subtask, and every subtask of the
+ * writers behind it, sees the watermark on the same side of a barrier, so every Gold commit holds
+ * whole versions and the table's largest {@code _source_version} is a version all of whose changes
+ * it contains, at any parallelism of the change feed and of this operator (which runs at
  * parallelism 1 because aggregates are small). See {@link GoldStart}.
  */
 final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData, RowData> {
@@ -75,9 +77,11 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
 
     /**
      * @param seeds the Gold table's rows by group key (binary key rows as produced by the keyBy),
-     *     read once per subtask at open when the operator starts without state; must be serializable
+     *     read once per subtask at open when the operator starts without state; must be
+     *     serializable
      */
-    GoldAggregateFunction(GoldAggregatePlan plan, SerializableSupplier<Map<RowData, RowData>> seeds) {
+    GoldAggregateFunction(
+            GoldAggregatePlan plan, SerializableSupplier<Map<RowData, RowData>> seeds) {
         this.plan = plan;
         this.seeds = seeds;
     }
@@ -86,10 +90,19 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
     interface SerializableSupplier<T> extends Supplier<T>, Serializable {}
 
     @Override
-    public void open(org.apache.flink.api.common.functions.OpenContext ctx) {
-        current = getRuntimeContext().getState(new ValueStateDescriptor<>("gold-aggregate", InternalTypeInfo.of(plan.stateType())));
-        pending = getRuntimeContext().getMapState(
-                new MapStateDescriptor<>("gold-aggregate-pending", Types.LONG, InternalTypeInfo.of(plan.stateType())));
+    public void open(OpenContext ctx) {
+        current =
+                getRuntimeContext()
+                        .getState(
+                                new ValueStateDescriptor<>(
+                                        "gold-aggregate", InternalTypeInfo.of(plan.stateType())));
+        pending =
+                getRuntimeContext()
+                        .getMapState(
+                                new MapStateDescriptor<>(
+                                        "gold-aggregate-pending",
+                                        Types.LONG,
+                                        InternalTypeInfo.of(plan.stateType())));
         applied = getRuntimeContext().getMetricGroup().counter("goldChangesApplied");
         skipped = getRuntimeContext().getMetricGroup().counter("goldChangesAlreadyInGold");
         seedRows = null;
@@ -110,12 +123,16 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
                 sign = -1;
                 break;
             default:
-                throw new IllegalStateException("unknown _change_type '" + type + "' in the change feed (F1)");
+                throw new IllegalStateException(
+                        "unknown _change_type '" + type + "' in the change feed (F1)");
         }
         RowData state = current.value();
         if (state == null) {
             RowData seed = seed(ctx.getCurrentKey());
-            state = seed == null ? plan.toRow(plan.zero(), -1L) : plan.toRow(plan.fromGoldRow(seed), plan.goldVersion(seed));
+            state =
+                    seed == null
+                            ? plan.toRow(plan.zero(), -1L)
+                            : plan.toRow(plan.fromGoldRow(seed), plan.goldVersion(seed));
             current.update(state);
         }
         if (version <= plan.version(state)) {
@@ -133,7 +150,8 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
     }
 
     @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<RowData> out) throws Exception {
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<RowData> out)
+            throws Exception {
         TreeMap<Long, RowData> due = new TreeMap<>();
         Iterator<Map.Entry<Long, RowData>> it = pending.iterator();
         while (it.hasNext()) {
@@ -167,8 +185,8 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
 
     /**
      * The types and arithmetic of one aggregate definition. State rows ({@link #stateType()}):
-     * {@code rows BIGINT}, then per aggregate its accumulator (SUM: BIGINT / DOUBLE /
-     * DECIMAL(38, s); COUNT(expr): BIGINT), then {@code version BIGINT}.
+     * {@code rows BIGINT}, then per aggregate its accumulator (SUM: BIGINT / DOUBLE / DECIMAL(38,
+     * s); COUNT(expr): BIGINT), then {@code version BIGINT}.
      */
     static final class GoldAggregatePlan implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -178,17 +196,26 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
         private final RowType stateType;
         private final int groups;
         private final GoldSpec.AggregateKind[] kinds;
+
         /** per aggregate: index of its argument in the input, -1 for COUNT(*) */
         private final int[] argIndex;
+
         /** per aggregate: 0 long, 1 double, 2 decimal */
         private final int[] accKind;
+
         private final int[] decimalScale;
-        /** index of the aggregate whose value is the row count in Gold (COUNT(*)), or -1: then a {@code _row_count} column is added */
+
+        /**
+         * index of the aggregate whose value is the row count in Gold (COUNT(*)), or -1: then a
+         * {@code _row_count} column is added
+         */
         private final int rowCountAggregate;
+
         private final int changeTypeIndex;
         private final int versionIndex;
 
-        GoldAggregatePlan(RowType inputType, int groups, List<GoldSpec.AggregateColumn> aggregates) {
+        GoldAggregatePlan(
+                RowType inputType, int groups, List<GoldSpec.AggregateColumn> aggregates) {
             this.inputType = inputType;
             this.groups = groups;
             int n = aggregates.size();
@@ -235,8 +262,12 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
                             accKind[i] = 2;
                             break;
                         default:
-                            throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
-                                    "aggregate " + a + ": SUM needs a numeric argument, got " + argType);
+                            throw new GoldException(
+                                    GoldException.Code.GOLD_DEFINITION_INVALID,
+                                    "aggregate "
+                                            + a
+                                            + ": SUM needs a numeric argument, got "
+                                            + argType);
                     }
                 }
                 out.add(new RowType.RowField(a.name, accType));
@@ -338,7 +369,8 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
         private Object plus(int i, Object a, Object b, int sign) {
             switch (accKind[i]) {
                 case 0:
-                    return Math.addExact(a == null ? 0L : (Long) a, Math.multiplyExact((Long) b, (long) sign));
+                    return Math.addExact(
+                            a == null ? 0L : (Long) a, Math.multiplyExact((Long) b, (long) sign));
                 case 1:
                     return (a == null ? 0.0 : (Double) a) + sign * (Double) b;
                 default:
@@ -367,7 +399,9 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
             return acc;
         }
 
-        /** The Gold row of a group: group key columns, aggregates, [_row_count], _source_version. */
+        /**
+         * The Gold row of a group: group key columns, aggregates, [_row_count], _source_version.
+         */
         RowData toGoldRow(RowData key, Object[] acc, long version) {
             int extra = rowCountAggregate < 0 ? 1 : 0;
             GenericRowData r = new GenericRowData(groups + kinds.length + extra + 1);
@@ -379,7 +413,12 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
             for (int i = 0; i < kinds.length; i++) {
                 Object v = acc[i + 1];
                 if (kinds[i] == GoldSpec.AggregateKind.SUM && v == null && rows > 0) {
-                    v = accKind[i] == 0 ? (Object) 0L : accKind[i] == 1 ? (Object) 0.0 : BigDecimal.ZERO.setScale(decimalScale[i]);
+                    v =
+                            accKind[i] == 0
+                                    ? (Object) 0L
+                                    : accKind[i] == 1
+                                            ? (Object) 0.0
+                                            : BigDecimal.ZERO.setScale(decimalScale[i]);
                 }
                 if (kinds[i] == GoldSpec.AggregateKind.SUM && rows == 0) {
                     v = null;
@@ -403,10 +442,17 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
             return gold.getLong(outputType.getFieldCount() - 1);
         }
 
-        /** Accumulators from a Gold row (a start without state): the row count from COUNT(*) or {@code _row_count}. */
+        /**
+         * Accumulators from a Gold row (a start without state): the row count from COUNT(*) or
+         * {@code _row_count}.
+         */
         Object[] fromGoldRow(RowData gold) {
             Object[] acc = new Object[kinds.length + 1];
-            acc[0] = gold.getLong(rowCountAggregate >= 0 ? groups + rowCountAggregate : groups + kinds.length);
+            acc[0] =
+                    gold.getLong(
+                            rowCountAggregate >= 0
+                                    ? groups + rowCountAggregate
+                                    : groups + kinds.length);
             for (int i = 0; i < kinds.length; i++) {
                 acc[i + 1] = fromInternal(i, gold, groups + i);
             }
@@ -419,7 +465,8 @@ final class GoldAggregateFunction extends KeyedProcessFunction<RowData, RowData,
             }
             DecimalData d = DecimalData.fromBigDecimal((BigDecimal) v, 38, decimalScale[i]);
             if (d == null) {
-                throw new ArithmeticException("SUM overflows DECIMAL(38, " + decimalScale[i] + "): " + v);
+                throw new ArithmeticException(
+                        "SUM overflows DECIMAL(38, " + decimalScale[i] + "): " + v);
             }
             return d;
         }

@@ -23,6 +23,7 @@ import org.apache.flink.table.types.utils.TypeConversions;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
@@ -33,10 +34,12 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -94,17 +97,24 @@ public final class GoldJob {
             StreamingTableOptions options) {
         // Gold tables are written in Iceberg's upsert mode: equality deletes hold the key only, so
         // their own change feed must take pre-images from the parent snapshot, not the delete file
-        options = options.toBuilder()
-                .property(StreamingTables.EQ_DELETES_CARRY_ROWS, "false")
-                .property(org.apache.iceberg.TableProperties.UPSERT_ENABLED, "true")
-                .build();
-        StreamTableEnvironment tenv = StreamTableEnvironment.create(changes.getExecutionEnvironment());
-        DataType changeDataType = TypeConversions.fromLogicalToDataType(changeType).bridgedTo(RowData.class);
-        org.apache.flink.table.api.Table table = tenv.fromDataStream(changes,
-                Schema.newBuilder().fromRowDataType(changeDataType)
-                        // passes the change feed's version watermarks through the SQL operators
-                        .watermark(ChangeFeedColumns.COMMIT_TIMESTAMP, "SOURCE_WATERMARK()")
-                        .build());
+        options =
+                options.toBuilder()
+                        .property(StreamingTables.EQ_DELETES_CARRY_ROWS, "false")
+                        .property(TableProperties.UPSERT_ENABLED, "true")
+                        .build();
+        StreamTableEnvironment tenv =
+                StreamTableEnvironment.create(changes.getExecutionEnvironment());
+        DataType changeDataType =
+                TypeConversions.fromLogicalToDataType(changeType).bridgedTo(RowData.class);
+        org.apache.flink.table.api.Table table =
+                tenv.fromDataStream(
+                        changes,
+                        Schema.newBuilder()
+                                .fromRowDataType(changeDataType)
+                                // passes the change feed's version watermarks through the SQL
+                                // operators
+                                .watermark(ChangeFeedColumns.COMMIT_TIMESTAMP, "SOURCE_WATERMARK()")
+                                .build());
         String view = "silver_changes_" + spec.name().replaceAll("[^A-Za-z0-9_]", "_");
         tenv.createTemporaryView(view, table);
         Catalog icebergCatalog = catalog.open();
@@ -116,54 +126,118 @@ public final class GoldJob {
         }
     }
 
-    private static void buildUpsert(StreamTableEnvironment tenv, String view, Table silver, GoldSpec spec,
-            Catalog catalog, CatalogLoader loader, StreamingTableOptions options) {
+    private static void buildUpsert(
+            StreamTableEnvironment tenv,
+            String view,
+            Table silver,
+            GoldSpec spec,
+            Catalog catalog,
+            CatalogLoader loader,
+            StreamingTableOptions options) {
         GoldSpec.Upsert u = spec.upsert();
         List<String> keys = new ArrayList<>(silver.schema().identifierFieldNames());
         if (keys.isEmpty()) {
-            throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
-                    "Silver table " + silver.name() + " has no identifier fields; a Gold upsert table needs its row identity");
+            throw new GoldException(
+                    GoldException.Code.GOLD_DEFINITION_INVALID,
+                    "Silver table "
+                            + silver.name()
+                            + " has no identifier fields; a Gold upsert table needs its row identity");
         }
         String columns;
         if (u.columns().isEmpty()) {
             StringBuilder b = new StringBuilder();
-            silver.schema().columns().forEach(c -> b.append(b.length() == 0 ? "" : ", ").append('`').append(c.name()).append('`'));
+            silver.schema()
+                    .columns()
+                    .forEach(
+                            c ->
+                                    b.append(b.length() == 0 ? "" : ", ")
+                                            .append('`')
+                                            .append(c.name())
+                                            .append('`'));
             columns = b.toString();
         } else {
             columns = String.join(", ", u.columns());
         }
         String pass = u.where() == null ? "TRUE" : "(" + u.where() + ") IS TRUE";
-        String sql = "SELECT " + columns + ", `" + ChangeFeedColumns.COMMIT_VERSION + "` AS `" + GoldSpec.SOURCE_VERSION + "`, "
-                + pass + " AS `" + PASS + "`, `" + ChangeFeedColumns.CHANGE_TYPE + "` AS `" + CHANGE_TYPE + "` FROM `" + view + "`";
-        org.apache.flink.table.api.Table evaluated = query(tenv, sql, spec, (u.columns().isEmpty() ? "" : "--columns '" + String.join(", ", u.columns()) + "' ")
-                + (u.where() == null ? "" : "--where '" + u.where() + "'"));
+        String sql =
+                "SELECT "
+                        + columns
+                        + ", `"
+                        + ChangeFeedColumns.COMMIT_VERSION
+                        + "` AS `"
+                        + GoldSpec.SOURCE_VERSION
+                        + "`, "
+                        + pass
+                        + " AS `"
+                        + PASS
+                        + "`, `"
+                        + ChangeFeedColumns.CHANGE_TYPE
+                        + "` AS `"
+                        + CHANGE_TYPE
+                        + "` FROM `"
+                        + view
+                        + "`";
+        org.apache.flink.table.api.Table evaluated =
+                query(
+                        tenv,
+                        sql,
+                        spec,
+                        (u.columns().isEmpty()
+                                        ? ""
+                                        : "--columns '" + String.join(", ", u.columns()) + "' ")
+                                + (u.where() == null ? "" : "--where '" + u.where() + "'"));
         RowType evaluatedType = rowType(evaluated);
         List<RowType.RowField> fields = evaluatedType.getFields();
         RowType target = new RowType(fields.subList(0, fields.size() - 2));
         for (String key : keys) {
             int i = target.getFieldNames().indexOf(key);
             if (i < 0) {
-                throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
-                        "the upsert columns " + u.columns() + " of " + u.target() + " must keep the Silver identifier field '"
-                                + key + "' under its name (Silver " + silver.name() + " is keyed by " + keys + ")");
+                throw new GoldException(
+                        GoldException.Code.GOLD_DEFINITION_INVALID,
+                        "the upsert columns "
+                                + u.columns()
+                                + " of "
+                                + u.target()
+                                + " must keep the Silver identifier field '"
+                                + key
+                                + "' under its name (Silver "
+                                + silver.name()
+                                + " is keyed by "
+                                + keys
+                                + ")");
             }
         }
         rejectDuplicates(target, u.target());
         StreamingTables.ensureTable(catalog, u.target(), target, keys, options);
-        DataStream<RowData> rows = tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(evaluatedType).bridgedTo(RowData.class));
-        DataStream<RowData> upserts = rows
-                .process(new SkipVersionsInGold(new GoldVersion(loader, u.target()), target.getFieldCount() - 1),
-                        InternalTypeInfo.of(evaluatedType))
-                .name("gold skip versions in " + u.target())
-                .uid(spec.name() + "-gold-upsert-skip")
-                .process(new UpsertFunction(target.getFieldCount(), target), InternalTypeInfo.of(target))
-                .name("gold upsert " + u.target())
-                .uid(spec.name() + "-gold-upsert");
-        StreamingTableSink.upsert(upserts, loader, u.target(), keys, options, spec.name() + "-upsert");
+        DataStream<RowData> rows =
+                tenv.toDataStream(
+                        evaluated,
+                        TypeConversions.fromLogicalToDataType(evaluatedType)
+                                .bridgedTo(RowData.class));
+        DataStream<RowData> upserts =
+                rows.process(
+                                new SkipVersionsInGold(
+                                        new GoldVersion(loader, u.target()),
+                                        target.getFieldCount() - 1),
+                                InternalTypeInfo.of(evaluatedType))
+                        .name("gold skip versions in " + u.target())
+                        .uid(spec.name() + "-gold-upsert-skip")
+                        .process(
+                                new UpsertFunction(target.getFieldCount(), target),
+                                InternalTypeInfo.of(target))
+                        .name("gold upsert " + u.target())
+                        .uid(spec.name() + "-gold-upsert");
+        StreamingTableSink.upsert(
+                upserts, loader, u.target(), keys, options, spec.name() + "-upsert");
     }
 
-    private static void buildAggregate(StreamTableEnvironment tenv, String view, GoldSpec spec,
-            Catalog catalog, CatalogLoader loader, StreamingTableOptions options) {
+    private static void buildAggregate(
+            StreamTableEnvironment tenv,
+            String view,
+            GoldSpec spec,
+            Catalog catalog,
+            CatalogLoader loader,
+            StreamingTableOptions options) {
         GoldSpec.Aggregate a = spec.aggregate();
         StringBuilder sql = new StringBuilder("SELECT ");
         for (String g : a.groupBy()) {
@@ -172,49 +246,87 @@ public final class GoldJob {
         for (int i = 0; i < a.aggregates().size(); i++) {
             GoldSpec.AggregateColumn c = a.aggregates().get(i);
             if (c.argument() != null) {
-                sql.append('(').append(c.argument()).append(") AS `").append(ARG).append(i).append("`, ");
+                sql.append('(')
+                        .append(c.argument())
+                        .append(") AS `")
+                        .append(ARG)
+                        .append(i)
+                        .append("`, ");
             }
         }
-        sql.append('`').append(ChangeFeedColumns.CHANGE_TYPE).append("`, `").append(ChangeFeedColumns.COMMIT_VERSION)
-                .append("` FROM `").append(view).append('`');
+        sql.append('`')
+                .append(ChangeFeedColumns.CHANGE_TYPE)
+                .append("`, `")
+                .append(ChangeFeedColumns.COMMIT_VERSION)
+                .append("` FROM `")
+                .append(view)
+                .append('`');
         org.apache.flink.table.api.Table evaluated =
-                query(tenv, sql.toString(), spec, "--group-by " + a.groupBy() + " --aggregate " + a.aggregates());
+                query(
+                        tenv,
+                        sql.toString(),
+                        spec,
+                        "--group-by " + a.groupBy() + " --aggregate " + a.aggregates());
         RowType inputType = rowType(evaluated);
         GoldAggregateFunction.GoldAggregatePlan plan =
-                new GoldAggregateFunction.GoldAggregatePlan(inputType, a.groupBy().size(), a.aggregates());
+                new GoldAggregateFunction.GoldAggregatePlan(
+                        inputType, a.groupBy().size(), a.aggregates());
         rejectDuplicates(plan.outputType(), a.target());
         StreamingTables.ensureTable(catalog, a.target(), plan.outputType(), a.groupBy(), options);
         int[] groups = plan.groupPositions();
         AutoCdcKeySelector keys = new AutoCdcKeySelector(inputType, groups);
-        DataStream<RowData> rows = tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(inputType).bridgedTo(RowData.class));
-        DataStream<RowData> aggregated = rows
-                .process(new SkipVersionsInGold(new GoldVersion(loader, a.target()), plan.versionIndex()),
-                        InternalTypeInfo.of(inputType))
-                .name("gold skip versions in " + a.target())
-                .uid(spec.name() + "-gold-aggregate-skip")
-                .process(new DropNullGroups(groups, a.groupBy()), InternalTypeInfo.of(inputType))
-                .name("gold null groups " + a.target())
-                .uid(spec.name() + "-gold-null-groups")
-                .setParallelism(1)
-                .keyBy(keys, InternalTypeInfo.of(keys.keyType()))
-                .process(new GoldAggregateFunction(plan, new Seeds(loader, a.target(), plan.outputType(), groups)),
-                        InternalTypeInfo.of(plan.outputType()))
-                .name("gold aggregate " + a.target())
-                .uid(spec.name() + "-gold-aggregate")
-                // aggregates are small; whole versions per commit hold at any parallelism (GoldStart)
-                .setParallelism(1);
-        StreamingTableSink.upsert(aggregated, loader, a.target(), a.groupBy(), options, spec.name() + "-aggregate");
+        DataStream<RowData> rows =
+                tenv.toDataStream(
+                        evaluated,
+                        TypeConversions.fromLogicalToDataType(inputType).bridgedTo(RowData.class));
+        DataStream<RowData> aggregated =
+                rows.process(
+                                new SkipVersionsInGold(
+                                        new GoldVersion(loader, a.target()), plan.versionIndex()),
+                                InternalTypeInfo.of(inputType))
+                        .name("gold skip versions in " + a.target())
+                        .uid(spec.name() + "-gold-aggregate-skip")
+                        .process(
+                                new DropNullGroups(groups, a.groupBy()),
+                                InternalTypeInfo.of(inputType))
+                        .name("gold null groups " + a.target())
+                        .uid(spec.name() + "-gold-null-groups")
+                        .setParallelism(1)
+                        .keyBy(keys, InternalTypeInfo.of(keys.keyType()))
+                        .process(
+                                new GoldAggregateFunction(
+                                        plan,
+                                        new Seeds(loader, a.target(), plan.outputType(), groups)),
+                                InternalTypeInfo.of(plan.outputType()))
+                        .name("gold aggregate " + a.target())
+                        .uid(spec.name() + "-gold-aggregate")
+                        // aggregates are small; whole versions per commit hold at any parallelism
+                        // (GoldStart)
+                        .setParallelism(1);
+        StreamingTableSink.upsert(
+                aggregated, loader, a.target(), a.groupBy(), options, spec.name() + "-aggregate");
     }
 
-    private static org.apache.flink.table.api.Table query(StreamTableEnvironment tenv, String sql, GoldSpec spec, String what) {
+    private static org.apache.flink.table.api.Table query(
+            StreamTableEnvironment tenv, String sql, GoldSpec spec, String what) {
         try {
             return tenv.sqlQuery(sql);
         } catch (RuntimeException e) {
             String msg = String.valueOf(e.getMessage()).split("\n")[0];
-            // Flink's parser lists every token it expected (hundreds of lines): keep its first line only
-            throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
-                    "Gold job '" + spec.name() + "': " + what + " is not valid Flink SQL over the columns of " + spec.source()
-                            + " (positions refer to the generated query: " + sql + "): " + msg);
+            // Flink's parser lists every token it expected (hundreds of lines): keep its first line
+            // only
+            throw new GoldException(
+                    GoldException.Code.GOLD_DEFINITION_INVALID,
+                    "Gold job '"
+                            + spec.name()
+                            + "': "
+                            + what
+                            + " is not valid Flink SQL over the columns of "
+                            + spec.source()
+                            + " (positions refer to the generated query: "
+                            + sql
+                            + "): "
+                            + msg);
         }
     }
 
@@ -223,16 +335,24 @@ public final class GoldJob {
     }
 
     private static void rejectDuplicates(RowType type, TableIdentifier target) {
-        Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (String n : type.getFieldNames()) {
             if (!seen.add(n)) {
-                throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
-                        "the columns of " + target + " name '" + n + "' twice: " + type.getFieldNames());
+                throw new GoldException(
+                        GoldException.Code.GOLD_DEFINITION_INVALID,
+                        "the columns of "
+                                + target
+                                + " name '"
+                                + n
+                                + "' twice: "
+                                + type.getFieldNames());
             }
         }
     }
 
-    /** Changes → upserts of the Gold upsert table (row kinds +I/+U/-D; FlinkSink in upsert mode). */
+    /**
+     * Changes → upserts of the Gold upsert table (row kinds +I/+U/-D; FlinkSink in upsert mode).
+     */
     static final class UpsertFunction extends ProcessFunction<RowData, RowData> {
         private static final long serialVersionUID = 1L;
         private final int arity;
@@ -262,7 +382,8 @@ public final class GoldJob {
                     kind = pass ? RowKind.INSERT : null;
                     break;
                 case "update_postimage":
-                    // a postimage that fails the filter removes the key (harmless when it was not there)
+                    // a postimage that fails the filter removes the key (harmless when it was not
+                    // there)
                     kind = pass ? RowKind.UPDATE_AFTER : RowKind.DELETE;
                     break;
                 case "delete":
@@ -272,7 +393,8 @@ public final class GoldJob {
                     kind = null;
                     break;
                 default:
-                    throw new IllegalStateException("unknown _change_type '" + type + "' in the change feed (F1)");
+                    throw new IllegalStateException(
+                            "unknown _change_type '" + type + "' in the change feed (F1)");
             }
             if (kind == null) {
                 return;
@@ -301,7 +423,9 @@ public final class GoldJob {
         private transient long skipThrough;
         private transient Counter skipped;
 
-        /** @param versionIndex position of the Silver version ({@code _commit_version}) in the rows */
+        /**
+         * @param versionIndex position of the Silver version ({@code _commit_version}) in the rows
+         */
         SkipVersionsInGold(GoldVersion gold, int versionIndex) {
             this.gold = gold;
             this.versionIndex = versionIndex;
@@ -323,7 +447,10 @@ public final class GoldJob {
         }
     }
 
-    /** The Gold version of a Gold table ({@link GoldStart#goldVersion}), -1 without rows, read in the task. */
+    /**
+     * The Gold version of a Gold table ({@link GoldStart#goldVersion}), -1 without rows, read in
+     * the task.
+     */
     static final class GoldVersion implements GoldAggregateFunction.SerializableSupplier<Long> {
         private static final long serialVersionUID = 1L;
         private final CatalogLoader loader;
@@ -338,11 +465,12 @@ public final class GoldJob {
         public Long get() {
             Catalog catalog = loader.loadCatalog();
             try {
-                return GoldStart.goldVersion(catalog.loadTable(TableIdentifier.parse(table))).orElse(-1L);
+                return GoldStart.goldVersion(catalog.loadTable(TableIdentifier.parse(table)))
+                        .orElse(-1L);
             } finally {
-                if (catalog instanceof java.io.Closeable) {
+                if (catalog instanceof Closeable) {
                     try {
-                        ((java.io.Closeable) catalog).close();
+                        ((Closeable) catalog).close();
                     } catch (IOException e) {
                         LOG.debug("closing the catalog of {} failed", table, e);
                     }
@@ -373,8 +501,10 @@ public final class GoldJob {
             for (int g : groups) {
                 if (in.isNullAt(g)) {
                     if (dropped.getCount() == 0) {
-                        LOG.warn("Gold aggregate: a Silver row has NULL in group-by column {} and is not aggregated"
-                                + " (counted in metric goldNullGroupRows)", names.get(g));
+                        LOG.warn(
+                                "Gold aggregate: a Silver row has NULL in group-by column {} and is not aggregated"
+                                        + " (counted in metric goldNullGroupRows)",
+                                names.get(g));
                     }
                     dropped.inc();
                     return;
@@ -384,8 +514,12 @@ public final class GoldJob {
         }
     }
 
-    /** Reads the Gold aggregate table's rows by group key, in the task (seeds of a start without state). */
-    static final class Seeds implements GoldAggregateFunction.SerializableSupplier<Map<RowData, RowData>> {
+    /**
+     * Reads the Gold aggregate table's rows by group key, in the task (seeds of a start without
+     * state).
+     */
+    static final class Seeds
+            implements GoldAggregateFunction.SerializableSupplier<Map<RowData, RowData>> {
         private static final long serialVersionUID = 1L;
         private final CatalogLoader loader;
         private final String table;

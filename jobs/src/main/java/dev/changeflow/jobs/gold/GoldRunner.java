@@ -4,6 +4,7 @@ import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 import dev.changeflow.sources.cdf.stream.ChangeFeedSource;
 import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
 
@@ -22,30 +23,36 @@ import org.apache.iceberg.flink.TableLoader;
 
 import javax.annotation.Nullable;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
- * Runs a Silver→Gold job: locally on a MiniCluster up to the Silver version that is the latest
- * at launch (available-now), or on a cluster until it is stopped.
+ * Runs a Silver→Gold job: locally on a MiniCluster up to the Silver version that is the latest at
+ * launch (available-now), or on a cluster until it is stopped.
  *
- * <p><b>Local runs keep no Flink state between runs</b>: each run starts where the Gold tables
- * are ({@link GoldStart}: {@code _source_version} + 1, the aggregate seeded from its rows, a Gold
- * table without rows beside one with rows rebuilt from Silver's rows), so a run that was killed at
- * any moment needs nothing but to be run again, and {@code --starting-version} is checked against
- * the Gold tables every time ({@code GOLD_VERSION_MISMATCH}). Within a run, Flink checkpoints
- * (RocksDB, aligned, under {@code <warehouse>/.changeflow/checkpoints/<name>}, deleted when the
- * next run starts) commit the Gold tables, each commit holding whole Silver versions; the last
- * commit happens when the change feed has been read.
+ * <p><b>Local runs keep no Flink state between runs</b>: each run starts where the Gold tables are
+ * ({@link GoldStart}: {@code _source_version} + 1, the aggregate seeded from its rows, a Gold table
+ * without rows beside one with rows rebuilt from Silver's rows), so a run that was killed at any
+ * moment needs nothing but to be run again, and {@code --starting-version} is checked against the
+ * Gold tables every time ({@code GOLD_VERSION_MISMATCH}). Within a run, Flink checkpoints (RocksDB,
+ * aligned, under {@code <warehouse>/.changeflow/checkpoints/<name>}, deleted when the next run
+ * starts) commit the Gold tables, each commit holding whole Silver versions; the last commit
+ * happens when the change feed has been read.
  *
- * <p><b>Cluster runs</b> read the change feed until stopped, with Flink's checkpoints,
- * savepoints and HA; the start is resolved only when the job starts without state.
+ * <p><b>Cluster runs</b> read the change feed until stopped, with Flink's checkpoints, savepoints
+ * and HA; the start is resolved only when the job starts without state.
  */
 public final class GoldRunner {
     private GoldRunner() {}
@@ -65,12 +72,19 @@ public final class GoldRunner {
     public static final class Summary {
         /** The start used: empty = the initial snapshot; absent when there was nothing to read. */
         @Nullable public OptionalLong start;
-        /** Whether the run read Silver's rows at {@code start − 1} first (a Gold table without rows). */
+
+        /**
+         * Whether the run read Silver's rows at {@code start − 1} first (a Gold table without
+         * rows).
+         */
         public boolean snapshotFirst;
+
         /** Silver's latest version at launch: the run reads up to it. */
         public long silverVersion;
+
         /** Per Gold table: rows after the run and its largest _source_version (-1: no rows). */
-        public final java.util.Map<String, long[]> tables = new java.util.TreeMap<>();
+        public final Map<String, long[]> tables = new TreeMap<>();
+
         public boolean upToDate;
     }
 
@@ -80,36 +94,59 @@ public final class GoldRunner {
      *
      * @throws GoldException GOLD_VERSION_MISMATCH or GOLD_DEFINITION_INVALID
      * @throws IllegalArgumentException when the Silver table does not exist
-     * @throws dev.changeflow.sources.cdf.CdfException when the versions needed are not available (F4)
+     * @throws dev.changeflow.sources.cdf.CdfException when the versions needed are not available
+     *     (F4)
      * @throws Exception when the Flink job fails
      */
-    public static Summary runLocal(GoldSpec spec, CatalogSettings catalog, Options o) throws Exception {
+    public static Summary runLocal(GoldSpec spec, CatalogSettings catalog, Options o)
+            throws Exception {
         Summary summary = new Summary();
         Catalog cat = catalog.open();
         try {
             Table silver = silver(cat, spec);
             for (TableIdentifier t : targets(spec)) {
-                // never drop or overwrite a table that a Gold job did not write (a Silver table named by mistake)
-                if (cat.tableExists(t) && cat.loadTable(t).schema().findField(GoldSpec.SOURCE_VERSION) == null) {
-                    throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
-                            "table " + t + " exists and was not written by a Gold job (it has no " + GoldSpec.SOURCE_VERSION
-                                    + " column): name another Gold table; changeflow will not " + (o.fromScratch ? "drop" : "write") + " it");
+                // never drop or overwrite a table that a Gold job did not write (a Silver table
+                // named by mistake)
+                if (cat.tableExists(t)
+                        && cat.loadTable(t).schema().findField(GoldSpec.SOURCE_VERSION) == null) {
+                    throw new GoldException(
+                            GoldException.Code.GOLD_DEFINITION_INVALID,
+                            "table "
+                                    + t
+                                    + " exists and was not written by a Gold job (it has no "
+                                    + GoldSpec.SOURCE_VERSION
+                                    + " column): name another Gold table; changeflow will not "
+                                    + (o.fromScratch ? "drop" : "write")
+                                    + " it");
                 }
             }
             if (o.fromScratch) {
-                // check the start first, as if the Gold tables were new: nothing is dropped for a run that cannot start
-                GoldStart.resolve(silver, null, spec.upsert() != null, null, spec.aggregate() != null, o.startingVersion);
+                // check the start first, as if the Gold tables were new: nothing is dropped for a
+                // run that cannot start
+                GoldStart.resolve(
+                        silver,
+                        null,
+                        spec.upsert() != null,
+                        null,
+                        spec.aggregate() != null,
+                        o.startingVersion);
                 for (TableIdentifier t : targets(spec)) {
                     StreamingTables.dropIfExists(cat, t);
                 }
             }
             GoldStart start = startOf(cat, silver, spec, o.startingVersion);
             silver.refresh();
-            summary.silverVersion = silver.currentSnapshot() == null ? 0 : silver.currentSnapshot().sequenceNumber();
-            if (start.startingVersion().isPresent() && start.startingVersion().getAsLong() > summary.silverVersion) {
+            summary.silverVersion =
+                    silver.currentSnapshot() == null
+                            ? 0
+                            : silver.currentSnapshot().sequenceNumber();
+            if (start.startingVersion().isPresent()
+                    && start.startingVersion().getAsLong() > summary.silverVersion) {
                 summary.upToDate = true;
                 registerConsumer(silver, spec, summary.silverVersion + 1);
-                o.out.printf("Gold is up to date: %s has no version after %d.%n", spec.source(), summary.silverVersion);
+                o.out.printf(
+                        "Gold is up to date: %s has no version after %d.%n",
+                        spec.source(), summary.silverVersion);
                 describe(cat, spec, summary, o.out);
                 return summary;
             }
@@ -119,33 +156,50 @@ public final class GoldRunner {
             if (start.startingVersion().isEmpty()) {
                 from = "from its current snapshot (as inserts)";
             } else if (summary.snapshotFirst) {
-                from = String.format("from its rows at version %d (as inserts, for the Gold table without rows), then its"
-                        + " changes from version %d", start.startingVersion().getAsLong() - 1, start.startingVersion().getAsLong());
+                from =
+                        String.format(
+                                "from its rows at version %d (as inserts, for the Gold table without rows), then its"
+                                        + " changes from version %d",
+                                start.startingVersion().getAsLong() - 1,
+                                start.startingVersion().getAsLong());
             } else {
                 from = "from version " + start.startingVersion().getAsLong();
             }
-            o.out.printf("Reading the change feed of %s %s up to version %d%n", spec.source(), from, summary.silverVersion);
-            Path ckRoot = o.warehouse.resolve(".changeflow").resolve("checkpoints").resolve(spec.name()).toAbsolutePath();
+            o.out.printf(
+                    "Reading the change feed of %s %s up to version %d%n",
+                    spec.source(), from, summary.silverVersion);
+            Path ckRoot =
+                    o.warehouse
+                            .resolve(".changeflow")
+                            .resolve("checkpoints")
+                            .resolve(spec.name())
+                            .toAbsolutePath();
             deleteRecursively(ckRoot);
             Configuration conf = new Configuration();
             conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
             conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, ckRoot.resolve("checkpoints").toUri().toString());
+            conf.set(
+                    CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                    ckRoot.resolve("checkpoints").toUri().toString());
             conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, o.checkpointInterval);
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
             conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
+            conf.set(
+                    RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
+                    Duration.ofMillis(500));
             conf.setString("taskmanager.memory.managed.fraction", "0.2");
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+            StreamExecutionEnvironment env =
+                    StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(o.parallelism);
             build(env, spec, catalog, start.feedStart(), true, o.tableOptions);
             env.execute("changeflow gold " + spec.name());
-            // not silverVersion + 1: a Gold table whose last versions left no row re-reads them next time
+            // not silverVersion + 1: a Gold table whose last versions left no row re-reads them
+            // next time
             registerConsumer(silver, spec, nextStart(cat, spec, summary.silverVersion));
             describe(cat, spec, summary, o.out);
         } finally {
-            if (cat instanceof java.io.Closeable) {
-                ((java.io.Closeable) cat).close();
+            if (cat instanceof Closeable) {
+                ((Closeable) cat).close();
             }
         }
         return summary;
@@ -154,11 +208,13 @@ public final class GoldRunner {
     /**
      * Runs the job on the cluster that executes this program (application mode, {@code flink run})
      * until it is stopped. Checkpointing, state backend and restarts come from the cluster's
-     * configuration, except that checkpoints are always aligned ({@link GoldStart}). Where the change feed starts is decided by the source's enumerator when it
-     * starts without state ({@link GoldStartResolver}), never when the job restores a checkpoint
-     * or savepoint, so a {@code --starting-version} left in the arguments does not stop a restart.
+     * configuration, except that checkpoints are always aligned ({@link GoldStart}). Where the
+     * change feed starts is decided by the source's enumerator when it starts without state ({@link
+     * GoldStartResolver}), never when the job restores a checkpoint or savepoint, so a {@code
+     * --starting-version} left in the arguments does not stop a restart.
      */
-    public static void runCluster(GoldSpec spec, CatalogSettings catalog, Options o) throws Exception {
+    public static void runCluster(GoldSpec spec, CatalogSettings catalog, Options o)
+            throws Exception {
         Catalog cat = catalog.open();
         try {
             silver(cat, spec);
@@ -174,12 +230,15 @@ public final class GoldRunner {
      * Adds the cluster form of the job to {@code env}: an unbounded change feed whose start is
      * resolved by the enumerator on a start without state ({@link GoldStartResolver}).
      */
-    public static void buildCluster(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog, Options o) {
+    public static void buildCluster(
+            StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog, Options o) {
         TableLoader loader = TableLoader.fromCatalog(catalog.loader(), spec.source());
-        ChangeFeedStream.Builder feed = ChangeFeedStream.forTable(loader)
-                .uidPrefix(spec.name() + "-cdf")
-                .consumerId(spec.name())
-                .startResolver(new GoldStartResolver(catalog.loader(), spec, o.startingVersion));
+        ChangeFeedStream.Builder feed =
+                ChangeFeedStream.forTable(loader)
+                        .uidPrefix(spec.name() + "-cdf")
+                        .consumerId(spec.name())
+                        .startResolver(
+                                new GoldStartResolver(catalog.loader(), spec, o.startingVersion));
         addGold(env, spec, catalog, feed, o.tableOptions);
     }
 
@@ -189,10 +248,22 @@ public final class GoldRunner {
      * @param start the Silver version to start at, empty for the initial snapshot
      * @param bounded read up to the latest version at build time, then finish
      */
-    public static void build(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog, OptionalLong start,
-            boolean bounded, StreamingTableOptions tableOptions) {
-        build(env, spec, catalog, start.isPresent() ? ChangeFeedStream.Start.changesFrom(start.getAsLong())
-                : ChangeFeedStream.Start.currentSnapshot(), bounded, tableOptions);
+    public static void build(
+            StreamExecutionEnvironment env,
+            GoldSpec spec,
+            CatalogSettings catalog,
+            OptionalLong start,
+            boolean bounded,
+            StreamingTableOptions tableOptions) {
+        build(
+                env,
+                spec,
+                catalog,
+                start.isPresent()
+                        ? ChangeFeedStream.Start.changesFrom(start.getAsLong())
+                        : ChangeFeedStream.Start.currentSnapshot(),
+                bounded,
+                tableOptions);
     }
 
     /**
@@ -200,10 +271,16 @@ public final class GoldRunner {
      *
      * @param bounded read up to the latest version at build time, then finish
      */
-    public static void build(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog,
-            ChangeFeedStream.Start start, boolean bounded, StreamingTableOptions tableOptions) {
+    public static void build(
+            StreamExecutionEnvironment env,
+            GoldSpec spec,
+            CatalogSettings catalog,
+            ChangeFeedStream.Start start,
+            boolean bounded,
+            StreamingTableOptions tableOptions) {
         TableLoader loader = TableLoader.fromCatalog(catalog.loader(), spec.source());
-        ChangeFeedStream.Builder feed = ChangeFeedStream.forTable(loader).bounded(bounded).uidPrefix(spec.name() + "-cdf");
+        ChangeFeedStream.Builder feed =
+                ChangeFeedStream.forTable(loader).bounded(bounded).uidPrefix(spec.name() + "-cdf");
         if (start.version().isPresent()) {
             if (start.snapshotFirst()) {
                 feed.snapshotThenChanges(start.version().getAsLong());
@@ -214,8 +291,12 @@ public final class GoldRunner {
         addGold(env, spec, catalog, feed, tableOptions);
     }
 
-    private static void addGold(StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog,
-            ChangeFeedStream.Builder feed, StreamingTableOptions tableOptions) {
+    private static void addGold(
+            StreamExecutionEnvironment env,
+            GoldSpec spec,
+            CatalogSettings catalog,
+            ChangeFeedStream.Builder feed,
+            StreamingTableOptions tableOptions) {
         // a Gold commit holds whole Silver versions only with aligned checkpoints (GoldStart): an
         // unaligned barrier overtakes changes of a version that other channels already delivered
         Configuration aligned = new Configuration();
@@ -225,17 +306,24 @@ public final class GoldRunner {
         DataStream<RowData> changes = feed.build(env);
         Catalog cat = catalog.open();
         try {
-            GoldJob.build(changes, source.rowType(), silver(cat, spec), spec, catalog, tableOptions);
+            GoldJob.build(
+                    changes, source.rowType(), silver(cat, spec), spec, catalog, tableOptions);
         } finally {
             closeQuietly(cat);
         }
     }
 
-    /** Where a start without state begins: {@link GoldStart#resolve} over the job's Gold tables as they are. */
+    /**
+     * Where a start without state begins: {@link GoldStart#resolve} over the job's Gold tables as
+     * they are.
+     */
     static GoldStart startOf(Catalog cat, Table silver, GoldSpec spec, @Nullable Long requested) {
-        return GoldStart.resolve(silver,
-                existing(cat, spec.upsert() == null ? null : spec.upsert().target()), spec.upsert() != null,
-                existing(cat, spec.aggregate() == null ? null : spec.aggregate().target()), spec.aggregate() != null,
+        return GoldStart.resolve(
+                silver,
+                existing(cat, spec.upsert() == null ? null : spec.upsert().target()),
+                spec.upsert() != null,
+                existing(cat, spec.aggregate() == null ? null : spec.aggregate().target()),
+                spec.aggregate() != null,
                 requested);
     }
 
@@ -244,15 +332,14 @@ public final class GoldRunner {
      * it needs, so changeflow's snapshot expiry keeps it readable.
      */
     private static void registerConsumer(Table silver, GoldSpec spec, long nextVersion) {
-        dev.changeflow.sources.cdf.retention.ConsumerRegistry.forTable(silver)
-                .write(spec.name(), nextVersion, java.time.Instant.now());
+        ConsumerRegistry.forTable(silver).write(spec.name(), nextVersion, Instant.now());
     }
 
     /**
-     * The first version a next start without state reads when Gold holds every version up to
-     * {@code silverVersion}: {@code min(gold versions) + 1} over the tables with rows ({@link
-     * GoldStart}; a Gold table without rows beside one with rows also reads Silver's rows at its
-     * predecessor, which F7 keeps), else {@code silverVersion + 1} (the current snapshot).
+     * The first version a next start without state reads when Gold holds every version up to {@code
+     * silverVersion}: {@code min(gold versions) + 1} over the tables with rows ({@link GoldStart};
+     * a Gold table without rows beside one with rows also reads Silver's rows at its predecessor,
+     * which F7 keeps), else {@code silverVersion + 1} (the current snapshot).
      */
     private static long nextStart(Catalog cat, GoldSpec spec, long silverVersion) {
         long next = silverVersion + 1;
@@ -271,7 +358,8 @@ public final class GoldRunner {
         try {
             return cat.loadTable(spec.source());
         } catch (NoSuchTableException e) {
-            throw new IllegalArgumentException("Silver table " + spec.source() + " does not exist in the catalog", e);
+            throw new IllegalArgumentException(
+                    "Silver table " + spec.source() + " does not exist in the catalog", e);
         }
     }
 
@@ -280,8 +368,8 @@ public final class GoldRunner {
         return id != null && cat.tableExists(id) ? cat.loadTable(id) : null;
     }
 
-    private static java.util.List<TableIdentifier> targets(GoldSpec spec) {
-        java.util.List<TableIdentifier> ids = new java.util.ArrayList<>();
+    private static List<TableIdentifier> targets(GoldSpec spec) {
+        List<TableIdentifier> ids = new ArrayList<>();
         if (spec.upsert() != null) {
             ids.add(spec.upsert().target());
         }
@@ -301,14 +389,17 @@ public final class GoldRunner {
             long rows = TableRows.count(t);
             long version = GoldStart.goldVersion(t).orElse(-1L);
             summary.tables.put(id.toString(), new long[] {rows, version});
-            out.println(String.format("  %-40s %,10d rows  _source_version %s", id, rows, version < 0 ? "-" : Long.toString(version)));
+            out.println(
+                    String.format(
+                            "  %-40s %,10d rows  _source_version %s",
+                            id, rows, version < 0 ? "-" : Long.toString(version)));
         }
     }
 
     private static void closeQuietly(Catalog cat) {
-        if (cat instanceof java.io.Closeable) {
+        if (cat instanceof Closeable) {
             try {
-                ((java.io.Closeable) cat).close();
+                ((Closeable) cat).close();
             } catch (IOException ignored) {
                 // nothing to do
             }

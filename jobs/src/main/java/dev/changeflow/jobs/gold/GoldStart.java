@@ -1,15 +1,19 @@
 package dev.changeflow.jobs.gold;
 
+import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.TableChanges;
 import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
 
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.SnapshotUtil;
 
 import javax.annotation.Nullable;
 
@@ -31,42 +35,42 @@ import java.util.OptionalLong;
  * come, the aggregate applies them at that watermark. Watermarks reach every subtask downstream,
  * and with aligned checkpoints (the Gold job turns unaligned ones off) each subtask snapshots after
  * all its inputs sent before the barrier, so whether watermark v came before barrier c is the same
- * on every subtask: the writers of checkpoint c hold all changes of version v or none, however
- * many splits, readers and subtasks carry them, and so does each table's commit of c. The two
- * tables are committed by two committers, so a process killed between them leaves one table a
- * checkpoint behind the other.
+ * on every subtask: the writers of checkpoint c hold all changes of version v or none, however many
+ * splits, readers and subtasks carry them, and so does each table's commit of c. The two tables are
+ * committed by two committers, so a process killed between them leaves one table a checkpoint
+ * behind the other.
  *
  * <p><b>The Gold version</b> of a table is the largest {@code _source_version} it received (the
  * upper bound of the column over its data files). It is at most the table's W, so every change of
  * the versions up to it is in the table, and it may lag W: a version that only deleted upsert rows,
- * or changed only rows the filter or a NULL group drops, leaves no row. A table without rows has
- * no Gold version: its filter matched nothing yet, or the commit that brought its first rows was
- * lost. Hence:
+ * or changed only rows the filter or a NULL group drops, leaves no row. A table without rows has no
+ * Gold version: its filter matched nothing yet, or the commit that brought its first rows was lost.
+ * Hence:
  *
  * <ul>
  *   <li>each Gold operator skips the changes of versions up to its own table's Gold version (they
  *       are in it), and a start below a table's W replays versions harmlessly: the upsert table's
  *       rows are decided by the last change of their key (upserts and deletes by key are
  *       idempotent; a change that the filter drops, or a preimage, applies only where Gold holds no
- *       row of the key anyway), the aggregate skips per group the versions its row contains
- *       ({@link GoldAggregateFunction});</li>
+ *       row of the key anyway), the aggregate skips per group the versions its row contains ({@link
+ *       GoldAggregateFunction});
  *   <li>no Gold table has a row and no starting version is given → the initial snapshot of Silver
- *       (as inserts), then its later changes;</li>
+ *       (as inserts), then its later changes;
  *   <li>every Gold table has rows and no starting version is given → the changes from {@code
- *       min(gold versions) + 1};</li>
+ *       min(gold versions) + 1};
  *   <li>one existing table without rows beside one with rows at Gold version G → Silver's rows as
  *       of G (as inserts, tagged with that snapshot's version, as the initial snapshot's are), then
  *       the changes from G + 1 ({@link #snapshotFirst()}, G1 snapshot-then-changes): the table
  *       without rows takes them all and so holds Silver's projection whatever its commits lost, the
- *       other skips what is in it;</li>
+ *       other skips what is in it;
  *   <li>a table that does not exist yet beside one with rows → {@code GOLD_VERSION_MISMATCH} (the
- *       initial snapshot that fills one would be counted twice in the other);</li>
+ *       initial snapshot that fills one would be counted twice in the other);
  *   <li>an explicit starting version S is checked against the job's Gold version G (the aggregate's
  *       when it has rows, else the upsert table's): {@code S <= G} would apply versions twice
- *       (overlap), {@code S > G + 1} would skip the changes of versions {@code G + 1 .. S - 1} (gap)
- *       unless those versions have none; both fail with {@code GOLD_VERSION_MISMATCH}. A table
- *       that lags G is replayed from its own Gold version + 1, a table without rows gets the
- *       snapshot as above.</li>
+ *       (overlap), {@code S > G + 1} would skip the changes of versions {@code G + 1 .. S - 1}
+ *       (gap) unless those versions have none; both fail with {@code GOLD_VERSION_MISMATCH}. A
+ *       table that lags G is replayed from its own Gold version + 1, a table without rows gets the
+ *       snapshot as above.
  * </ul>
  */
 public final class GoldStart implements Serializable {
@@ -128,42 +132,60 @@ public final class GoldStart implements Serializable {
      * @param requested the user's starting version, or null
      * @throws GoldException {@code GOLD_VERSION_MISMATCH} on an overlap or a gap (message names the
      *     tables, the Gold version and the version to use)
-     * @throws dev.changeflow.sources.cdf.CdfException when the versions needed are not available (F4)
+     * @throws dev.changeflow.sources.cdf.CdfException when the versions needed are not available
+     *     (F4)
      */
-    public static GoldStart resolve(Table silver, @Nullable Table upsert, @Nullable Table aggregate, @Nullable Long requested) {
+    public static GoldStart resolve(
+            Table silver,
+            @Nullable Table upsert,
+            @Nullable Table aggregate,
+            @Nullable Long requested) {
         return resolve(silver, upsert, upsert != null, aggregate, aggregate != null, requested);
     }
 
     /**
-     * Resolves the start, knowing which Gold tables the job has ({@code ...Configured}) and which of
-     * them exist already (non-null tables).
+     * Resolves the start, knowing which Gold tables the job has ({@code ...Configured}) and which
+     * of them exist already (non-null tables).
      *
      * @throws GoldException {@code GOLD_VERSION_MISMATCH} on an overlap or a gap, when a Gold table
      *     is created beside one that holds rows, when empty Gold tables would start after versions
      *     that left rows in Silver, or when the versions after the Gold version are expired
      * @throws IllegalArgumentException for a negative starting version
      */
-    public static GoldStart resolve(Table silver, @Nullable Table upsert, boolean upsertConfigured,
-            @Nullable Table aggregate, boolean aggregateConfigured, @Nullable Long requested) {
+    public static GoldStart resolve(
+            Table silver,
+            @Nullable Table upsert,
+            boolean upsertConfigured,
+            @Nullable Table aggregate,
+            boolean aggregateConfigured,
+            @Nullable Long requested) {
         if (requested != null && requested < 0) {
-            throw new IllegalArgumentException("the starting version must be >= 0, got " + requested);
+            throw new IllegalArgumentException(
+                    "the starting version must be >= 0, got " + requested);
         }
         silver.refresh();
-        long latest = silver.currentSnapshot() == null ? 0 : silver.currentSnapshot().sequenceNumber();
+        long latest =
+                silver.currentSnapshot() == null ? 0 : silver.currentSnapshot().sequenceNumber();
         OptionalLong gUpsert = upsert == null ? OptionalLong.empty() : goldVersion(upsert);
         OptionalLong gAggregate = aggregate == null ? OptionalLong.empty() : goldVersion(aggregate);
-        String tables = (upsertConfigured ? describe(upsert, gUpsert) : "")
-                + (upsertConfigured && aggregateConfigured ? " and " : "")
-                + (aggregateConfigured ? describe(aggregate, gAggregate) : "");
+        String tables =
+                (upsertConfigured ? describe(upsert, gUpsert) : "")
+                        + (upsertConfigured && aggregateConfigured ? " and " : "")
+                        + (aggregateConfigured ? describe(aggregate, gAggregate) : "");
         if ((upsertConfigured && upsert == null && gAggregate.isPresent())
                 || (aggregateConfigured && aggregate == null && gUpsert.isPresent())) {
             // the initial snapshot that fills the new table would be counted again in the other
-            throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
-                    "a new Gold table beside one that already holds rows: %s. Both must start from the same Silver"
-                            + " snapshot: drop the other one too (or run with --from-scratch) to rebuild both.", tables));
+            throw new GoldException(
+                    GoldException.Code.GOLD_VERSION_MISMATCH,
+                    String.format(
+                            "a new Gold table beside one that already holds rows: %s. Both must start from the same Silver"
+                                    + " snapshot: drop the other one too (or run with --from-scratch) to rebuild both.",
+                            tables));
         }
-        // the job's position, which a starting version must follow: the aggregate's when it has rows
-        // (a version applied twice would count twice), else the upsert table's; a table without rows
+        // the job's position, which a starting version must follow: the aggregate's when it has
+        // rows
+        // (a version applied twice would count twice), else the upsert table's; a table without
+        // rows
         // has no position
         OptionalLong job = gAggregate.isPresent() ? gAggregate : gUpsert;
         if (job.isEmpty()) {
@@ -174,10 +196,13 @@ public final class GoldStart implements Serializable {
                 throw afterLatest(requested, silver, latest, "omit the starting version");
             }
             if (requested > 0 && hasRowsAt(silver, requested - 1)) {
-                throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
-                        "the Gold tables are empty (%s), and starting at version %d would leave out the rows Silver %s"
-                                + " held at version %d. Omit the starting version: an empty Gold starts from Silver's"
-                                + " current snapshot.", tables, requested, silver.name(), requested - 1));
+                throw new GoldException(
+                        GoldException.Code.GOLD_VERSION_MISMATCH,
+                        String.format(
+                                "the Gold tables are empty (%s), and starting at version %d would leave out the rows Silver %s"
+                                        + " held at version %d. Omit the starting version: an empty Gold starts from Silver's"
+                                        + " current snapshot.",
+                                tables, requested, silver.name(), requested - 1));
             }
             return changesFrom(requested);
         }
@@ -186,67 +211,99 @@ public final class GoldStart implements Serializable {
         // an existing table without rows beside one with rows: what it holds is unknown (nothing
         // passed its filter yet, or a kill between the two committers lost its first rows), so it
         // is rebuilt from Silver's rows at the other's Gold version
-        boolean rowless = (upsertConfigured && gUpsert.isEmpty()) || (aggregateConfigured && gAggregate.isEmpty());
+        boolean rowless =
+                (upsertConfigured && gUpsert.isEmpty())
+                        || (aggregateConfigured && gAggregate.isEmpty());
         if (requested == null) {
             checkAvailable(silver, replayFrom, latest, tables, g);
             return rowless ? snapshotThenChanges(replayFrom) : changesFrom(replayFrom);
         }
         if (requested <= g) {
-            throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
-                    "starting version %d overlaps the Gold tables: %s already contain Silver %s up to version %d; "
-                            + "its changes would be applied twice. Start at version %d (or omit the starting version).",
-                    requested, tables, silver.name(), g, g + 1));
+            throw new GoldException(
+                    GoldException.Code.GOLD_VERSION_MISMATCH,
+                    String.format(
+                            "starting version %d overlaps the Gold tables: %s already contain Silver %s up to version %d; "
+                                    + "its changes would be applied twice. Start at version %d (or omit the starting version).",
+                            requested, tables, silver.name(), g, g + 1));
         }
         if (requested > latest + 1) {
-            throw afterLatest(requested, silver, latest, "start at version " + (g + 1) + " or omit the starting version");
+            throw afterLatest(
+                    requested,
+                    silver,
+                    latest,
+                    "start at version " + (g + 1) + " or omit the starting version");
         }
         if (requested > g + 1) {
             long changes = checkAvailable(silver, g + 1, requested - 1, tables, g);
             if (changes > 0) {
-                throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
-                        "starting version %d leaves a gap: %s contain Silver %s up to version %d, and versions %d..%d "
-                                + "hold %d change(s) no Gold commit contains. Start at version %d (or omit the starting version).",
-                        requested, tables, silver.name(), g, g + 1, requested - 1, changes, g + 1));
+                throw new GoldException(
+                        GoldException.Code.GOLD_VERSION_MISMATCH,
+                        String.format(
+                                "starting version %d leaves a gap: %s contain Silver %s up to version %d, and versions %d..%d "
+                                        + "hold %d change(s) no Gold commit contains. Start at version %d (or omit the starting version).",
+                                requested,
+                                tables,
+                                silver.name(),
+                                g,
+                                g + 1,
+                                requested - 1,
+                                changes,
+                                g + 1));
             }
         }
         if (rowless) {
             // the gap (if any) holds no change: Silver's rows at g are its rows at requested - 1
             return snapshotThenChanges(g + 1);
         }
-        // the upsert table may lag (a lost commit, or delete-only versions): replay it, idempotently;
+        // the upsert table may lag (a lost commit, or delete-only versions): replay it,
+        // idempotently;
         // the aggregate skips per group what its rows contain
-        return changesFrom(gUpsert.isPresent() ? Math.min(requested, gUpsert.getAsLong() + 1) : requested);
+        return changesFrom(
+                gUpsert.isPresent() ? Math.min(requested, gUpsert.getAsLong() + 1) : requested);
     }
 
-    private static GoldException afterLatest(long requested, Table silver, long latest, String fix) {
-        return new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
-                "starting version %d is after Silver %s's next version %d (its latest is %d): %s.",
-                requested, silver.name(), latest + 1, latest, fix));
+    private static GoldException afterLatest(
+            long requested, Table silver, long latest, String fix) {
+        return new GoldException(
+                GoldException.Code.GOLD_VERSION_MISMATCH,
+                String.format(
+                        "starting version %d is after Silver %s's next version %d (its latest is %d): %s.",
+                        requested, silver.name(), latest + 1, latest, fix));
     }
 
-    /** Counts the changes of versions from..to (none when from > to), failing clearly when they are expired. */
+    /**
+     * Counts the changes of versions from..to (none when from > to), failing clearly when they are
+     * expired.
+     */
     private static long checkAvailable(Table silver, long from, long to, String tables, long g) {
         if (from > to) {
             return 0;
         }
         try {
             return countChanges(silver, from, to);
-        } catch (dev.changeflow.sources.cdf.CdfException e) {
-            if (e.code() != dev.changeflow.sources.cdf.CdfException.ErrorCode.VERSION_NOT_AVAILABLE) {
+        } catch (CdfException e) {
+            if (e.code() != CdfException.ErrorCode.VERSION_NOT_AVAILABLE) {
                 throw e;
             }
-            throw new GoldException(GoldException.Code.GOLD_VERSION_MISMATCH, String.format(
-                    "%s contain Silver %s up to version %d, but versions from %d on are no longer available (snapshots"
-                            + " expired), so Gold cannot continue exactly: rebuild it with --from-scratch. (A Gold job"
-                            + " registers as a change-feed consumer of Silver, so changeflow's expire keeps what it"
-                            + " needs; other tools' expiry does not.) %s", tables, silver.name(), g, from, e.getMessage()), e);
+            throw new GoldException(
+                    GoldException.Code.GOLD_VERSION_MISMATCH,
+                    String.format(
+                            "%s contain Silver %s up to version %d, but versions from %d on are no longer available (snapshots"
+                                    + " expired), so Gold cannot continue exactly: rebuild it with --from-scratch. (A Gold job"
+                                    + " registers as a change-feed consumer of Silver, so changeflow's expire keeps what it"
+                                    + " needs; other tools' expiry does not.) %s",
+                            tables, silver.name(), g, from, e.getMessage()),
+                    e);
         }
     }
 
-    /** Whether Silver held at least one row at {@code version} (the newest ancestor at or before it). */
+    /**
+     * Whether Silver held at least one row at {@code version} (the newest ancestor at or before
+     * it).
+     */
     private static boolean hasRowsAt(Table silver, long version) {
-        org.apache.iceberg.Snapshot chosen = null;
-        for (org.apache.iceberg.Snapshot s : org.apache.iceberg.util.SnapshotUtil.currentAncestors(silver)) {
+        Snapshot chosen = null;
+        for (Snapshot s : SnapshotUtil.currentAncestors(silver)) {
             if (s.sequenceNumber() <= version) {
                 chosen = s;
                 break;
@@ -256,7 +313,7 @@ public final class GoldStart implements Serializable {
             return false;
         }
         try (CloseableIterable<Record> rows =
-                org.apache.iceberg.data.IcebergGenerics.read(silver).useSnapshot(chosen.snapshotId()).build()) {
+                IcebergGenerics.read(silver).useSnapshot(chosen.snapshotId()).build()) {
             return rows.iterator().hasNext();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -264,7 +321,9 @@ public final class GoldStart implements Serializable {
     }
 
     private static String describe(@Nullable Table table, OptionalLong v) {
-        return table == null ? "(a new table)" : table.name() + " (_source_version " + describe(v) + ")";
+        return table == null
+                ? "(a new table)"
+                : table.name() + " (_source_version " + describe(v) + ")";
     }
 
     private static String describe(OptionalLong v) {
@@ -273,7 +332,12 @@ public final class GoldStart implements Serializable {
 
     private static long countChanges(Table silver, long from, long to) {
         long n = 0;
-        try (CloseableIterable<Record> rows = TableChanges.forTable(silver).startingVersion(from).endingVersion(to).build().read()) {
+        try (CloseableIterable<Record> rows =
+                TableChanges.forTable(silver)
+                        .startingVersion(from)
+                        .endingVersion(to)
+                        .build()
+                        .read()) {
             for (Record ignored : rows) {
                 n++;
             }
@@ -296,16 +360,23 @@ public final class GoldStart implements Serializable {
         }
         Types.NestedField field = gold.schema().findField(GoldSpec.SOURCE_VERSION);
         if (field == null) {
-            throw new GoldException(GoldException.Code.GOLD_DEFINITION_INVALID,
-                    "table " + gold.name() + " has no column " + GoldSpec.SOURCE_VERSION + ": it was not written by a Gold job");
+            throw new GoldException(
+                    GoldException.Code.GOLD_DEFINITION_INVALID,
+                    "table "
+                            + gold.name()
+                            + " has no column "
+                            + GoldSpec.SOURCE_VERSION
+                            + ": it was not written by a Gold job");
         }
         long max = -1;
         boolean any = false;
-        try (CloseableIterable<FileScanTask> tasks = gold.newScan().includeColumnStats().planFiles()) {
+        try (CloseableIterable<FileScanTask> tasks =
+                gold.newScan().includeColumnStats().planFiles()) {
             for (FileScanTask task : tasks) {
                 DataFile file = task.file();
                 any = true;
-                ByteBuffer upper = file.upperBounds() == null ? null : file.upperBounds().get(field.fieldId());
+                ByteBuffer upper =
+                        file.upperBounds() == null ? null : file.upperBounds().get(field.fieldId());
                 if (upper == null) {
                     return scanMax(gold);
                 }
@@ -322,7 +393,7 @@ public final class GoldStart implements Serializable {
         long max = -1;
         boolean any = false;
         try (CloseableIterable<Record> rows =
-                org.apache.iceberg.data.IcebergGenerics.read(gold).select(GoldSpec.SOURCE_VERSION).build()) {
+                IcebergGenerics.read(gold).select(GoldSpec.SOURCE_VERSION).build()) {
             for (Record r : rows) {
                 any = true;
                 max = Math.max(max, (Long) r.getField(GoldSpec.SOURCE_VERSION));
@@ -335,8 +406,11 @@ public final class GoldStart implements Serializable {
 
     @Override
     public String toString() {
-        return "GoldStart{startingVersion=" + (startingVersion == null ? "initial snapshot" : startingVersion)
-                + (startingVersion != null && snapshotFirst ? ", Silver's rows at version " + (startingVersion - 1) + " first" : "")
+        return "GoldStart{startingVersion="
+                + (startingVersion == null ? "initial snapshot" : startingVersion)
+                + (startingVersion != null && snapshotFirst
+                        ? ", Silver's rows at version " + (startingVersion - 1) + " first"
+                        : "")
                 + "}";
     }
 }

@@ -8,8 +8,8 @@ import org.apache.iceberg.flink.CatalogLoader;
 import javax.annotation.Nullable;
 
 /**
- * Resolves a Gold job's start inside the change feed's enumerator when the job starts without
- * state ({@link GoldStart#resolve}); a restore from a checkpoint or savepoint never calls it.
+ * Resolves a Gold job's start inside the change feed's enumerator when the job starts without state
+ * ({@link GoldStart#resolve}); a restore from a checkpoint or savepoint never calls it.
  *
  * @see ChangeFeedStream.StartResolver
  */

@@ -23,12 +23,12 @@ import java.util.List;
  * stopped at a record with new columns ({@link SchemaChangeException}), adds those columns to the
  * Iceberg table of every flow reading that source table with Iceberg's {@link UpdateSchema} —
  * nullable, after the last data column (before listed metadata columns and SCD type 2's {@code
- * __START_AT}), so rows written before read null there. The next run's plan picks them up through {@link
- * IngestPlanner#withAddedColumns} and resumes from the last checkpoint.
+ * __START_AT}), so rows written before read null there. The next run's plan picks them up through
+ * {@link IngestPlanner#withAddedColumns} and resumes from the last checkpoint.
  *
  * <p>Saved AUTO CDC state rows stay readable with the wider row type when the stored row's null
- * bitmap keeps its size ({@link RowCodec#canWiden}: the stored row grows within the same multiple of
- * 8 columns); otherwise, when the job has saved state, nothing is changed and a {@link
+ * bitmap keeps its size ({@link RowCodec#canWiden}: the stored row grows within the same multiple
+ * of 8 columns); otherwise, when the job has saved state, nothing is changed and a {@link
  * ChangeRecordException} {@code SCHEMA_CHANGED} says to rebuild with {@code --from-scratch}.
  */
 final class AddColumns {
@@ -37,9 +37,11 @@ final class AddColumns {
     /**
      * @param hasState whether the job resumes from saved state (a checkpoint or savepoint)
      * @return one line per evolved table, e.g. {@code shop.items: + w STRING}
-     * @throws ChangeRecordException SCHEMA_CHANGED when saved state rows could not be read after the change
+     * @throws ChangeRecordException SCHEMA_CHANGED when saved state rows could not be read after
+     *     the change
      */
-    static List<String> apply(Catalog catalog, IngestPlan plan, SchemaChangeException e, boolean hasState) {
+    static List<String> apply(
+            Catalog catalog, IngestPlan plan, SchemaChangeException e, boolean hasState) {
         List<IngestPlan.Flow> affected = new ArrayList<>();
         String sourceTable = null;
         for (IngestPlan.Flow f : plan.flows) {
@@ -48,7 +50,8 @@ final class AddColumns {
             }
         }
         for (IngestPlan.Flow f : plan.flows) {
-            if (f.config.table.equals(sourceTable) && f.decoder.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {
+            if (f.config.table.equals(sourceTable)
+                    && f.decoder.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {
                 affected.add(f);
             }
         }
@@ -60,10 +63,23 @@ final class AddColumns {
                 int before = f.spec.projection().length;
                 int after = before + e.newColumns().size();
                 if (!RowCodec.canWiden(before, after)) {
-                    throw new ChangeRecordException(QuarantineReason.SCHEMA_CHANGED, e.flowId(), e.source(), e.partition(),
-                            e.offset(), "table " + f.target + " would grow from " + before + " to " + after
-                                    + " stored columns with " + SchemaChangeException.describe(e.newColumns())
-                                    + ": the saved AUTO CDC state holds rows of " + before + " columns that cannot be"
+                    throw new ChangeRecordException(
+                            QuarantineReason.SCHEMA_CHANGED,
+                            e.flowId(),
+                            e.source(),
+                            e.partition(),
+                            e.offset(),
+                            "table "
+                                    + f.target
+                                    + " would grow from "
+                                    + before
+                                    + " to "
+                                    + after
+                                    + " stored columns with "
+                                    + SchemaChangeException.describe(e.newColumns())
+                                    + ": the saved AUTO CDC state holds rows of "
+                                    + before
+                                    + " columns that cannot be"
                                     + " read past a multiple of 8 columns. Declare the new columns in the flow's"
                                     + " schema and re-run with --from-scratch, or use on-schema-change: quarantine");
                 }
@@ -71,7 +87,11 @@ final class AddColumns {
         }
         List<String> done = new ArrayList<>();
         for (IngestPlan.Flow f : affected) {
-            List<String> added = addColumns(catalog.loadTable(f.target), e.newColumns(), f.decoder.dataType().getFieldNames());
+            List<String> added =
+                    addColumns(
+                            catalog.loadTable(f.target),
+                            e.newColumns(),
+                            f.decoder.dataType().getFieldNames());
             if (!added.isEmpty()) {
                 done.add(f.target + ": + " + String.join(", ", added));
             }
@@ -87,7 +107,8 @@ final class AddColumns {
      * @param dataColumns the flow's data columns before the change
      * @return the added ones, described
      */
-    static List<String> addColumns(Table table, List<RowType.RowField> columns, List<String> dataColumns) {
+    static List<String> addColumns(
+            Table table, List<RowType.RowField> columns, List<String> dataColumns) {
         for (int attempt = 0; ; attempt++) {
             table.refresh();
             Schema schema = table.schema();

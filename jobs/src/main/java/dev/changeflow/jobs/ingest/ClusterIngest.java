@@ -10,16 +10,18 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.catalog.Catalog;
 
+import java.io.Closeable;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Runs an ingest job on the Flink cluster that executes the program (application mode on
  * Kubernetes, or {@code flink run}): creates the tables, builds the same topology as a local run
  * over Kafka, and executes it until it is stopped (with a savepoint, by the operator on upgrade).
- * Checkpointing, the state backend and restarts come from the cluster's Flink configuration
- * ({@code flinkConfiguration} of the FlinkDeployment); state recovery is Flink's (HA, savepoints),
- * so the local runner's checks on saved state do not apply here.
+ * Checkpointing, the state backend and restarts come from the cluster's Flink configuration ({@code
+ * flinkConfiguration} of the FlinkDeployment); state recovery is Flink's (HA, savepoints), so the
+ * local runner's checks on saved state do not apply here.
  *
  * <p>{@code on-schema-change = add-columns}: the job fails (without restarts) at the first record
  * with new columns; this program then adds them to the tables and ends with the failure. The next
@@ -31,8 +33,8 @@ public final class ClusterIngest {
     private ClusterIngest() {}
 
     /**
-     * @throws IllegalArgumentException when no Kafka input or no catalog is configured (a cluster has
-     *     no local warehouse folder)
+     * @throws IllegalArgumentException when no Kafka input or no catalog is configured (a cluster
+     *     has no local warehouse folder)
      */
     public static void run(IngestPlan plan, KafkaInput kafka) throws Exception {
         if (plan.config.catalog.isEmpty()) {
@@ -46,17 +48,19 @@ public final class ClusterIngest {
             plan = IngestPlanner.withAddedColumns(plan, cat);
             ensureTables(cat, plan);
         } finally {
-            if (cat instanceof java.io.Closeable) {
-                ((java.io.Closeable) cat).close();
+            if (cat instanceof Closeable) {
+                ((Closeable) cat).close();
             }
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         // no end offsets: a cluster job runs until it is stopped
-        IngestJob.buildKafka(env, plan, catalog, kafka, new KafkaProgressFunction(Map.of(), Map.of()));
+        IngestJob.buildKafka(
+                env, plan, catalog, kafka, new KafkaProgressFunction(Map.of(), Map.of()));
         try {
             env.execute("changeflow ingest " + plan.config.name);
         } catch (Exception e) {
-            java.util.Optional<SchemaChangeException> change = ExceptionUtils.findThrowable(e, SchemaChangeException.class);
+            Optional<SchemaChangeException> change =
+                    ExceptionUtils.findThrowable(e, SchemaChangeException.class);
             if (change.isPresent()) {
                 // add-columns: evolve the tables now; the job still ends failed, and the next start
                 // of this program (e.g. the Kubernetes operator restarting a failed job from its
@@ -65,8 +69,8 @@ public final class ClusterIngest {
                 try {
                     AddColumns.apply(c, plan, change.get(), true);
                 } finally {
-                    if (c instanceof java.io.Closeable) {
-                        ((java.io.Closeable) c).close();
+                    if (c instanceof Closeable) {
+                        ((Closeable) c).close();
                     }
                 }
             }
@@ -78,14 +82,21 @@ public final class ClusterIngest {
      * Creates (or checks, A1) every target table and the namespace's quarantine table (public for
      * tests that run the topology of {@link IngestJob} on a cluster of their own).
      *
-     * @throws dev.changeflow.operators.AutoCdcException TARGET_SCHEMA_MISMATCH when an existing table does not fit (A1)
+     * @throws dev.changeflow.operators.AutoCdcException TARGET_SCHEMA_MISMATCH when an existing
+     *     table does not fit (A1)
      */
     public static void ensureTables(Catalog cat, IngestPlan plan) {
         for (IngestPlan.Flow f : plan.flows) {
             if (f.spec != null) {
-                StreamingTables.ensureTable(cat, f.target, f.spec.targetType(), f.spec.identifierFields(), f.tableOptions);
+                StreamingTables.ensureTable(
+                        cat,
+                        f.target,
+                        f.spec.targetType(),
+                        f.spec.identifierFields(),
+                        f.tableOptions);
             } else {
-                StreamingTables.ensureTable(cat, f.target, f.decoder.dataType(), List.of(), f.tableOptions);
+                StreamingTables.ensureTable(
+                        cat, f.target, f.decoder.dataType(), List.of(), f.tableOptions);
             }
         }
         QuarantineTable.ensure(cat, plan.quarantineNamespace);

@@ -16,21 +16,24 @@ import org.apache.flink.util.Collector;
 import javax.annotation.Nullable;
 
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * Passes lines through and remembers, in checkpointed operator state, which input files have been
  * read completely (their end-of-file marker passed). At every checkpoint and savepoint it also
  * writes that list to {@code <doneDir>/<jobId>/<checkpointId>.txt} (one path per line), before it
  * acknowledges the checkpoint: a checkpoint whose {@code _metadata} exists therefore has its list,
- * and a local launcher that restores it knows exactly which files it contains — also after a
- * {@code kill -9}, without reading Flink's state ({@link #doneAt}). The job id is part of the name
- * because a resumed job counts checkpoint ids on from the one it restored: ids repeat across jobs,
- * and a list of another job's checkpoint N says nothing about this one's.
+ * and a local launcher that restores it knows exactly which files it contains — also after a {@code
+ * kill -9}, without reading Flink's state ({@link #doneAt}). The job id is part of the name because
+ * a resumed job counts checkpoint ids on from the one it restored: ids repeat across jobs, and a
+ * list of another job's checkpoint N says nothing about this one's.
  *
  * <p>A file in the list has all its records before the checkpoint's barrier, so they are in that
  * checkpoint's state; they are in a <em>committed</em> Iceberg snapshot only once the checkpoint's
@@ -39,7 +42,8 @@ import java.util.TreeSet;
  *
  * <p>Counter {@code inputFilesCompleted} counts files completed by this run. Runs at parallelism 1.
  */
-final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine> implements CheckpointedFunction {
+final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
+        implements CheckpointedFunction {
     private static final long serialVersionUID = 1L;
     static final String METRIC = "inputFilesCompleted";
 
@@ -68,7 +72,7 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
 
     /** File sources name files as URIs or paths; the launcher compares plain absolute paths. */
     static String normalize(String source) {
-        String s = source.startsWith("file:") ? java.net.URI.create(source).getPath() : source;
+        String s = source.startsWith("file:") ? URI.create(source).getPath() : source;
         return Path.of(s).toAbsolutePath().normalize().toString();
     }
 
@@ -76,17 +80,25 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
         state.update(new ArrayList<>(completed));
         if (doneDir != null) {
-            Path dir = Path.of(doneDir).resolve(getRuntimeContext().getJobInfo().getJobId().toString());
+            Path dir =
+                    Path.of(doneDir)
+                            .resolve(getRuntimeContext().getJobInfo().getJobId().toString());
             Files.createDirectories(dir);
             Path tmp = dir.resolve(ctx.getCheckpointId() + ".txt.tmp");
             Files.write(tmp, completed);
-            Files.move(tmp, dir.resolve(ctx.getCheckpointId() + ".txt"), java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(
+                    tmp,
+                    dir.resolve(ctx.getCheckpointId() + ".txt"),
+                    StandardCopyOption.REPLACE_EXISTING,
+                    StandardCopyOption.ATOMIC_MOVE);
         }
     }
 
     @Override
     public void initializeState(FunctionInitializationContext ctx) throws Exception {
-        state = ctx.getOperatorStateStore().getListState(new ListStateDescriptor<>("completed-files", Types.STRING));
+        state =
+                ctx.getOperatorStateStore()
+                        .getListState(new ListStateDescriptor<>("completed-files", Types.STRING));
         completed = new TreeSet<>();
         for (String s : state.get()) {
             completed.add(s);
@@ -114,7 +126,10 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
         return (job == null ? doneDir : doneDir.resolve(job)).resolve(checkpointId + ".txt");
     }
 
-    /** The job id a state folder is filed under ({@code <jobId>/chk-N}), or null for the old savepoint layout. */
+    /**
+     * The job id a state folder is filed under ({@code <jobId>/chk-N}), or null for the old
+     * savepoint layout.
+     */
     @Nullable
     static String jobIdOf(Path stateDir) {
         Path parent = stateDir.toAbsolutePath().normalize().getParent();
@@ -122,5 +137,5 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
         return JOB_ID.matcher(name).matches() ? name : null;
     }
 
-    private static final java.util.regex.Pattern JOB_ID = java.util.regex.Pattern.compile("[0-9a-f]{32}");
+    private static final Pattern JOB_ID = Pattern.compile("[0-9a-f]{32}");
 }

@@ -2,6 +2,7 @@ package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.quarantine.QuarantineRecords;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTableSink;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
@@ -13,7 +14,6 @@ import dev.changeflow.sources.kafka.KafkaChangeRecord;
 import dev.changeflow.sources.kafka.KafkaChangeSource;
 import dev.changeflow.sources.kafka.KafkaDecodeFunction;
 import dev.changeflow.sources.kafka.KafkaInput;
-import dev.changeflow.operators.quarantine.QuarantineRecords;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -40,11 +40,11 @@ import java.util.List;
  * Kafka ─────────┘      └──> quarantine ──> &lt;namespace&gt;.changeflow_quarantine
  * </pre>
  *
- * Files and Kafka differ only in the reader and the decode adapter ({@link DecodeFunction} /
- * {@link KafkaDecodeFunction}, same side outputs); everything after the decoder is one code path.
- * Every stateful operator has an explicit uid ({@code change-files}, {@code kafka-source}, {@code decode},
- * {@code auto-cdc-<flow>}, Iceberg sinks with uid suffix {@code <flow>}) so savepoints survive code
- * changes. Tables must exist already ({@link LocalIngest} creates them on the client).
+ * Files and Kafka differ only in the reader and the decode adapter ({@link DecodeFunction} / {@link
+ * KafkaDecodeFunction}, same side outputs); everything after the decoder is one code path. Every
+ * stateful operator has an explicit uid ({@code change-files}, {@code kafka-source}, {@code
+ * decode}, {@code auto-cdc-<flow>}, Iceberg sinks with uid suffix {@code <flow>}) so savepoints
+ * survive code changes. Tables must exist already ({@link LocalIngest} creates them on the client).
  */
 public final class IngestJob {
     private IngestJob() {}
@@ -52,8 +52,10 @@ public final class IngestJob {
     /**
      * Adds the ingest pipeline for {@code inputs} (files or folders).
      *
-     * @param monitorInterval null reads the files present now and ends; else keeps discovering new files
-     * @param doneDir where to record, per checkpoint, the files read completely (local runs), or null
+     * @param monitorInterval null reads the files present now and ends; else keeps discovering new
+     *     files
+     * @param doneDir where to record, per checkpoint, the files read completely (local runs), or
+     *     null
      */
     public static void build(
             StreamExecutionEnvironment env,
@@ -63,7 +65,10 @@ public final class IngestJob {
             @Nullable Duration monitorInterval,
             @Nullable Path doneDir) {
         DataStream<SourceLine> lines =
-                env.fromSource(ChangeFiles.source(inputs, monitorInterval), WatermarkStrategy.noWatermarks(), "change files")
+                env.fromSource(
+                                ChangeFiles.source(inputs, monitorInterval),
+                                WatermarkStrategy.noWatermarks(),
+                                "change files")
                         .uid("change-files")
                         .setParallelism(1)
                         .process(new FileProgressFunction(doneDir))
@@ -74,11 +79,12 @@ public final class IngestJob {
     }
 
     /**
-     * Adds the ingest pipeline reading Kafka: the source (uid {@code kafka-source}) and the progress
-     * function (uid {@code kafka-progress}) run at parallelism 1, chained with the decoder, so one
-     * partition's records keep their order up to the keyBy.
+     * Adds the ingest pipeline reading Kafka: the source (uid {@code kafka-source}) and the
+     * progress function (uid {@code kafka-progress}) run at parallelism 1, chained with the
+     * decoder, so one partition's records keep their order up to the keyBy.
      *
-     * @param progress tracks consumed positions (a local run's end condition), see {@link KafkaProgressFunction}
+     * @param progress tracks consumed positions (a local run's end condition), see {@link
+     *     KafkaProgressFunction}
      */
     public static void buildKafka(
             StreamExecutionEnvironment env,
@@ -87,7 +93,10 @@ public final class IngestJob {
             KafkaInput input,
             KafkaProgressFunction progress) {
         DataStream<KafkaChangeRecord> records =
-                env.fromSource(KafkaChangeSource.create(input, defaultGroupId(plan)), WatermarkStrategy.noWatermarks(), "kafka")
+                env.fromSource(
+                                KafkaChangeSource.create(input, defaultGroupId(plan)),
+                                WatermarkStrategy.noWatermarks(),
+                                "kafka")
                         .uid("kafka-source")
                         .setParallelism(1)
                         .process(progress, TypeInformation.of(KafkaChangeRecord.class))
@@ -102,11 +111,17 @@ public final class IngestJob {
         return "changeflow-" + (plan.config.name == null ? "ingest" : plan.config.name);
     }
 
-    /** Adds decode → apply → write for Kafka records (from {@link KafkaChangeSource}, or a test source). */
-    public static void buildKafka(DataStream<KafkaChangeRecord> records, IngestPlan plan, CatalogSettings catalog) {
+    /**
+     * Adds decode → apply → write for Kafka records (from {@link KafkaChangeSource}, or a test
+     * source).
+     */
+    public static void buildKafka(
+            DataStream<KafkaChangeRecord> records, IngestPlan plan, CatalogSettings catalog) {
         Decoders d = decoders(plan);
         SingleOutputStreamOperator<RowData> decoded =
-                records.process(new KafkaDecodeFunction(d.decoders), InternalTypeInfo.of(QuarantineRecords.ROW_TYPE))
+                records.process(
+                                new KafkaDecodeFunction(d.decoders),
+                                InternalTypeInfo.of(QuarantineRecords.ROW_TYPE))
                         .uid("decode")
                         .name("decode change records")
                         .setParallelism(records.getParallelism());
@@ -114,12 +129,16 @@ public final class IngestJob {
     }
 
     /** Adds decode → apply → write for already-read lines (files, or a test source). */
-    public static void build(DataStream<SourceLine> lines, IngestPlan plan, CatalogSettings catalog) {
+    public static void build(
+            DataStream<SourceLine> lines, IngestPlan plan, CatalogSettings catalog) {
         Decoders d = decoders(plan);
-        // decoding runs beside the reader (one thread decodes ~500,000 records/s): no shuffle before
+        // decoding runs beside the reader (one thread decodes ~500,000 records/s): no shuffle
+        // before
         // the keyBy, and records of one key keep their file order
         SingleOutputStreamOperator<RowData> decoded =
-                lines.process(new DecodeFunction(d.decoders), InternalTypeInfo.of(QuarantineRecords.ROW_TYPE))
+                lines.process(
+                                new DecodeFunction(d.decoders),
+                                InternalTypeInfo.of(QuarantineRecords.ROW_TYPE))
                         .uid("decode")
                         .name("decode change records")
                         .setParallelism(lines.getParallelism());
@@ -153,8 +172,13 @@ public final class IngestJob {
                 for (DecoderFlow other : decoders) {
                     if (other.sourceNames().stream().anyMatch(d.sourceNames()::contains)) {
                         throw new IllegalArgumentException(
-                                "flows '" + other.flowId() + "' and '" + d.flowId() + "' read the same source table "
-                                        + d.sourceNames() + " with different keys, sequence or columns; give them the same"
+                                "flows '"
+                                        + other.flowId()
+                                        + "' and '"
+                                        + d.flowId()
+                                        + "' read the same source table "
+                                        + d.sourceNames()
+                                        + " with different keys, sequence or columns; give them the same"
                                         + " keys, sequence-by and schema, or split them into two ingest jobs");
                     }
                 }
@@ -168,39 +192,64 @@ public final class IngestJob {
 
     /**
      * The part shared by every input: per flow [APPLY AS ... WHEN] → keyBy(KEYS) → AUTO CDC →
-     * Iceberg (or append), and the quarantine table, from a decoder's side outputs
-     * ({@link DecodeFunction#changesTag}, {@link DecodeFunction#truncatesTag}, {@link DecodeFunction#quarantineTag}).
+     * Iceberg (or append), and the quarantine table, from a decoder's side outputs ({@link
+     * DecodeFunction#changesTag}, {@link DecodeFunction#truncatesTag}, {@link
+     * DecodeFunction#quarantineTag}).
      */
-    private static void applyAndWrite(SingleOutputStreamOperator<RowData> decoded, Decoders d, IngestPlan plan, CatalogSettings catalog) {
+    private static void applyAndWrite(
+            SingleOutputStreamOperator<RowData> decoded,
+            Decoders d,
+            IngestPlan plan,
+            CatalogSettings catalog) {
         List<DecoderFlow> decoders = d.decoders;
         int[] decoderOf = d.decoderOf;
         List<DataStream<RowData>> extraQuarantine = new ArrayList<>();
         for (int i = 0; i < plan.flows.size(); i++) {
             IngestPlan.Flow flow = plan.flows.get(i);
             DecoderFlow decoder = decoders.get(decoderOf[i]);
-            DataStream<RowData> changes = decoded.getSideOutput(DecodeFunction.changesTag(decoderOf[i], decoder));
+            DataStream<RowData> changes =
+                    decoded.getSideOutput(DecodeFunction.changesTag(decoderOf[i], decoder));
             if (flow.spec == null) {
-                DataStream<RowData> rows = project(changes, flow.decoder.sourceType(), flow.decoder.dataType(), flow.name());
-                StreamingTableSink.append(rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
+                DataStream<RowData> rows =
+                        project(
+                                changes,
+                                flow.decoder.sourceType(),
+                                flow.decoder.dataType(),
+                                flow.name());
+                StreamingTableSink.append(
+                        rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
                 continue;
             }
             AutoCdcSpec spec = flow.spec;
             DataStream<RowData> truncates =
-                    spec.truncateEnabled() ? decoded.getSideOutput(DecodeFunction.truncatesTag(decoderOf[i], decoder)) : null;
+                    spec.truncateEnabled()
+                            ? decoded.getSideOutput(
+                                    DecodeFunction.truncatesTag(decoderOf[i], decoder))
+                            : null;
             if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
                 PredicateStep.Result r = PredicateStep.apply(changes, spec);
                 changes = r.changes;
                 extraQuarantine.add(r.quarantine);
-                truncates = r.truncates != null ? (truncates == null ? r.truncates : truncates.union(r.truncates)) : truncates;
+                truncates =
+                        r.truncates != null
+                                ? (truncates == null ? r.truncates : truncates.union(r.truncates))
+                                : truncates;
             }
             DataStream<RowData> out = AutoCdcOperators.apply(changes, truncates, spec);
-            StreamingTableSink.write(out, catalog.loader(), flow.target, spec.identifierFields(), flow.tableOptions, flow.name());
+            StreamingTableSink.write(
+                    out,
+                    catalog.loader(),
+                    flow.target,
+                    spec.identifierFields(),
+                    flow.tableOptions,
+                    flow.name());
         }
         DataStream<RowData> quarantine = decoded.getSideOutput(DecodeFunction.quarantineTag());
         for (DataStream<RowData> q : extraQuarantine) {
             quarantine = quarantine.union(q);
         }
-        QuarantineTable.append(quarantine, catalog.loader(), plan.quarantineNamespace, "quarantine");
+        QuarantineTable.append(
+                quarantine, catalog.loader(), plan.quarantineNamespace, "quarantine");
     }
 
     static boolean sameRouting(DecoderFlow a, DecoderFlow b) {
@@ -217,11 +266,14 @@ public final class IngestJob {
     }
 
     /** Keeps the data columns of source rows (drops envelope metadata) for append-only tables. */
-    private static DataStream<RowData> project(DataStream<RowData> in, RowType source, RowType data, String flow) {
+    private static DataStream<RowData> project(
+            DataStream<RowData> in, RowType source, RowType data, String flow) {
         int[] idx = new int[data.getFieldCount()];
         for (int i = 0; i < idx.length; i++) {
             idx[i] = source.getFieldIndex(data.getFieldNames().get(i));
         }
-        return in.map(new ProjectFunction(source, idx), InternalTypeInfo.of(data)).name("project " + flow).uid("project-" + flow);
+        return in.map(new ProjectFunction(source, idx), InternalTypeInfo.of(data))
+                .name("project " + flow)
+                .uid("project-" + flow);
     }
 }

@@ -16,9 +16,8 @@ import java.util.List;
 
 /**
  * The resolved plan of an ingest job: per flow its decoder routing, its AUTO CDC definition (null
- * for append-only flows), its target table and table options. Built on the client by
- * {@link IngestPlanner} before the job graph, so definition errors (A1) surface before any data is
- * read.
+ * for append-only flows), its target table and table options. Built on the client by {@link
+ * IngestPlanner} before the job graph, so definition errors (A1) surface before any data is read.
  */
 public final class IngestPlan implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -28,12 +27,19 @@ public final class IngestPlan implements Serializable {
         private static final long serialVersionUID = 1L;
         public final FlowConfig config;
         public final DecoderFlow decoder;
+
         /** Null for append-only flows. */
         @Nullable public final AutoCdcSpec spec;
+
         public final TableIdentifier target;
         public final StreamingTableOptions tableOptions;
 
-        Flow(FlowConfig config, DecoderFlow decoder, @Nullable AutoCdcSpec spec, TableIdentifier target, StreamingTableOptions tableOptions) {
+        Flow(
+                FlowConfig config,
+                DecoderFlow decoder,
+                @Nullable AutoCdcSpec spec,
+                TableIdentifier target,
+                StreamingTableOptions tableOptions) {
             this.config = config;
             this.decoder = decoder;
             this.spec = spec;

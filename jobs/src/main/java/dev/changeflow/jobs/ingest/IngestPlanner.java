@@ -3,6 +3,7 @@ package dev.changeflow.jobs.ingest;
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sources.changes.ChangeRecordFormat;
 import dev.changeflow.sources.changes.DebeziumMetadata;
@@ -20,10 +21,10 @@ import org.apache.iceberg.flink.FlinkSchemaUtil;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -47,15 +48,20 @@ public final class IngestPlanner {
      */
     public static IngestPlan plan(IngestConfig config, List<Path> inputs) throws IOException {
         if (config.flows.isEmpty()) {
-            throw new IllegalArgumentException("no flows: give a flows file (--flows) or --table/--keys flags");
+            throw new IllegalArgumentException(
+                    "no flows: give a flows file (--flows) or --table/--keys flags");
         }
         Set<String> toSample = new LinkedHashSet<>();
-        Set<String> names = new java.util.HashSet<>();
+        Set<String> names = new HashSet<>();
         for (FlowConfig f : config.flows) {
             f.validate();
             if (!names.add(f.flowName())) {
                 throw new IllegalArgumentException(
-                        "two flows are named '" + f.flowName() + "' (table '" + f.table + "'): give each flow its own"
+                        "two flows are named '"
+                                + f.flowName()
+                                + "' (table '"
+                                + f.table
+                                + "'): give each flow its own"
                                 + " 'target' (or 'name'); a table is written by one flow");
             }
             if (f.schema == null) {
@@ -70,7 +76,10 @@ public final class IngestPlanner {
         }
         String namespace = config.namespace;
         if (namespace == null) {
-            namespace = sample != null && sample.namespace() != null ? sample.namespace() : DEFAULT_NAMESPACE;
+            namespace =
+                    sample != null && sample.namespace() != null
+                            ? sample.namespace()
+                            : DEFAULT_NAMESPACE;
         }
         List<IngestPlan.Flow> flows = new ArrayList<>();
         for (FlowConfig f : config.flows) {
@@ -82,13 +91,18 @@ public final class IngestPlanner {
                 dataType = sampled.get(f.table);
                 if (dataType == null) {
                     throw new IllegalArgumentException(
-                            "flow '" + f.flowName() + "': no record of table '" + f.table + "' found in " + inputs
+                            "flow '"
+                                    + f.flowName()
+                                    + "': no record of table '"
+                                    + f.table
+                                    + "' found in "
+                                    + inputs
                                     + " to infer its columns; declare them with 'schema: \"col TYPE, ...\"'");
                 }
             }
             flows.add(flow(config, f, format, dataType, namespace, List.of()));
         }
-        Set<TableIdentifier> targets = new java.util.HashSet<>();
+        Set<TableIdentifier> targets = new HashSet<>();
         for (IngestPlan.Flow f : flows) {
             if (!targets.add(f.target)) {
                 throw new IllegalArgumentException(
@@ -99,8 +113,13 @@ public final class IngestPlanner {
     }
 
     /** One flow of the plan: decoder routing, AUTO CDC definition, target and table options. */
-    private static IngestPlan.Flow flow(IngestConfig config, FlowConfig f, ChangeRecordFormat format, RowType dataType,
-            String namespace, List<String> added) {
+    private static IngestPlan.Flow flow(
+            IngestConfig config,
+            FlowConfig f,
+            ChangeRecordFormat format,
+            RowType dataType,
+            String namespace,
+            List<String> added) {
         boolean debezium = format == ChangeRecordFormat.DEBEZIUM_JSON;
         List<String> sequence = new ArrayList<>();
         for (String s : f.sequenceBy) {
@@ -155,11 +174,12 @@ public final class IngestPlanner {
     /**
      * The plan with, for every flow under {@code on-schema-change = add-columns} whose target table
      * exists, the columns that were added to that table after the flow's columns were resolved (by
-     * an earlier run that met a {@link dev.changeflow.sources.changes.SchemaChangeException}) appended
-     * to the flow's data columns as nullable columns, typed from the Iceberg schema. Flows reading the
-     * same source table get the union of their tables' added columns, so they keep sharing one
-     * decoder; an explicit COLUMNS list includes them too (add-columns adds a new source column to
-     * every table of the source). Returns {@code plan} itself when nothing was added.
+     * an earlier run that met a {@link dev.changeflow.sources.changes.SchemaChangeException})
+     * appended to the flow's data columns as nullable columns, typed from the Iceberg schema. Flows
+     * reading the same source table get the union of their tables' added columns, so they keep
+     * sharing one decoder; an explicit COLUMNS list includes them too (add-columns adds a new
+     * source column to every table of the source). Returns {@code plan} itself when nothing was
+     * added.
      *
      * <p>Call it before building the job, so a restart — local or on a cluster — reads the evolved
      * tables with the wider row type.
@@ -167,15 +187,19 @@ public final class IngestPlanner {
     public static IngestPlan withAddedColumns(IngestPlan plan, Catalog catalog) {
         Map<String, LinkedHashMap<String, RowType.RowField>> bySource = new LinkedHashMap<>();
         for (IngestPlan.Flow f : plan.flows) {
-            if (f.decoder.onSchemaChange() != OnSchemaChange.ADD_COLUMNS || !catalog.tableExists(f.target)) {
+            if (f.decoder.onSchemaChange() != OnSchemaChange.ADD_COLUMNS
+                    || !catalog.tableExists(f.target)) {
                 continue;
             }
             RowType table = FlinkSchemaUtil.convert(catalog.loadTable(f.target).schema());
             RowType source = f.decoder.sourceType();
-            LinkedHashMap<String, RowType.RowField> extra = bySource.computeIfAbsent(f.config.table, k -> new LinkedHashMap<>());
+            LinkedHashMap<String, RowType.RowField> extra =
+                    bySource.computeIfAbsent(f.config.table, k -> new LinkedHashMap<>());
             for (RowType.RowField c : table.getFields()) {
                 String n = c.getName();
-                if (source.getFieldNames().contains(n) || n.equals(AutoCdcSpec.START_AT) || n.equals(AutoCdcSpec.END_AT)) {
+                if (source.getFieldNames().contains(n)
+                        || n.equals(AutoCdcSpec.START_AT)
+                        || n.equals(AutoCdcSpec.END_AT)) {
                     continue;
                 }
                 extra.putIfAbsent(n, new RowType.RowField(n, c.getType().copy(true)));
@@ -194,15 +218,21 @@ public final class IngestPlanner {
             }
             List<RowType.RowField> fields = new ArrayList<>(f.decoder.dataType().getFields());
             fields.addAll(extra.values());
-            flows.add(flow(plan.config, f.config, f.decoder.format(), new RowType(fields), plan.quarantineNamespace.toString(),
-                    new ArrayList<>(extra.keySet())));
+            flows.add(
+                    flow(
+                            plan.config,
+                            f.config,
+                            f.decoder.format(),
+                            new RowType(fields),
+                            plan.quarantineNamespace.toString(),
+                            new ArrayList<>(extra.keySet())));
         }
         return new IngestPlan(plan.config, flows, plan.quarantineNamespace);
     }
 
     /** An INCLUDE list gains the added columns; ALL and EXCEPT select them already. */
-    private static dev.changeflow.operators.ColumnSelection withAdded(dev.changeflow.operators.ColumnSelection c, List<String> added) {
-        if (added.isEmpty() || c.mode() != dev.changeflow.operators.ColumnSelection.Mode.INCLUDE) {
+    private static ColumnSelection withAdded(ColumnSelection c, List<String> added) {
+        if (added.isEmpty() || c.mode() != ColumnSelection.Mode.INCLUDE) {
             return c;
         }
         List<String> cols = new ArrayList<>(c.columns());
@@ -211,34 +241,38 @@ public final class IngestPlanner {
                 cols.add(a);
             }
         }
-        return dev.changeflow.operators.ColumnSelection.include(cols);
+        return ColumnSelection.include(cols);
     }
 
-    private static dev.changeflow.operators.ColumnSelection resolve(dev.changeflow.operators.ColumnSelection c, boolean debezium) {
-        if (!debezium || c.mode() == dev.changeflow.operators.ColumnSelection.Mode.ALL) {
+    private static ColumnSelection resolve(ColumnSelection c, boolean debezium) {
+        if (!debezium || c.mode() == ColumnSelection.Mode.ALL) {
             return c;
         }
         List<String> cols = new ArrayList<>();
         for (String s : c.columns()) {
             cols.add(DebeziumMetadata.resolveAlias(s));
         }
-        return c.mode() == dev.changeflow.operators.ColumnSelection.Mode.INCLUDE
-                ? dev.changeflow.operators.ColumnSelection.include(cols)
-                : dev.changeflow.operators.ColumnSelection.except(cols);
+        return c.mode() == ColumnSelection.Mode.INCLUDE
+                ? ColumnSelection.include(cols)
+                : ColumnSelection.except(cols);
     }
 
     /**
-     * The table names a flow's records are routed by. Debezium records name their table; plain
-     * JSON lines do not (unless they come in the {@code {"topic", "value"}} line form), so a job
-     * with a single plain JSON flow sends it every record.
+     * The table names a flow's records are routed by. Debezium records name their table; plain JSON
+     * lines do not (unless they come in the {@code {"topic", "value"}} line form), so a job with a
+     * single plain JSON flow sends it every record.
      */
     static List<String> routing(IngestConfig config, FlowConfig f, ChangeRecordFormat format) {
         if (format == ChangeRecordFormat.JSON) {
-            long jsonTables = config.flows.stream()
-                    .filter(x -> format(x.format != null ? x.format : config.format) == ChangeRecordFormat.JSON)
-                    .map(x -> x.table)
-                    .distinct()
-                    .count();
+            long jsonTables =
+                    config.flows.stream()
+                            .filter(
+                                    x ->
+                                            format(x.format != null ? x.format : config.format)
+                                                    == ChangeRecordFormat.JSON)
+                            .map(x -> x.table)
+                            .distinct()
+                            .count();
             if (jsonTables == 1) {
                 return List.of();
             }
@@ -247,6 +281,8 @@ public final class IngestPlanner {
     }
 
     static ChangeRecordFormat format(String name) {
-        return name.equalsIgnoreCase("json") ? ChangeRecordFormat.JSON : ChangeRecordFormat.DEBEZIUM_JSON;
+        return name.equalsIgnoreCase("json")
+                ? ChangeRecordFormat.JSON
+                : ChangeRecordFormat.DEBEZIUM_JSON;
     }
 }

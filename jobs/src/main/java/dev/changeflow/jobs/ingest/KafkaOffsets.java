@@ -23,12 +23,14 @@ import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
 
 /**
  * Asks the brokers, at launch of a local Kafka run, for every subscribed partition: its end offset
- * (the last stable offset, as a {@code read_committed} consumer sees it) and the offset the source's
- * starting position resolves to (earliest / latest / the group's committed offset, else earliest /
- * the first offset at or after a timestamp, else the end). Keys are {@link
+ * (the last stable offset, as a {@code read_committed} consumer sees it) and the offset the
+ * source's starting position resolves to (earliest / latest / the group's committed offset, else
+ * earliest / the first offset at or after a timestamp, else the end). Keys are {@link
  * KafkaProgressFunction#partitionKey}. One admin client, closed before returning; 60 s timeout.
  */
 final class KafkaOffsets {
@@ -53,7 +55,7 @@ final class KafkaOffsets {
         try (Admin admin = Admin.create(props)) {
             Collection<String> topics;
             if (input.topicPattern != null) {
-                java.util.regex.Pattern p = input.pattern();
+                Pattern p = input.pattern();
                 topics = new ArrayList<>();
                 for (String t : admin.listTopics().names().get(60, TimeUnit.SECONDS)) {
                     if (p.matcher(t).matches()) {
@@ -67,19 +69,40 @@ final class KafkaOffsets {
             if (!topics.isEmpty()) {
                 Map<String, TopicDescription> described;
                 try {
-                    described = admin.describeTopics(topics).allTopicNames().get(60, TimeUnit.SECONDS);
+                    described =
+                            admin.describeTopics(topics).allTopicNames().get(60, TimeUnit.SECONDS);
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                        throw new IllegalArgumentException("kafka: a topic of " + topics + " does not exist on "
-                                + input.bootstrapServers + " (" + e.getCause().getMessage() + ")");
+                        throw new IllegalArgumentException(
+                                "kafka: a topic of "
+                                        + topics
+                                        + " does not exist on "
+                                        + input.bootstrapServers
+                                        + " ("
+                                        + e.getCause().getMessage()
+                                        + ")");
                     }
                     throw e;
                 }
-                described.values().forEach(d -> d.partitions().forEach(p -> partitions.add(new TopicPartition(d.name(), p.partition()))));
+                described
+                        .values()
+                        .forEach(
+                                d ->
+                                        d.partitions()
+                                                .forEach(
+                                                        p ->
+                                                                partitions.add(
+                                                                        new TopicPartition(
+                                                                                d.name(),
+                                                                                p.partition()))));
             }
             Snapshot s = new Snapshot();
             Map<TopicPartition, Long> end = list(admin, partitions, OffsetSpec.latest());
-            end.forEach((tp, o) -> s.endOffsets.put(KafkaProgressFunction.partitionKey(tp.topic(), tp.partition()), o));
+            end.forEach(
+                    (tp, o) ->
+                            s.endOffsets.put(
+                                    KafkaProgressFunction.partitionKey(tp.topic(), tp.partition()),
+                                    o));
             Map<TopicPartition, Long> start;
             StartingOffsets so = input.startingOffsets;
             switch (so.kind()) {
@@ -89,40 +112,59 @@ final class KafkaOffsets {
                 case LATEST:
                     start = end;
                     break;
-                case COMMITTED: {
-                    Map<TopicPartition, Long> earliest = list(admin, partitions, OffsetSpec.earliest());
-                    Map<TopicPartition, OffsetAndMetadata> committed =
-                            admin.listConsumerGroupOffsets(groupId).partitionsToOffsetAndMetadata().get(60, TimeUnit.SECONDS);
-                    start = new HashMap<>(earliest);
-                    committed.forEach((tp, om) -> {
-                        if (om != null && start.containsKey(tp)) {
-                            start.put(tp, om.offset());
-                        }
-                    });
-                    break;
-                }
-                default: {
-                    Map<TopicPartition, Long> at = list(admin, partitions, OffsetSpec.forTimestamp(so.timestampMillis()));
-                    start = new HashMap<>();
-                    for (TopicPartition tp : partitions) {
-                        long o = at.getOrDefault(tp, -1L);
-                        start.put(tp, o < 0 ? end.get(tp) : o);
+                case COMMITTED:
+                    {
+                        Map<TopicPartition, Long> earliest =
+                                list(admin, partitions, OffsetSpec.earliest());
+                        Map<TopicPartition, OffsetAndMetadata> committed =
+                                admin.listConsumerGroupOffsets(groupId)
+                                        .partitionsToOffsetAndMetadata()
+                                        .get(60, TimeUnit.SECONDS);
+                        start = new HashMap<>(earliest);
+                        committed.forEach(
+                                (tp, om) -> {
+                                    if (om != null && start.containsKey(tp)) {
+                                        start.put(tp, om.offset());
+                                    }
+                                });
+                        break;
                     }
-                }
+                default:
+                    {
+                        Map<TopicPartition, Long> at =
+                                list(
+                                        admin,
+                                        partitions,
+                                        OffsetSpec.forTimestamp(so.timestampMillis()));
+                        start = new HashMap<>();
+                        for (TopicPartition tp : partitions) {
+                            long o = at.getOrDefault(tp, -1L);
+                            start.put(tp, o < 0 ? end.get(tp) : o);
+                        }
+                    }
             }
-            start.forEach((tp, o) -> s.startOffsets.put(KafkaProgressFunction.partitionKey(tp.topic(), tp.partition()), o));
+            start.forEach(
+                    (tp, o) ->
+                            s.startOffsets.put(
+                                    KafkaProgressFunction.partitionKey(tp.topic(), tp.partition()),
+                                    o));
             return s;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while listing Kafka offsets", e);
-        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-            throw new IllegalStateException("cannot list the offsets of " + input + ": "
-                    + (e.getCause() != null ? e.getCause() : e), e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException(
+                    "cannot list the offsets of "
+                            + input
+                            + ": "
+                            + (e.getCause() != null ? e.getCause() : e),
+                    e);
         }
     }
 
-    private static Map<TopicPartition, Long> list(Admin admin, List<TopicPartition> partitions, OffsetSpec spec)
-            throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
+    private static Map<TopicPartition, Long> list(
+            Admin admin, List<TopicPartition> partitions, OffsetSpec spec)
+            throws ExecutionException, InterruptedException, TimeoutException {
         Map<TopicPartition, OffsetSpec> req = new HashMap<>();
         partitions.forEach(tp -> req.put(tp, spec));
         Map<TopicPartition, Long> out = new HashMap<>();
@@ -130,7 +172,9 @@ final class KafkaOffsets {
             return out;
         }
         Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> res =
-                admin.listOffsets(req, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(60, TimeUnit.SECONDS);
+                admin.listOffsets(req, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                        .all()
+                        .get(60, TimeUnit.SECONDS);
         res.forEach((tp, info) -> out.put(tp, info.offset()));
         return out;
     }

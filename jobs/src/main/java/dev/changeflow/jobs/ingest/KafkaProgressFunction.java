@@ -13,6 +13,7 @@ import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -20,21 +21,24 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Passes Kafka records through and tells a local launcher when everything that was in the topics
- * at launch has been consumed. It is given, per partition ({@link #partitionKey}), the end offset
- * at launch and the offset a partition without a saved position starts at (what the source's
- * starting offsets resolve to). It keeps, in checkpointed operator state, the next offset to
- * consume per partition: restored from the savepoint on a resumed run, seeded with the starting
- * offsets on a first run. A partition is <i>pending</i> while its position is below its end offset;
- * gauge {@value #PENDING_METRIC} counts pending partitions, and reaches 0 once the record before
- * every end offset has passed. Runs at parallelism 1, chained to the source.
+ * Passes Kafka records through and tells a local launcher when everything that was in the topics at
+ * launch has been consumed. It is given, per partition ({@link #partitionKey}), the end offset at
+ * launch and the offset a partition without a saved position starts at (what the source's starting
+ * offsets resolve to). It keeps, in checkpointed operator state, the next offset to consume per
+ * partition: restored from the savepoint on a resumed run, seeded with the starting offsets on a
+ * first run. A partition is <i>pending</i> while its position is below its end offset; gauge
+ * {@value #PENDING_METRIC} counts pending partitions, and reaches 0 once the record before every
+ * end offset has passed. Runs at parallelism 1, chained to the source.
  *
- * <p>Limitation: the end condition needs the record at {@code end - 1}; a partition that ends with a
- * transaction marker or aborted records never gets there — use {@code --until-idle} for
+ * <p>Limitation: the end condition needs the record at {@code end - 1}; a partition that ends with
+ * a transaction marker or aborted records never gets there — use {@code --until-idle} for
  * transactional producers.
  */
-public final class KafkaProgressFunction extends ProcessFunction<KafkaChangeRecord, KafkaChangeRecord> implements CheckpointedFunction {
+public final class KafkaProgressFunction
+        extends ProcessFunction<KafkaChangeRecord, KafkaChangeRecord>
+        implements CheckpointedFunction {
     private static final long serialVersionUID = 1L;
+
     /** Gauge: partitions whose end offset at launch has not been reached. */
     public static final String PENDING_METRIC = "kafkaPartitionsPending";
 
@@ -47,7 +51,8 @@ public final class KafkaProgressFunction extends ProcessFunction<KafkaChangeReco
 
     /**
      * @param endOffsets per partition key, the end offset (next offset to be written) at launch
-     * @param startOffsets per partition key, where the source starts a partition it has no saved position for
+     * @param startOffsets per partition key, where the source starts a partition it has no saved
+     *     position for
      */
     public KafkaProgressFunction(Map<String, Long> endOffsets, Map<String, Long> startOffsets) {
         this.endOffsets = new HashMap<>(endOffsets);
@@ -61,11 +66,14 @@ public final class KafkaProgressFunction extends ProcessFunction<KafkaChangeReco
 
     @Override
     public void initializeState(FunctionInitializationContext ctx) throws Exception {
-        state = ctx.getOperatorStateStore().getListState(new ListStateDescriptor<>("kafka-positions", Types.STRING));
+        state =
+                ctx.getOperatorStateStore()
+                        .getListState(new ListStateDescriptor<>("kafka-positions", Types.STRING));
         positions = new HashMap<>();
         for (String entry : state.get()) {
             int sep = entry.indexOf(' ');
-            positions.merge(entry.substring(sep + 1), Long.parseLong(entry.substring(0, sep)), Math::max);
+            positions.merge(
+                    entry.substring(sep + 1), Long.parseLong(entry.substring(0, sep)), Math::max);
         }
         // partitions this job has never positioned start where the source starts them
         for (Map.Entry<String, Long> e : startOffsets.entrySet()) {
@@ -82,11 +90,14 @@ public final class KafkaProgressFunction extends ProcessFunction<KafkaChangeReco
             }
         }
         pendingCount = pending.size();
-        getRuntimeContext().getMetricGroup().gauge(PENDING_METRIC, (Gauge<Integer>) () -> pendingCount);
+        getRuntimeContext()
+                .getMetricGroup()
+                .gauge(PENDING_METRIC, (Gauge<Integer>) () -> pendingCount);
     }
 
     @Override
-    public void processElement(KafkaChangeRecord record, Context ctx, Collector<KafkaChangeRecord> out) {
+    public void processElement(
+            KafkaChangeRecord record, Context ctx, Collector<KafkaChangeRecord> out) {
         String key = partitionKey(record.topic, record.partition);
         long next = record.offset + 1;
         positions.merge(key, next, Math::max);
@@ -102,7 +113,7 @@ public final class KafkaProgressFunction extends ProcessFunction<KafkaChangeReco
 
     @Override
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
-        List<String> entries = new java.util.ArrayList<>(positions.size());
+        List<String> entries = new ArrayList<>(positions.size());
         positions.forEach((k, v) -> entries.add(v + " " + k));
         state.update(entries);
     }

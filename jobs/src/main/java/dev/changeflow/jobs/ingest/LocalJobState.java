@@ -24,8 +24,8 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * What a local ingest job keeps beside its checkpoints in {@code <warehouse>/.changeflow/checkpoints/<name>}
- * besides Flink's own state:
+ * What a local ingest job keeps beside its checkpoints in {@code
+ * <warehouse>/.changeflow/checkpoints/<name>} besides Flink's own state:
  *
  * <ul>
  *   <li>{@code .lock}: held while a run uses the folder, so two runs of one job cannot write the
@@ -60,7 +60,9 @@ final class LocalJobState implements AutoCloseable {
      */
     static LocalJobState lock(Path root, String job) throws IOException {
         Files.createDirectories(root);
-        FileChannel ch = FileChannel.open(root.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileChannel ch =
+                FileChannel.open(
+                        root.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock l;
         try {
             l = ch.tryLock();
@@ -70,7 +72,11 @@ final class LocalJobState implements AutoCloseable {
         if (l == null) {
             ch.close();
             throw new IllegalStateException(
-                    "another run of job '" + job + "' is using " + root + "; wait for it to finish (two runs of one"
+                    "another run of job '"
+                            + job
+                            + "' is using "
+                            + root
+                            + "; wait for it to finish (two runs of one"
                             + " job would write the same tables with diverging state), or give this run another --name");
         }
         return new LocalJobState(root, ch, l);
@@ -93,7 +99,10 @@ final class LocalJobState implements AutoCloseable {
 
     private static final String COMMITTED_SAVEPOINT = "committed-savepoint";
 
-    /** Records that the job stopped cleanly with {@code savepoint}: its Iceberg commits all happened. */
+    /**
+     * Records that the job stopped cleanly with {@code savepoint}: its Iceberg commits all
+     * happened.
+     */
     void markCommitted(Path savepoint) throws IOException {
         Path f = root.resolve(COMMITTED_SAVEPOINT);
         Path tmp = f.resolveSibling(COMMITTED_SAVEPOINT + ".tmp");
@@ -108,7 +117,8 @@ final class LocalJobState implements AutoCloseable {
      */
     boolean committed(Path stateDir) throws IOException {
         Path f = root.resolve(COMMITTED_SAVEPOINT);
-        return Files.exists(f) && Files.readString(f).equals(stateDir.toAbsolutePath().normalize().toString());
+        return Files.exists(f)
+                && Files.readString(f).equals(stateDir.toAbsolutePath().normalize().toString());
     }
 
     // ---- flow definitions --------------------------------------------------------------------
@@ -156,8 +166,17 @@ final class LocalJobState implements AutoCloseable {
                 if (!JSON.valueToTree(cur.get(part)).equals(old.get(part))) {
                     throw new AutoCdcException(
                             AutoCdcException.Code.FLOW_CHANGED_FOR_EXISTING_STATE,
-                            "flow '" + name + "': " + part + " changed from " + old.get(part) + " to " + cur.get(part)
-                                    + " but the saved state of job '" + plan.config.name + "' was built with the old"
+                            "flow '"
+                                    + name
+                                    + "': "
+                                    + part
+                                    + " changed from "
+                                    + old.get(part)
+                                    + " to "
+                                    + cur.get(part)
+                                    + " but the saved state of job '"
+                                    + plan.config.name
+                                    + "' was built with the old"
                                     + " definition (its sequences, tombstones and history would be compared with the"
                                     + " new one and records silently dropped as late). Restore the old definition, or"
                                     + " rebuild the table from its source with --from-scratch.");
@@ -210,9 +229,15 @@ final class LocalJobState implements AutoCloseable {
         for (Map.Entry<String, String> e : seen.entrySet()) {
             String cur = now.get(e.getKey());
             if (cur != null && !cur.equals(e.getValue())) {
-                out.println("WARNING: " + e.getKey() + " changed since it was read (size and time were " + e.getValue()
-                        + ", now " + cur + "); changeflow reads each file once, by path: put new change records in new"
-                        + " files (or re-ingest with --from-scratch).");
+                out.println(
+                        "WARNING: "
+                                + e.getKey()
+                                + " changed since it was read (size and time were "
+                                + e.getValue()
+                                + ", now "
+                                + cur
+                                + "); changeflow reads each file once, by path: put new change records in new"
+                                + " files (or re-ingest with --from-scratch).");
             }
         }
     }

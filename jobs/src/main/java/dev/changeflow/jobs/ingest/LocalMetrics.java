@@ -17,8 +17,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * An in-JVM Flink metric reporter for local runs: it keeps references to the job's counters and
  * gauges so the launcher can print progress (records/s, applied / late / quarantined, checkpoints)
- * and notice when every input file has been read. Registered through
- * {@code metrics.reporter.changeflow.factory.class}; on a cluster, use Flink's own reporters.
+ * and notice when every input file has been read. Registered through {@code
+ * metrics.reporter.changeflow.factory.class}; on a cluster, use Flink's own reporters.
  */
 public final class LocalMetrics implements MetricReporter {
     private static final Map<String, List<Metric>> METRICS = new ConcurrentHashMap<>();

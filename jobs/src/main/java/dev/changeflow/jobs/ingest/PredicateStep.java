@@ -1,7 +1,6 @@
 package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.operators.AutoCdcSpec;
-
 import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.operators.quarantine.QuarantineRecords;
 
@@ -31,9 +30,9 @@ import java.util.List;
 
 /**
  * Evaluates APPLY AS DELETE WHEN / APPLY AS TRUNCATE WHEN with Flink SQL before the keyBy
- * (semantics.md A5 "Predicates"): {@code SELECT *, (<delete>) AS __changeflow_delete,
- * (<truncate>) AS __changeflow_truncate FROM changes}, converted back to a DataStream; the AUTO CDC
- * operator only sees the outcome (row kind DELETE, or a row on the truncate stream). A record whose
+ * (semantics.md A5 "Predicates"): {@code SELECT *, (<delete>) AS __changeflow_delete, (<truncate>)
+ * AS __changeflow_truncate FROM changes}, converted back to a DataStream; the AUTO CDC operator
+ * only sees the outcome (row kind DELETE, or a row on the truncate stream). A record whose
  * predicate is NULL is an upsert (SQL's three-valued logic: only TRUE deletes).
  */
 final class PredicateStep {
@@ -44,10 +43,14 @@ final class PredicateStep {
     static final class Result {
         final DataStream<RowData> changes;
         @Nullable final DataStream<RowData> truncates;
+
         /** Records with a null key that turned out not to be truncates (NULL_KEY, A2). */
         final DataStream<RowData> quarantine;
 
-        Result(DataStream<RowData> changes, @Nullable DataStream<RowData> truncates, DataStream<RowData> quarantine) {
+        Result(
+                DataStream<RowData> changes,
+                @Nullable DataStream<RowData> truncates,
+                DataStream<RowData> quarantine) {
             this.changes = changes;
             this.truncates = truncates;
             this.quarantine = quarantine;
@@ -66,48 +69,85 @@ final class PredicateStep {
                         .name("flag deletes " + spec.name())
                         .uid("flag-deletes-" + spec.name());
 
-        StreamTableEnvironment tenv = StreamTableEnvironment.create(changes.getExecutionEnvironment());
-        DataType flaggedType = TypeConversions.fromLogicalToDataType(flagged).bridgedTo(RowData.class);
-        Table table = tenv.fromDataStream(insertOnly, Schema.newBuilder().fromRowDataType(flaggedType).build());
+        StreamTableEnvironment tenv =
+                StreamTableEnvironment.create(changes.getExecutionEnvironment());
+        DataType flaggedType =
+                TypeConversions.fromLogicalToDataType(flagged).bridgedTo(RowData.class);
+        Table table =
+                tenv.fromDataStream(
+                        insertOnly, Schema.newBuilder().fromRowDataType(flaggedType).build());
         String view = "changes_" + spec.name().replaceAll("[^A-Za-z0-9_]", "_");
         tenv.createTemporaryView(view, table);
         String del = spec.deleteWhen() == null ? "FALSE" : "(" + spec.deleteWhen() + ") IS TRUE";
-        String trunc = spec.truncateWhen() == null ? "FALSE" : "(" + spec.truncateWhen() + ") IS TRUE";
+        String trunc =
+                spec.truncateWhen() == null ? "FALSE" : "(" + spec.truncateWhen() + ") IS TRUE";
         StringBuilder cols = new StringBuilder();
         for (String f : flagged.getFieldNames()) {
             cols.append('`').append(f).append("`, ");
         }
         Table evaluated;
         try {
-            evaluated = tenv.sqlQuery("SELECT " + cols + del + " AS `" + DELETE + "`, " + trunc + " AS `" + TRUNCATE + "` FROM `" + view + "`");
+            evaluated =
+                    tenv.sqlQuery(
+                            "SELECT "
+                                    + cols
+                                    + del
+                                    + " AS `"
+                                    + DELETE
+                                    + "`, "
+                                    + trunc
+                                    + " AS `"
+                                    + TRUNCATE
+                                    + "` FROM `"
+                                    + view
+                                    + "`");
         } catch (RuntimeException e) {
             String msg = String.valueOf(e.getMessage()).split("\n")[0];
             throw new IllegalArgumentException(
-                    "flow '" + spec.name() + "': APPLY AS DELETE WHEN " + quote(spec.deleteWhen()) + " / APPLY AS TRUNCATE WHEN "
-                            + quote(spec.truncateWhen()) + " is not a valid Flink SQL predicate over the columns "
-                            + source.getFieldNames() + ": " + msg, e);
+                    "flow '"
+                            + spec.name()
+                            + "': APPLY AS DELETE WHEN "
+                            + quote(spec.deleteWhen())
+                            + " / APPLY AS TRUNCATE WHEN "
+                            + quote(spec.truncateWhen())
+                            + " is not a valid Flink SQL predicate over the columns "
+                            + source.getFieldNames()
+                            + ": "
+                            + msg,
+                    e);
         }
         List<RowType.RowField> outFields = new ArrayList<>(withFlag);
         outFields.add(new RowType.RowField(DELETE, new BooleanType(false)));
         outFields.add(new RowType.RowField(TRUNCATE, new BooleanType(false)));
         RowType outType = new RowType(outFields);
         DataStream<RowData> rows =
-                tenv.toDataStream(evaluated, TypeConversions.fromLogicalToDataType(outType).bridgedTo(RowData.class));
-        OutputTag<RowData> truncTag = new OutputTag<>("truncates-" + spec.name(), InternalTypeInfo.of(source));
-        OutputTag<RowData> quarantineTag = new OutputTag<>("null-keys-" + spec.name(), InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
+                tenv.toDataStream(
+                        evaluated,
+                        TypeConversions.fromLogicalToDataType(outType).bridgedTo(RowData.class));
+        OutputTag<RowData> truncTag =
+                new OutputTag<>("truncates-" + spec.name(), InternalTypeInfo.of(source));
+        OutputTag<RowData> quarantineTag =
+                new OutputTag<>(
+                        "null-keys-" + spec.name(),
+                        InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
         SingleOutputStreamOperator<RowData> split =
                 rows.process(new Split(spec, truncTag, quarantineTag), InternalTypeInfo.of(source))
                         .name("apply predicates " + spec.name())
                         .uid("apply-predicates-" + spec.name());
         return new Result(
-                split, spec.truncateWhen() == null ? null : split.getSideOutput(truncTag), split.getSideOutput(quarantineTag));
+                split,
+                spec.truncateWhen() == null ? null : split.getSideOutput(truncTag),
+                split.getSideOutput(quarantineTag));
     }
 
     private static String quote(@Nullable String s) {
         return s == null ? "(none)" : "'" + s + "'";
     }
 
-    /** Turns DELETE rows into inserts with {@code __changeflow_is_delete = true} (SQL input is insert-only). */
+    /**
+     * Turns DELETE rows into inserts with {@code __changeflow_is_delete = true} (SQL input is
+     * insert-only).
+     */
     private static final class ToInsertOnly implements MapFunction<RowData, RowData> {
         private static final long serialVersionUID = 1L;
         private final RowData.FieldGetter[] getters;
@@ -167,11 +207,19 @@ final class PredicateStep {
             }
             for (int k = 0; k < keys.length; k++) {
                 if (row.isNullAt(keys[k])) {
-                    ctx.output(quarantineTag, QuarantineRecords.of(
-                            flow, "flow " + flow, null, -1L, row.toString().getBytes(StandardCharsets.UTF_8),
-                            QuarantineReason.NULL_KEY,
-                            "key column '" + keyNames.get(k) + "' is null and APPLY AS TRUNCATE WHEN did not match",
-                            System.currentTimeMillis()));
+                    ctx.output(
+                            quarantineTag,
+                            QuarantineRecords.of(
+                                    flow,
+                                    "flow " + flow,
+                                    null,
+                                    -1L,
+                                    row.toString().getBytes(StandardCharsets.UTF_8),
+                                    QuarantineReason.NULL_KEY,
+                                    "key column '"
+                                            + keyNames.get(k)
+                                            + "' is null and APPLY AS TRUNCATE WHEN did not match",
+                                    System.currentTimeMillis()));
                     return;
                 }
             }
@@ -181,5 +229,4 @@ final class PredicateStep {
             out.collect(row);
         }
     }
-
 }

@@ -23,8 +23,18 @@ class IngestCommandTest {
     @Test
     void singleTableFlagsDefineAFlow() {
         IngestConfig cfg = new IngestConfig();
-        parse("--table", "orders", "--keys", "id,region", "--sequence-by", "STRUCT(ts, seq)", "--scd-type", "2",
-                        "--schema", "id INT", "in.jsonl")
+        parse(
+                        "--table",
+                        "orders",
+                        "--keys",
+                        "id,region",
+                        "--sequence-by",
+                        "STRUCT(ts, seq)",
+                        "--scd-type",
+                        "2",
+                        "--schema",
+                        "id INT",
+                        "in.jsonl")
                 .applyOverrides(cfg);
         FlowConfig f = cfg.flow("orders");
         assertThat(f.keys).containsExactly("id", "region");
@@ -41,8 +51,15 @@ class IngestCommandTest {
         f.table = "pgbench_accounts";
         f.keys = List.of("aid");
         cfg.flows.add(f);
-        parse("--set", "pgbench_accounts.scd-type=2", "--set", "pgbench_accounts.partitioned-by=bid",
-                "--set", "pgbench_accounts.apply-buffer-keys=1000", "x").applyOverrides(cfg);
+        parse(
+                        "--set",
+                        "pgbench_accounts.scd-type=2",
+                        "--set",
+                        "pgbench_accounts.partitioned-by=bid",
+                        "--set",
+                        "pgbench_accounts.apply-buffer-keys=1000",
+                        "x")
+                .applyOverrides(cfg);
         assertThat(f.scdType).isEqualTo(ScdType.TYPE_2);
         assertThat(f.partitionedBy).containsExactly("bid");
         assertThat(f.applyBufferKeys).isEqualTo(1_000);
@@ -56,7 +73,8 @@ class IngestCommandTest {
         assertThatThrownBy(() -> parse("--set", "t.keys=a", "x").applyOverrides(cfg))
                 .hasMessage("--set t.keys=a: no flow for table 't'");
         assertThatThrownBy(() -> parse("--keys", "a", "x").applyOverrides(cfg))
-                .hasMessage("--keys, --sequence-by, --scd-type, --append-only and --schema need --table");
+                .hasMessage(
+                        "--keys, --sequence-by, --scd-type, --append-only and --schema need --table");
     }
 
     @Test

@@ -13,9 +13,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ShowCommandTest {
     @Test
     void binaryUtf8IsPrintedAsTextAndOtherBytesAsHex() {
-        Schema schema = new Schema(
-                Types.NestedField.optional(1, "reason", Types.StringType.get()),
-                Types.NestedField.optional(2, "raw", Types.BinaryType.get()));
+        Schema schema =
+                new Schema(
+                        Types.NestedField.optional(1, "reason", Types.StringType.get()),
+                        Types.NestedField.optional(2, "raw", Types.BinaryType.get()));
         GenericRecord text = GenericRecord.create(schema);
         text.setField("reason", "NOT_JSON");
         text.setField("raw", ByteBuffer.wrap("plain, text".getBytes(StandardCharsets.UTF_8)));

@@ -5,9 +5,15 @@ import dev.changeflow.operators.ScdType;
 
 import org.junit.jupiter.api.Test;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -49,7 +55,9 @@ class FlowsFileTest {
         assertThat(cfg.name).isEqualTo("shop");
         assertThat(cfg.format).isEqualTo("json");
         assertThat(cfg.namespace).isEqualTo("silver");
-        assertThat(cfg.catalog).containsEntry("type", "rest").containsEntry("uri", "http://127.0.0.1:8181");
+        assertThat(cfg.catalog)
+                .containsEntry("type", "rest")
+                .containsEntry("uri", "http://127.0.0.1:8181");
         assertThat(cfg.checkpointInterval).isEqualTo(Duration.ofMillis(500));
         assertThat(cfg.parallelism).isEqualTo(3);
         FlowConfig f = cfg.flows.get(0);
@@ -76,10 +84,13 @@ class FlowsFileTest {
 
     @Test
     void ignoreNullUpdatesTakesTrueAListOrExcept() throws Exception {
-        assertThat(flow("ignore-null-updates: true").ignoreNullUpdates).isEqualTo(ColumnSelection.all());
+        assertThat(flow("ignore-null-updates: true").ignoreNullUpdates)
+                .isEqualTo(ColumnSelection.all());
         assertThat(flow("ignore-null-updates: false").ignoreNullUpdates).isNull();
-        assertThat(flow("ignore-null-updates: '* EXCEPT (a)'").ignoreNullUpdates).isEqualTo(ColumnSelection.except(List.of("a")));
-        assertThat(flow("ignore-null-updates: 'a, b'").ignoreNullUpdates).isEqualTo(ColumnSelection.include(List.of("a", "b")));
+        assertThat(flow("ignore-null-updates: '* EXCEPT (a)'").ignoreNullUpdates)
+                .isEqualTo(ColumnSelection.except(List.of("a")));
+        assertThat(flow("ignore-null-updates: 'a, b'").ignoreNullUpdates)
+                .isEqualTo(ColumnSelection.include(List.of("a", "b")));
     }
 
     @Test
@@ -96,28 +107,43 @@ class FlowsFileTest {
                 .hasMessageContaining("flow 't'")
                 .hasMessageContaining("unknown option 'sequnce-by'");
         assertThatThrownBy(() -> FlowsFile.parse("flws: []", "x.yaml"))
-                .hasMessage("x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, flows, format, kafka, max-record-bytes, name, namespace, parallelism)");
+                .hasMessage(
+                        "x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, flows, format, kafka, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test
     void rejectsBadValues() {
-        assertThatThrownBy(() -> flow("scd-type: 3")).hasMessage("x.yaml: flow 't': scd-type must be 1 or 2, got '3'");
+        assertThatThrownBy(() -> flow("scd-type: 3"))
+                .hasMessage("x.yaml: flow 't': scd-type must be 1 or 2, got '3'");
         assertThatThrownBy(() -> flow("on-invalid-record: drop"))
                 .hasMessage("flow 't': 'on-invalid-record' must be quarantine or fail, got 'drop'");
         assertThatThrownBy(() -> flow("on-schema-change: ignore"))
-                .hasMessage("flow 't': 'on-schema-change' must be fail, quarantine or add-columns, got 'ignore'");
-        assertThatThrownBy(() -> flow("format-version: 1")).hasMessage("flow 't': 'format-version' must be 2 or 3, got 1");
+                .hasMessage(
+                        "flow 't': 'on-schema-change' must be fail, quarantine or add-columns, got 'ignore'");
+        assertThatThrownBy(() -> flow("format-version: 1"))
+                .hasMessage("flow 't': 'format-version' must be 2 or 3, got 1");
         assertThatThrownBy(() -> flow("tombstone-gc-threshold: soon"))
                 .hasMessageContaining("tombstone-gc-threshold: not a duration: 'soon'");
-        assertThatThrownBy(() -> flow("append-only: maybe")).hasMessageContaining("append-only must be true or false, got 'maybe'");
-        assertThatThrownBy(() -> flow("apply-buffer-keys: -1")).hasMessage("x.yaml: flow 't': apply-buffer-keys must be a whole"
-                + " number of keys per subtask from 0 (no buffering) to 2147483647, got '-1'");
-        assertThatThrownBy(() -> flow("apply-buffer-keys: lots")).hasMessageEndingWith("got 'lots'");
+        assertThatThrownBy(() -> flow("append-only: maybe"))
+                .hasMessageContaining("append-only must be true or false, got 'maybe'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: -1"))
+                .hasMessage(
+                        "x.yaml: flow 't': apply-buffer-keys must be a whole"
+                                + " number of keys per subtask from 0 (no buffering) to 2147483647, got '-1'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: lots"))
+                .hasMessageEndingWith("got 'lots'");
         assertThatThrownBy(() -> flow("apply-buffer-keys: 1.5")).hasMessageEndingWith("got '1.5'");
-        assertThatThrownBy(() -> flow("apply-buffer-keys: 3000000000")).hasMessageEndingWith("to 2147483647, got '3000000000'");
-        assertThatThrownBy(() -> flow("apply-buffer-keys:")).hasMessageEndingWith("got an empty value");
-        assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - table: h\n    append-only: true\n    apply-buffer-keys: 10\n", "x.yaml"))
-                .hasMessage("flow 'h': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no AUTO CDC state to buffer)");
+        assertThatThrownBy(() -> flow("apply-buffer-keys: 3000000000"))
+                .hasMessageEndingWith("to 2147483647, got '3000000000'");
+        assertThatThrownBy(() -> flow("apply-buffer-keys:"))
+                .hasMessageEndingWith("got an empty value");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - table: h\n    append-only: true\n    apply-buffer-keys: 10\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "flow 'h': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no AUTO CDC state to buffer)");
         assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
                 .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
     }
@@ -127,14 +153,20 @@ class FlowsFileTest {
         assertThat(flow("scd-type: 1").applyBufferKeys).isEqualTo(100_000);
         assertThat(flow("apply-buffer-keys: 0").applyBufferKeys).isZero();
         assertThat(flow("apply-buffer-keys: 5000").applyBufferKeys).isEqualTo(5_000);
-        assertThat(flow("apply-buffer-keys: 2147483647").applyBufferKeys).isEqualTo(Integer.MAX_VALUE);
+        assertThat(flow("apply-buffer-keys: 2147483647").applyBufferKeys)
+                .isEqualTo(Integer.MAX_VALUE);
     }
 
     @Test
     void keysAreRequiredUnlessAppendOnly() {
         assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - table: t\n", "x.yaml"))
-                .hasMessage("flow 't': 'keys' is required (or set 'append-only: true' for a key-less table)");
-        assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - table: t\n    append-only: true\n    keys: [a]\n", "x.yaml"))
+                .hasMessage(
+                        "flow 't': 'keys' is required (or set 'append-only: true' for a key-less table)");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - table: t\n    append-only: true\n    keys: [a]\n",
+                                        "x.yaml"))
                 .hasMessage("flow 't': 'append-only: true' takes no 'keys' (got [a])");
         assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - keys: [a]\n", "x.yaml"))
                 .hasMessage("a flow needs 'table' (the source table name)");
@@ -142,8 +174,10 @@ class FlowsFileTest {
 
     @Test
     void listsSplitAtTopLevelCommasOnly() throws Exception {
-        assertThat(flow("partitioned-by: 'bid, bucket(16, aid)'").partitionedBy).containsExactly("bid", "bucket(16, aid)");
-        assertThat(flow("partitioned-by: ['bucket(16, aid)']").partitionedBy).containsExactly("bucket(16, aid)");
+        assertThat(flow("partitioned-by: 'bid, bucket(16, aid)'").partitionedBy)
+                .containsExactly("bid", "bucket(16, aid)");
+        assertThat(flow("partitioned-by: ['bucket(16, aid)']").partitionedBy)
+                .containsExactly("bucket(16, aid)");
     }
 
     @Test
@@ -155,50 +189,66 @@ class FlowsFileTest {
 
     @Test
     void theReadmeDocumentsExactlyTheOptionsTheParserAccepts() throws Exception {
-        java.nio.file.Path p = java.nio.file.Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        while (!java.nio.file.Files.isDirectory(p.resolve(".mvn"))) {
+        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        while (!Files.isDirectory(p.resolve(".mvn"))) {
             p = p.getParent();
         }
-        String readme = java.nio.file.Files.readString(p.resolve("README.md"));
-        String section = readme.substring(readme.indexOf("## Flows file"), readme.indexOf("## Quarantine table"));
-        java.util.Set<String> table = new java.util.TreeSet<>();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\| `([a-z-]+)` \\|").matcher(section);
+        String readme = Files.readString(p.resolve("README.md"));
+        String section =
+                readme.substring(
+                        readme.indexOf("## Flows file"), readme.indexOf("## Quarantine table"));
+        Set<String> table = new TreeSet<>();
+        Matcher m = Pattern.compile("(?m)^\\| `([a-z-]+)` \\|").matcher(section);
         while (m.find()) {
             table.add(m.group(1));
         }
-        assertThat(table).isEqualTo(new java.util.TreeSet<>(FlowsFile.flowOptionNames()));
+        assertThat(table).isEqualTo(new TreeSet<>(FlowsFile.flowOptionNames()));
         for (String fileOption : FlowsFile.fileOptionNames()) {
-            assertThat(section.contains("`" + fileOption + "`") || section.contains("\n" + fileOption + ":"))
-                    .as("file-level option " + fileOption + " documented").isTrue();
+            assertThat(
+                            section.contains("`" + fileOption + "`")
+                                    || section.contains("\n" + fileOption + ":"))
+                    .as("file-level option " + fileOption + " documented")
+                    .isTrue();
         }
     }
 
     @Test
     void catalogBlockKeepsRestAndS3PropertiesAndEnvironmentReferencesAsWritten() throws Exception {
-        IngestConfig cfg = FlowsFile.parse(String.join("\n",
-                "catalog:",
-                "  type: rest",
-                "  uri: http://iceberg-rest.lakehouse.svc:8181",
-                "  warehouse: s3://lakehouse/warehouse",
-                "  io-impl: org.apache.iceberg.aws.s3.S3FileIO",
-                "  s3.endpoint: http://minio.storage.svc:9000",
-                "  s3.path-style-access: true",
-                "  credential: ${env:ICEBERG_REST_CREDENTIAL}",
-                "flows: []"), "x.yaml");
-        assertThat(cfg.catalog).containsExactly(
-                Map.entry("type", "rest"),
-                Map.entry("uri", "http://iceberg-rest.lakehouse.svc:8181"),
-                Map.entry("warehouse", "s3://lakehouse/warehouse"),
-                Map.entry("io-impl", "org.apache.iceberg.aws.s3.S3FileIO"),
-                Map.entry("s3.endpoint", "http://minio.storage.svc:9000"),
-                Map.entry("s3.path-style-access", "true"),
-                Map.entry("credential", "${env:ICEBERG_REST_CREDENTIAL}"));
-        assertThatThrownBy(() -> FlowsFile.parse("catalog:\n  type: rest\n  header:\n    X-Iceberg-Access-Delegation: vended-credentials\n", "x.yaml"))
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        String.join(
+                                "\n",
+                                "catalog:",
+                                "  type: rest",
+                                "  uri: http://iceberg-rest.lakehouse.svc:8181",
+                                "  warehouse: s3://lakehouse/warehouse",
+                                "  io-impl: org.apache.iceberg.aws.s3.S3FileIO",
+                                "  s3.endpoint: http://minio.storage.svc:9000",
+                                "  s3.path-style-access: true",
+                                "  credential: ${env:ICEBERG_REST_CREDENTIAL}",
+                                "flows: []"),
+                        "x.yaml");
+        assertThat(cfg.catalog)
+                .containsExactly(
+                        Map.entry("type", "rest"),
+                        Map.entry("uri", "http://iceberg-rest.lakehouse.svc:8181"),
+                        Map.entry("warehouse", "s3://lakehouse/warehouse"),
+                        Map.entry("io-impl", "org.apache.iceberg.aws.s3.S3FileIO"),
+                        Map.entry("s3.endpoint", "http://minio.storage.svc:9000"),
+                        Map.entry("s3.path-style-access", "true"),
+                        Map.entry("credential", "${env:ICEBERG_REST_CREDENTIAL}"));
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "catalog:\n  type: rest\n  header:\n    X-Iceberg-Access-Delegation: vended-credentials\n",
+                                        "x.yaml"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("x.yaml: catalog: property 'header' must be a single value (Iceberg catalog properties are flat,"
-                        + " e.g. 'header.X-Iceberg-Access-Delegation: vended-credentials')");
+                .hasMessage(
+                        "x.yaml: catalog: property 'header' must be a single value (Iceberg catalog properties are flat,"
+                                + " e.g. 'header.X-Iceberg-Access-Delegation: vended-credentials')");
         assertThatThrownBy(() -> FlowsFile.parse("catalog: rest\n", "x.yaml"))
-                .hasMessage("x.yaml: catalog: a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
+                .hasMessage(
+                        "x.yaml: catalog: a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
     }
 
     @Test
@@ -211,6 +261,9 @@ class FlowsFileTest {
     }
 
     private static FlowConfig flow(String option) throws Exception {
-        return FlowsFile.parse("flows:\n  - table: t\n    keys: [k]\n    " + option + "\n", "x.yaml").flows.get(0);
+        return FlowsFile.parse(
+                        "flows:\n  - table: t\n    keys: [k]\n    " + option + "\n", "x.yaml")
+                .flows
+                .get(0);
     }
 }

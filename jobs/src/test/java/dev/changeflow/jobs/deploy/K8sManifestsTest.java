@@ -1,5 +1,12 @@
 package dev.changeflow.jobs.deploy;
 
+import dev.changeflow.jobs.cli.GoldCommand;
+import dev.changeflow.jobs.cli.IngestCommand;
+import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.gold.GoldSpec;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -15,8 +22,10 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
@@ -31,16 +40,18 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Offline checks of {@code deploy/k8s} (no cluster here): every FlinkDeployment — in the base and in
- * the {@code dev} / {@code prod} overlays assembled by {@code kubectl kustomize} — validates against
- * the Flink Kubernetes Operator's CRD schema with every object closed to unknown fields (a typo
- * fails), every {@code flinkConfiguration} key is a Flink 2.1 {@link ConfigOption} read from the
- * Flink jars, and the Dockerfile builds on Flink 2.1.1 / Java 17 with the S3 plugin and the jar the
- * {@code cluster-jar} profile builds.
+ * Offline checks of {@code deploy/k8s} (no cluster here): every FlinkDeployment — in the base and
+ * in the {@code dev} / {@code prod} overlays assembled by {@code kubectl kustomize} — validates
+ * against the Flink Kubernetes Operator's CRD schema with every object closed to unknown fields (a
+ * typo fails), every {@code flinkConfiguration} key is a Flink 2.1 {@link ConfigOption} read from
+ * the Flink jars, and the Dockerfile builds on Flink 2.1.1 / Java 17 with the S3 plugin and the jar
+ * the {@code cluster-jar} profile builds.
  */
 class K8sManifestsTest {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -57,9 +68,13 @@ class K8sManifestsTest {
             p = p.getParent();
         }
         repo = p;
-        Path crd = repo.resolveSibling("shared").resolve("k8s-crds").resolve("flinkdeployments.flink.apache.org-v1.yml");
+        Path crd =
+                repo.resolveSibling("shared")
+                        .resolve("k8s-crds")
+                        .resolve("flinkdeployments.flink.apache.org-v1.yml");
         if (!Files.exists(crd)) {
-            String msg = "needs the operator's CRD at " + crd + " (../shared/k8s-crds beside the clone)";
+            String msg =
+                    "needs the operator's CRD at " + crd + " (../shared/k8s-crds beside the clone)";
             if ("true".equals(System.getenv("CI"))) {
                 throw new IllegalStateException(msg);
             }
@@ -74,17 +89,23 @@ class K8sManifestsTest {
         assertThat(schema).as("v1beta1 schema in the CRD").isNotNull();
         // Kubernetes adds these to every object; the CRD schema leaves them out
         ObjectNode props = (ObjectNode) schema.path("properties");
-        props.putObject("apiVersion").put("type", "string").putArray("enum").add("flink.apache.org/v1beta1");
+        props.putObject("apiVersion")
+                .put("type", "string")
+                .putArray("enum")
+                .add("flink.apache.org/v1beta1");
         props.putObject("kind").put("type", "string").putArray("enum").add("FlinkDeployment");
         props.putObject("metadata").put("type", "object");
         close((ObjectNode) schema);
-        flinkDeployment = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_4).getSchema(JSON.writeValueAsString(schema));
+        flinkDeployment =
+                SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_4)
+                        .getSchema(JSON.writeValueAsString(schema));
         flinkKeys = flinkConfigKeys();
     }
 
     /** Closes every object schema to unknown fields unless it says it keeps them. */
     static void close(ObjectNode node) {
-        if (node.has("properties") && !node.has("additionalProperties")
+        if (node.has("properties")
+                && !node.has("additionalProperties")
                 && !node.path("x-kubernetes-preserve-unknown-fields").asBoolean(false)) {
             node.put("additionalProperties", false);
         }
@@ -93,16 +114,20 @@ class K8sManifestsTest {
             if (child.isObject()) {
                 close((ObjectNode) child);
             } else if (child.isArray()) {
-                child.forEach(c -> {
-                    if (c.isObject()) {
-                        close((ObjectNode) c);
-                    }
-                });
+                child.forEach(
+                        c -> {
+                            if (c.isObject()) {
+                                close((ObjectNode) c);
+                            }
+                        });
             }
         }
     }
 
-    /** Keys (and fallback keys) of every public static ConfigOption in Flink's *Options classes on the classpath. */
+    /**
+     * Keys (and fallback keys) of every public static ConfigOption in Flink's *Options classes on
+     * the classpath.
+     */
     static TreeSet<String> flinkConfigKeys() throws Exception {
         TreeSet<String> keys = new TreeSet<>();
         for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
@@ -112,17 +137,24 @@ class K8sManifestsTest {
             try (JarFile jar = new JarFile(entry)) {
                 for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
                     String name = e.nextElement().getName();
-                    if (!name.startsWith("org/apache/flink/") || !name.endsWith("Options.class") || name.contains("$")) {
+                    if (!name.startsWith("org/apache/flink/")
+                            || !name.endsWith("Options.class")
+                            || name.contains("$")) {
                         continue;
                     }
                     Class<?> c;
                     try {
-                        c = Class.forName(name.replace('/', '.').replace(".class", ""), false, K8sManifestsTest.class.getClassLoader());
+                        c =
+                                Class.forName(
+                                        name.replace('/', '.').replace(".class", ""),
+                                        false,
+                                        K8sManifestsTest.class.getClassLoader());
                     } catch (Throwable t) {
                         continue;
                     }
                     for (Field f : c.getFields()) {
-                        if (Modifier.isStatic(f.getModifiers()) && ConfigOption.class.isAssignableFrom(f.getType())) {
+                        if (Modifier.isStatic(f.getModifiers())
+                                && ConfigOption.class.isAssignableFrom(f.getType())) {
                             try {
                                 ConfigOption<?> o = (ConfigOption<?>) f.get(null);
                                 keys.add(o.key());
@@ -158,17 +190,27 @@ class K8sManifestsTest {
         for (Error e : flinkDeployment.validate(deployment)) {
             out.add(e.toString());
         }
-        deployment.path("spec").path("flinkConfiguration").fieldNames().forEachRemaining(k -> {
-            if (!flinkKeys.contains(k)) {
-                out.add("flinkConfiguration key '" + k + "' is not a Flink 2.1 option");
-            }
-        });
+        deployment
+                .path("spec")
+                .path("flinkConfiguration")
+                .fieldNames()
+                .forEachRemaining(
+                        k -> {
+                            if (!flinkKeys.contains(k)) {
+                                out.add(
+                                        "flinkConfiguration key '"
+                                                + k
+                                                + "' is not a Flink 2.1 option");
+                            }
+                        });
         return out;
     }
 
     static List<JsonNode> deployments(List<JsonNode> docs) {
         List<JsonNode> out = new ArrayList<>();
-        docs.stream().filter(d -> d.path("kind").asText().equals("FlinkDeployment")).forEach(out::add);
+        docs.stream()
+                .filter(d -> d.path("kind").asText().equals("FlinkDeployment"))
+                .forEach(out::add);
         return out;
     }
 
@@ -183,12 +225,20 @@ class K8sManifestsTest {
                 found.addAll(deployments(documents(Files.readString(f))));
             }
         }
-        assertThat(found).extracting(d -> d.path("metadata").path("name").asText()).containsExactly("changeflow-gold", "changeflow-ingest");
+        assertThat(found)
+                .extracting(d -> d.path("metadata").path("name").asText())
+                .containsExactly("changeflow-gold", "changeflow-ingest");
         for (JsonNode d : found) {
             assertThat(problems(d)).as(d.path("metadata").path("name").asText()).isEmpty();
             assertThat(d.path("spec").path("flinkVersion").asText()).isEqualTo("v2_1");
-            assertThat(d.path("spec").path("job").path("upgradeMode").asText()).isEqualTo("savepoint");
-            assertThat(d.path("spec").path("flinkConfiguration").path("state.backend.type").asText()).isEqualTo("rocksdb");
+            assertThat(d.path("spec").path("job").path("upgradeMode").asText())
+                    .isEqualTo("savepoint");
+            assertThat(
+                            d.path("spec")
+                                    .path("flinkConfiguration")
+                                    .path("state.backend.type")
+                                    .asText())
+                    .isEqualTo("rocksdb");
         }
     }
 
@@ -197,7 +247,9 @@ class K8sManifestsTest {
         for (String overlay : List.of("dev", "prod")) {
             String out = kustomize(repo.resolve("deploy/k8s/overlays").resolve(overlay));
             List<JsonNode> found = deployments(documents(out));
-            assertThat(found).as(overlay).extracting(d -> d.path("metadata").path("name").asText())
+            assertThat(found)
+                    .as(overlay)
+                    .extracting(d -> d.path("metadata").path("name").asText())
                     .containsExactlyInAnyOrder("changeflow-ingest", "changeflow-gold");
             for (JsonNode d : found) {
                 assertThat(problems(d)).as(overlay).isEmpty();
@@ -207,13 +259,22 @@ class K8sManifestsTest {
 
     @Test
     void aTypoFailsTheCheck() throws Exception {
-        JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/ingest-flinkdeployment.yaml")))).get(0);
+        JsonNode d =
+                deployments(
+                                documents(
+                                        Files.readString(
+                                                repo.resolve(
+                                                        "deploy/k8s/base/ingest-flinkdeployment.yaml"))))
+                        .get(0);
         ObjectNode typo = d.deepCopy();
         ((ObjectNode) typo.path("spec").path("job")).put("upgradMode", "savepoint");
         assertThat(problems(typo)).anySatisfy(p -> assertThat(p).contains("upgradMode"));
         ObjectNode badKey = d.deepCopy();
-        ((ObjectNode) badKey.path("spec").path("flinkConfiguration")).put("state.backend.typ", "rocksdb");
-        assertThat(problems(badKey)).containsExactly("flinkConfiguration key 'state.backend.typ' is not a Flink 2.1 option");
+        ((ObjectNode) badKey.path("spec").path("flinkConfiguration"))
+                .put("state.backend.typ", "rocksdb");
+        assertThat(problems(badKey))
+                .containsExactly(
+                        "flinkConfiguration key 'state.backend.typ' is not a Flink 2.1 option");
         ObjectNode badEnum = d.deepCopy();
         ((ObjectNode) badEnum.path("spec")).put("flinkVersion", "v2_9");
         assertThat(problems(badEnum)).isNotEmpty();
@@ -223,44 +284,77 @@ class K8sManifestsTest {
     void dockerfileBuildsOnFlink211Java17WithTheS3PluginAndTheClusterJar() throws Exception {
         String docker = Files.readString(repo.resolve("deploy/k8s/Dockerfile"));
         assertThat(docker).contains("\nFROM flink:2.1.1-java17\n");
-        assertThat(docker).contains("/opt/flink/opt/flink-s3-fs-hadoop-2.1.1.jar /opt/flink/plugins/s3-fs-hadoop/");
+        assertThat(docker)
+                .contains(
+                        "/opt/flink/opt/flink-s3-fs-hadoop-2.1.1.jar /opt/flink/plugins/s3-fs-hadoop/");
         String version = System.getProperty("changeflow.version");
         assertThat(version).as("project version passed by surefire").isNotBlank();
-        assertThat(docker).contains("COPY jobs/target/changeflow-jobs-" + version + "-cluster.jar /opt/flink/usrlib/changeflow.jar");
+        assertThat(docker)
+                .contains(
+                        "COPY jobs/target/changeflow-jobs-"
+                                + version
+                                + "-cluster.jar /opt/flink/usrlib/changeflow.jar");
         String pom = Files.readString(repo.resolve("jobs/pom.xml"));
         assertThat(pom).contains("<shadedClassifierName>cluster</shadedClassifierName>");
-        JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/ingest-flinkdeployment.yaml")))).get(0);
-        assertThat(d.path("spec").path("job").path("jarURI").asText()).isEqualTo("local:///opt/flink/usrlib/changeflow.jar");
+        JsonNode d =
+                deployments(
+                                documents(
+                                        Files.readString(
+                                                repo.resolve(
+                                                        "deploy/k8s/base/ingest-flinkdeployment.yaml"))))
+                        .get(0);
+        assertThat(d.path("spec").path("job").path("jarURI").asText())
+                .isEqualTo("local:///opt/flink/usrlib/changeflow.jar");
     }
 
     @Test
     void jobArgumentsParseWithTheLaunchersOwnParser() throws Exception {
-        List<JsonNode> docs = documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")));
+        List<JsonNode> docs =
+                documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")));
         JsonNode config = docs.get(0).path("data");
-        JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/ingest-flinkdeployment.yaml")))).get(0);
-        assertThat(d.path("spec").path("job").path("entryClass").asText()).isEqualTo(dev.changeflow.jobs.cli.Main.class.getName());
+        JsonNode d =
+                deployments(
+                                documents(
+                                        Files.readString(
+                                                repo.resolve(
+                                                        "deploy/k8s/base/ingest-flinkdeployment.yaml"))))
+                        .get(0);
+        assertThat(d.path("spec").path("job").path("entryClass").asText())
+                .isEqualTo(Main.class.getName());
         List<String> args = expandedArgs(d, config);
-        picocli.CommandLine.ParseResult parsed = new picocli.CommandLine(new dev.changeflow.jobs.cli.Main()).parseArgs(args.toArray(new String[0]));
+        picocli.CommandLine.ParseResult parsed =
+                new picocli.CommandLine(new Main()).parseArgs(args.toArray(new String[0]));
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("ingest");
-        dev.changeflow.jobs.cli.IngestCommand ingest = (dev.changeflow.jobs.cli.IngestCommand) parsed.subcommand().commandSpec().userObject();
-        dev.changeflow.jobs.config.IngestConfig cfg =
-                dev.changeflow.jobs.config.FlowsFile.parse(config.path("flows.yaml").asText(), "changeflow-config/flows.yaml");
+        IngestCommand ingest = (IngestCommand) parsed.subcommand().commandSpec().userObject();
+        IngestConfig cfg =
+                FlowsFile.parse(config.path("flows.yaml").asText(), "changeflow-config/flows.yaml");
         ingest.applyOverrides(cfg);
         assertThat(cfg.kafka.bootstrapServers).isEqualTo("kafka-bootstrap.kafka.svc:9092");
         assertThat(cfg.kafka.topicPattern).isEqualTo("pgbench\\.public\\..*");
-        assertThat(cfg.catalog).containsEntry("type", "rest").containsEntry("uri", "http://iceberg-rest.lakehouse.svc:8181");
-        assertThat(cfg.flows).extracting(f -> f.table).containsExactly("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history");
+        assertThat(cfg.catalog)
+                .containsEntry("type", "rest")
+                .containsEntry("uri", "http://iceberg-rest.lakehouse.svc:8181");
+        assertThat(cfg.flows)
+                .extracting(f -> f.table)
+                .containsExactly(
+                        "pgbench_accounts",
+                        "pgbench_branches",
+                        "pgbench_tellers",
+                        "pgbench_history");
     }
 
-    /** The job arguments as the container sees them: Kubernetes expands $(VAR) from the ConfigMap. */
+    /**
+     * The job arguments as the container sees them: Kubernetes expands $(VAR) from the ConfigMap.
+     */
     private static List<String> expandedArgs(JsonNode deployment, JsonNode config) {
         List<String> args = new ArrayList<>();
         for (JsonNode a : deployment.path("spec").path("job").path("args")) {
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\$\\(([A-Z_]+)\\)").matcher(a.asText());
+            Matcher m = Pattern.compile("\\$\\(([A-Z_]+)\\)").matcher(a.asText());
             StringBuilder out = new StringBuilder();
             while (m.find()) {
                 assertThat(config.has(m.group(1))).as("ConfigMap key " + m.group(1)).isTrue();
-                m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(config.path(m.group(1)).asText()));
+                m.appendReplacement(
+                        out, Matcher.quoteReplacement(config.path(m.group(1)).asText()));
             }
             m.appendTail(out);
             args.add(out.toString());
@@ -270,74 +364,134 @@ class K8sManifestsTest {
 
     @Test
     void goldJobArgumentsParseWithTheLaunchersOwnParser() throws Exception {
-        JsonNode config = documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml"))).get(0).path("data");
-        JsonNode d = deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/gold-flinkdeployment.yaml")))).get(0);
-        assertThat(d.path("spec").path("job").path("entryClass").asText()).isEqualTo(dev.changeflow.jobs.cli.Main.class.getName());
+        JsonNode config =
+                documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")))
+                        .get(0)
+                        .path("data");
+        JsonNode d =
+                deployments(
+                                documents(
+                                        Files.readString(
+                                                repo.resolve(
+                                                        "deploy/k8s/base/gold-flinkdeployment.yaml"))))
+                        .get(0);
+        assertThat(d.path("spec").path("job").path("entryClass").asText())
+                .isEqualTo(Main.class.getName());
         picocli.CommandLine.ParseResult parsed =
-                new picocli.CommandLine(new dev.changeflow.jobs.cli.Main()).parseArgs(expandedArgs(d, config).toArray(new String[0]));
+                new picocli.CommandLine(new Main())
+                        .parseArgs(expandedArgs(d, config).toArray(new String[0]));
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("gold");
-        dev.changeflow.jobs.cli.GoldCommand gold = (dev.changeflow.jobs.cli.GoldCommand) parsed.subcommand().commandSpec().userObject();
-        dev.changeflow.jobs.gold.GoldSpec spec = gold.spec();
+        GoldCommand gold = (GoldCommand) parsed.subcommand().commandSpec().userObject();
+        GoldSpec spec = gold.spec();
         assertThat(spec.source().toString()).isEqualTo("public.pgbench_accounts");
         assertThat(spec.upsert().target().toString()).isEqualTo("gold.accounts");
         assertThat(spec.upsert().columns()).containsExactly("aid, bid, abalance");
         assertThat(spec.upsert().where()).isEqualTo("abalance <> 0");
         assertThat(spec.aggregate().groupBy()).containsExactly("bid");
-        assertThat(spec.aggregate().aggregates()).extracting(Object::toString)
+        assertThat(spec.aggregate().aggregates())
+                .extracting(Object::toString)
                 .containsExactly("balance_total=SUM(abalance)", "account_count=COUNT(*)");
         assertThat(d.path("spec").path("job").path("upgradeMode").asText()).isEqualTo("savepoint");
     }
 
     @Test
     void deployPrintRendersAValidDeploymentWhoseArgumentsParse() throws Exception {
-        java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream stdout = System.out;
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        PrintStream stdout = System.out;
         int code;
         try {
-            System.setOut(new java.io.PrintStream(buf, true, StandardCharsets.UTF_8));
-            code = dev.changeflow.jobs.cli.Main.execute(
-                    "deploy", "--print", "--flows", repo.resolve("examples/pgbench-flows.yaml").toString(),
-                    "--name", "pgbench-ingest", "--namespace", "data", "--image", "registry.example.com/changeflow:0.1.0",
-                    "--state-dir", "s3://lake/flink/", "--kafka-bootstrap", "kafka:9092", "--topic-pattern", "pgbench\\.public\\..*",
-                    "--catalog", "type=rest", "--catalog", "uri=http://rest:8181", "--flink-conf", "execution.checkpointing.interval=1min");
+            System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+            code =
+                    Main.execute(
+                            "deploy",
+                            "--print",
+                            "--flows",
+                            repo.resolve("examples/pgbench-flows.yaml").toString(),
+                            "--name",
+                            "pgbench-ingest",
+                            "--namespace",
+                            "data",
+                            "--image",
+                            "registry.example.com/changeflow:0.1.0",
+                            "--state-dir",
+                            "s3://lake/flink/",
+                            "--kafka-bootstrap",
+                            "kafka:9092",
+                            "--topic-pattern",
+                            "pgbench\\.public\\..*",
+                            "--catalog",
+                            "type=rest",
+                            "--catalog",
+                            "uri=http://rest:8181",
+                            "--flink-conf",
+                            "execution.checkpointing.interval=1min");
         } finally {
             System.setOut(stdout);
         }
         assertThat(code).isZero();
         List<JsonNode> docs = documents(buf.toString(StandardCharsets.UTF_8));
-        assertThat(docs).extracting(n -> n.path("kind").asText()).containsExactly("ConfigMap", "FlinkDeployment");
+        assertThat(docs)
+                .extracting(n -> n.path("kind").asText())
+                .containsExactly("ConfigMap", "FlinkDeployment");
         assertThat(docs.get(0).path("data").path("flows.yaml").asText())
                 .isEqualTo(Files.readString(repo.resolve("examples/pgbench-flows.yaml")));
         JsonNode d = docs.get(1);
         assertThat(problems(d)).isEmpty();
         JsonNode conf = d.path("spec").path("flinkConfiguration");
-        assertThat(conf.path("execution.checkpointing.dir").asText()).isEqualTo("s3://lake/flink/checkpoints/pgbench-ingest");
-        assertThat(conf.path("execution.checkpointing.savepoint-dir").asText()).isEqualTo("s3://lake/flink/savepoints/pgbench-ingest");
+        assertThat(conf.path("execution.checkpointing.dir").asText())
+                .isEqualTo("s3://lake/flink/checkpoints/pgbench-ingest");
+        assertThat(conf.path("execution.checkpointing.savepoint-dir").asText())
+                .isEqualTo("s3://lake/flink/savepoints/pgbench-ingest");
         assertThat(conf.path("execution.checkpointing.interval").asText()).isEqualTo("1min");
         List<String> args = new ArrayList<>();
         d.path("spec").path("job").path("args").forEach(a -> args.add(a.asText()));
-        assertThat(args).containsExactly("ingest", "--cluster", "--flows", "/opt/changeflow/flows/flows.yaml",
-                "--kafka-bootstrap", "kafka:9092", "--topic-pattern", "pgbench\\.public\\..*",
-                "--catalog", "type=rest", "--catalog", "uri=http://rest:8181");
-        picocli.CommandLine.ParseResult parsed = new picocli.CommandLine(new dev.changeflow.jobs.cli.Main()).parseArgs(args.toArray(new String[0]));
-        dev.changeflow.jobs.cli.IngestCommand ingest = (dev.changeflow.jobs.cli.IngestCommand) parsed.subcommand().commandSpec().userObject();
-        dev.changeflow.jobs.config.IngestConfig cfg = dev.changeflow.jobs.config.FlowsFile.parse(
-                docs.get(0).path("data").path("flows.yaml").asText(), "flows.yaml");
+        assertThat(args)
+                .containsExactly(
+                        "ingest",
+                        "--cluster",
+                        "--flows",
+                        "/opt/changeflow/flows/flows.yaml",
+                        "--kafka-bootstrap",
+                        "kafka:9092",
+                        "--topic-pattern",
+                        "pgbench\\.public\\..*",
+                        "--catalog",
+                        "type=rest",
+                        "--catalog",
+                        "uri=http://rest:8181");
+        picocli.CommandLine.ParseResult parsed =
+                new picocli.CommandLine(new Main()).parseArgs(args.toArray(new String[0]));
+        IngestCommand ingest = (IngestCommand) parsed.subcommand().commandSpec().userObject();
+        IngestConfig cfg =
+                FlowsFile.parse(docs.get(0).path("data").path("flows.yaml").asText(), "flows.yaml");
         ingest.applyOverrides(cfg);
         assertThat(cfg.kafka.topicPattern).isEqualTo("pgbench\\.public\\..*");
     }
 
     @Test
     void deployPrintNamesWhatIsMissing() {
-        assertThat(dev.changeflow.jobs.cli.Main.execute(
-                "deploy", "--print", "--flows", repo.resolve("examples/pgbench-flows.yaml").toString(),
-                "--state-dir", "s3://lake/flink", "--kafka-bootstrap", "kafka:9092", "--catalog", "type=rest")).isEqualTo(2);
+        assertThat(
+                        Main.execute(
+                                "deploy",
+                                "--print",
+                                "--flows",
+                                repo.resolve("examples/pgbench-flows.yaml").toString(),
+                                "--state-dir",
+                                "s3://lake/flink",
+                                "--kafka-bootstrap",
+                                "kafka:9092",
+                                "--catalog",
+                                "type=rest"))
+                .isEqualTo(2);
     }
 
     private static String kustomize(Path dir) throws Exception {
         Process p;
         try {
-            p = new ProcessBuilder("kubectl", "kustomize", dir.toString()).redirectErrorStream(true).start();
+            p =
+                    new ProcessBuilder("kubectl", "kustomize", dir.toString())
+                            .redirectErrorStream(true)
+                            .start();
         } catch (IOException e) {
             String msg = "needs kubectl (kubectl kustomize) to assemble the overlays";
             if ("true".equals(System.getenv("CI"))) {

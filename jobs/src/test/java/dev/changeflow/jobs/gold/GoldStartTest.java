@@ -32,17 +32,24 @@ import java.util.UUID;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** Where a Silver→Gold job starts without state: defaults, overlaps, gaps (GOLD_VERSION_MISMATCH). */
+/**
+ * Where a Silver→Gold job starts without state: defaults, overlaps, gaps (GOLD_VERSION_MISMATCH).
+ */
 class GoldStartTest {
-    private static final Schema SILVER = new Schema(
-            List.of(Types.NestedField.required(1, "aid", Types.IntegerType.get()),
-                    Types.NestedField.optional(2, "abalance", Types.IntegerType.get())),
-            Set.of(1));
-    private static final Schema GOLD = new Schema(
-            List.of(Types.NestedField.required(1, "bid", Types.IntegerType.get()),
-                    Types.NestedField.required(2, "n", Types.LongType.get()),
-                    Types.NestedField.required(3, GoldSpec.SOURCE_VERSION, Types.LongType.get())),
-            Set.of(1));
+    private static final Schema SILVER =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "aid", Types.IntegerType.get()),
+                            Types.NestedField.optional(2, "abalance", Types.IntegerType.get())),
+                    Set.of(1));
+    private static final Schema GOLD =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "bid", Types.IntegerType.get()),
+                            Types.NestedField.required(2, "n", Types.LongType.get()),
+                            Types.NestedField.required(
+                                    3, GoldSpec.SOURCE_VERSION, Types.LongType.get())),
+                    Set.of(1));
 
     @TempDir Path dir;
     private HadoopCatalog catalog;
@@ -51,8 +58,12 @@ class GoldStartTest {
     @BeforeEach
     void setUp() throws IOException {
         catalog = new HadoopCatalog(new Configuration(), dir.toUri().toString());
-        silver = catalog.createTable(TableIdentifier.of("silver", "accounts"), SILVER, PartitionSpec.unpartitioned(),
-                Map.of(TableProperties.FORMAT_VERSION, "2"));
+        silver =
+                catalog.createTable(
+                        TableIdentifier.of("silver", "accounts"),
+                        SILVER,
+                        PartitionSpec.unpartitioned(),
+                        Map.of(TableProperties.FORMAT_VERSION, "2"));
         for (int v = 1; v <= 5; v++) {
             append(silver, SILVER, row(SILVER, v, v * 10));
         }
@@ -62,8 +73,12 @@ class GoldStartTest {
     }
 
     private Table gold(String name, long... versions) throws IOException {
-        Table t = catalog.createTable(TableIdentifier.of("gold", name), GOLD, PartitionSpec.unpartitioned(),
-                Map.of(TableProperties.FORMAT_VERSION, "2"));
+        Table t =
+                catalog.createTable(
+                        TableIdentifier.of("gold", name),
+                        GOLD,
+                        PartitionSpec.unpartitioned(),
+                        Map.of(TableProperties.FORMAT_VERSION, "2"));
         int bid = 0;
         for (long v : versions) {
             append(t, GOLD, row(GOLD, ++bid, 1L, v));
@@ -81,87 +96,136 @@ class GoldStartTest {
     void withoutAStartingVersionItContinuesAfterTheGoldVersion() throws IOException {
         GoldStart s = GoldStart.resolve(silver, gold("u", 2, 4), gold("a", 3, 4), null);
         assertEquals(5L, s.startingVersion().getAsLong());
-        // the upsert table lags (a lost commit or delete-only versions): it is replayed, the aggregate skips per group
-        assertEquals(3L, GoldStart.resolve(silver, gold("u2", 2), gold("a2", 4), null).startingVersion().getAsLong());
-        assertEquals(3L, GoldStart.resolve(silver, gold("u3", 2), gold("a3", 4), 5L).startingVersion().getAsLong());
+        // the upsert table lags (a lost commit or delete-only versions): it is replayed, the
+        // aggregate skips per group
+        assertEquals(
+                3L,
+                GoldStart.resolve(silver, gold("u2", 2), gold("a2", 4), null)
+                        .startingVersion()
+                        .getAsLong());
+        assertEquals(
+                3L,
+                GoldStart.resolve(silver, gold("u3", 2), gold("a3", 4), 5L)
+                        .startingVersion()
+                        .getAsLong());
     }
 
     @Test
     void aNewGoldTableBesideAFullOneFailsAnEmptyExistingOneDoesNot() throws IOException {
         Table agg = gold("a", 4);
-        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, true, agg, true, null));
+        GoldException e =
+                assertThrows(
+                        GoldException.class,
+                        () -> GoldStart.resolve(silver, null, true, agg, true, null));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals("GOLD_VERSION_MISMATCH: a new Gold table beside one that already holds rows: (a new table) and"
-                + " hadoop.gold.a (_source_version 4). Both must start from the same Silver snapshot: drop the other one"
-                + " too (or run with --from-scratch) to rebuild both.", e.getMessage().replace(catalog.name() + ".", "hadoop."));
-        // an upsert table that exists without rows (its filter matched nothing yet) follows the aggregate
-        assertEquals(5L, GoldStart.resolve(silver, gold("u"), true, agg, true, null).startingVersion().getAsLong());
+        assertEquals(
+                "GOLD_VERSION_MISMATCH: a new Gold table beside one that already holds rows: (a new table) and"
+                        + " hadoop.gold.a (_source_version 4). Both must start from the same Silver snapshot: drop the other one"
+                        + " too (or run with --from-scratch) to rebuild both.",
+                e.getMessage().replace(catalog.name() + ".", "hadoop."));
+        // an upsert table that exists without rows (its filter matched nothing yet) follows the
+        // aggregate
+        assertEquals(
+                5L,
+                GoldStart.resolve(silver, gold("u"), true, agg, true, null)
+                        .startingVersion()
+                        .getAsLong());
     }
 
     /**
-     * A table without rows beside one with rows may have lost the commit that brought its first rows
-     * (a kill between the two committers): it gets Silver's rows at the other's Gold version first.
+     * A table without rows beside one with rows may have lost the commit that brought its first
+     * rows (a kill between the two committers): it gets Silver's rows at the other's Gold version
+     * first.
      */
     @Test
     void aTableWithoutRowsBesideOneWithRowsGetsSilversRowsFirst() throws IOException {
         GoldStart s = GoldStart.resolve(silver, gold("u"), true, gold("a", 4), true, null);
-        assertEquals("GoldStart{startingVersion=5, Silver's rows at version 4 first}", s.toString());
+        assertEquals(
+                "GoldStart{startingVersion=5, Silver's rows at version 4 first}", s.toString());
         assertEquals(ChangeFeedStream.Start.snapshotThenChanges(5), s.feedStart());
         // the other way round: the aggregate lost its first commit
-        assertEquals(ChangeFeedStream.Start.snapshotThenChanges(3),
+        assertEquals(
+                ChangeFeedStream.Start.snapshotThenChanges(3),
                 GoldStart.resolve(silver, gold("u2", 2), true, gold("a2"), true, null).feedStart());
         // an explicit start is checked against the table with rows, and still brings the rows first
-        assertEquals(ChangeFeedStream.Start.snapshotThenChanges(5),
+        assertEquals(
+                ChangeFeedStream.Start.snapshotThenChanges(5),
                 GoldStart.resolve(silver, gold("u3"), true, gold("a3", 4), true, 5L).feedStart());
-        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH,
-                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, gold("u4"), true, gold("a4", 4), true, 4L)).code());
+        assertEquals(
+                GoldException.Code.GOLD_VERSION_MISMATCH,
+                assertThrows(
+                                GoldException.class,
+                                () ->
+                                        GoldStart.resolve(
+                                                silver, gold("u4"), true, gold("a4", 4), true, 4L))
+                        .code());
         // tables with rows: changes only
-        assertEquals(ChangeFeedStream.Start.changesFrom(5), GoldStart.resolve(silver, gold("u5", 4), gold("a5", 4), null).feedStart());
-        assertEquals(ChangeFeedStream.Start.currentSnapshot(), GoldStart.resolve(silver, gold("u6"), gold("a6"), null).feedStart());
+        assertEquals(
+                ChangeFeedStream.Start.changesFrom(5),
+                GoldStart.resolve(silver, gold("u5", 4), gold("a5", 4), null).feedStart());
+        assertEquals(
+                ChangeFeedStream.Start.currentSnapshot(),
+                GoldStart.resolve(silver, gold("u6"), gold("a6"), null).feedStart());
     }
 
     @Test
     void emptyGoldTablesStartOnlyWhereSilverHeldNoRows() throws IOException {
         Table upsert = gold("u");
-        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, upsert, null, 3L));
+        GoldException e =
+                assertThrows(
+                        GoldException.class, () -> GoldStart.resolve(silver, upsert, null, 3L));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals("GOLD_VERSION_MISMATCH: the Gold tables are empty (hadoop.gold.u (_source_version none: no rows)),"
-                + " and starting at version 3 would leave out the rows Silver hadoop.silver.accounts held at version 2."
-                + " Omit the starting version: an empty Gold starts from Silver's current snapshot.",
+        assertEquals(
+                "GOLD_VERSION_MISMATCH: the Gold tables are empty (hadoop.gold.u (_source_version none: no rows)),"
+                        + " and starting at version 3 would leave out the rows Silver hadoop.silver.accounts held at version 2."
+                        + " Omit the starting version: an empty Gold starts from Silver's current snapshot.",
                 e.getMessage().replace(catalog.name() + ".", "hadoop."));
         // before version 1 Silver was empty: starting there reads everything
         assertEquals(1L, GoldStart.resolve(silver, upsert, null, 1L).startingVersion().getAsLong());
-        assertThrows(IllegalArgumentException.class, () -> GoldStart.resolve(silver, upsert, null, -1L));
-        GoldException late = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, gold("a", 7), null, 9L));
-        assertEquals("GOLD_VERSION_MISMATCH: starting version 9 is after Silver hadoop.silver.accounts's next version 8"
-                + " (its latest is 7): start at version 8 or omit the starting version.",
+        assertThrows(
+                IllegalArgumentException.class, () -> GoldStart.resolve(silver, upsert, null, -1L));
+        GoldException late =
+                assertThrows(
+                        GoldException.class,
+                        () -> GoldStart.resolve(silver, gold("a", 7), null, 9L));
+        assertEquals(
+                "GOLD_VERSION_MISMATCH: starting version 9 is after Silver hadoop.silver.accounts's next version 8"
+                        + " (its latest is 7): start at version 8 or omit the starting version.",
                 late.getMessage().replace(catalog.name() + ".", "hadoop."));
     }
 
     @Test
     void anOverlapFails() throws IOException {
         Table agg = gold("a", 3, 4);
-        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 4L));
+        GoldException e =
+                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 4L));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals("GOLD_VERSION_MISMATCH: starting version 4 overlaps the Gold tables: hadoop.gold.a (_source_version 4)"
-                + " already contain Silver hadoop.silver.accounts up to version 4; its changes would be applied twice."
-                + " Start at version 5 (or omit the starting version).", e.getMessage().replace(catalog.name() + ".", "hadoop."));
+        assertEquals(
+                "GOLD_VERSION_MISMATCH: starting version 4 overlaps the Gold tables: hadoop.gold.a (_source_version 4)"
+                        + " already contain Silver hadoop.silver.accounts up to version 4; its changes would be applied twice."
+                        + " Start at version 5 (or omit the starting version).",
+                e.getMessage().replace(catalog.name() + ".", "hadoop."));
         assertEquals(5L, GoldStart.resolve(silver, null, agg, 5L).startingVersion().getAsLong());
     }
 
     @Test
     void aGapFailsUnlessTheSkippedVersionsHaveNoChange() throws IOException {
         Table agg = gold("a", 4);
-        GoldException e = assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 6L));
+        GoldException e =
+                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 6L));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals("GOLD_VERSION_MISMATCH: starting version 6 leaves a gap: hadoop.gold.a (_source_version 4) contain"
-                + " Silver hadoop.silver.accounts up to version 4, and versions 5..5 hold 1 change(s) no Gold commit contains."
-                + " Start at version 5 (or omit the starting version).", e.getMessage().replace(catalog.name() + ".", "hadoop."));
+        assertEquals(
+                "GOLD_VERSION_MISMATCH: starting version 6 leaves a gap: hadoop.gold.a (_source_version 4) contain"
+                        + " Silver hadoop.silver.accounts up to version 4, and versions 5..5 hold 1 change(s) no Gold commit contains."
+                        + " Start at version 5 (or omit the starting version).",
+                e.getMessage().replace(catalog.name() + ".", "hadoop."));
         // Gold at 5: version 6 changed nothing, so starting at 7 leaves no gap
         Table at5 = gold("b", 5);
         assertEquals(7L, GoldStart.resolve(silver, null, at5, 7L).startingVersion().getAsLong());
-        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH,
-                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, at5, 8L)).code());
+        assertEquals(
+                GoldException.Code.GOLD_VERSION_MISMATCH,
+                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, at5, 8L))
+                        .code());
     }
 
     private static Record row(Schema schema, Object... values) {
@@ -173,18 +237,23 @@ class GoldStartTest {
     }
 
     private static void append(Table table, Schema schema, Record... rows) throws IOException {
-        OutputFile out = table.io().newOutputFile(table.location() + "/data/" + UUID.randomUUID() + ".parquet");
-        FileAppender<Record> appender = new GenericAppenderFactory(schema).newAppender(out, FileFormat.PARQUET);
+        OutputFile out =
+                table.io()
+                        .newOutputFile(
+                                table.location() + "/data/" + UUID.randomUUID() + ".parquet");
+        FileAppender<Record> appender =
+                new GenericAppenderFactory(schema).newAppender(out, FileFormat.PARQUET);
         try (appender) {
             for (Record r : rows) {
                 appender.add(r);
             }
         }
-        DataFile file = DataFiles.builder(PartitionSpec.unpartitioned())
-                .withInputFile(out.toInputFile())
-                .withMetrics(appender.metrics())
-                .withFormat(FileFormat.PARQUET)
-                .build();
+        DataFile file =
+                DataFiles.builder(PartitionSpec.unpartitioned())
+                        .withInputFile(out.toInputFile())
+                        .withMetrics(appender.metrics())
+                        .withFormat(FileFormat.PARQUET)
+                        .build();
         table.newAppend().appendFile(file).commit();
     }
 }

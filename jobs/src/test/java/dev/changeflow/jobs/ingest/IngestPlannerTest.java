@@ -11,7 +11,6 @@ import dev.changeflow.sources.changes.SchemaChangeException;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.iceberg.catalog.Catalog;
-
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
@@ -29,10 +28,12 @@ class IngestPlannerTest {
 
     private Path capture() throws Exception {
         Path f = tmp.resolve("c.jsonl");
-        Files.write(f, List.of(
-                "{\"key\":{\"id\":1},\"value\":{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\",\"n\":2},"
-                        + "\"source\":{\"schema\":\"inventory\",\"table\":\"items\",\"lsn\":10},\"op\":\"c\",\"ts_ms\":1},"
-                        + "\"topic\":\"srv.inventory.items\"}"));
+        Files.write(
+                f,
+                List.of(
+                        "{\"key\":{\"id\":1},\"value\":{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\",\"n\":2},"
+                                + "\"source\":{\"schema\":\"inventory\",\"table\":\"items\",\"lsn\":10},\"op\":\"c\",\"ts_ms\":1},"
+                                + "\"topic\":\"srv.inventory.items\"}"));
         return f;
     }
 
@@ -43,36 +44,47 @@ class IngestPlannerTest {
         IngestPlan.Flow f = plan.flows.get(0);
         assertThat(f.target).isEqualTo(TableIdentifier.of("inventory", "items"));
         assertThat(f.spec.sequenceBy()).containsExactly("_source_lsn");
-        assertThat(f.spec.targetType().toString()).isEqualTo("ROW<`id` BIGINT NOT NULL, `name` STRING, `n` BIGINT>");
+        assertThat(f.spec.targetType().toString())
+                .isEqualTo("ROW<`id` BIGINT NOT NULL, `name` STRING, `n` BIGINT>");
         assertThat(f.decoder.sourceNames()).containsExactly("items");
     }
 
     @Test
     void aliasesOfEnvelopeFieldsAndColumnsListingMetadata() throws Exception {
-        IngestConfig cfg = FlowsFile.parse(
-                "namespace: silver\nflows:\n  - table: items\n    keys: [id]\n    sequence-by: source.lsn\n"
-                        + "    scd-type: 2\n    columns: [id, name, source.lsn]\n    schema: 'id INT, name STRING, n INT'\n", "f.yaml");
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        "namespace: silver\nflows:\n  - table: items\n    keys: [id]\n    sequence-by: source.lsn\n"
+                                + "    scd-type: 2\n    columns: [id, name, source.lsn]\n    schema: 'id INT, name STRING, n INT'\n",
+                        "f.yaml");
         IngestPlan.Flow f = IngestPlanner.plan(cfg, List.of(capture())).flows.get(0);
         assertThat(f.target).isEqualTo(TableIdentifier.of("silver", "items"));
         assertThat(f.spec.targetType().toString())
-                .isEqualTo("ROW<`id` INT NOT NULL, `name` STRING, `_source_lsn` BIGINT, `__START_AT` BIGINT NOT NULL, `__END_AT` BIGINT>");
+                .isEqualTo(
+                        "ROW<`id` INT NOT NULL, `name` STRING, `_source_lsn` BIGINT, `__START_AT` BIGINT NOT NULL, `__END_AT` BIGINT>");
         assertThat(f.spec.identifierFields()).containsExactly("id", "__START_AT");
     }
 
-    static final String ADD_COLUMNS_FLOWS = "namespace: silver\nflows:\n"
-            + "  - table: items\n    keys: [id]\n    columns: [id, name, source.lsn]\n"
-            + "    schema: 'id INT, name STRING'\n    on-schema-change: add-columns\n"
-            + "  - table: items\n    target: items_history\n    scd-type: 2\n    keys: [id]\n"
-            + "    schema: 'id INT, name STRING'\n    on-schema-change: add-columns\n";
+    static final String ADD_COLUMNS_FLOWS =
+            "namespace: silver\nflows:\n"
+                    + "  - table: items\n    keys: [id]\n    columns: [id, name, source.lsn]\n"
+                    + "    schema: 'id INT, name STRING'\n    on-schema-change: add-columns\n"
+                    + "  - table: items\n    target: items_history\n    scd-type: 2\n    keys: [id]\n"
+                    + "    schema: 'id INT, name STRING'\n    on-schema-change: add-columns\n";
 
     static SchemaChangeException newColumnW() {
-        return new SchemaChangeException("items", "items", "srv.inventory.items", 0, 5,
+        return new SchemaChangeException(
+                "items",
+                "items",
+                "srv.inventory.items",
+                0,
+                5,
                 List.of(new RowType.RowField("w", VarCharType.STRING_TYPE)));
     }
 
     @Test
     void addedColumnsWidenEveryFlowOfTheSourceAndAnIncludeList() throws Exception {
-        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(ADD_COLUMNS_FLOWS, "f.yaml"), List.of());
+        IngestPlan plan =
+                IngestPlanner.plan(FlowsFile.parse(ADD_COLUMNS_FLOWS, "f.yaml"), List.of());
         Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
         ClusterIngest.ensureTables(cat, plan);
         assertThat(IngestPlanner.withAddedColumns(plan, cat)).isSameAs(plan);
@@ -81,32 +93,44 @@ class IngestPlannerTest {
                 .containsExactly("silver.items: + w STRING", "silver.items_history: + w STRING");
         assertThat(AddColumns.apply(cat, plan, newColumnW(), true)).as("idempotent").isEmpty();
         assertThat(cat.loadTable(TableIdentifier.of("silver", "items_history")).schema().columns())
-                .extracting(Types.NestedField::name).containsExactly("id", "name", "w", "__START_AT", "__END_AT");
+                .extracting(Types.NestedField::name)
+                .containsExactly("id", "name", "w", "__START_AT", "__END_AT");
 
         IngestPlan wider = IngestPlanner.withAddedColumns(plan, cat);
         IngestPlan.Flow current = wider.flows.get(0);
         IngestPlan.Flow history = wider.flows.get(1);
-        assertThat(current.decoder.dataType().toString()).isEqualTo("ROW<`id` INT, `name` STRING, `w` STRING>");
-        assertThat(current.spec.targetType().getFieldNames()).containsExactly("id", "name", "w", "_source_lsn");
-        assertThat(history.spec.targetType().getFieldNames()).containsExactly("id", "name", "w", "__START_AT", "__END_AT");
-        assertThat(IngestJob.sameRouting(current.decoder, history.decoder)).as("one decoder serves both").isTrue();
+        assertThat(current.decoder.dataType().toString())
+                .isEqualTo("ROW<`id` INT, `name` STRING, `w` STRING>");
+        assertThat(current.spec.targetType().getFieldNames())
+                .containsExactly("id", "name", "w", "_source_lsn");
+        assertThat(history.spec.targetType().getFieldNames())
+                .containsExactly("id", "name", "w", "__START_AT", "__END_AT");
+        assertThat(IngestJob.sameRouting(current.decoder, history.decoder))
+                .as("one decoder serves both")
+                .isTrue();
         ClusterIngest.ensureTables(cat, wider); // the evolved tables match the wider plan (A1)
     }
 
     @Test
     void addColumnsRefusesToOutgrowSavedStateRows() throws Exception {
-        String flows = "namespace: silver\nflows:\n  - table: items\n    keys: [id]\n"
-                + "    schema: 'id INT, a INT, b INT, c INT, d INT, e INT, f INT, g INT'\n    on-schema-change: add-columns\n";
+        String flows =
+                "namespace: silver\nflows:\n  - table: items\n    keys: [id]\n"
+                        + "    schema: 'id INT, a INT, b INT, c INT, d INT, e INT, f INT, g INT'\n    on-schema-change: add-columns\n";
         IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "f.yaml"), List.of());
         Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
         ClusterIngest.ensureTables(cat, plan);
         assertThatThrownBy(() -> AddColumns.apply(cat, plan, newColumnW(), true))
-                .isInstanceOfSatisfying(ChangeRecordException.class, e -> assertThat(e.code()).isEqualTo(QuarantineReason.SCHEMA_CHANGED))
-                .hasMessageContaining("table silver.items would grow from 8 to 9 stored columns with w STRING")
+                .isInstanceOfSatisfying(
+                        ChangeRecordException.class,
+                        e -> assertThat(e.code()).isEqualTo(QuarantineReason.SCHEMA_CHANGED))
+                .hasMessageContaining(
+                        "table silver.items would grow from 8 to 9 stored columns with w STRING")
                 .hasMessageContaining("--from-scratch");
-        assertThat(cat.loadTable(TableIdentifier.of("silver", "items")).schema().findField("w")).isNull();
+        assertThat(cat.loadTable(TableIdentifier.of("silver", "items")).schema().findField("w"))
+                .isNull();
         // without saved state there is nothing to read back: the column is added
-        assertThat(AddColumns.apply(cat, plan, newColumnW(), false)).containsExactly("silver.items: + w STRING");
+        assertThat(AddColumns.apply(cat, plan, newColumnW(), false))
+                .containsExactly("silver.items: + w STRING");
     }
 
     @Test
@@ -120,19 +144,31 @@ class IngestPlannerTest {
 
     @Test
     void plainJsonNeedsASequenceAndAKeyDroppedByColumnsIsRejected() throws Exception {
-        IngestConfig json = FlowsFile.parse("format: json\nflows:\n  - table: t\n    keys: [id]\n    schema: 'id INT'\n", "f.yaml");
+        IngestConfig json =
+                FlowsFile.parse(
+                        "format: json\nflows:\n  - table: t\n    keys: [id]\n    schema: 'id INT'\n",
+                        "f.yaml");
         assertThatThrownBy(() -> IngestPlanner.plan(json, List.of(capture())))
                 .hasMessage("flow 't': 'sequence-by' is required for format json");
-        IngestConfig dropped = FlowsFile.parse(
-                "flows:\n  - table: items\n    keys: [id]\n    columns: '* EXCEPT (id)'\n", "f.yaml");
+        IngestConfig dropped =
+                FlowsFile.parse(
+                        "flows:\n  - table: items\n    keys: [id]\n    columns: '* EXCEPT (id)'\n",
+                        "f.yaml");
         assertThatThrownBy(() -> IngestPlanner.plan(dropped, List.of(capture())))
-                .isInstanceOfSatisfying(AutoCdcException.class, e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.KEY_DROPPED_BY_COLUMNS));
+                .isInstanceOfSatisfying(
+                        AutoCdcException.class,
+                        e ->
+                                assertThat(e.code())
+                                        .isEqualTo(AutoCdcException.Code.KEY_DROPPED_BY_COLUMNS));
     }
 
     @Test
     void aSinglePlainJsonFlowTakesEveryRecord() throws Exception {
-        IngestConfig cfg = FlowsFile.parse(
-                "format: json\nflows:\n  - table: t\n    keys: [id]\n    sequence-by: s\n    schema: 'id INT, s INT'\n", "f.yaml");
-        assertThat(IngestPlanner.plan(cfg, List.of(capture())).flows.get(0).decoder.sourceNames()).isEmpty();
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        "format: json\nflows:\n  - table: t\n    keys: [id]\n    sequence-by: s\n    schema: 'id INT, s INT'\n",
+                        "f.yaml");
+        assertThat(IngestPlanner.plan(cfg, List.of(capture())).flows.get(0).decoder.sourceNames())
+                .isEmpty();
     }
 }

@@ -5,8 +5,8 @@ import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.sources.kafka.KafkaChangeRecord;
 import dev.changeflow.sources.kafka.StartingOffsets;
 
-import org.apache.flink.streaming.api.operators.ProcessOperator;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.operators.ProcessOperator;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 
@@ -26,13 +26,16 @@ class KafkaProgressFunctionTest {
         return new KafkaChangeRecord(topic, partition, offset, 0L, null, new byte[] {'{', '}'});
     }
 
-    static OneInputStreamOperatorTestHarness<KafkaChangeRecord, KafkaChangeRecord> harness(KafkaProgressFunction fn) throws Exception {
+    static OneInputStreamOperatorTestHarness<KafkaChangeRecord, KafkaChangeRecord> harness(
+            KafkaProgressFunction fn) throws Exception {
         return new OneInputStreamOperatorTestHarness<>(new ProcessOperator<>(fn));
     }
 
     @Test
-    void partitionsArePendingUntilTheRecordBeforeTheirEndOffsetPassedAlsoAcrossARestore() throws Exception {
-        // a0 holds offsets 0..2, a1 is empty, b0 starts at 5 (earlier records deleted) and ends at 7
+    void partitionsArePendingUntilTheRecordBeforeTheirEndOffsetPassedAlsoAcrossARestore()
+            throws Exception {
+        // a0 holds offsets 0..2, a1 is empty, b0 starts at 5 (earlier records deleted) and ends at
+        // 7
         Map<String, Long> end = Map.of(A0, 3L, A1, 0L, B0, 7L);
         Map<String, Long> start = Map.of(A0, 0L, A1, 0L, B0, 5L);
         KafkaProgressFunction fn = new KafkaProgressFunction(end, start);
@@ -48,9 +51,11 @@ class KafkaProgressFunctionTest {
             snapshot = h.snapshot(1L, 1L);
             assertThat(h.extractOutputValues()).hasSize(4);
         }
-        // resumed: a0 continues at 2, b0 got two more records, a1 one, and a new partition b1 is not awaited
+        // resumed: a0 continues at 2, b0 got two more records, a1 one, and a new partition b1 is
+        // not awaited
         Map<String, Long> end2 = Map.of(A0, 3L, A1, 1L, B0, 9L);
-        KafkaProgressFunction resumed = new KafkaProgressFunction(end2, Map.of(A0, 0L, A1, 0L, B0, 0L));
+        KafkaProgressFunction resumed =
+                new KafkaProgressFunction(end2, Map.of(A0, 0L, A1, 0L, B0, 0L));
         try (var h = harness(resumed)) {
             h.initializeState(snapshot);
             h.open();
@@ -64,7 +69,9 @@ class KafkaProgressFunctionTest {
             assertThat(resumed.pending()).isEmpty();
         }
         // resumed with nothing new: nothing pending from the start
-        KafkaProgressFunction idle = new KafkaProgressFunction(Map.of(A0, 3L, A1, 0L, B0, 7L), Map.of(A0, 0L, A1, 0L, B0, 0L));
+        KafkaProgressFunction idle =
+                new KafkaProgressFunction(
+                        Map.of(A0, 3L, A1, 0L, B0, 7L), Map.of(A0, 0L, A1, 0L, B0, 0L));
         try (var h = harness(idle)) {
             h.initializeState(snapshot);
             h.open();
@@ -74,26 +81,33 @@ class KafkaProgressFunctionTest {
 
     @Test
     void flowsFileKafkaBlock() throws Exception {
-        IngestConfig cfg = FlowsFile.parse(String.join("\n",
-                "kafka:",
-                "  bootstrap-servers: 127.0.0.1:9092",
-                "  topics: pg.public.a, pg.public.b",
-                "  group-id: g1",
-                "  starting-offsets: timestamp:1700000000000",
-                "  until-idle: 10s",
-                "  properties: {security.protocol: PLAINTEXT}",
-                "flows:",
-                "  - table: a",
-                "    keys: [id]"), "flows.yaml");
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        String.join(
+                                "\n",
+                                "kafka:",
+                                "  bootstrap-servers: 127.0.0.1:9092",
+                                "  topics: pg.public.a, pg.public.b",
+                                "  group-id: g1",
+                                "  starting-offsets: timestamp:1700000000000",
+                                "  until-idle: 10s",
+                                "  properties: {security.protocol: PLAINTEXT}",
+                                "flows:",
+                                "  - table: a",
+                                "    keys: [id]"),
+                        "flows.yaml");
         assertThat(cfg.kafka.bootstrapServers).isEqualTo("127.0.0.1:9092");
         assertThat(cfg.kafka.topics).containsExactly("pg.public.a", "pg.public.b");
         assertThat(cfg.kafka.groupId).isEqualTo("g1");
-        assertThat(cfg.kafka.startingOffsets).isEqualTo(StartingOffsets.timestamp(1_700_000_000_000L));
+        assertThat(cfg.kafka.startingOffsets)
+                .isEqualTo(StartingOffsets.timestamp(1_700_000_000_000L));
         assertThat(cfg.kafka.properties).containsEntry("security.protocol", "PLAINTEXT");
         assertThat(cfg.untilIdle).isEqualTo(Duration.ofSeconds(10));
-        assertThatThrownBy(() -> FlowsFile.parse("kafka: {bootstrap: x}\n", "f.yaml")).hasMessageContaining("bootstrap");
+        assertThatThrownBy(() -> FlowsFile.parse("kafka: {bootstrap: x}\n", "f.yaml"))
+                .hasMessageContaining("bootstrap");
         assertThatThrownBy(() -> FlowsFile.parse("kafka: {starting-offsets: soon}\n", "f.yaml"))
-                .hasMessageContaining("f.yaml: kafka: starting-offsets: expected earliest, latest, committed or timestamp:<epoch ms>");
+                .hasMessageContaining(
+                        "f.yaml: kafka: starting-offsets: expected earliest, latest, committed or timestamp:<epoch ms>");
         assertThat(List.of(cfg.kafka.validate())).hasSize(1);
     }
 }

@@ -26,15 +26,18 @@ class LocalJobStateTest {
         return IngestPlanner.plan(cfg, List.of(tmp));
     }
 
-    private static final String ITEMS = "flows:\n  - table: items\n    keys: [id]\n    schema: 'id INT, v INT, ts BIGINT'\n";
-    private static final String ORDERS = "  - table: orders\n    keys: [oid]\n    schema: 'oid INT'\n";
+    private static final String ITEMS =
+            "flows:\n  - table: items\n    keys: [id]\n    schema: 'id INT, v INT, ts BIGINT'\n";
+    private static final String ORDERS =
+            "  - table: orders\n    keys: [oid]\n    schema: 'oid INT'\n";
 
     @Test
     void aSecondRunOfTheSameJobIsRefusedWhileTheFirstHoldsTheLock() throws Exception {
         try (LocalJobState first = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
             assertThatThrownBy(() -> LocalJobState.lock(tmp.resolve("j.state"), "j"))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessageStartingWith("another run of job 'j' is using " + tmp.resolve("j.state"));
+                    .hasMessageStartingWith(
+                            "another run of job 'j' is using " + tmp.resolve("j.state"));
         }
         LocalJobState.lock(tmp.resolve("j.state"), "j").close();
     }
@@ -45,11 +48,28 @@ class LocalJobStateTest {
             state.saveDefinitions(plan(ITEMS + ORDERS));
             assertThat(state.checkDefinitions(plan(ITEMS + ORDERS))).isEmpty();
             assertThat(state.checkDefinitions(plan(ITEMS))).containsExactly("orders");
-            assertThatThrownBy(() -> state.checkDefinitions(plan(ITEMS.replace("keys: [id]", "keys: [id]\n    sequence-by: ts"))))
-                    .isInstanceOfSatisfying(AutoCdcException.class, e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.FLOW_CHANGED_FOR_EXISTING_STATE))
-                    .hasMessageStartingWith("FLOW_CHANGED_FOR_EXISTING_STATE: flow 'items': sequence-by changed from [\"_source_lsn\"] to [\"ts\"]");
-            assertThatThrownBy(() -> state.checkDefinitions(plan(ITEMS.replace("keys: [id]", "keys: [id, v]"))))
-                    .hasMessageStartingWith("FLOW_CHANGED_FOR_EXISTING_STATE: flow 'items': keys changed from [\"id\"] to [\"id\",\"v\"]");
+            assertThatThrownBy(
+                            () ->
+                                    state.checkDefinitions(
+                                            plan(
+                                                    ITEMS.replace(
+                                                            "keys: [id]",
+                                                            "keys: [id]\n    sequence-by: ts"))))
+                    .isInstanceOfSatisfying(
+                            AutoCdcException.class,
+                            e ->
+                                    assertThat(e.code())
+                                            .isEqualTo(
+                                                    AutoCdcException.Code
+                                                            .FLOW_CHANGED_FOR_EXISTING_STATE))
+                    .hasMessageStartingWith(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'items': sequence-by changed from [\"_source_lsn\"] to [\"ts\"]");
+            assertThatThrownBy(
+                            () ->
+                                    state.checkDefinitions(
+                                            plan(ITEMS.replace("keys: [id]", "keys: [id, v]"))))
+                    .hasMessageStartingWith(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'items': keys changed from [\"id\"] to [\"id\",\"v\"]");
             assertThatThrownBy(() -> state.checkDefinitions(plan(ITEMS + "    scd-type: 2\n")))
                     .hasMessageContaining("scd-type changed from \"TYPE_1\" to \"TYPE_2\"");
         }
@@ -57,14 +77,26 @@ class LocalJobStateTest {
 
     @Test
     void onlyTheSavepointOfACleanStopCountsAsCommittedAndFromScratchForgetsIt() throws Exception {
-        Path savepoint = tmp.resolve("ck").resolve("savepoints").resolve("0123456789abcdef0123456789abcdef").resolve("savepoint-012345-abc");
-        Path checkpoint = tmp.resolve("ck").resolve("checkpoints").resolve("0123456789abcdef0123456789abcdef").resolve("chk-7");
+        Path savepoint =
+                tmp.resolve("ck")
+                        .resolve("savepoints")
+                        .resolve("0123456789abcdef0123456789abcdef")
+                        .resolve("savepoint-012345-abc");
+        Path checkpoint =
+                tmp.resolve("ck")
+                        .resolve("checkpoints")
+                        .resolve("0123456789abcdef0123456789abcdef")
+                        .resolve("chk-7");
         try (LocalJobState state = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
             assertThat(state.committed(savepoint)).isFalse();
             state.markCommitted(savepoint);
             assertThat(state.committed(savepoint)).isTrue();
-            assertThat(state.committed(tmp.resolve("ck/savepoints/0123456789abcdef0123456789abcdef/../0123456789abcdef0123456789abcdef/savepoint-012345-abc")))
-                    .as("the same folder, spelled otherwise").isTrue();
+            assertThat(
+                            state.committed(
+                                    tmp.resolve(
+                                            "ck/savepoints/0123456789abcdef0123456789abcdef/../0123456789abcdef0123456789abcdef/savepoint-012345-abc")))
+                    .as("the same folder, spelled otherwise")
+                    .isTrue();
             assertThat(state.committed(checkpoint)).isFalse();
             state.clear();
             assertThat(state.committed(savepoint)).isFalse();
@@ -72,12 +104,14 @@ class LocalJobStateTest {
     }
 
     @Test
-    void filesDoneListsAreFiledByJobIdAndCheckpointIdAndCleanUpKeepsOnlyTheSavepointsList() throws Exception {
+    void filesDoneListsAreFiledByJobIdAndCheckpointIdAndCleanUpKeepsOnlyTheSavepointsList()
+            throws Exception {
         String jobA = "0123456789abcdef0123456789abcdef";
         String jobB = "fedcba9876543210fedcba9876543210";
         Path ck = tmp.resolve("ck");
         Path done = ck.resolve(LocalIngest.FILES_DONE);
-        // job B resumed from A's checkpoint 2 and counted on: both have a checkpoint 3, with different lists
+        // job B resumed from A's checkpoint 2 and counted on: both have a checkpoint 3, with
+        // different lists
         Path a3 = ck.resolve("checkpoints").resolve(jobA).resolve("chk-3");
         Path b3 = ck.resolve("checkpoints").resolve(jobB).resolve("chk-3");
         Path legacy = ck.resolve("savepoints").resolve("savepoint-012345-abcdef");
@@ -87,9 +121,14 @@ class LocalJobStateTest {
         Files.write(done.resolve(jobB).resolve("3.txt"), List.of("/in/a.jsonl", "/in/b.jsonl"));
         Files.write(done.resolve("3.txt"), List.of("/in/old.jsonl"));
         assertThat(FileProgressFunction.doneAt(done, a3, 3)).containsExactly("/in/a.jsonl");
-        assertThat(FileProgressFunction.doneAt(done, b3, 3)).containsExactly("/in/a.jsonl", "/in/b.jsonl");
-        assertThat(FileProgressFunction.doneAt(done, b3, 4)).as("no list: nothing read completely").isEmpty();
-        assertThat(FileProgressFunction.doneAt(done, legacy, 3)).as("savepoint of an older release").containsExactly("/in/old.jsonl");
+        assertThat(FileProgressFunction.doneAt(done, b3, 3))
+                .containsExactly("/in/a.jsonl", "/in/b.jsonl");
+        assertThat(FileProgressFunction.doneAt(done, b3, 4))
+                .as("no list: nothing read completely")
+                .isEmpty();
+        assertThat(FileProgressFunction.doneAt(done, legacy, 3))
+                .as("savepoint of an older release")
+                .containsExactly("/in/old.jsonl");
         assertThat(FileProgressFunction.jobIdOf(a3)).isEqualTo(jobA);
         assertThat(FileProgressFunction.jobIdOf(legacy)).isNull();
     }
@@ -101,7 +140,10 @@ class LocalJobStateTest {
         Map<String, String> seen = LocalJobState.fingerprints(List.of(f.toString()));
         Files.writeString(f, "{}\n{}\n");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        LocalJobState.warnChanged(seen, LocalJobState.fingerprints(List.of(f.toString())), new PrintStream(out, true, StandardCharsets.UTF_8));
+        LocalJobState.warnChanged(
+                seen,
+                LocalJobState.fingerprints(List.of(f.toString())),
+                new PrintStream(out, true, StandardCharsets.UTF_8));
         assertThat(out.toString(StandardCharsets.UTF_8))
                 .startsWith("WARNING: " + f + " changed since it was read (size and time were 3 ")
                 .contains("changeflow reads each file once, by path");

@@ -8,6 +8,7 @@ import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.table.types.logical.VarCharType;
@@ -15,8 +16,7 @@ import org.apache.flink.table.types.logical.VarCharType;
 import javax.annotation.Nullable;
 
 /**
- * The quarantine table's row (semantics.md A5), one table per namespace named
- * {@value #TABLE_NAME}:
+ * The quarantine table's row (semantics.md A5), one table per namespace named {@value #TABLE_NAME}:
  *
  * <pre>
  * flow STRING, source STRING (topic or file), partition INT, offset BIGINT (Kafka offset or line
@@ -32,7 +32,7 @@ public final class QuarantineRecords {
     /** The quarantine table's row type. */
     public static final RowType ROW_TYPE =
             RowType.of(
-                    new org.apache.flink.table.types.logical.LogicalType[] {
+                    new LogicalType[] {
                         VarCharType.STRING_TYPE,
                         VarCharType.STRING_TYPE,
                         new IntType(),
@@ -43,7 +43,14 @@ public final class QuarantineRecords {
                         new LocalZonedTimestampType(3)
                     },
                     new String[] {
-                        "flow", "source", "partition", "offset", "raw", "reason", "detail", "quarantined_at"
+                        "flow",
+                        "source",
+                        "partition",
+                        "offset",
+                        "raw",
+                        "reason",
+                        "detail",
+                        "quarantined_at"
                     });
 
     private QuarantineRecords() {}

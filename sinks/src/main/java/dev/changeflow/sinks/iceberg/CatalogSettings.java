@@ -25,17 +25,18 @@ import java.util.regex.Pattern;
  * uri}, {@code io-impl}, credentials, ...), and optional Hadoop {@link Configuration} entries.
  *
  * <p>Serializable, so a job can ship it to its tasks; {@link #loader()} gives Iceberg's {@link
- * CatalogLoader} that Iceberg's Flink sink and source use inside tasks, {@link #open()} a catalog for
- * the client side (table creation, validation). The embedded default is {@link
+ * CatalogLoader} that Iceberg's Flink sink and source use inside tasks, {@link #open()} a catalog
+ * for the client side (table creation, validation). The embedded default is {@link
  * #localHadoop(Path)}: a Hadoop catalog in a local folder.
  *
  * <p><b>Secrets from the environment.</b> A property value may refer to environment variables as
- * {@code ${env:NAME}} (anywhere in the value, e.g. {@code credential: ${env:REST_ID}:${env:REST_SECRET}}),
- * so flows files, ConfigMaps and command lines hold no secret. References are resolved by each JVM
- * that opens the catalog (the launcher, every TaskManager) from its own environment, when the
- * catalog is loaded: the resolved values are never serialized into the job. S3 credentials need no
- * property at all: Iceberg's {@code S3FileIO} takes them from the AWS SDK's default chain
- * ({@code AWS_ACCESS_KEY_ID} / {@code AWS_SECRET_ACCESS_KEY}, web identity on Kubernetes, ...).
+ * {@code ${env:NAME}} (anywhere in the value, e.g. {@code credential:
+ * ${env:REST_ID}:${env:REST_SECRET}}), so flows files, ConfigMaps and command lines hold no secret.
+ * References are resolved by each JVM that opens the catalog (the launcher, every TaskManager) from
+ * its own environment, when the catalog is loaded: the resolved values are never serialized into
+ * the job. S3 credentials need no property at all: Iceberg's {@code S3FileIO} takes them from the
+ * AWS SDK's default chain ({@code AWS_ACCESS_KEY_ID} / {@code AWS_SECRET_ACCESS_KEY}, web identity
+ * on Kubernetes, ...).
  */
 @PublicEvolving
 public final class CatalogSettings implements Serializable {
@@ -47,7 +48,8 @@ public final class CatalogSettings implements Serializable {
     /** Accepted values of the {@code type} property. */
     public static final String ACCEPTED_TYPES = "hadoop, rest, jdbc, hive, glue, nessie";
 
-    private static final Pattern ENV_REFERENCE = Pattern.compile("\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)}");
+    private static final Pattern ENV_REFERENCE =
+            Pattern.compile("\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)}");
 
     private final String name;
     private final Map<String, String> properties;
@@ -69,7 +71,9 @@ public final class CatalogSettings implements Serializable {
         Objects.requireNonNull(warehouse, "warehouse");
         Map<String, String> props = new TreeMap<>();
         props.put(CatalogUtil.ICEBERG_CATALOG_TYPE, CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP);
-        props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse.toAbsolutePath().normalize().toUri().toString());
+        props.put(
+                CatalogProperties.WAREHOUSE_LOCATION,
+                warehouse.toAbsolutePath().normalize().toUri().toString());
         return new CatalogSettings(DEFAULT_NAME, props, Map.of());
     }
 
@@ -78,11 +82,12 @@ public final class CatalogSettings implements Serializable {
      *
      * @throws IllegalArgumentException when neither or both of {@code type} and {@code
      *     catalog-impl} are set, the type is not one of {@value #ACCEPTED_TYPES}, a {@code hadoop}
-     *     catalog has no {@code warehouse}, or a value refers ({@code ${env:NAME}}) to an environment
-     *     variable that is not set in this JVM
+     *     catalog has no {@code warehouse}, or a value refers ({@code ${env:NAME}}) to an
+     *     environment variable that is not set in this JVM
      */
     public static CatalogSettings of(String name, Map<String, String> properties) {
-        CatalogSettings settings = new CatalogSettings(validateName(name), validate(name, properties), Map.of());
+        CatalogSettings settings =
+                new CatalogSettings(validateName(name), validate(name, properties), Map.of());
         resolve(name, settings.properties, System::getenv);
         return settings;
     }
@@ -93,24 +98,31 @@ public final class CatalogSettings implements Serializable {
      * @throws IllegalArgumentException naming the property and the variable when a referenced
      *     variable is not set (null)
      */
-    static Map<String, String> resolve(String catalog, Map<String, String> properties, Function<String, String> env) {
+    static Map<String, String> resolve(
+            String catalog, Map<String, String> properties, Function<String, String> env) {
         Map<String, String> out = new TreeMap<>();
-        properties.forEach((key, value) -> {
-            Matcher m = ENV_REFERENCE.matcher(value);
-            StringBuilder resolved = new StringBuilder();
-            while (m.find()) {
-                String v = env.apply(m.group(1));
-                if (v == null) {
-                    throw new IllegalArgumentException(
-                            "catalog '" + catalog + "': property '" + key + "' refers to environment variable "
-                                    + m.group(1) + ", which is not set; set it (for example from a Kubernetes Secret)"
-                                    + " or give the value another way");
-                }
-                m.appendReplacement(resolved, Matcher.quoteReplacement(v));
-            }
-            m.appendTail(resolved);
-            out.put(key, resolved.toString());
-        });
+        properties.forEach(
+                (key, value) -> {
+                    Matcher m = ENV_REFERENCE.matcher(value);
+                    StringBuilder resolved = new StringBuilder();
+                    while (m.find()) {
+                        String v = env.apply(m.group(1));
+                        if (v == null) {
+                            throw new IllegalArgumentException(
+                                    "catalog '"
+                                            + catalog
+                                            + "': property '"
+                                            + key
+                                            + "' refers to environment variable "
+                                            + m.group(1)
+                                            + ", which is not set; set it (for example from a Kubernetes Secret)"
+                                            + " or give the value another way");
+                        }
+                        m.appendReplacement(resolved, Matcher.quoteReplacement(v));
+                    }
+                    m.appendTail(resolved);
+                    out.put(key, resolved.toString());
+                });
         return out;
     }
 
@@ -176,7 +188,8 @@ public final class CatalogSettings implements Serializable {
      * ({@code ${env:NAME}}), the loader carries the references and resolves them in {@link
      * CatalogLoader#loadCatalog()}, in the JVM that loads the catalog.
      *
-     * @throws IllegalArgumentException from {@code loadCatalog()} when a referenced variable is not set there
+     * @throws IllegalArgumentException from {@code loadCatalog()} when a referenced variable is not
+     *     set there
      */
     public CatalogLoader loader() {
         for (String v : properties.values()) {
@@ -218,7 +231,9 @@ public final class CatalogSettings implements Serializable {
 
         @Override
         public Catalog loadCatalog() {
-            return settings.directLoader(resolve(settings.name, settings.properties, System::getenv)).loadCatalog();
+            return settings.directLoader(
+                            resolve(settings.name, settings.properties, System::getenv))
+                    .loadCatalog();
         }
 
         @Override
@@ -262,8 +277,12 @@ public final class CatalogSettings implements Serializable {
     /** Names and properties; values of secret-looking keys are masked. */
     @Override
     public String toString() {
-        return "CatalogSettings{name=" + name + ", properties=" + masked(properties)
-                + (hadoopProperties.isEmpty() ? "" : ", hadoop=" + masked(hadoopProperties)) + "}";
+        return "CatalogSettings{name="
+                + name
+                + ", properties="
+                + masked(properties)
+                + (hadoopProperties.isEmpty() ? "" : ", hadoop=" + masked(hadoopProperties))
+                + "}";
     }
 
     private static Map<String, String> masked(Map<String, String> props) {
@@ -272,8 +291,10 @@ public final class CatalogSettings implements Serializable {
                 (k, v) -> {
                     String lower = k.toLowerCase(Locale.ROOT);
                     boolean secret =
-                            lower.contains("secret") || lower.contains("password")
-                                    || lower.contains("token") || lower.contains("credential")
+                            lower.contains("secret")
+                                    || lower.contains("password")
+                                    || lower.contains("token")
+                                    || lower.contains("credential")
                                     || lower.endsWith("key");
                     out.put(k, secret ? "******" : v);
                 });
@@ -293,25 +314,40 @@ public final class CatalogSettings implements Serializable {
         String impl = properties.get(CatalogProperties.CATALOG_IMPL);
         if (type != null && impl != null) {
             throw new IllegalArgumentException(
-                    "catalog '" + name + "': set either 'type' or 'catalog-impl', not both (type="
-                            + type + ", catalog-impl=" + impl + ")");
+                    "catalog '"
+                            + name
+                            + "': set either 'type' or 'catalog-impl', not both (type="
+                            + type
+                            + ", catalog-impl="
+                            + impl
+                            + ")");
         }
         if (type == null && impl == null) {
             throw new IllegalArgumentException(
-                    "catalog '" + name + "': set 'type' (one of " + ACCEPTED_TYPES
+                    "catalog '"
+                            + name
+                            + "': set 'type' (one of "
+                            + ACCEPTED_TYPES
                             + ") or 'catalog-impl' (a catalog class name)");
         }
         if (type != null) {
             String t = type.toLowerCase(Locale.ROOT);
             if (!(" " + ACCEPTED_TYPES.replace(",", " ") + " ").contains(" " + t + " ")) {
                 throw new IllegalArgumentException(
-                        "catalog '" + name + "': unknown type '" + type + "'; accepted: " + ACCEPTED_TYPES
+                        "catalog '"
+                                + name
+                                + "': unknown type '"
+                                + type
+                                + "'; accepted: "
+                                + ACCEPTED_TYPES
                                 + ", or set 'catalog-impl' to a catalog class name");
             }
             if (t.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP)
                     && properties.get(CatalogProperties.WAREHOUSE_LOCATION) == null) {
                 throw new IllegalArgumentException(
-                        "catalog '" + name + "': a hadoop catalog needs 'warehouse' (a folder or URI)");
+                        "catalog '"
+                                + name
+                                + "': a hadoop catalog needs 'warehouse' (a folder or URI)");
             }
         }
         return properties;

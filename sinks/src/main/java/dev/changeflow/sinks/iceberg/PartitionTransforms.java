@@ -9,19 +9,24 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses {@link StreamingTableOptions#partitionBy()} entries into an Iceberg {@link PartitionSpec}. */
+/**
+ * Parses {@link StreamingTableOptions#partitionBy()} entries into an Iceberg {@link PartitionSpec}.
+ */
 @Internal
 final class PartitionTransforms {
     static final String ACCEPTED =
             "a column name, identity(c), bucket(N, c), truncate(W, c), years(c), months(c), days(c), hours(c)";
 
     private static final Pattern CALL =
-            Pattern.compile("^\\s*([A-Za-z_]+)\\s*\\(\\s*(?:(\\d+)\\s*,\\s*)?([^,()]+?)\\s*\\)\\s*$");
+            Pattern.compile(
+                    "^\\s*([A-Za-z_]+)\\s*\\(\\s*(?:(\\d+)\\s*,\\s*)?([^,()]+?)\\s*\\)\\s*$");
     private static final Pattern COLUMN = Pattern.compile("^\\s*([^,()\\s]+)\\s*$");
 
     private PartitionTransforms() {}
 
-    /** One parsed entry: transform name (lower case), its width/bucket count or -1, source column. */
+    /**
+     * One parsed entry: transform name (lower case), its width/bucket count or -1, source column.
+     */
     static final class Field {
         final String transform;
         final int argument;
@@ -60,7 +65,9 @@ final class PartitionTransforms {
                 case "bucket":
                 case "truncate":
                     if (arg == null) {
-                        throw invalid(entry, name + " needs a number and a column, e.g. " + name + "(16, c)");
+                        throw invalid(
+                                entry,
+                                name + " needs a number and a column, e.g. " + name + "(16, c)");
                     }
                     int n = Integer.parseInt(arg);
                     if (n <= 0) {
@@ -87,12 +94,21 @@ final class PartitionTransforms {
             Field f = parse(entry);
             if (schema.findField(f.column) == null) {
                 throw new IllegalArgumentException(
-                        "partitionBy '" + entry + "' of table " + table + ": column '" + f.column
-                                + "' is not a column of the table; columns: " + schema.asStruct().fields()
-                                .stream().map(c -> c.name()).reduce((a, b) -> a + ", " + b).orElse(""));
+                        "partitionBy '"
+                                + entry
+                                + "' of table "
+                                + table
+                                + ": column '"
+                                + f.column
+                                + "' is not a column of the table; columns: "
+                                + schema.asStruct().fields().stream()
+                                        .map(c -> c.name())
+                                        .reduce((a, b) -> a + ", " + b)
+                                        .orElse(""));
             }
             try {
-                apply(PartitionSpec.builderFor(schema), f).build(); // attributes errors to the entry
+                apply(PartitionSpec.builderFor(schema), f)
+                        .build(); // attributes errors to the entry
             } catch (RuntimeException e) {
                 throw new IllegalArgumentException(
                         "partitionBy '" + entry + "' of table " + table + ": " + e.getMessage(), e);
@@ -130,7 +146,8 @@ final class PartitionTransforms {
     private static String unquote(String s) {
         String t = s.trim();
         if (t.length() >= 2
-                && ((t.startsWith("`") && t.endsWith("`")) || (t.startsWith("\"") && t.endsWith("\"")))) {
+                && ((t.startsWith("`") && t.endsWith("`"))
+                        || (t.startsWith("\"") && t.endsWith("\"")))) {
             return t.substring(1, t.length() - 1);
         }
         return t;

@@ -1,5 +1,7 @@
 package dev.changeflow.sinks.iceberg;
 
+import dev.changeflow.operators.AutoCdcException;
+
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.runtime.jobgraph.OperatorID;
@@ -29,14 +31,14 @@ import java.util.Map;
  *
  * <p><b>The bug.</b> Iceberg's committer ({@code IcebergFilesCommitter}) stamps every snapshot with
  * {@code flink.job-id}, {@code flink.operator-id} and {@code flink.max-committed-checkpoint-id}.
- * When it is restored from a checkpoint it looks up, from the table's current snapshot backwards, the
- * newest snapshot with its (job id, operator id) and drops every restored checkpoint at or below
- * that snapshot's checkpoint id, and skips later checkpoints up to it. A stateless run numbers its
- * checkpoints from 1 again; until it has committed once, that lookup finds the previous run's
- * snapshot — so a failover before the run's first commit to a table loses the restored checkpoints
- * (observed: a table whose topic had stayed empty, so it held only the previous run's empty
- * snapshots, which K8 counts as empty; its first rows were lost). The Sink V2 {@code IcebergSink}
- * does the lookup on every commit, hence the issue's title.
+ * When it is restored from a checkpoint it looks up, from the table's current snapshot backwards,
+ * the newest snapshot with its (job id, operator id) and drops every restored checkpoint at or
+ * below that snapshot's checkpoint id, and skips later checkpoints up to it. A stateless run
+ * numbers its checkpoints from 1 again; until it has committed once, that lookup finds the previous
+ * run's snapshot — so a failover before the run's first commit to a table loses the restored
+ * checkpoints (observed: a table whose topic had stayed empty, so it held only the previous run's
+ * empty snapshots, which K8 counts as empty; its first rows were lost). The Sink V2 {@code
+ * IcebergSink} does the lookup on every commit, hence the issue's title.
  *
  * <p><b>The workaround.</b> When the job starts without state ({@link
  * StateInitializationContext#isRestored()} false — a job restored from any checkpoint or savepoint
@@ -54,7 +56,8 @@ import java.util.Map;
  * error: the job fails once instead of restarting in a loop.
  */
 @Internal
-final class StatelessStartMarker extends AbstractStreamOperator<RowData> implements OneInputStreamOperator<RowData, RowData> {
+final class StatelessStartMarker extends AbstractStreamOperator<RowData>
+        implements OneInputStreamOperator<RowData, RowData> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(StatelessStartMarker.class);
 
@@ -75,16 +78,20 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData> impleme
     }
 
     /**
-     * @param requireEmptyWithoutState fail a start without state when the table holds rows (K8,
-     *     for AUTO CDC tables: their state — sequences, tombstones — cannot be rebuilt from the table)
+     * @param requireEmptyWithoutState fail a start without state when the table holds rows (K8, for
+     *     AUTO CDC tables: their state — sequences, tombstones — cannot be rebuilt from the table)
      */
-    StatelessStartMarker(TableLoader tableLoader, String committerUid, boolean requireEmptyWithoutState) {
+    StatelessStartMarker(
+            TableLoader tableLoader, String committerUid, boolean requireEmptyWithoutState) {
         this.tableLoader = tableLoader;
         this.committerOperatorId = operatorId(committerUid);
         this.requireEmptyWithoutState = requireEmptyWithoutState;
     }
 
-    /** The operator id Flink derives from a user-given uid (what {@code getOperatorUniqueID()} returns for it). */
+    /**
+     * The operator id Flink derives from a user-given uid (what {@code getOperatorUniqueID()}
+     * returns for it).
+     */
     @VisibleForTesting
     static String operatorId(String uid) {
         return new OperatorID(StreamGraphHasherV2.generateUserSpecifiedHash(uid)).toString();
@@ -93,7 +100,8 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData> impleme
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
-        if (context.isRestored() || getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0) {
+        if (context.isRestored()
+                || getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0) {
             return;
         }
         String jobId = getRuntimeContext().getJobInfo().getJobId().toString();
@@ -103,15 +111,20 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData> impleme
             if (requireEmptyWithoutState && !StreamingTables.isEmpty(table)) {
                 // the cluster form of LocalIngest's check: a job started without its checkpoint or
                 // savepoint (a redeployment that lost them) must not apply changes without state
-                throw new dev.changeflow.operators.AutoCdcException(
-                        dev.changeflow.operators.AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE,
-                        "table " + table.name() + " already holds rows but job " + jobId + " started without a"
+                throw new AutoCdcException(
+                        AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE,
+                        "table "
+                                + table.name()
+                                + " already holds rows but job "
+                                + jobId
+                                + " started without a"
                                 + " checkpoint or savepoint: applying changes without the AUTO CDC state (sequences,"
                                 + " tombstones) could resurrect deleted rows or re-apply old ones. Start the job from its"
                                 + " latest checkpoint or savepoint (initialSavepointPath), or drop the table to rebuild it.");
             }
             Snapshot previous = newestOf(table, jobId, committerOperatorId);
-            if (previous == null || "-1".equals(previous.summary().get(MAX_COMMITTED_CHECKPOINT_ID))) {
+            if (previous == null
+                    || "-1".equals(previous.summary().get(MAX_COMMITTED_CHECKPOINT_ID))) {
                 return;
             }
             table.newAppend()
@@ -119,19 +132,26 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData> impleme
                     .set(OPERATOR_ID, committerOperatorId)
                     .set(MAX_COMMITTED_CHECKPOINT_ID, "-1")
                     .commit();
-            LOG.info("Job {} starts without state on {}, which holds commits of the same job id up to checkpoint {}:"
+            LOG.info(
+                    "Job {} starts without state on {}, which holds commits of the same job id up to checkpoint {}:"
                             + " committed an empty snapshot resetting flink.max-committed-checkpoint-id (apache/iceberg #18098)",
-                    jobId, table.name(), previous.summary().get(MAX_COMMITTED_CHECKPOINT_ID));
+                    jobId,
+                    table.name(),
+                    previous.summary().get(MAX_COMMITTED_CHECKPOINT_ID));
         }
     }
 
-    /** The newest snapshot of the main branch's lineage written by this (job id, operator id), as the committer finds it. */
+    /**
+     * The newest snapshot of the main branch's lineage written by this (job id, operator id), as
+     * the committer finds it.
+     */
     @Nullable
     static Snapshot newestOf(Table table, String jobId, String operatorId) {
         Snapshot s = table.snapshot(SnapshotRef.MAIN_BRANCH);
         while (s != null) {
             Map<String, String> summary = s.summary();
-            if (jobId.equals(summary.get(FLINK_JOB_ID)) && operatorId.equals(summary.get(OPERATOR_ID))) {
+            if (jobId.equals(summary.get(FLINK_JOB_ID))
+                    && operatorId.equals(summary.get(OPERATOR_ID))) {
                 return s;
             }
             s = s.parentId() == null ? null : table.snapshot(s.parentId());

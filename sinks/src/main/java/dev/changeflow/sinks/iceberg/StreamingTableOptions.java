@@ -71,7 +71,9 @@ public final class StreamingTableOptions implements Serializable {
 
     /** Target data file size in bytes ({@code write.target-file-size-bytes}), if set. */
     public OptionalLong targetFileSizeBytes() {
-        return targetFileSizeBytes == null ? OptionalLong.empty() : OptionalLong.of(targetFileSizeBytes);
+        return targetFileSizeBytes == null
+                ? OptionalLong.empty()
+                : OptionalLong.of(targetFileSizeBytes);
     }
 
     /** Parallelism of the Iceberg writers, if set; else the input's parallelism. */
@@ -124,17 +126,29 @@ public final class StreamingTableOptions implements Serializable {
     @Override
     public int hashCode() {
         return Objects.hash(
-                formatVersion, partitionBy, targetFileSizeBytes, writeParallelism, properties, bloomFilters);
+                formatVersion,
+                partitionBy,
+                targetFileSizeBytes,
+                writeParallelism,
+                properties,
+                bloomFilters);
     }
 
     @Override
     public String toString() {
-        return "StreamingTableOptions{formatVersion=" + formatVersion
-                + ", partitionBy=" + partitionBy
-                + ", targetFileSizeBytes=" + targetFileSizeBytes
-                + ", writeParallelism=" + writeParallelism
-                + ", properties=" + properties
-                + ", bloomFilters=" + bloomFilters + '}';
+        return "StreamingTableOptions{formatVersion="
+                + formatVersion
+                + ", partitionBy="
+                + partitionBy
+                + ", targetFileSizeBytes="
+                + targetFileSizeBytes
+                + ", writeParallelism="
+                + writeParallelism
+                + ", properties="
+                + properties
+                + ", bloomFilters="
+                + bloomFilters
+                + '}';
     }
 
     /** Builder of {@link StreamingTableOptions}. */
@@ -155,14 +169,20 @@ public final class StreamingTableOptions implements Serializable {
             return this;
         }
 
-        /** Partition fields (see {@link StreamingTableOptions#partitionBy()}); replaces earlier ones. */
+        /**
+         * Partition fields (see {@link StreamingTableOptions#partitionBy()}); replaces earlier
+         * ones.
+         */
         public Builder partitionBy(List<String> fields) {
             this.partitionBy.clear();
             this.partitionBy.addAll(Objects.requireNonNull(fields, "partitionBy"));
             return this;
         }
 
-        /** Partition fields (see {@link StreamingTableOptions#partitionBy()}); replaces earlier ones. */
+        /**
+         * Partition fields (see {@link StreamingTableOptions#partitionBy()}); replaces earlier
+         * ones.
+         */
         public Builder partitionBy(String... fields) {
             return partitionBy(List.of(fields));
         }
@@ -210,8 +230,12 @@ public final class StreamingTableOptions implements Serializable {
             String fv = properties.get(TableProperties.FORMAT_VERSION);
             if (fv != null && !fv.trim().equals(Integer.toString(formatVersion))) {
                 throw new IllegalArgumentException(
-                        "property " + TableProperties.FORMAT_VERSION + "=" + fv
-                                + " contradicts formatVersion " + formatVersion
+                        "property "
+                                + TableProperties.FORMAT_VERSION
+                                + "="
+                                + fv
+                                + " contradicts formatVersion "
+                                + formatVersion
                                 + "; set the version with formatVersion(2|3) only");
             }
             if (targetFileSizeBytes != null && targetFileSizeBytes <= 0) {

@@ -28,8 +28,8 @@ import java.util.Objects;
 /**
  * Writes streams to Iceberg streaming tables with Iceberg's own Flink sink ({@link FlinkSink}):
  * Iceberg's writers produce the data, equality-delete, position-delete and (v3) deletion-vector
- * files, and Iceberg's committer commits them once per completed Flink checkpoint, exactly once
- * (a retried commit is recognised through the snapshot summary's {@code
+ * files, and Iceberg's committer commits them once per completed Flink checkpoint, exactly once (a
+ * retried commit is recognised through the snapshot summary's {@code
  * flink.max-committed-checkpoint-id}, {@code flink.job-id}, {@code flink.operator-id}).
  *
  * <p><b>Why {@link FlinkSink} and not Iceberg's Sink V2 {@code IcebergSink}.</b> In Iceberg 1.11
@@ -89,10 +89,11 @@ public final class StreamingTableSink {
      * Writes an AUTO CDC changelog ({@code +I}/{@code -U}/{@code +U}/{@code -D} rows of the table's
      * row type; {@code -U}/{@code -D} carry the complete previous row) to an existing table.
      *
-     * @param equalityFields the table's identifier fields: KEYS, or KEYS + {@code __START_AT}
-     *     for SCD2 (not empty)
+     * @param equalityFields the table's identifier fields: KEYS, or KEYS + {@code __START_AT} for
+     *     SCD2 (not empty)
      * @param uidSuffix stable prefix of the sink's operator uids ({@code <suffix>-stateless-start},
-     *     {@code <suffix>-writer}, {@code <suffix>-committer}) so checkpoints and savepoints restore into a changed job
+     *     {@code <suffix>-writer}, {@code <suffix>-committer}) so checkpoints and savepoints
+     *     restore into a changed job
      * @return the Flink sink, for further settings (name, slot sharing group)
      * @throws IllegalArgumentException when {@code equalityFields} is empty or names a column the
      *     table lacks
@@ -107,13 +108,16 @@ public final class StreamingTableSink {
         Objects.requireNonNull(equalityFields, "equalityFields");
         if (equalityFields.isEmpty()) {
             throw new IllegalArgumentException(
-                    "writing a changelog to " + table + " needs equality fields (the table's KEYS); "
+                    "writing a changelog to "
+                            + table
+                            + " needs equality fields (the table's KEYS); "
                             + "use StreamingTableSink.append for append-only tables");
         }
-        FlinkSink.Builder builder = builder(changelog, catalogLoader, table, options, uidSuffix, null, true)
-                .equalityFieldColumns(List.copyOf(equalityFields))
-                .upsert(false)
-                .distributionMode(DistributionMode.NONE);
+        FlinkSink.Builder builder =
+                builder(changelog, catalogLoader, table, options, uidSuffix, null, true)
+                        .equalityFieldColumns(List.copyOf(equalityFields))
+                        .upsert(false)
+                        .distributionMode(DistributionMode.NONE);
         return builder.append();
     }
 
@@ -137,7 +141,8 @@ public final class StreamingTableSink {
             String uidSuffix) {
         Objects.requireNonNull(keys, "keys");
         if (keys.isEmpty()) {
-            throw new IllegalArgumentException("upserts into " + table + " need the table's identifier fields");
+            throw new IllegalArgumentException(
+                    "upserts into " + table + " need the table's identifier fields");
         }
         return builder(upserts, catalogLoader, table, options, uidSuffix, null, false)
                 .equalityFieldColumns(List.copyOf(keys))
@@ -164,9 +169,9 @@ public final class StreamingTableSink {
     }
 
     /**
-     * As {@link #append(DataStream, CatalogLoader, TableIdentifier, StreamingTableOptions, String)},
-     * reading the rows with the given row type (for streams whose type information is not {@link
-     * InternalTypeInfo}).
+     * As {@link #append(DataStream, CatalogLoader, TableIdentifier, StreamingTableOptions,
+     * String)}, reading the rows with the given row type (for streams whose type information is not
+     * {@link InternalTypeInfo}).
      */
     public static DataStreamSink<Void> append(
             DataStream<RowData> rows,
@@ -175,11 +180,15 @@ public final class StreamingTableSink {
             StreamingTableOptions options,
             String uidSuffix,
             @Nullable RowType rowType) {
-        FlinkSink.Builder builder = builder(rows, catalogLoader, table, options, uidSuffix, rowType, false);
+        FlinkSink.Builder builder =
+                builder(rows, catalogLoader, table, options, uidSuffix, rowType, false);
         Table loaded = loadTable(catalogLoader, table);
         if (!loaded.schema().identifierFieldIds().isEmpty()) {
             throw new IllegalArgumentException(
-                    "table " + table + " has identifier fields " + loaded.schema().identifierFieldNames()
+                    "table "
+                            + table
+                            + " has identifier fields "
+                            + loaded.schema().identifierFieldNames()
                             + "; append-only writes need a table without identifier fields (write a "
                             + "changelog with StreamingTableSink.write instead)");
         }
@@ -202,20 +211,29 @@ public final class StreamingTableSink {
             throw new IllegalArgumentException("uidSuffix must not be empty (table " + table + ")");
         }
         TableLoader loader = TableLoader.fromCatalog(catalogLoader, table);
-        input = input.transform(uidSuffix + "-stateless-start", input.getType(),
-                        new StatelessStartMarker(loader.clone(), uidSuffix + COMMITTER_UID_SUFFIX, requireEmptyWithoutState))
-                .uid(uidSuffix + "-stateless-start")
-                .setParallelism(input.getParallelism());
-        FlinkSink.Builder builder = FlinkSink.forRowData(input)
-                .tableLoader(loader)
-                .uidPrefix(uidSuffix);
+        input =
+                input.transform(
+                                uidSuffix + "-stateless-start",
+                                input.getType(),
+                                new StatelessStartMarker(
+                                        loader.clone(),
+                                        uidSuffix + COMMITTER_UID_SUFFIX,
+                                        requireEmptyWithoutState))
+                        .uid(uidSuffix + "-stateless-start")
+                        .setParallelism(input.getParallelism());
+        FlinkSink.Builder builder =
+                FlinkSink.forRowData(input).tableLoader(loader).uidPrefix(uidSuffix);
         RowType rowType = explicitType != null ? explicitType : rowTypeOf(input.getType());
         if (rowType != null) {
             builder.resolvedSchema(FlinkSchemaUtil.toResolvedSchema(rowType));
         }
         options.writeParallelism().ifPresent(builder::writeParallelism);
         options.targetFileSizeBytes()
-                .ifPresent(n -> builder.set(FlinkWriteOptions.TARGET_FILE_SIZE_BYTES.key(), Long.toString(n)));
+                .ifPresent(
+                        n ->
+                                builder.set(
+                                        FlinkWriteOptions.TARGET_FILE_SIZE_BYTES.key(),
+                                        Long.toString(n)));
         return builder;
     }
 

@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,8 +38,8 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
- * Creation and validation of the Iceberg tables that AUTO CDC flows write (semantics.md A1, A3,
- * A4, K8).
+ * Creation and validation of the Iceberg tables that AUTO CDC flows write (semantics.md A1, A3, A4,
+ * K8).
  *
  * <p>A new table gets: the schema of the flow's target type (Flink types mapped by Iceberg's {@link
  * FlinkSchemaUtil}: {@code TIMESTAMP(p)} → {@code timestamp}, {@code TIMESTAMP_LTZ(p)} → {@code
@@ -72,12 +73,15 @@ public final class StreamingTables {
     public static final String MAX_CONTINUOUS_EMPTY_COMMITS = "flink.max-continuous-empty-commits";
 
     /** Prefix of the per-column expected number of distinct values of a Parquet bloom filter. */
-    public static final String BLOOM_FILTER_NDV_PREFIX = TableProperties.PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX;
+    public static final String BLOOM_FILTER_NDV_PREFIX =
+            TableProperties.PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX;
+
     /** Default expected distinct values per file and identifier column (sizes the bloom filter). */
     public static final long DEFAULT_BLOOM_FILTER_NDV = 100_000L;
 
     /** Prefix of the per-column Parquet bloom filter property. */
-    public static final String BLOOM_FILTER_PREFIX = TableProperties.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX;
+    public static final String BLOOM_FILTER_PREFIX =
+            TableProperties.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX;
 
     private StreamingTables() {}
 
@@ -110,15 +114,21 @@ public final class StreamingTables {
             return existing;
         }
         ensureNamespace(catalog, identifier.namespace());
-        PartitionSpec spec = PartitionTransforms.toSpec(schema, options.partitionBy(), identifier.toString());
+        PartitionSpec spec =
+                PartitionTransforms.toSpec(schema, options.partitionBy(), identifier.toString());
         Map<String, String> props = tableProperties(schema, options);
         try {
-            Table created = catalog.buildTable(identifier, schema)
-                    .withPartitionSpec(spec)
-                    .withProperties(props)
-                    .create();
-            LOG.info("Created Iceberg table {} (format v{}, spec {}, identifier fields {})",
-                    identifier, options.formatVersion(), spec, identifierFields);
+            Table created =
+                    catalog.buildTable(identifier, schema)
+                            .withPartitionSpec(spec)
+                            .withProperties(props)
+                            .create();
+            LOG.info(
+                    "Created Iceberg table {} (format v{}, spec {}, identifier fields {})",
+                    identifier,
+                    options.formatVersion(),
+                    spec,
+                    identifierFields);
             return created;
         } catch (AlreadyExistsException raced) {
             Table existing = catalog.loadTable(identifier);
@@ -148,13 +158,22 @@ public final class StreamingTables {
             String where = table == null ? "" : " of table " + table;
             if (field == null || plain.asStruct().field(name) == null) {
                 throw new IllegalArgumentException(
-                        "identifier field '" + name + "'" + where + " is not a top-level column of "
+                        "identifier field '"
+                                + name
+                                + "'"
+                                + where
+                                + " is not a top-level column of "
                                 + targetType.asSummaryString());
             }
             if (field.isOptional()) {
                 throw new IllegalArgumentException(
-                        "identifier field '" + name + "'" + where + " must be NOT NULL, but the target "
-                                + "type declares it nullable: " + targetType.asSummaryString());
+                        "identifier field '"
+                                + name
+                                + "'"
+                                + where
+                                + " must be NOT NULL, but the target "
+                                + "type declares it nullable: "
+                                + targetType.asSummaryString());
             }
             ids.add(field.fieldId());
         }
@@ -171,7 +190,10 @@ public final class StreamingTables {
      *     types and the fix
      */
     public static void validateSchema(
-            Table table, TableIdentifier identifier, RowType targetType, List<String> identifierFields) {
+            Table table,
+            TableIdentifier identifier,
+            RowType targetType,
+            List<String> identifierFields) {
         validateSchema(table, identifier, icebergSchema(targetType, identifierFields, identifier));
     }
 
@@ -180,35 +202,68 @@ public final class StreamingTables {
         for (Types.NestedField want : expected.columns()) {
             Types.NestedField have = actual.asStruct().field(want.name());
             if (have == null) {
-                throw mismatch(identifier, "column '" + want.name() + "' (" + describe(want.type())
-                        + " in the definition) does not exist in the table");
+                throw mismatch(
+                        identifier,
+                        "column '"
+                                + want.name()
+                                + "' ("
+                                + describe(want.type())
+                                + " in the definition) does not exist in the table");
             }
             if (!sameType(have.type(), want.type())) {
-                throw mismatch(identifier, "column '" + want.name() + "' has type " + describe(have.type())
-                        + " in the table but " + describe(want.type()) + " in the definition");
+                throw mismatch(
+                        identifier,
+                        "column '"
+                                + want.name()
+                                + "' has type "
+                                + describe(have.type())
+                                + " in the table but "
+                                + describe(want.type())
+                                + " in the definition");
             }
             if (have.isRequired() && want.isOptional()) {
-                throw mismatch(identifier, "column '" + want.name() + "' is NOT NULL in the table but "
-                        + "nullable in the definition (" + describe(want.type()) + ")");
+                throw mismatch(
+                        identifier,
+                        "column '"
+                                + want.name()
+                                + "' is NOT NULL in the table but "
+                                + "nullable in the definition ("
+                                + describe(want.type())
+                                + ")");
             }
         }
         for (Types.NestedField have : actual.columns()) {
             if (expected.asStruct().field(have.name()) == null) {
-                throw mismatch(identifier, "column '" + have.name() + "' (" + describe(have.type())
-                        + " in the table) is not in the definition");
+                throw mismatch(
+                        identifier,
+                        "column '"
+                                + have.name()
+                                + "' ("
+                                + describe(have.type())
+                                + " in the table) is not in the definition");
             }
         }
         List<String> haveOrder = names(actual.columns());
         List<String> wantOrder = names(expected.columns());
         if (!haveOrder.equals(wantOrder)) {
-            throw mismatch(identifier, "the column order differs: table (" + String.join(", ", haveOrder)
-                    + "), definition (" + String.join(", ", wantOrder) + ")");
+            throw mismatch(
+                    identifier,
+                    "the column order differs: table ("
+                            + String.join(", ", haveOrder)
+                            + "), definition ("
+                            + String.join(", ", wantOrder)
+                            + ")");
         }
         Set<String> haveIds = new TreeSet<>(actual.identifierFieldNames());
         Set<String> wantIds = new TreeSet<>(expected.identifierFieldNames());
         if (!haveIds.equals(wantIds)) {
-            throw mismatch(identifier, "the identifier fields differ: table " + haveIds
-                    + ", definition " + wantIds + " (KEYS, plus __START_AT for SCD type 2)");
+            throw mismatch(
+                    identifier,
+                    "the identifier fields differ: table "
+                            + haveIds
+                            + ", definition "
+                            + wantIds
+                            + " (KEYS, plus __START_AT for SCD type 2)");
         }
     }
 
@@ -225,7 +280,8 @@ public final class StreamingTables {
         if (summary != null && "0".equals(summary.get(SnapshotSummary.TOTAL_RECORDS_PROP))) {
             return true;
         }
-        try (CloseableIterable<Record> rows = IcebergGenerics.read(table).useSnapshot(current.snapshotId()).build()) {
+        try (CloseableIterable<Record> rows =
+                IcebergGenerics.read(table).useSnapshot(current.snapshotId()).build()) {
             return !rows.iterator().hasNext();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read table " + table.name(), e);
@@ -256,7 +312,7 @@ public final class StreamingTables {
         SupportsNamespaces namespaces = (SupportsNamespaces) catalog;
         String[] levels = namespace.levels();
         for (int i = 1; i <= levels.length; i++) {
-            Namespace ns = Namespace.of(java.util.Arrays.copyOf(levels, i));
+            Namespace ns = Namespace.of(Arrays.copyOf(levels, i));
             if (!namespaces.namespaceExists(ns)) {
                 try {
                     namespaces.createNamespace(ns);
@@ -283,7 +339,11 @@ public final class StreamingTables {
             }
         }
         options.targetFileSizeBytes()
-                .ifPresent(n -> props.put(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, Long.toString(n)));
+                .ifPresent(
+                        n ->
+                                props.put(
+                                        TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+                                        Long.toString(n)));
         props.putAll(options.properties());
         return props;
     }
@@ -291,7 +351,10 @@ public final class StreamingTables {
     private static AutoCdcException mismatch(TableIdentifier table, String what) {
         return new AutoCdcException(
                 AutoCdcException.Code.TARGET_SCHEMA_MISMATCH,
-                "table " + table + " exists and does not match the flow's definition: " + what
+                "table "
+                        + table
+                        + " exists and does not match the flow's definition: "
+                        + what
                         + ". Fix: run with --from-scratch to drop and recreate the table (its data is "
                         + "lost and reprocessed from the source), or change the definition to match the "
                         + "existing table.");
@@ -304,7 +367,10 @@ public final class StreamingTables {
         } catch (RuntimeException e) {
             flink = "?";
         }
-        return flink + " (Iceberg " + (type.isPrimitiveType() ? type.toString() : type.toString()) + ")";
+        return flink
+                + " (Iceberg "
+                + (type.isPrimitiveType() ? type.toString() : type.toString())
+                + ")";
     }
 
     private static List<String> names(List<Types.NestedField> fields) {

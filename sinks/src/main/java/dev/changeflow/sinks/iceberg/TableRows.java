@@ -74,7 +74,11 @@ public final class TableRows {
             schema = table.schema();
         }
         try (CloseableIterable<Record> rows =
-                IcebergGenerics.read(table).useSnapshot(snapshotId).project(schema).where(rowFilter).build()) {
+                IcebergGenerics.read(table)
+                        .useSnapshot(snapshotId)
+                        .project(schema)
+                        .where(rowFilter)
+                        .build()) {
             for (Record r : rows) {
                 // the reader may append metadata columns (_pos) it needed to apply deletes
                 GenericRecord copy = GenericRecord.create(schema);
@@ -112,7 +116,8 @@ public final class TableRows {
             return 0;
         }
         long n = 0;
-        try (CloseableIterable<Record> rows = IcebergGenerics.read(table).useSnapshot(current.snapshotId()).build()) {
+        try (CloseableIterable<Record> rows =
+                IcebergGenerics.read(table).useSnapshot(current.snapshotId()).build()) {
             for (Record ignored : rows) {
                 n++;
             }
@@ -124,7 +129,9 @@ public final class TableRows {
 
     /** The CSV header: column names joined by {@code ,}. */
     public static String header(Schema schema) {
-        return schema.columns().stream().map(Types.NestedField::name).collect(Collectors.joining(","));
+        return schema.columns().stream()
+                .map(Types.NestedField::name)
+                .collect(Collectors.joining(","));
     }
 
     /**
@@ -187,7 +194,10 @@ public final class TableRows {
             return t.toLocalDate() + " " + time(t.toLocalTime());
         }
         if (value instanceof OffsetDateTime) {
-            LocalDateTime t = ((OffsetDateTime) value).withOffsetSameInstant(ZoneOffset.UTC).toLocalDateTime();
+            LocalDateTime t =
+                    ((OffsetDateTime) value)
+                            .withOffsetSameInstant(ZoneOffset.UTC)
+                            .toLocalDateTime();
             return t.toLocalDate() + " " + time(t.toLocalTime()) + "+00";
         }
         if (value instanceof LocalTime) {
@@ -207,7 +217,11 @@ public final class TableRows {
 
     private static String time(LocalTime t) {
         StringBuilder s = new StringBuilder();
-        s.append(two(t.getHour())).append(':').append(two(t.getMinute())).append(':').append(two(t.getSecond()));
+        s.append(two(t.getHour()))
+                .append(':')
+                .append(two(t.getMinute()))
+                .append(':')
+                .append(two(t.getSecond()));
         int micros = t.getNano() / 1000;
         if (micros != 0) {
             String frac = String.format("%06d", micros);
@@ -227,7 +241,8 @@ public final class TableRows {
     private static String hex(byte[] bytes) {
         StringBuilder s = new StringBuilder(2 + bytes.length * 2).append("\\x");
         for (byte b : bytes) {
-            s.append(Character.forDigit((b >> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));
+            s.append(Character.forDigit((b >> 4) & 0xF, 16))
+                    .append(Character.forDigit(b & 0xF, 16));
         }
         return s.toString();
     }

@@ -18,13 +18,13 @@ import org.apache.iceberg.flink.CatalogLoader;
 import java.util.List;
 
 /**
- * The quarantine table of a namespace, {@code <namespace>.changeflow_quarantine} (semantics.md
- * A2, A5): one append-only Iceberg table per namespace holding every record that could not be
- * applied, with its reason — nothing is dropped silently.
+ * The quarantine table of a namespace, {@code <namespace>.changeflow_quarantine} (semantics.md A2,
+ * A5): one append-only Iceberg table per namespace holding every record that could not be applied,
+ * with its reason — nothing is dropped silently.
  *
- * <p>Schema ({@link QuarantineRecords#ROW_TYPE}): {@code flow string, source string, partition
- * int, offset long, raw binary, reason string, detail string, quarantined_at timestamptz} (Flink
- * {@code TIMESTAMP_LTZ(3)}, stored by Iceberg in microseconds). No identifier fields; unpartitioned;
+ * <p>Schema ({@link QuarantineRecords#ROW_TYPE}): {@code flow string, source string, partition int,
+ * offset long, raw binary, reason string, detail string, quarantined_at timestamptz} (Flink {@code
+ * TIMESTAMP_LTZ(3)}, stored by Iceberg in microseconds). No identifier fields; unpartitioned;
  * format v2.
  */
 @PublicEvolving
@@ -55,9 +55,17 @@ public final class QuarantineTable {
      * @param uidSuffix stable suffix of the sink's operator uids
      */
     public static DataStreamSink<Void> append(
-            DataStream<RowData> quarantine, CatalogLoader catalogLoader, Namespace namespace, String uidSuffix) {
+            DataStream<RowData> quarantine,
+            CatalogLoader catalogLoader,
+            Namespace namespace,
+            String uidSuffix) {
         return StreamingTableSink.append(
-                quarantine, catalogLoader, identifier(namespace), options(), uidSuffix, QuarantineRecords.ROW_TYPE);
+                quarantine,
+                catalogLoader,
+                identifier(namespace),
+                options(),
+                uidSuffix,
+                QuarantineRecords.ROW_TYPE);
     }
 
     private static StreamingTableOptions options() {

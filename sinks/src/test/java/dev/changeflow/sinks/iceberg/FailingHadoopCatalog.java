@@ -1,5 +1,6 @@
 package dev.changeflow.sinks.iceberg;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
@@ -16,9 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A Hadoop catalog ({@code catalog-impl}) whose table commits fail on plan (stack.md "Test
- * mechanics"): the n-th snapshot commit either throws before it reaches the catalog (the commit
- * did not happen) or commits and then throws {@link CommitStateUnknownException} (the commit
- * happened, its answer is lost). The plan is JVM-global, as the MiniCluster runs in this JVM.
+ * mechanics"): the n-th snapshot commit either throws before it reaches the catalog (the commit did
+ * not happen) or commits and then throws {@link CommitStateUnknownException} (the commit happened,
+ * its answer is lost). The plan is JVM-global, as the MiniCluster runs in this JVM.
  */
 public class FailingHadoopCatalog extends HadoopCatalog {
 
@@ -43,19 +44,24 @@ public class FailingHadoopCatalog extends HadoopCatalog {
     @Override
     protected TableOperations newTableOps(TableIdentifier identifier) {
         return new FailingOps(
-                new Path(defaultWarehouseLocation(identifier)), new HadoopFileIO(getConf()), getConf());
+                new Path(defaultWarehouseLocation(identifier)),
+                new HadoopFileIO(getConf()),
+                getConf());
     }
 
     private static final class FailingOps extends HadoopTableOperations {
-        FailingOps(Path location, HadoopFileIO io, org.apache.hadoop.conf.Configuration conf) {
+        FailingOps(Path location, HadoopFileIO io, Configuration conf) {
             super(location, io, conf, LockManagers.defaultLockManager());
         }
 
         @Override
         public void commit(TableMetadata base, TableMetadata metadata) {
-            boolean newSnapshot = metadata.currentSnapshot() != null
-                    && (base == null || base.currentSnapshot() == null
-                            || base.currentSnapshot().snapshotId() != metadata.currentSnapshot().snapshotId());
+            boolean newSnapshot =
+                    metadata.currentSnapshot() != null
+                            && (base == null
+                                    || base.currentSnapshot() == null
+                                    || base.currentSnapshot().snapshotId()
+                                            != metadata.currentSnapshot().snapshotId());
             Failure failure = newSnapshot ? PLAN.remove(SNAPSHOT_COMMITS.incrementAndGet()) : null;
             if (failure == Failure.BEFORE_COMMIT) {
                 INJECTED.incrementAndGet();
@@ -64,7 +70,8 @@ public class FailingHadoopCatalog extends HadoopCatalog {
             super.commit(base, metadata);
             if (failure == Failure.AFTER_COMMIT) {
                 INJECTED.incrementAndGet();
-                throw new CommitStateUnknownException(new RuntimeException("injected: commit answer lost"));
+                throw new CommitStateUnknownException(
+                        new RuntimeException("injected: commit answer lost"));
             }
         }
     }

@@ -9,33 +9,39 @@ import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
 import org.apache.flink.core.io.InputStatus;
 
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A test source that paces batches by checkpoints: it emits 0..n-1, number i+1 only after a
- * checkpoint that was taken after number i completed, so each number (a batch index, expanded by
- * a downstream flatMap) is the whole content of exactly one checkpoint — and of one Iceberg
- * version — however the timing falls. Restored from a checkpoint, it continues after the last
- * number that checkpoint covers. Shared by the sinks tests and e2e-tests (sinks' test-jar).
+ * checkpoint that was taken after number i completed, so each number (a batch index, expanded by a
+ * downstream flatMap) is the whole content of exactly one checkpoint — and of one Iceberg version —
+ * however the timing falls. Restored from a checkpoint, it continues after the last number that
+ * checkpoint covers. Shared by the sinks tests and e2e-tests (sinks' test-jar).
  */
 public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
     private static final long serialVersionUID = 1L;
 
-    /** Holds by name: a held source emits nothing from its hold number on until {@link #release}. */
-    private static final java.util.Map<String, CompletableFuture<Void>> HOLDS = new java.util.concurrent.ConcurrentHashMap<>();
+    /**
+     * Holds by name: a held source emits nothing from its hold number on until {@link #release}.
+     */
+    private static final Map<String, CompletableFuture<Void>> HOLDS = new ConcurrentHashMap<>();
 
     private final long holdAt;
     private final String holdName;
 
-    /** @param batches how many numbers (batches) to emit: 0 .. batches-1 */
+    /**
+     * @param batches how many numbers (batches) to emit: 0 .. batches-1
+     */
     public OneBatchPerCheckpointSource(int batches) {
         this(batches, -1, null);
     }
 
     /**
      * A source that, in addition, emits number {@code holdAt} only after {@link #release}{@code
-     * (holdName)} was called in this JVM (a MiniCluster test pauses the upstream writer there).
-     * Not meant for restored runs: the hold counts numbers emitted by this reader.
+     * (holdName)} was called in this JVM (a MiniCluster test pauses the upstream writer there). Not
+     * meant for restored runs: the hold counts numbers emitted by this reader.
      */
     public OneBatchPerCheckpointSource(int batches, long holdAt, String holdName) {
         super(0, batches - 1);
@@ -53,11 +59,15 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
 
     @Override
     public SourceReader<Long, NumberSequenceSplit> createReader(SourceReaderContext context) {
-        CompletableFuture<Void> hold = holdName == null ? null : HOLDS.computeIfAbsent(holdName, k -> new CompletableFuture<>());
+        CompletableFuture<Void> hold =
+                holdName == null
+                        ? null
+                        : HOLDS.computeIfAbsent(holdName, k -> new CompletableFuture<>());
         return new CheckpointGatedReader(super.createReader(context), holdAt, hold);
     }
 
-    private static final class CheckpointGatedReader implements SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> {
+    private static final class CheckpointGatedReader
+            implements SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> {
         private final SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate;
         private CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
         private boolean emittedSinceSnapshot;
@@ -67,7 +77,9 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
         private long emittedNumbers;
 
         CheckpointGatedReader(
-                SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate, long holdAt, CompletableFuture<Void> hold) {
+                SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate,
+                long holdAt,
+                CompletableFuture<Void> hold) {
             this.delegate = delegate;
             this.holdAt = holdAt;
             this.hold = hold;
@@ -88,44 +100,46 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
                 return InputStatus.NOTHING_AVAILABLE;
             }
             boolean[] emitted = {false};
-            InputStatus status = delegate.pollNext(new ReaderOutput<Long>() {
-                @Override
-                public void collect(Long record) {
-                    emitted[0] = true;
-                    output.collect(record);
-                }
+            InputStatus status =
+                    delegate.pollNext(
+                            new ReaderOutput<Long>() {
+                                @Override
+                                public void collect(Long record) {
+                                    emitted[0] = true;
+                                    output.collect(record);
+                                }
 
-                @Override
-                public void collect(Long record, long timestamp) {
-                    emitted[0] = true;
-                    output.collect(record, timestamp);
-                }
+                                @Override
+                                public void collect(Long record, long timestamp) {
+                                    emitted[0] = true;
+                                    output.collect(record, timestamp);
+                                }
 
-                @Override
-                public void emitWatermark(Watermark watermark) {
-                    output.emitWatermark(watermark);
-                }
+                                @Override
+                                public void emitWatermark(Watermark watermark) {
+                                    output.emitWatermark(watermark);
+                                }
 
-                @Override
-                public void markIdle() {
-                    output.markIdle();
-                }
+                                @Override
+                                public void markIdle() {
+                                    output.markIdle();
+                                }
 
-                @Override
-                public void markActive() {
-                    output.markActive();
-                }
+                                @Override
+                                public void markActive() {
+                                    output.markActive();
+                                }
 
-                @Override
-                public SourceOutput<Long> createOutputForSplit(String splitId) {
-                    return output.createOutputForSplit(splitId);
-                }
+                                @Override
+                                public SourceOutput<Long> createOutputForSplit(String splitId) {
+                                    return output.createOutputForSplit(splitId);
+                                }
 
-                @Override
-                public void releaseOutputForSplit(String splitId) {
-                    output.releaseOutputForSplit(splitId);
-                }
-            });
+                                @Override
+                                public void releaseOutputForSplit(String splitId) {
+                                    output.releaseOutputForSplit(splitId);
+                                }
+                            });
             if (emitted[0]) {
                 emittedNumbers++;
                 gate = new CompletableFuture<>();

@@ -23,14 +23,16 @@ import java.util.List;
 /**
  * A bounded test stream of hand-built changelog rows, one batch per checkpoint: batch i+1 is
  * emitted only after a checkpoint taken after batch i completed (batch 0 at once), so every batch
- * is exactly the content of one checkpoint and — when it writes files — of one Iceberg version.
- * The last batch commits with Flink's final checkpoint at end of input. Restored after a failure,
- * the source continues after the last batch covered by the restored checkpoint.
+ * is exactly the content of one checkpoint and — when it writes files — of one Iceberg version. The
+ * last batch commits with Flink's final checkpoint at end of input. Restored after a failure, the
+ * source continues after the last batch covered by the restored checkpoint.
  */
 final class PacedChangelog implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    /** One row: its kind and Java values (Integer, Long, String, LocalDateTime, Instant, byte[]). */
+    /**
+     * One row: its kind and Java values (Integer, Long, String, LocalDateTime, Instant, byte[]).
+     */
     static final class Change implements Serializable {
         private static final long serialVersionUID = 1L;
         final RowKind kind;
@@ -87,7 +89,10 @@ final class PacedChangelog implements Serializable {
 
     /** The stream of the given batches, typed as {@code InternalTypeInfo.of(rowType)}. */
     static DataStream<RowData> stream(
-            StreamExecutionEnvironment env, RowType rowType, String name, List<List<Change>> batches) {
+            StreamExecutionEnvironment env,
+            RowType rowType,
+            String name,
+            List<List<Change>> batches) {
         List<List<Change>> copy = new ArrayList<>(batches);
         return env.fromSource(
                         new OneBatchPerCheckpointSource(copy.size()),

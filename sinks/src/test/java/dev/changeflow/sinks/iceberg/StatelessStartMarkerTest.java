@@ -1,6 +1,6 @@
 package dev.changeflow.sinks.iceberg;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import dev.changeflow.operators.AutoCdcException;
 
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -9,12 +9,20 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericAppenderFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.io.FileAppender;
+import org.apache.iceberg.io.OutputFile;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +32,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@link StatelessStartMarker} in Flink's operator test harness against a Hadoop catalog: it writes
@@ -43,7 +53,12 @@ class StatelessStartMarkerTest {
     void createTable() {
         settings = CatalogSettings.localHadoop(warehouse);
         catalog = settings.open();
-        StreamingTables.ensureTable(catalog, ID, RowType.of(new IntType(false)), List.of("f0"), StreamingTableOptions.defaults());
+        StreamingTables.ensureTable(
+                catalog,
+                ID,
+                RowType.of(new IntType(false)),
+                List.of("f0"),
+                StreamingTableOptions.defaults());
     }
 
     @AfterEach
@@ -53,14 +68,18 @@ class StatelessStartMarkerTest {
         }
     }
 
-    private OneInputStreamOperatorTestHarness<RowData, RowData> harness(int parallelism, int subtask) throws Exception {
-        StatelessStartMarker marker = new StatelessStartMarker(TableLoader.fromCatalog(settings.loader(), ID), COMMITTER_UID);
+    private OneInputStreamOperatorTestHarness<RowData, RowData> harness(
+            int parallelism, int subtask) throws Exception {
+        StatelessStartMarker marker =
+                new StatelessStartMarker(
+                        TableLoader.fromCatalog(settings.loader(), ID), COMMITTER_UID);
         return new OneInputStreamOperatorTestHarness<>(marker, 128, parallelism, subtask);
     }
 
     /** An (empty) commit stamped as Iceberg's committer stamps them. */
     private void committed(String jobId, String operatorId, long checkpointId) {
-        catalog.loadTable(ID).newAppend()
+        catalog.loadTable(ID)
+                .newAppend()
                 .set("flink.job-id", jobId)
                 .set("flink.operator-id", operatorId)
                 .set("flink.max-committed-checkpoint-id", Long.toString(checkpointId))
@@ -71,11 +90,14 @@ class StatelessStartMarkerTest {
         Table t = catalog.loadTable(ID);
         List<Map<String, String>> out = new ArrayList<>();
         for (Snapshot s : t.snapshots()) {
-            out.add(Map.of(
-                    "job", s.summary().getOrDefault("flink.job-id", ""),
-                    "op", s.summary().getOrDefault("flink.operator-id", ""),
-                    "max", s.summary().getOrDefault("flink.max-committed-checkpoint-id", ""),
-                    "files", s.summary().getOrDefault("added-data-files", "0")));
+            out.add(
+                    Map.of(
+                            "job", s.summary().getOrDefault("flink.job-id", ""),
+                            "op", s.summary().getOrDefault("flink.operator-id", ""),
+                            "max",
+                                    s.summary()
+                                            .getOrDefault("flink.max-committed-checkpoint-id", ""),
+                            "files", s.summary().getOrDefault("added-data-files", "0")));
         }
         return out;
     }
@@ -90,9 +112,10 @@ class StatelessStartMarkerTest {
             h.open();
             h.processElement(new StreamRecord<>(GenericRowData.of(1)));
             assertThat(h.extractOutputValues()).containsExactly(GenericRowData.of(1));
-            assertThat(summaries()).containsExactly(
-                    Map.of("job", job, "op", op, "max", "7", "files", "0"),
-                    Map.of("job", job, "op", op, "max", "-1", "files", "0"));
+            assertThat(summaries())
+                    .containsExactly(
+                            Map.of("job", job, "op", op, "max", "7", "files", "0"),
+                            Map.of("job", job, "op", op, "max", "-1", "files", "0"));
             assertThat(StatelessStartMarker.newestOf(catalog.loadTable(ID), job, op).summary())
                     .containsEntry("flink.max-committed-checkpoint-id", "-1");
         }
@@ -136,31 +159,44 @@ class StatelessStartMarkerTest {
     @Test
     void anAutoCdcTableWithRowsFailsAStartWithoutState() throws Exception {
         Table t = catalog.loadTable(ID);
-        org.apache.iceberg.io.OutputFile out = t.io().newOutputFile(t.location() + "/data/one.parquet");
-        org.apache.iceberg.io.FileAppender<org.apache.iceberg.data.Record> appender =
-                new org.apache.iceberg.data.GenericAppenderFactory(t.schema()).newAppender(out, org.apache.iceberg.FileFormat.PARQUET);
+        OutputFile out = t.io().newOutputFile(t.location() + "/data/one.parquet");
+        FileAppender<Record> appender =
+                new GenericAppenderFactory(t.schema()).newAppender(out, FileFormat.PARQUET);
         try (appender) {
-            appender.add(org.apache.iceberg.data.GenericRecord.create(t.schema()).copy("f0", 1));
+            appender.add(GenericRecord.create(t.schema()).copy("f0", 1));
         }
-        t.newAppend().appendFile(org.apache.iceberg.DataFiles.builder(t.spec()).withInputFile(out.toInputFile())
-                .withMetrics(appender.metrics()).withFormat(org.apache.iceberg.FileFormat.PARQUET).build()).commit();
-        StatelessStartMarker marker = new StatelessStartMarker(TableLoader.fromCatalog(settings.loader(), ID), COMMITTER_UID, true);
-        try (OneInputStreamOperatorTestHarness<RowData, RowData> h = new OneInputStreamOperatorTestHarness<>(marker, 128, 1, 0)) {
-            dev.changeflow.operators.AutoCdcException e = org.junit.jupiter.api.Assertions.assertThrows(
-                    dev.changeflow.operators.AutoCdcException.class, h::initializeEmptyState);
-            assertThat(e.code()).isEqualTo(dev.changeflow.operators.AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE);
-            assertThat(e.getMessage()).contains("table " + t.name() + " already holds rows but job ")
+        t.newAppend()
+                .appendFile(
+                        DataFiles.builder(t.spec())
+                                .withInputFile(out.toInputFile())
+                                .withMetrics(appender.metrics())
+                                .withFormat(FileFormat.PARQUET)
+                                .build())
+                .commit();
+        StatelessStartMarker marker =
+                new StatelessStartMarker(
+                        TableLoader.fromCatalog(settings.loader(), ID), COMMITTER_UID, true);
+        try (OneInputStreamOperatorTestHarness<RowData, RowData> h =
+                new OneInputStreamOperatorTestHarness<>(marker, 128, 1, 0)) {
+            AutoCdcException e =
+                    Assertions.assertThrows(AutoCdcException.class, h::initializeEmptyState);
+            assertThat(e.code()).isEqualTo(AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE);
+            assertThat(e.getMessage())
+                    .contains("table " + t.name() + " already holds rows but job ")
                     .contains("Start the job from its latest checkpoint or savepoint");
         }
         // restored (a failover, a savepoint): no check
-        StatelessStartMarker restored = new StatelessStartMarker(TableLoader.fromCatalog(settings.loader(), ID), COMMITTER_UID, true);
+        StatelessStartMarker restored =
+                new StatelessStartMarker(
+                        TableLoader.fromCatalog(settings.loader(), ID), COMMITTER_UID, true);
         OperatorSubtaskState state;
         try (OneInputStreamOperatorTestHarness<RowData, RowData> h = harness(1, 0)) {
             h.initializeEmptyState();
             h.open();
             state = h.snapshot(1L, 1L);
         }
-        try (OneInputStreamOperatorTestHarness<RowData, RowData> h = new OneInputStreamOperatorTestHarness<>(restored, 128, 1, 0)) {
+        try (OneInputStreamOperatorTestHarness<RowData, RowData> h =
+                new OneInputStreamOperatorTestHarness<>(restored, 128, 1, 0)) {
             h.initializeState(state);
             h.open();
         }

@@ -1,13 +1,5 @@
 package dev.changeflow.sinks.iceberg;
 
-import static dev.changeflow.sinks.iceberg.PacedChangelog.batch;
-import static dev.changeflow.sinks.iceberg.PacedChangelog.delete;
-import static dev.changeflow.sinks.iceberg.PacedChangelog.insert;
-import static dev.changeflow.sinks.iceberg.PacedChangelog.updateAfter;
-import static dev.changeflow.sinks.iceberg.PacedChangelog.updateBefore;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.operators.quarantine.QuarantineRecords;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
@@ -50,6 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.Closeable;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
@@ -57,6 +50,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
+
+import static dev.changeflow.sinks.iceberg.PacedChangelog.batch;
+import static dev.changeflow.sinks.iceberg.PacedChangelog.delete;
+import static dev.changeflow.sinks.iceberg.PacedChangelog.insert;
+import static dev.changeflow.sinks.iceberg.PacedChangelog.updateAfter;
+import static dev.changeflow.sinks.iceberg.PacedChangelog.updateBefore;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Writes hand-built AUTO CDC changelogs through Iceberg's Flink sink on a MiniCluster into a real
@@ -96,7 +97,9 @@ class StreamingTableSinkTest {
     private static RowType rowType(Object... namesAndTypes) {
         List<RowType.RowField> fields = new ArrayList<>();
         for (int i = 0; i < namesAndTypes.length; i += 2) {
-            fields.add(new RowType.RowField((String) namesAndTypes[i], (LogicalType) namesAndTypes[i + 1]));
+            fields.add(
+                    new RowType.RowField(
+                            (String) namesAndTypes[i], (LogicalType) namesAndTypes[i + 1]));
         }
         return new RowType(fields);
     }
@@ -135,18 +138,23 @@ class StreamingTableSinkTest {
         try (CloseableIterable<Record> it =
                 Parquet.read(table.io().newInputFile(file.location()))
                         .project(table.schema())
-                        .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(table.schema(), fileSchema))
+                        .createReaderFunc(
+                                fileSchema ->
+                                        GenericParquetReaders.buildReader(
+                                                table.schema(), fileSchema))
                         .build()) {
             it.forEach(r -> rows.add(r.copy()));
         }
         return rows;
     }
 
-    private static List<DeleteFile> addedDeleteFiles(Table table, long version, FileContent content) {
+    private static List<DeleteFile> addedDeleteFiles(
+            Table table, long version, FileContent content) {
         for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
             if (s.sequenceNumber() == version) {
                 List<DeleteFile> out = new ArrayList<>();
-                for (DeleteFile f : SnapshotChanges.builderFor(table).snapshot(s).build().addedDeleteFiles()) {
+                for (DeleteFile f :
+                        SnapshotChanges.builderFor(table).snapshot(s).build().addedDeleteFiles()) {
                     if (f.content() == content) {
                         out.add(f);
                     }
@@ -161,25 +169,52 @@ class StreamingTableSinkTest {
 
     @Test
     void scd1ChangelogCommitsOneVersionPerCheckpointWithExactRows() throws Exception {
-        RowType type = rowType(
-                "id", new IntType(false), "name", VarCharType.STRING_TYPE, "amount", new BigIntType());
+        RowType type =
+                rowType(
+                        "id",
+                        new IntType(false),
+                        "name",
+                        VarCharType.STRING_TYPE,
+                        "amount",
+                        new BigIntType());
         TableIdentifier id = TableIdentifier.of(DB, "accounts");
-        StreamingTables.ensureTable(catalog, id, type, List.of("id"), StreamingTableOptions.defaults());
+        StreamingTables.ensureTable(
+                catalog, id, type, List.of("id"), StreamingTableOptions.defaults());
 
         StreamExecutionEnvironment env = env();
-        DataStream<RowData> changelog = PacedChangelog.stream(env, type, "changes", List.of(
-                batch(insert(1, "a", 10L), insert(2, "b", 20L), insert(3, "c", 30L)),
-                // update; delete; a key inserted and updated in the same checkpoint
-                batch(updateBefore(1, "a", 10L), updateAfter(1, "a2", 11L),
-                        delete(2, "b", 20L),
-                        insert(4, "d", 40L), updateBefore(4, "d", 40L), updateAfter(4, "d2", 41L)),
-                // re-insert after delete; two updates of one key in one checkpoint
-                batch(insert(2, "b3", 22L),
-                        updateBefore(3, "c", 30L), updateAfter(3, "c2", 31L),
-                        updateBefore(3, "c2", 31L), updateAfter(3, "c3", 32L)),
-                batch(delete(4, "d2", 41L))));
+        DataStream<RowData> changelog =
+                PacedChangelog.stream(
+                        env,
+                        type,
+                        "changes",
+                        List.of(
+                                batch(
+                                        insert(1, "a", 10L),
+                                        insert(2, "b", 20L),
+                                        insert(3, "c", 30L)),
+                                // update; delete; a key inserted and updated in the same checkpoint
+                                batch(
+                                        updateBefore(1, "a", 10L),
+                                        updateAfter(1, "a2", 11L),
+                                        delete(2, "b", 20L),
+                                        insert(4, "d", 40L),
+                                        updateBefore(4, "d", 40L),
+                                        updateAfter(4, "d2", 41L)),
+                                // re-insert after delete; two updates of one key in one checkpoint
+                                batch(
+                                        insert(2, "b3", 22L),
+                                        updateBefore(3, "c", 30L),
+                                        updateAfter(3, "c2", 31L),
+                                        updateBefore(3, "c2", 31L),
+                                        updateAfter(3, "c3", 32L)),
+                                batch(delete(4, "d2", 41L))));
         StreamingTableSink.write(
-                changelog, settings.loader(), id, List.of("id"), StreamingTableOptions.defaults(), "accounts");
+                changelog,
+                settings.loader(),
+                id,
+                List.of("id"),
+                StreamingTableOptions.defaults(),
+                "accounts");
         env.execute("scd1");
 
         Table table = catalog.loadTable(id);
@@ -190,7 +225,8 @@ class StreamingTableSinkTest {
         assertThat(table.currentSnapshot().sequenceNumber()).isEqualTo(4);
         assertThat(linesAtVersion(table, 1)).containsExactly("1,a,10", "2,b,20", "3,c,30");
         assertThat(linesAtVersion(table, 2)).containsExactly("1,a2,11", "3,c,30", "4,d2,41");
-        assertThat(linesAtVersion(table, 3)).containsExactly("1,a2,11", "2,b3,22", "3,c3,32", "4,d2,41");
+        assertThat(linesAtVersion(table, 3))
+                .containsExactly("1,a2,11", "2,b3,22", "3,c3,32", "4,d2,41");
         assertThat(linesAtVersion(table, 4)).containsExactly("1,a2,11", "2,b3,22", "3,c3,32");
 
         // +I writes no delete: version 1 is a plain append
@@ -200,7 +236,9 @@ class StreamingTableSinkTest {
         assertThat(v1).doesNotContainKey("added-delete-files").containsEntry("added-records", "3");
         // version 2: equality deletes for keys 1 and 2 (complete rows), a position delete for key 4
         Map<String, String> v2 = summaryOf(table, 2);
-        assertThat(v2).containsEntry("added-equality-deletes", "2").containsEntry("added-position-deletes", "1");
+        assertThat(v2)
+                .containsEntry("added-equality-deletes", "2")
+                .containsEntry("added-position-deletes", "1");
         assertThat(v2).containsKey("flink.max-committed-checkpoint-id").containsKey("flink.job-id");
         List<Record> eqRows = new ArrayList<>();
         for (DeleteFile f : addedDeleteFiles(table, 2, FileContent.EQUALITY_DELETES)) {
@@ -216,42 +254,58 @@ class StreamingTableSinkTest {
 
     @Test
     void commitsFailingBeforeOrAfterTheCatalogAreRecoveredExactlyOnce() throws Exception {
-        CatalogSettings failing = CatalogSettings.of("failing", Map.of(
-                "catalog-impl", FailingHadoopCatalog.class.getName(),
-                "warehouse", warehouse.toUri().toString()));
+        CatalogSettings failing =
+                CatalogSettings.of(
+                        "failing",
+                        Map.of(
+                                "catalog-impl", FailingHadoopCatalog.class.getName(),
+                                "warehouse", warehouse.toUri().toString()));
         RowType type = rowType("id", new IntType(false), "v", new IntType());
         TableIdentifier id = TableIdentifier.of(DB, "flaky");
-        StreamingTables.ensureTable(catalog, id, type, List.of("id"), StreamingTableOptions.defaults());
+        StreamingTables.ensureTable(
+                catalog, id, type, List.of("id"), StreamingTableOptions.defaults());
         // 2nd snapshot commit never reaches the catalog; 4th commits but its answer is lost
-        FailingHadoopCatalog.reset(Map.of(
-                2, FailingHadoopCatalog.Failure.BEFORE_COMMIT, 4, FailingHadoopCatalog.Failure.AFTER_COMMIT));
+        FailingHadoopCatalog.reset(
+                Map.of(
+                        2,
+                        FailingHadoopCatalog.Failure.BEFORE_COMMIT,
+                        4,
+                        FailingHadoopCatalog.Failure.AFTER_COMMIT));
 
         List<List<PacedChangelog.Change>> batches = new ArrayList<>();
         batches.add(batch(insert(1, 0), insert(2, 0), insert(3, 0)));
         for (int i = 1; i <= 6; i++) {
-            batches.add(batch(
-                    updateBefore(1, i - 1), updateAfter(1, i),
-                    updateBefore(2, i - 1), updateAfter(2, i),
-                    insert(10 + i, i)));
+            batches.add(
+                    batch(
+                            updateBefore(1, i - 1),
+                            updateAfter(1, i),
+                            updateBefore(2, i - 1),
+                            updateAfter(2, i),
+                            insert(10 + i, i)));
         }
         batches.add(batch(delete(3, 0)));
 
         Configuration conf = new Configuration();
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 5);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, java.time.Duration.ofMillis(100));
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
         env.enableCheckpointing(200);
         DataStream<RowData> changelog = PacedChangelog.stream(env, type, "changes", batches);
         StreamingTableSink.write(
-                changelog, failing.loader(), id, List.of("id"), StreamingTableOptions.defaults(), "flaky");
+                changelog,
+                failing.loader(),
+                id,
+                List.of("id"),
+                StreamingTableOptions.defaults(),
+                "flaky");
         env.execute("k4");
 
         assertThat(FailingHadoopCatalog.INJECTED.get()).isEqualTo(2);
         Table table = catalog.loadTable(id);
-        assertThat(TableRows.toCsvLines(table)).containsExactly(
-                "1,6", "2,6", "11,1", "12,2", "13,3", "14,4", "15,5", "16,6");
+        assertThat(TableRows.toCsvLines(table))
+                .containsExactly("1,6", "2,6", "11,1", "12,2", "13,3", "14,4", "15,5", "16,6");
         List<String> committed = new ArrayList<>();
         for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
             committed.add(s.summary().get("flink.max-committed-checkpoint-id"));
@@ -263,21 +317,45 @@ class StreamingTableSinkTest {
 
     @Test
     void partitionMovingUpdatesAndNullPartitionDeletesLeaveNoStaleRows() throws Exception {
-        RowType type = rowType("id", new IntType(false), "region", VarCharType.STRING_TYPE, "v", new IntType());
+        RowType type =
+                rowType(
+                        "id",
+                        new IntType(false),
+                        "region",
+                        VarCharType.STRING_TYPE,
+                        "v",
+                        new IntType());
         TableIdentifier id = TableIdentifier.of(DB, "by_region");
-        StreamingTableOptions options = StreamingTableOptions.builder().partitionBy("region").build();
+        StreamingTableOptions options =
+                StreamingTableOptions.builder().partitionBy("region").build();
         StreamingTables.ensureTable(catalog, id, type, List.of("id"), options);
 
         StreamExecutionEnvironment env = env();
-        DataStream<RowData> changelog = PacedChangelog.stream(env, type, "changes", List.of(
-                batch(insert(1, "eu", 1), insert(2, "us", 2), insert(3, null, 3)),
-                // K1: key 1 moves eu -> us; K2: the stored row of key 3 has a null partition value
-                batch(updateBefore(1, "eu", 1), updateAfter(1, "us", 10), delete(3, null, 3)),
-                // key 1 moves twice inside one checkpoint (back to eu); key 5 inserted and moved
-                batch(updateBefore(1, "us", 10), updateAfter(1, "ap", 11),
-                        updateBefore(1, "ap", 11), updateAfter(1, "eu", 12),
-                        insert(5, "eu", 5), updateBefore(5, "eu", 5), updateAfter(5, "us", 6))));
-        StreamingTableSink.write(changelog, settings.loader(), id, List.of("id"), options, "by-region");
+        DataStream<RowData> changelog =
+                PacedChangelog.stream(
+                        env,
+                        type,
+                        "changes",
+                        List.of(
+                                batch(insert(1, "eu", 1), insert(2, "us", 2), insert(3, null, 3)),
+                                // K1: key 1 moves eu -> us; K2: the stored row of key 3 has a null
+                                // partition value
+                                batch(
+                                        updateBefore(1, "eu", 1),
+                                        updateAfter(1, "us", 10),
+                                        delete(3, null, 3)),
+                                // key 1 moves twice inside one checkpoint (back to eu); key 5
+                                // inserted and moved
+                                batch(
+                                        updateBefore(1, "us", 10),
+                                        updateAfter(1, "ap", 11),
+                                        updateBefore(1, "ap", 11),
+                                        updateAfter(1, "eu", 12),
+                                        insert(5, "eu", 5),
+                                        updateBefore(5, "eu", 5),
+                                        updateAfter(5, "us", 6))));
+        StreamingTableSink.write(
+                changelog, settings.loader(), id, List.of("id"), options, "by-region");
         env.execute("k1");
 
         Table table = catalog.loadTable(id);
@@ -287,7 +365,8 @@ class StreamingTableSinkTest {
         assertThat(regionRows(table, "us")).containsExactly("2,us,2", "5,us,6");
         assertThat(regionRows(table, "ap")).isEmpty();
         assertThat(TableRows.read(table, Expressions.isNull("region"))).isEmpty();
-        // the equality deletes of version 2 carry the complete old rows, filed under their old partitions
+        // the equality deletes of version 2 carry the complete old rows, filed under their old
+        // partitions
         List<String> filed = new ArrayList<>();
         for (DeleteFile f : addedDeleteFiles(table, 2, FileContent.EQUALITY_DELETES)) {
             for (Record r : readDeleteFile(table, f)) {
@@ -308,96 +387,172 @@ class StreamingTableSinkTest {
 
     @Test
     void scd2VersionsAreClosedAndSplitOnFormatV3() throws Exception {
-        RowType type = rowType(
-                "id", new IntType(false), "name", VarCharType.STRING_TYPE,
-                "__START_AT", new BigIntType(false), "__END_AT", new BigIntType());
+        RowType type =
+                rowType(
+                        "id",
+                        new IntType(false),
+                        "name",
+                        VarCharType.STRING_TYPE,
+                        "__START_AT",
+                        new BigIntType(false),
+                        "__END_AT",
+                        new BigIntType());
         TableIdentifier id = TableIdentifier.of(DB, "customers_history");
         StreamingTableOptions options = StreamingTableOptions.builder().formatVersion(3).build();
         List<String> identifier = List.of("id", "__START_AT");
         StreamingTables.ensureTable(catalog, id, type, identifier, options);
 
         StreamExecutionEnvironment env = env();
-        DataStream<RowData> changelog = PacedChangelog.stream(env, type, "changes", List.of(
-                batch(insert(1, "a", 1L, null), insert(2, "x", 1L, null)),
-                // a change closes version [1, ∞) at 5 and opens [5, ∞); key 3 opened and closed at once
-                batch(updateBefore(1, "a", 1L, null), updateAfter(1, "a", 1L, 5L), insert(1, "b", 5L, null),
-                        insert(3, "p", 2L, null), updateBefore(3, "p", 2L, null), updateAfter(3, "p", 2L, 4L)),
-                // a late change at 3 splits [1, 5) into [1, 3) and [3, 5)
-                batch(updateBefore(1, "a", 1L, 5L), updateAfter(1, "a", 1L, 3L), insert(1, "c", 3L, 5L)),
-                // a delete at 7 closes the current version of key 2
-                batch(updateBefore(2, "x", 1L, null), updateAfter(2, "x", 1L, 7L))));
+        DataStream<RowData> changelog =
+                PacedChangelog.stream(
+                        env,
+                        type,
+                        "changes",
+                        List.of(
+                                batch(insert(1, "a", 1L, null), insert(2, "x", 1L, null)),
+                                // a change closes version [1, ∞) at 5 and opens [5, ∞); key 3
+                                // opened and closed at once
+                                batch(
+                                        updateBefore(1, "a", 1L, null),
+                                        updateAfter(1, "a", 1L, 5L),
+                                        insert(1, "b", 5L, null),
+                                        insert(3, "p", 2L, null),
+                                        updateBefore(3, "p", 2L, null),
+                                        updateAfter(3, "p", 2L, 4L)),
+                                // a late change at 3 splits [1, 5) into [1, 3) and [3, 5)
+                                batch(
+                                        updateBefore(1, "a", 1L, 5L),
+                                        updateAfter(1, "a", 1L, 3L),
+                                        insert(1, "c", 3L, 5L)),
+                                // a delete at 7 closes the current version of key 2
+                                batch(
+                                        updateBefore(2, "x", 1L, null),
+                                        updateAfter(2, "x", 1L, 7L))));
         StreamingTableSink.write(changelog, settings.loader(), id, identifier, options, "history");
         env.execute("scd2");
 
         Table table = catalog.loadTable(id);
         assertThat(TableRows.toCsvLines(table))
                 .containsExactly("1,a,1,3", "1,c,3,5", "1,b,5,", "2,x,1,7", "3,p,2,4");
-        assertThat(linesAtVersion(table, 2)).containsExactly("1,a,1,5", "1,b,5,", "2,x,1,", "3,p,2,4");
+        assertThat(linesAtVersion(table, 2))
+                .containsExactly("1,a,1,5", "1,b,5,", "2,x,1,", "3,p,2,4");
         Map<String, String> v2 = summaryOf(table, 2);
         // v3: the same-checkpoint rewrite of key 3 is a deletion vector, not a position-delete file
         assertThat(v2).containsEntry("added-dvs", "1").containsEntry("added-equality-deletes", "1");
     }
 
-    // ---------------------------------------------------------------------------------- append-only
+    // ----------------------------------------------------------------------------------
+    // append-only
 
     @Test
     void appendOnlyTableAndQuarantineTableReceiveEveryRow() throws Exception {
-        RowType history = rowType(
-                "tid", new IntType(), "aid", new IntType(), "delta", new IntType(),
-                "mtime", new TimestampType(6), "filler", VarCharType.STRING_TYPE);
+        RowType history =
+                rowType(
+                        "tid",
+                        new IntType(),
+                        "aid",
+                        new IntType(),
+                        "delta",
+                        new IntType(),
+                        "mtime",
+                        new TimestampType(6),
+                        "filler",
+                        VarCharType.STRING_TYPE);
         TableIdentifier historyId = TableIdentifier.of(DB, "history");
-        StreamingTableOptions options = StreamingTableOptions.builder().partitionBy("days(mtime)").build();
+        StreamingTableOptions options =
+                StreamingTableOptions.builder().partitionBy("days(mtime)").build();
         StreamingTables.ensureTable(catalog, historyId, history, List.of(), options);
         QuarantineTable.ensure(catalog, DB);
 
         StreamExecutionEnvironment env = env();
         LocalDateTime t = LocalDateTime.parse("2026-11-30T03:17:21.882801");
-        DataStream<RowData> rows = PacedChangelog.stream(env, history, "history", List.of(
-                batch(insert(4, 71926, -4018, t, "  "), insert(1, 83876, 4635, t.plusNanos(1_556_000), null)),
-                batch(insert(4, 71926, -4018, t, "  ")), // an identical row is a second row
-                batch(insert(2, 1, 7, t.plusDays(1).withNano(500_000_000), "x,y"))));
+        DataStream<RowData> rows =
+                PacedChangelog.stream(
+                        env,
+                        history,
+                        "history",
+                        List.of(
+                                batch(
+                                        insert(4, 71926, -4018, t, "  "),
+                                        insert(1, 83876, 4635, t.plusNanos(1_556_000), null)),
+                                batch(
+                                        insert(
+                                                4, 71926, -4018, t,
+                                                "  ")), // an identical row is a second row
+                                batch(
+                                        insert(
+                                                2,
+                                                1,
+                                                7,
+                                                t.plusDays(1).withNano(500_000_000),
+                                                "x,y"))));
         StreamingTableSink.append(rows, settings.loader(), historyId, options, "history");
 
         DataStream<RowData> quarantine =
-                env.fromData(List.of(QuarantineRecords.of("accounts", "pgbench.public.accounts", 0, 17L,
-                                        "{not json".getBytes(StandardCharsets.UTF_8), QuarantineReason.NOT_JSON,
-                                        "line 17 is not JSON", Instant.parse("2026-11-30T03:17:21.123Z").toEpochMilli())),
+                env.fromData(
+                                List.of(
+                                        QuarantineRecords.of(
+                                                "accounts",
+                                                "pgbench.public.accounts",
+                                                0,
+                                                17L,
+                                                "{not json".getBytes(StandardCharsets.UTF_8),
+                                                QuarantineReason.NOT_JSON,
+                                                "line 17 is not JSON",
+                                                Instant.parse("2026-11-30T03:17:21.123Z")
+                                                        .toEpochMilli())),
                                 InternalTypeInfo.of(QuarantineRecords.ROW_TYPE))
                         .setParallelism(1);
         QuarantineTable.append(quarantine, settings.loader(), DB, "quarantine");
         env.execute("append");
 
         Table table = catalog.loadTable(historyId);
-        assertThat(TableRows.toCsvLines(table)).containsExactly(
-                "1,83876,4635,2026-11-30 03:17:21.884357,",
-                "2,1,7,2026-12-01 03:17:21.5,\"x,y\"",
-                "4,71926,-4018,2026-11-30 03:17:21.882801,  ",
-                "4,71926,-4018,2026-11-30 03:17:21.882801,  ");
+        assertThat(TableRows.toCsvLines(table))
+                .containsExactly(
+                        "1,83876,4635,2026-11-30 03:17:21.884357,",
+                        "2,1,7,2026-12-01 03:17:21.5,\"x,y\"",
+                        "4,71926,-4018,2026-11-30 03:17:21.882801,  ",
+                        "4,71926,-4018,2026-11-30 03:17:21.882801,  ");
         assertThat(table.currentSnapshot().summary()).containsEntry("total-records", "4");
         assertThat(table.spec().fields()).hasSize(1);
 
         Table q = catalog.loadTable(QuarantineTable.identifier(DB));
-        assertThat(TableRows.toCsvLines(q)).containsExactly(
-                "accounts,pgbench.public.accounts,0,17,\\x7b6e6f74206a736f6e,NOT_JSON,line 17 is not JSON,"
-                        + "2026-11-30 03:17:21.123+00");
+        assertThat(TableRows.toCsvLines(q))
+                .containsExactly(
+                        "accounts,pgbench.public.accounts,0,17,\\x7b6e6f74206a736f6e,NOT_JSON,line 17 is not JSON,"
+                                + "2026-11-30 03:17:21.123+00");
     }
 
     @Test
     void appendRefusesTablesWithIdentifierFieldsAndChangelogNeedsEqualityFields() {
         RowType type = rowType("id", new IntType(false), "v", new IntType());
         TableIdentifier id = TableIdentifier.of(DB, "keyed");
-        StreamingTables.ensureTable(catalog, id, type, List.of("id"), StreamingTableOptions.defaults());
+        StreamingTables.ensureTable(
+                catalog, id, type, List.of("id"), StreamingTableOptions.defaults());
         StreamExecutionEnvironment env = env();
-        DataStream<RowData> rows = PacedChangelog.stream(env, type, "rows", List.of(batch(insert(1, 1))));
+        DataStream<RowData> rows =
+                PacedChangelog.stream(env, type, "rows", List.of(batch(insert(1, 1))));
 
-        assertThatThrownBy(() -> StreamingTableSink.append(
-                        rows, settings.loader(), id, StreamingTableOptions.defaults(), "keyed"))
+        assertThatThrownBy(
+                        () ->
+                                StreamingTableSink.append(
+                                        rows,
+                                        settings.loader(),
+                                        id,
+                                        StreamingTableOptions.defaults(),
+                                        "keyed"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("table db.keyed has identifier fields [id]");
-        assertThatThrownBy(() -> StreamingTableSink.write(
-                        rows, settings.loader(), id, List.of(), StreamingTableOptions.defaults(), "keyed"))
+        assertThatThrownBy(
+                        () ->
+                                StreamingTableSink.write(
+                                        rows,
+                                        settings.loader(),
+                                        id,
+                                        List.of(),
+                                        StreamingTableOptions.defaults(),
+                                        "keyed"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("needs equality fields");
     }
-
 }

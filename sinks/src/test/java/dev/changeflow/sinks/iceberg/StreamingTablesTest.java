@@ -1,8 +1,5 @@
 package dev.changeflow.sinks.iceberg;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.changeflow.operators.AutoCdcException;
 
 import org.apache.flink.table.types.logical.BigIntType;
@@ -31,12 +28,16 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class StreamingTablesTest {
 
@@ -53,40 +54,76 @@ class StreamingTablesTest {
     private static RowType rowType(Object... namesAndTypes) {
         List<RowType.RowField> fields = new ArrayList<>();
         for (int i = 0; i < namesAndTypes.length; i += 2) {
-            fields.add(new RowType.RowField((String) namesAndTypes[i], (LogicalType) namesAndTypes[i + 1]));
+            fields.add(
+                    new RowType.RowField(
+                            (String) namesAndTypes[i], (LogicalType) namesAndTypes[i + 1]));
         }
         return new RowType(fields);
     }
 
     private static RowType accounts() {
         return rowType(
-                "aid", new IntType(false), "bid", new IntType(), "abalance", new BigIntType(),
-                "filler", new CharType(84), "mtime", new TimestampType(6),
-                "seen_at", new LocalZonedTimestampType(3));
+                "aid",
+                new IntType(false),
+                "bid",
+                new IntType(),
+                "abalance",
+                new BigIntType(),
+                "filler",
+                new CharType(84),
+                "mtime",
+                new TimestampType(6),
+                "seen_at",
+                new LocalZonedTimestampType(3));
     }
 
     @Test
     void createsV2TableWithSchemaIdentifierFieldsPartitionSpecAndProperties() {
-        StreamingTableOptions options = StreamingTableOptions.builder()
-                .partitionBy("bucket(16, aid)", "days(mtime)", "truncate(4, filler)", "bid", "identity(abalance)")
-                .targetFileSizeBytes(64L << 20)
-                .property("write.metadata.previous-versions-max", "50")
-                .build();
+        StreamingTableOptions options =
+                StreamingTableOptions.builder()
+                        .partitionBy(
+                                "bucket(16, aid)",
+                                "days(mtime)",
+                                "truncate(4, filler)",
+                                "bid",
+                                "identity(abalance)")
+                        .targetFileSizeBytes(64L << 20)
+                        .property("write.metadata.previous-versions-max", "50")
+                        .build();
 
-        Table table = StreamingTables.ensureTable(catalog, ACCOUNTS, accounts(), List.of("aid"), options);
+        Table table =
+                StreamingTables.ensureTable(catalog, ACCOUNTS, accounts(), List.of("aid"), options);
 
         assertThat(((SupportsNamespaces) catalog).namespaceExists(Namespace.of("db"))).isTrue();
         Schema schema = table.schema();
-        assertThat(schema.columns().stream().map(f -> f.name() + " " + (f.isRequired() ? "required " : "optional ") + f.type())
-                        .collect(Collectors.toList()))
+        assertThat(
+                        schema.columns().stream()
+                                .map(
+                                        f ->
+                                                f.name()
+                                                        + " "
+                                                        + (f.isRequired()
+                                                                ? "required "
+                                                                : "optional ")
+                                                        + f.type())
+                                .collect(Collectors.toList()))
                 .containsExactly(
-                        "aid required int", "bid optional int", "abalance optional long",
-                        "filler optional string", "mtime optional timestamp", "seen_at optional timestamptz");
+                        "aid required int",
+                        "bid optional int",
+                        "abalance optional long",
+                        "filler optional string",
+                        "mtime optional timestamp",
+                        "seen_at optional timestamptz");
         assertThat(schema.identifierFieldNames()).containsExactly("aid");
-        assertThat(table.spec().fields().stream().map(PartitionField::toString).collect(Collectors.toList()))
+        assertThat(
+                        table.spec().fields().stream()
+                                .map(PartitionField::toString)
+                                .collect(Collectors.toList()))
                 .containsExactly(
-                        "1000: aid_bucket: bucket[16](1)", "1001: mtime_day: day(5)",
-                        "1002: filler_trunc: truncate[4](4)", "1003: bid: identity(2)",
+                        "1000: aid_bucket: bucket[16](1)",
+                        "1001: mtime_day: day(5)",
+                        "1002: filler_trunc: truncate[4](4)",
+                        "1003: bid: identity(2)",
                         "1004: abalance: identity(3)");
         assertThat(formatVersion(table)).isEqualTo(2);
         assertThat(table.properties())
@@ -103,26 +140,50 @@ class StreamingTablesTest {
 
     @Test
     void createsV3Scd2TableWithoutBloomFiltersWhenAsked() {
-        RowType scd2 = rowType(
-                "id", new IntType(false), "name", VarCharType.STRING_TYPE,
-                "__START_AT", new BigIntType(false), "__END_AT", new BigIntType());
-        StreamingTableOptions options = StreamingTableOptions.builder().formatVersion(3).bloomFilters(false).build();
+        RowType scd2 =
+                rowType(
+                        "id",
+                        new IntType(false),
+                        "name",
+                        VarCharType.STRING_TYPE,
+                        "__START_AT",
+                        new BigIntType(false),
+                        "__END_AT",
+                        new BigIntType());
+        StreamingTableOptions options =
+                StreamingTableOptions.builder().formatVersion(3).bloomFilters(false).build();
 
-        Table table = StreamingTables.ensureTable(
-                catalog, TableIdentifier.of("db", "history"), scd2, List.of("id", "__START_AT"), options);
+        Table table =
+                StreamingTables.ensureTable(
+                        catalog,
+                        TableIdentifier.of("db", "history"),
+                        scd2,
+                        List.of("id", "__START_AT"),
+                        options);
 
         assertThat(formatVersion(table)).isEqualTo(3);
-        assertThat(table.schema().identifierFieldNames()).containsExactlyInAnyOrder("id", "__START_AT");
+        assertThat(table.schema().identifierFieldNames())
+                .containsExactlyInAnyOrder("id", "__START_AT");
         assertThat(table.spec().isUnpartitioned()).isTrue();
         assertThat(table.properties().keySet()).noneMatch(k -> k.contains("bloom-filter"));
     }
 
     @Test
     void existingMatchingTableIsReturnedUnchanged() {
-        Table first = StreamingTables.ensureTable(catalog, ACCOUNTS, accounts(), List.of("aid"),
-                StreamingTableOptions.builder().partitionBy("bid").build());
-        Table again = StreamingTables.ensureTable(catalog, ACCOUNTS, accounts(), List.of("aid"),
-                StreamingTableOptions.builder().formatVersion(3).build());
+        Table first =
+                StreamingTables.ensureTable(
+                        catalog,
+                        ACCOUNTS,
+                        accounts(),
+                        List.of("aid"),
+                        StreamingTableOptions.builder().partitionBy("bid").build());
+        Table again =
+                StreamingTables.ensureTable(
+                        catalog,
+                        ACCOUNTS,
+                        accounts(),
+                        List.of("aid"),
+                        StreamingTableOptions.builder().formatVersion(3).build());
 
         assertThat(again.uuid()).isEqualTo(first.uuid());
         assertThat(formatVersion(again)).isEqualTo(2);
@@ -131,87 +192,209 @@ class StreamingTablesTest {
 
     @Test
     void existingTableWithAnotherColumnTypeIsTargetSchemaMismatch() {
-        StreamingTables.ensureTable(catalog, ACCOUNTS, accounts(), List.of("aid"), StreamingTableOptions.defaults());
-        RowType changed = rowType(
-                "aid", new IntType(false), "bid", new IntType(), "abalance", new IntType(),
-                "filler", new CharType(84), "mtime", new TimestampType(6),
-                "seen_at", new LocalZonedTimestampType(3));
+        StreamingTables.ensureTable(
+                catalog, ACCOUNTS, accounts(), List.of("aid"), StreamingTableOptions.defaults());
+        RowType changed =
+                rowType(
+                        "aid",
+                        new IntType(false),
+                        "bid",
+                        new IntType(),
+                        "abalance",
+                        new IntType(),
+                        "filler",
+                        new CharType(84),
+                        "mtime",
+                        new TimestampType(6),
+                        "seen_at",
+                        new LocalZonedTimestampType(3));
 
-        assertThatThrownBy(() -> StreamingTables.ensureTable(
-                        catalog, ACCOUNTS, changed, List.of("aid"), StreamingTableOptions.defaults()))
-                .isInstanceOfSatisfying(AutoCdcException.class,
-                        e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.TARGET_SCHEMA_MISMATCH))
-                .hasMessage("TARGET_SCHEMA_MISMATCH: table db.accounts exists and does not match the flow's "
-                        + "definition: column 'abalance' has type BIGINT (Iceberg long) in the table but INT "
-                        + "(Iceberg int) in the definition. Fix: run with --from-scratch to drop and recreate "
-                        + "the table (its data is lost and reprocessed from the source), or change the "
-                        + "definition to match the existing table.");
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        changed,
+                                        List.of("aid"),
+                                        StreamingTableOptions.defaults()))
+                .isInstanceOfSatisfying(
+                        AutoCdcException.class,
+                        e ->
+                                assertThat(e.code())
+                                        .isEqualTo(AutoCdcException.Code.TARGET_SCHEMA_MISMATCH))
+                .hasMessage(
+                        "TARGET_SCHEMA_MISMATCH: table db.accounts exists and does not match the flow's "
+                                + "definition: column 'abalance' has type BIGINT (Iceberg long) in the table but INT "
+                                + "(Iceberg int) in the definition. Fix: run with --from-scratch to drop and recreate "
+                                + "the table (its data is lost and reprocessed from the source), or change the "
+                                + "definition to match the existing table.");
     }
 
     @Test
     void otherMismatchesNameTheColumnOrTheIdentifierFields() {
         RowType base = rowType("id", new IntType(false), "v", VarCharType.STRING_TYPE);
-        StreamingTables.ensureTable(catalog, ACCOUNTS, base, List.of("id"), StreamingTableOptions.defaults());
+        StreamingTables.ensureTable(
+                catalog, ACCOUNTS, base, List.of("id"), StreamingTableOptions.defaults());
 
-        assertThatThrownBy(() -> StreamingTables.ensureTable(catalog, ACCOUNTS,
-                        rowType("id", new IntType(false), "v", VarCharType.STRING_TYPE, "w", new IntType()),
-                        List.of("id"), StreamingTableOptions.defaults()))
-                .hasMessageContaining("column 'w' (INT (Iceberg int) in the definition) does not exist in the table");
-        assertThatThrownBy(() -> StreamingTables.ensureTable(catalog, ACCOUNTS,
-                        rowType("id", new IntType(false)), List.of("id"), StreamingTableOptions.defaults()))
-                .hasMessageContaining("column 'v' (STRING (Iceberg string) in the table) is not in the definition");
-        assertThatThrownBy(() -> StreamingTables.ensureTable(catalog, ACCOUNTS,
-                        rowType("v", VarCharType.STRING_TYPE, "id", new IntType(false)),
-                        List.of("id"), StreamingTableOptions.defaults()))
-                .hasMessageContaining("the column order differs: table (id, v), definition (v, id)");
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        rowType(
+                                                "id",
+                                                new IntType(false),
+                                                "v",
+                                                VarCharType.STRING_TYPE,
+                                                "w",
+                                                new IntType()),
+                                        List.of("id"),
+                                        StreamingTableOptions.defaults()))
+                .hasMessageContaining(
+                        "column 'w' (INT (Iceberg int) in the definition) does not exist in the table");
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        rowType("id", new IntType(false)),
+                                        List.of("id"),
+                                        StreamingTableOptions.defaults()))
+                .hasMessageContaining(
+                        "column 'v' (STRING (Iceberg string) in the table) is not in the definition");
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        rowType(
+                                                "v",
+                                                VarCharType.STRING_TYPE,
+                                                "id",
+                                                new IntType(false)),
+                                        List.of("id"),
+                                        StreamingTableOptions.defaults()))
+                .hasMessageContaining(
+                        "the column order differs: table (id, v), definition (v, id)");
         TableIdentifier strict = TableIdentifier.of("db", "strict");
-        StreamingTables.ensureTable(catalog, strict, rowType("id", new IntType(false), "v", new IntType(false)),
-                List.of("id"), StreamingTableOptions.defaults());
-        assertThatThrownBy(() -> StreamingTables.ensureTable(catalog, strict,
-                        rowType("id", new IntType(false), "v", new IntType()), List.of("id"),
-                        StreamingTableOptions.defaults()))
-                .hasMessageContaining("column 'v' is NOT NULL in the table but nullable in the definition (INT (Iceberg int))");
-        // a NOT NULL column in the definition may write into a nullable table column
-        StreamingTables.ensureTable(catalog, ACCOUNTS,
-                rowType("id", new IntType(false), "v", new VarCharType(false, 10)), List.of("id"),
+        StreamingTables.ensureTable(
+                catalog,
+                strict,
+                rowType("id", new IntType(false), "v", new IntType(false)),
+                List.of("id"),
                 StreamingTableOptions.defaults());
-        assertThatThrownBy(() -> StreamingTables.ensureTable(catalog, ACCOUNTS,
-                        rowType("id", new IntType(false), "v", VarCharType.STRING_TYPE),
-                        List.of(), StreamingTableOptions.defaults()))
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        strict,
+                                        rowType("id", new IntType(false), "v", new IntType()),
+                                        List.of("id"),
+                                        StreamingTableOptions.defaults()))
+                .hasMessageContaining(
+                        "column 'v' is NOT NULL in the table but nullable in the definition (INT (Iceberg int))");
+        // a NOT NULL column in the definition may write into a nullable table column
+        StreamingTables.ensureTable(
+                catalog,
+                ACCOUNTS,
+                rowType("id", new IntType(false), "v", new VarCharType(false, 10)),
+                List.of("id"),
+                StreamingTableOptions.defaults());
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        rowType(
+                                                "id",
+                                                new IntType(false),
+                                                "v",
+                                                VarCharType.STRING_TYPE),
+                                        List.of(),
+                                        StreamingTableOptions.defaults()))
                 .hasMessageContaining("the identifier fields differ: table [id], definition []");
     }
 
     @Test
     void scd2StartAtWithAnotherSequenceTypeIsMismatch() {
-        RowType scd2 = rowType("id", new IntType(false), "__START_AT", new BigIntType(false), "__END_AT", new BigIntType());
+        RowType scd2 =
+                rowType(
+                        "id",
+                        new IntType(false),
+                        "__START_AT",
+                        new BigIntType(false),
+                        "__END_AT",
+                        new BigIntType());
         TableIdentifier history = TableIdentifier.of("db", "history");
-        StreamingTables.ensureTable(catalog, history, scd2, List.of("id", "__START_AT"), StreamingTableOptions.defaults());
-        RowType byTimestamp = rowType(
-                "id", new IntType(false), "__START_AT", new TimestampType(false, 6), "__END_AT", new TimestampType(6));
+        StreamingTables.ensureTable(
+                catalog,
+                history,
+                scd2,
+                List.of("id", "__START_AT"),
+                StreamingTableOptions.defaults());
+        RowType byTimestamp =
+                rowType(
+                        "id",
+                        new IntType(false),
+                        "__START_AT",
+                        new TimestampType(false, 6),
+                        "__END_AT",
+                        new TimestampType(6));
 
-        assertThatThrownBy(() -> StreamingTables.ensureTable(
-                        catalog, history, byTimestamp, List.of("id", "__START_AT"), StreamingTableOptions.defaults()))
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        history,
+                                        byTimestamp,
+                                        List.of("id", "__START_AT"),
+                                        StreamingTableOptions.defaults()))
                 .isInstanceOf(AutoCdcException.class)
                 .hasMessageContaining("table db.history exists and does not match")
-                .hasMessageContaining("column '__START_AT' has type BIGINT (Iceberg long) in the table "
-                        + "but TIMESTAMP(6) (Iceberg timestamp) in the definition")
+                .hasMessageContaining(
+                        "column '__START_AT' has type BIGINT (Iceberg long) in the table "
+                                + "but TIMESTAMP(6) (Iceberg timestamp) in the definition")
                 .hasMessageContaining("--from-scratch");
     }
 
     @Test
     void nullableIdentifierFieldOrUnknownPartitionColumnIsRejected() {
         RowType nullableKey = rowType("id", new IntType(), "v", new IntType());
-        assertThatThrownBy(() -> StreamingTables.ensureTable(
-                        catalog, ACCOUNTS, nullableKey, List.of("id"), StreamingTableOptions.defaults()))
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        nullableKey,
+                                        List.of("id"),
+                                        StreamingTableOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("identifier field 'id' of table db.accounts must be NOT NULL");
-        assertThatThrownBy(() -> StreamingTables.ensureTable(catalog, ACCOUNTS, accounts(), List.of("aid"),
-                        StreamingTableOptions.builder().partitionBy("days(created)").build()))
+                .hasMessageContaining(
+                        "identifier field 'id' of table db.accounts must be NOT NULL");
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        accounts(),
+                                        List.of("aid"),
+                                        StreamingTableOptions.builder()
+                                                .partitionBy("days(created)")
+                                                .build()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("partitionBy 'days(created)' of table db.accounts: column 'created' is not a column "
-                        + "of the table; columns: aid, bid, abalance, filler, mtime, seen_at");
-        assertThatThrownBy(() -> StreamingTables.ensureTable(catalog, ACCOUNTS, accounts(), List.of("aid"),
-                        StreamingTableOptions.builder().partitionBy("days(bid)").build()))
+                .hasMessage(
+                        "partitionBy 'days(created)' of table db.accounts: column 'created' is not a column "
+                                + "of the table; columns: aid, bid, abalance, filler, mtime, seen_at");
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        accounts(),
+                                        List.of("aid"),
+                                        StreamingTableOptions.builder()
+                                                .partitionBy("days(bid)")
+                                                .build()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("partitionBy 'days(bid)' of table db.accounts: ");
         assertThat(catalog.tableExists(ACCOUNTS)).isFalse();
@@ -220,7 +403,9 @@ class StreamingTablesTest {
     @Test
     void isEmptyFollowsLiveRowsAndDropIfExistsPurges() throws Exception {
         RowType type = rowType("id", new IntType(false), "v", new IntType());
-        Table table = StreamingTables.ensureTable(catalog, ACCOUNTS, type, List.of("id"), StreamingTableOptions.defaults());
+        Table table =
+                StreamingTables.ensureTable(
+                        catalog, ACCOUNTS, type, List.of("id"), StreamingTableOptions.defaults());
         assertThat(StreamingTables.isEmpty(table)).isTrue();
 
         appendRows(table, 1, 2);
@@ -232,7 +417,7 @@ class StreamingTablesTest {
         assertThat(StreamingTables.isEmpty(table)).isTrue();
         assertThat(table.currentSnapshot()).isNotNull();
 
-        Path location = Path.of(java.net.URI.create(table.location()));
+        Path location = Path.of(URI.create(table.location()));
         assertThat(Files.exists(location)).isTrue();
         assertThat(StreamingTables.dropIfExists(catalog, ACCOUNTS)).isTrue();
         assertThat(catalog.tableExists(ACCOUNTS)).isFalse();
@@ -243,12 +428,13 @@ class StreamingTablesTest {
     static void appendRows(Table table, int... ids) throws Exception {
         Schema schema = table.schema();
         String path = table.locationProvider().newDataLocation(UUID.randomUUID() + ".parquet");
-        DataWriter<Record> writer = Parquet.writeData(table.io().newOutputFile(path))
-                .schema(schema)
-                .createWriterFunc(type -> GenericParquetWriter.create(schema, type))
-                .withSpec(table.spec())
-                .overwrite()
-                .build();
+        DataWriter<Record> writer =
+                Parquet.writeData(table.io().newOutputFile(path))
+                        .schema(schema)
+                        .createWriterFunc(type -> GenericParquetWriter.create(schema, type))
+                        .withSpec(table.spec())
+                        .overwrite()
+                        .build();
         try (writer) {
             for (int id : ids) {
                 GenericRecord r = GenericRecord.create(schema);
@@ -263,5 +449,4 @@ class StreamingTablesTest {
     private static int formatVersion(Table table) {
         return ((HasTableOperations) table).operations().current().formatVersion();
     }
-
 }

@@ -1,7 +1,5 @@
 package dev.changeflow.sinks.iceberg;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.types.Types;
@@ -13,13 +11,16 @@ import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 class TableRowsTest {
 
-    private static final Schema HISTORY = new Schema(
-            Types.NestedField.optional(1, "tid", Types.IntegerType.get()),
-            Types.NestedField.optional(2, "delta", Types.IntegerType.get()),
-            Types.NestedField.optional(3, "mtime", Types.TimestampType.withoutZone()),
-            Types.NestedField.optional(4, "filler", Types.StringType.get()));
+    private static final Schema HISTORY =
+            new Schema(
+                    Types.NestedField.optional(1, "tid", Types.IntegerType.get()),
+                    Types.NestedField.optional(2, "delta", Types.IntegerType.get()),
+                    Types.NestedField.optional(3, "mtime", Types.TimestampType.withoutZone()),
+                    Types.NestedField.optional(4, "filler", Types.StringType.get()));
 
     @Test
     void rowsPrintAsPostgresCsv() {
@@ -39,14 +40,26 @@ class TableRowsTest {
 
     @Test
     void valuesFollowPostgresTextForms() {
-        assertThat(TableRows.formatValue(LocalDateTime.parse("2026-11-30T03:17:21"))).isEqualTo("2026-11-30 03:17:21");
+        assertThat(TableRows.formatValue(LocalDateTime.parse("2026-11-30T03:17:21")))
+                .isEqualTo("2026-11-30 03:17:21");
         assertThat(TableRows.formatValue(LocalDateTime.parse("2026-11-30T03:17:21.000001")))
                 .isEqualTo("2026-11-30 03:17:21.000001");
-        assertThat(TableRows.formatValue(OffsetDateTime.of(2026, 11, 30, 4, 17, 21, 500_000_000, ZoneOffset.ofHours(1))))
+        assertThat(
+                        TableRows.formatValue(
+                                OffsetDateTime.of(
+                                        2026,
+                                        11,
+                                        30,
+                                        4,
+                                        17,
+                                        21,
+                                        500_000_000,
+                                        ZoneOffset.ofHours(1))))
                 .isEqualTo("2026-11-30 03:17:21.5+00");
         assertThat(TableRows.formatValue(true)).isEqualTo("t");
         assertThat(TableRows.formatValue(new BigDecimal("10.50"))).isEqualTo("10.50");
-        assertThat(TableRows.formatValue(ByteBuffer.wrap(new byte[] {0x0a, (byte) 0xff}))).isEqualTo("\\x0aff");
+        assertThat(TableRows.formatValue(ByteBuffer.wrap(new byte[] {0x0a, (byte) 0xff})))
+                .isEqualTo("\\x0aff");
         assertThat(TableRows.formatValue("")).isEqualTo("\"\"");
         assertThat(TableRows.formatValue("a,\"b\"")).isEqualTo("\"a,\"\"b\"\"\"");
         assertThat(TableRows.formatValue("  padded  ")).isEqualTo("  padded  ");

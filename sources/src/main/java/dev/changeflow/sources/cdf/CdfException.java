@@ -18,17 +18,25 @@ public class CdfException extends RuntimeException {
         INVALID_CDC_OPTIONS,
         /** The end of the range lies before its start (F4). */
         INVALID_CDC_RANGE,
-        /** The start lies after the latest version, or a starting timestamp after the last commit (F4). */
+        /**
+         * The start lies after the latest version, or a starting timestamp after the last commit
+         * (F4).
+         */
         START_AFTER_LATEST_COMMIT,
         /** The end lies after the latest version or the last commit (F4). */
         END_AFTER_LATEST_COMMIT,
-        /** A version is older than the earliest available version or one of its files is gone (F4, K6). */
+        /**
+         * A version is older than the earliest available version or one of its files is gone (F4,
+         * K6).
+         */
         VERSION_NOT_AVAILABLE,
         /** The range spans a non-additive schema change (F4). */
         INCOMPATIBLE_SCHEMA_CHANGE,
         /** A table column is named like a change-feed metadata column (F4). */
         RESERVED_COLUMN_NAME,
-        /** A timestamp bound is not of the form {@code yyyy-MM-dd[ HH:mm:ss[.SSS]][offset]} (F3). */
+        /**
+         * A timestamp bound is not of the form {@code yyyy-MM-dd[ HH:mm:ss[.SSS]][offset]} (F3).
+         */
         INVALID_TIMESTAMP,
         /** The range covers versions that a rollback removed from {@code main}'s history (F8). */
         TABLE_HISTORY_REWRITTEN,

@@ -1,15 +1,17 @@
 package dev.changeflow.sources.cdf;
 
+import org.apache.flink.annotation.Internal;
+
+import java.time.DateTimeException;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
+import java.time.LocalTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.ResolverStyle;
 import java.time.temporal.ChronoField;
 import java.time.temporal.TemporalAccessor;
-
-import org.apache.flink.annotation.Internal;
 
 /**
  * Parses the timestamp bounds of F3: {@code yyyy-MM-dd[ HH:mm:ss[.SSS]]} with an optional zone
@@ -44,14 +46,14 @@ final class CdfTimestamps {
             LocalDate date = LocalDate.from(parsed);
             LocalDateTime dateTime =
                     parsed.isSupported(ChronoField.HOUR_OF_DAY)
-                            ? LocalDateTime.of(date, java.time.LocalTime.from(parsed))
+                            ? LocalDateTime.of(date, LocalTime.from(parsed))
                             : date.atStartOfDay();
             ZoneOffset offset =
                     parsed.isSupported(ChronoField.OFFSET_SECONDS)
                             ? ZoneOffset.from(parsed)
                             : ZoneOffset.UTC;
             return dateTime.toInstant(offset).toEpochMilli();
-        } catch (java.time.DateTimeException e) {
+        } catch (DateTimeException e) {
             throw new CdfException(
                     CdfException.ErrorCode.INVALID_TIMESTAMP,
                     String.format(

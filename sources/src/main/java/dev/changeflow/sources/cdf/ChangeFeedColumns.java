@@ -1,10 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import java.util.Set;
-
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
@@ -14,6 +9,11 @@ import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.types.Types;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 
 /**
  * The metadata columns the change feed appends to a table's columns (F1): {@code _change_type}
@@ -30,13 +30,18 @@ public final class ChangeFeedColumns {
     public static final String COMMIT_VERSION = "_commit_version";
     public static final String COMMIT_TIMESTAMP = "_commit_timestamp";
 
-    /** Names that table columns may not use (compared case-insensitively, F4 RESERVED_COLUMN_NAME). */
-    public static final Set<String> RESERVED = Set.of(CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP);
+    /**
+     * Names that table columns may not use (compared case-insensitively, F4 RESERVED_COLUMN_NAME).
+     */
+    public static final Set<String> RESERVED =
+            Set.of(CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP);
 
     static final Types.NestedField CHANGE_TYPE_FIELD =
-            Types.NestedField.required(Integer.MAX_VALUE - 2001, CHANGE_TYPE, Types.StringType.get());
+            Types.NestedField.required(
+                    Integer.MAX_VALUE - 2001, CHANGE_TYPE, Types.StringType.get());
     static final Types.NestedField COMMIT_VERSION_FIELD =
-            Types.NestedField.required(Integer.MAX_VALUE - 2002, COMMIT_VERSION, Types.LongType.get());
+            Types.NestedField.required(
+                    Integer.MAX_VALUE - 2002, COMMIT_VERSION, Types.LongType.get());
     static final Types.NestedField COMMIT_TIMESTAMP_FIELD =
             Types.NestedField.required(
                     Integer.MAX_VALUE - 2003, COMMIT_TIMESTAMP, Types.TimestampType.withZone());

@@ -28,13 +28,15 @@ public final class ChangeFeedOptions {
             ConfigOptions.key("ending-version")
                     .longType()
                     .noDefaultValue()
-                    .withDescription("Last version to read, inclusive. Default: the latest version.");
+                    .withDescription(
+                            "Last version to read, inclusive. Default: the latest version.");
 
     public static final ConfigOption<String> ENDING_TIMESTAMP =
             ConfigOptions.key("ending-timestamp")
                     .stringType()
                     .noDefaultValue()
-                    .withDescription("Read up to the last commit at or before this time (same format).");
+                    .withDescription(
+                            "Read up to the last commit at or before this time (same format).");
 
     public static final ConfigOption<Boolean> TIMESTAMP_OUT_OF_RANGE_ENABLED =
             ConfigOptions.key("timestamp-out-of-range.enabled")

@@ -1,14 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.Schema;
@@ -21,6 +12,15 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Comparators;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Turns the removed and added rows of one version into changes (F2): identical removed/added pairs
@@ -37,15 +37,16 @@ import org.apache.iceberg.types.Types;
  *       internal representation), per identity the pairs first, then unpaired deletes, then
  *       unpaired inserts.
  *   <li><b>Row lineage</b> ({@link #usesRowLineage}): every row carries its {@code _row_id} as an
- *       extra last field after the data columns (see {@link #lineageSchema}). A removed and an added
- *       row with the same {@code _row_id} pair (an engine that updates a row copies its {@code
- *       _row_id} into the new file); a carry-over cancels only when {@code _row_id} and values are
- *       both equal. Output by {@code _row_id} ascending, per id as above, then the rows without a
- *       {@code _row_id} (files written before the table was upgraded to v3) as without identity. A
- *       writer that does not copy {@code _row_id} gives every row it writes a new one (inherited
- *       from the new file's first row id): such rows are {@code delete} + {@code insert}, even when
- *       a rewrite carried them over unchanged. The streaming feed keys by {@code _row_id} so that
- *       each row's changes stay in version order, so it cannot cancel rows of different ids.
+ *       extra last field after the data columns (see {@link #lineageSchema}). A removed and an
+ *       added row with the same {@code _row_id} pair (an engine that updates a row copies its
+ *       {@code _row_id} into the new file); a carry-over cancels only when {@code _row_id} and
+ *       values are both equal. Output by {@code _row_id} ascending, per id as above, then the rows
+ *       without a {@code _row_id} (files written before the table was upgraded to v3) as without
+ *       identity. A writer that does not copy {@code _row_id} gives every row it writes a new one
+ *       (inherited from the new file's first row id): such rows are {@code delete} + {@code
+ *       insert}, even when a rewrite carried them over unchanged. The streaming feed keys by {@code
+ *       _row_id} so that each row's changes stay in version order, so it cannot cancel rows of
+ *       different ids.
  *   <li><b>No identity</b>: plain {@code delete} + {@code insert} (carry-overs still cancel on
  *       full-row equality): deletes first, then inserts, each in file order.
  * </ul>
@@ -87,7 +88,8 @@ final class ChangePairing {
         this.keyType = TypeUtil.select(schema.asStruct(), identifierIds);
         this.keyPositions = new int[keyType.fields().size()];
         for (int i = 0; i < keyPositions.length; i++) {
-            keyPositions[i] = schema.columns().indexOf(schema.findField(keyType.fields().get(i).fieldId()));
+            keyPositions[i] =
+                    schema.columns().indexOf(schema.findField(keyType.fields().get(i).fieldId()));
         }
         this.keyOrder = Comparators.forType(keyType);
     }
@@ -104,7 +106,9 @@ final class ChangePairing {
                 && dataSchema.findField(MetadataColumns.ROW_ID.fieldId()) == null;
     }
 
-    /** The data columns followed by {@code _row_id}: the rows {@link #pair} takes with row lineage. */
+    /**
+     * The data columns followed by {@code _row_id}: the rows {@link #pair} takes with row lineage.
+     */
     static Schema lineageSchema(Schema dataSchema) {
         List<Types.NestedField> fields = new ArrayList<>(dataSchema.columns());
         fields.add(MetadataColumns.ROW_ID);
@@ -174,7 +178,8 @@ final class ChangePairing {
     }
 
     /** The changes of one identity: carry-overs cancel, then pairs, unpaired deletes, inserts. */
-    private static void pairIdentity(List<Record> deletes, List<Record> inserts, List<Change> changes) {
+    private static void pairIdentity(
+            List<Record> deletes, List<Record> inserts, List<Change> changes) {
         cancelCarryOvers(deletes, inserts);
         int pairs = Math.min(deletes.size(), inserts.size());
         for (int i = 0; i < pairs; i++) {
@@ -191,7 +196,8 @@ final class ChangePairing {
 
     @SuppressWarnings("unchecked")
     private static List<Record>[] groupOf(Map<Long, List<Record>[]> byRowId, Long rowId) {
-        return byRowId.computeIfAbsent(rowId, k -> new List[] {new ArrayList<>(), new ArrayList<>()});
+        return byRowId.computeIfAbsent(
+                rowId, k -> new List[] {new ArrayList<>(), new ArrayList<>()});
     }
 
     private List<Change> pairWithoutIdentity(List<Record> removed, List<Record> added) {

@@ -1,12 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.function.Consumer;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.iceberg.BaseFileScanTask;
 import org.apache.iceberg.DataFile;
@@ -32,6 +25,13 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.PartitionUtil;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Reads rows of one data file with Iceberg's own readers ({@link FormatModelRegistry}, the format
@@ -72,10 +72,11 @@ final class FileRows {
     }
 
     /**
-     * The live rows of {@code task} (its delete files applied), in {@code projection} plus position.
+     * The live rows of {@code task} (its delete files applied), in {@code projection} plus
+     * position.
      *
-     * @param tableSchema the schema of the snapshot the task was planned in (resolves equality-delete
-     *     columns)
+     * @param tableSchema the schema of the snapshot the task was planned in (resolves
+     *     equality-delete columns)
      * @param filter row-group filter pushed to the reader (rows are not filtered by it exactly)
      */
     List<PositionedRow> liveRows(
@@ -92,14 +93,16 @@ final class FileRows {
             Expression filter,
             Consumer<PositionedRow> consumer) {
         Schema requested = withPosition(projection);
-        GenericDeleteFilter deletes = new GenericDeleteFilter(io, task, tableSchema, requested) {
-            @Override
-            protected DeleteLoader newDeleteLoader() {
-                // no worker pool: the few delete files of one task load inline, without the pool's
-                // 10 ms completion polling per file
-                return new BaseDeleteLoader(this::loadInputFile, null);
-            }
-        };
+        GenericDeleteFilter deletes =
+                new GenericDeleteFilter(io, task, tableSchema, requested) {
+                    @Override
+                    protected DeleteLoader newDeleteLoader() {
+                        // no worker pool: the few delete files of one task load inline, without the
+                        // pool's
+                        // 10 ms completion polling per file
+                        return new BaseDeleteLoader(this::loadInputFile, null);
+                    }
+                };
         Schema readSchema = deletes.requiredSchema();
         Map<Integer, ?> constants =
                 PartitionUtil.constantsMap(task, IdentityPartitionConverters::convertConstant);
@@ -126,7 +129,10 @@ final class FileRows {
         }
     }
 
-    /** Reads every row of a delete file (equality deletes carrying whole rows) in {@code projection}. */
+    /**
+     * Reads every row of a delete file (equality deletes carrying whole rows) in {@code
+     * projection}.
+     */
     List<Record> deleteFileRows(DeleteFile deleteFile, Schema projection) {
         ReadBuilder<Record, Schema> builder =
                 FormatModelRegistry.readBuilder(

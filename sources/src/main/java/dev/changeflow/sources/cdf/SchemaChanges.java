@@ -1,8 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import java.util.List;
-import java.util.Map;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -10,6 +7,9 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
+
+import java.util.List;
+import java.util.Map;
 
 /**
  * Schema rules of the change feed: a batch read uses the schema of its ending version (F5); a range
@@ -44,8 +44,11 @@ final class SchemaChanges {
                         String.format(
                                 "Table %s has a column named '%s', which the change feed uses for its metadata "
                                         + "columns (%s, %s, %s). Rename the column to read the table's change feed.",
-                                tableName, column.name(), ChangeFeedColumns.CHANGE_TYPE,
-                                ChangeFeedColumns.COMMIT_VERSION, ChangeFeedColumns.COMMIT_TIMESTAMP));
+                                tableName,
+                                column.name(),
+                                ChangeFeedColumns.CHANGE_TYPE,
+                                ChangeFeedColumns.COMMIT_VERSION,
+                                ChangeFeedColumns.COMMIT_TIMESTAMP));
             }
         }
     }
@@ -67,10 +70,15 @@ final class SchemaChanges {
                                 "The change feed of table %s from version %d to version %d spans a non-additive "
                                         + "schema change at version %d (%s). Read versions %d to %d and "
                                         + "versions %d to %d separately.",
-                                table.name(), snapshots.get(0).sequenceNumber(),
-                                snapshots.get(snapshots.size() - 1).sequenceNumber(), version, problem,
-                                snapshots.get(0).sequenceNumber(), snapshots.get(i - 1).sequenceNumber(),
-                                version, snapshots.get(snapshots.size() - 1).sequenceNumber()));
+                                table.name(),
+                                snapshots.get(0).sequenceNumber(),
+                                snapshots.get(snapshots.size() - 1).sequenceNumber(),
+                                version,
+                                problem,
+                                snapshots.get(0).sequenceNumber(),
+                                snapshots.get(i - 1).sequenceNumber(),
+                                version,
+                                snapshots.get(snapshots.size() - 1).sequenceNumber()));
             }
         }
     }

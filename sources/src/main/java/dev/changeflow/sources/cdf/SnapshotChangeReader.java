@@ -1,16 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
@@ -36,6 +25,17 @@ import org.apache.iceberg.util.StructLikeSet;
 import org.apache.iceberg.util.StructLikeWrapper;
 import org.apache.iceberg.util.StructProjection;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
 /**
  * Computes the rows one snapshot removed and added (F2, automatic mode), before pairing.
  *
@@ -46,14 +46,14 @@ import org.apache.iceberg.util.StructProjection;
  *       removes (copy-on-write rewrite, file drop) or whose position deletes / deletion vector it
  *       changes: the rows live in the parent and not live afterwards, matched by row position
  *       ({@code _pos}). A removed delete file that brings rows back yields them as added rows.
- *   <li><b>Rows removed by equality deletes</b> added in the snapshot: straight from the delete file
- *       when the table has {@code changeflow.eq-deletes-carry-rows=true} and the file holds complete
- *       rows (its column metrics cover every column); otherwise by Iceberg's scan of the parent
- *       snapshot filtered with an IN-filter on the equality columns (files planned in batches of
- *       {@value #LOOKUP_BATCH_SIZE} keys, so statistics prune them; each candidate file is then read
- *       once with the keys of every batch that matched it, Parquet bloom filters pruning row groups),
- *       which applies the parent's own deletes, keeping the rows of data files in the delete file's
- *       partition whose key the delete file holds.
+ *   <li><b>Rows removed by equality deletes</b> added in the snapshot: straight from the delete
+ *       file when the table has {@code changeflow.eq-deletes-carry-rows=true} and the file holds
+ *       complete rows (its column metrics cover every column); otherwise by Iceberg's scan of the
+ *       parent snapshot filtered with an IN-filter on the equality columns (files planned in
+ *       batches of {@value #LOOKUP_BATCH_SIZE} keys, so statistics prune them; each candidate file
+ *       is then read once with the keys of every batch that matched it, Parquet bloom filters
+ *       pruning row groups), which applies the parent's own deletes, keeping the rows of data files
+ *       in the delete file's partition whose key the delete file holds.
  *   <li>{@code replace} snapshots (compaction, delete-file rewrites) change no row: nothing.
  * </ul>
  *
@@ -91,7 +91,8 @@ final class SnapshotChangeReader {
         this.files = new FileRows(table.io());
         this.eqDeletesCarryRows =
                 Boolean.parseBoolean(
-                        table.properties().getOrDefault(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "false"));
+                        table.properties()
+                                .getOrDefault(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "false"));
     }
 
     SnapshotRows read(Snapshot snapshot) {
@@ -191,10 +192,15 @@ final class SnapshotChangeReader {
             FileScanTask task =
                     snapshotTasks != null
                             ? snapshotTasks.get(file.location())
-                            : FileRows.taskWithoutDeletes(file, schema, table.specs().get(file.specId()));
+                            : FileRows.taskWithoutDeletes(
+                                    file, schema, table.specs().get(file.specId()));
             if (task != null) {
                 files.forEachLiveRow(
-                        task, schema, projection, Expressions.alwaysTrue(), row -> added.add(row.row));
+                        task,
+                        schema,
+                        projection,
+                        Expressions.alwaysTrue(),
+                        row -> added.add(row.row));
             }
         }
 
@@ -263,7 +269,8 @@ final class SnapshotChangeReader {
             Map<String, FileScanTask> candidates = new LinkedHashMap<>();
             Map<String, List<StructLike>> keysOfFile = new HashMap<>();
             for (int from = 0; from < keys.size(); from += LOOKUP_BATCH_SIZE) {
-                List<StructLike> batch = keys.subList(from, Math.min(keys.size(), from + LOOKUP_BATCH_SIZE));
+                List<StructLike> batch =
+                        keys.subList(from, Math.min(keys.size(), from + LOOKUP_BATCH_SIZE));
                 for (FileScanTask task : plan(parent, inFilter(keySchema, batch)).values()) {
                     String location = task.file().location();
                     if (touched.contains(location)) {
@@ -314,7 +321,9 @@ final class SnapshotChangeReader {
         return false;
     }
 
-    /** Whether an equality delete applies to a data file of the parent (global or same partition). */
+    /**
+     * Whether an equality delete applies to a data file of the parent (global or same partition).
+     */
     private boolean appliesTo(DeleteFile delete, DataFile data) {
         PartitionSpec spec = table.specs().get(delete.specId());
         if (spec.isUnpartitioned()) {
@@ -323,7 +332,8 @@ final class SnapshotChangeReader {
         if (delete.specId() != data.specId()) {
             return false;
         }
-        StructLikeWrapper a = StructLikeWrapper.forType(spec.partitionType()).set(delete.partition());
+        StructLikeWrapper a =
+                StructLikeWrapper.forType(spec.partitionType()).set(delete.partition());
         StructLikeWrapper b = StructLikeWrapper.forType(spec.partitionType()).set(data.partition());
         return a.equals(b);
     }
@@ -344,7 +354,8 @@ final class SnapshotChangeReader {
                 }
             }
             String name = keySchema.findColumnName(fields.get(i).fieldId());
-            Expression in = values.isEmpty() ? Expressions.alwaysFalse() : Expressions.in(name, values);
+            Expression in =
+                    values.isEmpty() ? Expressions.alwaysFalse() : Expressions.in(name, values);
             if (hasNull) {
                 in = Expressions.or(in, Expressions.isNull(name));
             }
@@ -432,5 +443,4 @@ final class SnapshotChangeReader {
         list.addAll(b);
         return list;
     }
-
 }

@@ -1,18 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import java.io.FileNotFoundException;
-import java.io.UncheckedIOException;
-import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.util.ArrayList;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.function.Consumer;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.BigIntType;
@@ -30,6 +17,20 @@ import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.RowDataWrapper;
 import org.apache.iceberg.flink.data.StructRowData;
+import org.apache.iceberg.types.Types;
+
+import java.io.FileNotFoundException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * The parts of the batch change computation that the streaming change feed ({@code
@@ -41,8 +42,8 @@ import org.apache.iceberg.flink.data.StructRowData;
  * columns, then {@code _change_type} STRING, {@code _commit_version} BIGINT, {@code
  * _commit_timestamp} TIMESTAMP_LTZ(3) (F1), and, when the stream pairs by row lineage ({@link
  * #rowLineage}), the row's {@code _row_id} BIGINT (null when unknown) for the pairing operator.
- * Reads fail with {@link CdfException} {@code VERSION_NOT_AVAILABLE} when a file a version needs
- * is gone (K6).
+ * Reads fail with {@link CdfException} {@code VERSION_NOT_AVAILABLE} when a file a version needs is
+ * gone (K6).
  */
 @Internal
 public final class StreamingAccess {
@@ -72,8 +73,9 @@ public final class StreamingAccess {
     }
 
     /**
-     * Whether the change feed of {@code table} pairs rows by row lineage ({@code _row_id}): a format
-     * v3 table without identifier fields (design.md "Row identity"; same rule as the batch feed).
+     * Whether the change feed of {@code table} pairs rows by row lineage ({@code _row_id}): a
+     * format v3 table without identifier fields (design.md "Row identity"; same rule as the batch
+     * feed).
      */
     public static boolean rowLineage(Table table, Schema dataSchema) {
         return ChangePairing.usesRowLineage(table, dataSchema);
@@ -121,7 +123,10 @@ public final class StreamingAccess {
             return versions.between(from, Long.MAX_VALUE);
         }
 
-        /** Whether the snapshot is still an ancestor of {@code main} (false after a rollback past it). */
+        /**
+         * Whether the snapshot is still an ancestor of {@code main} (false after a rollback past
+         * it).
+         */
         public boolean isAncestor(long snapshotId) {
             for (Snapshot s : versions.ancestors()) {
                 if (s.snapshotId() == snapshotId) {
@@ -164,7 +169,10 @@ public final class StreamingAccess {
         try {
             SnapshotChangeReader.SnapshotRows rows =
                     new SnapshotChangeReader(table, readSchema(dataSchema, rowLineage))
-                            .read(snapshot, addedFile == null ? Set.of() : Set.of(addedFile), removals);
+                            .read(
+                                    snapshot,
+                                    addedFile == null ? Set.of() : Set.of(addedFile),
+                                    removals);
             List<RowData> out = new ArrayList<>(rows.removed.size() + rows.added.size());
             Schema changeSchema = sourceSchema(dataSchema, rowLineage);
             for (Record row : rows.removed) {
@@ -209,7 +217,10 @@ public final class StreamingAccess {
                             row ->
                                     consumer.accept(
                                             toRowData(
-                                                    changeSchema, row.row, ChangeType.INSERT, version,
+                                                    changeSchema,
+                                                    row.row,
+                                                    ChangeType.INSERT,
+                                                    version,
                                                     commitMillis)));
         } catch (NotFoundException e) {
             throw missingFile(table, version, e);
@@ -223,9 +234,9 @@ public final class StreamingAccess {
 
     /**
      * Pairs the unpaired rows of ONE version (all of one row identity, or of a few identities that
-     * share a hash) into changes (F2, {@link ChangePairing}): returns the rows in output order, each
-     * with its final change type (see {@link PairedRow}). Rows of different identities never pair; rows are compared on the internal
-     * representation of their data columns.
+     * share a hash) into changes (F2, {@link ChangePairing}): returns the rows in output order,
+     * each with its final change type (see {@link PairedRow}). Rows of different identities never
+     * pair; rows are compared on the internal representation of their data columns.
      *
      * @param rows rows of {@link #rowType(Schema)} whose {@code _change_type} is {@code delete}
      *     (removed) or {@code insert} (added)
@@ -313,8 +324,10 @@ public final class StreamingAccess {
         return positions.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    private static RowData toRowData(Schema changeSchema, Record data, ChangeType type, Snapshot snapshot) {
-        return toRowData(changeSchema, data, type, snapshot.sequenceNumber(), snapshot.timestampMillis());
+    private static RowData toRowData(
+            Schema changeSchema, Record data, ChangeType type, Snapshot snapshot) {
+        return toRowData(
+                changeSchema, data, type, snapshot.sequenceNumber(), snapshot.timestampMillis());
     }
 
     /** The rows read from files: the data columns, then {@code _row_id} with row lineage. */
@@ -328,7 +341,7 @@ public final class StreamingAccess {
         if (!rowLineage) {
             return changeSchema;
         }
-        List<org.apache.iceberg.types.Types.NestedField> fields = new ArrayList<>(changeSchema.columns());
+        List<Types.NestedField> fields = new ArrayList<>(changeSchema.columns());
         fields.add(MetadataColumns.ROW_ID);
         return new Schema(fields);
     }

@@ -1,14 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import java.io.FileNotFoundException;
-import java.io.UncheckedIOException;
-import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
@@ -21,6 +12,18 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.flink.data.StructRowData;
 import org.apache.iceberg.io.CloseableIterable;
+
+import java.io.FileNotFoundException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
 
 /**
  * Batch read of an Iceberg table's change data feed over an inclusive range of versions (F1–F5,
@@ -97,10 +100,9 @@ public final class TableChanges {
         List<Snapshot> snapshots = range.snapshots();
         Iterable<Record> rows =
                 () ->
-                        new java.util.Iterator<Record>() {
+                        new Iterator<Record>() {
                             private int next;
-                            private java.util.Iterator<Record> current =
-                                    java.util.Collections.emptyIterator();
+                            private Iterator<Record> current = Collections.emptyIterator();
 
                             @Override
                             public boolean hasNext() {
@@ -113,7 +115,7 @@ public final class TableChanges {
                             @Override
                             public Record next() {
                                 if (!hasNext()) {
-                                    throw new java.util.NoSuchElementException();
+                                    throw new NoSuchElementException();
                                 }
                                 return current.next();
                             }
@@ -127,13 +129,14 @@ public final class TableChanges {
                 read(),
                 record ->
                         new StructRowData(schema.asStruct())
-                                .setStruct(new InternalRecordWrapper(schema.asStruct()).wrap(record)));
+                                .setStruct(
+                                        new InternalRecordWrapper(schema.asStruct()).wrap(record)));
     }
 
     /**
-     * The changes of one version of the range as Flink {@link RowData} of {@link #rowType()}, so that
-     * a parallel reader can split the range by version. The rows are those {@link #readRowData()}
-     * gives for {@code version}.
+     * The changes of one version of the range as Flink {@link RowData} of {@link #rowType()}, so
+     * that a parallel reader can split the range by version. The rows are those {@link
+     * #readRowData()} gives for {@code version}.
      *
      * @throws IllegalArgumentException when {@code version} is not one of {@link #versions()}
      * @throws CdfException {@code VERSION_NOT_AVAILABLE} when a file the version needs is gone (K6)
@@ -145,11 +148,15 @@ public final class TableChanges {
                         CloseableIterable.withNoopClose(readVersion(snapshot)),
                         record ->
                                 new StructRowData(schema.asStruct())
-                                        .setStruct(new InternalRecordWrapper(schema.asStruct()).wrap(record)));
+                                        .setStruct(
+                                                new InternalRecordWrapper(schema.asStruct())
+                                                        .wrap(record)));
             }
         }
         throw new IllegalArgumentException(
-                String.format("Version %d is not in the range %s of table %s", version, versions(), table.name()));
+                String.format(
+                        "Version %d is not in the range %s of table %s",
+                        version, versions(), table.name()));
     }
 
     private List<Record> readVersion(Snapshot snapshot) {
@@ -238,7 +245,9 @@ public final class TableChanges {
             return this;
         }
 
-        /** Sets bounds from options keyed as in {@link ChangeFeedOptions} (unknown keys ignored). */
+        /**
+         * Sets bounds from options keyed as in {@link ChangeFeedOptions} (unknown keys ignored).
+         */
         public Builder options(Map<String, String> options) {
             String value = options.get(ChangeFeedOptions.STARTING_VERSION.key());
             if (value != null) {
@@ -249,7 +258,8 @@ public final class TableChanges {
                 endingVersion = parseVersion(ChangeFeedOptions.ENDING_VERSION.key(), value);
             }
             startingTimestamp =
-                    options.getOrDefault(ChangeFeedOptions.STARTING_TIMESTAMP.key(), startingTimestamp);
+                    options.getOrDefault(
+                            ChangeFeedOptions.STARTING_TIMESTAMP.key(), startingTimestamp);
             endingTimestamp =
                     options.getOrDefault(ChangeFeedOptions.ENDING_TIMESTAMP.key(), endingTimestamp);
             value = options.get(ChangeFeedOptions.TIMESTAMP_OUT_OF_RANGE_ENABLED.key());

@@ -1,17 +1,17 @@
 package dev.changeflow.sources.cdf;
 
+import org.apache.flink.annotation.Internal;
+import org.apache.iceberg.HistoryEntry;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
+
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-
-import org.apache.flink.annotation.Internal;
-import org.apache.iceberg.HistoryEntry;
-import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.TableUtil;
 
 /**
  * The versions of a table as the change feed sees them (F1, F8, design.md "Version").
@@ -31,7 +31,10 @@ final class TableVersions {
     private final List<Snapshot> rolledBack;
 
     private TableVersions(
-            String tableName, List<Snapshot> ancestors, boolean rootRetained, List<Snapshot> rolledBack) {
+            String tableName,
+            List<Snapshot> ancestors,
+            boolean rootRetained,
+            List<Snapshot> rolledBack) {
         this.tableName = tableName;
         this.ancestors = ancestors;
         this.rootRetained = rootRetained;
@@ -88,7 +91,9 @@ final class TableVersions {
         return ancestors.isEmpty() ? 0L : ancestors.get(ancestors.size() - 1).sequenceNumber();
     }
 
-    /** The earliest version whose changes can be computed; {@code latest + 1} when there is none. */
+    /**
+     * The earliest version whose changes can be computed; {@code latest + 1} when there is none.
+     */
     long earliestAvailableVersion() {
         if (rootRetained) {
             return 0L;
@@ -179,7 +184,9 @@ final class TableVersions {
         return String.format("%d to %d", earliest, latestVersion());
     }
 
-    /** The version of {@code snapshot}'s parent among the ancestors, or 0 for the first snapshot. */
+    /**
+     * The version of {@code snapshot}'s parent among the ancestors, or 0 for the first snapshot.
+     */
     long parentVersion(Snapshot snapshot) {
         for (int i = 0; i < ancestors.size(); i++) {
             if (ancestors.get(i).snapshotId() == snapshot.snapshotId()) {

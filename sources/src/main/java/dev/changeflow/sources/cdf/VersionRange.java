@@ -1,9 +1,9 @@
 package dev.changeflow.sources.cdf;
 
-import java.util.List;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.iceberg.Snapshot;
+
+import java.util.List;
 
 /**
  * A resolved, inclusive range of versions (F3, F4, F8) and the snapshots of {@code main}'s ancestry
@@ -172,7 +172,10 @@ final class VersionRange {
         }
 
         if (start < 0 || start > end) {
-            if (startVersion != null && endVersion == null && endMillis != null && end < startVersion) {
+            if (startVersion != null
+                    && endVersion == null
+                    && endMillis != null
+                    && end < startVersion) {
                 throw new CdfException(
                         CdfException.ErrorCode.INVALID_CDC_RANGE,
                         String.format(
@@ -209,8 +212,14 @@ final class VersionRange {
                                     + "rollback), so the changes from version %d to %d cannot be read as one "
                                     + "history. Read only versions before %d, or re-read the table's state as "
                                     + "of version %d and read the changes after it.",
-                            versions.tableName(), min, max, versions.latestVersion(),
-                            first.sequenceNumber(), end, min, end));
+                            versions.tableName(),
+                            min,
+                            max,
+                            versions.latestVersion(),
+                            first.sequenceNumber(),
+                            end,
+                            min,
+                            end));
         }
     }
 }

@@ -9,15 +9,14 @@ import org.apache.flink.runtime.throwable.ThrowableType;
 import javax.annotation.Nullable;
 
 /**
- * A change record that a flow refuses under {@code on-invalid-record = fail} or
- * {@code on-schema-change = fail} (semantics.md A2, A5). {@link #reason()} is the quarantine reason
- * code the record would otherwise have been quarantined with; the message names the flow, the table,
- * the source (topic or file), the Kafka partition (Kafka only), the offset (Kafka offset or 1-based
+ * A change record that a flow refuses under {@code on-invalid-record = fail} or {@code
+ * on-schema-change = fail} (semantics.md A2, A5). {@link #reason()} is the quarantine reason code
+ * the record would otherwise have been quarantined with; the message names the flow, the table, the
+ * source (topic or file), the Kafka partition (Kafka only), the offset (Kafka offset or 1-based
  * line) and the column / value.
  *
- * <p>Flink classifies it as a non-recoverable error: the record is read again after any restart,
- * so restarting cannot help and the job fails at once instead of looping through its restart
- * strategy.
+ * <p>Flink classifies it as a non-recoverable error: the record is read again after any restart, so
+ * restarting cannot help and the job fails at once instead of looping through its restart strategy.
  */
 @PublicEvolving
 @ThrowableAnnotation(ThrowableType.NonRecoverableError)
@@ -32,7 +31,11 @@ public class ChangeRecordException extends RuntimeException {
 
     /** A record of a file (no partition). */
     public ChangeRecordException(
-            QuarantineReason reason, @Nullable String flowId, String source, long offset, String detail) {
+            QuarantineReason reason,
+            @Nullable String flowId,
+            String source,
+            long offset,
+            String detail) {
         this(reason, flowId, source, null, offset, detail);
     }
 
@@ -40,10 +43,25 @@ public class ChangeRecordException extends RuntimeException {
      * @param partition the Kafka partition, or null for a file line
      * @param offset the Kafka offset, or the 1-based line number
      */
-    public ChangeRecordException(QuarantineReason reason, @Nullable String flowId, String source,
-            @Nullable Integer partition, long offset, String detail) {
-        super(reason + ": " + detail + " (flow " + (flowId == null ? "<unknown>" : "'" + flowId + "'")
-                + ", source " + source + (partition == null ? "" : ", partition " + partition) + ", offset " + offset + ")");
+    public ChangeRecordException(
+            QuarantineReason reason,
+            @Nullable String flowId,
+            String source,
+            @Nullable Integer partition,
+            long offset,
+            String detail) {
+        super(
+                reason
+                        + ": "
+                        + detail
+                        + " (flow "
+                        + (flowId == null ? "<unknown>" : "'" + flowId + "'")
+                        + ", source "
+                        + source
+                        + (partition == null ? "" : ", partition " + partition)
+                        + ", offset "
+                        + offset
+                        + ")");
         this.reason = reason;
         this.flowId = flowId;
         this.source = source;

@@ -11,7 +11,10 @@ import java.util.stream.Collectors;
 public enum ChangeRecordFormat {
     /** One JSON object per line / Kafka value; columns by name; every record is an upsert. */
     JSON("json"),
-    /** Debezium's JSON envelope ({@code before}, {@code after}, {@code op}, {@code source}, {@code ts_ms}). */
+    /**
+     * Debezium's JSON envelope ({@code before}, {@code after}, {@code op}, {@code source}, {@code
+     * ts_ms}).
+     */
     DEBEZIUM_JSON("debezium-json");
 
     private final String configName;
@@ -37,8 +40,12 @@ public enum ChangeRecordFormat {
             }
         }
         throw new IllegalArgumentException(
-                "Unknown change-record format '" + name + "'; accepted: "
-                        + Arrays.stream(values()).map(ChangeRecordFormat::configName).collect(Collectors.joining(", ")));
+                "Unknown change-record format '"
+                        + name
+                        + "'; accepted: "
+                        + Arrays.stream(values())
+                                .map(ChangeRecordFormat::configName)
+                                .collect(Collectors.joining(", ")));
     }
 
     @Override

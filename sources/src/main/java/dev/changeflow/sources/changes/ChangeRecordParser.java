@@ -1,10 +1,9 @@
 package dev.changeflow.sources.changes;
 
-import org.apache.flink.annotation.Internal;
-import org.apache.flink.table.data.GenericRowData;
-
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonToken;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.table.data.GenericRowData;
 
 import javax.annotation.Nullable;
 
@@ -13,9 +12,10 @@ import java.io.IOException;
 /**
  * The shared base of the per-format record parsers (semantics.md A5): one streaming pass over a
  * record ({@link #parse}) recognises its form ({@link RecordForm}) and reads what routing needs
- * (topic, Debezium {@code source.schema} / {@code source.table}) and the data image as a flat member
- * table; after routing, {@link #emit} turns it into rows through {@link RowAssembler}. {@link
- * SchemaSampler} calls {@link #parse} alone, so sampling sees records exactly as decoding does.
+ * (topic, Debezium {@code source.schema} / {@code source.table}) and the data image as a flat
+ * member table; after routing, {@link #emit} turns it into rows through {@link RowAssembler}.
+ * {@link SchemaSampler} calls {@link #parse} alone, so sampling sees records exactly as decoding
+ * does.
  *
  * <p>Reusable and single-threaded: the per-record state lives in fields cleared by {@link #parse},
  * so parsing allocates no objects for the form or the image beyond the texts of its values.
@@ -28,16 +28,22 @@ abstract class ChangeRecordParser {
         RECORD,
         /** A tombstone: nothing to emit (A5, K5). */
         TOMBSTONE,
-        /** The top-level value is not an object ({@code MALFORMED_JSON}, detail {@link #notAnObjectDetail}). */
+        /**
+         * The top-level value is not an object ({@code MALFORMED_JSON}, detail {@link
+         * #notAnObjectDetail}).
+         */
         NOT_AN_OBJECT
     }
 
     final JsonFactory factory;
     final Interner interner = new Interner();
     final RecordForm form = new RecordForm(interner);
+
     /** The data image read during the pass: a Debezium {@code after}, or the plain row. */
     final JsonFields image = new JsonFields();
+
     boolean imagePresent;
+
     /** The {@link Parsed#NOT_AN_OBJECT} detail. */
     @Nullable String notAnObjectDetail;
 
@@ -64,7 +70,8 @@ abstract class ChangeRecordParser {
      * @param key a Kafka record key (non-empty), or null
      * @throws IOException when the JSON does not parse (cut short, bad token, trailing content)
      */
-    final Parsed parse(byte[] value, int level, @Nullable String topic, @Nullable byte[] key) throws IOException {
+    final Parsed parse(byte[] value, int level, @Nullable String topic, @Nullable byte[] key)
+            throws IOException {
         form.clear(value, topic);
         if (key != null) {
             form.recordKey(key);
@@ -75,14 +82,18 @@ abstract class ChangeRecordParser {
         return read(value, level);
     }
 
-    /** Reads the record after {@link #parse} cleared the shared state; clears the format's own first. */
+    /**
+     * Reads the record after {@link #parse} cleared the shared state; clears the format's own
+     * first.
+     */
     abstract Parsed read(byte[] value, int level) throws IOException;
 
     /**
      * Emits the parsed record's rows for the flow it was routed to, after the decoder's checks that
      * come before the format's (size, structure).
      *
-     * @throws ValueConverter.InvalidRecord a value its column cannot hold (the caller quarantines it)
+     * @throws ValueConverter.InvalidRecord a value its column cannot hold (the caller quarantines
+     *     it)
      * @throws IOException when a nested part of the record (an image, the schema) does not parse
      */
     abstract DecodeOutcome emit(FlowPlan plan, RowAssembler rows, QuarantinePolicy policy)
@@ -94,7 +105,10 @@ abstract class ChangeRecordParser {
         return form.topic;
     }
 
-    /** The record's database schema ({@code source.schema}), for routing; null when the format has none. */
+    /**
+     * The record's database schema ({@code source.schema}), for routing; null when the format has
+     * none.
+     */
     @Nullable
     String sourceSchema() {
         return null;
@@ -106,13 +120,18 @@ abstract class ChangeRecordParser {
         return null;
     }
 
-    /** The table a record names for messages: its source table, else its topic, else the flow id. */
+    /**
+     * The table a record names for messages: its source table, else its topic, else the flow id.
+     */
     final String tableName(FlowPlan plan) {
         String table = sourceTable();
         return table != null ? table : form.topic != null ? form.topic : plan.flow.flowId();
     }
 
-    /** Writes the format's metadata columns into {@code row} from position {@code from}; none by default. */
+    /**
+     * Writes the format's metadata columns into {@code row} from position {@code from}; none by
+     * default.
+     */
     void writeMetadata(GenericRowData row, int from) {}
 
     /**
@@ -134,8 +153,8 @@ abstract class ChangeRecordParser {
     }
 
     /**
-     * The image a schema is learnt from ({@link SchemaSampler}): the Debezium {@code after}, else its
-     * {@code before}; the plain row. Null when the record has none.
+     * The image a schema is learnt from ({@link SchemaSampler}): the Debezium {@code after}, else
+     * its {@code before}; the plain row. Null when the record has none.
      */
     @Nullable
     abstract JsonFields sampleImage() throws IOException;

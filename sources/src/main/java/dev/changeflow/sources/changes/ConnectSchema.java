@@ -1,5 +1,7 @@
 package dev.changeflow.sources.changes;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.BigIntType;
@@ -20,9 +22,6 @@ import org.apache.flink.table.types.logical.TinyIntType;
 import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.table.types.logical.VarCharType;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-
 import javax.annotation.Nullable;
 
 import java.io.IOException;
@@ -34,9 +33,9 @@ import java.util.Map;
 
 /**
  * One node of a Kafka Connect JSON schema (the {@code "schema"} half of the schema wrapper written
- * by Kafka's {@code JsonConverter} with {@code schemas.enable=true}): {@code type}, {@code optional},
- * the logical {@code name} (Debezium / Connect semantic types), {@code parameters}, struct {@code
- * fields}, array {@code items}, map {@code keys}/{@code values}.
+ * by Kafka's {@code JsonConverter} with {@code schemas.enable=true}): {@code type}, {@code
+ * optional}, the logical {@code name} (Debezium / Connect semantic types), {@code parameters},
+ * struct {@code fields}, array {@code items}, map {@code keys}/{@code values}.
  */
 @Internal
 final class ConnectSchema {
@@ -185,13 +184,14 @@ final class ConnectSchema {
     }
 
     /**
-     * The Flink type of this schema: {@code int8/16/32/64} → TINYINT/SMALLINT/INT/BIGINT,
-     * {@code float32/64} → FLOAT/DOUBLE, {@code boolean}, {@code string} → STRING, {@code bytes} →
-     * BYTES, {@code struct} → ROW, {@code array} → ARRAY, {@code map} → MAP; semantic names:
+     * The Flink type of this schema: {@code int8/16/32/64} → TINYINT/SMALLINT/INT/BIGINT, {@code
+     * float32/64} → FLOAT/DOUBLE, {@code boolean}, {@code string} → STRING, {@code bytes} → BYTES,
+     * {@code struct} → ROW, {@code array} → ARRAY, {@code map} → MAP; semantic names:
      * Debezium/Connect {@code Date} → DATE, {@code Time}/{@code MicroTime}/{@code NanoTime} →
-     * TIME(3/6/9), {@code Timestamp}/{@code MicroTimestamp}/{@code NanoTimestamp} → TIMESTAMP(3/6/9),
-     * {@code ZonedTimestamp} → TIMESTAMP_LTZ(6), Connect {@code Decimal} → DECIMAL(p, s) with p from
-     * {@code connect.decimal.precision} (default 38); {@code optional} → nullable.
+     * TIME(3/6/9), {@code Timestamp}/{@code MicroTimestamp}/{@code NanoTimestamp} →
+     * TIMESTAMP(3/6/9), {@code ZonedTimestamp} → TIMESTAMP_LTZ(6), Connect {@code Decimal} →
+     * DECIMAL(p, s) with p from {@code connect.decimal.precision} (default 38); {@code optional} →
+     * nullable.
      */
     LogicalType toLogicalType() {
         boolean nullable = optional;
@@ -253,9 +253,11 @@ final class ConnectSchema {
             case "struct":
                 return toRowType(nullable);
             case "array":
-                return new ArrayType(nullable, items == null ? VarCharType.STRING_TYPE : items.toLogicalType());
+                return new ArrayType(
+                        nullable, items == null ? VarCharType.STRING_TYPE : items.toLogicalType());
             case "map":
-                return new MapType(nullable,
+                return new MapType(
+                        nullable,
                         keys == null ? VarCharType.STRING_TYPE : keys.toLogicalType(),
                         values == null ? VarCharType.STRING_TYPE : values.toLogicalType());
             case "string":
@@ -268,7 +270,9 @@ final class ConnectSchema {
     RowType toRowType(boolean nullable) {
         List<RowType.RowField> out = new ArrayList<>();
         for (ConnectSchema f : fields) {
-            out.add(new RowType.RowField(f.field == null ? "f" + out.size() : f.field, f.toLogicalType()));
+            out.add(
+                    new RowType.RowField(
+                            f.field == null ? "f" + out.size() : f.field, f.toLogicalType()));
         }
         return new RowType(nullable, out);
     }

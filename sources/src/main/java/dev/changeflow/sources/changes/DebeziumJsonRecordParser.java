@@ -2,16 +2,15 @@ package dev.changeflow.sources.changes;
 
 import dev.changeflow.operators.quarantine.QuarantineReason;
 
-import org.apache.flink.annotation.Internal;
-import org.apache.flink.table.data.GenericRowData;
-import org.apache.flink.table.types.logical.LogicalTypeRoot;
-import org.apache.flink.types.RowKind;
-
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
+import org.apache.flink.types.RowKind;
 
 import javax.annotation.Nullable;
 
@@ -32,9 +31,9 @@ import java.util.HashMap;
  *
  * <h2>Operations (A5, K2, K5), after routing</h2>
  *
- * {@code c}, {@code r}, {@code u} → upsert of {@code after} ({@code before} is not needed); {@code d}
- * → delete with the columns of {@code before}, or, when {@code before} is null, with only the key
- * columns taken from the record key; {@code t} → truncate if the flow enables truncate. In this
+ * {@code c}, {@code r}, {@code u} → upsert of {@code after} ({@code before} is not needed); {@code
+ * d} → delete with the columns of {@code before}, or, when {@code before} is null, with only the
+ * key columns taken from the record key; {@code t} → truncate if the flow enables truncate. In this
  * order, before the rows' own checks ({@link RowAssembler}):
  *
  * <ol>
@@ -44,21 +43,25 @@ import java.util.HashMap;
  *   <li>{@code UNKNOWN_OP}: {@code op} missing or not one of c, r, u, d, t; a c/r/u with a null or
  *       missing {@code after} (detail "null after"); u/d on an append-only flow;
  *   <li>{@code TRUNCATE_NOT_ENABLED};
- *   <li>{@code NULL_KEY} for a delete without {@code before}: no record key, or a key (or its schema
- *       wrapper's payload) that is not an object.
+ *   <li>{@code NULL_KEY} for a delete without {@code before}: no record key, or a key (or its
+ *       schema wrapper's payload) that is not an object.
  * </ol>
  */
 @Internal
 final class DebeziumJsonRecordParser extends ChangeRecordParser {
     private static final int METADATA = DebeziumMetadata.ENVELOPE_FIELDS.size();
+
     /** Per metadata position, whether the column is BIGINT (else STRING). */
     private static final boolean[] BIGINT = new boolean[METADATA];
+
     /** Metadata position of each {@code source} member that has a column. */
     private static final HashMap<String, Integer> SOURCE_MEMBERS = new HashMap<>();
 
     static {
         for (int i = 0; i < METADATA; i++) {
-            BIGINT[i] = DebeziumMetadata.FIELDS.get(i).getType().getTypeRoot() == LogicalTypeRoot.BIGINT;
+            BIGINT[i] =
+                    DebeziumMetadata.FIELDS.get(i).getType().getTypeRoot()
+                            == LogicalTypeRoot.BIGINT;
             String field = DebeziumMetadata.ENVELOPE_FIELDS.get(i);
             if (field.startsWith("source.")) {
                 SOURCE_MEMBERS.put(field.substring("source.".length()), i);
@@ -73,6 +76,7 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
     private int beforeStart, beforeEnd;
     private boolean envelopeSeen;
     @Nullable private String metaError;
+
     /** The metadata values by {@link DebeziumMetadata} position: Long, String or null. */
     private final Object[] meta = new Object[METADATA];
 
@@ -222,7 +226,8 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
         }
     }
 
-    // ---- after routing ---------------------------------------------------------------------------
+    // ---- after routing
+    // ---------------------------------------------------------------------------
 
     @Override
     DecodeOutcome emit(FlowPlan plan, RowAssembler rows, QuarantinePolicy policy)
@@ -232,7 +237,8 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
         }
         String op = (String) meta[DebeziumMetadata.I_OP];
         if (op == null) {
-            return policy.quarantine(plan, QuarantineReason.UNKNOWN_OP, "missing op (not a Debezium change event)");
+            return policy.quarantine(
+                    plan, QuarantineReason.UNKNOWN_OP, "missing op (not a Debezium change event)");
         }
         char o = op.length() == 1 ? op.charAt(0) : '?';
         switch (o) {
@@ -240,36 +246,60 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
             case 'r':
             case 'u':
                 if (o == 'u' && plan.flow.appendOnly()) {
-                    return policy.quarantine(plan, QuarantineReason.UNKNOWN_OP, appendOnlyDetail(plan));
+                    return policy.quarantine(
+                            plan, QuarantineReason.UNKNOWN_OP, appendOnlyDetail(plan));
                 }
                 if (!imagePresent) {
-                    return policy.quarantine(plan, QuarantineReason.UNKNOWN_OP, "op '" + op + "' with null after");
+                    return policy.quarantine(
+                            plan, QuarantineReason.UNKNOWN_OP, "op '" + op + "' with null after");
                 }
-                return rows.upsert(plan, this, image, plan.needsHints ? imageSchema("after") : null, RowKind.INSERT);
+                return rows.upsert(
+                        plan,
+                        this,
+                        image,
+                        plan.needsHints ? imageSchema("after") : null,
+                        RowKind.INSERT);
             case 'd':
                 if (plan.flow.appendOnly()) {
-                    return policy.quarantine(plan, QuarantineReason.UNKNOWN_OP, appendOnlyDetail(plan));
+                    return policy.quarantine(
+                            plan, QuarantineReason.UNKNOWN_OP, appendOnlyDetail(plan));
                 }
                 if (beforeStart >= 0) {
                     JsonFields beforeImage = before();
-                    return rows.upsert(plan, this, beforeImage, plan.needsHints ? imageSchema("before") : null, RowKind.DELETE);
+                    return rows.upsert(
+                            plan,
+                            this,
+                            beforeImage,
+                            plan.needsHints ? imageSchema("before") : null,
+                            RowKind.DELETE);
                 }
                 return keyOnlyDelete(plan, rows, policy);
             case 't':
                 if (!plan.flow.truncateEnabled()) {
-                    return policy.quarantine(plan, QuarantineReason.TRUNCATE_NOT_ENABLED, "truncate of table '"
-                            + tableName(plan) + "' at source.lsn " + meta[DebeziumMetadata.I_LSN]
-                            + "; flow '" + plan.flow.flowId() + "' does not enable TRUNCATE");
+                    return policy.quarantine(
+                            plan,
+                            QuarantineReason.TRUNCATE_NOT_ENABLED,
+                            "truncate of table '"
+                                    + tableName(plan)
+                                    + "' at source.lsn "
+                                    + meta[DebeziumMetadata.I_LSN]
+                                    + "; flow '"
+                                    + plan.flow.flowId()
+                                    + "' does not enable TRUNCATE");
                 }
                 return rows.truncate(plan, this);
             default:
-                return policy.quarantine(plan, QuarantineReason.UNKNOWN_OP,
+                return policy.quarantine(
+                        plan,
+                        QuarantineReason.UNKNOWN_OP,
                         "op '" + op + "' is not one of c, r, u, d, t");
         }
     }
 
     private static String appendOnlyDetail(FlowPlan plan) {
-        return "op on append-only flow '" + plan.flow.flowId() + "' (no KEYS): only c and r records can be appended";
+        return "op on append-only flow '"
+                + plan.flow.flowId()
+                + "' (no KEYS): only c and r records can be appended";
     }
 
     /** Reads the {@code before} image (kept as a byte range during the pass). */
@@ -288,16 +318,22 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
             throws IOException, ValueConverter.InvalidRecord {
         byte[] keyBuf = form.keyBuf;
         if (keyBuf == null) {
-            return policy.quarantine(plan, QuarantineReason.NULL_KEY, form.keyNotObject
-                    ? "delete without before image; record key is not an object"
-                    : "delete without before image and without record key");
+            return policy.quarantine(
+                    plan,
+                    QuarantineReason.NULL_KEY,
+                    form.keyNotObject
+                            ? "delete without before image; record key is not an object"
+                            : "delete without before image and without record key");
         }
         JsonFields k = key;
         k.clear(keyBuf);
         ConnectSchema keySchema = null;
-        try (JsonParser p = factory.createParser(keyBuf, form.keyStart, form.keyEnd - form.keyStart)) {
+        try (JsonParser p =
+                factory.createParser(keyBuf, form.keyStart, form.keyEnd - form.keyStart)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return policy.quarantine(plan, QuarantineReason.NULL_KEY,
+                return policy.quarantine(
+                        plan,
+                        QuarantineReason.NULL_KEY,
                         "delete without before image; record key is not an object");
             }
             k.readObject(p, form.keyStart);
@@ -309,8 +345,11 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                 keySchema = keySchema(keyBuf, k.starts[ss], k.ends[ss]);
             }
             if (k.kinds[ps] != JsonFields.OBJECT) {
-                return policy.quarantine(plan, QuarantineReason.NULL_KEY,
-                        "delete without before image; record key payload is " + JsonFields.kindName(k.kinds[ps]));
+                return policy.quarantine(
+                        plan,
+                        QuarantineReason.NULL_KEY,
+                        "delete without before image; record key payload is "
+                                + JsonFields.kindName(k.kinds[ps]));
             }
             int s = k.starts[ps], e = k.ends[ps];
             k.clear(keyBuf);

@@ -49,15 +49,35 @@ public final class DebeziumMetadata {
     public static final String SOURCE_POS = "_source_pos";
 
     /** Positions of each metadata column relative to the first metadata column. */
-    static final int I_OP = 0, I_TS_MS = 1, I_LSN = 2, I_SOURCE_TS_MS = 3, I_TXID = 4, I_SNAPSHOT = 5,
-            I_DB = 6, I_SCHEMA = 7, I_TABLE = 8, I_FILE = 9, I_POS = 10;
+    static final int I_OP = 0,
+            I_TS_MS = 1,
+            I_LSN = 2,
+            I_SOURCE_TS_MS = 3,
+            I_TXID = 4,
+            I_SNAPSHOT = 5,
+            I_DB = 6,
+            I_SCHEMA = 7,
+            I_TABLE = 8,
+            I_FILE = 9,
+            I_POS = 10;
 
     /**
      * Where each metadata column comes from, by position: the envelope's {@code op} and {@code
      * ts_ms}, then members of its {@code source}. Also the names envelope-field errors give.
      */
-    static final List<String> ENVELOPE_FIELDS = List.of("op", "ts_ms", "source.lsn", "source.ts_ms", "source.txId",
-            "source.snapshot", "source.db", "source.schema", "source.table", "source.file", "source.pos");
+    static final List<String> ENVELOPE_FIELDS =
+            List.of(
+                    "op",
+                    "ts_ms",
+                    "source.lsn",
+                    "source.ts_ms",
+                    "source.txId",
+                    "source.snapshot",
+                    "source.db",
+                    "source.schema",
+                    "source.table",
+                    "source.file",
+                    "source.pos");
 
     /** The metadata columns, in order. */
     public static final List<RowType.RowField> FIELDS;
@@ -68,7 +88,9 @@ public final class DebeziumMetadata {
     /** Default SEQUENCE BY of a Debezium PostgreSQL flow (A5). */
     public static final List<String> POSTGRES_SEQUENCE = List.of(SOURCE_LSN);
 
-    /** Default SEQUENCE BY of a Debezium MySQL flow (A5): {@code STRUCT(_source_file, _source_pos)}. */
+    /**
+     * Default SEQUENCE BY of a Debezium MySQL flow (A5): {@code STRUCT(_source_file, _source_pos)}.
+     */
     public static final List<String> MYSQL_SEQUENCE = List.of(SOURCE_FILE, SOURCE_POS);
 
     static {
@@ -96,8 +118,8 @@ public final class DebeziumMetadata {
 
     /**
      * Maps a user's spelling of an envelope field to its metadata column: {@code op} → {@code _op},
-     * {@code ts_ms} → {@code _ts_ms}, {@code source.lsn} → {@code _source_lsn}, {@code source.<x>} →
-     * {@code _source_<x>} (lower-cased, so {@code source.txId} → {@code _source_txid}). Any other
+     * {@code ts_ms} → {@code _ts_ms}, {@code source.lsn} → {@code _source_lsn}, {@code source.<x>}
+     * → {@code _source_<x>} (lower-cased, so {@code source.txId} → {@code _source_txid}). Any other
      * name, including {@code source.<x>} without such a column, is returned unchanged.
      */
     public static String resolveAlias(String name) {

@@ -4,8 +4,8 @@ import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.data.RowData;
 
 /**
- * Receives what {@link ChangeRecordDecoder} makes of one record: exactly one call per record, except
- * for skipped tombstones (no call). Rows are fresh objects the receiver may keep.
+ * Receives what {@link ChangeRecordDecoder} makes of one record: exactly one call per record,
+ * except for skipped tombstones (no call). Rows are fresh objects the receiver may keep.
  */
 @PublicEvolving
 public interface DecodeOutput {
@@ -22,6 +22,9 @@ public interface DecodeOutput {
      */
     void truncate(int flowIndex, RowData row);
 
-    /** A quarantined record, shaped {@link dev.changeflow.operators.quarantine.QuarantineRecords#ROW_TYPE}. */
+    /**
+     * A quarantined record, shaped {@link
+     * dev.changeflow.operators.quarantine.QuarantineRecords#ROW_TYPE}.
+     */
     void quarantine(RowData row);
 }

@@ -29,15 +29,15 @@ import java.util.Set;
  *
  * <p><b>Keys and sequence.</b> KEYS are data columns; SEQUENCE BY names columns of {@link
  * #sourceType()} (metadata columns allowed; user spellings such as {@code source.lsn} are resolved
- * with {@link DebeziumMetadata#resolveAlias}). A keyed Debezium flow without SEQUENCE BY defaults to
- * {@link DebeziumMetadata#POSTGRES_SEQUENCE} ({@code _source_lsn}); MySQL flows must say {@link
+ * with {@link DebeziumMetadata#resolveAlias}). A keyed Debezium flow without SEQUENCE BY defaults
+ * to {@link DebeziumMetadata#POSTGRES_SEQUENCE} ({@code _source_lsn}); MySQL flows must say {@link
  * DebeziumMetadata#MYSQL_SEQUENCE}. A keyed plain-JSON flow must name its sequence.
  *
- * <p><b>Append-only flows</b> have no KEYS (for example {@code pgbench_history}, whose record key is
- * null): Debezium {@code c} and {@code r} records are emitted as inserts; Decision: {@code u} and
- * {@code d} cannot be applied without a key and are quarantined with {@code UNKNOWN_OP} (detail
- * "... on append-only flow"); {@code t} follows {@link #truncateEnabled()} like any flow. Plain JSON
- * records are all inserts.
+ * <p><b>Append-only flows</b> have no KEYS (for example {@code pgbench_history}, whose record key
+ * is null): Debezium {@code c} and {@code r} records are emitted as inserts; Decision: {@code u}
+ * and {@code d} cannot be applied without a key and are quarantined with {@code UNKNOWN_OP} (detail
+ * "... on append-only flow"); {@code t} follows {@link #truncateEnabled()} like any flow. Plain
+ * JSON records are all inserts.
  *
  * <p>Instances are immutable and serializable; build them with {@link #builder}.
  */
@@ -120,12 +120,18 @@ public final class DecoderFlow implements Serializable {
         return keys;
     }
 
-    /** SEQUENCE BY columns of {@link #sourceType()} (aliases resolved); may be empty only when append-only. */
+    /**
+     * SEQUENCE BY columns of {@link #sourceType()} (aliases resolved); may be empty only when
+     * append-only.
+     */
     public List<String> sequenceBy() {
         return sequenceBy;
     }
 
-    /** Whether Debezium truncates ({@code op = t}) are emitted; else they are quarantined {@code TRUNCATE_NOT_ENABLED}. */
+    /**
+     * Whether Debezium truncates ({@code op = t}) are emitted; else they are quarantined {@code
+     * TRUNCATE_NOT_ENABLED}.
+     */
     public boolean truncateEnabled() {
         return truncateEnabled;
     }
@@ -142,7 +148,10 @@ public final class DecoderFlow implements Serializable {
         return onInvalidRecord;
     }
 
-    /** Largest accepted record in bytes (the raw line / Kafka value); larger → {@code RECORD_TOO_LARGE}. */
+    /**
+     * Largest accepted record in bytes (the raw line / Kafka value); larger → {@code
+     * RECORD_TOO_LARGE}.
+     */
     public int maxRecordBytes() {
         return maxRecordBytes;
     }
@@ -173,15 +182,33 @@ public final class DecoderFlow implements Serializable {
 
     @Override
     public String toString() {
-        return "DecoderFlow{" + flowId + ", " + format.configName() + ", sources=" + sourceNames
-                + ", keys=" + keys + ", sequenceBy=" + sequenceBy + ", dataType=" + dataType
-                + (appendOnly ? ", append-only" : "") + (truncateEnabled ? ", truncate" : "")
-                + ", on-schema-change=" + onSchemaChange.configName()
-                + ", on-invalid-record=" + onInvalidRecord.configName()
-                + ", max-record-bytes=" + maxRecordBytes + "}";
+        return "DecoderFlow{"
+                + flowId
+                + ", "
+                + format.configName()
+                + ", sources="
+                + sourceNames
+                + ", keys="
+                + keys
+                + ", sequenceBy="
+                + sequenceBy
+                + ", dataType="
+                + dataType
+                + (appendOnly ? ", append-only" : "")
+                + (truncateEnabled ? ", truncate" : "")
+                + ", on-schema-change="
+                + onSchemaChange.configName()
+                + ", on-invalid-record="
+                + onInvalidRecord.configName()
+                + ", max-record-bytes="
+                + maxRecordBytes
+                + "}";
     }
 
-    /** Builder of {@link DecoderFlow}; {@link #build()} validates and throws {@link IllegalArgumentException}. */
+    /**
+     * Builder of {@link DecoderFlow}; {@link #build()} validates and throws {@link
+     * IllegalArgumentException}.
+     */
     @PublicEvolving
     public static final class Builder {
         private final String flowId;
@@ -220,7 +247,10 @@ public final class DecoderFlow implements Serializable {
             return keys(List.of(keys));
         }
 
-        /** One column or several ({@code STRUCT(a, b)}); Debezium aliases such as {@code source.lsn} allowed. */
+        /**
+         * One column or several ({@code STRUCT(a, b)}); Debezium aliases such as {@code source.lsn}
+         * allowed.
+         */
         public Builder sequenceBy(List<String> columns) {
             this.sequenceBy = List.copyOf(columns);
             return this;
@@ -271,7 +301,8 @@ public final class DecoderFlow implements Serializable {
                 throw new IllegalArgumentException("flow id must not be blank");
             }
             if (maxRecordBytes <= 0) {
-                throw new IllegalArgumentException(where + "max-record-bytes must be > 0, got " + maxRecordBytes);
+                throw new IllegalArgumentException(
+                        where + "max-record-bytes must be > 0, got " + maxRecordBytes);
             }
             List<RowType.RowField> fields = new ArrayList<>(dataType.getFields());
             Set<String> dataNames = new LinkedHashSet<>(dataType.getFieldNames());
@@ -281,39 +312,57 @@ public final class DecoderFlow implements Serializable {
             if (format == ChangeRecordFormat.DEBEZIUM_JSON) {
                 for (String n : dataNames) {
                     if (DebeziumMetadata.NAMES.contains(n)) {
-                        throw new IllegalArgumentException(where + "data column '" + n
-                                + "' clashes with the Debezium metadata column of the same name; rename it");
+                        throw new IllegalArgumentException(
+                                where
+                                        + "data column '"
+                                        + n
+                                        + "' clashes with the Debezium metadata column of the same name; rename it");
                     }
                 }
                 fields.addAll(DebeziumMetadata.FIELDS);
             }
             RowType sourceType = new RowType(fields);
             if (appendOnly && !keys.isEmpty()) {
-                throw new IllegalArgumentException(where + "an append-only flow has no KEYS, got " + keys);
+                throw new IllegalArgumentException(
+                        where + "an append-only flow has no KEYS, got " + keys);
             }
             if (!appendOnly && keys.isEmpty()) {
-                throw new IllegalArgumentException(where + "KEYS must not be empty (or mark the flow append-only)");
+                throw new IllegalArgumentException(
+                        where + "KEYS must not be empty (or mark the flow append-only)");
             }
             for (String k : keys) {
                 if (!dataNames.contains(k)) {
-                    throw new IllegalArgumentException(where + "key column '" + k + "' is not a data column; data columns: " + dataNames);
+                    throw new IllegalArgumentException(
+                            where
+                                    + "key column '"
+                                    + k
+                                    + "' is not a data column; data columns: "
+                                    + dataNames);
                 }
             }
             List<String> seq = new ArrayList<>();
             for (String s : sequenceBy) {
-                seq.add(format == ChangeRecordFormat.DEBEZIUM_JSON ? DebeziumMetadata.resolveAlias(s) : s);
+                seq.add(
+                        format == ChangeRecordFormat.DEBEZIUM_JSON
+                                ? DebeziumMetadata.resolveAlias(s)
+                                : s);
             }
             if (seq.isEmpty() && !appendOnly) {
                 if (format == ChangeRecordFormat.DEBEZIUM_JSON) {
                     seq.addAll(DebeziumMetadata.POSTGRES_SEQUENCE);
                 } else {
-                    throw new IllegalArgumentException(where + "SEQUENCE BY is required for a keyed plain-JSON flow");
+                    throw new IllegalArgumentException(
+                            where + "SEQUENCE BY is required for a keyed plain-JSON flow");
                 }
             }
             for (String s : seq) {
                 if (sourceType.getFieldIndex(s) < 0) {
-                    throw new IllegalArgumentException(where + "SEQUENCE BY column '" + s + "' is not a source column; source columns: "
-                            + sourceType.getFieldNames());
+                    throw new IllegalArgumentException(
+                            where
+                                    + "SEQUENCE BY column '"
+                                    + s
+                                    + "' is not a source column; source columns: "
+                                    + sourceType.getFieldNames());
                 }
             }
             return new DecoderFlow(this, sourceType, seq);
@@ -349,14 +398,24 @@ public final class DecoderFlow implements Serializable {
                 case MAP:
                     MapType m = (MapType) type;
                     if (!m.getKeyType().is(LogicalTypeFamily.CHARACTER_STRING)) {
-                        throw new IllegalArgumentException(where + "column '" + column + "' has type " + type
-                                + "; JSON maps need string keys");
+                        throw new IllegalArgumentException(
+                                where
+                                        + "column '"
+                                        + column
+                                        + "' has type "
+                                        + type
+                                        + "; JSON maps need string keys");
                     }
                     checkSupported(where, column + "{}", m.getValueType());
                     return;
                 default:
-                    throw new IllegalArgumentException(where + "column '" + column + "' has type " + type
-                            + ", which the JSON decoder does not produce");
+                    throw new IllegalArgumentException(
+                            where
+                                    + "column '"
+                                    + column
+                                    + "' has type "
+                                    + type
+                                    + ", which the JSON decoder does not produce");
             }
         }
     }

@@ -10,25 +10,32 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A {@link DecoderFlow} compiled for decoding: the data columns as a {@link RowShape}, the positions
- * of KEYS, SEQUENCE BY and non-key NOT NULL columns in {@link DecoderFlow#sourceType()}, and a
- * reusable scratch array of which data columns a record named. One per flow and decoder.
+ * A {@link DecoderFlow} compiled for decoding: the data columns as a {@link RowShape}, the
+ * positions of KEYS, SEQUENCE BY and non-key NOT NULL columns in {@link DecoderFlow#sourceType()},
+ * and a reusable scratch array of which data columns a record named. One per flow and decoder.
  */
 @Internal
 final class FlowPlan {
     /** The flow's index among the decoder's flows ({@link DecodeOutput}'s {@code flowIndex}). */
     final int index;
+
     final DecoderFlow flow;
     final RowShape data;
     final int dataArity;
+
     /** Arity of {@link DecoderFlow#sourceType()}: data columns, then metadata columns. */
     final int arity;
+
     final int[] keyIdx;
     final int[] seqIdx;
     final int[] notNullNonKey;
     final boolean debezium;
-    /** Whether a data column's conversion depends on the schema wrapper (decimals, temporal units). */
+
+    /**
+     * Whether a data column's conversion depends on the schema wrapper (decimals, temporal units).
+     */
     final boolean needsHints;
+
     /** Per data column, whether the image being converted has it (scratch, per record). */
     final boolean[] present;
 

@@ -99,9 +99,11 @@ final class FlowRouter {
 
     /** The {@code UNKNOWN_TOPIC} detail of a record {@link #route} found no flow for. */
     String unrouted(@Nullable String topic, @Nullable String table) {
-        return "no flow for " + (table != null ? "table '" + table + "'" : "record")
+        return "no flow for "
+                + (table != null ? "table '" + table + "'" : "record")
                 + (topic != null ? " (topic '" + topic + "')" : " (no topic or source.table)")
-                + "; flows read " + names;
+                + "; flows read "
+                + names;
     }
 
     /** Adds flows one by one, each checked against those before it. */
@@ -128,20 +130,31 @@ final class FlowRouter {
             ids.add(flowId);
             if (sourceNames.isEmpty()) {
                 if (catchAll >= 0) {
-                    throw new IllegalArgumentException("flows '" + ids.get(catchAll) + "' and '" + flowId
-                            + "' both have no source names; at most one flow may be the catch-all");
+                    throw new IllegalArgumentException(
+                            "flows '"
+                                    + ids.get(catchAll)
+                                    + "' and '"
+                                    + flowId
+                                    + "' both have no source names; at most one flow may be the catch-all");
                 }
                 catchAll = index;
             }
             for (String name : sourceNames) {
                 Integer prev = byName.put(name, index);
                 if (prev != null && prev != index) {
-                    throw new IllegalArgumentException("source name '" + name + "' is claimed by flows '"
-                            + ids.get(prev) + "' and '" + flowId + "'");
+                    throw new IllegalArgumentException(
+                            "source name '"
+                                    + name
+                                    + "' is claimed by flows '"
+                                    + ids.get(prev)
+                                    + "' and '"
+                                    + flowId
+                                    + "'");
                 }
                 int dot = name.indexOf('.');
                 if (dot > 0 && dot == name.lastIndexOf('.')) {
-                    bySchemaTable.computeIfAbsent(name.substring(0, dot), k -> new HashMap<>())
+                    bySchemaTable
+                            .computeIfAbsent(name.substring(0, dot), k -> new HashMap<>())
                             .put(name.substring(dot + 1), index);
                 }
             }

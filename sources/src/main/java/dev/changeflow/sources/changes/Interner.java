@@ -1,9 +1,8 @@
 package dev.changeflow.sources.changes;
 
+import com.fasterxml.jackson.core.JsonParser;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.data.StringData;
-
-import com.fasterxml.jackson.core.JsonParser;
 
 import java.io.IOException;
 

@@ -1,11 +1,11 @@
 package dev.changeflow.sources.changes;
 
-import org.apache.flink.annotation.Internal;
-
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import org.apache.flink.annotation.Internal;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
@@ -17,7 +17,15 @@ import java.util.Arrays;
  */
 @Internal
 final class JsonFields {
-    static final byte NULL = 0, TRUE = 1, FALSE = 2, INT = 3, BIG_INT = 4, FLOAT = 5, STRING = 6, OBJECT = 7, ARRAY = 8;
+    static final byte NULL = 0,
+            TRUE = 1,
+            FALSE = 2,
+            INT = 3,
+            BIG_INT = 4,
+            FLOAT = 5,
+            STRING = 6,
+            OBJECT = 7,
+            ARRAY = 8;
 
     int size;
     String[] names = new String[16];
@@ -145,7 +153,7 @@ final class JsonFields {
                 s = '"' + texts[i] + '"';
                 break;
             default:
-                s = new String(buf, starts[i], ends[i] - starts[i], java.nio.charset.StandardCharsets.UTF_8);
+                s = new String(buf, starts[i], ends[i] - starts[i], StandardCharsets.UTF_8);
         }
         return s.length() > 120 ? s.substring(0, 117) + "..." : s;
     }

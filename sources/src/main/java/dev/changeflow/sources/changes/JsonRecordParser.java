@@ -1,11 +1,10 @@
 package dev.changeflow.sources.changes;
 
-import org.apache.flink.annotation.Internal;
-import org.apache.flink.types.RowKind;
-
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.types.RowKind;
 
 import javax.annotation.Nullable;
 
@@ -13,8 +12,9 @@ import java.io.IOException;
 
 /**
  * Parses plain JSON rows ({@link ChangeRecordFormat#JSON}, semantics.md A5): {@code {"col": value,
- * ...}}, columns by name, bare, in a schema wrapper, or in a capture line. Every record is an upsert
- * ({@code RowKind.INSERT}) of the row; delete and truncate predicates run later in Flink SQL.
+ * ...}}, columns by name, bare, in a schema wrapper, or in a capture line. Every record is an
+ * upsert ({@code RowKind.INSERT}) of the row; delete and truncate predicates run later in Flink
+ * SQL.
  *
  * <p>Forms are recognised on the whole object ({@link RecordForm#unwrap}), since a row may have
  * columns named like form members. An object whose first member cannot start a form is read
@@ -80,7 +80,8 @@ final class JsonRecordParser extends ChangeRecordParser {
     @Override
     DecodeOutcome emit(FlowPlan plan, RowAssembler rows, QuarantinePolicy policy)
             throws IOException, ValueConverter.InvalidRecord {
-        return rows.upsert(plan, this, image, plan.needsHints ? imageSchema("record") : null, RowKind.INSERT);
+        return rows.upsert(
+                plan, this, image, plan.needsHints ? imageSchema("record") : null, RowKind.INSERT);
     }
 
     /** The wrapper's schema itself: it describes the row. */

@@ -5,7 +5,9 @@ import org.apache.flink.annotation.PublicEvolving;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
-/** What a flow does with a malformed record (option {@code on-invalid-record}, semantics.md A2/A5). */
+/**
+ * What a flow does with a malformed record (option {@code on-invalid-record}, semantics.md A2/A5).
+ */
 @PublicEvolving
 public enum OnInvalidRecord {
     /** Default: send it to the quarantine table with its reason code; the job continues. */
@@ -23,7 +25,9 @@ public enum OnInvalidRecord {
         return configName;
     }
 
-    /** @throws IllegalArgumentException naming the accepted values */
+    /**
+     * @throws IllegalArgumentException naming the accepted values
+     */
     public static OnInvalidRecord fromConfigName(String name) {
         for (OnInvalidRecord v : values()) {
             if (v.configName.equalsIgnoreCase(name.trim())) {
@@ -31,7 +35,11 @@ public enum OnInvalidRecord {
             }
         }
         throw new IllegalArgumentException(
-                "Unknown on-invalid-record '" + name + "'; accepted: "
-                        + Arrays.stream(values()).map(OnInvalidRecord::configName).collect(Collectors.joining(", ")));
+                "Unknown on-invalid-record '"
+                        + name
+                        + "'; accepted: "
+                        + Arrays.stream(values())
+                                .map(OnInvalidRecord::configName)
+                                .collect(Collectors.joining(", ")));
     }
 }

@@ -6,9 +6,9 @@ import java.util.Arrays;
 import java.util.stream.Collectors;
 
 /**
- * What a flow does with a record that has data fields its declared columns lack (option
- * {@code on-schema-change}, semantics.md A5). Envelope and metadata fields ({@code op},
- * {@code source.*}, {@code ts_ms}, the capture line's {@code key}/{@code topic}) are never data fields.
+ * What a flow does with a record that has data fields its declared columns lack (option {@code
+ * on-schema-change}, semantics.md A5). Envelope and metadata fields ({@code op}, {@code source.*},
+ * {@code ts_ms}, the capture line's {@code key}/{@code topic}) are never data fields.
  */
 @PublicEvolving
 public enum OnSchemaChange {
@@ -35,7 +35,9 @@ public enum OnSchemaChange {
         return configName;
     }
 
-    /** @throws IllegalArgumentException naming the accepted values */
+    /**
+     * @throws IllegalArgumentException naming the accepted values
+     */
     public static OnSchemaChange fromConfigName(String name) {
         for (OnSchemaChange v : values()) {
             if (v.configName.equalsIgnoreCase(name.trim())) {
@@ -43,7 +45,11 @@ public enum OnSchemaChange {
             }
         }
         throw new IllegalArgumentException(
-                "Unknown on-schema-change '" + name + "'; accepted: "
-                        + Arrays.stream(values()).map(OnSchemaChange::configName).collect(Collectors.joining(", ")));
+                "Unknown on-schema-change '"
+                        + name
+                        + "'; accepted: "
+                        + Arrays.stream(values())
+                                .map(OnSchemaChange::configName)
+                                .collect(Collectors.joining(", ")));
     }
 }

@@ -50,14 +50,25 @@ final class QuarantinePolicy {
         this.anyFail = fail;
     }
 
-    /** The flow id that unroutable records are attributed to: the only flow's, or null with several flows. */
+    /**
+     * The flow id that unroutable records are attributed to: the only flow's, or null with several
+     * flows.
+     */
     @Nullable
     String defaultFlowId() {
         return defaultFlowId;
     }
 
-    /** Starts a record; see {@link ChangeRecordDecoder#decode(byte[], String, Integer, long, long, DecodeOutput)}. */
-    void begin(@Nullable byte[] raw, String source, @Nullable Integer partition, long offset, long nowMillis,
+    /**
+     * Starts a record; see {@link ChangeRecordDecoder#decode(byte[], String, Integer, long, long,
+     * DecodeOutput)}.
+     */
+    void begin(
+            @Nullable byte[] raw,
+            String source,
+            @Nullable Integer partition,
+            long offset,
+            long nowMillis,
             DecodeOutput out) {
         this.raw = raw;
         this.source = source;
@@ -72,15 +83,17 @@ final class QuarantinePolicy {
      * policy) says fail.
      *
      * @param plan the flow the record was routed to, or null when none could be determined
-     * @throws ChangeRecordException with {@code reason} and {@code detail}, when the policy says fail
+     * @throws ChangeRecordException with {@code reason} and {@code detail}, when the policy says
+     *     fail
      */
     DecodeOutcome quarantine(@Nullable FlowPlan plan, QuarantineReason reason, String detail) {
         String flowId = plan != null ? plan.flow.flowId() : defaultFlowId;
         boolean fail;
         if (plan != null) {
-            fail = reason == QuarantineReason.SCHEMA_CHANGED
-                    ? plan.flow.onSchemaChange() == OnSchemaChange.FAIL
-                    : plan.flow.onInvalidRecord() == OnInvalidRecord.FAIL;
+            fail =
+                    reason == QuarantineReason.SCHEMA_CHANGED
+                            ? plan.flow.onSchemaChange() == OnSchemaChange.FAIL
+                            : plan.flow.onInvalidRecord() == OnInvalidRecord.FAIL;
         } else {
             fail = anyFail;
         }
@@ -92,14 +105,23 @@ final class QuarantinePolicy {
         if (raw != null && raw.length > limit && reason == QuarantineReason.RECORD_TOO_LARGE) {
             kept = Arrays.copyOf(raw, limit);
         }
-        out.quarantine(QuarantineRecords.of(flowId, source, partition, offset, kept, reason, detail, now));
+        out.quarantine(
+                QuarantineRecords.of(flowId, source, partition, offset, kept, reason, detail, now));
         return DecodeOutcome.QUARANTINED;
     }
 
     /** Quarantines a record no flow claims ({@code UNKNOWN_TOPIC}, flow null); never fails. */
     DecodeOutcome unrouted(String detail) {
-        out.quarantine(QuarantineRecords.of(null, source, partition, offset, raw, QuarantineReason.UNKNOWN_TOPIC,
-                detail, now));
+        out.quarantine(
+                QuarantineRecords.of(
+                        null,
+                        source,
+                        partition,
+                        offset,
+                        raw,
+                        QuarantineReason.UNKNOWN_TOPIC,
+                        detail,
+                        now));
         return DecodeOutcome.QUARANTINED;
     }
 
@@ -111,15 +133,25 @@ final class QuarantinePolicy {
      */
     DecodeOutcome unknownMembers(FlowPlan plan, String detail) {
         if (plan.flow.onSchemaChange() == OnSchemaChange.FAIL) {
-            throw new ChangeRecordException(QuarantineReason.SCHEMA_CHANGED, plan.flow.flowId(), source, partition,
-                    offset, detail + "; set on-schema-change = quarantine or add-columns, or declare the columns");
+            throw new ChangeRecordException(
+                    QuarantineReason.SCHEMA_CHANGED,
+                    plan.flow.flowId(),
+                    source,
+                    partition,
+                    offset,
+                    detail
+                            + "; set on-schema-change = quarantine or add-columns, or declare the columns");
         }
         return quarantine(plan, QuarantineReason.SCHEMA_CHANGED, detail);
     }
 
-    /** The exception that stops the job for {@link OnSchemaChange#ADD_COLUMNS} (see {@link SchemaChangeException}). */
+    /**
+     * The exception that stops the job for {@link OnSchemaChange#ADD_COLUMNS} (see {@link
+     * SchemaChangeException}).
+     */
     SchemaChangeException newColumns(FlowPlan plan, String table, List<RowType.RowField> added) {
-        return new SchemaChangeException(plan.flow.flowId(), table, source, partition, offset, added);
+        return new SchemaChangeException(
+                plan.flow.flowId(), table, source, partition, offset, added);
     }
 
     /** The {@code RECORD_TOO_LARGE} detail. */

@@ -1,10 +1,9 @@
 package dev.changeflow.sources.changes;
 
-import org.apache.flink.annotation.Internal;
-
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import org.apache.flink.annotation.Internal;
 
 import javax.annotation.Nullable;
 
@@ -51,8 +50,10 @@ import java.io.IOException;
 final class RecordForm {
     /** The whole record (a file line or a Kafka value read as a line). */
     static final int RECORD = 0;
+
     /** A capture line's value, or a Kafka record's value. */
     static final int VALUE = 1;
+
     /** A schema wrapper's payload. */
     static final int PAYLOAD = 2;
 
@@ -62,27 +63,38 @@ final class RecordForm {
     private final Interner interner;
 
     private byte[] buf;
+
     /** The capture line's (or the Kafka record's) topic. */
     @Nullable String topic;
+
     /** The record key's bytes ({@link #buf} for a capture line's key, or a Kafka key), or null. */
     @Nullable byte[] keyBuf;
+
     int keyStart;
     int keyEnd;
+
     /** A record key was present but not an object (and not null). */
     boolean keyNotObject;
+
     /** The wrapper's {@code schema} object in {@link #buf}, or {@code schemaStart < 0}. */
     int schemaStart;
+
     int schemaEnd;
     boolean valueNull;
     boolean payloadNull;
-    /** The first form member of the wrong JSON kind ({@code MALFORMED_JSON} after routing), or null. */
+
+    /**
+     * The first form member of the wrong JSON kind ({@code MALFORMED_JSON} after routing), or null.
+     */
     @Nullable String structureError;
 
     RecordForm(Interner interner) {
         this.interner = interner;
     }
 
-    /** Starts a record: {@code topic} is the Kafka topic when known (a capture line names its own). */
+    /**
+     * Starts a record: {@code topic} is the Kafka topic when known (a capture line names its own).
+     */
     void clear(byte[] buf, @Nullable String topic) {
         this.buf = buf;
         this.topic = topic;
@@ -129,16 +141,17 @@ final class RecordForm {
         return valueNull || (payloadNull && !recordSeen);
     }
 
-    // ---- member by member (Debezium) --------------------------------------------------------------
+    // ---- member by member (Debezium)
+    // --------------------------------------------------------------
 
     /**
      * Reads a member the envelope does not own; the parser is on the member's value token {@code
      * v}. Form members are recorded (key, topic, schema, null value / payload, structure errors),
      * anything else is skipped.
      *
-     * @return {@link #VALUE} or {@link #PAYLOAD} when the member is an object holding the record one
-     *     level down, which the caller reads next (the parser is on its START_OBJECT); else {@link
-     *     #CONSUMED}
+     * @return {@link #VALUE} or {@link #PAYLOAD} when the member is an object holding the record
+     *     one level down, which the caller reads next (the parser is on its START_OBJECT); else
+     *     {@link #CONSUMED}
      */
     int readMember(JsonParser p, String name, JsonToken v, int level) throws IOException {
         switch (name) {
@@ -183,7 +196,9 @@ final class RecordForm {
         return CONSUMED;
     }
 
-    /** A member that holds the record at level {@code inner}: an object, or null for a tombstone. */
+    /**
+     * A member that holds the record at level {@code inner}: an object, or null for a tombstone.
+     */
     private int holder(JsonParser p, JsonToken v, int inner, String member) throws IOException {
         if (v == JsonToken.START_OBJECT) {
             return inner;
@@ -200,11 +215,13 @@ final class RecordForm {
         return CONSUMED;
     }
 
-    // ---- whole object (plain JSON) ----------------------------------------------------------------
+    // ---- whole object (plain JSON)
+    // ----------------------------------------------------------------
 
     /** Whether an object at {@code level} whose first member is {@code name} may be a form. */
     static boolean startsForm(String name, int level) {
-        if (level == RECORD && (name.equals("key") || name.equals("value") || name.equals("topic"))) {
+        if (level == RECORD
+                && (name.equals("key") || name.equals("value") || name.equals("topic"))) {
             return true;
         }
         return level <= VALUE && (name.equals("schema") || name.equals("payload"));
@@ -269,7 +286,8 @@ final class RecordForm {
         return true;
     }
 
-    // ---- before parsing ------------------------------------------------------------------------------
+    // ---- before parsing
+    // ------------------------------------------------------------------------------
 
     /**
      * Why a record is {@code NOT_JSON} (empty, blank, or its first non-blank byte after an optional
@@ -282,18 +300,28 @@ final class RecordForm {
             return value.length == 0 ? "empty record" : "blank record";
         }
         byte c = value[first];
-        if (c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9')
-                || c == 't' || c == 'f' || c == 'n') {
+        if (c == '{'
+                || c == '['
+                || c == '"'
+                || c == '-'
+                || (c >= '0' && c <= '9')
+                || c == 't'
+                || c == 'f'
+                || c == 'n') {
             return null;
         }
         int b = c & 0xff;
-        return "record does not start like JSON: first byte 0x" + String.format("%02x", b)
+        return "record does not start like JSON: first byte 0x"
+                + String.format("%02x", b)
                 + (b >= 0x20 && b < 0x7f ? " '" + (char) b + "'" : "");
     }
 
     private static int firstNonBlank(byte[] b) {
         int i = 0;
-        if (b.length >= 3 && (b[0] & 0xff) == 0xEF && (b[1] & 0xff) == 0xBB && (b[2] & 0xff) == 0xBF) {
+        if (b.length >= 3
+                && (b[0] & 0xff) == 0xEF
+                && (b[1] & 0xff) == 0xBB
+                && (b[2] & 0xff) == 0xBF) {
             i = 3;
         }
         for (; i < b.length; i++) {

@@ -37,9 +37,9 @@ import java.util.List;
  *       objects stay {@code SCHEMA_CHANGED}; {@link OnSchemaChange#FAIL} throws;
  *   <li>{@code MISSING_COLUMN} — Decision: a KEY or data SEQUENCE BY column <i>absent</i> (not
  *       merely null) from the image the row is built from ({@code after}; {@code before} of a
- *       delete; the record key of a key-only delete, for KEYS); other absent columns are null, except
- *       that a Debezium {@code after} image names every column, so any column absent from it is
- *       missing;
+ *       delete; the record key of a key-only delete, for KEYS); other absent columns are null,
+ *       except that a Debezium {@code after} image names every column, so any column absent from it
+ *       is missing;
  *   <li>{@code NULL_KEY}: a KEY column null;
  *   <li>{@code NULL_SEQUENCE}: a SEQUENCE BY column null — metadata such as {@code _source_lsn}
  *       absent from the envelope counts as null, and so does a data sequence column of a key-only
@@ -71,23 +71,33 @@ final class RowAssembler {
     }
 
     /**
-     * Emits an upsert ({@code kind} INSERT) or delete ({@code kind} DELETE) built from {@code image}.
+     * Emits an upsert ({@code kind} INSERT) or delete ({@code kind} DELETE) built from {@code
+     * image}.
      *
      * @param hint the image's struct schema from the schema wrapper, when the flow needs it
      * @throws ValueConverter.InvalidRecord a value its column cannot hold
      * @throws SchemaChangeException new top-level members under {@link OnSchemaChange#ADD_COLUMNS}
      * @throws ChangeRecordException when the flow's policy says fail
      */
-    DecodeOutcome upsert(FlowPlan plan, ChangeRecordParser record, JsonFields image, @Nullable ConnectSchema hint,
-            RowKind kind) throws IOException, ValueConverter.InvalidRecord {
+    DecodeOutcome upsert(
+            FlowPlan plan,
+            ChangeRecordParser record,
+            JsonFields image,
+            @Nullable ConnectSchema hint,
+            RowKind kind)
+            throws IOException, ValueConverter.InvalidRecord {
         GenericRowData row = new GenericRowData(kind, plan.arity);
         conv.unknownFields.clear();
         boolean[] present = plan.present;
         Arrays.fill(present, false);
         conv.fillRow(plan.data, image, row, present, hint, "", 0);
-        if (!conv.unknownFields.isEmpty() && plan.flow.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {
+        if (!conv.unknownFields.isEmpty()
+                && plan.flow.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {
             // the flow's own columns may not have needed the wrapper's schema; the new ones may
-            ConnectSchema types = hint != null ? hint : record.imageSchema(kind == RowKind.DELETE ? "before" : "after");
+            ConnectSchema types =
+                    hint != null
+                            ? hint
+                            : record.imageSchema(kind == RowKind.DELETE ? "before" : "after");
             List<RowType.RowField> added = newColumns(plan, image, types);
             if (!added.isEmpty()) {
                 throw policy.newColumns(plan, record.tableName(plan), added);
@@ -102,8 +112,12 @@ final class RowAssembler {
      *
      * @param keySchema the key's struct schema from its schema wrapper, when the flow needs it
      */
-    DecodeOutcome keyOnlyDelete(FlowPlan plan, ChangeRecordParser record, JsonFields key,
-            @Nullable ConnectSchema keySchema) throws IOException, ValueConverter.InvalidRecord {
+    DecodeOutcome keyOnlyDelete(
+            FlowPlan plan,
+            ChangeRecordParser record,
+            JsonFields key,
+            @Nullable ConnectSchema keySchema)
+            throws IOException, ValueConverter.InvalidRecord {
         GenericRowData row = new GenericRowData(RowKind.DELETE, plan.arity);
         conv.unknownFields.clear();
         boolean[] present = plan.present;
@@ -112,11 +126,22 @@ final class RowAssembler {
             String name = plan.data.names[k];
             int i = key.indexOf(name);
             if (i < 0) {
-                return policy.quarantine(plan, QuarantineReason.MISSING_COLUMN, "key column '" + name
-                        + "' absent from the record key of a delete without before image");
+                return policy.quarantine(
+                        plan,
+                        QuarantineReason.MISSING_COLUMN,
+                        "key column '"
+                                + name
+                                + "' absent from the record key of a delete without before image");
             }
-            row.setField(k, conv.convert(plan.data.columns[k], key, i,
-                    keySchema == null ? null : keySchema.field(name), "", 0));
+            row.setField(
+                    k,
+                    conv.convert(
+                            plan.data.columns[k],
+                            key,
+                            i,
+                            keySchema == null ? null : keySchema.field(name),
+                            "",
+                            0));
             present[k] = true;
         }
         return finish(plan, record, row, true, false);
@@ -128,7 +153,10 @@ final class RowAssembler {
         record.writeMetadata(row, plan.dataArity);
         for (int s : plan.seqIdx) {
             if (row.isNullAt(s)) {
-                return policy.quarantine(plan, QuarantineReason.NULL_SEQUENCE, nullSequence(plan, s, " of a truncate"));
+                return policy.quarantine(
+                        plan,
+                        QuarantineReason.NULL_SEQUENCE,
+                        nullSequence(plan, s, " of a truncate"));
             }
         }
         out.truncate(plan.index, row);
@@ -140,7 +168,8 @@ final class RowAssembler {
      * wrapper or the JSON value (see {@link SchemaChangeException}). Unknown members of nested
      * objects are not columns that can be added: they stay {@code SCHEMA_CHANGED} quarantine.
      */
-    private static List<RowType.RowField> newColumns(FlowPlan plan, JsonFields image, @Nullable ConnectSchema hint) {
+    private static List<RowType.RowField> newColumns(
+            FlowPlan plan, JsonFields image, @Nullable ConnectSchema hint) {
         List<RowType.RowField> added = new ArrayList<>();
         for (int i = 0; i < image.size; i++) {
             String name = image.names[i];
@@ -175,44 +204,70 @@ final class RowAssembler {
         return added;
     }
 
-    private DecodeOutcome finish(FlowPlan plan, ChangeRecordParser record, GenericRowData row, boolean keyOnly,
+    private DecodeOutcome finish(
+            FlowPlan plan,
+            ChangeRecordParser record,
+            GenericRowData row,
+            boolean keyOnly,
             boolean checkNotNull) {
         record.writeMetadata(row, plan.dataArity);
         if (!conv.unknownFields.isEmpty()) {
-            return policy.unknownMembers(plan, "table '" + record.tableName(plan) + "': fields " + conv.unknownFields
-                    + " are not among the declared columns " + Arrays.toString(plan.data.names));
+            return policy.unknownMembers(
+                    plan,
+                    "table '"
+                            + record.tableName(plan)
+                            + "': fields "
+                            + conv.unknownFields
+                            + " are not among the declared columns "
+                            + Arrays.toString(plan.data.names));
         }
-        String image = !plan.debezium ? "record"
-                : keyOnly ? "record key"
-                : row.getRowKind() == RowKind.DELETE ? "before" : "after";
+        String image =
+                !plan.debezium
+                        ? "record"
+                        : keyOnly
+                                ? "record key"
+                                : row.getRowKind() == RowKind.DELETE ? "before" : "after";
         boolean[] present = plan.present;
         // a plain JSON record of a flow with APPLY AS TRUNCATE WHEN may be a truncate, which has
         // no key; Flink SQL decides that after decoding, and the key check follows there (A2)
         boolean maybeTruncate = !plan.debezium && plan.flow.truncateEnabled();
         for (int k : plan.keyIdx) {
             if (!present[k] && !maybeTruncate) {
-                return policy.quarantine(plan, QuarantineReason.MISSING_COLUMN,
+                return policy.quarantine(
+                        plan,
+                        QuarantineReason.MISSING_COLUMN,
                         "key column '" + plan.data.names[k] + "' absent from " + image);
             }
         }
         if (!keyOnly) {
             for (int s : plan.seqIdx) {
                 if (s < plan.dataArity && !present[s]) {
-                    return policy.quarantine(plan, QuarantineReason.MISSING_COLUMN,
+                    return policy.quarantine(
+                            plan,
+                            QuarantineReason.MISSING_COLUMN,
                             "sequence column '" + plan.data.names[s] + "' absent from " + image);
                 }
             }
         }
         for (int k : plan.keyIdx) {
             if (row.isNullAt(k) && !maybeTruncate) {
-                return policy.quarantine(plan, QuarantineReason.NULL_KEY,
+                return policy.quarantine(
+                        plan,
+                        QuarantineReason.NULL_KEY,
                         "key column '" + plan.data.names[k] + "' is null");
             }
         }
         for (int s : plan.seqIdx) {
             if (row.isNullAt(s)) {
-                return policy.quarantine(plan, QuarantineReason.NULL_SEQUENCE,
-                        nullSequence(plan, s, keyOnly ? " (delete without before image carries only the key)" : ""));
+                return policy.quarantine(
+                        plan,
+                        QuarantineReason.NULL_SEQUENCE,
+                        nullSequence(
+                                plan,
+                                s,
+                                keyOnly
+                                        ? " (delete without before image carries only the key)"
+                                        : ""));
             }
         }
         if (plan.debezium && !keyOnly && row.getRowKind() != RowKind.DELETE) {
@@ -220,7 +275,9 @@ final class RowAssembler {
             // malformed record (or a schema change upstream), not a null (A5 MISSING_COLUMN)
             for (int c = 0; c < plan.dataArity; c++) {
                 if (!present[c]) {
-                    return policy.quarantine(plan, QuarantineReason.MISSING_COLUMN,
+                    return policy.quarantine(
+                            plan,
+                            QuarantineReason.MISSING_COLUMN,
                             "column '" + plan.data.names[c] + "' absent from " + image);
                 }
             }
@@ -228,8 +285,14 @@ final class RowAssembler {
         if (checkNotNull) {
             for (int c : plan.notNullNonKey) {
                 if (row.isNullAt(c)) {
-                    return policy.quarantine(plan, QuarantineReason.TYPE_MISMATCH,
-                            "column '" + plan.data.names[c] + "' " + plan.data.columns[c].type + ": null or absent");
+                    return policy.quarantine(
+                            plan,
+                            QuarantineReason.TYPE_MISMATCH,
+                            "column '"
+                                    + plan.data.names[c]
+                                    + "' "
+                                    + plan.data.columns[c].type
+                                    + ": null or absent");
                 }
             }
         }

@@ -38,9 +38,23 @@ final class RowShape {
 
     /** One column: its type root as a small code plus what conversion needs. */
     static final class Column {
-        static final int BOOLEAN = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
-                DECIMAL = 7, STRING = 8, BYTES = 9, DATE = 10, TIME = 11, TIMESTAMP = 12, TIMESTAMP_LTZ = 13,
-                ROW = 14, ARRAY = 15, MAP = 16;
+        static final int BOOLEAN = 0,
+                TINYINT = 1,
+                SMALLINT = 2,
+                INT = 3,
+                BIGINT = 4,
+                FLOAT = 5,
+                DOUBLE = 6,
+                DECIMAL = 7,
+                STRING = 8,
+                BYTES = 9,
+                DATE = 10,
+                TIME = 11,
+                TIMESTAMP = 12,
+                TIMESTAMP_LTZ = 13,
+                ROW = 14,
+                ARRAY = 15,
+                MAP = 16;
 
         final String name;
         final LogicalType type;
@@ -121,7 +135,8 @@ final class RowShape {
                     e = new Column(name + "{}", ((MapType) type).getValueType());
                     break;
                 default:
-                    throw new IllegalArgumentException("column '" + name + "': unsupported type " + type);
+                    throw new IllegalArgumentException(
+                            "column '" + name + "': unsupported type " + type);
             }
             this.precision = p;
             this.scale = s;

@@ -1,9 +1,8 @@
 package dev.changeflow.sources.changes;
 
-import org.apache.flink.annotation.Internal;
-
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import org.apache.flink.annotation.Internal;
 
 import java.io.IOException;
 import java.util.Arrays;
@@ -22,14 +21,15 @@ final class SchemaCache {
 
     private final JsonFactory factory;
     private final SchemaKey probe = new SchemaKey();
-    private final LinkedHashMap<SchemaKey, ConnectSchema> schemas = new LinkedHashMap<>(16, 0.75f, true) {
-        private static final long serialVersionUID = 1L;
+    private final LinkedHashMap<SchemaKey, ConnectSchema> schemas =
+            new LinkedHashMap<>(16, 0.75f, true) {
+                private static final long serialVersionUID = 1L;
 
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<SchemaKey, ConnectSchema> eldest) {
-            return size() > CAPACITY;
-        }
-    };
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<SchemaKey, ConnectSchema> eldest) {
+                    return size() > CAPACITY;
+                }
+            };
 
     SchemaCache(JsonFactory factory) {
         this.factory = factory;

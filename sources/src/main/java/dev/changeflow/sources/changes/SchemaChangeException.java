@@ -37,10 +37,23 @@ public final class SchemaChangeException extends ChangeRecordException {
      * @param table the source table the record names (or its topic)
      * @param newColumns the new top-level columns, nullable, in record order
      */
-    public SchemaChangeException(String flowId, String table, String source, @Nullable Integer partition, long offset,
+    public SchemaChangeException(
+            String flowId,
+            String table,
+            String source,
+            @Nullable Integer partition,
+            long offset,
             List<RowType.RowField> newColumns) {
-        super(QuarantineReason.SCHEMA_CHANGED, flowId, source, partition, offset,
-                "table '" + table + "' has new column(s) " + describe(newColumns)
+        super(
+                QuarantineReason.SCHEMA_CHANGED,
+                flowId,
+                source,
+                partition,
+                offset,
+                "table '"
+                        + table
+                        + "' has new column(s) "
+                        + describe(newColumns)
                         + " (on-schema-change = add-columns: the table is evolved and the job resumes)");
         this.table = table;
         this.newColumns = List.copyOf(newColumns);
@@ -58,6 +71,8 @@ public final class SchemaChangeException extends ChangeRecordException {
 
     /** {@code w STRING, n BIGINT}. */
     public static String describe(List<RowType.RowField> columns) {
-        return columns.stream().map(f -> f.getName() + " " + f.getType().asSummaryString()).collect(Collectors.joining(", "));
+        return columns.stream()
+                .map(f -> f.getName() + " " + f.getType().asSummaryString())
+                .collect(Collectors.joining(", "));
     }
 }

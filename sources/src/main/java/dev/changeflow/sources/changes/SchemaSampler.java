@@ -1,5 +1,8 @@
 package dev.changeflow.sources.changes;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
@@ -10,12 +13,9 @@ import org.apache.flink.table.types.logical.BooleanType;
 import org.apache.flink.table.types.logical.DoubleType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.UnresolvedUserDefinedType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeParser;
-
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +29,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -39,30 +40,29 @@ import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 
 /**
- * Derives the data columns of tables from sample records (semantics.md A5 "Types, routing and table names"),
- * and parses declared Flink DDL column lists.
+ * Derives the data columns of tables from sample records (semantics.md A5 "Types, routing and table
+ * names"), and parses declared Flink DDL column lists.
  *
  * <p><b>Sampling</b> ({@link #sample}, {@link #sampleFlinkPaths}) reads the given files (plain or
  * {@code .gz}; a directory means every file below it whose name does not start with {@code .} or
- * {@code _}, in path order) line by line until every wanted table has been seen or {@code maxLines} lines were read. Each line is parsed and routed as
- * {@link ChangeRecordDecoder} does it, each wanted name standing for a flow of that one source name:
- * the same record forms, and a record belongs to a wanted name when the name equals its topic,
- * {@code source.schema.source.table}, {@code source.table} or the topic's last segment (in that
- * order, {@link DecoderFlow}); a record naming neither topic nor table belongs to the only wanted
- * name. Lines the decoder would reject before routing (not JSON, malformed, a form member of the
- * wrong kind) and tombstones describe no schema and are passed over. A damaged gzip ends that file's
- * sample (logged).
+ * {@code _}, in path order) line by line until every wanted table has been seen or {@code maxLines}
+ * lines were read. Each line is parsed and routed as {@link ChangeRecordDecoder} does it, each
+ * wanted name standing for a flow of that one source name: the same record forms, and a record
+ * belongs to a wanted name when the name equals its topic, {@code source.schema.source.table},
+ * {@code source.table} or the topic's last segment (in that order, {@link DecoderFlow}); a record
+ * naming neither topic nor table belongs to the only wanted name. Lines the decoder would reject
+ * before routing (not JSON, malformed, a form member of the wrong kind) and tombstones describe no
+ * schema and are passed over. A damaged gzip ends that file's sample (logged).
  *
  * <p><b>Types</b> come from Debezium's schema wrapper when present (the envelope's {@code after}
- * struct: {@code int32} → INT, {@code int64} → BIGINT,
- * {@code MicroTimestamp} → TIMESTAMP(6), {@code Timestamp} → TIMESTAMP(3), {@code Date} → DATE,
- * Connect {@code Decimal} → DECIMAL(p, s), {@code string} → STRING, {@code boolean}, {@code float64}
- * → DOUBLE, {@code bytes} → BYTES; {@code optional} → nullable), taken from the first such record of
- * the table. Otherwise they are inferred from the JSON values of every sampled record of the table
- * (the {@code after} image, else {@code before}; the row itself for plain JSON): integer → BIGINT,
- * decimal number → DOUBLE (an integer and a decimal column → DOUBLE), string → STRING, boolean →
- * BOOLEAN, object → ROW, array → ARRAY, only nulls → STRING, conflicting kinds → STRING; all
- * nullable; field order as first seen.
+ * struct: {@code int32} → INT, {@code int64} → BIGINT, {@code MicroTimestamp} → TIMESTAMP(6),
+ * {@code Timestamp} → TIMESTAMP(3), {@code Date} → DATE, Connect {@code Decimal} → DECIMAL(p, s),
+ * {@code string} → STRING, {@code boolean}, {@code float64} → DOUBLE, {@code bytes} → BYTES; {@code
+ * optional} → nullable), taken from the first such record of the table. Otherwise they are inferred
+ * from the JSON values of every sampled record of the table (the {@code after} image, else {@code
+ * before}; the row itself for plain JSON): integer → BIGINT, decimal number → DOUBLE (an integer
+ * and a decimal column → DOUBLE), string → STRING, boolean → BOOLEAN, object → ROW, array → ARRAY,
+ * only nulls → STRING, conflicting kinds → STRING; all nullable; field order as first seen.
  */
 @PublicEvolving
 public final class SchemaSampler {
@@ -81,7 +81,7 @@ public final class SchemaSampler {
         private final long linesRead;
 
         Result(Map<String, RowType> types, @Nullable String namespace, long linesRead) {
-            this.types = java.util.Collections.unmodifiableMap(types);
+            this.types = Collections.unmodifiableMap(types);
             this.namespace = namespace;
             this.linesRead = linesRead;
         }
@@ -92,9 +92,9 @@ public final class SchemaSampler {
         }
 
         /**
-         * The namespace of the captured tables (A5): {@code source.schema} of the first Debezium record
-         * sampled ({@code source.db} when it has no schema, as with MySQL), or null (plain JSON, no
-         * record).
+         * The namespace of the captured tables (A5): {@code source.schema} of the first Debezium
+         * record sampled ({@code source.db} when it has no schema, as with MySQL), or null (plain
+         * JSON, no record).
          */
         @Nullable
         public String namespace() {
@@ -107,14 +107,19 @@ public final class SchemaSampler {
     }
 
     /** Samples local files or directories; see {@link #sampleFlinkPaths}. */
-    public static Result sample(List<java.nio.file.Path> paths, ChangeRecordFormat format, Collection<String> tables)
+    public static Result sample(
+            List<java.nio.file.Path> paths, ChangeRecordFormat format, Collection<String> tables)
             throws IOException {
         return sample(paths, format, tables, DEFAULT_MAX_LINES);
     }
 
     /** Samples local files or directories; see {@link #sampleFlinkPaths}. */
-    public static Result sample(List<java.nio.file.Path> paths, ChangeRecordFormat format, Collection<String> tables,
-            long maxLines) throws IOException {
+    public static Result sample(
+            List<java.nio.file.Path> paths,
+            ChangeRecordFormat format,
+            Collection<String> tables,
+            long maxLines)
+            throws IOException {
         List<Path> flinkPaths = new ArrayList<>();
         for (java.nio.file.Path p : paths) {
             flinkPaths.add(new Path(p.toAbsolutePath().toUri()));
@@ -127,15 +132,16 @@ public final class SchemaSampler {
      *
      * @param paths files or directories (any Flink file system: local, s3://, ...)
      * @param format the records' format
-     * @param tables the wanted table names (as in {@link DecoderFlow#sourceNames()}); may be empty to
-     *     learn only the namespace
+     * @param tables the wanted table names (as in {@link DecoderFlow#sourceNames()}); may be empty
+     *     to learn only the namespace
      * @param maxLines the most lines to read over all files
      * @return the types of the wanted names that were seen (names not seen within the cap are
      *     absent) and the namespace
      * @throws IOException when a file cannot be listed or read (other than gzip damage)
      */
-    public static Result sampleFlinkPaths(List<Path> paths, ChangeRecordFormat format, Collection<String> tables,
-            long maxLines) throws IOException {
+    public static Result sampleFlinkPaths(
+            List<Path> paths, ChangeRecordFormat format, Collection<String> tables, long maxLines)
+            throws IOException {
         Set<String> wanted = new LinkedHashSet<>(tables);
         List<String> names = new ArrayList<>(wanted);
         FlowRouter.Builder routes = FlowRouter.builder();
@@ -143,7 +149,8 @@ public final class SchemaSampler {
             routes.add(name, List.of(name));
         }
         FlowRouter router = routes.build();
-        ChangeRecordParser parser = ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
+        ChangeRecordParser parser =
+                ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
         Map<String, RowType> fromSchema = new LinkedHashMap<>();
         Map<String, Inferred> inferred = new LinkedHashMap<>();
         String[] namespace = {null};
@@ -164,16 +171,23 @@ public final class SchemaSampler {
                         continue;
                     }
                     try {
-                        sampleRecord(record, parser, router, names, fromSchema, inferred, namespace);
+                        sampleRecord(
+                                record, parser, router, names, fromSchema, inferred, namespace);
                     } catch (JsonProcessingException e) {
-                        continue; // malformed lines do not describe a schema; the decoder quarantines them
+                        continue; // malformed lines do not describe a schema; the decoder
+                        // quarantines them
                     }
-                    if (allSeen(wanted, fromSchema, inferred) && (!wantNamespace || namespace[0] != null)) {
+                    if (allSeen(wanted, fromSchema, inferred)
+                            && (!wantNamespace || namespace[0] != null)) {
                         break files;
                     }
                 }
             } catch (EOFException | ZipException e) {
-                LOG.warn("Damaged compressed file {} after {} lines in total: {}", file, lines, e.toString());
+                LOG.warn(
+                        "Damaged compressed file {} after {} lines in total: {}",
+                        file,
+                        lines,
+                        e.toString());
             }
         }
         Map<String, RowType> result = new LinkedHashMap<>();
@@ -184,11 +198,16 @@ public final class SchemaSampler {
                 result.put(t, (RowType) inferred.get(t).toLogicalType());
             }
         }
-        LOG.info("Sampled {} lines; tables found: {}; namespace: {}", lines, result.keySet(), namespace[0]);
+        LOG.info(
+                "Sampled {} lines; tables found: {}; namespace: {}",
+                lines,
+                result.keySet(),
+                namespace[0]);
         return new Result(result, namespace[0], lines);
     }
 
-    private static boolean allSeen(Set<String> wanted, Map<String, RowType> a, Map<String, Inferred> b) {
+    private static boolean allSeen(
+            Set<String> wanted, Map<String, RowType> a, Map<String, Inferred> b) {
         for (String w : wanted) {
             if (!a.containsKey(w) && !b.containsKey(w)) {
                 return false;
@@ -197,8 +216,15 @@ public final class SchemaSampler {
         return true;
     }
 
-    private static void sampleRecord(byte[] record, ChangeRecordParser parser, FlowRouter router, List<String> names,
-            Map<String, RowType> fromSchema, Map<String, Inferred> inferred, String[] namespace) throws IOException {
+    private static void sampleRecord(
+            byte[] record,
+            ChangeRecordParser parser,
+            FlowRouter router,
+            List<String> names,
+            Map<String, RowType> fromSchema,
+            Map<String, Inferred> inferred,
+            String[] namespace)
+            throws IOException {
         if (parser.parse(record, RecordForm.RECORD, null, null) != ChangeRecordParser.Parsed.RECORD
                 || parser.form.structureError != null) {
             return; // a tombstone, or a record the decoder quarantines before routing
@@ -224,7 +250,8 @@ public final class SchemaSampler {
             inferred.remove(name);
             return;
         }
-        inferred.computeIfAbsent(name, k -> new Inferred(Inferred.ROW)).mergeObject(image, parser.factory);
+        inferred.computeIfAbsent(name, k -> new Inferred(Inferred.ROW))
+                .mergeObject(image, parser.factory);
     }
 
     private static BufferedReader open(Path file) throws IOException {
@@ -241,7 +268,10 @@ public final class SchemaSampler {
         return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 256 * 1024);
     }
 
-    /** Files under the paths (directories recursively, hidden {@code .}/{@code _} names skipped), sorted by path. */
+    /**
+     * Files under the paths (directories recursively, hidden {@code .}/{@code _} names skipped),
+     * sorted by path.
+     */
     static List<Path> listFiles(List<Path> paths) throws IOException {
         List<Path> out = new ArrayList<>();
         for (Path p : paths) {
@@ -279,9 +309,9 @@ public final class SchemaSampler {
 
     /**
      * Parses a Flink DDL column list such as {@code "tid INT, bid INT NOT NULL, mtime TIMESTAMP(6),
-     * filler STRING"} into a ROW type: columns split at top-level commas (commas inside {@code ()} or
-     * {@code <>} belong to the type), each a name (optionally in backticks) and a type understood by
-     * Flink's {@link LogicalTypeParser} (including {@code NOT NULL}).
+     * filler STRING"} into a ROW type: columns split at top-level commas (commas inside {@code ()}
+     * or {@code <>} belong to the type), each a name (optionally in backticks) and a type
+     * understood by Flink's {@link LogicalTypeParser} (including {@code NOT NULL}).
      *
      * @throws IllegalArgumentException naming the column that does not parse, or a duplicate name
      */
@@ -291,7 +321,8 @@ public final class SchemaSampler {
         for (String part : splitTopLevel(ddlColumnList)) {
             String col = part.trim();
             if (col.isEmpty()) {
-                throw new IllegalArgumentException("empty column in column list '" + ddlColumnList + "'");
+                throw new IllegalArgumentException(
+                        "empty column in column list '" + ddlColumnList + "'");
             }
             String name;
             String rest;
@@ -311,19 +342,29 @@ public final class SchemaSampler {
                 rest = col.substring(sp).trim();
             }
             if (rest.isEmpty()) {
-                throw new IllegalArgumentException("column '" + name + "' has no type in column list '" + ddlColumnList + "'");
+                throw new IllegalArgumentException(
+                        "column '" + name + "' has no type in column list '" + ddlColumnList + "'");
             }
             LogicalType type;
             try {
                 type = LogicalTypeParser.parse(rest, SchemaSampler.class.getClassLoader());
             } catch (RuntimeException e) {
-                throw new IllegalArgumentException("column '" + name + "': cannot parse type '" + rest + "': " + e.getMessage(), e);
+                throw new IllegalArgumentException(
+                        "column '"
+                                + name
+                                + "': cannot parse type '"
+                                + rest
+                                + "': "
+                                + e.getMessage(),
+                        e);
             }
-            if (type instanceof org.apache.flink.table.types.logical.UnresolvedUserDefinedType) {
-                throw new IllegalArgumentException("column '" + name + "': cannot parse type '" + rest + "': unknown type");
+            if (type instanceof UnresolvedUserDefinedType) {
+                throw new IllegalArgumentException(
+                        "column '" + name + "': cannot parse type '" + rest + "': unknown type");
             }
             if (!names.add(name)) {
-                throw new IllegalArgumentException("duplicate column '" + name + "' in column list '" + ddlColumnList + "'");
+                throw new IllegalArgumentException(
+                        "duplicate column '" + name + "' in column list '" + ddlColumnList + "'");
             }
             fields.add(new RowType.RowField(name, type));
         }
@@ -356,9 +397,21 @@ public final class SchemaSampler {
 
     /** A type inferred from JSON values, widened as more values are seen. */
     private static final class Inferred {
-        static final int NULL = 0, BIGINT = 1, DOUBLE = 2, STRING = 3, BOOLEAN = 4, ROW = 5, ARRAY = 6;
-        /** By {@link JsonFields} kind (null, true, false, integer, big integer, fraction, string, object, array). */
-        private static final int[] OF_JSON_KIND = {NULL, BOOLEAN, BOOLEAN, BIGINT, BIGINT, DOUBLE, STRING, ROW, ARRAY};
+        static final int NULL = 0,
+                BIGINT = 1,
+                DOUBLE = 2,
+                STRING = 3,
+                BOOLEAN = 4,
+                ROW = 5,
+                ARRAY = 6;
+
+        /**
+         * By {@link JsonFields} kind (null, true, false, integer, big integer, fraction, string,
+         * object, array).
+         */
+        private static final int[] OF_JSON_KIND = {
+            NULL, BOOLEAN, BOOLEAN, BIGINT, BIGINT, DOUBLE, STRING, ROW, ARRAY
+        };
 
         int kind;
         final LinkedHashMap<String, Inferred> fields = new LinkedHashMap<>();
@@ -370,7 +423,8 @@ public final class SchemaSampler {
 
         void mergeObject(JsonFields obj, JsonFactory factory) throws IOException {
             for (int i = 0; i < obj.size; i++) {
-                fields.computeIfAbsent(obj.names[i], k -> new Inferred(NULL)).merge(obj, i, factory);
+                fields.computeIfAbsent(obj.names[i], k -> new Inferred(NULL))
+                        .merge(obj, i, factory);
             }
         }
 
@@ -382,7 +436,10 @@ public final class SchemaSampler {
             if (kind == NULL) {
                 kind = k;
             } else if (kind != k) {
-                kind = (kind == BIGINT && k == DOUBLE) || (kind == DOUBLE && k == BIGINT) ? DOUBLE : STRING;
+                kind =
+                        (kind == BIGINT && k == DOUBLE) || (kind == DOUBLE && k == BIGINT)
+                                ? DOUBLE
+                                : STRING;
             }
             if (kind == ROW && k == ROW) {
                 mergeObject(nested(f, i, factory), factory);
@@ -398,7 +455,8 @@ public final class SchemaSampler {
         }
 
         /** The members (or elements) of the object (or array) at entry {@code i} of {@code f}. */
-        private static JsonFields nested(JsonFields f, int i, JsonFactory factory) throws IOException {
+        private static JsonFields nested(JsonFields f, int i, JsonFactory factory)
+                throws IOException {
             JsonFields inner = new JsonFields();
             inner.clear(f.buf);
             try (JsonParser p = factory.createParser(f.buf, f.starts[i], f.ends[i] - f.starts[i])) {
@@ -427,7 +485,8 @@ public final class SchemaSampler {
                     }
                     return new RowType(out);
                 case ARRAY:
-                    return new ArrayType(element == null ? VarCharType.STRING_TYPE : element.toLogicalType());
+                    return new ArrayType(
+                            element == null ? VarCharType.STRING_TYPE : element.toLogicalType());
                 case NULL:
                 case STRING:
                 default:

@@ -2,6 +2,8 @@ package dev.changeflow.sources.changes;
 
 import dev.changeflow.operators.quarantine.QuarantineReason;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericArrayData;
@@ -9,9 +11,6 @@ import org.apache.flink.table.data.GenericMapData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
-
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
 
 import javax.annotation.Nullable;
 
@@ -38,27 +37,29 @@ import java.util.List;
  * <ul>
  *   <li>TINYINT/SMALLINT/INT/BIGINT: integer numbers only, range-checked;
  *   <li>FLOAT/DOUBLE: any number, or the strings {@code NaN}, {@code Infinity}, {@code -Infinity};
- *   <li>DECIMAL(p,s): a number or a decimal string; with the schema wrapper, a Connect {@code Decimal}
- *       is a base64 string of the unscaled two's-complement bytes with the schema's {@code scale};
- *       a value needing more than s fractional digits or p digits is a mismatch (never rounded);
+ *   <li>DECIMAL(p,s): a number or a decimal string; with the schema wrapper, a Connect {@code
+ *       Decimal} is a base64 string of the unscaled two's-complement bytes with the schema's {@code
+ *       scale}; a value needing more than s fractional digits or p digits is a mismatch (never
+ *       rounded);
  *   <li>BOOLEAN: {@code true}/{@code false};
- *   <li>CHAR/VARCHAR/STRING: strings as they are (blank padding kept); numbers and booleans as their
- *       JSON text; objects and arrays as their raw JSON text;
+ *   <li>CHAR/VARCHAR/STRING: strings as they are (blank padding kept); numbers and booleans as
+ *       their JSON text; objects and arrays as their raw JSON text;
  *   <li>BINARY/VARBINARY: base64 strings;
- *   <li>DATE: an integer number of days since 1970-01-01 ({@code io.debezium.time.Date}) or an ISO date;
- *   <li>TIME(p): an integer in the schema's unit ({@code Time} ms, {@code MicroTime} µs,
- *       {@code NanoTime} ns), without schema by precision (p ≤ 3 ms, ≤ 6 µs, else ns), or an ISO time;
+ *   <li>DATE: an integer number of days since 1970-01-01 ({@code io.debezium.time.Date}) or an ISO
+ *       date;
+ *   <li>TIME(p): an integer in the schema's unit ({@code Time} ms, {@code MicroTime} µs, {@code
+ *       NanoTime} ns), without schema by precision (p ≤ 3 ms, ≤ 6 µs, else ns), or an ISO time;
  *   <li>TIMESTAMP(p): an integer since the epoch in the schema's unit ({@code Timestamp} ms, {@code
- *       MicroTimestamp} µs, {@code NanoTimestamp} ns), without schema by precision (p ≤ 3 ms, ≤ 6 µs,
- *       else ns, as Debezium's adaptive mode chooses), or an ISO string ({@code T} or blank; an
+ *       MicroTimestamp} µs, {@code NanoTimestamp} ns), without schema by precision (p ≤ 3 ms, ≤ 6
+ *       µs, else ns, as Debezium's adaptive mode chooses), or an ISO string ({@code T} or blank; an
  *       offset or {@code Z} is converted to UTC); values are read as UTC;
  *   <li>TIMESTAMP_LTZ(p): an ISO instant ({@code ZonedTimestamp}; no offset = UTC) or an integer
  *       since the epoch by precision;
  *   <li>ROW: an object (fields by name), ARRAY: an array, MAP: an object (string keys).
  * </ul>
  *
- * Anything else is {@code TYPE_MISMATCH}. JSON null is null for every type (NOT NULL checks are
- * the caller's). Unknown members of nested objects are collected in {@link #unknownFields}.
+ * Anything else is {@code TYPE_MISMATCH}. JSON null is null for every type (NOT NULL checks are the
+ * caller's). Unknown members of nested objects are collected in {@link #unknownFields}.
  */
 @Internal
 final class ValueConverter {
@@ -66,6 +67,7 @@ final class ValueConverter {
 
     private final JsonFactory factory;
     private final List<JsonFields> pool = new ArrayList<>();
+
     /** Dotted paths of members no column exists for (schema changes), collected per record. */
     final List<String> unknownFields = new ArrayList<>();
 
@@ -81,11 +83,19 @@ final class ValueConverter {
     }
 
     /**
-     * Fills {@code row} from the members of {@code f} by name; members without a column are added to
-     * {@link #unknownFields} (prefixed with {@code path}). Marks converted columns in {@code present}.
+     * Fills {@code row} from the members of {@code f} by name; members without a column are added
+     * to {@link #unknownFields} (prefixed with {@code path}). Marks converted columns in {@code
+     * present}.
      */
-    void fillRow(RowShape shape, JsonFields f, GenericRowData row, @Nullable boolean[] present,
-            @Nullable ConnectSchema hintStruct, String path, int depth) throws InvalidRecord, IOException {
+    void fillRow(
+            RowShape shape,
+            JsonFields f,
+            GenericRowData row,
+            @Nullable boolean[] present,
+            @Nullable ConnectSchema hintStruct,
+            String path,
+            int depth)
+            throws InvalidRecord, IOException {
         HashMap<String, Integer> index = shape.index;
         for (int i = 0; i < f.size; i++) {
             String name = f.names[i];
@@ -103,7 +113,13 @@ final class ValueConverter {
         }
     }
 
-    Object convert(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path, int depth)
+    Object convert(
+            RowShape.Column c,
+            JsonFields f,
+            int i,
+            @Nullable ConnectSchema hint,
+            String path,
+            int depth)
             throws InvalidRecord, IOException {
         byte k = f.kinds[i];
         if (k == JsonFields.NULL) {
@@ -171,7 +187,8 @@ final class ValueConverter {
         }
     }
 
-    private static long integer(RowShape.Column c, JsonFields f, int i, String path, long min, long max)
+    private static long integer(
+            RowShape.Column c, JsonFields f, int i, String path, long min, long max)
             throws InvalidRecord {
         byte k = f.kinds[i];
         if (k == JsonFields.INT) {
@@ -187,7 +204,8 @@ final class ValueConverter {
         throw mismatch(c, f, i, path, "expected an integer number");
     }
 
-    private static double floating(RowShape.Column c, JsonFields f, int i, String path) throws InvalidRecord {
+    private static double floating(RowShape.Column c, JsonFields f, int i, String path)
+            throws InvalidRecord {
         switch (f.kinds[i]) {
             case JsonFields.INT:
                 return f.longs[i];
@@ -210,7 +228,8 @@ final class ValueConverter {
         }
     }
 
-    private static DecimalData decimal(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path)
+    private static DecimalData decimal(
+            RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path)
             throws InvalidRecord {
         BigDecimal bd;
         switch (f.kinds[i]) {
@@ -267,11 +286,13 @@ final class ValueConverter {
             case JsonFields.FALSE:
                 return "false";
             default:
-                return new String(f.buf, f.starts[i], f.ends[i] - f.starts[i], StandardCharsets.UTF_8);
+                return new String(
+                        f.buf, f.starts[i], f.ends[i] - f.starts[i], StandardCharsets.UTF_8);
         }
     }
 
-    private static int date(RowShape.Column c, JsonFields f, int i, String path) throws InvalidRecord {
+    private static int date(RowShape.Column c, JsonFields f, int i, String path)
+            throws InvalidRecord {
         if (f.kinds[i] == JsonFields.INT) {
             long v = f.longs[i];
             if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
@@ -294,11 +315,13 @@ final class ValueConverter {
         if (u != ConnectSchema.UNIT_NONE) {
             return u;
         }
-        return c.precision <= 3 ? ConnectSchema.UNIT_MILLIS
+        return c.precision <= 3
+                ? ConnectSchema.UNIT_MILLIS
                 : c.precision <= 6 ? ConnectSchema.UNIT_MICROS : ConnectSchema.UNIT_NANOS;
     }
 
-    private static int time(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path)
+    private static int time(
+            RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path)
             throws InvalidRecord {
         long millis;
         if (f.kinds[i] == JsonFields.INT) {
@@ -328,8 +351,14 @@ final class ValueConverter {
         return (int) millis;
     }
 
-    private static TimestampData timestamp(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint,
-            String path, boolean ltz) throws InvalidRecord {
+    private static TimestampData timestamp(
+            RowShape.Column c,
+            JsonFields f,
+            int i,
+            @Nullable ConnectSchema hint,
+            String path,
+            boolean ltz)
+            throws InvalidRecord {
         if (f.kinds[i] == JsonFields.INT) {
             long v = f.longs[i];
             switch (unit(c, hint)) {
@@ -344,7 +373,8 @@ final class ValueConverter {
             }
         }
         if (f.kinds[i] != JsonFields.STRING) {
-            throw mismatch(c, f, i, path, "expected an integer since the epoch or an ISO timestamp");
+            throw mismatch(
+                    c, f, i, path, "expected an integer since the epoch or an ISO timestamp");
         }
         String s = f.texts[i].trim();
         try {
@@ -356,11 +386,15 @@ final class ValueConverter {
             }
             if (hasOffset(s)) {
                 Instant instant = OffsetDateTime.parse(s).toInstant();
-                return ltz ? TimestampData.fromInstant(instant)
-                        : TimestampData.fromLocalDateTime(LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+                return ltz
+                        ? TimestampData.fromInstant(instant)
+                        : TimestampData.fromLocalDateTime(
+                                LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
             }
             LocalDateTime ldt = LocalDateTime.parse(s);
-            return ltz ? TimestampData.fromInstant(ldt.toInstant(ZoneOffset.UTC)) : TimestampData.fromLocalDateTime(ldt);
+            return ltz
+                    ? TimestampData.fromInstant(ldt.toInstant(ZoneOffset.UTC))
+                    : TimestampData.fromLocalDateTime(ldt);
         } catch (DateTimeParseException e) {
             throw mismatch(c, f, i, path, "not an ISO timestamp");
         }
@@ -385,8 +419,14 @@ final class ValueConverter {
         return p;
     }
 
-    private GenericRowData nestedRow(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path,
-            int depth) throws InvalidRecord, IOException {
+    private GenericRowData nestedRow(
+            RowShape.Column c,
+            JsonFields f,
+            int i,
+            @Nullable ConnectSchema hint,
+            String path,
+            int depth)
+            throws InvalidRecord, IOException {
         JsonFields inner = fields(depth + 1);
         inner.clear(f.buf);
         try (JsonParser p = parserFor(f, i)) {
@@ -398,15 +438,27 @@ final class ValueConverter {
         fillRow(shape, inner, row, null, hint, innerPath, depth + 1);
         for (int j = 0; j < shape.arity(); j++) {
             if (!shape.columns[j].nullable && row.isNullAt(j)) {
-                throw new InvalidRecord(QuarantineReason.TYPE_MISMATCH,
-                        "column '" + innerPath + shape.names[j] + "' " + shape.columns[j].type + ": null or absent");
+                throw new InvalidRecord(
+                        QuarantineReason.TYPE_MISMATCH,
+                        "column '"
+                                + innerPath
+                                + shape.names[j]
+                                + "' "
+                                + shape.columns[j].type
+                                + ": null or absent");
             }
         }
         return row;
     }
 
-    private GenericArrayData array(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path,
-            int depth) throws InvalidRecord, IOException {
+    private GenericArrayData array(
+            RowShape.Column c,
+            JsonFields f,
+            int i,
+            @Nullable ConnectSchema hint,
+            String path,
+            int depth)
+            throws InvalidRecord, IOException {
         JsonFields inner = fields(depth + 1);
         inner.clear(f.buf);
         try (JsonParser p = parserFor(f, i)) {
@@ -420,8 +472,14 @@ final class ValueConverter {
         return new GenericArrayData(values);
     }
 
-    private GenericMapData map(RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path,
-            int depth) throws InvalidRecord, IOException {
+    private GenericMapData map(
+            RowShape.Column c,
+            JsonFields f,
+            int i,
+            @Nullable ConnectSchema hint,
+            String path,
+            int depth)
+            throws InvalidRecord, IOException {
         JsonFields inner = fields(depth + 1);
         inner.clear(f.buf);
         try (JsonParser p = parserFor(f, i)) {
@@ -430,15 +488,27 @@ final class ValueConverter {
         ConnectSchema valueHint = hint == null ? null : hint.values;
         HashMap<Object, Object> values = new HashMap<>();
         for (int j = 0; j < inner.size; j++) {
-            values.put(StringData.fromString(inner.names[j]), convert(c.element, inner, j, valueHint, path, depth + 1));
+            values.put(
+                    StringData.fromString(inner.names[j]),
+                    convert(c.element, inner, j, valueHint, path, depth + 1));
         }
         return new GenericMapData(values);
     }
 
     static InvalidRecord mismatch(RowShape.Column c, JsonFields f, int i, String path, String why) {
-        return new InvalidRecord(QuarantineReason.TYPE_MISMATCH,
-                "column '" + path + c.name + "' " + c.type + ": " + JsonFields.kindName(f.kinds[i]) + " "
-                        + f.render(i) + " " + why);
+        return new InvalidRecord(
+                QuarantineReason.TYPE_MISMATCH,
+                "column '"
+                        + path
+                        + c.name
+                        + "' "
+                        + c.type
+                        + ": "
+                        + JsonFields.kindName(f.kinds[i])
+                        + " "
+                        + f.render(i)
+                        + " "
+                        + why);
     }
 
     /** A record-level validation failure: reason and detail; no stack trace (control flow). */

@@ -13,23 +13,23 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Entry point of the change-file source (semantics.md S2, A5): a Flink {@link FileSource} of
- * {@link SourceLine}s over plain or compressed line files — each path a file or a directory (read
+ * Entry point of the change-file source (semantics.md S2, A5): a Flink {@link FileSource} of {@link
+ * SourceLine}s over plain or compressed line files — each path a file or a directory (read
  * recursively; names starting with {@code .} or {@code _} are skipped, as Flink's default filter
- * does). Files are decompressed by extension by Flink ({@code .gz}, {@code .gzip}, {@code .deflate};
- * {@code .bz2}/{@code .xz} when commons-compress is present, but only gzip/deflate damage is turned
- * into markers). Files are not split; each file is read once and its position is checkpointed as
- * the number of records emitted.
+ * does). Files are decompressed by extension by Flink ({@code .gz}, {@code .gzip}, {@code
+ * .deflate}; {@code .bz2}/{@code .xz} when commons-compress is present, but only gzip/deflate
+ * damage is turned into markers). Files are not split; each file is read once and its position is
+ * checkpointed as the number of records emitted.
  *
  * <p>A damaged gzip never fails the job; it yields some of its lines, one damage marker and the
  * end-of-file marker. A gzip cut short yields its lines up to the cut (the marker is quarantined as
- * {@code TRUNCATED_FILE}); one that fails its integrity checks (a member's CRC32 or ISIZE, a deflate
- * data error, a bad header, not gzip at all) yields only the lines inside the members that verified
- * ({@code DAMAGED_FILE}, see {@link SourceLine}), since the bytes of a damaged member decompress to
- * garbage before the check fails.
+ * {@code TRUNCATED_FILE}); one that fails its integrity checks (a member's CRC32 or ISIZE, a
+ * deflate data error, a bad header, not gzip at all) yields only the lines inside the members that
+ * verified ({@code DAMAGED_FILE}, see {@link SourceLine}), since the bytes of a damaged member
+ * decompress to garbage before the check fails.
  *
- * <p>Files should appear atomically (written elsewhere, then renamed), as for any Flink file source:
- * a file still being written is read as it is when discovered.
+ * <p>Files should appear atomically (written elsewhere, then renamed), as for any Flink file
+ * source: a file still being written is read as it is when discovered.
  *
  * <p>Example: {@code env.fromSource(ChangeFiles.source(List.of(Path.of("/data/capture")), null),
  * WatermarkStrategy.noWatermarks(), "change-files")}.
@@ -46,13 +46,14 @@ public final class ChangeFiles {
      * @param monitorInterval null for a bounded source (the files present at start); else the
      *     interval at which directories are scanned for new files (unbounded)
      */
-    public static FileSource<SourceLine> source(List<java.nio.file.Path> paths, @Nullable Duration monitorInterval) {
+    public static FileSource<SourceLine> source(
+            List<java.nio.file.Path> paths, @Nullable Duration monitorInterval) {
         return source(paths, monitorInterval, DecoderFlow.DEFAULT_MAX_RECORD_BYTES);
     }
 
     /** {@link #source(List, Duration)} with an explicit line limit (see {@link #forFlinkPaths}). */
-    public static FileSource<SourceLine> source(List<java.nio.file.Path> paths, @Nullable Duration monitorInterval,
-            int maxLineBytes) {
+    public static FileSource<SourceLine> source(
+            List<java.nio.file.Path> paths, @Nullable Duration monitorInterval, int maxLineBytes) {
         List<Path> flinkPaths = new ArrayList<>();
         for (java.nio.file.Path p : paths) {
             flinkPaths.add(new Path(p.toAbsolutePath().toUri()));
@@ -61,19 +62,22 @@ public final class ChangeFiles {
     }
 
     /**
-     * The source over files or directories of any Flink file system (local, s3://, abfss://, gs://).
+     * The source over files or directories of any Flink file system (local, s3://, abfss://,
+     * gs://).
      *
      * @param monitorInterval null = bounded; else continuous discovery at this interval
      * @param maxLineBytes longer lines are emitted cut (see {@link SourceLine#oversized()}) and
      *     quarantined as {@code RECORD_TOO_LARGE}; pass the largest {@link
      *     DecoderFlow#maxRecordBytes()} of the flows reading these files
      */
-    public static FileSource<SourceLine> forFlinkPaths(List<Path> paths, @Nullable Duration monitorInterval, int maxLineBytes) {
+    public static FileSource<SourceLine> forFlinkPaths(
+            List<Path> paths, @Nullable Duration monitorInterval, int maxLineBytes) {
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("at least one path is required");
         }
         FileSource.FileSourceBuilder<SourceLine> b =
-                FileSource.forBulkFileFormat(new ChangeLineBulkFormat(maxLineBytes), paths.toArray(new Path[0]));
+                FileSource.forBulkFileFormat(
+                        new ChangeLineBulkFormat(maxLineBytes), paths.toArray(new Path[0]));
         if (monitorInterval != null) {
             b.monitorContinuously(monitorInterval);
         }

@@ -21,19 +21,19 @@ import java.util.zip.ZipException;
  * A non-splittable {@link StreamFormat} reading change files line by line (LF or CRLF; a last line
  * without terminator is a line). Flink's {@code StreamFormatAdapter} hands it the file already
  * decompressed by extension ({@code .gz}, {@code .gzip}, {@code .deflate}, ...); when that stream
- * throws {@link EOFException} or {@link ZipException} (a truncated or corrupt gzip), the reader emits
- * a damage marker and an end-of-file marker instead of failing, so the job never crash-loops on a
- * damaged file. Other {@link IOException}s (transient storage errors) propagate and fail over.
+ * throws {@link EOFException} or {@link ZipException} (a truncated or corrupt gzip), the reader
+ * emits a damage marker and an end-of-file marker instead of failing, so the job never crash-loops
+ * on a damaged file. Other {@link IOException}s (transient storage errors) propagate and fail over.
  *
  * <p>With a {@link TrustedPrefix} (a gzip file whose members fail their checks, found by {@link
  * GzipVerifier} before reading), the reader reads only the prefix of the decompressed stream that
  * lies in verified members and emits, at its end, a damage marker with the prefix's reason ({@code
  * DAMAGED_FILE}) instead of the rest, so no byte of an unverified member becomes a line.
  *
- * <p>Restore: the reader reports no checkpointed offset, so Flink restores it by re-reading the file
- * and skipping the number of records already emitted; every record — data lines, the damage marker
- * and the end-of-file marker — counts as one, and a re-read of the same bytes yields the same
- * sequence, so the skip lands on the same record.
+ * <p>Restore: the reader reports no checkpointed offset, so Flink restores it by re-reading the
+ * file and skipping the number of records already emitted; every record — data lines, the damage
+ * marker and the end-of-file marker — counts as one, and a re-read of the same bytes yields the
+ * same sequence, so the skip lands on the same record.
  *
  * <p>Produced lines have no {@code source}; {@link ChangeLineBulkFormat} sets it.
  */
@@ -51,7 +51,10 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
         this(maxLineBytes, null);
     }
 
-    /** @param trustedPrefix null reads the whole stream; else only that prefix, then its damage marker */
+    /**
+     * @param trustedPrefix null reads the whole stream; else only that prefix, then its damage
+     *     marker
+     */
     ChangeLineFormat(int maxLineBytes, @Nullable TrustedPrefix trustedPrefix) {
         if (maxLineBytes <= 0) {
             throw new IllegalArgumentException("max line bytes must be > 0, got " + maxLineBytes);
@@ -61,16 +64,26 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
     }
 
     @Override
-    public Reader<SourceLine> createReader(Configuration config, FSDataInputStream stream, long fileLen, long splitEnd) {
-        return new LineReader(trustedPrefix == null ? stream : new TrustedPrefixInputStream(stream, trustedPrefix),
+    public Reader<SourceLine> createReader(
+            Configuration config, FSDataInputStream stream, long fileLen, long splitEnd) {
+        return new LineReader(
+                trustedPrefix == null
+                        ? stream
+                        : new TrustedPrefixInputStream(stream, trustedPrefix),
                 maxLineBytes);
     }
 
     @Override
-    public Reader<SourceLine> restoreReader(Configuration config, FSDataInputStream stream, long restoredOffset,
-            long fileLen, long splitEnd) {
-        // never called: getCheckpointedPosition() is null, so Flink restores via createReader + skip
-        throw new UnsupportedOperationException("ChangeLineFormat restores by re-reading and skipping records");
+    public Reader<SourceLine> restoreReader(
+            Configuration config,
+            FSDataInputStream stream,
+            long restoredOffset,
+            long fileLen,
+            long splitEnd) {
+        // never called: getCheckpointedPosition() is null, so Flink restores via createReader +
+        // skip
+        throw new UnsupportedOperationException(
+                "ChangeLineFormat restores by re-reading and skipping records");
     }
 
     @Override
@@ -119,13 +132,34 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
                     complete = nextLine();
                 } catch (UntrustedBytesException e) {
                     endOfFileDue = true;
-                    byte[] partial = lineLen == 0 ? null : Arrays.copyOf(line, Math.min(lineLen, OVERSIZED_KEPT_BYTES));
-                    return SourceLine.damage(null, lineNo + 1, e.prefix.reason, e.prefix.detail(lineNo + 1, fullLen), partial);
+                    byte[] partial =
+                            lineLen == 0
+                                    ? null
+                                    : Arrays.copyOf(line, Math.min(lineLen, OVERSIZED_KEPT_BYTES));
+                    return SourceLine.damage(
+                            null,
+                            lineNo + 1,
+                            e.prefix.reason,
+                            e.prefix.detail(lineNo + 1, fullLen),
+                            partial);
                 } catch (EOFException | ZipException e) {
                     endOfFileDue = true;
-                    byte[] partial = lineLen == 0 ? null : Arrays.copyOf(line, Math.min(lineLen, OVERSIZED_KEPT_BYTES));
-                    String detail = "compressed stream damaged after line " + lineNo + ": " + e
-                            + (fullLen > 0 ? " (" + fullLen + " bytes of line " + (lineNo + 1) + " read before the damage)" : "");
+                    byte[] partial =
+                            lineLen == 0
+                                    ? null
+                                    : Arrays.copyOf(line, Math.min(lineLen, OVERSIZED_KEPT_BYTES));
+                    String detail =
+                            "compressed stream damaged after line "
+                                    + lineNo
+                                    + ": "
+                                    + e
+                                    + (fullLen > 0
+                                            ? " ("
+                                                    + fullLen
+                                                    + " bytes of line "
+                                                    + (lineNo + 1)
+                                                    + " read before the damage)"
+                                            : "");
                     return SourceLine.damage(null, lineNo + 1, detail, partial);
                 }
                 if (!complete && fullLen == 0) {
@@ -150,12 +184,18 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
                 if (len == 0) {
                     continue; // empty line: counted, not emitted
                 }
-                byte[] bytes = Arrays.copyOf(line, len > maxLineBytes ? Math.min(kept, OVERSIZED_KEPT_BYTES) : kept);
+                byte[] bytes =
+                        Arrays.copyOf(
+                                line,
+                                len > maxLineBytes ? Math.min(kept, OVERSIZED_KEPT_BYTES) : kept);
                 return new SourceLine(null, lineNo, bytes, len, null, false);
             }
         }
 
-        /** Reads up to the next LF into {@link #line}; true if a terminator was found, false at end of input. */
+        /**
+         * Reads up to the next LF into {@link #line}; true if a terminator was found, false at end
+         * of input.
+         */
         private boolean nextLine() throws IOException {
             while (true) {
                 if (pos == lim) {
@@ -195,7 +235,12 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
             int copy = Math.min(n, room);
             if (copy > 0) {
                 if (lineLen + copy > line.length) {
-                    line = Arrays.copyOf(line, Math.min(maxLineBytes, Math.max(line.length * 2, lineLen + copy)));
+                    line =
+                            Arrays.copyOf(
+                                    line,
+                                    Math.min(
+                                            maxLineBytes,
+                                            Math.max(line.length * 2, lineLen + copy)));
                 }
                 System.arraycopy(buf, start, line, lineLen, copy);
                 lineLen += copy;
@@ -212,8 +257,8 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
      * Where trust in a decompressed stream ends (see the class comment).
      *
      * <p>{@code bytes} = decompressed bytes that may be read (the verified members' ISIZEs summed);
-     * {@code reason} = the damage marker's reason; {@code detail} = what failed, naming the file; the
-     * marker's detail is {@link #detail(long, long)}.
+     * {@code reason} = the damage marker's reason; {@code detail} = what failed, naming the file;
+     * the marker's detail is {@link #detail(long, long)}.
      */
     static final class TrustedPrefix implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -236,8 +281,14 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
          * its bytes lie in the trusted prefix (kept as the marker's bytes).
          */
         String detail(long firstUntrustedLine, long trustedBytesOfThatLine) {
-            return detail + "; first untrusted line: " + firstUntrustedLine
-                    + (trustedBytesOfThatLine > 0 ? " (its first " + trustedBytesOfThatLine + " bytes lie in verified members)" : "");
+            return detail
+                    + "; first untrusted line: "
+                    + firstUntrustedLine
+                    + (trustedBytesOfThatLine > 0
+                            ? " (its first "
+                                    + trustedBytesOfThatLine
+                                    + " bytes lie in verified members)"
+                            : "");
         }
     }
 
@@ -255,10 +306,10 @@ final class ChangeLineFormat implements StreamFormat<SourceLine> {
 
     /**
      * Passes on the first {@code prefix.bytes} bytes of a decompressed stream, then throws {@link
-     * UntrustedBytesException} instead of reading on. It also throws when the stream ends before the
-     * prefix does: {@link java.util.zip.GZIPInputStream} takes the end of a member as the end of the
-     * file when the underlying stream reports {@code available() == 0} there, and lines lost that way
-     * must still be quarantined, not dropped.
+     * UntrustedBytesException} instead of reading on. It also throws when the stream ends before
+     * the prefix does: {@link java.util.zip.GZIPInputStream} takes the end of a member as the end
+     * of the file when the underlying stream reports {@code available() == 0} there, and lines lost
+     * that way must still be quarantined, not dropped.
      */
     static final class TrustedPrefixInputStream extends InputStream {
         private final InputStream in;

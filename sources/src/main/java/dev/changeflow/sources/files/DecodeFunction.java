@@ -28,19 +28,20 @@ import java.util.List;
  * as the quarantine row so the operator has a valid type):
  *
  * <ul>
- *   <li>{@link #changesTag(int, DecoderFlow)}: upserts ({@code +I}) and deletes ({@code -D}) of flow
- *       i, typed {@code InternalTypeInfo.of(flow.sourceType())};
+ *   <li>{@link #changesTag(int, DecoderFlow)}: upserts ({@code +I}) and deletes ({@code -D}) of
+ *       flow i, typed {@code InternalTypeInfo.of(flow.sourceType())};
  *   <li>{@link #truncatesTag(int, DecoderFlow)}: truncates of flow i, same type;
  *   <li>{@link #quarantineTag()}: quarantine rows, typed {@code
- *       InternalTypeInfo.of(QuarantineRecords.ROW_TYPE)}; {@code offset} is the 1-based line number.
+ *       InternalTypeInfo.of(QuarantineRecords.ROW_TYPE)}; {@code offset} is the 1-based line
+ *       number.
  * </ul>
  *
  * <p><b>Markers.</b> A damage marker becomes a quarantine row with the marker's reason, {@code
  * TRUNCATED_FILE} or {@code DAMAGED_FILE} (source, first line not read, the part of that line that
  * was read if any, the detail) — always quarantined, even under {@code on-invalid-record = fail},
- * because failing would re-read the same damage forever. An
- * end-of-file marker increments {@code filesCompleted}. An oversized line becomes {@code
- * RECORD_TOO_LARGE} (subject to the failure policy).
+ * because failing would re-read the same damage forever. An end-of-file marker increments {@code
+ * filesCompleted}. An oversized line becomes {@code RECORD_TOO_LARGE} (subject to the failure
+ * policy).
  *
  * <p><b>Metrics</b> (counters in the function's metric group): {@code recordsIn} (data lines),
  * {@code quarantined}, {@code tombstonesSkipped}, {@code filesCompleted}.
@@ -49,7 +50,8 @@ import java.util.List;
  * fail.
  */
 @PublicEvolving
-public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> implements ResultTypeQueryable<RowData> {
+public final class DecodeFunction extends ProcessFunction<SourceLine, RowData>
+        implements ResultTypeQueryable<RowData> {
     private static final long serialVersionUID = 1L;
 
     private final List<DecoderFlow> flows;
@@ -58,7 +60,10 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
     private transient Counter filesCompleted;
     private transient DecodeSideOutputs output;
 
-    /** @param flows the flows of this source (one format); a flow's list index is its {@code flowIndex} */
+    /**
+     * @param flows the flows of this source (one format); a flow's list index is its {@code
+     *     flowIndex}
+     */
     public DecodeFunction(List<DecoderFlow> flows) {
         this.flows = List.copyOf(flows);
         new ChangeRecordDecoder(this.flows); // validate early, on the client
@@ -106,9 +111,20 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
         output.ctx = ctx;
         long now = ctx.timerService().currentProcessingTime();
         if (line.getDamage() != null) {
-            QuarantineReason reason = line.getDamageReason() == null ? QuarantineReason.TRUNCATED_FILE : line.getDamageReason();
-            output.quarantine(QuarantineRecords.of(decoder.defaultFlowId(), line.getSource(), null, line.getLine(),
-                    line.getBytes(), reason, line.getDamage(), now));
+            QuarantineReason reason =
+                    line.getDamageReason() == null
+                            ? QuarantineReason.TRUNCATED_FILE
+                            : line.getDamageReason();
+            output.quarantine(
+                    QuarantineRecords.of(
+                            decoder.defaultFlowId(),
+                            line.getSource(),
+                            null,
+                            line.getLine(),
+                            line.getBytes(),
+                            reason,
+                            line.getDamage(),
+                            now));
             output.countOutcome(DecodeOutcome.QUARANTINED);
             return;
         }
@@ -118,11 +134,24 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
         }
         DecodeOutcome outcome;
         if (line.oversized()) {
-            outcome = decoder.reject(QuarantineReason.RECORD_TOO_LARGE, line.getBytes(), line.getSource(), null,
-                    line.getLine(), "line of " + line.getLength() + " bytes exceeds the reader's limit; first "
-                            + line.getBytes().length + " bytes kept", now, output);
+            outcome =
+                    decoder.reject(
+                            QuarantineReason.RECORD_TOO_LARGE,
+                            line.getBytes(),
+                            line.getSource(),
+                            null,
+                            line.getLine(),
+                            "line of "
+                                    + line.getLength()
+                                    + " bytes exceeds the reader's limit; first "
+                                    + line.getBytes().length
+                                    + " bytes kept",
+                            now,
+                            output);
         } else {
-            outcome = decoder.decode(line.getBytes(), line.getSource(), null, line.getLine(), now, output);
+            outcome =
+                    decoder.decode(
+                            line.getBytes(), line.getSource(), null, line.getLine(), now, output);
         }
         output.count(outcome);
     }
@@ -134,6 +163,11 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData> i
 
     @VisibleForTesting
     long[] counts() {
-        return new long[] {output.recordsIn.getCount(), output.quarantined.getCount(), output.tombstonesSkipped.getCount(), filesCompleted.getCount()};
+        return new long[] {
+            output.recordsIn.getCount(),
+            output.quarantined.getCount(),
+            output.tombstonesSkipped.getCount(),
+            filesCompleted.getCount()
+        };
     }
 }

@@ -18,20 +18,22 @@ import java.util.List;
 /**
  * The decoder's outputs inside a Flink decode function (files or Kafka): routes upserts/deletes,
  * truncates and quarantine rows to the side outputs {@link #changesTag}, {@link #truncatesTag} and
- * {@link #quarantineTag} of the element being processed, and counts outcomes in the counters
- * {@code recordsIn}, {@code quarantined} and {@code tombstonesSkipped}. One instance per subtask;
- * set {@link #ctx} before each element.
+ * {@link #quarantineTag} of the element being processed, and counts outcomes in the counters {@code
+ * recordsIn}, {@code quarantined} and {@code tombstonesSkipped}. One instance per subtask; set
+ * {@link #ctx} before each element.
  */
 @Internal
 public final class DecodeSideOutputs implements DecodeOutput {
     private static final OutputTag<RowData> QUARANTINE_TAG =
-            new OutputTag<>("changeflow-quarantine", InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
+            new OutputTag<>(
+                    "changeflow-quarantine", InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
 
     private final OutputTag<RowData>[] changes;
     private final OutputTag<RowData>[] truncates;
     final Counter recordsIn;
     final Counter quarantined;
     final Counter tombstonesSkipped;
+
     /** The context of the element being processed. */
     public ProcessFunction<?, ?>.Context ctx;
 
@@ -50,12 +52,16 @@ public final class DecodeSideOutputs implements DecodeOutput {
 
     /** The side output of upserts and deletes of flow {@code flowIndex} (equal across calls). */
     public static OutputTag<RowData> changesTag(int flowIndex, DecoderFlow flow) {
-        return new OutputTag<>("changeflow-changes-" + flowIndex + "-" + flow.flowId(), InternalTypeInfo.of(flow.sourceType()));
+        return new OutputTag<>(
+                "changeflow-changes-" + flowIndex + "-" + flow.flowId(),
+                InternalTypeInfo.of(flow.sourceType()));
     }
 
     /** The side output of truncates of flow {@code flowIndex} (equal across calls). */
     public static OutputTag<RowData> truncatesTag(int flowIndex, DecoderFlow flow) {
-        return new OutputTag<>("changeflow-truncates-" + flowIndex + "-" + flow.flowId(), InternalTypeInfo.of(flow.sourceType()));
+        return new OutputTag<>(
+                "changeflow-truncates-" + flowIndex + "-" + flow.flowId(),
+                InternalTypeInfo.of(flow.sourceType()));
     }
 
     /** The side output of quarantine rows. */
@@ -65,7 +71,9 @@ public final class DecodeSideOutputs implements DecodeOutput {
 
     /** {@code recordsIn}, {@code quarantined}, {@code tombstonesSkipped} so far (for tests). */
     public long[] counts() {
-        return new long[] {recordsIn.getCount(), quarantined.getCount(), tombstonesSkipped.getCount()};
+        return new long[] {
+            recordsIn.getCount(), quarantined.getCount(), tombstonesSkipped.getCount()
+        };
     }
 
     /** Counts one decoded record and its outcome. */

@@ -19,12 +19,13 @@ import java.util.zip.Inflater;
  * flipped byte inside a member decompresses to plausible garbage before the reader notices
  * (semantics.md A5, {@code DAMAGED_FILE}).
  *
- * <p>The result says up to which decompressed byte the stream verified ({@link Result#verifiedBytes},
- * the sum of the ISIZEs of the members whose checks passed, in order) and what stopped the walk:
+ * <p>The result says up to which decompressed byte the stream verified ({@link
+ * Result#verifiedBytes}, the sum of the ISIZEs of the members whose checks passed, in order) and
+ * what stopped the walk:
  *
  * <ul>
- *   <li>{@link Outcome#INTACT}: every member verified; the stream ends after a trailer, or is followed
- *       only by zero bytes (padding, which gzip(1) accepts too).
+ *   <li>{@link Outcome#INTACT}: every member verified; the stream ends after a trailer, or is
+ *       followed only by zero bytes (padding, which gzip(1) accepts too).
  *   <li>{@link Outcome#TRUNCATED}: the stream ends inside a member ({@link Result#inHeader} says
  *       whether inside its header, else inside its deflate data or trailer).
  *   <li>{@link Outcome#DAMAGED}: a member fails a check — not the gzip magic {@code 1f 8b} (also
@@ -56,16 +57,31 @@ final class GzipVerifier {
     /** The outcome of {@link #verify}. */
     static final class Result {
         final Outcome outcome;
+
         /** Members whose checks passed, from the first on. */
         final int verifiedMembers;
-        /** Decompressed bytes of the verified members (the offset in the decompressed stream where trust ends). */
+
+        /**
+         * Decompressed bytes of the verified members (the offset in the decompressed stream where
+         * trust ends).
+         */
         final long verifiedBytes;
+
         /** For {@link Outcome#TRUNCATED}: whether the stream ends inside a member header. */
         final boolean inHeader;
-        /** What failed or where the stream ends, e.g. {@code member 2 (at compressed byte 1830): CRC mismatch (...)}; null when intact. */
+
+        /**
+         * What failed or where the stream ends, e.g. {@code member 2 (at compressed byte 1830): CRC
+         * mismatch (...)}; null when intact.
+         */
         @Nullable final String detail;
 
-        Result(Outcome outcome, int verifiedMembers, long verifiedBytes, boolean inHeader, @Nullable String detail) {
+        Result(
+                Outcome outcome,
+                int verifiedMembers,
+                long verifiedBytes,
+                boolean inHeader,
+                @Nullable String detail) {
             this.outcome = outcome;
             this.verifiedMembers = verifiedMembers;
             this.verifiedBytes = verifiedBytes;
@@ -75,7 +91,12 @@ final class GzipVerifier {
 
         @Override
         public String toString() {
-            return outcome + " after " + verifiedMembers + " verified member(s), " + verifiedBytes + " bytes"
+            return outcome
+                    + " after "
+                    + verifiedMembers
+                    + " verified member(s), "
+                    + verifiedBytes
+                    + " bytes"
                     + (detail == null ? "" : ": " + detail);
         }
     }
@@ -93,8 +114,10 @@ final class GzipVerifier {
     private final byte[] buf = new byte[BUFFER_BYTES];
     private int pos;
     private int lim;
+
     /** Compressed bytes before {@code buf[0]}. */
     private long bufferStart;
+
     private final CRC32 headerCrc = new CRC32();
 
     private GzipVerifier(InputStream in) {
@@ -102,7 +125,8 @@ final class GzipVerifier {
     }
 
     /**
-     * Verifies the gzip stream {@code in} (read to its end or to the first failing check; not closed).
+     * Verifies the gzip stream {@code in} (read to its end or to the first failing check; not
+     * closed).
      *
      * @throws IOException only when reading {@code in} fails; damage and truncation are results
      */
@@ -119,10 +143,12 @@ final class GzipVerifier {
         try {
             while (true) {
                 long memberStart = offset();
-                String member = "member " + (members + 1) + " (at compressed byte " + memberStart + ")";
+                String member =
+                        "member " + (members + 1) + " (at compressed byte " + memberStart + ")";
                 if (!available()) {
                     if (members == 0) {
-                        return new Result(Outcome.TRUNCATED, 0, 0, true, member + ": no bytes at all");
+                        return new Result(
+                                Outcome.TRUNCATED, 0, 0, true, member + ": no bytes at all");
                     }
                     return new Result(Outcome.INTACT, members, verified, false, null);
                 }
@@ -131,13 +157,23 @@ final class GzipVerifier {
                     if (nonZero < 0) {
                         return new Result(Outcome.INTACT, members, verified, false, null);
                     }
-                    throw new Damage(member + ": byte 0x" + hex(buf[pos]) + " at compressed byte " + nonZero
-                            + " after zero padding; neither a gzip member nor padding");
+                    throw new Damage(
+                            member
+                                    + ": byte 0x"
+                                    + hex(buf[pos])
+                                    + " at compressed byte "
+                                    + nonZero
+                                    + " after zero padding; neither a gzip member nor padding");
                 }
                 try {
                     readHeader();
                 } catch (EOFException e) {
-                    return new Result(Outcome.TRUNCATED, members, verified, true, member + ": the file ends inside its header");
+                    return new Result(
+                            Outcome.TRUNCATED,
+                            members,
+                            verified,
+                            true,
+                            member + ": the file ends inside its header");
                 } catch (Damage e) {
                     throw new Damage(member + ": " + e.getMessage());
                 }
@@ -160,7 +196,11 @@ final class GzipVerifier {
                     } else if (inflater.needsInput()) {
                         pos = lim;
                         if (!available()) {
-                            return new Result(Outcome.TRUNCATED, members, verified, false,
+                            return new Result(
+                                    Outcome.TRUNCATED,
+                                    members,
+                                    verified,
+                                    false,
                                     member + ": the file ends inside its deflate data");
                         }
                         inflater.setInput(buf, pos, lim - pos);
@@ -177,15 +217,24 @@ final class GzipVerifier {
                     storedCrc = readIntLe();
                     storedSize = readIntLe();
                 } catch (EOFException e) {
-                    return new Result(Outcome.TRUNCATED, members, verified, false, member + ": the file ends inside its trailer");
+                    return new Result(
+                            Outcome.TRUNCATED,
+                            members,
+                            verified,
+                            false,
+                            member + ": the file ends inside its trailer");
                 }
                 if (storedCrc != crc.getValue()) {
-                    throw new Damage(String.format("%s: CRC mismatch (trailer says 0x%08x, the data has 0x%08x)",
-                            member, storedCrc, crc.getValue()));
+                    throw new Damage(
+                            String.format(
+                                    "%s: CRC mismatch (trailer says 0x%08x, the data has 0x%08x)",
+                                    member, storedCrc, crc.getValue()));
                 }
                 if (storedSize != (size & 0xffffffffL)) {
-                    throw new Damage(String.format("%s: size mismatch (trailer says %d bytes mod 2^32, the data has %d)",
-                            member, storedSize, size));
+                    throw new Damage(
+                            String.format(
+                                    "%s: size mismatch (trailer says %d bytes mod 2^32, the data has %d)",
+                                    member, storedSize, size));
                 }
                 members++;
                 verified += size;
@@ -202,11 +251,17 @@ final class GzipVerifier {
         headerCrc.reset();
         int id1 = headerByte();
         if (id1 != 0x1f) {
-            throw new Damage("not in gzip format: starts with 0x" + hex(id1) + ", not the gzip magic 0x1f 0x8b");
+            throw new Damage(
+                    "not in gzip format: starts with 0x"
+                            + hex(id1)
+                            + ", not the gzip magic 0x1f 0x8b");
         }
         int id2 = headerByte();
         if (id2 != 0x8b) {
-            throw new Damage("not in gzip format: starts with 0x1f 0x" + hex(id2) + ", not the gzip magic 0x1f 0x8b");
+            throw new Damage(
+                    "not in gzip format: starts with 0x1f 0x"
+                            + hex(id2)
+                            + ", not the gzip magic 0x1f 0x8b");
         }
         int method = headerByte();
         if (method != 8) {
@@ -239,7 +294,10 @@ final class GzipVerifier {
             int expected = (int) headerCrc.getValue() & 0xffff;
             int stored = headerByte() | (headerByte() << 8);
             if (stored != expected) {
-                throw new Damage(String.format("header CRC mismatch (header says 0x%04x, the header has 0x%04x)", stored, expected));
+                throw new Damage(
+                        String.format(
+                                "header CRC mismatch (header says 0x%04x, the header has 0x%04x)",
+                                stored, expected));
             }
         }
     }
@@ -264,7 +322,10 @@ final class GzipVerifier {
         return v;
     }
 
-    /** Skips zero bytes to the end; -1 if only zeros followed, else the offset of the first non-zero byte (left at {@code pos}). */
+    /**
+     * Skips zero bytes to the end; -1 if only zeros followed, else the offset of the first non-zero
+     * byte (left at {@code pos}).
+     */
     private long skipZeros() throws IOException {
         while (available()) {
             if (buf[pos] != 0) {

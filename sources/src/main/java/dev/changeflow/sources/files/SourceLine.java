@@ -18,39 +18,48 @@ import java.util.Objects;
  *       its 1-based number in the (decompressed) file, {@code length} = its full length in bytes.
  *       Empty lines are not emitted (their numbers are still counted). A line longer than the
  *       reader's limit has {@code length > bytes.length}: {@code bytes} then holds only its first
- *       64 KiB and the line is to be quarantined as
- *       {@code RECORD_TOO_LARGE} ({@link DecodeFunction} does).
+ *       64 KiB and the line is to be quarantined as {@code RECORD_TOO_LARGE} ({@link
+ *       DecodeFunction} does).
  *   <li><b>Damage marker</b> ({@code damage != null}): the file is not read from here on; {@code
  *       line} = the first line not read (the number the next line would have had), {@code damage} =
  *       the detail, {@code damageReason} = how it is quarantined, {@code bytes} = the part of that
- *       line that was read, or null when the damage falls on a line boundary. {@code TRUNCATED_FILE}:
- *       a compressed stream that ends early (or fails while read); {@code DAMAGED_FILE}: a gzip file
- *       that fails its integrity checks, {@code line} being the first line not entirely in a verified
- *       member and {@code bytes} the part of it that is.
+ *       line that was read, or null when the damage falls on a line boundary. {@code
+ *       TRUNCATED_FILE}: a compressed stream that ends early (or fails while read); {@code
+ *       DAMAGED_FILE}: a gzip file that fails its integrity checks, {@code line} being the first
+ *       line not entirely in a verified member and {@code bytes} the part of it that is.
  *   <li><b>End-of-file marker</b> ({@code endOfFile = true}, {@code bytes} null): emitted once per
- *       file after its last line, or after its damage marker; {@code line} = the number of lines read.
+ *       file after its last line, or after its damage marker; {@code line} = the number of lines
+ *       read.
  * </ul>
  *
- * {@code source} is the file's path (URI form as Flink's {@code Path#toString()}). Fields are public
- * (Flink POJO style) and also have getters and setters.
+ * {@code source} is the file's path (URI form as Flink's {@code Path#toString()}). Fields are
+ * public (Flink POJO style) and also have getters and setters.
  */
 @PublicEvolving
 public final class SourceLine {
     /** The file's path. */
     public String source;
+
     /** 1-based line number (see the class comment for markers). */
     public long line;
-    /** The line's bytes; null for the end-of-file marker (and a damage marker on a line boundary). */
+
+    /**
+     * The line's bytes; null for the end-of-file marker (and a damage marker on a line boundary).
+     */
     @Nullable public byte[] bytes;
+
     /** Non-null only on the damage marker: the detail. */
     @Nullable public String damage;
+
     /**
      * On the damage marker: {@code TRUNCATED_FILE} or {@code DAMAGED_FILE} (a damage marker without
      * one is quarantined as {@code TRUNCATED_FILE}); null otherwise.
      */
     @Nullable public QuarantineReason damageReason;
+
     /** True only on the end-of-file marker. */
     public boolean endOfFile;
+
     /** The line's full length in bytes (more than {@code bytes.length} when oversized). */
     public long length;
 
@@ -58,7 +67,12 @@ public final class SourceLine {
     public SourceLine() {}
 
     /** A data line, or a marker; a damage marker made here has reason {@code TRUNCATED_FILE}. */
-    public SourceLine(String source, long line, @Nullable byte[] bytes, long length, @Nullable String damage,
+    public SourceLine(
+            String source,
+            long line,
+            @Nullable byte[] bytes,
+            long length,
+            @Nullable String damage,
             boolean endOfFile) {
         this.source = source;
         this.line = line;
@@ -75,7 +89,8 @@ public final class SourceLine {
     }
 
     /** A damage marker of a stream that ends early or fails while read ({@code TRUNCATED_FILE}). */
-    public static SourceLine damage(String source, long line, String detail, @Nullable byte[] partialLine) {
+    public static SourceLine damage(
+            String source, long line, String detail, @Nullable byte[] partialLine) {
         return damage(source, line, QuarantineReason.TRUNCATED_FILE, detail, partialLine);
     }
 
@@ -87,10 +102,20 @@ public final class SourceLine {
      * @param partialLine the bytes of that line that were read (and, for {@code DAMAGED_FILE},
      *     verified), or null
      */
-    public static SourceLine damage(String source, long line, QuarantineReason reason, String detail,
+    public static SourceLine damage(
+            String source,
+            long line,
+            QuarantineReason reason,
+            String detail,
             @Nullable byte[] partialLine) {
-        SourceLine marker = new SourceLine(source, line, partialLine, partialLine == null ? 0 : partialLine.length,
-                detail, false);
+        SourceLine marker =
+                new SourceLine(
+                        source,
+                        line,
+                        partialLine,
+                        partialLine == null ? 0 : partialLine.length,
+                        detail,
+                        false);
         marker.damageReason = reason;
         return marker;
     }
@@ -175,13 +200,19 @@ public final class SourceLine {
             return false;
         }
         SourceLine s = (SourceLine) o;
-        return line == s.line && endOfFile == s.endOfFile && length == s.length && Objects.equals(source, s.source)
-                && Arrays.equals(bytes, s.bytes) && Objects.equals(damage, s.damage) && damageReason == s.damageReason;
+        return line == s.line
+                && endOfFile == s.endOfFile
+                && length == s.length
+                && Objects.equals(source, s.source)
+                && Arrays.equals(bytes, s.bytes)
+                && Objects.equals(damage, s.damage)
+                && damageReason == s.damageReason;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(source, line, damage, damageReason, endOfFile, length) * 31 + Arrays.hashCode(bytes);
+        return Objects.hash(source, line, damage, damageReason, endOfFile, length) * 31
+                + Arrays.hashCode(bytes);
     }
 
     @Override
@@ -192,7 +223,17 @@ public final class SourceLine {
         if (damage != null) {
             return "SourceLine{" + source + ":" + line + " " + damageReason + " " + damage + "}";
         }
-        String text = bytes == null ? "null" : new String(bytes, 0, Math.min(bytes.length, 80), StandardCharsets.UTF_8);
-        return "SourceLine{" + source + ":" + line + " " + text + (length > 80 ? "... (" + length + " bytes)" : "") + "}";
+        String text =
+                bytes == null
+                        ? "null"
+                        : new String(bytes, 0, Math.min(bytes.length, 80), StandardCharsets.UTF_8);
+        return "SourceLine{"
+                + source
+                + ":"
+                + line
+                + " "
+                + text
+                + (length > 80 ? "... (" + length + " bytes)" : "")
+                + "}";
     }
 }

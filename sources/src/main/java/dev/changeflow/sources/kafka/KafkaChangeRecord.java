@@ -17,21 +17,32 @@ import java.util.Objects;
 public final class KafkaChangeRecord {
     /** The record's topic. */
     public String topic;
+
     /** The record's partition. */
     public int partition;
+
     /** The record's offset in its partition. */
     public long offset;
+
     /** The record's Kafka timestamp, epoch ms (-1 when the broker gave none). */
     public long timestamp;
+
     /** The key's bytes, or null. */
     @Nullable public byte[] key;
+
     /** The value's bytes; null for a tombstone. */
     @Nullable public byte[] value;
 
     /** For Flink's POJO serializer. */
     public KafkaChangeRecord() {}
 
-    public KafkaChangeRecord(String topic, int partition, long offset, long timestamp, @Nullable byte[] key, @Nullable byte[] value) {
+    public KafkaChangeRecord(
+            String topic,
+            int partition,
+            long offset,
+            long timestamp,
+            @Nullable byte[] key,
+            @Nullable byte[] value) {
         this.topic = topic;
         this.partition = partition;
         this.offset = offset;
@@ -101,8 +112,12 @@ public final class KafkaChangeRecord {
             return false;
         }
         KafkaChangeRecord r = (KafkaChangeRecord) o;
-        return partition == r.partition && offset == r.offset && timestamp == r.timestamp && Objects.equals(topic, r.topic)
-                && Arrays.equals(key, r.key) && Arrays.equals(value, r.value);
+        return partition == r.partition
+                && offset == r.offset
+                && timestamp == r.timestamp
+                && Objects.equals(topic, r.topic)
+                && Arrays.equals(key, r.key)
+                && Arrays.equals(value, r.value);
     }
 
     @Override
@@ -112,6 +127,11 @@ public final class KafkaChangeRecord {
 
     @Override
     public String toString() {
-        return topic + "-" + partition + "@" + offset + (value == null ? " (tombstone)" : " (" + value.length + " bytes)");
+        return topic
+                + "-"
+                + partition
+                + "@"
+                + offset
+                + (value == null ? " (tombstone)" : " (" + value.length + " bytes)");
     }
 }

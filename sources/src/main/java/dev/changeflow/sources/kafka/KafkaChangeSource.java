@@ -34,8 +34,11 @@ public final class KafkaChangeSource {
                         .setDeserializer(new KafkaChangeRecordDeserializationSchema())
                         .setProperty("isolation.level", "read_committed")
                         .setProperty(KafkaSourceOptions.COMMIT_OFFSETS_ON_CHECKPOINT.key(), "true")
-                        .setProperty(KafkaSourceOptions.PARTITION_DISCOVERY_INTERVAL_MS.key(), "30000")
-                        .setClientIdPrefix("changeflow-" + (input.groupId != null ? input.groupId : defaultGroupId));
+                        .setProperty(
+                                KafkaSourceOptions.PARTITION_DISCOVERY_INTERVAL_MS.key(), "30000")
+                        .setClientIdPrefix(
+                                "changeflow-"
+                                        + (input.groupId != null ? input.groupId : defaultGroupId));
         if (input.topicPattern != null) {
             b.setTopicPattern(input.pattern());
         } else {

@@ -36,7 +36,8 @@ import java.util.List;
  * fail.
  */
 @PublicEvolving
-public final class KafkaDecodeFunction extends ProcessFunction<KafkaChangeRecord, RowData> implements ResultTypeQueryable<RowData> {
+public final class KafkaDecodeFunction extends ProcessFunction<KafkaChangeRecord, RowData>
+        implements ResultTypeQueryable<RowData> {
     private static final long serialVersionUID = 1L;
 
     private final List<DecoderFlow> flows;
@@ -44,7 +45,10 @@ public final class KafkaDecodeFunction extends ProcessFunction<KafkaChangeRecord
     private transient ChangeRecordDecoder decoder;
     private transient DecodeSideOutputs output;
 
-    /** @param flows the flows of this source (one format); a flow's list index is its {@code flowIndex} */
+    /**
+     * @param flows the flows of this source (one format); a flow's list index is its {@code
+     *     flowIndex}
+     */
     public KafkaDecodeFunction(List<DecoderFlow> flows) {
         this.flows = List.copyOf(flows);
         new ChangeRecordDecoder(this.flows); // validate early, on the client
@@ -63,8 +67,15 @@ public final class KafkaDecodeFunction extends ProcessFunction<KafkaChangeRecord
     @Override
     public void processElement(KafkaChangeRecord record, Context ctx, Collector<RowData> out) {
         output.ctx = ctx;
-        output.count(decoder.decode(record.key, record.value, record.topic, record.partition, record.offset,
-                ctx.timerService().currentProcessingTime(), output));
+        output.count(
+                decoder.decode(
+                        record.key,
+                        record.value,
+                        record.topic,
+                        record.partition,
+                        record.offset,
+                        ctx.timerService().currentProcessingTime(),
+                        output));
     }
 
     @Override

@@ -16,8 +16,9 @@ import java.util.regex.PatternSyntaxException;
  * Where an ingest job reads its change records from Kafka: bootstrap servers, either a list of
  * topics or a topic pattern (a Java regex matched against whole topic names), the consumer group,
  * the starting position and extra Kafka consumer properties. Each topic maps to the flow whose
- * {@code table} is the topic's last dot-separated segment (Debezium's {@code <server>.<schema>.<table>});
- * under a pattern, a record of a topic no flow claims is quarantined as {@code UNKNOWN_TOPIC}.
+ * {@code table} is the topic's last dot-separated segment (Debezium's {@code
+ * <server>.<schema>.<table>}); under a pattern, a record of a topic no flow claims is quarantined
+ * as {@code UNKNOWN_TOPIC}.
  *
  * <p>Mutable settings (fields public, as in the flows file); {@link #validate()} checks them.
  */
@@ -27,13 +28,18 @@ public final class KafkaInput implements Serializable {
 
     /** {@code host:port[,host:port...]}. */
     @Nullable public String bootstrapServers;
+
     /** Topics to read; empty when {@link #topicPattern} is set. */
     public List<String> topics = new ArrayList<>();
+
     /** A regex over whole topic names; null when {@link #topics} is set. */
     @Nullable public String topicPattern;
+
     /** Consumer group id: offsets are committed there on every completed checkpoint. */
     @Nullable public String groupId;
+
     public StartingOffsets startingOffsets = StartingOffsets.earliest();
+
     /** Extra Kafka consumer properties ({@code security.protocol}, {@code sasl.*}, ...). */
     public Map<String, String> properties = new LinkedHashMap<>();
 
@@ -43,12 +49,15 @@ public final class KafkaInput implements Serializable {
      */
     public KafkaInput validate() {
         if (bootstrapServers == null || bootstrapServers.isBlank()) {
-            throw new IllegalArgumentException("kafka: 'bootstrap-servers' (--kafka-bootstrap HOST:PORT) is required");
+            throw new IllegalArgumentException(
+                    "kafka: 'bootstrap-servers' (--kafka-bootstrap HOST:PORT) is required");
         }
         boolean hasTopics = topics != null && !topics.isEmpty();
         if (hasTopics == (topicPattern != null)) {
-            throw new IllegalArgumentException("kafka: give exactly one of 'topics' (--topics a,b) and 'topic-pattern'"
-                    + " (--topic-pattern REGEX)" + (hasTopics ? ", not both" : ""));
+            throw new IllegalArgumentException(
+                    "kafka: give exactly one of 'topics' (--topics a,b) and 'topic-pattern'"
+                            + " (--topic-pattern REGEX)"
+                            + (hasTopics ? ", not both" : ""));
         }
         if (topicPattern != null) {
             pattern();
@@ -57,17 +66,25 @@ public final class KafkaInput implements Serializable {
             throw new IllegalArgumentException("kafka: 'group-id' must not be blank");
         }
         if (startingOffsets == null) {
-            throw new IllegalArgumentException("kafka: 'starting-offsets' must be earliest, latest, committed or timestamp:<epoch ms>");
+            throw new IllegalArgumentException(
+                    "kafka: 'starting-offsets' must be earliest, latest, committed or timestamp:<epoch ms>");
         }
         return this;
     }
 
-    /** The compiled {@link #topicPattern}. @throws IllegalArgumentException when it is not a regex */
+    /**
+     * The compiled {@link #topicPattern}. @throws IllegalArgumentException when it is not a regex
+     */
     public Pattern pattern() {
         try {
             return Pattern.compile(topicPattern);
         } catch (PatternSyntaxException e) {
-            throw new IllegalArgumentException("kafka: 'topic-pattern' is not a valid regex: " + e.getDescription() + " in '" + topicPattern + "'");
+            throw new IllegalArgumentException(
+                    "kafka: 'topic-pattern' is not a valid regex: "
+                            + e.getDescription()
+                            + " in '"
+                            + topicPattern
+                            + "'");
         }
     }
 
@@ -78,7 +95,12 @@ public final class KafkaInput implements Serializable {
 
     @Override
     public String toString() {
-        return bootstrapServers + " " + (topicPattern != null ? "pattern " + topicPattern : "topics " + topics)
-                + " group " + groupId + " from " + startingOffsets;
+        return bootstrapServers
+                + " "
+                + (topicPattern != null ? "pattern " + topicPattern : "topics " + topics)
+                + " group "
+                + groupId
+                + " from "
+                + startingOffsets;
     }
 }

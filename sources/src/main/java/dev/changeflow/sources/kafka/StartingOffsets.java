@@ -47,10 +47,14 @@ public final class StartingOffsets implements Serializable {
         return new StartingOffsets(Kind.COMMITTED, -1);
     }
 
-    /** @param epochMillis epoch milliseconds, at least 0 */
+    /**
+     * @param epochMillis epoch milliseconds, at least 0
+     */
     public static StartingOffsets timestamp(long epochMillis) {
         if (epochMillis < 0) {
-            throw new IllegalArgumentException("starting-offsets timestamp must be epoch milliseconds >= 0, got " + epochMillis);
+            throw new IllegalArgumentException(
+                    "starting-offsets timestamp must be epoch milliseconds >= 0, got "
+                            + epochMillis);
         }
         return new StartingOffsets(Kind.TIMESTAMP, epochMillis);
     }
@@ -77,8 +81,11 @@ public final class StartingOffsets implements Serializable {
                         // fall through to the error below
                     }
                 }
-                throw new IllegalArgumentException("starting-offsets: expected earliest, latest, committed or"
-                        + " timestamp:<epoch ms>, got '" + text + "'");
+                throw new IllegalArgumentException(
+                        "starting-offsets: expected earliest, latest, committed or"
+                                + " timestamp:<epoch ms>, got '"
+                                + text
+                                + "'");
         }
     }
 
@@ -108,7 +115,9 @@ public final class StartingOffsets implements Serializable {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof StartingOffsets && ((StartingOffsets) o).kind == kind && ((StartingOffsets) o).timestampMillis == timestampMillis;
+        return o instanceof StartingOffsets
+                && ((StartingOffsets) o).kind == kind
+                && ((StartingOffsets) o).timestampMillis == timestampMillis;
     }
 
     @Override
@@ -118,6 +127,8 @@ public final class StartingOffsets implements Serializable {
 
     @Override
     public String toString() {
-        return kind == Kind.TIMESTAMP ? "timestamp:" + timestampMillis : kind.name().toLowerCase(Locale.ROOT);
+        return kind == Kind.TIMESTAMP
+                ? "timestamp:" + timestampMillis
+                : kind.name().toLowerCase(Locale.ROOT);
     }
 }

@@ -1,22 +1,26 @@
 package dev.changeflow.sources.cdf;
 
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.StringJoiner;
 
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
-
-/** Renders change rows as {@code "<version> <change type> (col1, col2, ...)"} for exact assertions. */
+/**
+ * Renders change rows as {@code "<version> <change type> (col1, col2, ...)"} for exact assertions.
+ */
 final class CdfRows {
 
     private CdfRows() {}
 
     /** The rendered changes of versions {@code start..end} of {@code table} (batch API). */
-    static List<String> changes(org.apache.iceberg.Table table, long start, long end) {
-        return render(TableChanges.forTable(table).startingVersion(start).endingVersion(end).build());
+    static List<String> changes(Table table, long start, long end) {
+        return render(
+                TableChanges.forTable(table).startingVersion(start).endingVersion(end).build());
     }
 
     static List<String> render(TableChanges changes) {

@@ -1,17 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Path;
-import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
@@ -41,6 +29,19 @@ import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.Types;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
 /** Builds Iceberg tables holding every kind of change with Iceberg's Java API (tests only). */
 final class CdfTestTables {
 
@@ -50,7 +51,7 @@ final class CdfTestTables {
                             Types.NestedField.required(1, "id", Types.LongType.get()),
                             Types.NestedField.optional(2, "name", Types.StringType.get()),
                             Types.NestedField.optional(3, "region", Types.StringType.get())),
-                    java.util.Set.of(1));
+                    Set.of(1));
 
     static final Schema KEYLESS_SCHEMA =
             new Schema(
@@ -69,7 +70,12 @@ final class CdfTestTables {
         catalog.createNamespace(Namespace.of("db"));
     }
 
-    Table create(String name, Schema schema, PartitionSpec spec, int formatVersion, Map<String, String> props) {
+    Table create(
+            String name,
+            Schema schema,
+            PartitionSpec spec,
+            int formatVersion,
+            Map<String, String> props) {
         Map<String, String> properties = new HashMap<>(props);
         properties.put(TableProperties.FORMAT_VERSION, String.valueOf(formatVersion));
         return catalog.createTable(TableIdentifier.of("db", name), schema, spec, properties);
@@ -124,9 +130,10 @@ final class CdfTestTables {
     }
 
     /**
-     * One data file holding {@code rows} with their {@code _row_id} written explicitly, as an engine
-     * that keeps row lineage writes updated and carried-over rows: each row is the data columns
-     * followed by the {@code _row_id} (null: inherited from the file's first row id on read).
+     * One data file holding {@code rows} with their {@code _row_id} written explicitly, as an
+     * engine that keeps row lineage writes updated and carried-over rows: each row is the data
+     * columns followed by the {@code _row_id} (null: inherited from the file's first row id on
+     * read).
      */
     DataFile dataFileWithRowIds(Table table, Object[]... rows) {
         List<Types.NestedField> fields = new ArrayList<>(table.schema().columns());
@@ -149,7 +156,9 @@ final class CdfTestTables {
         return writer.toDataFile();
     }
 
-    /** An equality-delete file on {@code id} holding {@code rows} projected to {@code rowSchema}. */
+    /**
+     * An equality-delete file on {@code id} holding {@code rows} projected to {@code rowSchema}.
+     */
     DeleteFile equalityDeletes(Table table, Schema rowSchema, Record... rows) {
         GenericFileWriterFactory factory =
                 new GenericFileWriterFactory.Builder(table)
@@ -181,7 +190,8 @@ final class CdfTestTables {
         GenericFileWriterFactory factory = new GenericFileWriterFactory.Builder(table).build();
         PositionDeleteWriter<Record> writer =
                 factory.newPositionDeleteWriter(
-                        files(table, FileFormat.PARQUET).newOutputFile(table.spec(), file.partition()),
+                        files(table, FileFormat.PARQUET)
+                                .newOutputFile(table.spec(), file.partition()),
                         table.spec(),
                         file.partition());
         try (writer) {
@@ -196,7 +206,8 @@ final class CdfTestTables {
 
     /** A v3 deletion vector (Puffin) deleting {@code positions} of {@code file}. */
     DeleteFile deletionVector(Table table, DataFile file, long... positions) {
-        BaseDVFileWriter writer = new BaseDVFileWriter(files(table, FileFormat.PUFFIN), path -> null);
+        BaseDVFileWriter writer =
+                new BaseDVFileWriter(files(table, FileFormat.PUFFIN), path -> null);
         try (writer) {
             for (long pos : positions) {
                 writer.delete(file.location(), pos, table.spec(), file.partition());
@@ -228,7 +239,9 @@ final class CdfTestTables {
         return rows;
     }
 
-    /** Spins until the wall clock has moved past {@code millis} (distinct commit times, no sleep). */
+    /**
+     * Spins until the wall clock has moved past {@code millis} (distinct commit times, no sleep).
+     */
     static void clockPast(long millis) {
         while (System.currentTimeMillis() <= millis) {
             Thread.onSpinWait();

@@ -1,18 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import static dev.changeflow.sources.cdf.CdfTestTables.row;
-import static org.assertj.core.api.Assertions.assertThat;
-
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Random;
-import java.util.Set;
-
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionSpec;
@@ -22,15 +9,31 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Differential test of F2: for every version v of tables holding appends, equality deletes (with and
- * without carried rows), position deletes (v2) or deletion vectors (v3), copy-on-write overwrites and
- * compactions, the state at v−1 with the changes of v applied equals the state at v (both states read
- * by Iceberg's own scan), and per identity a preimage is directly followed by its postimage.
+ * Differential test of F2: for every version v of tables holding appends, equality deletes (with
+ * and without carried rows), position deletes (v2) or deletion vectors (v3), copy-on-write
+ * overwrites and compactions, the state at v−1 with the changes of v applied equals the state at v
+ * (both states read by Iceberg's own scan), and per identity a preimage is directly followed by its
+ * postimage.
  */
 class ChangeFeedDifferentialTest {
 
@@ -47,15 +50,23 @@ class ChangeFeedDifferentialTest {
 
     @ParameterizedTest(name = "format v{0}, eq-deletes-carry-rows={1}, seed {2}")
     @CsvSource({"2, true, 1", "2, false, 2", "3, true, 3", "3, false, 4"})
-    void stateBeforeWithChangesAppliedEqualsStateAfter(int formatVersion, boolean carryRows, long seed) {
+    void stateBeforeWithChangesAppliedEqualsStateAfter(
+            int formatVersion, boolean carryRows, long seed) {
         Table table =
                 tables.create(
-                        "t", CdfTestTables.SCHEMA, PartitionSpec.unpartitioned(), formatVersion,
-                        carryRows ? Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true") : Map.of());
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        formatVersion,
+                        carryRows
+                                ? Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true")
+                                : Map.of());
         Random random = new Random(seed);
         long nextKey = 1;
         table.newAppend()
-                .appendFile(tables.dataFile(table, row(nextKey++, "n0", "eu"), row(nextKey++, "n0", "us")))
+                .appendFile(
+                        tables.dataFile(
+                                table, row(nextKey++, "n0", "eu"), row(nextKey++, "n0", "us")))
                 .commit();
         for (int i = 1; i < VERSIONS; i++) {
             nextKey = randomCommit(table, random, i, nextKey, formatVersion, carryRows);
@@ -66,14 +77,17 @@ class ChangeFeedDifferentialTest {
         assertThat(ancestors).hasSize(VERSIONS);
         Map<Long, List<String>> changesByVersion = new HashMap<>();
         for (Record change : read(TableChanges.forTable(table).startingVersion(0).build())) {
-            changesByVersion.computeIfAbsent((Long) change.get(4), v -> new ArrayList<>()).add(render(change));
+            changesByVersion
+                    .computeIfAbsent((Long) change.get(4), v -> new ArrayList<>())
+                    .add(render(change));
         }
-        Set<String> operations = new java.util.TreeSet<>();
+        Set<String> operations = new TreeSet<>();
         List<String> stateBefore = new ArrayList<>();
         for (Snapshot snapshot : ancestors) {
             operations.add(snapshot.operation());
             List<String> state = new ArrayList<>(stateBefore);
-            List<String> changes = changesByVersion.getOrDefault(snapshot.sequenceNumber(), List.of());
+            List<String> changes =
+                    changesByVersion.getOrDefault(snapshot.sequenceNumber(), List.of());
             for (int c = 0; c < changes.size(); c++) {
                 String change = changes.get(c);
                 String type = change.substring(0, change.indexOf(' '));
@@ -84,11 +98,16 @@ class ChangeFeedDifferentialTest {
                         state.add(values);
                         break;
                     case "update_preimage":
-                        assertThat(changes.get(c + 1)).startsWith("update_postimage (" + key(values) + ",");
-                        assertThat(state.remove(values)).as("%s at version %d", change, snapshot.sequenceNumber()).isTrue();
+                        assertThat(changes.get(c + 1))
+                                .startsWith("update_postimage (" + key(values) + ",");
+                        assertThat(state.remove(values))
+                                .as("%s at version %d", change, snapshot.sequenceNumber())
+                                .isTrue();
                         break;
                     default:
-                        assertThat(state.remove(values)).as("%s at version %d", change, snapshot.sequenceNumber()).isTrue();
+                        assertThat(state.remove(values))
+                                .as("%s at version %d", change, snapshot.sequenceNumber())
+                                .isTrue();
                 }
             }
             List<String> stateAfter = renderAll(CdfTestTables.state(table, snapshot));
@@ -104,28 +123,44 @@ class ChangeFeedDifferentialTest {
             Table table, Random random, int i, long nextKey, int formatVersion, boolean carryRows) {
         table.refresh();
         List<Record> live = CdfTestTables.state(table, table.currentSnapshot());
-        live.sort(java.util.Comparator.comparing(r -> (Long) r.get(0)));
+        live.sort(Comparator.comparing(r -> (Long) r.get(0)));
         int op = random.nextInt(5);
         if (op == 0 || live.size() < 3) { // append
             table.newAppend()
-                    .appendFile(tables.dataFile(table, row(nextKey++, "n" + i, "eu"), row(nextKey++, "n" + i, "us")))
+                    .appendFile(
+                            tables.dataFile(
+                                    table,
+                                    row(nextKey++, "n" + i, "eu"),
+                                    row(nextKey++, "n" + i, "us")))
                     .commit();
-        } else if (op == 1) { // equality-delete update of one key, delete of another, insert of a new one
+        } else if (op
+                == 1) { // equality-delete update of one key, delete of another, insert of a new one
             Record updated = live.get(random.nextInt(live.size()));
             Record deleted = live.stream().filter(r -> r != updated).findFirst().orElseThrow();
             table.newRowDelta()
                     .addDeletes(
                             tables.equalityDeletes(
-                                    table, carryRows ? table.schema() : table.schema().select("id"), updated, deleted))
-                    .addRows(tables.dataFile(table, row((Long) updated.get(0), "u" + i, "us"), row(nextKey++, "n" + i, "eu")))
+                                    table,
+                                    carryRows ? table.schema() : table.schema().select("id"),
+                                    updated,
+                                    deleted))
+                    .addRows(
+                            tables.dataFile(
+                                    table,
+                                    row((Long) updated.get(0), "u" + i, "us"),
+                                    row(nextKey++, "n" + i, "eu")))
                     .commit();
-        } else if (op == 2) { // position delete or deletion vector of one live row of a file without deletes
+        } else if (op
+                == 2) { // position delete or deletion vector of one live row of a file without
+            // deletes
             FileScanTask task = taskWithoutDeletes(table, random);
             if (task == null) {
                 return randomCommit(table, random, i, nextKey, formatVersion, carryRows);
             }
             List<FileRows.PositionedRow> rows =
-                    new FileRows(table.io()).liveRows(task, table.schema(), table.schema(), Expressions.alwaysTrue());
+                    new FileRows(table.io())
+                            .liveRows(
+                                    task, table.schema(), table.schema(), Expressions.alwaysTrue());
             long pos = rows.get(random.nextInt(rows.size())).pos;
             table.newRowDelta()
                     .addDeletes(
@@ -133,13 +168,16 @@ class ChangeFeedDifferentialTest {
                                     ? tables.deletionVector(table, task.file(), pos)
                                     : tables.positionDeletes(table, task.file(), pos))
                     .commit();
-        } else if (op == 3) { // copy-on-write: rewrite one file, changing one row and dropping another
+        } else if (op
+                == 3) { // copy-on-write: rewrite one file, changing one row and dropping another
             FileScanTask task = taskWithoutDeletes(table, random);
             if (task == null) {
                 return randomCommit(table, random, i, nextKey, formatVersion, carryRows);
             }
             List<FileRows.PositionedRow> rows =
-                    new FileRows(table.io()).liveRows(task, table.schema(), table.schema(), Expressions.alwaysTrue());
+                    new FileRows(table.io())
+                            .liveRows(
+                                    task, table.schema(), table.schema(), Expressions.alwaysTrue());
             List<Record> kept = new ArrayList<>();
             for (int r = 0; r < rows.size(); r++) {
                 Record rowValue = rows.get(r).row;
@@ -164,15 +202,24 @@ class ChangeFeedDifferentialTest {
                 if (task.deletes().isEmpty()) {
                     files.add(task.file());
                     new FileRows(table.io())
-                            .forEachLiveRow(task, table.schema(), table.schema(), Expressions.alwaysTrue(), r -> rows.add(r.row));
+                            .forEachLiveRow(
+                                    task,
+                                    table.schema(),
+                                    table.schema(),
+                                    Expressions.alwaysTrue(),
+                                    r -> rows.add(r.row));
                 }
             }
             if (files.size() < 2) {
-                table.newAppend().appendFile(tables.dataFile(table, row(nextKey++, "n" + i, "eu"))).commit();
+                table.newAppend()
+                        .appendFile(tables.dataFile(table, row(nextKey++, "n" + i, "eu")))
+                        .commit();
             } else {
                 table.newRewrite()
                         .validateFromSnapshot(table.currentSnapshot().snapshotId())
-                        .rewriteFiles(Set.copyOf(files), Set.of(tables.dataFile(table, rows.toArray(new Record[0]))))
+                        .rewriteFiles(
+                                Set.copyOf(files),
+                                Set.of(tables.dataFile(table, rows.toArray(new Record[0]))))
                         .commit();
             }
         }
@@ -196,7 +243,7 @@ class ChangeFeedDifferentialTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        tasks.sort(java.util.Comparator.comparing(t -> t.file().location()));
+        tasks.sort(Comparator.comparing(t -> t.file().location()));
         return tasks;
     }
 
@@ -211,7 +258,14 @@ class ChangeFeedDifferentialTest {
     }
 
     private static String render(Record change) {
-        return change.get(3) + " (" + change.get(0) + ", " + change.get(1) + ", " + change.get(2) + ")";
+        return change.get(3)
+                + " ("
+                + change.get(0)
+                + ", "
+                + change.get(1)
+                + ", "
+                + change.get(2)
+                + ")";
     }
 
     private static String key(String values) {

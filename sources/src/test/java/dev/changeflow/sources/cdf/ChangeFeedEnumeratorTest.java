@@ -1,12 +1,12 @@
 package dev.changeflow.sources.cdf;
 
-import static dev.changeflow.sources.cdf.CdfTestTables.row;
-import static org.assertj.core.api.Assertions.assertThat;
-
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
+import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 
 import org.apache.flink.api.connector.source.ReaderInfo;
 import org.apache.flink.api.connector.source.SourceEvent;
@@ -17,13 +17,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
-import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
-import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
-import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The enumerator of the streaming change feed on Flink's enumerator harness over a real table:
@@ -48,7 +48,9 @@ class ChangeFeedEnumeratorTest {
                 .appendFile(tables.dataFile(table, row(2L, "b", "us")))
                 .commit();
         table.newRowDelta()
-                .addDeletes(tables.equalityDeletes(table, table.schema().select("id"), row(1L, "a", "eu")))
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table, table.schema().select("id"), row(1L, "a", "eu")))
                 .addRows(tables.dataFile(table, row(1L, "a2", "eu")))
                 .commit();
         table.newAppend().commit();
@@ -61,8 +63,10 @@ class ChangeFeedEnumeratorTest {
                         "db.t",
                         1000,
                         "gold",
-                        (id, next, checkpoint) -> consumerPositions.add(id + " " + next + " " + checkpoint),
-                        new ChangeFeedEnumState(PlanningPosition.at(1), 3, -1, List.of(), Map.of()));
+                        (id, next, checkpoint) ->
+                                consumerPositions.add(id + " " + next + " " + checkpoint),
+                        new ChangeFeedEnumState(
+                                PlanningPosition.at(1), 3, -1, List.of(), Map.of()));
         enumerator.start();
         for (int subtask = 0; subtask < 2; subtask++) {
             context.registerReader(new ReaderInfo(subtask, "localhost"));
@@ -75,7 +79,10 @@ class ChangeFeedEnumeratorTest {
     private List<String> assigned() {
         List<String> out = new ArrayList<>();
         for (SplitsAssignment<ChangeFeedSplit> a : context.getSplitsAssignmentSequence()) {
-            a.assignment().forEach((subtask, splits) -> splits.forEach(s -> out.add(subtask + ":" + s.splitId())));
+            a.assignment()
+                    .forEach(
+                            (subtask, splits) ->
+                                    splits.forEach(s -> out.add(subtask + ":" + s.splitId())));
         }
         return out;
     }
@@ -108,8 +115,11 @@ class ChangeFeedEnumeratorTest {
         enumerator.notifyCheckpointComplete(5);
         assertThat(state.position().nextVersion()).isEqualTo(4);
         assertThat(state.completedVersion()).isEqualTo(1);
-        assertThat(state.pendingSplits()).extracting(ChangeFeedSplit::splitId).containsExactly("2-R0", "2-A0");
-        assertThat(state.outstandingVersions().get(2L).unfinished()).containsExactly("2-R0", "2-A0");
+        assertThat(state.pendingSplits())
+                .extracting(ChangeFeedSplit::splitId)
+                .containsExactly("2-R0", "2-A0");
+        assertThat(state.outstandingVersions().get(2L).unfinished())
+                .containsExactly("2-R0", "2-A0");
         assertThat(consumerPositions).containsExactly("gold 2 5");
 
         enumerator.handleSplitRequest(0, "localhost");
@@ -135,7 +145,8 @@ class ChangeFeedEnumeratorTest {
         finished(1, "1-A1", "2-A0");
         assertThat(enumerator.snapshotState(7).completedVersion()).isEqualTo(3);
 
-        ChangeFeedSplit back = context.getSplitsAssignmentSequence().get(3).assignment().get(1).get(0);
+        ChangeFeedSplit back =
+                context.getSplitsAssignmentSequence().get(3).assignment().get(1).get(0);
         enumerator.addSplitsBack(List.of(back), 1);
 
         ChangeFeedEnumState state = enumerator.snapshotState(8);

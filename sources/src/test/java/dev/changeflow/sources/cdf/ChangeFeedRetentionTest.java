@@ -1,14 +1,17 @@
 package dev.changeflow.sources.cdf;
 
-import static dev.changeflow.sources.cdf.CdfTestTables.row;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ConsumerPosition;
 import dev.changeflow.sources.cdf.retention.ConsumerProgress;
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
+
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.assertj.core.api.Assertions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,11 +27,9 @@ import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
-import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Consumers and retention (F7, F8, K6): the consumer registry through the table's FileIO, throttled
@@ -55,7 +56,9 @@ class ChangeFeedRetentionTest {
     private static Table tableOf(String name, int versions) {
         Table table = tables.create(name, 2);
         for (long v = 1; v <= versions; v++) {
-            table.newFastAppend().appendFile(tables.dataFile(table, row(v, "v" + v, "eu"))).commit();
+            table.newFastAppend()
+                    .appendFile(tables.dataFile(table, row(v, "v" + v, "eu")))
+                    .commit();
             CdfTestTables.clockPast(table.currentSnapshot().timestampMillis() + 1);
         }
         return table;
@@ -86,11 +89,15 @@ class ChangeFeedRetentionTest {
                 requested, table.name(), earliest, earliest);
     }
 
-    /** F7/F8/K6: without consumers, expiring below 70 makes 69 unavailable, naming the earliest version. */
+    /**
+     * F7/F8/K6: without consumers, expiring below 70 makes 69 unavailable, naming the earliest
+     * version.
+     */
     @Test
     void expiryWithoutConsumersMakesOlderVersionsUnavailable() {
         table = withoutConsumers;
-        ExpiryReport report = ChangeFeedExpiry.forTable(table).olderThan(committed(70)).retainLast(1).execute();
+        ExpiryReport report =
+                ChangeFeedExpiry.forTable(table).olderThan(committed(70)).retainLast(1).execute();
         assertThat(report.expiredVersions()).isEqualTo(versions(1, 69));
         assertThat(report.oldestRetainedVersion()).isEqualTo(70L);
         assertThat(report.keptForConsumersFrom()).isNull();
@@ -98,17 +105,30 @@ class ChangeFeedRetentionTest {
         assertThat(report.staleConsumers()).isEmpty();
         assertThat(report.deletedFiles()).isGreaterThan(0);
 
-        // the earliest available version is the oldest retained ancestor whose parent is retained (F8)
+        // the earliest available version is the oldest retained ancestor whose parent is retained
+        // (F8)
         assertThatThrownBy(() -> TableChanges.forTable(table).startingVersion(69).build())
                 .isInstanceOf(CdfException.class)
                 .hasMessage(notAvailable(69, 71));
-        assertThat(((CdfException) org.assertj.core.api.Assertions.catchThrowable(
-                        () -> TableChanges.forTable(table).startingVersion(70).build())).code())
+        assertThat(
+                        ((CdfException)
+                                        Assertions.catchThrowable(
+                                                () ->
+                                                        TableChanges.forTable(table)
+                                                                .startingVersion(70)
+                                                                .build()))
+                                .code())
                 .isEqualTo(CdfException.ErrorCode.VERSION_NOT_AVAILABLE);
-        assertThat(changesFrom(71)).hasSize(10).startsWith("71 insert (71, v71, eu)").endsWith("80 insert (80, v80, eu)");
+        assertThat(changesFrom(71))
+                .hasSize(10)
+                .startsWith("71 insert (71, v71, eu)")
+                .endsWith("80 insert (80, v80, eu)");
     }
 
-    /** F7: a live consumer at next-version 72 keeps 71 and later through an expiry of everything else. */
+    /**
+     * F7: a live consumer at next-version 72 keeps 71 and later through an expiry of everything
+     * else.
+     */
     @Test
     void liveConsumerKeepsItsVersionsAndStaleConsumerIsReportedAndIgnored() {
         table = withConsumers;
@@ -127,22 +147,33 @@ class ChangeFeedRetentionTest {
         assertThat(report.oldestRetainedVersion()).isEqualTo(71L);
         assertThat(report.keptForConsumersFrom()).isEqualTo(71L);
         assertThat(report.cutoff()).isEqualTo(committed(71));
-        assertThat(report.liveConsumers()).containsExactly(new ConsumerPosition("gold", 72, now.minus(Duration.ofHours(1))));
-        assertThat(report.staleConsumers()).containsExactly(new ConsumerPosition("forgotten", 5, now.minus(Duration.ofDays(8))));
+        assertThat(report.liveConsumers())
+                .containsExactly(new ConsumerPosition("gold", 72, now.minus(Duration.ofHours(1))));
+        assertThat(report.staleConsumers())
+                .containsExactly(
+                        new ConsumerPosition("forgotten", 5, now.minus(Duration.ofDays(8))));
         assertThat(report.describe())
-                .isEqualTo(String.join("\n",
-                        "table: " + table.name(),
-                        "expired versions: 1-70",
-                        "oldest retained version: 71",
-                        "cutoff: " + committed(71),
-                        "kept for consumers from version: 71",
-                        "live consumers: [gold@72 (" + now.minus(Duration.ofHours(1)) + ")]",
-                        "stale consumers (ignored): [forgotten@5 (" + now.minus(Duration.ofDays(8)) + ")]",
-                        "deleted files: " + report.deletedFiles()));
+                .isEqualTo(
+                        String.join(
+                                "\n",
+                                "table: " + table.name(),
+                                "expired versions: 1-70",
+                                "oldest retained version: 71",
+                                "cutoff: " + committed(71),
+                                "kept for consumers from version: 71",
+                                "live consumers: [gold@72 ("
+                                        + now.minus(Duration.ofHours(1))
+                                        + ")]",
+                                "stale consumers (ignored): [forgotten@5 ("
+                                        + now.minus(Duration.ofDays(8))
+                                        + ")]",
+                                "deleted files: " + report.deletedFiles()));
 
-        // the consumer reads on from 72; 71 itself is kept as 72's parent, its own parent is gone (F8)
+        // the consumer reads on from 72; 71 itself is kept as 72's parent, its own parent is gone
+        // (F8)
         assertThat(changesFrom(72)).hasSize(9).startsWith("72 insert (72, v72, eu)");
-        assertThatThrownBy(() -> TableChanges.forTable(table).startingVersion(71).build()).hasMessage(notAvailable(71, 72));
+        assertThatThrownBy(() -> TableChanges.forTable(table).startingVersion(71).build())
+                .hasMessage(notAvailable(71, 72));
 
         // a shorter consumer-expiry makes "gold" stale too: then only retainLast holds
         ExpiryReport second =
@@ -153,7 +184,9 @@ class ChangeFeedRetentionTest {
                         .clock(Clock.fixed(now, ZoneOffset.UTC))
                         .execute();
         assertThat(second.expiredVersions()).isEqualTo(versions(71, 79));
-        assertThat(second.staleConsumers()).extracting(ConsumerPosition::consumerId).containsExactly("forgotten", "gold");
+        assertThat(second.staleConsumers())
+                .extracting(ConsumerPosition::consumerId)
+                .containsExactly("forgotten", "gold");
     }
 
     @Test
@@ -164,35 +197,53 @@ class ChangeFeedRetentionTest {
         Instant at = Instant.parse("2026-11-30T07:00:00Z");
         registry.write("gold-job", 72, at);
         registry.write("audit.v2", 3, at);
-        assertThat(registry.location("gold-job")).isEqualTo(table.location() + "/changeflow/consumers/gold-job.json");
+        assertThat(registry.location("gold-job"))
+                .isEqualTo(table.location() + "/changeflow/consumers/gold-job.json");
         try (InputStream in = table.io().newInputFile(registry.location("gold-job")).newStream()) {
             assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8))
-                    .isEqualTo("{\"consumer-id\":\"gold-job\",\"next-version\":72,\"updated-at\":\"2026-11-30T07:00:00Z\"}");
+                    .isEqualTo(
+                            "{\"consumer-id\":\"gold-job\",\"next-version\":72,\"updated-at\":\"2026-11-30T07:00:00Z\"}");
         }
         assertThat(registry.read("gold-job")).contains(new ConsumerPosition("gold-job", 72, at));
         assertThat(registry.read("nobody")).isEmpty();
         assertThat(registry.list())
-                .containsExactly(new ConsumerPosition("audit.v2", 3, at), new ConsumerPosition("gold-job", 72, at));
+                .containsExactly(
+                        new ConsumerPosition("audit.v2", 3, at),
+                        new ConsumerPosition("gold-job", 72, at));
         table.refresh();
         assertThat(table.currentSnapshot().sequenceNumber()).isEqualTo(3L); // no metadata commit
         assertThat(registry.remove("audit.v2")).isTrue();
         assertThat(registry.remove("audit.v2")).isFalse();
-        assertThat(registry.list()).extracting(ConsumerPosition::consumerId).containsExactly("gold-job");
+        assertThat(registry.list())
+                .extracting(ConsumerPosition::consumerId)
+                .containsExactly("gold-job");
 
         assertThatThrownBy(() -> registry.write("../escape", 1, at))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("Consumer id '../escape' for table " + table.name() + " is not valid: use 1 to 128 letters, "
-                        + "digits, '.', '_' or '-', not starting with '.'.");
-        try (OutputStream out = table.io().newOutputFile(registry.location("broken")).createOrOverwrite()) {
-            out.write("{\"consumer-id\":\"broken\",\"next-version\":\"soon\"}".getBytes(StandardCharsets.UTF_8));
+                .hasMessage(
+                        "Consumer id '../escape' for table "
+                                + table.name()
+                                + " is not valid: use 1 to 128 letters, "
+                                + "digits, '.', '_' or '-', not starting with '.'.");
+        try (OutputStream out =
+                table.io().newOutputFile(registry.location("broken")).createOrOverwrite()) {
+            out.write(
+                    "{\"consumer-id\":\"broken\",\"next-version\":\"soon\"}"
+                            .getBytes(StandardCharsets.UTF_8));
         }
         assertThatThrownBy(registry::list)
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessage("Consumer file " + registry.location("broken") + " of table " + table.name() + " is malformed: "
-                        + "it needs \"consumer-id\" (text), \"next-version\" (integer >= 0) and \"updated-at\" (ISO-8601 "
-                        + "instant). Delete the file (the consumer is then unknown to snapshot expiry) or rewrite it.");
+                .hasMessage(
+                        "Consumer file "
+                                + registry.location("broken")
+                                + " of table "
+                                + table.name()
+                                + " is malformed: "
+                                + "it needs \"consumer-id\" (text), \"next-version\" (integer >= 0) and \"updated-at\" (ISO-8601 "
+                                + "instant). Delete the file (the consumer is then unknown to snapshot expiry) or rewrite it.");
         // a malformed consumer stops the expiry before anything is expired
-        assertThatThrownBy(() -> ChangeFeedExpiry.forTable(table).olderThan(Instant.now()).execute())
+        assertThatThrownBy(
+                        () -> ChangeFeedExpiry.forTable(table).olderThan(Instant.now()).execute())
                 .isInstanceOf(IllegalStateException.class);
         table.refresh();
         assertThat(table.snapshots()).hasSize(3);
@@ -208,11 +259,14 @@ class ChangeFeedRetentionTest {
         assertThat(progress.checkpointCompleted(10)).isTrue();
         clock.now = clock.now.plusSeconds(59);
         assertThat(progress.checkpointCompleted(11)).isFalse();
-        assertThat(registry.read("gold")).contains(new ConsumerPosition("gold", 10, Instant.parse("2026-11-30T07:00:00Z")));
+        assertThat(registry.read("gold"))
+                .contains(new ConsumerPosition("gold", 10, Instant.parse("2026-11-30T07:00:00Z")));
         clock.now = clock.now.plusSeconds(1);
         assertThat(progress.checkpointCompleted(12)).isTrue();
-        assertThat(registry.read("gold")).contains(new ConsumerPosition("gold", 12, Instant.parse("2026-11-30T07:01:00Z")));
-        assertThatThrownBy(() -> ConsumerProgress.of(registry, "", clock)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(registry.read("gold"))
+                .contains(new ConsumerPosition("gold", 12, Instant.parse("2026-11-30T07:01:00Z")));
+        assertThatThrownBy(() -> ConsumerProgress.of(registry, "", clock))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     private static final class MutableClock extends Clock {

@@ -1,23 +1,24 @@
 package dev.changeflow.sources.cdf;
 
-import static dev.changeflow.sources.cdf.CdfTestTables.row;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner.Cycle;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.Table;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner.Cycle;
-import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Planning of the streaming change feed (F6): splits per version, empty and compaction-only
@@ -37,12 +38,20 @@ class ChangeFeedSplitPlannerTest {
         table = tables.create("t", 2);
     }
 
-    /** v1: append of 2 files; v2: an update (equality delete + data file); v3: compaction; v4: empty. */
+    /**
+     * v1: append of 2 files; v2: an update (equality delete + data file); v3: compaction; v4:
+     * empty.
+     */
     private void fourVersions() {
         DataFile b = tables.dataFile(table, row(2L, "b", "us"));
-        table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"))).appendFile(b).commit();
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu")))
+                .appendFile(b)
+                .commit();
         table.newRowDelta()
-                .addDeletes(tables.equalityDeletes(table, table.schema().select("id"), row(1L, "a", "eu")))
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table, table.schema().select("id"), row(1L, "a", "eu")))
                 .addRows(tables.dataFile(table, row(1L, "a2", "eu")))
                 .commit();
         DataFile copy = tables.dataFile(table, row(2L, "b", "us"));
@@ -50,7 +59,9 @@ class ChangeFeedSplitPlannerTest {
         table.newAppend().commit();
     }
 
-    /** {@code "<version>: <split ids>"} per planned version, {@code "+"} marking a partial version. */
+    /**
+     * {@code "<version>: <split ids>"} per planned version, {@code "+"} marking a partial version.
+     */
     private static List<String> render(Cycle cycle) {
         List<String> lines = new ArrayList<>();
         for (ChangeFeedSplitPlanner.PlannedVersion v : cycle.versions()) {
@@ -65,13 +76,16 @@ class ChangeFeedSplitPlannerTest {
     void splitsPerVersionAndEmptyVersionsAdvance() {
         fourVersions();
 
-        Cycle cycle = new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE)
-                .plan(PlanningPosition.at(1), Long.MAX_VALUE);
+        Cycle cycle =
+                new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE)
+                        .plan(PlanningPosition.at(1), Long.MAX_VALUE);
 
-        assertThat(render(cycle)).containsExactly("1: [1-A0, 1-A1]", "2: [2-R0, 2-A0]", "3: []", "4: []");
-        assertThat(cycle.to()).isEqualTo(new PlanningPosition(5, table.currentSnapshot().snapshotId(), -1, 0));
+        assertThat(render(cycle))
+                .containsExactly("1: [1-A0, 1-A1]", "2: [2-R0, 2-A0]", "3: []", "4: []");
+        assertThat(cycle.to())
+                .isEqualTo(new PlanningPosition(5, table.currentSnapshot().snapshotId(), -1, 0));
         String addedInV2 = null;
-        for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+        for (Snapshot snapshot : table.snapshots()) {
             if (snapshot.sequenceNumber() == 2) {
                 addedInV2 = snapshot.addedDataFiles(table.io()).iterator().next().location();
             }
@@ -84,14 +98,17 @@ class ChangeFeedSplitPlannerTest {
     void boundStopsPlanning() {
         fourVersions();
 
-        Cycle cycle = new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE)
-                .plan(PlanningPosition.at(2), 3);
+        Cycle cycle =
+                new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE)
+                        .plan(PlanningPosition.at(2), 3);
 
         assertThat(render(cycle)).containsExactly("2: [2-R0, 2-A0]", "3: []");
         assertThat(cycle.to().nextVersion()).isEqualTo(4);
     }
 
-    /** F6: whole versions per cycle; a deferred version blocks later ones; a large one goes alone. */
+    /**
+     * F6: whole versions per cycle; a deferred version blocks later ones; a large one goes alone.
+     */
     @Test
     void rateLimitsAdmitWholeVersions() {
         fourVersions();
@@ -115,17 +132,21 @@ class ChangeFeedSplitPlannerTest {
     void bytesLimitAdmitsWholeVersions() {
         fourVersions();
         long firstVersionBytes = 0;
-        for (DataFile f : table.snapshot(table.history().get(0).snapshotId()).addedDataFiles(table.io())) {
+        for (DataFile f :
+                table.snapshot(table.history().get(0).snapshotId()).addedDataFiles(table.io())) {
             firstVersionBytes += f.fileSizeInBytes();
         }
 
-        Cycle cycle = new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, firstVersionBytes + 1)
-                .plan(PlanningPosition.at(1), Long.MAX_VALUE);
+        Cycle cycle =
+                new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, firstVersionBytes + 1)
+                        .plan(PlanningPosition.at(1), Long.MAX_VALUE);
 
         assertThat(render(cycle)).containsExactly("1: [1-A0, 1-A1]");
     }
 
-    /** F6: the initial snapshot may be split over cycles; its version completes with the last part. */
+    /**
+     * F6: the initial snapshot may be split over cycles; its version completes with the last part.
+     */
     @Test
     void initialSnapshotIsSplitOverCycles() {
         table.newAppend()
@@ -151,7 +172,8 @@ class ChangeFeedSplitPlannerTest {
         table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"))).commit();
         long first = table.currentSnapshot().snapshotId();
         table.newAppend().appendFile(tables.dataFile(table, row(2L, "b", "eu"))).commit();
-        ChangeFeedSplitPlanner planner = new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE);
+        ChangeFeedSplitPlanner planner =
+                new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE);
         Cycle read = planner.plan(PlanningPosition.at(1), Long.MAX_VALUE);
         table.manageSnapshots().rollbackTo(first).commit();
         table.newAppend().appendFile(tables.dataFile(table, row(3L, "c", "eu"))).commit();
@@ -159,7 +181,9 @@ class ChangeFeedSplitPlannerTest {
         assertThatThrownBy(() -> planner.plan(read.to(), Long.MAX_VALUE))
                 .isInstanceOfSatisfying(
                         CdfException.class,
-                        e -> assertThat(e.code()).isEqualTo(CdfException.ErrorCode.TABLE_HISTORY_REWRITTEN))
+                        e ->
+                                assertThat(e.code())
+                                        .isEqualTo(CdfException.ErrorCode.TABLE_HISTORY_REWRITTEN))
                 .hasMessageContaining("version 2 (snapshot " + read.to().lastSnapshotId() + ")");
     }
 
@@ -169,15 +193,21 @@ class ChangeFeedSplitPlannerTest {
         for (long id = 1; id <= 3; id++) {
             table.newAppend().appendFile(tables.dataFile(table, row(id, "n", "eu"))).commit();
         }
-        table.expireSnapshots().expireOlderThan(table.currentSnapshot().timestampMillis()).retainLast(1).commit();
+        table.expireSnapshots()
+                .expireOlderThan(table.currentSnapshot().timestampMillis())
+                .retainLast(1)
+                .commit();
         table.refresh();
 
         assertThatThrownBy(
-                        () -> new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE)
-                                .plan(PlanningPosition.at(2), Long.MAX_VALUE))
+                        () ->
+                                new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE)
+                                        .plan(PlanningPosition.at(2), Long.MAX_VALUE))
                 .isInstanceOfSatisfying(
                         CdfException.class,
-                        e -> assertThat(e.code()).isEqualTo(CdfException.ErrorCode.VERSION_NOT_AVAILABLE))
+                        e ->
+                                assertThat(e.code())
+                                        .isEqualTo(CdfException.ErrorCode.VERSION_NOT_AVAILABLE))
                 .hasMessageContaining("Version 2 of table")
                 .hasMessageContaining("earliest available version: 4");
     }

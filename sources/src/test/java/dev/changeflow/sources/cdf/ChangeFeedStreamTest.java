@@ -1,34 +1,25 @@
 package dev.changeflow.sources.cdf;
 
-import static dev.changeflow.sources.cdf.CdfTestTables.row;
-import static org.assertj.core.api.Assertions.assertThat;
-
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
+import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
 
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
@@ -46,12 +37,24 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The streaming change feed on a MiniCluster (semantics.md F6, design.md "Order and pairing —
- * how"): 2 readers and 2 pairing subtasks, RocksDB, checkpoints. Every stream is compared with
- * the batch feed ({@link TableChanges}) over the same versions, per row identity and in order.
+ * how"): 2 readers and 2 pairing subtasks, RocksDB, checkpoints. Every stream is compared with the
+ * batch feed ({@link TableChanges}) over the same versions, per row identity and in order.
  */
 class ChangeFeedStreamTest {
 
@@ -70,6 +73,7 @@ class ChangeFeedStreamTest {
 
     /** The table of {@link #commitManyVersions}, built once for the tests that only read it. */
     private static Table many;
+
     private static TableLoader manyLoader;
 
     @TempDir Path tmp;
@@ -83,7 +87,10 @@ class ChangeFeedStreamTest {
         CdfTestTables sharedTables = new CdfTestTables(shared);
         many =
                 sharedTables.create(
-                        "many", CdfTestTables.SCHEMA, PartitionSpec.unpartitioned(), 2,
+                        "many",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
         commitManyVersions(sharedTables, many);
         manyLoader = TableLoader.fromHadoopTable(shared.resolve("db/many").toString());
@@ -94,7 +101,10 @@ class ChangeFeedStreamTest {
         tables = new CdfTestTables(tmp.resolve("warehouse"));
         table =
                 tables.create(
-                        "t", CdfTestTables.SCHEMA, PartitionSpec.unpartitioned(), 2,
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
         loader = TableLoader.fromHadoopTable(tmp.resolve("warehouse/db/t").toString());
         FAILED.set(false);
@@ -145,7 +155,9 @@ class ChangeFeedStreamTest {
             }
             live.put(id, after);
             table.newRowDelta()
-                    .addDeletes(tables.equalityDeletes(table, table.schema(), removed.toArray(new Record[0])))
+                    .addDeletes(
+                            tables.equalityDeletes(
+                                    table, table.schema(), removed.toArray(new Record[0])))
                     .addRows(tables.dataFile(table, added.toArray(new Record[0])))
                     .commit();
         }
@@ -154,7 +166,7 @@ class ChangeFeedStreamTest {
         live.remove(5L);
         table.newAppend().commit(); // an empty version
         DataFile copy = tables.dataFile(table, row(9L, "n9", "eu"), row(10L, "n10", "us"));
-        table.newRewrite().rewriteFiles(java.util.Set.of(small), java.util.Set.of(copy)).commit();
+        table.newRewrite().rewriteFiles(Set.of(small), Set.of(copy)).commit();
         table.refresh();
     }
 
@@ -162,7 +174,9 @@ class ChangeFeedStreamTest {
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, tmp.resolve("checkpoints").toUri().toString());
+        conf.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                tmp.resolve("checkpoints").toUri().toString());
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
@@ -175,14 +189,24 @@ class ChangeFeedStreamTest {
 
     /** {@code "<version> <change type> (<id>, <name>, <region>)"} */
     private static String render(RowData row) {
-        return row.getLong(4) + " " + row.getString(3) + " (" + row.getLong(0) + ", " + row.getString(1)
-                + ", " + row.getString(2) + ")";
+        return row.getLong(4)
+                + " "
+                + row.getString(3)
+                + " ("
+                + row.getLong(0)
+                + ", "
+                + row.getString(1)
+                + ", "
+                + row.getString(2)
+                + ")";
     }
 
     /** The batch feed's changes of versions {@code start..end}, grouped by id, in order. */
-    private static Map<Long, List<String>> batch(Table table, long start, long end) throws Exception {
+    private static Map<Long, List<String>> batch(Table table, long start, long end)
+            throws Exception {
         Map<Long, List<String>> byId = new TreeMap<>();
-        TableChanges changes = TableChanges.forTable(table).startingVersion(start).endingVersion(end).build();
+        TableChanges changes =
+                TableChanges.forTable(table).startingVersion(start).endingVersion(end).build();
         try (CloseableIterable<RowData> rows = changes.readRowData()) {
             for (RowData row : rows) {
                 byId.computeIfAbsent(row.getLong(0), k -> new ArrayList<>()).add(render(row));
@@ -225,8 +249,8 @@ class ChangeFeedStreamTest {
     /**
      * F6 + exactly once: a bounded stream from version 1 (one file admitted per cycle, so the
      * versions trickle in over many checkpoints) fails once in the middle and restarts from its
-     * last checkpoint; its changes equal the batch feed's, per identity in the same order
-     * (versions ascending, each preimage directly before its postimage), nothing lost or repeated.
+     * last checkpoint; its changes equal the batch feed's, per identity in the same order (versions
+     * ascending, each preimage directly before its postimage), nothing lost or repeated.
      */
     @Test
     void boundedStreamWithARestoreEqualsTheBatchFeedPerIdentity() throws Exception {
@@ -264,16 +288,17 @@ class ChangeFeedStreamTest {
                         "12 insert (8, n8, eu)",
                         "17 delete (8, n8, eu)",
                         "22 insert (8, n8, eu)");
-        assertThat(expected.get(5L)).containsExactly("1 insert (5, n5, us)", "23 delete (5, n5, us)");
+        assertThat(expected.get(5L))
+                .containsExactly("1 insert (5, n5, us)", "23 delete (5, n5, us)");
         assertThat(expected.get(9L)).containsExactly("2 insert (9, n9, eu)");
     }
 
     /** Rows the {@link ListSink} received (one job at a time). */
-    private static final List<String> SUNK = java.util.Collections.synchronizedList(new ArrayList<>());
+    private static final List<String> SUNK = Collections.synchronizedList(new ArrayList<>());
 
     /**
-     * F6: a stream stopped with a savepoint in the middle and started again from it (a new job,
-     * the enumerator restored from its serialized state) re-emits nothing and loses nothing.
+     * F6: a stream stopped with a savepoint in the middle and started again from it (a new job, the
+     * enumerator restored from its serialized state) re-emits nothing and loses nothing.
      */
     @Test
     void stopWithSavepointAndRestoreLosesAndRepeatsNothing() throws Exception {
@@ -294,14 +319,19 @@ class ChangeFeedStreamTest {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         // F7: while it runs, the consumer registers its position through the table's FileIO after a
         // completed checkpoint (checkpoints every 100 ms)
-        dev.changeflow.sources.cdf.retention.ConsumerRegistry registry = dev.changeflow.sources.cdf.retention.ConsumerRegistry.forTable(many);
+        ConsumerRegistry registry = ConsumerRegistry.forTable(many);
         while (SUNK.size() < 10 || registry.read("savepoint-test").isEmpty()) {
-            assertThat(System.nanoTime()).as("10 rows and a registered consumer within 60 s").isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("10 rows and a registered consumer within 60 s")
+                    .isLessThan(deadline);
             LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
         }
         assertThat(registry.read("savepoint-test").orElseThrow().nextVersion()).isBetween(1L, 26L);
         String savepoint =
-                job.stopWithSavepoint(false, tmp.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+                job.stopWithSavepoint(
+                                false,
+                                tmp.resolve("savepoints").toUri().toString(),
+                                SavepointFormatType.CANONICAL)
                         .get();
         List<String> beforeStop = new ArrayList<>(SUNK);
         SUNK.clear();
@@ -349,25 +379,39 @@ class ChangeFeedStreamTest {
      */
     @Test
     void initialSnapshotAsInsertsThenLaterChanges() throws Exception {
-        table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"))).commit();
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us")))
+                .commit();
         table.newAppend().appendFile(tables.dataFile(table, row(3L, "c", "eu"))).commit();
 
         DataStream<RowData> stream =
-                ChangeFeedStream.forTable(loader).monitorInterval(Duration.ofMillis(50)).build(env());
+                ChangeFeedStream.forTable(loader)
+                        .monitorInterval(Duration.ofMillis(50))
+                        .build(env());
         List<String> lines =
                 collect(
                         stream,
                         6,
                         () ->
                                 table.newRowDelta()
-                                        .addDeletes(tables.equalityDeletes(table, table.schema(), row(1L, "a", "eu")))
-                                        .addRows(tables.dataFile(table, row(1L, "a2", "eu"), row(4L, "d", "us")))
+                                        .addDeletes(
+                                                tables.equalityDeletes(
+                                                        table, table.schema(), row(1L, "a", "eu")))
+                                        .addRows(
+                                                tables.dataFile(
+                                                        table,
+                                                        row(1L, "a2", "eu"),
+                                                        row(4L, "d", "us")))
                                         .commit());
 
         assertThat(byId(lines))
                 .isEqualTo(
                         Map.of(
-                                1L, List.of("2 insert (1, a, eu)", "3 update_preimage (1, a, eu)", "3 update_postimage (1, a2, eu)"),
+                                1L,
+                                        List.of(
+                                                "2 insert (1, a, eu)",
+                                                "3 update_preimage (1, a, eu)",
+                                                "3 update_postimage (1, a2, eu)"),
                                 2L, List.of("2 insert (2, b, us)"),
                                 3L, List.of("2 insert (3, c, eu)"),
                                 4L, List.of("3 insert (4, d, us)")));
@@ -388,7 +432,9 @@ class ChangeFeedStreamTest {
                         2,
                         () ->
                                 table.newRowDelta()
-                                        .addDeletes(tables.equalityDeletes(table, table.schema(), row(1L, "a", "eu")))
+                                        .addDeletes(
+                                                tables.equalityDeletes(
+                                                        table, table.schema(), row(1L, "a", "eu")))
                                         .addRows(tables.dataFile(table, row(2L, "b", "us")))
                                         .commit());
 
@@ -423,9 +469,9 @@ class ChangeFeedStreamTest {
 
     /**
      * F2 with row lineage: a v3 table without identifier fields (the versions of {@link
-     * TableChangesRowLineageTest#commitLineageVersions}, then a copy-on-write rewrite of file D by a
-     * writer that keeps no lineage) streamed with 2 readers and 2 pairing subtasks keyed by {@code
-     * _row_id} gives exactly the batch feed's changes, each row's in version order.
+     * TableChangesRowLineageTest#commitLineageVersions}, then a copy-on-write rewrite of file D by
+     * a writer that keeps no lineage) streamed with 2 readers and 2 pairing subtasks keyed by
+     * {@code _row_id} gives exactly the batch feed's changes, each row's in version order.
      */
     @Test
     void rowLineageStreamEqualsTheBatchFeed() throws Exception {
@@ -441,7 +487,8 @@ class ChangeFeedStreamTest {
                 .deleteFile(d)
                 .addFile(tables.dataFile(lineage, row(s, 5L, "e2", "us"), row(s, 7L, "g2", "eu")))
                 .commit();
-        TableLoader lineageLoader = TableLoader.fromHadoopTable(tmp.resolve("warehouse/db/lineage").toString());
+        TableLoader lineageLoader =
+                TableLoader.fromHadoopTable(tmp.resolve("warehouse/db/lineage").toString());
 
         List<String> lines =
                 collectAll(
@@ -474,7 +521,9 @@ class ChangeFeedStreamTest {
                         "5 insert (5, e2, us)",
                         "5 insert (7, g2, eu)");
         Map<Long, List<String>> batch = batch(lineage, 1, 5);
-        assertThat(lines).containsExactlyInAnyOrderElementsOf(batch.values().stream().flatMap(List::stream).toList());
+        assertThat(lines)
+                .containsExactlyInAnyOrderElementsOf(
+                        batch.values().stream().flatMap(List::stream).toList());
         // per row (_row_id) in version order; ids 1, 2, 3, 4 and 6 each kept one _row_id throughout
         Map<Long, List<String>> byId = byId(lines);
         for (long id : new long[] {1, 2, 3, 4, 6}) {

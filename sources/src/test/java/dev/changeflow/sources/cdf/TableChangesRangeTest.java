@@ -1,17 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import static dev.changeflow.sources.cdf.CdfTestTables.format;
-import static dev.changeflow.sources.cdf.CdfTestTables.row;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import java.io.File;
-import java.nio.file.Path;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
@@ -21,6 +9,20 @@ import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static dev.changeflow.sources.cdf.CdfTestTables.format;
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Version model, ranges and errors of the change feed: F1 (versions), F3, F4, F8, K6. */
 class TableChangesRangeTest {
@@ -73,7 +75,12 @@ class TableChangesRangeTest {
     @Test
     void f3InclusiveVersionRange() {
         Table table = tableWithVersions(4);
-        assertThat(CdfRows.render(TableChanges.forTable(table).startingVersion(2).endingVersion(3).build()))
+        assertThat(
+                        CdfRows.render(
+                                TableChanges.forTable(table)
+                                        .startingVersion(2)
+                                        .endingVersion(3)
+                                        .build()))
                 .containsExactly("2 insert (2, v2, eu)", "3 insert (3, v3, eu)");
         assertThat(CdfRows.render(TableChanges.forTable(table).startingVersion(4).build()))
                 .containsExactly("4 insert (4, v4, eu)");
@@ -84,7 +91,11 @@ class TableChangesRangeTest {
     void f3StartingVersionAndTimestampConflict() {
         Table table = tableWithVersions(1);
         assertThatThrownBy(
-                        () -> TableChanges.forTable(table).startingVersion(1).startingTimestamp("2024-01-01").build())
+                        () ->
+                                TableChanges.forTable(table)
+                                        .startingVersion(1)
+                                        .startingTimestamp("2024-01-01")
+                                        .build())
                 .isInstanceOf(CdfException.class)
                 .hasMessage(
                         "INVALID_CDC_OPTIONS: Both 'starting-version' (1) and 'starting-timestamp' ('2024-01-01') are "
@@ -104,19 +115,32 @@ class TableChangesRangeTest {
         long t2 = millisOf(table, 2);
         long t3 = millisOf(table, 3);
         TableChanges exact =
-                TableChanges.forTable(table).startingTimestamp(format(t2)).endingTimestamp(format(t3)).build();
+                TableChanges.forTable(table)
+                        .startingTimestamp(format(t2))
+                        .endingTimestamp(format(t3))
+                        .build();
         assertThat(exact.versions()).containsExactly(2L, 3L);
 
         String withOffset =
-                java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSXXX")
-                        .format(Instant.ofEpochMilli(t2).atOffset(java.time.ZoneOffset.ofHours(2)));
-        assertThat(TableChanges.forTable(table).startingTimestamp(withOffset).endingVersion(2).build().versions())
+                DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSXXX")
+                        .format(Instant.ofEpochMilli(t2).atOffset(ZoneOffset.ofHours(2)));
+        assertThat(
+                        TableChanges.forTable(table)
+                                .startingTimestamp(withOffset)
+                                .endingVersion(2)
+                                .build()
+                                .versions())
                 .containsExactly(2L);
         assertThat(TableChanges.forTable(table).startingTimestamp("1970-01-02").build().versions())
                 .containsExactly(1L, 2L, 3L, 4L);
         assertThat(
                         TableChanges.forTable(table)
-                                .options(Map.of("starting-timestamp", format(t2 + 1), "ending-version", "3"))
+                                .options(
+                                        Map.of(
+                                                "starting-timestamp",
+                                                format(t2 + 1),
+                                                "ending-version",
+                                                "3"))
                                 .build()
                                 .versions())
                 .containsExactly(3L);
@@ -141,32 +165,47 @@ class TableChangesRangeTest {
     @Test
     void f3InvalidTimestamp() {
         Table table = tableWithVersions(1);
-        assertThatThrownBy(() -> TableChanges.forTable(table).startingTimestamp("2024/01/01 10:00").build())
+        assertThatThrownBy(
+                        () ->
+                                TableChanges.forTable(table)
+                                        .startingTimestamp("2024/01/01 10:00")
+                                        .build())
                 .isInstanceOf(CdfException.class)
                 .hasMessage(
                         "INVALID_TIMESTAMP: 'starting-timestamp' = '2024/01/01 10:00' for the change feed of table %s "
                                 + "is not a timestamp. Use yyyy-MM-dd, yyyy-MM-dd HH:mm:ss or yyyy-MM-dd HH:mm:ss.SSS, "
                                 + "optionally followed by an offset such as Z or +02:00 (no offset means UTC).",
                         table.name());
-        assertThatThrownBy(() -> TableChanges.forTable(table).startingTimestamp("2024-01-01 10:00:00.5").build())
-                .hasMessageStartingWith("INVALID_TIMESTAMP: 'starting-timestamp' = '2024-01-01 10:00:00.5'");
+        assertThatThrownBy(
+                        () ->
+                                TableChanges.forTable(table)
+                                        .startingTimestamp("2024-01-01 10:00:00.5")
+                                        .build())
+                .hasMessageStartingWith(
+                        "INVALID_TIMESTAMP: 'starting-timestamp' = '2024-01-01 10:00:00.5'");
     }
 
     /** F4: end before start. */
     @Test
     void f4InvalidCdcRange() {
         Table table = tableWithVersions(3);
-        assertThatThrownBy(() -> TableChanges.forTable(table).startingVersion(3).endingVersion(2).build())
+        assertThatThrownBy(
+                        () ->
+                                TableChanges.forTable(table)
+                                        .startingVersion(3)
+                                        .endingVersion(2)
+                                        .build())
                 .isInstanceOf(CdfException.class)
                 .hasMessage(
                         "INVALID_CDC_RANGE: The ending version 2 of the change feed of table %s is before its "
                                 + "starting version 3. Give an ending version at or after the starting version.",
                         table.name());
         assertThatThrownBy(
-                        () -> TableChanges.forTable(table)
-                                .startingTimestamp("2024-01-02")
-                                .endingTimestamp("2024-01-01")
-                                .build())
+                        () ->
+                                TableChanges.forTable(table)
+                                        .startingTimestamp("2024-01-02")
+                                        .endingTimestamp("2024-01-01")
+                                        .build())
                 .hasMessage(
                         "INVALID_CDC_RANGE: The ending timestamp '2024-01-01' of the change feed of table %s is "
                                 + "before its starting timestamp '2024-01-02'. Give an ending timestamp at or after "
@@ -186,11 +225,19 @@ class TableChangesRangeTest {
                                 + "'timestamp-out-of-range.enabled' = 'true' to get an empty result.",
                         table.name());
         assertThat(
-                        TableChanges.forTable(table).startingVersion(3).timestampOutOfRangeEnabled(true).build().versions())
+                        TableChanges.forTable(table)
+                                .startingVersion(3)
+                                .timestampOutOfRangeEnabled(true)
+                                .build()
+                                .versions())
                 .isEmpty();
 
         long t2 = millisOf(table, 2);
-        assertThatThrownBy(() -> TableChanges.forTable(table).startingTimestamp(format(t2 + 1)).build())
+        assertThatThrownBy(
+                        () ->
+                                TableChanges.forTable(table)
+                                        .startingTimestamp(format(t2 + 1))
+                                        .build())
                 .hasMessage(
                         "START_AFTER_LATEST_COMMIT: The starting timestamp '%s' of the change feed of table %s is "
                                 + "after the last commit: the last commit is version 2 at %s. Give an earlier "
@@ -209,7 +256,12 @@ class TableChangesRangeTest {
     @Test
     void f4EndAfterLatestCommit() {
         Table table = tableWithVersions(2);
-        assertThatThrownBy(() -> TableChanges.forTable(table).startingVersion(1).endingVersion(5).build())
+        assertThatThrownBy(
+                        () ->
+                                TableChanges.forTable(table)
+                                        .startingVersion(1)
+                                        .endingVersion(5)
+                                        .build())
                 .isInstanceOf(CdfException.class)
                 .hasMessage(
                         "END_AFTER_LATEST_COMMIT: The ending version 5 of the change feed of table %s is after the "
@@ -227,7 +279,11 @@ class TableChangesRangeTest {
 
         long t2 = millisOf(table, 2);
         assertThatThrownBy(
-                        () -> TableChanges.forTable(table).startingVersion(1).endingTimestamp(format(t2 + 1)).build())
+                        () ->
+                                TableChanges.forTable(table)
+                                        .startingVersion(1)
+                                        .endingTimestamp(format(t2 + 1))
+                                        .build())
                 .hasMessage(
                         "END_AFTER_LATEST_COMMIT: The ending timestamp '%s' of the change feed of table %s is after "
                                 + "the last commit: the last commit is version 2 at %s. Give an ending timestamp at "
@@ -244,7 +300,9 @@ class TableChangesRangeTest {
                 .containsExactly(1L, 2L);
     }
 
-    /** F4/F8: expired versions; the earliest available version is the oldest ancestor with a parent. */
+    /**
+     * F4/F8: expired versions; the earliest available version is the oldest ancestor with a parent.
+     */
     @Test
     void f4VersionNotAvailable() {
         Table table = tableWithVersions(4);
@@ -331,18 +389,25 @@ class TableChangesRangeTest {
                         table.name());
     }
 
-    /** F8: gaps are normal (a staged snapshot takes a sequence number); a start in a gap begins next. */
+    /**
+     * F8: gaps are normal (a staged snapshot takes a sequence number); a start in a gap begins
+     * next.
+     */
     @Test
     void f8GapsAndStartBetweenVersions() {
         Table table = tableWithVersions(1);
-        table.newAppend().appendFile(tables.dataFile(table, row(99L, "staged", "eu"))).stageOnly().commit();
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(99L, "staged", "eu")))
+                .stageOnly()
+                .commit();
         table.newAppend().appendFile(tables.dataFile(table, row(3L, "v3", "eu"))).commit();
         table.refresh();
 
         TableChanges changes = TableChanges.forTable(table).startingVersion(2).build();
         assertThat(changes.versions()).containsExactly(3L);
         assertThat(CdfRows.render(changes)).containsExactly("3 insert (3, v3, eu)");
-        assertThat(TableChanges.forTable(table).startingVersion(0).build().versions()).containsExactly(1L, 3L);
+        assertThat(TableChanges.forTable(table).startingVersion(0).build().versions())
+                .containsExactly(1L, 3L);
     }
 
     /** F8: a range over versions removed from main by a rollback fails. */
@@ -362,7 +427,12 @@ class TableChangesRangeTest {
                                 + "Read only versions before 2, or re-read the table's state as of version 4 and "
                                 + "read the changes after it.",
                         table.name());
-        assertThat(CdfRows.render(TableChanges.forTable(table).startingVersion(0).endingVersion(1).build()))
+        assertThat(
+                        CdfRows.render(
+                                TableChanges.forTable(table)
+                                        .startingVersion(0)
+                                        .endingVersion(1)
+                                        .build()))
                 .containsExactly("1 insert (1, v1, eu)");
     }
 

@@ -1,16 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import static dev.changeflow.sources.cdf.CdfTestTables.row;
-import static org.assertj.core.api.Assertions.assertThat;
-
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.MetadataColumns;
@@ -23,6 +12,17 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * F2 on format v3 tables without identifier fields: row identity is the row lineage {@code _row_id}
@@ -52,9 +52,9 @@ class TableChangesRowLineageTest {
      *
      * <ol>
      *   <li>append of file A: ids 1..5, row ids 0..4 inherited from A's first row id;
-     *   <li>copy-on-write overwrite of A by B, written as a lineage-keeping engine does: ids 1 and 5
-     *       carried over and ids 2, 3 updated, each with its {@code _row_id} stored; id 4 deleted;
-     *       id 6 inserted (row id inherited: 5 + its position 4 = 9);
+     *   <li>copy-on-write overwrite of A by B, written as a lineage-keeping engine does: ids 1 and
+     *       5 carried over and ids 2, 3 updated, each with its {@code _row_id} stored; id 4
+     *       deleted; id 6 inserted (row id inherited: 5 + its position 4 = 9);
      *   <li>compaction ({@code replace}) of B into C keeping every {@code _row_id};
      *   <li>merge-on-read: a deletion vector on C removes id 1 (row id 0) and id 5 (row id 4), file
      *       D adds id 5 updated with its {@code _row_id} 4 and id 7 (inherited: D starts at 15, so
@@ -91,11 +91,10 @@ class TableChangesRowLineageTest {
         table.newRewrite().rewriteFiles(Set.of(b), Set.of(c)).commit();
         DataFile d =
                 tables.dataFileWithRowIds(
-                        table, new Object[] {5L, "e2", "us", 4L}, new Object[] {7L, "g", "eu", null});
-        table.newRowDelta()
-                .addRows(d)
-                .addDeletes(tables.deletionVector(table, c, 0, 3))
-                .commit();
+                        table,
+                        new Object[] {5L, "e2", "us", 4L},
+                        new Object[] {7L, "g", "eu", null});
+        table.newRowDelta().addRows(d).addDeletes(tables.deletionVector(table, c, 0, 3)).commit();
     }
 
     /** Row ids as the reader materialises them: stored values, else first row id + position. */
@@ -129,7 +128,12 @@ class TableChangesRowLineageTest {
                         "2 delete (4, d, us)",
                         "2 insert (6, f, eu)");
         assertThat(changes(table, 3, 3)).isEmpty();
-        assertThat(TableChanges.forTable(table).startingVersion(3).endingVersion(3).build().versions())
+        assertThat(
+                        TableChanges.forTable(table)
+                                .startingVersion(3)
+                                .endingVersion(3)
+                                .build()
+                                .versions())
                 .containsExactly(3L);
         assertThat(changes(table, 4, 4))
                 .containsExactly(
@@ -139,12 +143,18 @@ class TableChangesRowLineageTest {
                         "4 insert (7, g, eu)");
         assertThat(TableChanges.forTable(table).startingVersion(1).build().schema().columns())
                 .extracting(f -> f.name())
-                .containsExactly("id", "name", "region", "_change_type", "_commit_version", "_commit_timestamp");
+                .containsExactly(
+                        "id",
+                        "name",
+                        "region",
+                        "_change_type",
+                        "_commit_version",
+                        "_commit_timestamp");
     }
 
     /**
-     * Documented behaviour: a writer that does not write {@code _row_id} gives every row it writes a
-     * new (inherited) row id, so a rewrite's rows, changed or carried over unchanged, are plain
+     * Documented behaviour: a writer that does not write {@code _row_id} gives every row it writes
+     * a new (inherited) row id, so a rewrite's rows, changed or carried over unchanged, are plain
      * delete + insert.
      */
     @Test
@@ -171,7 +181,8 @@ class TableChangesRowLineageTest {
     void aRowThatLostItsRowIdIsDeleteAndInsert() {
         Table table = tables.create("t", S, PartitionSpec.unpartitioned(), 3, Map.of());
         DataFile a =
-                tables.dataFile(table, row(S, 1L, "a", "eu"), row(S, 2L, "b", "us"), row(S, 3L, "c", "eu"));
+                tables.dataFile(
+                        table, row(S, 1L, "a", "eu"), row(S, 2L, "b", "us"), row(S, 3L, "c", "eu"));
         table.newAppend().appendFile(a).commit();
         table.newOverwrite()
                 .deleteFile(a)
@@ -232,7 +243,10 @@ class TableChangesRowLineageTest {
                 .containsExactly("2 update_preimage (2, b, us)", "2 update_postimage (2, b2, us)");
     }
 
-    /** {@code "<id>=<_row_id>"} of the live rows of the current snapshot, read with _row_id projected. */
+    /**
+     * {@code "<id>=<_row_id>"} of the live rows of the current snapshot, read with _row_id
+     * projected.
+     */
     private static List<String> rowIds(Table table) {
         table.refresh();
         List<String> ids = new ArrayList<>();
@@ -241,9 +255,13 @@ class TableChangesRowLineageTest {
         try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
             for (FileScanTask task : tasks) {
                 for (FileRows.PositionedRow row :
-                        files.liveRows(task, table.schema(), projection, Expressions.alwaysTrue())) {
+                        files.liveRows(
+                                task, table.schema(), projection, Expressions.alwaysTrue())) {
                     Record r = row.row;
-                    ids.add(r.get(0) + "=" + r.get(projection.columns().indexOf(MetadataColumns.ROW_ID)));
+                    ids.add(
+                            r.get(0)
+                                    + "="
+                                    + r.get(projection.columns().indexOf(MetadataColumns.ROW_ID)));
                 }
             }
         } catch (IOException e) {

@@ -1,14 +1,5 @@
 package dev.changeflow.sources.cdf;
 
-import static dev.changeflow.sources.cdf.CdfTestTables.row;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.iceberg.DataFile;
@@ -22,6 +13,15 @@ import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static dev.changeflow.sources.cdf.CdfTestTables.row;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Change computation and row shape of the change feed: F1, F2, F5 (exact rows). */
 class TableChangesTest {
@@ -64,10 +64,17 @@ class TableChangesTest {
         try (CloseableIterable<Record> rows = changes.read()) {
             assertThat(rows)
                     .containsExactly(
-                            record(changes.schema(), 1L, "a", "eu", "insert", 1L, CdfTestTables.utc(committed)));
+                            record(
+                                    changes.schema(),
+                                    1L,
+                                    "a",
+                                    "eu",
+                                    "insert",
+                                    1L,
+                                    CdfTestTables.utc(committed)));
         }
         try (CloseableIterable<RowData> rows = changes.readRowData()) {
-            List<RowData> list = new java.util.ArrayList<>();
+            List<RowData> list = new ArrayList<>();
             rows.forEach(list::add);
             assertThat(list).hasSize(1);
             RowData data = list.get(0);
@@ -87,24 +94,36 @@ class TableChangesTest {
     @Test
     void f2AppendsAreInserts() {
         Table table = tables.create("t", 2);
-        table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"))).commit();
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us")))
+                .commit();
         table.newAppend().appendFile(tables.dataFile(table, row(3L, "c", "eu"))).commit();
 
         assertThat(changes(table, 1, 2))
-                .containsExactly("1 insert (1, a, eu)", "1 insert (2, b, us)", "2 insert (3, c, eu)");
+                .containsExactly(
+                        "1 insert (1, a, eu)", "1 insert (2, b, us)", "2 insert (3, c, eu)");
     }
 
-    /** F2: equality deletes carrying complete rows (changeflow's tables): pre-image from the file. */
+    /**
+     * F2: equality deletes carrying complete rows (changeflow's tables): pre-image from the file.
+     */
     @Test
     void f2EqualityDeletesCarryingRows() {
         Table table =
                 tables.create(
-                        "t", CdfTestTables.SCHEMA, PartitionSpec.unpartitioned(), 2,
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
-        table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"))).commit();
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us")))
+                .commit();
         // update 1, delete 2, insert 3 — as changeflow's sink writes them
         table.newRowDelta()
-                .addDeletes(tables.equalityDeletes(table, table.schema(), row(1L, "a", "eu"), row(2L, "b", "us")))
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table, table.schema(), row(1L, "a", "eu"), row(2L, "b", "us")))
                 .addRows(tables.dataFile(table, row(1L, "a2", "eu"), row(3L, "c", "eu")))
                 .commit();
 
@@ -124,7 +143,10 @@ class TableChangesTest {
     void f2CarriedRowIsTakenFromTheDeleteFile() {
         Table table =
                 tables.create(
-                        "t", CdfTestTables.SCHEMA, PartitionSpec.unpartitioned(), 2,
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
         table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"))).commit();
         table.newRowDelta()
@@ -142,13 +164,21 @@ class TableChangesTest {
     void f2EqualityDeletesLookedUpInParent() {
         Table table = tables.create("t", 2);
         Schema keyOnly = table.schema().select("id");
-        table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"))).commit();
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us")))
+                .commit();
         table.newRowDelta()
                 .addDeletes(tables.equalityDeletes(table, keyOnly, row(1L, null, null)))
                 .addRows(tables.dataFile(table, row(1L, "a2", "eu")))
                 .commit();
         table.newRowDelta()
-                .addDeletes(tables.equalityDeletes(table, keyOnly, row(1L, null, null), row(2L, null, null), row(9L, null, null)))
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table,
+                                keyOnly,
+                                row(1L, null, null),
+                                row(2L, null, null),
+                                row(9L, null, null)))
                 .addRows(tables.dataFile(table, row(1L, "a3", "us"), row(9L, "z", "us")))
                 .commit();
 
@@ -167,24 +197,33 @@ class TableChangesTest {
     void f2CarryRowsPropertyWithKeyOnlyFilesFallsBackToLookup() {
         Table table =
                 tables.create(
-                        "t", CdfTestTables.SCHEMA, PartitionSpec.unpartitioned(), 2,
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
         table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"))).commit();
         table.newRowDelta()
-                .addDeletes(tables.equalityDeletes(table, table.schema().select("id"), row(1L, null, null)))
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table, table.schema().select("id"), row(1L, null, null)))
                 .commit();
 
         assertThat(changes(table, 2, 2)).containsExactly("2 delete (1, a, eu)");
     }
 
-    /** F2: v2 position deletes remove rows; a key written twice in one commit shows its last value. */
+    /**
+     * F2: v2 position deletes remove rows; a key written twice in one commit shows its last value.
+     */
     @Test
     void f2PositionDeletes() {
         Table table = tables.create("t", 2);
-        DataFile first = tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"), row(3L, "c", "eu"));
+        DataFile first =
+                tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"), row(3L, "c", "eu"));
         table.newAppend().appendFile(first).commit();
         table.newRowDelta().addDeletes(tables.positionDeletes(table, first, 1)).commit();
-        // one commit inserts 4 twice: the first copy is removed by a position delete in the same commit
+        // one commit inserts 4 twice: the first copy is removed by a position delete in the same
+        // commit
         DataFile second = tables.dataFile(table, row(4L, "d", "eu"), row(4L, "d2", "eu"));
         table.newRowDelta()
                 .addRows(second)
@@ -193,18 +232,24 @@ class TableChangesTest {
                 .commit();
 
         assertThat(changes(table, 2, 3))
-                .containsExactly("2 delete (2, b, us)", "3 delete (1, a, eu)", "3 insert (4, d2, eu)");
+                .containsExactly(
+                        "2 delete (2, b, us)", "3 delete (1, a, eu)", "3 insert (4, d2, eu)");
     }
 
     /** F2: v3 deletion vectors; a replacing DV yields only the newly deleted rows. */
     @Test
     void f2DeletionVectors() {
         Table table = tables.create("t", 3);
-        DataFile file = tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"), row(3L, "c", "eu"));
+        DataFile file =
+                tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"), row(3L, "c", "eu"));
         table.newAppend().appendFile(file).commit();
         DeleteFile dv = tables.deletionVector(table, file, 0);
-        table.newRowDelta().addDeletes(dv).addRows(tables.dataFile(table, row(1L, "a2", "eu"))).commit();
-        DeleteFile committedDv = table.currentSnapshot().addedDeleteFiles(table.io()).iterator().next();
+        table.newRowDelta()
+                .addDeletes(dv)
+                .addRows(tables.dataFile(table, row(1L, "a2", "eu")))
+                .commit();
+        DeleteFile committedDv =
+                table.currentSnapshot().addedDeleteFiles(table.io()).iterator().next();
         table.newRowDelta()
                 .validateFromSnapshot(table.currentSnapshot().snapshotId())
                 .removeDeletes(committedDv)
@@ -222,14 +267,17 @@ class TableChangesTest {
     @Test
     void f2CopyOnWriteOverwrite() {
         Table table = tables.create("t", 2);
-        DataFile file = tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"), row(3L, "c", "eu"));
+        DataFile file =
+                tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"), row(3L, "c", "eu"));
         table.newAppend().appendFile(file).commit();
         DataFile rewritten = tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b2", "us"));
         table.newOverwrite().deleteFile(file).addFile(rewritten).commit();
 
         assertThat(changes(table, 2, 2))
                 .containsExactly(
-                        "2 update_preimage (2, b, us)", "2 update_postimage (2, b2, us)", "2 delete (3, c, eu)");
+                        "2 update_preimage (2, b, us)",
+                        "2 update_postimage (2, b2, us)",
+                        "2 delete (3, c, eu)");
     }
 
     /** F2: a compaction (replace) snapshot yields nothing, but the version exists. */
@@ -240,7 +288,9 @@ class TableChangesTest {
         DataFile b = tables.dataFile(table, row(2L, "b", "us"));
         table.newAppend().appendFile(a).appendFile(b).commit();
         table.newRewrite()
-                .rewriteFiles(Set.of(a, b), Set.of(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"))))
+                .rewriteFiles(
+                        Set.of(a, b),
+                        Set.of(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"))))
                 .commit();
 
         TableChanges changes = TableChanges.forTable(table).startingVersion(2).build();
@@ -258,7 +308,8 @@ class TableChangesTest {
         table.newRowDelta().addDeletes(tables.positionDeletes(table, file, 0)).commit();
         table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"))).commit();
 
-        assertThat(changes(table, 2, 3)).containsExactly("2 delete (1, a, eu)", "3 insert (1, a, eu)");
+        assertThat(changes(table, 2, 3))
+                .containsExactly("2 delete (1, a, eu)", "3 insert (1, a, eu)");
     }
 
     /** F2: an update moving a row to another partition: preimage old values, postimage new ones. */
@@ -266,8 +317,11 @@ class TableChangesTest {
     void f2UpdateAcrossPartitions() {
         Table table =
                 tables.create(
-                        "t", CdfTestTables.SCHEMA,
-                        PartitionSpec.builderFor(CdfTestTables.SCHEMA).identity("region").build(), 2, Map.of());
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.builderFor(CdfTestTables.SCHEMA).identity("region").build(),
+                        2,
+                        Map.of());
         table.newAppend()
                 .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "eu")))
                 .appendFile(tables.dataFile(table, row(3L, "c", "us")))
@@ -285,7 +339,12 @@ class TableChangesTest {
     @Test
     void f2WithoutIdentifierFields() {
         Table table =
-                tables.create("t", CdfTestTables.KEYLESS_SCHEMA, PartitionSpec.unpartitioned(), 2, Map.of());
+                tables.create(
+                        "t",
+                        CdfTestTables.KEYLESS_SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
+                        Map.of());
         Schema s = CdfTestTables.KEYLESS_SCHEMA;
         DataFile file = tables.dataFile(table, row(s, 1L, "a", "eu"), row(s, 2L, "b", "us"));
         table.newAppend().appendFile(file).commit();
@@ -294,7 +353,8 @@ class TableChangesTest {
                 .addFile(tables.dataFile(table, row(s, 1L, "a", "eu"), row(s, 2L, "b2", "us")))
                 .commit();
 
-        assertThat(changes(table, 2, 2)).containsExactly("2 delete (2, b, us)", "2 insert (2, b2, us)");
+        assertThat(changes(table, 2, 2))
+                .containsExactly("2 delete (2, b, us)", "2 insert (2, b2, us)");
     }
 
     /** F5: the ending version's schema; a column added later is null in earlier versions. */

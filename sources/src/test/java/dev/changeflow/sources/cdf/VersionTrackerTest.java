@@ -1,14 +1,15 @@
 package dev.changeflow.sources.cdf;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import java.util.List;
-import java.util.Map;
+import dev.changeflow.sources.cdf.stream.enumerator.VersionTracker;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 
 import org.junit.jupiter.api.Test;
 
-import dev.changeflow.sources.cdf.stream.enumerator.VersionTracker;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** The version-completion watermark of the enumerator (design.md "Order and pairing — how"). */
 class VersionTrackerTest {
@@ -20,7 +21,12 @@ class VersionTrackerTest {
     @Test
     void versionsCompleteInOrderAndEmptyVersionsAdvance() {
         VersionTracker tracker = new VersionTracker(-1);
-        tracker.planned(3, List.of(split(3, ChangeFeedSplit.Kind.REMOVED, 0), split(3, ChangeFeedSplit.Kind.ADDED, 0)), true);
+        tracker.planned(
+                3,
+                List.of(
+                        split(3, ChangeFeedSplit.Kind.REMOVED, 0),
+                        split(3, ChangeFeedSplit.Kind.ADDED, 0)),
+                true);
         tracker.planned(5, List.of(split(5, ChangeFeedSplit.Kind.ADDED, 0)), true);
         tracker.planned(6, List.of(), true);
 
@@ -70,7 +76,7 @@ class VersionTrackerTest {
     void restoredBookkeepingContinues() {
         VersionTracker tracker =
                 new VersionTracker(
-                        4, Map.of(5L, new VersionTracker.VersionProgress(java.util.Set.of("5-R0"), true)));
+                        4, Map.of(5L, new VersionTracker.VersionProgress(Set.of("5-R0"), true)));
         assertThat(tracker.advance(5)).isEqualTo(4);
         tracker.finished("5-R0");
         assertThat(tracker.advance(5)).isEqualTo(5);

@@ -12,13 +12,28 @@ class DebeziumMetadataTest {
 
     @Test
     void fieldsInContractOrderAllNullable() {
-        assertThat(DebeziumMetadata.FIELDS.stream().map(f -> f.getName() + " " + f.getType()).collect(Collectors.toList()))
-                .containsExactly("_op STRING", "_ts_ms BIGINT", "_source_lsn BIGINT", "_source_ts_ms BIGINT",
-                        "_source_txid BIGINT", "_source_snapshot STRING", "_source_db STRING", "_source_schema STRING",
-                        "_source_table STRING", "_source_file STRING", "_source_pos BIGINT");
+        assertThat(
+                        DebeziumMetadata.FIELDS.stream()
+                                .map(f -> f.getName() + " " + f.getType())
+                                .collect(Collectors.toList()))
+                .containsExactly(
+                        "_op STRING",
+                        "_ts_ms BIGINT",
+                        "_source_lsn BIGINT",
+                        "_source_ts_ms BIGINT",
+                        "_source_txid BIGINT",
+                        "_source_snapshot STRING",
+                        "_source_db STRING",
+                        "_source_schema STRING",
+                        "_source_table STRING",
+                        "_source_file STRING",
+                        "_source_pos BIGINT");
         assertThat(DebeziumMetadata.FIELDS).allMatch(f -> f.getType().isNullable());
-        assertThat(DebeziumMetadata.NAMES).containsExactlyElementsOf(
-                DebeziumMetadata.FIELDS.stream().map(RowType.RowField::getName).collect(Collectors.toList()));
+        assertThat(DebeziumMetadata.NAMES)
+                .containsExactlyElementsOf(
+                        DebeziumMetadata.FIELDS.stream()
+                                .map(RowType.RowField::getName)
+                                .collect(Collectors.toList()));
     }
 
     @Test
@@ -39,6 +54,7 @@ class DebeziumMetadataTest {
     @Test
     void defaultSequences() {
         assertThat(DebeziumMetadata.POSTGRES_SEQUENCE).isEqualTo(List.of("_source_lsn"));
-        assertThat(DebeziumMetadata.MYSQL_SEQUENCE).isEqualTo(List.of("_source_file", "_source_pos"));
+        assertThat(DebeziumMetadata.MYSQL_SEQUENCE)
+                .isEqualTo(List.of("_source_file", "_source_pos"));
     }
 }

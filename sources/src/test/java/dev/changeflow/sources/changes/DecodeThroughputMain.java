@@ -37,22 +37,23 @@ public final class DecodeThroughputMain {
         System.out.printf("%d lines, %.1f MB%n", lines.size(), bytes / 1e6);
         ChangeRecordDecoder decoder = new ChangeRecordDecoder(PgbenchFlows.flows());
         long[] sink = new long[3];
-        DecodeOutput out = new DecodeOutput() {
-            @Override
-            public void upsertOrDelete(int flowIndex, RowData row) {
-                sink[0]++;
-            }
+        DecodeOutput out =
+                new DecodeOutput() {
+                    @Override
+                    public void upsertOrDelete(int flowIndex, RowData row) {
+                        sink[0]++;
+                    }
 
-            @Override
-            public void truncate(int flowIndex, RowData row) {
-                sink[1]++;
-            }
+                    @Override
+                    public void truncate(int flowIndex, RowData row) {
+                        sink[1]++;
+                    }
 
-            @Override
-            public void quarantine(RowData row) {
-                sink[2]++;
-            }
-        };
+                    @Override
+                    public void quarantine(RowData row) {
+                        sink[2]++;
+                    }
+                };
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         List<Double> wallRates = new ArrayList<>();
         List<Double> cpuRates = new ArrayList<>();
@@ -65,15 +66,23 @@ public final class DecodeThroughputMain {
             }
             double wall = (System.nanoTime() - t0) / 1e9;
             double cpu = (threads.getCurrentThreadCpuTime() - c0) / 1e9;
-            System.out.printf("round %d: %.0f events/s wall, %.0f events/s CPU (%.1f MB/s CPU)%n",
+            System.out.printf(
+                    "round %d: %.0f events/s wall, %.0f events/s CPU (%.1f MB/s CPU)%n",
                     r, lines.size() / wall, lines.size() / cpu, bytes / 1e6 / cpu);
             if (r >= warmUp) {
                 wallRates.add(lines.size() / wall);
                 cpuRates.add(lines.size() / cpu);
             }
         }
-        System.out.println("changes=" + sink[0] + " truncates=" + sink[1] + " quarantined=" + sink[2]);
-        System.out.println("after " + warmUp + " warm-up rounds: wall " + summary(wallRates) + "; CPU " + summary(cpuRates));
+        System.out.println(
+                "changes=" + sink[0] + " truncates=" + sink[1] + " quarantined=" + sink[2]);
+        System.out.println(
+                "after "
+                        + warmUp
+                        + " warm-up rounds: wall "
+                        + summary(wallRates)
+                        + "; CPU "
+                        + summary(cpuRates));
     }
 
     private static String summary(List<Double> rates) {
@@ -81,7 +90,9 @@ public final class DecodeThroughputMain {
             return "no rounds";
         }
         double[] s = rates.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return String.format("median %.0f events/s (min %.0f, max %.0f, n=%d)", s[s.length / 2], s[0], s[s.length - 1], s.length);
+        return String.format(
+                "median %.0f events/s (min %.0f, max %.0f, n=%d)",
+                s[s.length / 2], s[0], s[s.length - 1], s.length);
     }
 
     static List<byte[]> readLines(Path file) throws Exception {

@@ -22,7 +22,12 @@ class FlowRouterTest {
 
     @Test
     void topicThenSchemaTableThenTableThenLastTopicSegment() {
-        FlowRouter r = router(List.of("pg.public.items"), List.of("public.items"), List.of("items"), List.of("orders"));
+        FlowRouter r =
+                router(
+                        List.of("pg.public.items"),
+                        List.of("public.items"),
+                        List.of("items"),
+                        List.of("orders"));
         assertThat(r.route("pg.public.items", "public", "items")).isEqualTo(0);
         assertThat(r.route("other.topic", "public", "items")).isEqualTo(1);
         assertThat(r.route("other.topic", "sales", "items")).isEqualTo(2);
@@ -30,9 +35,11 @@ class FlowRouterTest {
         assertThat(r.route("pg.public.orders", "public", "nope")).isEqualTo(3);
         assertThat(r.route("pg.public.nope", "public", "nope")).isEqualTo(FlowRouter.NONE);
         assertThat(r.unrouted("pg.public.nope", "nope"))
-                .isEqualTo("no flow for table 'nope' (topic 'pg.public.nope'); flows read [pg.public.items, public.items, items, orders]");
+                .isEqualTo(
+                        "no flow for table 'nope' (topic 'pg.public.nope'); flows read [pg.public.items, public.items, items, orders]");
         assertThat(r.unrouted(null, null))
-                .isEqualTo("no flow for record (no topic or source.table); flows read [pg.public.items, public.items, items, orders]");
+                .isEqualTo(
+                        "no flow for record (no topic or source.table); flows read [pg.public.items, public.items, items, orders]");
     }
 
     @Test
@@ -47,8 +54,10 @@ class FlowRouterTest {
     @Test
     void aRecordNamingNeitherTopicNorTableBelongsToTheOnlyFlow() {
         assertThat(router(List.of("items")).route(null, null, null)).isEqualTo(0);
-        assertThat(router(List.of("items")).route("x.other", null, null)).isEqualTo(FlowRouter.NONE);
-        assertThat(router(List.of("items"), List.of("orders")).route(null, null, null)).isEqualTo(FlowRouter.NONE);
+        assertThat(router(List.of("items")).route("x.other", null, null))
+                .isEqualTo(FlowRouter.NONE);
+        assertThat(router(List.of("items"), List.of("orders")).route(null, null, null))
+                .isEqualTo(FlowRouter.NONE);
         assertThat(router().route(null, null, null)).isEqualTo(FlowRouter.NONE);
     }
 
@@ -58,6 +67,7 @@ class FlowRouterTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("source name 'b' is claimed by flows 'f0' and 'f1'");
         assertThatThrownBy(() -> router(List.of(), List.of("a"), List.of()))
-                .hasMessage("flows 'f0' and 'f2' both have no source names; at most one flow may be the catch-all");
+                .hasMessage(
+                        "flows 'f0' and 'f2' both have no source names; at most one flow may be the catch-all");
     }
 }

@@ -17,7 +17,10 @@ import java.util.zip.GZIPInputStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The whole real pgbench capture (141,511 lines) through the decoder (shared/data/README.md counts). */
+/**
+ * The whole real pgbench capture (141,511 lines) through the decoder (shared/data/README.md
+ * counts).
+ */
 class PgbenchCaptureDecodeTest {
 
     @Test
@@ -29,29 +32,32 @@ class PgbenchCaptureDecodeTest {
         long[] deletes = new long[4];
         long[] truncates = {0};
         long[] quarantined = {0};
-        DecodeOutput out = new DecodeOutput() {
-            @Override
-            public void upsertOrDelete(int flowIndex, RowData row) {
-                if (row.getRowKind() == RowKind.DELETE) {
-                    deletes[flowIndex]++;
-                } else {
-                    int opIndex = flows.get(flowIndex).sourceType().getFieldIndex("_op");
-                    byFlowAndOp[flowIndex][row.getString(opIndex).toString().charAt(0)]++;
-                }
-            }
+        DecodeOutput out =
+                new DecodeOutput() {
+                    @Override
+                    public void upsertOrDelete(int flowIndex, RowData row) {
+                        if (row.getRowKind() == RowKind.DELETE) {
+                            deletes[flowIndex]++;
+                        } else {
+                            int opIndex = flows.get(flowIndex).sourceType().getFieldIndex("_op");
+                            byFlowAndOp[flowIndex][row.getString(opIndex).toString().charAt(0)]++;
+                        }
+                    }
 
-            @Override
-            public void truncate(int flowIndex, RowData row) {
-                truncates[0]++;
-            }
+                    @Override
+                    public void truncate(int flowIndex, RowData row) {
+                        truncates[0]++;
+                    }
 
-            @Override
-            public void quarantine(RowData row) {
-                quarantined[0]++;
-            }
-        };
+                    @Override
+                    public void quarantine(RowData row) {
+                        quarantined[0]++;
+                    }
+                };
         long lines = 0, tombstones = 0;
-        try (InputStream in = new BufferedInputStream(new GZIPInputStream(Files.newInputStream(capture), 1 << 16), 1 << 16)) {
+        try (InputStream in =
+                new BufferedInputStream(
+                        new GZIPInputStream(Files.newInputStream(capture), 1 << 16), 1 << 16)) {
             ByteArrayOutputStream line = new ByteArrayOutputStream(1024);
             int c;
             while ((c = in.read()) >= 0) {
@@ -60,7 +66,8 @@ class PgbenchCaptureDecodeTest {
                     continue;
                 }
                 lines++;
-                if (decoder.decode(line.toByteArray(), capture.toString(), null, lines, 0L, out) == DecodeOutcome.TOMBSTONE_SKIPPED) {
+                if (decoder.decode(line.toByteArray(), capture.toString(), null, lines, 0L, out)
+                        == DecodeOutcome.TOMBSTONE_SKIPPED) {
                     tombstones++;
                 }
                 line.reset();

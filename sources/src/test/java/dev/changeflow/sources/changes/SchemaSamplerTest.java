@@ -11,8 +11,10 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.zip.GZIPOutputStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,28 +28,32 @@ class SchemaSamplerTest {
         return s.replace('\'', '"');
     }
 
-    private static final String ENVELOPE_SCHEMA = q("{'type':'struct','name':'pg.public.items.Envelope','fields':["
-            + "{'type':'struct','optional':true,'name':'pg.public.items.Value','field':'before','fields':[]},"
-            + "{'type':'struct','optional':true,'name':'pg.public.items.Value','field':'after','fields':["
-            + "{'type':'int32','optional':false,'field':'id'},"
-            + "{'type':'int64','optional':true,'field':'big'},"
-            + "{'type':'int16','optional':true,'field':'small'},"
-            + "{'type':'string','optional':true,'field':'name'},"
-            + "{'type':'boolean','optional':true,'field':'flag'},"
-            + "{'type':'float64','optional':true,'field':'ratio'},"
-            + "{'type':'bytes','optional':true,'field':'blob'},"
-            + "{'type':'bytes','optional':true,'name':'org.apache.kafka.connect.data.Decimal','version':1,"
-            + "'parameters':{'scale':'2','connect.decimal.precision':'12'},'field':'price'},"
-            + "{'type':'int32','optional':true,'name':'io.debezium.time.Date','version':1,'field':'day'},"
-            + "{'type':'int64','optional':false,'name':'io.debezium.time.MicroTimestamp','version':1,'field':'at'},"
-            + "{'type':'int64','optional':true,'name':'io.debezium.time.Timestamp','version':1,'field':'at_ms'},"
-            + "{'type':'string','optional':true,'name':'io.debezium.time.ZonedTimestamp','version':1,'field':'zoned'}]},"
-            + "{'type':'struct','optional':false,'field':'source','fields':[]},"
-            + "{'type':'string','optional':false,'field':'op'}]}");
+    private static final String ENVELOPE_SCHEMA =
+            q(
+                    "{'type':'struct','name':'pg.public.items.Envelope','fields':["
+                            + "{'type':'struct','optional':true,'name':'pg.public.items.Value','field':'before','fields':[]},"
+                            + "{'type':'struct','optional':true,'name':'pg.public.items.Value','field':'after','fields':["
+                            + "{'type':'int32','optional':false,'field':'id'},"
+                            + "{'type':'int64','optional':true,'field':'big'},"
+                            + "{'type':'int16','optional':true,'field':'small'},"
+                            + "{'type':'string','optional':true,'field':'name'},"
+                            + "{'type':'boolean','optional':true,'field':'flag'},"
+                            + "{'type':'float64','optional':true,'field':'ratio'},"
+                            + "{'type':'bytes','optional':true,'field':'blob'},"
+                            + "{'type':'bytes','optional':true,'name':'org.apache.kafka.connect.data.Decimal','version':1,"
+                            + "'parameters':{'scale':'2','connect.decimal.precision':'12'},'field':'price'},"
+                            + "{'type':'int32','optional':true,'name':'io.debezium.time.Date','version':1,'field':'day'},"
+                            + "{'type':'int64','optional':false,'name':'io.debezium.time.MicroTimestamp','version':1,'field':'at'},"
+                            + "{'type':'int64','optional':true,'name':'io.debezium.time.Timestamp','version':1,'field':'at_ms'},"
+                            + "{'type':'string','optional':true,'name':'io.debezium.time.ZonedTimestamp','version':1,'field':'zoned'}]},"
+                            + "{'type':'struct','optional':false,'field':'source','fields':[]},"
+                            + "{'type':'string','optional':false,'field':'op'}]}");
 
-    private java.nio.file.Path write(String name, boolean gzip, String... lines) throws IOException {
+    private java.nio.file.Path write(String name, boolean gzip, String... lines)
+            throws IOException {
         java.nio.file.Path f = dir.resolve(name);
-        try (OutputStream os = gzip ? new GZIPOutputStream(Files.newOutputStream(f)) : Files.newOutputStream(f)) {
+        try (OutputStream os =
+                gzip ? new GZIPOutputStream(Files.newOutputStream(f)) : Files.newOutputStream(f)) {
             for (String l : lines) {
                 os.write((l + "\n").getBytes(StandardCharsets.UTF_8));
             }
@@ -57,85 +63,162 @@ class SchemaSamplerTest {
 
     @Test
     void typesFromTheSchemaWrapper() throws IOException {
-        String payload = q("{'before':null,'after':{'id':1,'big':2,'small':3,'name':'n','flag':true,'ratio':0.5,'blob':'AQ==',"
-                + "'price':'MDk=','day':19000,'at':1,'at_ms':1,'zoned':'2026-01-01T00:00:00Z'},'source':{'table':'items','schema':'public'},'op':'c'}");
-        java.nio.file.Path f = write("items.jsonl.gz", true,
-                q("{'key':null,'value':{'schema':" + ENVELOPE_SCHEMA + ",'payload':" + payload + "},'topic':'pg.public.items'}"));
-        Map<String, RowType> types = SchemaSampler.sample(List.of(f), ChangeRecordFormat.DEBEZIUM_JSON, List.of("items")).types();
+        String payload =
+                q(
+                        "{'before':null,'after':{'id':1,'big':2,'small':3,'name':'n','flag':true,'ratio':0.5,'blob':'AQ==',"
+                                + "'price':'MDk=','day':19000,'at':1,'at_ms':1,'zoned':'2026-01-01T00:00:00Z'},'source':{'table':'items','schema':'public'},'op':'c'}");
+        java.nio.file.Path f =
+                write(
+                        "items.jsonl.gz",
+                        true,
+                        q(
+                                "{'key':null,'value':{'schema':"
+                                        + ENVELOPE_SCHEMA
+                                        + ",'payload':"
+                                        + payload
+                                        + "},'topic':'pg.public.items'}"));
+        Map<String, RowType> types =
+                SchemaSampler.sample(List.of(f), ChangeRecordFormat.DEBEZIUM_JSON, List.of("items"))
+                        .types();
         assertThat(types).containsOnlyKeys("items");
-        assertThat(types.get("items")).isEqualTo(SchemaSampler.parseColumns(
-                "id INT NOT NULL, big BIGINT, small SMALLINT, name STRING, flag BOOLEAN, ratio DOUBLE, blob BYTES,"
-                        + " price DECIMAL(12, 2), day DATE, at TIMESTAMP(6) NOT NULL, at_ms TIMESTAMP(3), zoned TIMESTAMP_LTZ(6)"));
+        assertThat(types.get("items"))
+                .isEqualTo(
+                        SchemaSampler.parseColumns(
+                                "id INT NOT NULL, big BIGINT, small SMALLINT, name STRING, flag BOOLEAN, ratio DOUBLE, blob BYTES,"
+                                        + " price DECIMAL(12, 2), day DATE, at TIMESTAMP(6) NOT NULL, at_ms TIMESTAMP(3), zoned TIMESTAMP_LTZ(6)"));
     }
 
     @Test
     void typesInferredFromValuesAcrossRecordsInFirstSeenOrder() throws IOException {
-        java.nio.file.Path f = write("mixed.jsonl", false,
-                q("{'key':null,'value':{'op':'c','after':{'id':1,'amount':1,'note':null,'nested':{'a':1}},'source':{'table':'t1'}},'topic':'x.t1'}"),
-                "not json at all",
-                q("{'key':null,'value':null,'topic':'x.t1'}"),
-                q("{'key':null,'value':{'op':'c','after':{'id':2,'amount':2.5,'tags':['a'],'nested':{'b':true}},'source':{'table':'t1'}},'topic':'x.t1'}"),
-                q("{'key':null,'value':{'op':'d','before':{'k':'v'},'after':null,'source':{'table':'t2'}},'topic':'x.t2'}"),
-                q("{'key':null,'value':{'op':'c','after':{'late':1},'source':{'table':'t1'}},'topic':'x.t1'}"));
-        SchemaSampler.Result result = SchemaSampler.sampleFlinkPaths(List.of(new Path(dir.toUri())), ChangeRecordFormat.DEBEZIUM_JSON,
-                List.of("t1", "t2", "t3"), SchemaSampler.DEFAULT_MAX_LINES);
+        java.nio.file.Path f =
+                write(
+                        "mixed.jsonl",
+                        false,
+                        q(
+                                "{'key':null,'value':{'op':'c','after':{'id':1,'amount':1,'note':null,'nested':{'a':1}},'source':{'table':'t1'}},'topic':'x.t1'}"),
+                        "not json at all",
+                        q("{'key':null,'value':null,'topic':'x.t1'}"),
+                        q(
+                                "{'key':null,'value':{'op':'c','after':{'id':2,'amount':2.5,'tags':['a'],'nested':{'b':true}},'source':{'table':'t1'}},'topic':'x.t1'}"),
+                        q(
+                                "{'key':null,'value':{'op':'d','before':{'k':'v'},'after':null,'source':{'table':'t2'}},'topic':'x.t2'}"),
+                        q(
+                                "{'key':null,'value':{'op':'c','after':{'late':1},'source':{'table':'t1'}},'topic':'x.t1'}"));
+        SchemaSampler.Result result =
+                SchemaSampler.sampleFlinkPaths(
+                        List.of(new Path(dir.toUri())),
+                        ChangeRecordFormat.DEBEZIUM_JSON,
+                        List.of("t1", "t2", "t3"),
+                        SchemaSampler.DEFAULT_MAX_LINES);
         assertThat(result.linesRead()).isEqualTo(6);
         assertThat(result.namespace()).isNull();
         Map<String, RowType> types = result.types();
         assertThat(types).containsOnlyKeys("t1", "t2");
-        // sampling stops when every wanted table was seen, so t1's 'late' column (after t2) is not included;
+        // sampling stops when every wanted table was seen, so t1's 'late' column (after t2) is not
+        // included;
         // t3 is never seen: the cap (all lines) ends the sample
-        assertThat(types.get("t1")).isEqualTo(SchemaSampler.parseColumns(
-                "id BIGINT, amount DOUBLE, note STRING, nested ROW<a BIGINT, b BOOLEAN>, tags ARRAY<STRING>, late BIGINT"));
+        assertThat(types.get("t1"))
+                .isEqualTo(
+                        SchemaSampler.parseColumns(
+                                "id BIGINT, amount DOUBLE, note STRING, nested ROW<a BIGINT, b BOOLEAN>, tags ARRAY<STRING>, late BIGINT"));
         assertThat(types.get("t2")).isEqualTo(SchemaSampler.parseColumns("k STRING"));
-        Map<String, RowType> two = SchemaSampler.sample(List.of(f), ChangeRecordFormat.DEBEZIUM_JSON, List.of("t1", "t2")).types();
-        assertThat(two.get("t1")).isEqualTo(SchemaSampler.parseColumns(
-                "id BIGINT, amount DOUBLE, note STRING, nested ROW<a BIGINT, b BOOLEAN>, tags ARRAY<STRING>"));
+        Map<String, RowType> two =
+                SchemaSampler.sample(
+                                List.of(f), ChangeRecordFormat.DEBEZIUM_JSON, List.of("t1", "t2"))
+                        .types();
+        assertThat(two.get("t1"))
+                .isEqualTo(
+                        SchemaSampler.parseColumns(
+                                "id BIGINT, amount DOUBLE, note STRING, nested ROW<a BIGINT, b BOOLEAN>, tags ARRAY<STRING>"));
     }
 
     @Test
     void plainJsonRowsBelongToTheOnlyWantedTable() throws IOException {
-        java.nio.file.Path f = write("rows.jsonl", false, q("{'id':1,'name':'a','score':1.5,'ok':false}"));
-        assertThat(SchemaSampler.sample(List.of(f), ChangeRecordFormat.JSON, List.of("rows")).types())
-                .containsExactly(Map.entry("rows", SchemaSampler.parseColumns("id BIGINT, name STRING, score DOUBLE, ok BOOLEAN")));
+        java.nio.file.Path f =
+                write("rows.jsonl", false, q("{'id':1,'name':'a','score':1.5,'ok':false}"));
+        assertThat(
+                        SchemaSampler.sample(List.of(f), ChangeRecordFormat.JSON, List.of("rows"))
+                                .types())
+                .containsExactly(
+                        Map.entry(
+                                "rows",
+                                SchemaSampler.parseColumns(
+                                        "id BIGINT, name STRING, score DOUBLE, ok BOOLEAN")));
     }
 
     @Test
     void damagedGzipEndsThatFilesSample() throws IOException {
         String[] lines = new String[40_000];
-        java.util.Random random = new java.util.Random(7);
+        Random random = new Random(7);
         for (int i = 0; i < lines.length; i++) {
             String table = i < 20_000 ? "a" : "b";
-            lines[i] = q("{'op':'c','after':{'id':" + i + ",'r':" + random.nextLong() + "},'source':{'table':'" + table + "'}}");
+            lines[i] =
+                    q(
+                            "{'op':'c','after':{'id':"
+                                    + i
+                                    + ",'r':"
+                                    + random.nextLong()
+                                    + "},'source':{'table':'"
+                                    + table
+                                    + "'}}");
         }
         java.nio.file.Path f = write("d.jsonl.gz", true, lines);
         byte[] bytes = Files.readAllBytes(f);
-        Files.write(f, java.util.Arrays.copyOf(bytes, bytes.length / 3));
-        Map<String, RowType> types = SchemaSampler.sample(List.of(f), ChangeRecordFormat.DEBEZIUM_JSON, List.of("a", "b")).types();
-        assertThat(types).containsExactly(Map.entry("a", SchemaSampler.parseColumns("id BIGINT, r BIGINT")));
+        Files.write(f, Arrays.copyOf(bytes, bytes.length / 3));
+        Map<String, RowType> types =
+                SchemaSampler.sample(
+                                List.of(f), ChangeRecordFormat.DEBEZIUM_JSON, List.of("a", "b"))
+                        .types();
+        assertThat(types)
+                .containsExactly(Map.entry("a", SchemaSampler.parseColumns("id BIGINT, r BIGINT")));
     }
 
     @Test
     void realPgbenchCapture() throws IOException {
         java.nio.file.Path capture = SharedData.pgbenchCapture();
-        SchemaSampler.Result result = SchemaSampler.sample(List.of(capture), ChangeRecordFormat.DEBEZIUM_JSON,
-                List.of("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history"));
+        SchemaSampler.Result result =
+                SchemaSampler.sample(
+                        List.of(capture),
+                        ChangeRecordFormat.DEBEZIUM_JSON,
+                        List.of(
+                                "pgbench_accounts",
+                                "pgbench_branches",
+                                "pgbench_tellers",
+                                "pgbench_history"));
         assertThat(result.namespace()).isEqualTo("public");
         Map<String, RowType> types = result.types();
-        assertThat(types).containsExactly(
-                Map.entry("pgbench_accounts", SchemaSampler.parseColumns("aid BIGINT, bid BIGINT, abalance BIGINT, filler STRING")),
-                Map.entry("pgbench_branches", SchemaSampler.parseColumns("bid BIGINT, bbalance BIGINT, filler STRING")),
-                Map.entry("pgbench_tellers", SchemaSampler.parseColumns("tid BIGINT, bid BIGINT, tbalance BIGINT, filler STRING")),
-                Map.entry("pgbench_history", SchemaSampler.parseColumns(
-                        "tid BIGINT, bid BIGINT, aid BIGINT, delta BIGINT, mtime BIGINT, filler STRING")));
+        assertThat(types)
+                .containsExactly(
+                        Map.entry(
+                                "pgbench_accounts",
+                                SchemaSampler.parseColumns(
+                                        "aid BIGINT, bid BIGINT, abalance BIGINT, filler STRING")),
+                        Map.entry(
+                                "pgbench_branches",
+                                SchemaSampler.parseColumns(
+                                        "bid BIGINT, bbalance BIGINT, filler STRING")),
+                        Map.entry(
+                                "pgbench_tellers",
+                                SchemaSampler.parseColumns(
+                                        "tid BIGINT, bid BIGINT, tbalance BIGINT, filler STRING")),
+                        Map.entry(
+                                "pgbench_history",
+                                SchemaSampler.parseColumns(
+                                        "tid BIGINT, bid BIGINT, aid BIGINT, delta BIGINT, mtime BIGINT, filler STRING")));
     }
 
     @Test
     void namespaceOnlyStopsAtTheFirstDebeziumRecord() throws IOException {
-        java.nio.file.Path f = write("ns.jsonl", false,
-                q("{'op':'c','after':{'id':1},'source':{'db':'shop','schema':'sales','table':'a'}}"),
-                q("{'op':'c','after':{'id':2},'source':{'db':'shop','schema':'other','table':'a'}}"));
-        SchemaSampler.Result r = SchemaSampler.sample(List.of(f), ChangeRecordFormat.DEBEZIUM_JSON, List.of());
+        java.nio.file.Path f =
+                write(
+                        "ns.jsonl",
+                        false,
+                        q(
+                                "{'op':'c','after':{'id':1},'source':{'db':'shop','schema':'sales','table':'a'}}"),
+                        q(
+                                "{'op':'c','after':{'id':2},'source':{'db':'shop','schema':'other','table':'a'}}"));
+        SchemaSampler.Result r =
+                SchemaSampler.sample(List.of(f), ChangeRecordFormat.DEBEZIUM_JSON, List.of());
         assertThat(r.namespace()).isEqualTo("sales");
         assertThat(r.types()).isEmpty();
         assertThat(r.linesRead()).isEqualTo(1);
@@ -143,10 +226,14 @@ class SchemaSamplerTest {
 
     @Test
     void parseColumns() {
-        RowType t = SchemaSampler.parseColumns("tid INT, bid INT NOT NULL, aid INT, delta INT, mtime TIMESTAMP(6), filler STRING,"
-                + " price DECIMAL(10, 2), `select` MAP<STRING, ARRAY<INT>>, r ROW<a INT, b STRING>");
-        assertThat(t.toString()).isEqualTo("ROW<`tid` INT, `bid` INT NOT NULL, `aid` INT, `delta` INT, `mtime` TIMESTAMP(6), "
-                + "`filler` STRING, `price` DECIMAL(10, 2), `select` MAP<STRING, ARRAY<INT>>, `r` ROW<`a` INT, `b` STRING>>");
+        RowType t =
+                SchemaSampler.parseColumns(
+                        "tid INT, bid INT NOT NULL, aid INT, delta INT, mtime TIMESTAMP(6), filler STRING,"
+                                + " price DECIMAL(10, 2), `select` MAP<STRING, ARRAY<INT>>, r ROW<a INT, b STRING>");
+        assertThat(t.toString())
+                .isEqualTo(
+                        "ROW<`tid` INT, `bid` INT NOT NULL, `aid` INT, `delta` INT, `mtime` TIMESTAMP(6), "
+                                + "`filler` STRING, `price` DECIMAL(10, 2), `select` MAP<STRING, ARRAY<INT>>, `r` ROW<`a` INT, `b` STRING>>");
         assertThatThrownBy(() -> SchemaSampler.parseColumns("a INT, b"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("column 'b' has no type in column list 'a INT, b'");

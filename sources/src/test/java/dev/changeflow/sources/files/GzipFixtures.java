@@ -1,5 +1,6 @@
 package dev.changeflow.sources.files;
 
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -15,11 +16,12 @@ import java.util.Random;
 import java.util.zip.CRC32;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
+import java.util.zip.ZipException;
 
 /**
- * Gzip files for the reader tests: a valid gzip of N JSON lines cut in the middle (with what a reader
- * must emit), and gzip members with a flipped byte whose garbage Java's gzip reader hands out before
- * it notices.
+ * Gzip files for the reader tests: a valid gzip of N JSON lines cut in the middle (with what a
+ * reader must emit), and gzip members with a flipped byte whose garbage Java's gzip reader hands
+ * out before it notices.
  */
 final class GzipFixtures {
     private GzipFixtures() {}
@@ -41,8 +43,18 @@ final class GzipFixtures {
                 out.add(SourceLine.data(source, i + 1, intactLines.get(i)));
             }
             long n = intactLines.size();
-            String detail = "compressed stream damaged after line " + n + ": " + exception
-                    + (partial.length > 0 ? " (" + partial.length + " bytes of line " + (n + 1) + " read before the damage)" : "");
+            String detail =
+                    "compressed stream damaged after line "
+                            + n
+                            + ": "
+                            + exception
+                            + (partial.length > 0
+                                    ? " ("
+                                            + partial.length
+                                            + " bytes of line "
+                                            + (n + 1)
+                                            + " read before the damage)"
+                                    : "");
             out.add(SourceLine.damage(source, n + 1, detail, partial.length == 0 ? null : partial));
             out.add(SourceLine.endOfFile(source, n));
             return out;
@@ -50,8 +62,15 @@ final class GzipFixtures {
     }
 
     static String line(int i, Random random) {
-        return "{\"key\":{\"id\":" + i + "},\"value\":{\"op\":\"c\",\"after\":{\"id\":" + i + ",\"r\":" + random.nextLong()
-                + "},\"source\":{\"table\":\"t\",\"lsn\":" + i + "}},\"topic\":\"db.public.t\"}";
+        return "{\"key\":{\"id\":"
+                + i
+                + "},\"value\":{\"op\":\"c\",\"after\":{\"id\":"
+                + i
+                + ",\"r\":"
+                + random.nextLong()
+                + "},\"source\":{\"table\":\"t\",\"lsn\":"
+                + i
+                + "}},\"topic\":\"db.public.t\"}";
     }
 
     static Damaged damaged(Path file, int lines) throws IOException {
@@ -86,7 +105,10 @@ final class GzipFixtures {
         }
         d.partial = current.toByteArray();
         if (d.intactLines.size() < 10 || d.intactLines.size() >= lines) {
-            throw new AssertionError("fixture should cut in the middle, got " + d.intactLines.size() + " intact lines");
+            throw new AssertionError(
+                    "fixture should cut in the middle, got "
+                            + d.intactLines.size()
+                            + " intact lines");
         }
         return d;
     }
@@ -118,13 +140,22 @@ final class GzipFixtures {
         return bo.toByteArray();
     }
 
-    /** A gzip member with one byte of its deflate data flipped, and what Java's gzip reader makes of it. */
+    /**
+     * A gzip member with one byte of its deflate data flipped, and what Java's gzip reader makes of
+     * it.
+     */
     static final class Corrupted {
         final byte[] gz;
+
         /** CRC32 in the trailer (of the original text) and of what the damaged data inflates to. */
         final long trailerCrc;
+
         final long dataCrc;
-        /** Lines Java's gzip reader hands out before it throws that are not lines of the original text. */
+
+        /**
+         * Lines Java's gzip reader hands out before it throws that are not lines of the original
+         * text.
+         */
         final List<String> garbage;
 
         Corrupted(byte[] gz, long trailerCrc, long dataCrc, List<String> garbage) {
@@ -137,8 +168,9 @@ final class GzipFixtures {
 
     /**
      * The gzip member of {@code text} with one byte in the middle of its deflate data flipped: the
-     * first flip (from the middle on) whose data still inflates, to at least one line that is not in
-     * {@code text}, and fails only at the trailer's CRC ({@code Corrupt GZIP trailer}). Deterministic.
+     * first flip (from the middle on) whose data still inflates, to at least one line that is not
+     * in {@code text}, and fails only at the trailer's CRC ({@code Corrupt GZIP trailer}).
+     * Deterministic.
      */
     static Corrupted corrupted(String text) throws IOException {
         byte[] gz = gzip(text);
@@ -149,10 +181,10 @@ final class GzipFixtures {
             byte[] bad = gz.clone();
             bad[at] ^= 0x10;
             ByteArrayOutputStream inflated = new ByteArrayOutputStream();
-            try (InputStream in = new GZIPInputStream(new java.io.ByteArrayInputStream(bad))) {
+            try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(bad))) {
                 in.transferTo(inflated);
                 continue; // the flip went unnoticed (cannot happen with a CRC, but keep looking)
-            } catch (java.util.zip.ZipException e) {
+            } catch (ZipException e) {
                 if (!"Corrupt GZIP trailer".equals(e.getMessage())) {
                     continue;
                 }

@@ -8,8 +8,8 @@ import java.nio.file.Paths;
 
 /**
  * Locates the shared test data ({@code ../shared/data} next to the repository root, the folder
- * holding {@code .mvn}). When it is absent, tests are skipped with a message — except on CI
- * ({@code CI=true}), where absence fails.
+ * holding {@code .mvn}). When it is absent, tests are skipped with a message — except on CI ({@code
+ * CI=true}), where absence fails.
  */
 public final class SharedData {
     private SharedData() {}
@@ -21,7 +21,8 @@ public final class SharedData {
             p = p.getParent();
         }
         if (p == null) {
-            throw new IllegalStateException("no folder containing .mvn above " + System.getProperty("user.dir"));
+            throw new IllegalStateException(
+                    "no folder containing .mvn above " + System.getProperty("user.dir"));
         }
         return p;
     }
@@ -30,8 +31,10 @@ public final class SharedData {
     public static Path require(String relative) {
         Path file = repositoryRoot().resolve("../shared/data").resolve(relative).normalize();
         if (!Files.exists(file)) {
-            String msg = "needs the shared test data " + file
-                    + " (the pgbench capture from ../shared/data next to the repository)";
+            String msg =
+                    "needs the shared test data "
+                            + file
+                            + " (the pgbench capture from ../shared/data next to the repository)";
             if ("true".equalsIgnoreCase(System.getenv("CI"))) {
                 throw new AssertionError(msg + " — missing on CI");
             }

@@ -1,5 +1,13 @@
 package dev.changeflow.sources.cdf.retention;
 
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.iceberg.ExpireSnapshots;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.util.PropertyUtil;
+import org.apache.iceberg.util.SnapshotUtil;
+
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -9,23 +17,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.apache.flink.annotation.PublicEvolving;
-import org.apache.iceberg.ExpireSnapshots;
-import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.util.PropertyUtil;
-import org.apache.iceberg.util.SnapshotUtil;
-
 /**
  * changeflow's snapshot expiry (F7), built on Iceberg's {@link ExpireSnapshots}: expires snapshots
  * older than {@link Builder#olderThan} (default: now minus the table's {@code
- * history.expire.max-snapshot-age-ms}, 5 days by default) beyond the last {@link Builder#retainLast}
- * (default: the table's {@code history.expire.min-snapshots-to-keep}, 1 by default), except that it
- * keeps every snapshot of {@code main}'s history at or above the smallest {@code next-version − 1}
- * of the live consumers in the table's {@link ConsumerRegistry}. A consumer whose file was not
- * updated within {@link Builder#consumerExpiry} (default {@link #DEFAULT_CONSUMER_EXPIRY}) is
- * stale: reported, and ignored.
+ * history.expire.max-snapshot-age-ms}, 5 days by default) beyond the last {@link
+ * Builder#retainLast} (default: the table's {@code history.expire.min-snapshots-to-keep}, 1 by
+ * default), except that it keeps every snapshot of {@code main}'s history at or above the smallest
+ * {@code next-version − 1} of the live consumers in the table's {@link ConsumerRegistry}. A
+ * consumer whose file was not updated within {@link Builder#consumerExpiry} (default {@link
+ * #DEFAULT_CONSUMER_EXPIRY}) is stale: reported, and ignored.
  *
  * <p>Iceberg removes the files only the expired snapshots referenced. Other tools' expiry (Spark's
  * {@code expire_snapshots}, Iceberg's table maintenance) does not read the consumer registry.
@@ -46,7 +46,12 @@ public final class ChangeFeedExpiry {
     private final Duration consumerExpiry;
     private final Clock clock;
 
-    private ChangeFeedExpiry(Table table, Instant olderThan, Integer retainLast, Duration consumerExpiry, Clock clock) {
+    private ChangeFeedExpiry(
+            Table table,
+            Instant olderThan,
+            Integer retainLast,
+            Duration consumerExpiry,
+            Clock clock) {
         this.table = table;
         this.olderThan = olderThan;
         this.retainLast = retainLast;
@@ -143,7 +148,10 @@ public final class ChangeFeedExpiry {
             this.table = table;
         }
 
-        /** Expire snapshots committed before this instant (unless kept for a consumer or by retainLast). */
+        /**
+         * Expire snapshots committed before this instant (unless kept for a consumer or by
+         * retainLast).
+         */
         public Builder olderThan(Instant instant) {
             this.olderThan = instant;
             return this;
@@ -170,17 +178,22 @@ public final class ChangeFeedExpiry {
         /**
          * The action.
          *
-         * @throws IllegalArgumentException for {@code retainLast} &lt; 1 or a consumer expiry that is
-         *     not positive
+         * @throws IllegalArgumentException for {@code retainLast} &lt; 1 or a consumer expiry that
+         *     is not positive
          */
         public ChangeFeedExpiry build() {
             if (retainLast != null && retainLast < 1) {
                 throw new IllegalArgumentException(
-                        "retain-last of the snapshot expiry of table " + table.name() + " must be >= 1, got " + retainLast);
+                        "retain-last of the snapshot expiry of table "
+                                + table.name()
+                                + " must be >= 1, got "
+                                + retainLast);
             }
             if (consumerExpiry == null || consumerExpiry.isNegative() || consumerExpiry.isZero()) {
                 throw new IllegalArgumentException(
-                        "consumer-expiry of the snapshot expiry of table " + table.name() + " must be positive, got "
+                        "consumer-expiry of the snapshot expiry of table "
+                                + table.name()
+                                + " must be positive, got "
                                 + consumerExpiry);
             }
             return new ChangeFeedExpiry(table, olderThan, retainLast, consumerExpiry, clock);

@@ -1,9 +1,9 @@
 package dev.changeflow.sources.cdf.retention;
 
+import org.apache.flink.annotation.PublicEvolving;
+
 import java.time.Instant;
 import java.util.Objects;
-
-import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * What a consumer file says (F7): consumer {@code consumerId} will read version {@code nextVersion}

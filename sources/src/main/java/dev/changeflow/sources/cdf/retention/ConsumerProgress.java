@@ -1,22 +1,25 @@
 package dev.changeflow.sources.cdf.retention;
 
+import org.apache.flink.annotation.PublicEvolving;
+
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 
-import org.apache.flink.annotation.PublicEvolving;
-
 /**
  * A streaming change-feed reader's registration as consumer {@code consumerId} (F7). Its enumerator
- * calls {@link #checkpointCompleted(long)} after every completed checkpoint with the next version it
- * will plan; the position is written at most once per {@link #MIN_INTERVAL} (the first call always
- * writes), so a short checkpoint interval does not turn into a stream of small writes. A position
- * that is up to a minute old only keeps more snapshots alive. Not thread-safe: one enumerator owns it.
+ * calls {@link #checkpointCompleted(long)} after every completed checkpoint with the next version
+ * it will plan; the position is written at most once per {@link #MIN_INTERVAL} (the first call
+ * always writes), so a short checkpoint interval does not turn into a stream of small writes. A
+ * position that is up to a minute old only keeps more snapshots alive. Not thread-safe: one
+ * enumerator owns it.
  */
 @PublicEvolving
 public final class ConsumerProgress {
 
-    /** The shortest time between two writes of a consumer's position (F7: at most once a minute). */
+    /**
+     * The shortest time between two writes of a consumer's position (F7: at most once a minute).
+     */
     public static final Duration MIN_INTERVAL = Duration.ofMinutes(1);
 
     private final ConsumerRegistry registry;

@@ -1,5 +1,21 @@
 package dev.changeflow.sources.cdf.retention;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.hadoop.HadoopFileIO;
+import org.apache.iceberg.hadoop.Util;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.SupportsPrefixOperations;
+
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,18 +27,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.regex.Pattern;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import org.apache.flink.annotation.PublicEvolving;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.exceptions.NotFoundException;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.FileInfo;
-import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.io.SupportsPrefixOperations;
 
 /**
  * The change-feed consumers of one table (F7): one JSON file per consumer at {@code <table
@@ -31,8 +37,8 @@ import org.apache.iceberg.io.SupportsPrefixOperations;
  *
  * <p>File shape: {@code {"consumer-id": "gold-job", "next-version": 72, "updated-at":
  * "2026-11-30T07:00:00Z"}} ({@code next-version} a BIGINT ≥ 0, {@code updated-at} an ISO-8601
- * instant, UTC). A file is replaced whole on each write; object stores make the new content
- * visible atomically.
+ * instant, UTC). A file is replaced whole on each write; object stores make the new content visible
+ * atomically.
  *
  * <p>Errors: an id that is not 1–128 of {@code [A-Za-z0-9._-]} (not starting with a dot) is an
  * {@link IllegalArgumentException}; a file that is not of the shape above is an {@link
@@ -76,7 +82,8 @@ public final class ConsumerRegistry {
     public void write(String consumerId, long nextVersion, Instant updatedAt) {
         if (nextVersion < 0) {
             throw new IllegalArgumentException(
-                    String.format("next-version of consumer '%s' of table %s must be >= 0, got %d",
+                    String.format(
+                            "next-version of consumer '%s' of table %s must be >= 0, got %d",
                             consumerId, tableName, nextVersion));
         }
         ObjectNode node = JSON.createObjectNode();
@@ -85,31 +92,35 @@ public final class ConsumerRegistry {
         node.put(UPDATED_AT, updatedAt.toString());
         try {
             byte[] bytes = JSON.writeValueAsBytes(node);
-            if (io instanceof org.apache.iceberg.hadoop.HadoopFileIO) {
-                writeByRename(((org.apache.iceberg.hadoop.HadoopFileIO) io).conf(), location(consumerId), bytes);
+            if (io instanceof HadoopFileIO) {
+                writeByRename(((HadoopFileIO) io).conf(), location(consumerId), bytes);
             } else {
                 // object stores (S3FileIO, ...) make a PUT visible whole or not at all
-                try (OutputStream out = io.newOutputFile(location(consumerId)).createOrOverwrite()) {
+                try (OutputStream out =
+                        io.newOutputFile(location(consumerId)).createOrOverwrite()) {
                     out.write(bytes);
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException(
-                    String.format("Cannot write consumer file %s of table %s", location(consumerId), tableName), e);
+                    String.format(
+                            "Cannot write consumer file %s of table %s",
+                            location(consumerId), tableName),
+                    e);
         }
     }
 
     /**
      * A Hadoop file system shows a file while it is written, and a write interrupted (a job
      * stopping while its enumerator records the position) would leave it truncated: write a
-     * temporary file beside it (not a {@code .json} name, so {@link #list} skips it), then rename it
-     * over the consumer file.
+     * temporary file beside it (not a {@code .json} name, so {@link #list} skips it), then rename
+     * it over the consumer file.
      */
-    private static void writeByRename(org.apache.hadoop.conf.Configuration conf, String location, byte[] bytes)
+    private static void writeByRename(Configuration conf, String location, byte[] bytes)
             throws IOException {
-        org.apache.hadoop.fs.Path target = new org.apache.hadoop.fs.Path(location);
-        org.apache.hadoop.fs.Path tmp = new org.apache.hadoop.fs.Path(location + "." + java.util.UUID.randomUUID() + ".tmp");
-        org.apache.hadoop.fs.FileSystem fs = org.apache.iceberg.hadoop.Util.getFs(target, conf);
+        Path target = new Path(location);
+        Path tmp = new Path(location + "." + UUID.randomUUID() + ".tmp");
+        FileSystem fs = Util.getFs(target, conf);
         try (OutputStream out = fs.create(tmp, true)) {
             out.write(bytes);
         }
@@ -183,14 +194,26 @@ public final class ConsumerRegistry {
             JsonNode id = node == null ? null : node.get(CONSUMER_ID);
             JsonNode next = node == null ? null : node.get(NEXT_VERSION);
             JsonNode updated = node == null ? null : node.get(UPDATED_AT);
-            if (id == null || !id.isTextual() || next == null || !next.canConvertToLong() || next.asLong() < 0
-                    || updated == null || !updated.isTextual()) {
-                throw malformed(file, "it needs \"consumer-id\" (text), \"next-version\" (integer >= 0) and "
-                        + "\"updated-at\" (ISO-8601 instant)", null);
+            if (id == null
+                    || !id.isTextual()
+                    || next == null
+                    || !next.canConvertToLong()
+                    || next.asLong() < 0
+                    || updated == null
+                    || !updated.isTextual()) {
+                throw malformed(
+                        file,
+                        "it needs \"consumer-id\" (text), \"next-version\" (integer >= 0) and "
+                                + "\"updated-at\" (ISO-8601 instant)",
+                        null);
             }
-            return new ConsumerPosition(id.asText(), next.asLong(), Instant.parse(updated.asText()));
+            return new ConsumerPosition(
+                    id.asText(), next.asLong(), Instant.parse(updated.asText()));
         } catch (DateTimeParseException e) {
-            throw malformed(file, "\"updated-at\" is not an ISO-8601 instant such as 2026-11-30T07:00:00Z", e);
+            throw malformed(
+                    file,
+                    "\"updated-at\" is not an ISO-8601 instant such as 2026-11-30T07:00:00Z",
+                    e);
         } catch (IOException e) {
             throw malformed(file, "it is not JSON (" + e.getMessage() + ")", e);
         }

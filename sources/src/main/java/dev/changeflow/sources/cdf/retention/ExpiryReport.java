@@ -1,9 +1,9 @@
 package dev.changeflow.sources.cdf.retention;
 
+import org.apache.flink.annotation.PublicEvolving;
+
 import java.time.Instant;
 import java.util.List;
-
-import org.apache.flink.annotation.PublicEvolving;
 
 /**
  * What a {@link ChangeFeedExpiry} did: the versions (snapshot sequence numbers) of the snapshots it
@@ -47,7 +47,9 @@ public final class ExpiryReport {
         return tableName;
     }
 
-    /** Versions of the expired snapshots, ascending (may include snapshots outside main's history). */
+    /**
+     * Versions of the expired snapshots, ascending (may include snapshots outside main's history).
+     */
     public List<Long> expiredVersions() {
         return expiredVersions;
     }
@@ -77,7 +79,10 @@ public final class ExpiryReport {
         return staleConsumers;
     }
 
-    /** Files Iceberg deleted (manifests, manifest lists, data and delete files no longer referenced). */
+    /**
+     * Files Iceberg deleted (manifests, manifest lists, data and delete files no longer
+     * referenced).
+     */
     public long deletedFiles() {
         return deletedFiles;
     }
@@ -87,11 +92,19 @@ public final class ExpiryReport {
         StringBuilder b = new StringBuilder();
         b.append("table: ").append(tableName).append('\n');
         b.append("expired versions: ").append(ranges(expiredVersions)).append('\n');
-        b.append("oldest retained version: ").append(oldestRetainedVersion == null ? "-" : oldestRetainedVersion).append('\n');
+        b.append("oldest retained version: ")
+                .append(oldestRetainedVersion == null ? "-" : oldestRetainedVersion)
+                .append('\n');
         b.append("cutoff: ").append(cutoff).append('\n');
-        b.append("kept for consumers from version: ").append(keptForConsumersFrom == null ? "-" : keptForConsumersFrom).append('\n');
-        b.append("live consumers: ").append(liveConsumers.isEmpty() ? "-" : liveConsumers.toString()).append('\n');
-        b.append("stale consumers (ignored): ").append(staleConsumers.isEmpty() ? "-" : staleConsumers.toString()).append('\n');
+        b.append("kept for consumers from version: ")
+                .append(keptForConsumersFrom == null ? "-" : keptForConsumersFrom)
+                .append('\n');
+        b.append("live consumers: ")
+                .append(liveConsumers.isEmpty() ? "-" : liveConsumers.toString())
+                .append('\n');
+        b.append("stale consumers (ignored): ")
+                .append(staleConsumers.isEmpty() ? "-" : staleConsumers.toString())
+                .append('\n');
         b.append("deleted files: ").append(deletedFiles);
         return b.toString();
     }

@@ -31,7 +31,9 @@ public final class RegistryPositionListener implements ConsumerPositionListener 
         if (progress == null) {
             try (TableLoader loader = tableLoader.clone()) {
                 loader.open();
-                progress = ConsumerProgress.of(ConsumerRegistry.forTable(loader.loadTable()), consumerId);
+                progress =
+                        ConsumerProgress.of(
+                                ConsumerRegistry.forTable(loader.loadTable()), consumerId);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

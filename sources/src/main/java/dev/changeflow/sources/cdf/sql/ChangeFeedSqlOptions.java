@@ -1,18 +1,19 @@
 package dev.changeflow.sources.cdf.sql;
 
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-
-import dev.changeflow.sources.cdf.CdfException;
-import dev.changeflow.sources.cdf.ChangeFeedOptions;
-
-import org.apache.flink.annotation.PublicEvolving;
-import org.apache.flink.configuration.ConfigOption;
-import org.apache.flink.configuration.ConfigOptions;
 
 /**
  * The options of a change-feed read in Flink SQL ({@code OPTIONS} hints on {@code t$changes}, or
@@ -40,10 +41,10 @@ public final class ChangeFeedSqlOptions {
                     ChangeFeedOptions.STARTING_TIMESTAMP,
                     ChangeFeedOptions.ENDING_TIMESTAMP,
                     ChangeFeedOptions.TIMESTAMP_OUT_OF_RANGE_ENABLED,
-                    dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions.MONITOR_INTERVAL,
-                    dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE,
-                    dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE,
-                    dev.changeflow.sources.cdf.stream.ChangeFeedStreamOptions.CONSUMER_ID);
+                    ChangeFeedStreamOptions.MONITOR_INTERVAL,
+                    ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE,
+                    ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE,
+                    ChangeFeedStreamOptions.CONSUMER_ID);
 
     private ChangeFeedSqlOptions() {}
 
@@ -58,7 +59,8 @@ public final class ChangeFeedSqlOptions {
      * tableOptions} (the table's own properties and Iceberg's connector keys).
      *
      * @throws CdfException {@code INVALID_CDC_OPTIONS} for an unknown key, a boolean option that is
-     *     not {@code true}/{@code false}, or {@code 'read-change-feed'='false'} on {@code t$changes}
+     *     not {@code true}/{@code false}, or {@code 'read-change-feed'='false'} on {@code
+     *     t$changes}
      */
     static Map<String, String> changeFeedOptions(
             String table, Map<String, String> options, Set<String> tableOptions) {
@@ -78,13 +80,11 @@ public final class ChangeFeedSqlOptions {
                     CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                     String.format(
                             "Unknown option%s %s for the change feed of table %s. Accepted options: %s.",
-                            unknown.size() > 1 ? "s" : "",
-                            quoted(unknown),
-                            table,
-                            quoted(known)));
+                            unknown.size() > 1 ? "s" : "", quoted(unknown), table, quoted(known)));
         }
         if (result.containsKey(READ_CHANGE_FEED.key())
-                && !parseBoolean(table, READ_CHANGE_FEED.key(), result.get(READ_CHANGE_FEED.key()))) {
+                && !parseBoolean(
+                        table, READ_CHANGE_FEED.key(), result.get(READ_CHANGE_FEED.key()))) {
             throw new CdfException(
                     CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                     String.format(

@@ -1,8 +1,5 @@
 package dev.changeflow.sources.cdf.sql;
 
-import java.util.Map;
-import java.util.Set;
-
 import dev.changeflow.sources.cdf.CdfException;
 
 import org.apache.flink.annotation.Internal;
@@ -17,6 +14,9 @@ import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.flink.FlinkDynamicTableFactory;
+
+import java.util.Map;
+import java.util.Set;
 
 /**
  * The table factory of a {@link ChangeflowCatalog}: a {@link ChangeFeedTableSource} for {@code
@@ -48,24 +48,37 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
                                 "'%s' = 'true' on table %s: Flink fixes a table's columns before it applies "
                                         + "options, so the change feed's columns cannot be added here. Read "
                                         + "`%s`.`%s%s` with the same options instead.",
-                                ChangeFeedSqlOptions.READ_CHANGE_FEED.key(), name, path.getDatabaseName(),
-                                path.getObjectName(), ChangeflowCatalog.CHANGES_SUFFIX));
+                                ChangeFeedSqlOptions.READ_CHANGE_FEED.key(),
+                                name,
+                                path.getDatabaseName(),
+                                path.getObjectName(),
+                                ChangeflowCatalog.CHANGES_SUFFIX));
             }
             return iceberg.createDynamicTableSource(context);
         }
         Set<String> tableOptions = catalog.baseOptions(path).keySet();
-        Map<String, String> cdfOptions = ChangeFeedSqlOptions.changeFeedOptions(name, options, tableOptions);
+        Map<String, String> cdfOptions =
+                ChangeFeedSqlOptions.changeFeedOptions(name, options, tableOptions);
         boolean bounded =
                 ChangeFeedSqlOptions.hasEndingBound(cdfOptions)
                         || context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
                                 == RuntimeExecutionMode.BATCH;
         RowType rowType =
-                (RowType) context.getCatalogTable().getResolvedSchema().toPhysicalRowDataType().getLogicalType();
+                (RowType)
+                        context.getCatalogTable()
+                                .getResolvedSchema()
+                                .toPhysicalRowDataType()
+                                .getLogicalType();
         if (!bounded) {
-            return ChangeFeedTableSource.unbounded(name, catalog.tableLoader(path), cdfOptions, rowType);
+            return ChangeFeedTableSource.unbounded(
+                    name, catalog.tableLoader(path), cdfOptions, rowType);
         }
         return ChangeFeedTableSource.bounded(
-                name, catalog.loadIcebergTable(path), catalog.tableLoader(path), cdfOptions, rowType);
+                name,
+                catalog.loadIcebergTable(path),
+                catalog.tableLoader(path),
+                cdfOptions,
+                rowType);
     }
 
     @Override
@@ -74,7 +87,8 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
             throw new ValidationException(
                     String.format(
                             "Table %s is a change data feed and cannot be written; write the table without %s.",
-                            context.getObjectIdentifier().asSummaryString(), ChangeflowCatalog.CHANGES_SUFFIX));
+                            context.getObjectIdentifier().asSummaryString(),
+                            ChangeflowCatalog.CHANGES_SUFFIX));
         }
         return iceberg.createDynamicTableSink(context);
     }

@@ -1,15 +1,9 @@
 package dev.changeflow.sources.cdf.sql;
 
-import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
-
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.TableChanges;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -28,6 +22,11 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The scan source of {@code t$changes}: rows of the table's columns followed by {@code
@@ -58,7 +57,10 @@ final class ChangeFeedTableSource implements ScanTableSource {
     private final List<Long> versions;
 
     private ChangeFeedTableSource(
-            String tableName, TableLoader tableLoader, Map<String, String> options, RowType rowType,
+            String tableName,
+            TableLoader tableLoader,
+            Map<String, String> options,
+            RowType rowType,
             List<Long> versions) {
         this.tableName = tableName;
         this.tableLoader = tableLoader;
@@ -76,7 +78,11 @@ final class ChangeFeedTableSource implements ScanTableSource {
      *     current type
      */
     static ChangeFeedTableSource bounded(
-            String tableName, Table table, TableLoader tableLoader, Map<String, String> options, RowType rowType) {
+            String tableName,
+            Table table,
+            TableLoader tableLoader,
+            Map<String, String> options,
+            RowType rowType) {
         TableChanges changes = TableChanges.forTable(table).options(options).build();
         checkColumnTypes(tableName, changes.rowType(), rowType);
         return new ChangeFeedTableSource(
@@ -86,13 +92,17 @@ final class ChangeFeedTableSource implements ScanTableSource {
     /**
      * An unbounded (streaming) read: changeflow's streaming change feed ({@link ChangeFeedStream}:
      * FLIP-27 source + pairing operator, version watermarks, checkpointed position) with the
-     * options given (starting position, {@code monitor-interval}, rate limits, {@code consumer-id}).
-     * The start is resolved now, so its errors surface when the statement is planned.
+     * options given (starting position, {@code monitor-interval}, rate limits, {@code
+     * consumer-id}). The start is resolved now, so its errors surface when the statement is
+     * planned.
      *
      * @throws CdfException any error of {@link ChangeFeedStream.Builder#buildSource()}
      */
     static ChangeFeedTableSource unbounded(
-            String tableName, TableLoader tableLoader, Map<String, String> options, RowType rowType) {
+            String tableName,
+            TableLoader tableLoader,
+            Map<String, String> options,
+            RowType rowType) {
         ChangeFeedStream.forTable(tableLoader).options(options).buildSource();
         return new ChangeFeedTableSource(tableName, tableLoader, options, rowType, null);
     }
@@ -116,7 +126,10 @@ final class ChangeFeedTableSource implements ScanTableSource {
         }
     }
 
-    /** The versions this bounded read covers, ascending (for tests and plans); null for a streaming read. */
+    /**
+     * The versions this bounded read covers, ascending (for tests and plans); null for a streaming
+     * read.
+     */
     List<Long> versions() {
         return versions;
     }
@@ -133,8 +146,14 @@ final class ChangeFeedTableSource implements ScanTableSource {
                 @Override
                 public DataStream<RowData> produceDataStream(
                         ProviderContext providerContext, StreamExecutionEnvironment env) {
-                    String prefix = providerContext.generateUid("change-feed").orElse("changeflow-cdf-" + tableName);
-                    return ChangeFeedStream.forTable(tableLoader).options(options).uidPrefix(prefix).build(env);
+                    String prefix =
+                            providerContext
+                                    .generateUid("change-feed")
+                                    .orElse("changeflow-cdf-" + tableName);
+                    return ChangeFeedStream.forTable(tableLoader)
+                            .options(options)
+                            .uidPrefix(prefix)
+                            .build(env);
                 }
 
                 @Override
@@ -148,19 +167,23 @@ final class ChangeFeedTableSource implements ScanTableSource {
             public DataStream<RowData> produceDataStream(
                     ProviderContext providerContext, StreamExecutionEnvironment env) {
                 // Flink's collection source cannot be empty: an empty range emits one NO_VERSION
-                List<Long> elements = versions.isEmpty() ? List.of(ReadVersionsFunction.NO_VERSION) : versions;
+                List<Long> elements =
+                        versions.isEmpty() ? List.of(ReadVersionsFunction.NO_VERSION) : versions;
                 DataStream<Long> versionStream =
                         env.fromData(elements, Types.LONG)
                                 .name("Change feed versions of " + tableName)
                                 .setParallelism(1);
-                providerContext.generateUid("change-feed-versions").ifPresent(versionStream.getTransformation()::setUid);
+                providerContext
+                        .generateUid("change-feed-versions")
+                        .ifPresent(versionStream.getTransformation()::setUid);
                 // one task emits the versions in order (a forward edge keeps the source's order),
                 // its threads read up to `concurrency` of them at a time
                 int concurrency = readConcurrency(env.getParallelism(), elements.size());
                 SingleOutputStreamOperator<RowData> rows =
                         AsyncDataStream.orderedWait(
                                         versionStream,
-                                        new ReadVersionsFunction(tableLoader, options, rowType, concurrency),
+                                        new ReadVersionsFunction(
+                                                tableLoader, options, rowType, concurrency),
                                         0L, // no timeout: a version takes as long as its files take
                                         TimeUnit.MILLISECONDS,
                                         concurrency)
@@ -179,8 +202,8 @@ final class ChangeFeedTableSource implements ScanTableSource {
     }
 
     /**
-     * Versions a bounded read reads at the same time: the job's default parallelism (what a parallel
-     * reader would have had), at most the number of versions, at least 1.
+     * Versions a bounded read reads at the same time: the job's default parallelism (what a
+     * parallel reader would have had), at most the number of versions, at least 1.
      */
     static int readConcurrency(int parallelism, int versionCount) {
         return Math.max(1, Math.min(parallelism, versionCount));
@@ -193,10 +216,15 @@ final class ChangeFeedTableSource implements ScanTableSource {
 
     @Override
     public String asSummaryString() {
-        return "ChangeFeed(" + tableName + (versions == null ? ", streaming" : ", versions " + describe(versions)) + ")";
+        return "ChangeFeed("
+                + tableName
+                + (versions == null ? ", streaming" : ", versions " + describe(versions))
+                + ")";
     }
 
     private static String describe(List<Long> versions) {
-        return versions.isEmpty() ? "none" : versions.get(0) + ".." + versions.get(versions.size() - 1);
+        return versions.isEmpty()
+                ? "none"
+                : versions.get(0) + ".." + versions.get(versions.size() - 1);
     }
 }

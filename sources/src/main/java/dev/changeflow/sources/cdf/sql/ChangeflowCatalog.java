@@ -1,12 +1,5 @@
 package dev.changeflow.sources.cdf.sql;
 
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
-
 import dev.changeflow.sources.cdf.ChangeFeedColumns;
 
 import org.apache.flink.annotation.PublicEvolving;
@@ -24,6 +17,13 @@ import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.FlinkCatalog;
 import org.apache.iceberg.flink.TableLoader;
 
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
 /**
  * Iceberg's {@link FlinkCatalog} plus, for every Iceberg table {@code db.t}, a read-only table
  * {@code db.`t$changes`}: the table's change data feed (F1).
@@ -34,9 +34,9 @@ import org.apache.iceberg.flink.TableLoader;
  * options are the table's, plus {@code 'read-change-feed'='true'}; the range comes from {@code
  * OPTIONS} hints (see {@link ChangeFeedSqlOptions}).
  *
- * <p>Why a separate name rather than an {@code OPTIONS('read-change-feed'='true')} hint on {@code t}
- * alone: Flink fixes a table's columns from the catalog before it applies hints, so a hint cannot
- * add the three metadata columns; {@code $changes} follows Iceberg's {@code t$snapshots} and
+ * <p>Why a separate name rather than an {@code OPTIONS('read-change-feed'='true')} hint on {@code
+ * t} alone: Flink fixes a table's columns from the catalog before it applies hints, so a hint
+ * cannot add the three metadata columns; {@code $changes} follows Iceberg's {@code t$snapshots} and
  * Paimon's {@code t$audit_log}. A read of {@code t} itself with {@code 'read-change-feed'='true'}
  * fails with {@code INVALID_CDC_OPTIONS} naming {@code t$changes}; every other read or write of
  * {@code t} is served by Iceberg's own table factory.
@@ -59,7 +59,13 @@ public class ChangeflowCatalog extends FlinkCatalog {
             Map<String, String> catalogProps,
             boolean cacheEnabled,
             long cacheExpirationIntervalMs) {
-        super(catalogName, defaultDatabase, baseNamespace, catalogLoader, catalogProps, cacheEnabled,
+        super(
+                catalogName,
+                defaultDatabase,
+                baseNamespace,
+                catalogLoader,
+                catalogProps,
+                cacheEnabled,
                 cacheExpirationIntervalMs);
         this.loader = catalogLoader;
         this.baseNamespace = baseNamespace;
@@ -74,12 +80,15 @@ public class ChangeflowCatalog extends FlinkCatalog {
     static ObjectPath basePath(ObjectPath path) {
         String name = path.getObjectName();
         return isChangesTable(name)
-                ? new ObjectPath(path.getDatabaseName(), name.substring(0, name.length() - CHANGES_SUFFIX.length()))
+                ? new ObjectPath(
+                        path.getDatabaseName(),
+                        name.substring(0, name.length() - CHANGES_SUFFIX.length()))
                 : path;
     }
 
     @Override
-    public CatalogTable getTable(ObjectPath tablePath) throws TableNotExistException, CatalogException {
+    public CatalogTable getTable(ObjectPath tablePath)
+            throws TableNotExistException, CatalogException {
         if (!isChangesTable(tablePath.getObjectName())) {
             return super.getTable(tablePath);
         }
@@ -89,9 +98,12 @@ public class ChangeflowCatalog extends FlinkCatalog {
         } catch (TableNotExistException e) {
             throw new TableNotExistException(getName(), tablePath, e);
         }
-        Schema.Builder schema = Schema.newBuilder().fromColumns(base.getUnresolvedSchema().getColumns());
+        Schema.Builder schema =
+                Schema.newBuilder().fromColumns(base.getUnresolvedSchema().getColumns());
         Set<String> names = new HashSet<>();
-        base.getUnresolvedSchema().getColumns().forEach(c -> names.add(c.getName().toLowerCase(Locale.ROOT)));
+        base.getUnresolvedSchema()
+                .getColumns()
+                .forEach(c -> names.add(c.getName().toLowerCase(Locale.ROOT)));
         // a table column named like a metadata column is not duplicated here: reading fails with
         // RESERVED_COLUMN_NAME when the statement is planned (F4)
         if (names.stream().noneMatch(ChangeFeedColumns.RESERVED::contains)) {
@@ -119,7 +131,10 @@ public class ChangeflowCatalog extends FlinkCatalog {
         return Optional.of(new ChangeFeedTableFactory(this));
     }
 
-    /** The options Iceberg's catalog gives the table at {@code path} (its properties plus connector keys). */
+    /**
+     * The options Iceberg's catalog gives the table at {@code path} (its properties plus connector
+     * keys).
+     */
     Map<String, String> baseOptions(ObjectPath path) {
         try {
             return super.getTable(basePath(path)).getOptions();

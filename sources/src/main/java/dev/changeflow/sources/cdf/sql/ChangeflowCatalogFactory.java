@@ -1,10 +1,5 @@
 package dev.changeflow.sources.cdf.sql;
 
-import java.nio.file.Files;
-import java.nio.file.Paths;
-import java.util.Locale;
-import java.util.Map;
-
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.catalog.Catalog;
 import org.apache.hadoop.conf.Configuration;
@@ -15,6 +10,12 @@ import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.FlinkCatalogFactory;
 import org.apache.iceberg.util.PropertyUtil;
 
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.Locale;
+import java.util.Map;
+
 /**
  * The {@code changeflow} catalog type: {@code CREATE CATALOG c WITH ('type'='changeflow',
  * 'catalog-type'='hadoop', 'warehouse'='file:///...')}. It takes exactly the options of Iceberg's
@@ -22,8 +23,8 @@ import org.apache.iceberg.util.PropertyUtil;
  * {@code rest}, or {@code catalog-impl}; {@code warehouse}, {@code uri}, {@code hive-conf-dir},
  * {@code hadoop-conf-dir}, {@code default-database}, {@code base-namespace}, {@code cache-enabled},
  * {@code cache.expiration-interval-ms}, and any property the Iceberg catalog itself reads) and
- * creates a {@link ChangeflowCatalog}, which serves every Iceberg table as Iceberg does and adds its
- * change feed as {@code <table>$changes}.
+ * creates a {@link ChangeflowCatalog}, which serves every Iceberg table as Iceberg does and adds
+ * its change feed as {@code <table>$changes}.
  *
  * <p>Registered through {@code META-INF/services/org.apache.flink.table.factories.Factory}.
  *
@@ -42,7 +43,8 @@ public class ChangeflowCatalogFactory extends FlinkCatalogFactory {
     }
 
     @Override
-    protected Catalog createCatalog(String name, Map<String, String> properties, Configuration hadoopConf) {
+    protected Catalog createCatalog(
+            String name, Map<String, String> properties, Configuration hadoopConf) {
         String defaultDatabase = properties.getOrDefault(DEFAULT_DATABASE, DEFAULT_DATABASE_NAME);
         Namespace baseNamespace =
                 properties.containsKey(BASE_NAMESPACE)
@@ -50,7 +52,9 @@ public class ChangeflowCatalogFactory extends FlinkCatalogFactory {
                         : Namespace.empty();
         boolean cacheEnabled =
                 PropertyUtil.propertyAsBoolean(
-                        properties, CatalogProperties.CACHE_ENABLED, CatalogProperties.CACHE_ENABLED_DEFAULT);
+                        properties,
+                        CatalogProperties.CACHE_ENABLED,
+                        CatalogProperties.CACHE_ENABLED_DEFAULT);
         long cacheExpirationIntervalMs =
                 PropertyUtil.propertyAsLong(
                         properties,
@@ -71,10 +75,11 @@ public class ChangeflowCatalogFactory extends FlinkCatalogFactory {
     }
 
     /**
-     * The Iceberg catalog loader for these options, chosen as Iceberg's {@code iceberg} catalog type
-     * chooses it (Iceberg keeps that choice package-private, so it is restated here).
+     * The Iceberg catalog loader for these options, chosen as Iceberg's {@code iceberg} catalog
+     * type chooses it (Iceberg keeps that choice package-private, so it is restated here).
      */
-    static CatalogLoader catalogLoader(String name, Map<String, String> properties, Configuration hadoopConf) {
+    static CatalogLoader catalogLoader(
+            String name, Map<String, String> properties, Configuration hadoopConf) {
         String catalogImpl = properties.get(CatalogProperties.CATALOG_IMPL);
         String catalogType = properties.get(ICEBERG_CATALOG_TYPE);
         if (catalogImpl != null) {
@@ -82,12 +87,20 @@ public class ChangeflowCatalogFactory extends FlinkCatalogFactory {
                 throw new IllegalArgumentException(
                         String.format(
                                 "Cannot create catalog %s, both %s and %s are set: %s=%s, %s=%s",
-                                name, ICEBERG_CATALOG_TYPE, CatalogProperties.CATALOG_IMPL,
-                                ICEBERG_CATALOG_TYPE, catalogType, CatalogProperties.CATALOG_IMPL, catalogImpl));
+                                name,
+                                ICEBERG_CATALOG_TYPE,
+                                CatalogProperties.CATALOG_IMPL,
+                                ICEBERG_CATALOG_TYPE,
+                                catalogType,
+                                CatalogProperties.CATALOG_IMPL,
+                                catalogImpl));
             }
             return CatalogLoader.custom(name, properties, hadoopConf, catalogImpl);
         }
-        String type = catalogType == null ? ICEBERG_CATALOG_TYPE_HIVE : catalogType.toLowerCase(Locale.ROOT);
+        String type =
+                catalogType == null
+                        ? ICEBERG_CATALOG_TYPE_HIVE
+                        : catalogType.toLowerCase(Locale.ROOT);
         switch (type) {
             case ICEBERG_CATALOG_TYPE_HIVE:
                 return CatalogLoader.hive(name, withConfFiles(hadoopConf, properties), properties);
@@ -99,16 +112,22 @@ public class ChangeflowCatalogFactory extends FlinkCatalogFactory {
                 throw new IllegalArgumentException(
                         String.format(
                                 "Unknown %s '%s' of catalog %s: use 'hive', 'hadoop' or 'rest', or set %s.",
-                                ICEBERG_CATALOG_TYPE, catalogType, name, CatalogProperties.CATALOG_IMPL));
+                                ICEBERG_CATALOG_TYPE,
+                                catalogType,
+                                name,
+                                CatalogProperties.CATALOG_IMPL));
         }
     }
 
-    /** Adds {@code hive-conf-dir}/hive-site.xml and {@code hadoop-conf-dir}'s site files, if given. */
-    private static Configuration withConfFiles(Configuration hadoopConf, Map<String, String> properties) {
+    /**
+     * Adds {@code hive-conf-dir}/hive-site.xml and {@code hadoop-conf-dir}'s site files, if given.
+     */
+    private static Configuration withConfFiles(
+            Configuration hadoopConf, Map<String, String> properties) {
         Configuration conf = new Configuration(hadoopConf);
         String hiveConfDir = properties.get(HIVE_CONF_DIR);
         if (hiveConfDir == null || hiveConfDir.isEmpty()) {
-            java.net.URL onClasspath = CatalogLoader.class.getClassLoader().getResource("hive-site.xml");
+            URL onClasspath = CatalogLoader.class.getClassLoader().getResource("hive-site.xml");
             if (onClasspath != null) {
                 conf.addResource(onClasspath);
             }
@@ -125,7 +144,9 @@ public class ChangeflowCatalogFactory extends FlinkCatalogFactory {
         }
         if (!Files.exists(Paths.get(dir, file))) {
             throw new IllegalArgumentException(
-                    String.format("'%s' = '%s' has no %s; point it at the folder holding it.", option, dir, file));
+                    String.format(
+                            "'%s' = '%s' has no %s; point it at the folder holding it.",
+                            option, dir, file));
         }
         conf.addResource(new Path(dir, file));
     }

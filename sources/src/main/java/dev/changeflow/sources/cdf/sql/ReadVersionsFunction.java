@@ -1,14 +1,5 @@
 package dev.changeflow.sources.cdf.sql;
 
-import java.util.AbstractList;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-
 import dev.changeflow.sources.cdf.TableChanges;
 
 import org.apache.flink.annotation.Internal;
@@ -21,6 +12,15 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
+
+import java.util.AbstractList;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * Reads the changes of each version it receives (a version of the range planned by {@link
@@ -54,9 +54,14 @@ final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
      * @param concurrency versions read at the same time (threads, and the async operator's capacity
      *     this function must be given)
      */
-    ReadVersionsFunction(TableLoader tableLoader, Map<String, String> options, RowType rowType, int concurrency) {
+    ReadVersionsFunction(
+            TableLoader tableLoader,
+            Map<String, String> options,
+            RowType rowType,
+            int concurrency) {
         if (concurrency < 1) {
-            throw new IllegalArgumentException("concurrency must be at least 1, got " + concurrency);
+            throw new IllegalArgumentException(
+                    "concurrency must be at least 1, got " + concurrency);
         }
         this.tableLoader = tableLoader;
         this.options = Map.copyOf(options);
@@ -78,7 +83,9 @@ final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
             int from = source.getFieldNames().indexOf(rowType.getFieldNames().get(i));
             getters[i] = from < 0 ? null : RowData.createFieldGetter(source.getTypeAt(from), from);
         }
-        readers = Executors.newFixedThreadPool(concurrency, new ExecutorThreadFactory("changeflow-cdf-sql-reader"));
+        readers =
+                Executors.newFixedThreadPool(
+                        concurrency, new ExecutorThreadFactory("changeflow-cdf-sql-reader"));
     }
 
     @Override
@@ -119,7 +126,8 @@ final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
                 RowData row = rows.get(index);
                 GenericRowData projected = new GenericRowData(getters.length);
                 for (int i = 0; i < getters.length; i++) {
-                    projected.setField(i, getters[i] == null ? null : getters[i].getFieldOrNull(row));
+                    projected.setField(
+                            i, getters[i] == null ? null : getters[i].getFieldOrNull(row));
                 }
                 return projected;
             }

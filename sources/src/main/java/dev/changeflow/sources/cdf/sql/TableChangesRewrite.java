@@ -1,13 +1,13 @@
 package dev.changeflow.sources.cdf.sql;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
 
 import org.apache.flink.annotation.PublicEvolving;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 /**
  * Rewrites the {@code table_changes} form of the vendor seeds into a read of changeflow's
@@ -126,7 +126,11 @@ public final class TableChangesRewrite {
         String replacement() {
             StringBuilder b = new StringBuilder();
             for (int k = 0; k < nameParts.size(); k++) {
-                String part = nameParts.get(k) + (k == nameParts.size() - 1 ? ChangeflowCatalog.CHANGES_SUFFIX : "");
+                String part =
+                        nameParts.get(k)
+                                + (k == nameParts.size() - 1
+                                        ? ChangeflowCatalog.CHANGES_SUFFIX
+                                        : "");
                 if (k > 0) {
                     b.append('.');
                 }
@@ -154,8 +158,14 @@ public final class TableChangesRewrite {
         String option(boolean starting) {
             String key =
                     version
-                            ? (starting ? ChangeFeedOptions.STARTING_VERSION : ChangeFeedOptions.ENDING_VERSION).key()
-                            : (starting ? ChangeFeedOptions.STARTING_TIMESTAMP : ChangeFeedOptions.ENDING_TIMESTAMP).key();
+                            ? (starting
+                                            ? ChangeFeedOptions.STARTING_VERSION
+                                            : ChangeFeedOptions.ENDING_VERSION)
+                                    .key()
+                            : (starting
+                                            ? ChangeFeedOptions.STARTING_TIMESTAMP
+                                            : ChangeFeedOptions.ENDING_TIMESTAMP)
+                                    .key();
             return "'" + key + "'='" + value.replace("'", "''") + "'";
         }
     }
@@ -187,7 +197,11 @@ public final class TableChangesRewrite {
             }
             expect(')', callStart);
             if (bounds.isEmpty() || bounds.size() > 2) {
-                throw error(callStart, "it takes a table name and one or two bounds, got " + bounds.size() + " bound(s)");
+                throw error(
+                        callStart,
+                        "it takes a table name and one or two bounds, got "
+                                + bounds.size()
+                                + " bound(s)");
             }
             return new Call(pos, name, bounds.get(0), bounds.size() > 1 ? bounds.get(1) : null);
         }
@@ -204,9 +218,12 @@ public final class TableChangesRewrite {
                 pos++;
             }
             String digits = sql.substring(from, pos);
-            if (digits.isEmpty() || !Character.isDigit(digits.charAt(digits.length() - 1))
+            if (digits.isEmpty()
+                    || !Character.isDigit(digits.charAt(digits.length() - 1))
                     || (pos < sql.length() && isIdentifierChar(sql.charAt(pos)))) {
-                throw error(callStart, "a bound must be a version (an integer) or a timestamp in quotes");
+                throw error(
+                        callStart,
+                        "a bound must be a version (an integer) or a timestamp in quotes");
             }
             return new Bound(digits.startsWith("+") ? digits.substring(1) : digits, true);
         }
@@ -257,7 +274,9 @@ public final class TableChangesRewrite {
             }
             parts.add(namePart(part, wasQuoted, name, callStart));
             if (parts.size() > 3) {
-                throw error(callStart, "the table name '" + name + "' has more than 3 parts (catalog.db.table)");
+                throw error(
+                        callStart,
+                        "the table name '" + name + "' has more than 3 parts (catalog.db.table)");
             }
             return parts;
         }
@@ -295,7 +314,9 @@ public final class TableChangesRewrite {
                             "Cannot read %s... at position %d: %s. Use %s('db.t', start[, end]) where start and "
                                     + "end are versions (integers, e.g. 5) or timestamps in quotes (e.g. "
                                     + "'2026-05-01 12:00:00').",
-                            sql.substring(callStart, end).toLowerCase(Locale.ROOT).strip(), callStart, problem,
+                            sql.substring(callStart, end).toLowerCase(Locale.ROOT).strip(),
+                            callStart,
+                            problem,
                             FUNCTION));
         }
     }

@@ -1,9 +1,15 @@
 package dev.changeflow.sources.cdf.stream;
 
-import java.util.List;
-import java.util.Map;
-
-import javax.annotation.Nullable;
+import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumStateSerializer;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
+import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.reader.ChangeFeedSourceReader;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.annotation.VisibleForTesting;
@@ -23,16 +29,12 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 
-import dev.changeflow.sources.cdf.StreamingAccess;
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumStateSerializer;
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
-import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
-import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
-import dev.changeflow.sources.cdf.stream.reader.ChangeFeedSourceReader;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The FLIP-27 source of the streaming change feed: emits the UNPAIRED removed ({@code delete}) and
@@ -47,7 +49,8 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
  */
 @Internal
 public final class ChangeFeedSource
-        implements Source<RowData, ChangeFeedSplit, ChangeFeedEnumState>, ResultTypeQueryable<RowData> {
+        implements Source<RowData, ChangeFeedSplit, ChangeFeedEnumState>,
+                ResultTypeQueryable<RowData> {
 
     private static final long serialVersionUID = 1L;
 
@@ -103,7 +106,9 @@ public final class ChangeFeedSource
         return StreamingAccess.sourceRowType(dataSchema, rowLineage);
     }
 
-    /** Whether rows carry their {@code _row_id} and pair by it (v3 table without identifier fields). */
+    /**
+     * Whether rows carry their {@code _row_id} and pair by it (v3 table without identifier fields).
+     */
     public boolean rowLineage() {
         return rowLineage;
     }
@@ -121,12 +126,15 @@ public final class ChangeFeedSource
 
     @Override
     public Boundedness getBoundedness() {
-        return boundVersion == Long.MAX_VALUE ? Boundedness.CONTINUOUS_UNBOUNDED : Boundedness.BOUNDED;
+        return boundVersion == Long.MAX_VALUE
+                ? Boundedness.CONTINUOUS_UNBOUNDED
+                : Boundedness.BOUNDED;
     }
 
     @Override
     public SourceReader<RowData, ChangeFeedSplit> createReader(SourceReaderContext readerContext) {
-        return new ChangeFeedSourceReader(readerContext, tableLoader.clone(), dataSchema, rowLineage);
+        return new ChangeFeedSourceReader(
+                readerContext, tableLoader.clone(), dataSchema, rowLineage);
     }
 
     @Override
@@ -140,8 +148,8 @@ public final class ChangeFeedSource
                 Table table = loader.loadTable();
                 table.refresh();
                 start = startResolver.start(table).resolve(table);
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
         }
         return restoreEnumerator(

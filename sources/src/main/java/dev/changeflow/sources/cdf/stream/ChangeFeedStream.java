@@ -1,11 +1,13 @@
 package dev.changeflow.sources.cdf.stream;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.time.Duration;
-import java.util.Map;
-
-import javax.annotation.Nullable;
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.cdf.retention.RegistryPositionListener;
+import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.pairing.ChangePairingFunction;
+import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -19,14 +21,17 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.util.SnapshotUtil;
 
-import dev.changeflow.sources.cdf.CdfException;
-import dev.changeflow.sources.cdf.ChangeFeedOptions;
-import dev.changeflow.sources.cdf.StreamingAccess;
-import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
-import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
-import dev.changeflow.sources.cdf.stream.pairing.ChangePairingFunction;
-import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
 
 /**
  * Streaming change data feed of an Iceberg table (semantics.md F1, F2, F6; design.md "Iceberg
@@ -52,24 +57,24 @@ import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
  * TableChanges}.
  *
  * <p><b>Order</b>: per row identity (identifier fields, else {@code _row_id}, else the whole row)
- * versions ascending, a preimage directly before its postimage. No order across identities (a single order holds only at
- * parallelism 1).
+ * versions ascending, a preimage directly before its postimage. No order across identities (a
+ * single order holds only at parallelism 1).
  *
  * <p><b>Start</b> (F6, F8): no starting bound → the current snapshot as {@code insert} rows tagged
- * with its version, then later changes; {@code latest} → only versions committed after the build;
- * a version {@code N} → from N ({@code N} may be latest + 1); a timestamp → from the first commit at
+ * with its version, then later changes; {@code latest} → only versions committed after the build; a
+ * version {@code N} → from N ({@code N} may be latest + 1); a timestamp → from the first commit at
  * or after it; {@link Builder#snapshotThenChanges snapshot-then-changes} from {@code N} (G1) → the
  * table as of {@code N − 1} as {@code insert} rows tagged with that snapshot's version, then the
  * changes from N. A checkpoint or savepoint restore resumes at its position; the bounds only apply
  * to a start without state.
  *
  * <p><b>Errors</b> ({@link CdfException}, thrown by {@link Builder#build}): {@code
- * INVALID_CDC_OPTIONS} for contradicting or malformed options; {@code START_AFTER_LATEST_COMMIT}
- * (a version after latest + 1, or a timestamp after the last commit), {@code
- * VERSION_NOT_AVAILABLE}, {@code INVALID_TIMESTAMP}, {@code TABLE_HISTORY_REWRITTEN}, {@code
- * UNSUPPORTED_FORMAT_VERSION}, {@code RESERVED_COLUMN_NAME}. While running, an expired next
- * version or a missing file fails the job with {@code VERSION_NOT_AVAILABLE}, a rollback past a
- * read version with {@code TABLE_HISTORY_REWRITTEN}.
+ * INVALID_CDC_OPTIONS} for contradicting or malformed options; {@code START_AFTER_LATEST_COMMIT} (a
+ * version after latest + 1, or a timestamp after the last commit), {@code VERSION_NOT_AVAILABLE},
+ * {@code INVALID_TIMESTAMP}, {@code TABLE_HISTORY_REWRITTEN}, {@code UNSUPPORTED_FORMAT_VERSION},
+ * {@code RESERVED_COLUMN_NAME}. While running, an expired next version or a missing file fails the
+ * job with {@code VERSION_NOT_AVAILABLE}, a rollback past a read version with {@code
+ * TABLE_HISTORY_REWRITTEN}.
  */
 @PublicEvolving
 public final class ChangeFeedStream {
@@ -84,7 +89,7 @@ public final class ChangeFeedStream {
      * Exceptions thrown fail the job's start with that exception.
      */
     @FunctionalInterface
-    public interface StartResolver extends java.io.Serializable {
+    public interface StartResolver extends Serializable {
         /**
          * @param table the table, refreshed
          * @return where to start (its version is checked as {@code starting-version})
@@ -99,7 +104,7 @@ public final class ChangeFeedStream {
      * changes from that version (G1's {@code snapshot-then-changes}).
      */
     @PublicEvolving
-    public static final class Start implements java.io.Serializable {
+    public static final class Start implements Serializable {
         private static final long serialVersionUID = 1L;
 
         @Nullable private final Long version;
@@ -110,7 +115,10 @@ public final class ChangeFeedStream {
             this.snapshotFirst = snapshotFirst;
         }
 
-        /** The current snapshot as {@code insert} rows tagged with its version, then the later changes. */
+        /**
+         * The current snapshot as {@code insert} rows tagged with its version, then the later
+         * changes.
+         */
         public static Start currentSnapshot() {
             return new Start(null, true);
         }
@@ -121,16 +129,17 @@ public final class ChangeFeedStream {
         }
 
         /**
-         * The table as of version {@code version − 1} (its newest snapshot at or before it) as {@code
-         * insert} rows tagged with that snapshot's version, then the changes from {@code version} on.
+         * The table as of version {@code version − 1} (its newest snapshot at or before it) as
+         * {@code insert} rows tagged with that snapshot's version, then the changes from {@code
+         * version} on.
          */
         public static Start snapshotThenChanges(long version) {
             return new Start(version, true);
         }
 
         /** The first version whose changes are read; empty for {@link #currentSnapshot()}. */
-        public java.util.OptionalLong version() {
-            return version == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(version);
+        public OptionalLong version() {
+            return version == null ? OptionalLong.empty() : OptionalLong.of(version);
         }
 
         /** Whether the table's rows at a version come first, as inserts. */
@@ -149,7 +158,8 @@ public final class ChangeFeedStream {
             if (version == null) {
                 return current == null
                         ? PlanningPosition.at(StreamingAccess.history(table).latestVersion() + 1)
-                        : PlanningPosition.initialSnapshot(current.snapshotId(), current.sequenceNumber());
+                        : PlanningPosition.initialSnapshot(
+                                current.snapshotId(), current.sequenceNumber());
             }
             long first = StreamingAccess.resolveStart(table, version, null);
             if (!snapshotFirst) {
@@ -157,7 +167,7 @@ public final class ChangeFeedStream {
             }
             // the newest ancestor before the first version read: the parent of an available version
             // is retained (F8), and there is none when the table had no snapshot before it
-            for (Snapshot s : org.apache.iceberg.util.SnapshotUtil.currentAncestors(table)) {
+            for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
                 if (s.sequenceNumber() < first) {
                     return PlanningPosition.initialSnapshot(s.snapshotId(), s.sequenceNumber());
                 }
@@ -167,13 +177,14 @@ public final class ChangeFeedStream {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof Start other && java.util.Objects.equals(version, other.version)
+            return o instanceof Start other
+                    && Objects.equals(version, other.version)
                     && snapshotFirst == other.snapshotFirst;
         }
 
         @Override
         public int hashCode() {
-            return java.util.Objects.hash(version, snapshotFirst);
+            return Objects.hash(version, snapshotFirst);
         }
 
         @Override
@@ -181,7 +192,8 @@ public final class ChangeFeedStream {
             if (version == null) {
                 return "current snapshot, then its changes";
             }
-            return snapshotFirst ? "snapshot before version " + version + ", then changes from " + version
+            return snapshotFirst
+                    ? "snapshot before version " + version + ", then changes from " + version
                     : "changes from version " + version;
         }
     }
@@ -191,7 +203,9 @@ public final class ChangeFeedStream {
         return new Builder(tableLoader);
     }
 
-    /** Builder of the change-feed topology; options are validated and resolved in {@link #build}. */
+    /**
+     * Builder of the change-feed topology; options are validated and resolved in {@link #build}.
+     */
     @PublicEvolving
     public static final class Builder {
         private final TableLoader tableLoader;
@@ -225,9 +239,9 @@ public final class ChangeFeedStream {
         }
 
         /**
-         * Emit the table as of version {@code version − 1} as inserts (tagged with the version of its
-         * newest snapshot at or before {@code version − 1}), then the changes from {@code version}
-         * (G1 {@code snapshot-then-changes}; {@code version} may be latest + 1).
+         * Emit the table as of version {@code version − 1} as inserts (tagged with the version of
+         * its newest snapshot at or before {@code version − 1}), then the changes from {@code
+         * version} (G1 {@code snapshot-then-changes}; {@code version} may be latest + 1).
          */
         public Builder snapshotThenChanges(long version) {
             this.snapshotThenChanges = version;
@@ -276,7 +290,10 @@ public final class ChangeFeedStream {
             return this;
         }
 
-        /** Decide the start in the enumerator on a start without state (instead of a starting position). */
+        /**
+         * Decide the start in the enumerator on a start without state (instead of a starting
+         * position).
+         */
         public Builder startResolver(StartResolver resolver) {
             this.startResolver = resolver;
             return this;
@@ -298,13 +315,21 @@ public final class ChangeFeedStream {
                 if (ChangeFeedStreamOptions.LATEST.equalsIgnoreCase(value.trim())) {
                     startingLatest = true;
                 } else {
-                    startingVersion = parseLong(ChangeFeedOptions.STARTING_VERSION.key(), value, "a version or 'latest'");
+                    startingVersion =
+                            parseLong(
+                                    ChangeFeedOptions.STARTING_VERSION.key(),
+                                    value,
+                                    "a version or 'latest'");
                 }
             }
             startingTimestamp =
-                    options.getOrDefault(ChangeFeedOptions.STARTING_TIMESTAMP.key(), startingTimestamp);
+                    options.getOrDefault(
+                            ChangeFeedOptions.STARTING_TIMESTAMP.key(), startingTimestamp);
             for (String ending :
-                    new String[] {ChangeFeedOptions.ENDING_VERSION.key(), ChangeFeedOptions.ENDING_TIMESTAMP.key()}) {
+                    new String[] {
+                        ChangeFeedOptions.ENDING_VERSION.key(),
+                        ChangeFeedOptions.ENDING_TIMESTAMP.key()
+                    }) {
                 if (options.containsKey(ending)) {
                     throw invalid(
                             "'%s' is set for the streaming change feed of table %s; a stream has no ending bound. "
@@ -325,20 +350,32 @@ public final class ChangeFeedStream {
             }
             value = options.get(ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key());
             if (value != null) {
-                maxFilesPerCycle = parseLong(ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(), value, "a number of files");
+                maxFilesPerCycle =
+                        parseLong(
+                                ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(),
+                                value,
+                                "a number of files");
             }
             value = options.get(ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key());
             if (value != null) {
-                maxBytesPerCycle = parseLong(ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(), value, "a number of bytes");
+                maxBytesPerCycle =
+                        parseLong(
+                                ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(),
+                                value,
+                                "a number of bytes");
             }
             value = options.get(ChangeFeedStreamOptions.BOUNDED.key());
             if (value != null) {
-                if (!value.trim().equalsIgnoreCase("true") && !value.trim().equalsIgnoreCase("false")) {
-                    throw invalid("'%s' = '%s' is not 'true' or 'false'.", ChangeFeedStreamOptions.BOUNDED.key(), value);
+                if (!value.trim().equalsIgnoreCase("true")
+                        && !value.trim().equalsIgnoreCase("false")) {
+                    throw invalid(
+                            "'%s' = '%s' is not 'true' or 'false'.",
+                            ChangeFeedStreamOptions.BOUNDED.key(), value);
                 }
                 bounded = Boolean.parseBoolean(value.trim());
             }
-            consumerId = options.getOrDefault(ChangeFeedStreamOptions.CONSUMER_ID.key(), consumerId);
+            consumerId =
+                    options.getOrDefault(ChangeFeedStreamOptions.CONSUMER_ID.key(), consumerId);
             return this;
         }
 
@@ -378,13 +415,19 @@ public final class ChangeFeedStream {
 
         /** The source alone (unpaired rows and version watermarks), start resolved. */
         public ChangeFeedSource buildSource() {
-            int starts = (startingVersion != null ? 1 : 0) + (startingLatest ? 1 : 0) + (startingTimestamp != null ? 1 : 0)
-                    + (startResolver != null ? 1 : 0) + (snapshotThenChanges != null ? 1 : 0);
+            int starts =
+                    (startingVersion != null ? 1 : 0)
+                            + (startingLatest ? 1 : 0)
+                            + (startingTimestamp != null ? 1 : 0)
+                            + (startResolver != null ? 1 : 0)
+                            + (snapshotThenChanges != null ? 1 : 0);
             if (starts > 1) {
                 throw invalid(
                         "More than one starting position is set for the change feed of table %s (%s). Set only "
                                 + "one of '%s' (a version or 'latest') and '%s'.",
-                        tableLoader, describeStart(), ChangeFeedOptions.STARTING_VERSION.key(),
+                        tableLoader,
+                        describeStart(),
+                        ChangeFeedOptions.STARTING_VERSION.key(),
                         ChangeFeedOptions.STARTING_TIMESTAMP.key());
             }
             Long first = startingVersion != null ? startingVersion : snapshotThenChanges;
@@ -394,13 +437,17 @@ public final class ChangeFeedStream {
                         ChangeFeedOptions.STARTING_VERSION.key(), first, tableLoader);
             }
             if (monitorInterval.isNegative() || monitorInterval.isZero()) {
-                throw invalid("'%s' = %s must be positive.", ChangeFeedStreamOptions.MONITOR_INTERVAL.key(), monitorInterval);
+                throw invalid(
+                        "'%s' = %s must be positive.",
+                        ChangeFeedStreamOptions.MONITOR_INTERVAL.key(), monitorInterval);
             }
             if (maxFilesPerCycle <= 0 || maxBytesPerCycle <= 0) {
                 throw invalid(
                         "'%s' = %d and '%s' = %d must both be positive.",
-                        ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(), maxFilesPerCycle,
-                        ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(), maxBytesPerCycle);
+                        ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(),
+                        maxFilesPerCycle,
+                        ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(),
+                        maxBytesPerCycle);
             }
             Table table;
             TableLoader loader = tableLoader.clone();
@@ -414,7 +461,10 @@ public final class ChangeFeedStream {
                 if (startingLatest) {
                     start = PlanningPosition.at(latest + 1);
                 } else if (startingVersion != null || startingTimestamp != null) {
-                    start = PlanningPosition.at(StreamingAccess.resolveStart(table, startingVersion, startingTimestamp));
+                    start =
+                            PlanningPosition.at(
+                                    StreamingAccess.resolveStart(
+                                            table, startingVersion, startingTimestamp));
                 } else if (snapshotThenChanges != null) {
                     start = Start.snapshotThenChanges(snapshotThenChanges).resolve(table);
                 } else {
@@ -432,7 +482,7 @@ public final class ChangeFeedStream {
                         maxBytesPerCycle,
                         consumerId,
                         consumerId != null && consumerListener == ConsumerPositionListener.NONE
-                                ? new dev.changeflow.sources.cdf.retention.RegistryPositionListener(tableLoader)
+                                ? new RegistryPositionListener(tableLoader)
                                 : consumerListener,
                         startResolver);
             } catch (IOException e) {
@@ -452,10 +502,15 @@ public final class ChangeFeedStream {
                 s.append(s.length() > 0 ? ", " : "").append("a start resolver");
             }
             if (snapshotThenChanges != null) {
-                s.append(s.length() > 0 ? ", " : "").append("snapshot-then-changes from ").append(snapshotThenChanges);
+                s.append(s.length() > 0 ? ", " : "")
+                        .append("snapshot-then-changes from ")
+                        .append(snapshotThenChanges);
             }
             if (startingTimestamp != null) {
-                s.append(s.length() > 0 ? ", " : "").append("starting-timestamp '").append(startingTimestamp).append('\'');
+                s.append(s.length() > 0 ? ", " : "")
+                        .append("starting-timestamp '")
+                        .append(startingTimestamp)
+                        .append('\'');
             }
             return s.toString();
         }
@@ -464,12 +519,15 @@ public final class ChangeFeedStream {
             try {
                 return Long.parseLong(value.trim());
             } catch (NumberFormatException e) {
-                throw invalid("'%s' = '%s' for the change feed of table %s is not %s.", key, value, tableLoader, what);
+                throw invalid(
+                        "'%s' = '%s' for the change feed of table %s is not %s.",
+                        key, value, tableLoader, what);
             }
         }
 
         private static CdfException invalid(String format, Object... args) {
-            return StreamingAccess.error(CdfException.ErrorCode.INVALID_CDC_OPTIONS, String.format(format, args));
+            return StreamingAccess.error(
+                    CdfException.ErrorCode.INVALID_CDC_OPTIONS, String.format(format, args));
         }
     }
 }

@@ -1,12 +1,12 @@
 package dev.changeflow.sources.cdf.stream;
 
-import java.time.Duration;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
-import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import java.time.Duration;
 
 /**
  * Options of the streaming change feed (semantics.md F6, F7) beyond the bounds of {@link
@@ -24,7 +24,8 @@ public final class ChangeFeedStreamOptions {
             ConfigOptions.key("monitor-interval")
                     .durationType()
                     .defaultValue(Duration.ofSeconds(10))
-                    .withDescription("How often the stream looks for new versions of the table's main branch.");
+                    .withDescription(
+                            "How often the stream looks for new versions of the table's main branch.");
 
     public static final ConfigOption<Integer> MAX_FILES_PER_CYCLE =
             ConfigOptions.key("max-files-per-cycle")

@@ -1,16 +1,17 @@
 package dev.changeflow.sources.cdf.sql;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.flink.configuration.ConfigOption;
+import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.apache.flink.configuration.ConfigOption;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** The README's SQL options table lists exactly {@link ChangeFeedSqlOptions#OPTIONS}, in order. */
 class ChangeFeedSqlOptionsTest {
@@ -22,8 +23,10 @@ class ChangeFeedSqlOptionsTest {
             p = p.getParent();
         }
         String readme = Files.readString(p.resolve("README.md"));
-        String section = readme.substring(
-                readme.indexOf("### Change data feed in SQL"), readme.indexOf("### Change-feed retention"));
+        String section =
+                readme.substring(
+                        readme.indexOf("### Change data feed in SQL"),
+                        readme.indexOf("### Change-feed retention"));
         List<String> documented = new ArrayList<>();
         List<String> defaults = new ArrayList<>();
         Matcher m = Pattern.compile("(?m)^\\| `([a-z.-]+)` \\| ([^|]+) \\|").matcher(section);
@@ -37,9 +40,12 @@ class ChangeFeedSqlOptionsTest {
         for (int i = 0; i < keys.size(); i++) {
             ConfigOption<?> option = ChangeFeedSqlOptions.OPTIONS.get(i);
             // numbers and durations are documented in words ("unlimited", "10 s")
-            if (option.hasDefaultValue() && !(option.defaultValue() instanceof Number)
-                    && !(option.defaultValue() instanceof java.time.Duration)) {
-                assertThat(defaults.get(i)).as(option.key()).isEqualTo("`" + option.defaultValue() + "`");
+            if (option.hasDefaultValue()
+                    && !(option.defaultValue() instanceof Number)
+                    && !(option.defaultValue() instanceof Duration)) {
+                assertThat(defaults.get(i))
+                        .as(option.key())
+                        .isEqualTo("`" + option.defaultValue() + "`");
             }
         }
     }

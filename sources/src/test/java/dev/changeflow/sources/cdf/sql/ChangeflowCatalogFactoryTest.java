@@ -1,16 +1,16 @@
 package dev.changeflow.sources.cdf.sql;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import java.nio.file.Path;
-import java.util.Map;
-
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.hadoop.HadoopCatalog;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The {@code changeflow} catalog type's options (Iceberg's) and its {@code t$changes} names. */
 class ChangeflowCatalogFactoryTest {
@@ -19,25 +19,55 @@ class ChangeflowCatalogFactoryTest {
 
     @Test
     void takesIcebergsCatalogOptions() {
-        Map<String, String> hadoop = Map.of("catalog-type", "hadoop", "warehouse", warehouse.toUri().toString());
-        assertThat(ChangeflowCatalogFactory.catalogLoader("c", hadoop, new Configuration()).loadCatalog())
+        Map<String, String> hadoop =
+                Map.of("catalog-type", "hadoop", "warehouse", warehouse.toUri().toString());
+        assertThat(
+                        ChangeflowCatalogFactory.catalogLoader("c", hadoop, new Configuration())
+                                .loadCatalog())
                 .isInstanceOf(HadoopCatalog.class);
-        assertThat(ChangeflowCatalogFactory.catalogLoader(
-                        "c", Map.of("catalog-impl", HadoopCatalog.class.getName(), "warehouse", warehouse.toUri().toString()),
-                        new Configuration()).loadCatalog())
+        assertThat(
+                        ChangeflowCatalogFactory.catalogLoader(
+                                        "c",
+                                        Map.of(
+                                                "catalog-impl",
+                                                HadoopCatalog.class.getName(),
+                                                "warehouse",
+                                                warehouse.toUri().toString()),
+                                        new Configuration())
+                                .loadCatalog())
                 .isInstanceOf(HadoopCatalog.class);
-        assertThatThrownBy(() -> ChangeflowCatalogFactory.catalogLoader(
-                        "c", Map.of("catalog-type", "hadoop", "catalog-impl", "x.Y"), new Configuration()))
+        assertThatThrownBy(
+                        () ->
+                                ChangeflowCatalogFactory.catalogLoader(
+                                        "c",
+                                        Map.of("catalog-type", "hadoop", "catalog-impl", "x.Y"),
+                                        new Configuration()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("Cannot create catalog c, both catalog-type and catalog-impl are set: catalog-type=hadoop, "
-                        + "catalog-impl=x.Y");
-        assertThatThrownBy(() -> ChangeflowCatalogFactory.catalogLoader("c", Map.of("catalog-type", "jdbc"), new Configuration()))
+                .hasMessage(
+                        "Cannot create catalog c, both catalog-type and catalog-impl are set: catalog-type=hadoop, "
+                                + "catalog-impl=x.Y");
+        assertThatThrownBy(
+                        () ->
+                                ChangeflowCatalogFactory.catalogLoader(
+                                        "c", Map.of("catalog-type", "jdbc"), new Configuration()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("Unknown catalog-type 'jdbc' of catalog c: use 'hive', 'hadoop' or 'rest', or set catalog-impl.");
-        assertThatThrownBy(() -> ChangeflowCatalogFactory.catalogLoader(
-                        "c", Map.of("catalog-type", "hive", "hive-conf-dir", warehouse.toString()), new Configuration()))
+                .hasMessage(
+                        "Unknown catalog-type 'jdbc' of catalog c: use 'hive', 'hadoop' or 'rest', or set catalog-impl.");
+        assertThatThrownBy(
+                        () ->
+                                ChangeflowCatalogFactory.catalogLoader(
+                                        "c",
+                                        Map.of(
+                                                "catalog-type",
+                                                "hive",
+                                                "hive-conf-dir",
+                                                warehouse.toString()),
+                                        new Configuration()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("'hive-conf-dir' = '" + warehouse + "' has no hive-site.xml; point it at the folder holding it.");
+                .hasMessage(
+                        "'hive-conf-dir' = '"
+                                + warehouse
+                                + "' has no hive-site.xml; point it at the folder holding it.");
         assertThat(new ChangeflowCatalogFactory().factoryIdentifier()).isEqualTo("changeflow");
     }
 
@@ -46,7 +76,9 @@ class ChangeflowCatalogFactoryTest {
         assertThat(ChangeflowCatalog.isChangesTable("t$changes")).isTrue();
         assertThat(ChangeflowCatalog.isChangesTable("$changes")).isFalse();
         assertThat(ChangeflowCatalog.isChangesTable("t$snapshots")).isFalse();
-        assertThat(ChangeflowCatalog.basePath(new ObjectPath("db", "t$changes"))).isEqualTo(new ObjectPath("db", "t"));
-        assertThat(ChangeflowCatalog.basePath(new ObjectPath("db", "t"))).isEqualTo(new ObjectPath("db", "t"));
+        assertThat(ChangeflowCatalog.basePath(new ObjectPath("db", "t$changes")))
+                .isEqualTo(new ObjectPath("db", "t"));
+        assertThat(ChangeflowCatalog.basePath(new ObjectPath("db", "t")))
+                .isEqualTo(new ObjectPath("db", "t"));
     }
 }

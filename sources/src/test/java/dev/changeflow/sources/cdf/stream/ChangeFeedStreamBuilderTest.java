@@ -1,12 +1,8 @@
 package dev.changeflow.sources.cdf.stream;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
 
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.hadoop.conf.Configuration;
@@ -14,17 +10,30 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.changeflow.sources.cdf.CdfException;
-import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Option validation and start resolution of {@link ChangeFeedStream.Builder} (F3, F4, F6, F8). */
 class ChangeFeedStreamBuilderTest {
@@ -36,11 +45,18 @@ class ChangeFeedStreamBuilderTest {
 
     @BeforeEach
     void setUp() {
-        Schema schema = new Schema(List.of(Types.NestedField.required(1, "id", Types.LongType.get())), Set.of(1));
+        Schema schema =
+                new Schema(
+                        List.of(Types.NestedField.required(1, "id", Types.LongType.get())),
+                        Set.of(1));
         String location = warehouse.resolve("t").toString();
         table =
                 new HadoopTables(new Configuration())
-                        .create(schema, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"), location);
+                        .create(
+                                schema,
+                                PartitionSpec.unpartitioned(),
+                                Map.of(TableProperties.FORMAT_VERSION, "2"),
+                                location);
         for (int i = 0; i < 3; i++) {
             if (table.currentSnapshot() != null) {
                 long last = table.currentSnapshot().timestampMillis();
@@ -63,45 +79,84 @@ class ChangeFeedStreamBuilderTest {
 
     private static void assertCode(Runnable build, CdfException.ErrorCode code, String message) {
         assertThatThrownBy(build::run)
-                .isInstanceOfSatisfying(CdfException.class, e -> assertThat(e.code()).isEqualTo(code))
+                .isInstanceOfSatisfying(
+                        CdfException.class, e -> assertThat(e.code()).isEqualTo(code))
                 .hasMessageContaining(message);
     }
 
     @Test
     void startPositions() {
-        assertThat(ChangeFeedStream.forTable(loader).startingVersion(4).buildSource().getBoundedness())
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .startingVersion(4)
+                                .buildSource()
+                                .getBoundedness())
                 .isEqualTo(Boundedness.CONTINUOUS_UNBOUNDED);
-        assertThat(ChangeFeedStream.forTable(loader).startingVersion(2).bounded(true).buildSource().getBoundedness())
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .startingVersion(2)
+                                .bounded(true)
+                                .buildSource()
+                                .getBoundedness())
                 .isEqualTo(Boundedness.BOUNDED);
-        assertThat(ChangeFeedStream.forTable(loader).options(Map.of("starting-version", "LATEST")).buildSource().rowType()
-                        .asSummaryString())
-                .isEqualTo("ROW<`id` BIGINT NOT NULL, `_change_type` STRING NOT NULL, `_commit_version` BIGINT NOT NULL, "
-                        + "`_commit_timestamp` TIMESTAMP_LTZ(3) NOT NULL> NOT NULL");
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .options(Map.of("starting-version", "LATEST"))
+                                .buildSource()
+                                .rowType()
+                                .asSummaryString())
+                .isEqualTo(
+                        "ROW<`id` BIGINT NOT NULL, `_change_type` STRING NOT NULL, `_commit_version` BIGINT NOT NULL, "
+                                + "`_commit_timestamp` TIMESTAMP_LTZ(3) NOT NULL> NOT NULL");
     }
 
-    /** F6: no position → the current snapshot; latest; a version; a timestamp (first commit at or after it). */
+    /**
+     * F6: no position → the current snapshot; latest; a version; a timestamp (first commit at or
+     * after it).
+     */
     @Test
     void startResolution() {
         long v2Millis = 0;
-        for (org.apache.iceberg.Snapshot s : table.snapshots()) {
+        for (Snapshot s : table.snapshots()) {
             if (s.sequenceNumber() == 2) {
                 v2Millis = s.timestampMillis();
             }
         }
-        String v2 = java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS")
-                .withZone(java.time.ZoneOffset.UTC)
-                .format(java.time.Instant.ofEpochMilli(v2Millis));
+        String v2 =
+                DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS")
+                        .withZone(ZoneOffset.UTC)
+                        .format(Instant.ofEpochMilli(v2Millis));
 
         assertThat(ChangeFeedStream.forTable(loader).buildSource().startPosition())
-                .isEqualTo(dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition.initialSnapshot(
-                        table.currentSnapshot().snapshotId(), 3));
-        assertThat(ChangeFeedStream.forTable(loader).startingLatest().buildSource().startPosition().nextVersion())
+                .isEqualTo(
+                        PlanningPosition.initialSnapshot(table.currentSnapshot().snapshotId(), 3));
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .startingLatest()
+                                .buildSource()
+                                .startPosition()
+                                .nextVersion())
                 .isEqualTo(4);
-        assertThat(ChangeFeedStream.forTable(loader).startingVersion(4).buildSource().startPosition().nextVersion())
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .startingVersion(4)
+                                .buildSource()
+                                .startPosition()
+                                .nextVersion())
                 .isEqualTo(4);
-        assertThat(ChangeFeedStream.forTable(loader).startingVersion(0).buildSource().startPosition().nextVersion())
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .startingVersion(0)
+                                .buildSource()
+                                .startPosition()
+                                .nextVersion())
                 .isEqualTo(1);
-        assertThat(ChangeFeedStream.forTable(loader).startingTimestamp(v2).buildSource().startPosition().nextVersion())
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .startingTimestamp(v2)
+                                .buildSource()
+                                .startPosition()
+                                .nextVersion())
                 .isEqualTo(2);
     }
 
@@ -112,19 +167,33 @@ class ChangeFeedStreamBuilderTest {
     @Test
     void snapshotThenChangesStartsWithTheSnapshotBeforeTheVersion() {
         long[] ids = new long[4];
-        for (org.apache.iceberg.Snapshot s : table.snapshots()) {
+        for (Snapshot s : table.snapshots()) {
             ids[(int) s.sequenceNumber()] = s.snapshotId();
         }
         PlanningPosition v2 = PlanningPosition.initialSnapshot(ids[2], 2);
-        assertThat(ChangeFeedStream.forTable(loader).snapshotThenChanges(3).buildSource().startPosition()).isEqualTo(v2);
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .snapshotThenChanges(3)
+                                .buildSource()
+                                .startPosition())
+                .isEqualTo(v2);
         assertThat(ChangeFeedStream.Start.snapshotThenChanges(3).resolve(table)).isEqualTo(v2);
         // at latest + 1: the current snapshot, as without a starting position
-        assertThat(ChangeFeedStream.forTable(loader).snapshotThenChanges(4).buildSource().startPosition())
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .snapshotThenChanges(4)
+                                .buildSource()
+                                .startPosition())
                 .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
         // nothing before version 1: its changes only
-        assertThat(ChangeFeedStream.forTable(loader).snapshotThenChanges(1).buildSource().startPosition())
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .snapshotThenChanges(1)
+                                .buildSource()
+                                .startPosition())
                 .isEqualTo(PlanningPosition.at(1));
-        assertThat(ChangeFeedStream.Start.changesFrom(3).resolve(table)).isEqualTo(PlanningPosition.at(3));
+        assertThat(ChangeFeedStream.Start.changesFrom(3).resolve(table))
+                .isEqualTo(PlanningPosition.at(3));
         assertThat(ChangeFeedStream.Start.currentSnapshot().resolve(table))
                 .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
         assertCode(
@@ -132,16 +201,27 @@ class ChangeFeedStreamBuilderTest {
                 CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
                 "The starting version 5 of the change feed of table");
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).snapshotThenChanges(2).startingVersion(2).buildSource(),
+                () ->
+                        ChangeFeedStream.forTable(loader)
+                                .snapshotThenChanges(2)
+                                .startingVersion(2)
+                                .buildSource(),
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "More than one starting position");
         // the snapshot before an expired version is gone with it
-        table.expireSnapshots().expireOlderThan(table.currentSnapshot().timestampMillis()).retainLast(1).commit();
+        table.expireSnapshots()
+                .expireOlderThan(table.currentSnapshot().timestampMillis())
+                .retainLast(1)
+                .commit();
         assertCode(
                 () -> ChangeFeedStream.forTable(loader).snapshotThenChanges(3).buildSource(),
                 CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
                 "Version 3 of table");
-        assertThat(ChangeFeedStream.forTable(loader).snapshotThenChanges(4).buildSource().startPosition())
+        assertThat(
+                        ChangeFeedStream.forTable(loader)
+                                .snapshotThenChanges(4)
+                                .buildSource()
+                                .startPosition())
                 .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
     }
 
@@ -156,7 +236,10 @@ class ChangeFeedStreamBuilderTest {
 
     @Test
     void expiredStartFails() {
-        table.expireSnapshots().expireOlderThan(table.currentSnapshot().timestampMillis()).retainLast(1).commit();
+        table.expireSnapshots()
+                .expireOlderThan(table.currentSnapshot().timestampMillis())
+                .retainLast(1)
+                .commit();
         assertCode(
                 () -> ChangeFeedStream.forTable(loader).startingVersion(2).buildSource(),
                 CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
@@ -166,7 +249,11 @@ class ChangeFeedStreamBuilderTest {
     @Test
     void invalidOptions() {
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).startingVersion(1).startingTimestamp("2026-01-01").buildSource(),
+                () ->
+                        ChangeFeedStream.forTable(loader)
+                                .startingVersion(1)
+                                .startingTimestamp("2026-01-01")
+                                .buildSource(),
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "More than one starting position");
         assertCode(
@@ -178,7 +265,10 @@ class ChangeFeedStreamBuilderTest {
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "a stream has no ending bound");
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).options(Map.of("max-files-per-cycle", "0")).buildSource(),
+                () ->
+                        ChangeFeedStream.forTable(loader)
+                                .options(Map.of("max-files-per-cycle", "0"))
+                                .buildSource(),
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "'max-files-per-cycle' = 0");
         assertCode(
@@ -186,7 +276,10 @@ class ChangeFeedStreamBuilderTest {
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "'bounded' = 'yes' is not 'true' or 'false'");
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).startingTimestamp("yesterday").buildSource(),
+                () ->
+                        ChangeFeedStream.forTable(loader)
+                                .startingTimestamp("yesterday")
+                                .buildSource(),
                 CdfException.ErrorCode.INVALID_TIMESTAMP,
                 "yesterday");
     }
@@ -195,21 +288,21 @@ class ChangeFeedStreamBuilderTest {
     @Test
     void readmeListsEveryOption() throws Exception {
         Path p = Path.of("").toAbsolutePath();
-        while (!java.nio.file.Files.isDirectory(p.resolve(".mvn"))) {
+        while (!Files.isDirectory(p.resolve(".mvn"))) {
             p = p.getParent();
         }
-        String readme = java.nio.file.Files.readString(p.resolve("README.md"));
+        String readme = Files.readString(p.resolve("README.md"));
         int start = readme.indexOf("## Change data feed (streaming, Java API)");
         String section = readme.substring(start, readme.indexOf("\n## ", start));
-        java.util.Set<String> table = new java.util.TreeSet<>();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\| `([a-z-]+)` \\|").matcher(section);
+        Set<String> table = new TreeSet<>();
+        Matcher m = Pattern.compile("(?m)^\\| `([a-z-]+)` \\|").matcher(section);
         while (m.find()) {
             table.add(m.group(1));
         }
         assertThat(table)
                 .containsExactlyInAnyOrder(
-                        dev.changeflow.sources.cdf.ChangeFeedOptions.STARTING_VERSION.key(),
-                        dev.changeflow.sources.cdf.ChangeFeedOptions.STARTING_TIMESTAMP.key(),
+                        ChangeFeedOptions.STARTING_VERSION.key(),
+                        ChangeFeedOptions.STARTING_TIMESTAMP.key(),
                         ChangeFeedStreamOptions.MONITOR_INTERVAL.key(),
                         ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(),
                         ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(),

@@ -1,7 +1,13 @@
 package dev.changeflow.sources.cdf.stream;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
+import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumStateSerializer;
+import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.enumerator.VersionTracker;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
+
+import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,32 +19,42 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import org.junit.jupiter.api.Test;
-
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
-import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumStateSerializer;
-import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
-import dev.changeflow.sources.cdf.stream.enumerator.VersionTracker;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Versioned serializers of the streaming change feed's splits and enumerator state: round trips,
- * and the stored samples under {@code src/test/resources/cdf-stream-samples/v1/}, written by
- * {@link #main} with the v1 code (never regenerate an existing version's samples — add a {@code v2/}
+ * and the stored samples under {@code src/test/resources/cdf-stream-samples/v1/}, written by {@link
+ * #main} with the v1 code (never regenerate an existing version's samples — add a {@code v2/}
  * directory for a new version).
  */
 class ChangeFeedStreamSerializersTest {
 
     static final ChangeFeedSplit ADDED =
-            ChangeFeedSplit.of(76, 5_000_000_001L, 1_764_000_000_123L, ChangeFeedSplit.Kind.ADDED, 3,
-                    "file:/warehouse/db/t/data/00003-1-ä.parquet")
+            ChangeFeedSplit.of(
+                            76,
+                            5_000_000_001L,
+                            1_764_000_000_123L,
+                            ChangeFeedSplit.Kind.ADDED,
+                            3,
+                            "file:/warehouse/db/t/data/00003-1-ä.parquet")
                     .withOffset(1500);
     static final ChangeFeedSplit REMOVED =
-            ChangeFeedSplit.of(77, 5_000_000_002L, 1_764_000_000_456L, ChangeFeedSplit.Kind.REMOVED, 0, null)
+            ChangeFeedSplit.of(
+                            77,
+                            5_000_000_002L,
+                            1_764_000_000_456L,
+                            ChangeFeedSplit.Kind.REMOVED,
+                            0,
+                            null)
                     .asFinished();
     static final ChangeFeedSplit INITIAL =
-            ChangeFeedSplit.of(12, 5_000_000_000L, 1_763_000_000_000L, ChangeFeedSplit.Kind.INITIAL, 0,
+            ChangeFeedSplit.of(
+                    12,
+                    5_000_000_000L,
+                    1_763_000_000_000L,
+                    ChangeFeedSplit.Kind.INITIAL,
+                    0,
                     "{\"task-type\":\"file-scan-task\"," + "\"x\":\"" + "y".repeat(70_000) + "\"}");
 
     static ChangeFeedEnumState sampleState() {
@@ -46,7 +62,11 @@ class ChangeFeedStreamSerializersTest {
         versions.put(76L, new VersionTracker.VersionProgress(Set.of("76-A3"), true));
         versions.put(77L, new VersionTracker.VersionProgress(Set.of("77-R0"), true));
         return new ChangeFeedEnumState(
-                new PlanningPosition(78, 5_000_000_002L, -1, 0), 80, 75, List.of(REMOVED.withOffset(0)), versions);
+                new PlanningPosition(78, 5_000_000_002L, -1, 0),
+                80,
+                75,
+                List.of(REMOVED.withOffset(0)),
+                versions);
     }
 
     static Map<String, byte[]> v1Samples() throws IOException {
@@ -67,10 +87,23 @@ class ChangeFeedStreamSerializersTest {
     }
 
     private static String render(ChangeFeedEnumState s) {
-        StringBuilder out = new StringBuilder(s.position() + " bound=" + s.boundVersion() + " completed="
-                + s.completedVersion() + " pending=" + s.pendingSplits() + " versions=");
-        s.outstandingVersions().forEach((v, p) ->
-                out.append(v).append(p.unfinished()).append(p.fullyPlanned() ? "" : "+").append(' '));
+        StringBuilder out =
+                new StringBuilder(
+                        s.position()
+                                + " bound="
+                                + s.boundVersion()
+                                + " completed="
+                                + s.completedVersion()
+                                + " pending="
+                                + s.pendingSplits()
+                                + " versions=");
+        s.outstandingVersions()
+                .forEach(
+                        (v, p) ->
+                                out.append(v)
+                                        .append(p.unfinished())
+                                        .append(p.fullyPlanned() ? "" : "+")
+                                        .append(' '));
         return out.toString();
     }
 
@@ -88,16 +121,22 @@ class ChangeFeedStreamSerializersTest {
     void enumStateRoundTrip() throws IOException {
         ChangeFeedEnumState state = sampleState();
         byte[] bytes = ChangeFeedEnumStateSerializer.INSTANCE.serialize(state);
-        assertThat(render(ChangeFeedEnumStateSerializer.INSTANCE.deserialize(1, bytes))).isEqualTo(render(state));
+        assertThat(render(ChangeFeedEnumStateSerializer.INSTANCE.deserialize(1, bytes)))
+                .isEqualTo(render(state));
     }
 
     @Test
     void v1SamplesDecode() throws IOException {
         assertThat(ChangeFeedSplitSerializer.INSTANCE.deserialize(1, load("v1", "split-added.bin")))
                 .isEqualTo(ADDED);
-        assertThat(ChangeFeedSplitSerializer.INSTANCE.deserialize(1, load("v1", "split-removed-finished.bin")))
+        assertThat(
+                        ChangeFeedSplitSerializer.INSTANCE.deserialize(
+                                1, load("v1", "split-removed-finished.bin")))
                 .isEqualTo(REMOVED);
-        assertThat(render(ChangeFeedEnumStateSerializer.INSTANCE.deserialize(1, load("v1", "enum-state.bin"))))
+        assertThat(
+                        render(
+                                ChangeFeedEnumStateSerializer.INSTANCE.deserialize(
+                                        1, load("v1", "enum-state.bin"))))
                 .isEqualTo(
                         "PlanningPosition[nextVersion=78, lastSnapshotId=5000000002, initialSnapshotId=-1, "
                                 + "initialTasksPlanned=0] bound=80 completed=75 pending=[ChangeFeedSplit{77-R0, "
@@ -117,15 +156,21 @@ class ChangeFeedStreamSerializersTest {
     void unknownVersionsFailWithAClearMessage() {
         assertThatThrownBy(() -> ChangeFeedSplitSerializer.INSTANCE.deserialize(2, new byte[8]))
                 .isInstanceOf(IOException.class)
-                .hasMessage("Unknown change-feed split serializer version 2 (this build reads versions 1 to 1)");
+                .hasMessage(
+                        "Unknown change-feed split serializer version 2 (this build reads versions 1 to 1)");
         assertThatThrownBy(() -> ChangeFeedEnumStateSerializer.INSTANCE.deserialize(0, new byte[8]))
                 .isInstanceOf(IOException.class)
-                .hasMessage("Unknown change-feed enumerator state serializer version 0 (this build reads versions 1 to 1)");
+                .hasMessage(
+                        "Unknown change-feed enumerator state serializer version 0 (this build reads versions 1 to 1)");
     }
 
     /** Writes the samples of the current version; run once when a version is introduced. */
     public static void main(String[] args) throws IOException {
-        Path dir = Paths.get(args.length > 0 ? args[0] : "sources/src/test/resources/cdf-stream-samples/v1");
+        Path dir =
+                Paths.get(
+                        args.length > 0
+                                ? args[0]
+                                : "sources/src/test/resources/cdf-stream-samples/v1");
         Files.createDirectories(dir);
         for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
             Files.write(dir.resolve(s.getKey()), s.getValue());

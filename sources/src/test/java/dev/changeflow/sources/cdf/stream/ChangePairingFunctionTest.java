@@ -1,17 +1,15 @@
 package dev.changeflow.sources.cdf.stream;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Set;
+import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.cdf.stream.pairing.ChangePairingFunction;
+import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
 
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
-import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -20,9 +18,11 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.Schema;
 import org.junit.jupiter.api.Test;
 
-import dev.changeflow.sources.cdf.StreamingAccess;
-import dev.changeflow.sources.cdf.stream.pairing.ChangePairingFunction;
-import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The keyed pairing operator (design.md "Order and pairing — how", F2): buffers per key until the
@@ -34,21 +34,29 @@ class ChangePairingFunctionTest {
     private static final Schema KEYED =
             new Schema(
                     List.of(
-                            org.apache.iceberg.types.Types.NestedField.required(1, "id", org.apache.iceberg.types.Types.LongType.get()),
-                            org.apache.iceberg.types.Types.NestedField.optional(2, "name", org.apache.iceberg.types.Types.StringType.get())),
+                            org.apache.iceberg.types.Types.NestedField.required(
+                                    1, "id", org.apache.iceberg.types.Types.LongType.get()),
+                            org.apache.iceberg.types.Types.NestedField.optional(
+                                    2, "name", org.apache.iceberg.types.Types.StringType.get())),
                     Set.of(1));
     private static final Schema KEYLESS = new Schema(KEYED.columns());
 
     private static RowData row(long id, String name, String type, long version) {
         return GenericRowData.of(
-                id, StringData.fromString(name), StringData.fromString(type), version,
+                id,
+                StringData.fromString(name),
+                StringData.fromString(type),
+                version,
                 TimestampData.fromEpochMillis(1000 + version));
     }
 
-    private static KeyedOneInputStreamOperatorTestHarness<Integer, RowData, RowData> harness(Schema schema)
-            throws Exception {
+    private static KeyedOneInputStreamOperatorTestHarness<Integer, RowData, RowData> harness(
+            Schema schema) throws Exception {
         RowType rowType = StreamingAccess.rowType(schema);
-        int[] identity = StreamingAccess.keyPositions(schema) != null ? StreamingAccess.keyPositions(schema) : new int[] {0, 1};
+        int[] identity =
+                StreamingAccess.keyPositions(schema) != null
+                        ? StreamingAccess.keyPositions(schema)
+                        : new int[] {0, 1};
         KeyedOneInputStreamOperatorTestHarness<Integer, RowData, RowData> harness =
                 new KeyedOneInputStreamOperatorTestHarness<>(
                         new KeyedProcessOperator<>(new ChangePairingFunction(schema, rowType)),
@@ -58,12 +66,21 @@ class ChangePairingFunctionTest {
     }
 
     /** {@code "<version> <type> (<id>, <name>)"} of the rows emitted so far, then clears them. */
-    private static List<String> drain(KeyedOneInputStreamOperatorTestHarness<Integer, RowData, RowData> harness) {
+    private static List<String> drain(
+            KeyedOneInputStreamOperatorTestHarness<Integer, RowData, RowData> harness) {
         List<String> lines = new ArrayList<>();
         for (Object o : harness.getOutput()) {
             if (o instanceof StreamRecord<?> r) {
                 RowData row = (RowData) r.getValue();
-                lines.add(row.getLong(3) + " " + row.getString(2) + " (" + row.getLong(0) + ", " + row.getString(1) + ")");
+                lines.add(
+                        row.getLong(3)
+                                + " "
+                                + row.getString(2)
+                                + " ("
+                                + row.getLong(0)
+                                + ", "
+                                + row.getString(1)
+                                + ")");
             }
         }
         harness.getOutput().clear();
@@ -85,10 +102,15 @@ class ChangePairingFunctionTest {
             assertThat(drain(h)).isEmpty();
 
             h.processWatermark(new Watermark(2));
-            assertThat(drain(h)).containsExactlyInAnyOrder("2 update_preimage (1, a)", "2 update_postimage (1, b)");
+            assertThat(drain(h))
+                    .containsExactlyInAnyOrder(
+                            "2 update_preimage (1, a)", "2 update_postimage (1, b)");
             h.processWatermark(new Watermark(3));
             assertThat(drain(h))
-                    .containsExactlyInAnyOrder("3 update_preimage (1, b)", "3 update_postimage (1, c)", "3 delete (3, y)");
+                    .containsExactlyInAnyOrder(
+                            "3 update_preimage (1, b)",
+                            "3 update_postimage (1, c)",
+                            "3 delete (3, y)");
         }
     }
 
@@ -99,7 +121,8 @@ class ChangePairingFunctionTest {
             h.processElement(row(7, "new", "insert", 5), 5);
             h.processElement(row(7, "old", "delete", 5), 5);
             h.processWatermark(new Watermark(5));
-            assertThat(drain(h)).containsExactly("5 update_preimage (7, old)", "5 update_postimage (7, new)");
+            assertThat(drain(h))
+                    .containsExactly("5 update_preimage (7, old)", "5 update_postimage (7, new)");
         }
     }
 
@@ -130,23 +153,29 @@ class ChangePairingFunctionTest {
             h.open();
             h.processElement(row(1, "b", "insert", 9), 9);
             h.processWatermark(new Watermark(9));
-            assertThat(drain(h)).containsExactly("9 update_preimage (1, a)", "9 update_postimage (1, b)");
+            assertThat(drain(h))
+                    .containsExactly("9 update_preimage (1, a)", "9 update_postimage (1, b)");
         }
     }
 
     private static RowData lineageRow(long id, String name, String type, long version, Long rowId) {
         return GenericRowData.of(
-                id, StringData.fromString(name), StringData.fromString(type), version,
-                TimestampData.fromEpochMillis(1000 + version), rowId);
+                id,
+                StringData.fromString(name),
+                StringData.fromString(type),
+                version,
+                TimestampData.fromEpochMillis(1000 + version),
+                rowId);
     }
 
-    private static KeyedOneInputStreamOperatorTestHarness<Integer, RowData, RowData> lineageHarness()
-            throws Exception {
+    private static KeyedOneInputStreamOperatorTestHarness<Integer, RowData, RowData>
+            lineageHarness() throws Exception {
         RowType rowType = StreamingAccess.rowType(KEYLESS);
         RowType sourceType = StreamingAccess.sourceRowType(KEYLESS, true);
         return new KeyedOneInputStreamOperatorTestHarness<>(
                 new KeyedProcessOperator<>(new ChangePairingFunction(KEYLESS, rowType, true)),
-                RowIdentityKeySelector.forRowLineage(sourceType, rowType.getFieldCount(), new int[] {0, 1}),
+                RowIdentityKeySelector.forRowLineage(
+                        sourceType, rowType.getFieldCount(), new int[] {0, 1}),
                 Types.INT);
     }
 
@@ -164,9 +193,11 @@ class ChangePairingFunctionTest {
             h.processElement(lineageRow(2, "z", "delete", 4, 11L), 4);
             h.processElement(lineageRow(2, "z", "insert", 4, 11L), 4); // carried over: cancels
             h.processElement(lineageRow(3, "y", "delete", 4, 12L), 4);
-            h.processElement(lineageRow(3, "y", "insert", 4, 20L), 4); // new row id: not a carry-over
+            h.processElement(
+                    lineageRow(3, "y", "insert", 4, 20L), 4); // new row id: not a carry-over
             h.processElement(lineageRow(4, "p", "delete", 4, null), 4);
-            h.processElement(lineageRow(4, "p", "insert", 4, null), 4); // no ids, identical: cancels
+            h.processElement(
+                    lineageRow(4, "p", "insert", 4, null), 4); // no ids, identical: cancels
             snapshot = h.snapshot(1, 100);
         }
         try (var h = lineageHarness()) {
@@ -174,12 +205,18 @@ class ChangePairingFunctionTest {
             h.open();
             h.processElement(lineageRow(1, "b", "insert", 4, 10L), 4);
             h.processWatermark(new Watermark(4));
-            assertThat(h.extractOutputValues()).hasSize(4).allSatisfy(r -> assertThat(r.getArity()).isEqualTo(5));
+            assertThat(h.extractOutputValues())
+                    .hasSize(4)
+                    .allSatisfy(r -> assertThat(r.getArity()).isEqualTo(5));
             List<String> out = drain(h);
             assertThat(out)
                     .containsExactlyInAnyOrder(
-                            "4 update_preimage (1, a)", "4 update_postimage (1, b)", "4 delete (3, y)", "4 insert (3, y)");
-            assertThat(out.indexOf("4 update_postimage (1, b)")).isEqualTo(out.indexOf("4 update_preimage (1, a)") + 1);
+                            "4 update_preimage (1, a)",
+                            "4 update_postimage (1, b)",
+                            "4 delete (3, y)",
+                            "4 insert (3, y)");
+            assertThat(out.indexOf("4 update_postimage (1, b)"))
+                    .isEqualTo(out.indexOf("4 update_preimage (1, a)") + 1);
         }
     }
 }

@@ -1,11 +1,11 @@
 package dev.changeflow.sources.cdf.stream.enumerator;
 
-import java.util.List;
-import java.util.Map;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 
 import org.apache.flink.annotation.Internal;
 
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Checkpointed state of {@link ChangeFeedEnumerator} (design.md "Position"): the planning position

@@ -1,5 +1,13 @@
 package dev.changeflow.sources.cdf.stream.enumerator;
 
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -8,14 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import org.apache.flink.annotation.Internal;
-import org.apache.flink.core.io.SimpleVersionedSerializer;
-import org.apache.flink.core.memory.DataInputDeserializer;
-import org.apache.flink.core.memory.DataOutputSerializer;
-
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
-
 /**
  * Versioned serializer of {@link ChangeFeedEnumState}.
  *
@@ -23,14 +23,15 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
  * initialSnapshotId} long, {@code initialTasksPlanned} int), {@code boundVersion} long, {@code
  * completedVersion} long, pending splits (int count, then each split in {@link
  * ChangeFeedSplitSerializer} layout 1), outstanding versions (int count, then each: version long,
- * fully planned boolean, int count of unfinished split ids, each as modified UTF-8). Never change
- * a version's layout; add a version and keep reading the old ones.
+ * fully planned boolean, int count of unfinished split ids, each as modified UTF-8). Never change a
+ * version's layout; add a version and keep reading the old ones.
  */
 @Internal
 public final class ChangeFeedEnumStateSerializer
         implements SimpleVersionedSerializer<ChangeFeedEnumState> {
 
-    public static final ChangeFeedEnumStateSerializer INSTANCE = new ChangeFeedEnumStateSerializer();
+    public static final ChangeFeedEnumStateSerializer INSTANCE =
+            new ChangeFeedEnumStateSerializer();
 
     public static final int CURRENT_VERSION = 1;
 
@@ -54,7 +55,8 @@ public final class ChangeFeedEnumStateSerializer
             ChangeFeedSplitSerializer.write(split, out);
         }
         out.writeInt(state.outstandingVersions().size());
-        for (Map.Entry<Long, VersionTracker.VersionProgress> e : state.outstandingVersions().entrySet()) {
+        for (Map.Entry<Long, VersionTracker.VersionProgress> e :
+                state.outstandingVersions().entrySet()) {
             out.writeLong(e.getKey());
             out.writeBoolean(e.getValue().fullyPlanned());
             out.writeInt(e.getValue().unfinished().size());
@@ -69,8 +71,11 @@ public final class ChangeFeedEnumStateSerializer
     public ChangeFeedEnumState deserialize(int version, byte[] serialized) throws IOException {
         if (version != 1) {
             throw new IOException(
-                    "Unknown change-feed enumerator state serializer version " + version
-                            + " (this build reads versions 1 to " + CURRENT_VERSION + ")");
+                    "Unknown change-feed enumerator state serializer version "
+                            + version
+                            + " (this build reads versions 1 to "
+                            + CURRENT_VERSION
+                            + ")");
         }
         DataInputDeserializer in = new DataInputDeserializer(serialized);
         PlanningPosition position =

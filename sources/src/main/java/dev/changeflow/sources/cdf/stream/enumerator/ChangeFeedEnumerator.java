@@ -1,5 +1,18 @@
 package dev.changeflow.sources.cdf.stream.enumerator;
 
+import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
+import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.connector.source.SourceEvent;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.annotation.Nullable;
+
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -10,25 +23,12 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
 
-import javax.annotation.Nullable;
-
-import org.apache.flink.annotation.Internal;
-import org.apache.flink.api.connector.source.SourceEvent;
-import org.apache.flink.api.connector.source.SplitEnumerator;
-import org.apache.flink.api.connector.source.SplitEnumeratorContext;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
-import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
-
 /**
  * Enumerator of the streaming change feed, shaped like Iceberg's {@code
  * ContinuousIcebergEnumerator}: every {@code monitor-interval} it plans the next cycle of versions
  * of {@code main} ({@link ChangeFeedSplitPlanner}, off the coordinator thread), hands splits to
- * readers that ask for one, learns from {@link SplitsFinishedEvent}s which splits were emitted,
- * and when every split of version {@code v} and of all earlier versions is done sends {@link
+ * readers that ask for one, learns from {@link SplitsFinishedEvent}s which splits were emitted, and
+ * when every split of version {@code v} and of all earlier versions is done sends {@link
  * VersionCompletedEvent}{@code (v)} to every reader, which then emits watermark {@code v}
  * (design.md "Order and pairing — how").
  *
@@ -38,11 +38,12 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
  * <p>State: {@link ChangeFeedEnumState}. A regional failover resets the readers to a checkpoint but
  * keeps this enumerator: splits handed back re-open their versions, and each reader holds its
  * watermark below the versions of the splits it holds, so a re-read row never arrives behind the
- * watermark. A planning cycle that started from a position that is no
- * longer current (a checkpoint restore or an overlapping cycle) is discarded.
+ * watermark. A planning cycle that started from a position that is no longer current (a checkpoint
+ * restore or an overlapping cycle) is discarded.
  */
 @Internal
-public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSplit, ChangeFeedEnumState> {
+public final class ChangeFeedEnumerator
+        implements SplitEnumerator<ChangeFeedSplit, ChangeFeedEnumState> {
 
     private static final Logger LOG = LoggerFactory.getLogger(ChangeFeedEnumerator.class);
 
@@ -85,7 +86,9 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
     public void start() {
         LOG.info(
                 "Change feed of {} starts planning at {} (bound {}), completed version {}",
-                tableName, position.get(), boundVersion == Long.MAX_VALUE ? "none" : boundVersion,
+                tableName,
+                position.get(),
+                boundVersion == Long.MAX_VALUE ? "none" : boundVersion,
                 tracker.completedVersion());
         context.callAsync(
                 () -> planner.plan(position.get(), boundVersion),
@@ -98,10 +101,17 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
         if (error != null) {
             // fail the job: a missing version or a rewritten history must never be skipped (F4, F8)
             throw new IllegalStateException(
-                    "Planning the change feed of table " + tableName + " failed: " + error.getMessage(), error);
+                    "Planning the change feed of table "
+                            + tableName
+                            + " failed: "
+                            + error.getMessage(),
+                    error);
         }
         if (!cycle.from().equals(position.get())) {
-            LOG.info("Discarding a stale planning cycle from {} (now at {})", cycle.from(), position.get());
+            LOG.info(
+                    "Discarding a stale planning cycle from {} (now at {})",
+                    cycle.from(),
+                    position.get());
             return;
         }
         for (ChangeFeedSplitPlanner.PlannedVersion version : cycle.versions()) {
@@ -112,8 +122,10 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
         if (!cycle.versions().isEmpty()) {
             LOG.info(
                     "Planned {} version(s) of {} up to {} ({} pending splits)",
-                    cycle.versions().size(), tableName,
-                    cycle.versions().get(cycle.versions().size() - 1).version(), pending.size());
+                    cycle.versions().size(),
+                    tableName,
+                    cycle.versions().get(cycle.versions().size() - 1).version(),
+                    pending.size());
         }
         assignPending();
         advance();
@@ -144,7 +156,10 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
             context.signalNoMoreSplits(subtask);
         }
         if (!noMoreSplitsSignalled) {
-            LOG.info("Change feed of {} planned every version up to {} (bounded)", tableName, boundVersion);
+            LOG.info(
+                    "Change feed of {} planned every version up to {} (bounded)",
+                    tableName,
+                    boundVersion);
         }
         noMoreSplitsSignalled = true;
     }
@@ -191,7 +206,8 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
     @Override
     public void addReader(int subtaskId) {
         if (tracker.completedVersion() >= 0) {
-            context.sendEventToSourceReader(subtaskId, new VersionCompletedEvent(tracker.completedVersion()));
+            context.sendEventToSourceReader(
+                    subtaskId, new VersionCompletedEvent(tracker.completedVersion()));
         }
         if (noMoreSplitsSignalled) {
             context.signalNoMoreSplits(subtaskId);
@@ -203,7 +219,11 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
         nextVersionByCheckpoint.put(checkpointId, tracker.completedVersion() + 1);
         Map<Long, VersionTracker.VersionProgress> versions = new TreeMap<>(tracker.versions());
         return new ChangeFeedEnumState(
-                position.get(), boundVersion, tracker.completedVersion(), new ArrayList<>(pending), versions);
+                position.get(),
+                boundVersion,
+                tracker.completedVersion(),
+                new ArrayList<>(pending),
+                versions);
     }
 
     @Override
@@ -216,9 +236,9 @@ public final class ChangeFeedEnumerator implements SplitEnumerator<ChangeFeedSpl
     }
 
     /**
-     * F7 hook: the consumer registry records that this stream's consumer needs versions from
-     * {@code nextVersion} on. Called after each completed checkpoint when a {@code consumer-id} is
-     * set; delegates to the {@link ConsumerPositionListener} given to the source.
+     * F7 hook: the consumer registry records that this stream's consumer needs versions from {@code
+     * nextVersion} on. Called after each completed checkpoint when a {@code consumer-id} is set;
+     * delegates to the {@link ConsumerPositionListener} given to the source.
      */
     void commitConsumerPosition(long checkpointId, long nextVersion) {
         consumerListener.positionCommitted(consumerId, nextVersion, checkpointId);

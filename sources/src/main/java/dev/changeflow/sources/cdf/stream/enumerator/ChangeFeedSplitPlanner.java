@@ -1,10 +1,8 @@
 package dev.changeflow.sources.cdf.stream.enumerator;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.iceberg.ContentFile;
@@ -17,13 +15,15 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.io.CloseableIterable;
 
-import dev.changeflow.sources.cdf.CdfException;
-import dev.changeflow.sources.cdf.StreamingAccess;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 
 /**
- * Plans the splits of one discovery cycle of the streaming change feed (plain logic over an
- * Iceberg table, no Flink), shaped like Iceberg's {@code ContinuousSplitPlannerImpl}.
+ * Plans the splits of one discovery cycle of the streaming change feed (plain logic over an Iceberg
+ * table, no Flink), shaped like Iceberg's {@code ContinuousSplitPlannerImpl}.
  *
  * <p><b>Splits per version</b>: a version that changed rows gets one {@link
  * ChangeFeedSplit.Kind#REMOVED} split when it removed data files or added/removed delete files, and
@@ -33,10 +33,10 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
  * ChangeFeedSplit.Kind#INITIAL} split per scan task, tasks ordered by file location.
  *
  * <p><b>Rate limits</b> (F6): a cycle admits whole versions while the files it touches (data and
- * delete files added or removed) stay within {@code maxFilesPerCycle} and their sizes within
- * {@code maxBytesPerCycle}; the first version of a cycle is admitted even when it alone exceeds a
- * limit; a version that does not fit is deferred, and so is every later one. The initial snapshot
- * may be split over cycles (one task counts as its data file plus its delete files).
+ * delete files added or removed) stay within {@code maxFilesPerCycle} and their sizes within {@code
+ * maxBytesPerCycle}; the first version of a cycle is admitted even when it alone exceeds a limit; a
+ * version that does not fit is deferred, and so is every later one. The initial snapshot may be
+ * split over cycles (one task counts as its data file plus its delete files).
  *
  * <p><b>Errors</b> ({@link CdfException}): {@code TABLE_HISTORY_REWRITTEN} when the last planned
  * snapshot is no longer an ancestor of {@code main} (F8); {@code VERSION_NOT_AVAILABLE} when the
@@ -46,13 +46,14 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 public final class ChangeFeedSplitPlanner {
 
     /** The outcome of one cycle: the versions planned and the position after them. */
-    public record Cycle(PlanningPosition from, PlanningPosition to, List<PlannedVersion> versions) {}
+    public record Cycle(
+            PlanningPosition from, PlanningPosition to, List<PlannedVersion> versions) {}
 
     /**
      * Splits planned for one version in one cycle.
      *
-     * @param lastPart whether the version is now fully planned (false while the initial snapshot
-     *     is still being split over cycles)
+     * @param lastPart whether the version is now fully planned (false while the initial snapshot is
+     *     still being split over cycles)
      */
     public record PlannedVersion(long version, List<ChangeFeedSplit> splits, boolean lastPart) {}
 
@@ -87,7 +88,9 @@ public final class ChangeFeedSplitPlanner {
                                     + "feed already read, is no longer an ancestor of the current version %d "
                                     + "(a rollback). Start a new stream from a starting version after the "
                                     + "rollback.",
-                            table.name(), position.nextVersion() - 1, position.lastSnapshotId(),
+                            table.name(),
+                            position.nextVersion() - 1,
+                            position.lastSnapshotId(),
                             history.latestVersion()));
         }
         List<Snapshot> snapshots = history.ancestorsFrom(position.nextVersion());
@@ -135,7 +138,9 @@ public final class ChangeFeedSplitPlanner {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        tasks.sort(Comparator.comparing((FileScanTask t) -> t.file().location()).thenComparingLong(FileScanTask::start));
+        tasks.sort(
+                Comparator.comparing((FileScanTask t) -> t.file().location())
+                        .thenComparingLong(FileScanTask::start));
         List<ChangeFeedSplit> splits = new ArrayList<>();
         int next = position.initialTasksPlanned();
         while (next < tasks.size()) {
@@ -162,7 +167,10 @@ public final class ChangeFeedSplitPlanner {
         return done
                 ? new PlanningPosition(snapshot.sequenceNumber() + 1, snapshot.snapshotId(), -1L, 0)
                 : new PlanningPosition(
-                        position.nextVersion(), position.lastSnapshotId(), snapshot.snapshotId(), next);
+                        position.nextVersion(),
+                        position.lastSnapshotId(),
+                        snapshot.snapshotId(),
+                        next);
     }
 
     /** Files and bytes admitted in this cycle. */
@@ -172,7 +180,9 @@ public final class ChangeFeedSplitPlanner {
         private boolean any;
 
         boolean admit(long moreFiles, long moreBytes) {
-            if (any && (files + moreFiles > maxFilesPerCycle || bytes + moreBytes > maxBytesPerCycle)) {
+            if (any
+                    && (files + moreFiles > maxFilesPerCycle
+                            || bytes + moreBytes > maxBytesPerCycle)) {
                 return false;
             }
             any = true;
@@ -218,15 +228,23 @@ public final class ChangeFeedSplitPlanner {
             if (removes) {
                 splits.add(
                         ChangeFeedSplit.of(
-                                v, snapshot.snapshotId(), snapshot.timestampMillis(),
-                                ChangeFeedSplit.Kind.REMOVED, 0, null));
+                                v,
+                                snapshot.snapshotId(),
+                                snapshot.timestampMillis(),
+                                ChangeFeedSplit.Kind.REMOVED,
+                                0,
+                                null));
             }
             addedData.sort(Comparator.comparing(DataFile::location));
             for (int i = 0; i < addedData.size(); i++) {
                 splits.add(
                         ChangeFeedSplit.of(
-                                v, snapshot.snapshotId(), snapshot.timestampMillis(),
-                                ChangeFeedSplit.Kind.ADDED, i, addedData.get(i).location()));
+                                v,
+                                snapshot.snapshotId(),
+                                snapshot.timestampMillis(),
+                                ChangeFeedSplit.Kind.ADDED,
+                                i,
+                                addedData.get(i).location()));
             }
             return splits;
         }

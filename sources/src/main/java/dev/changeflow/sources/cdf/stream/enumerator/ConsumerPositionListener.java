@@ -1,16 +1,16 @@
 package dev.changeflow.sources.cdf.stream.enumerator;
 
-import java.io.Serializable;
-
 import org.apache.flink.annotation.Internal;
+
+import java.io.Serializable;
 
 /**
  * Hook for the consumer registry (semantics.md F7): called by {@link ChangeFeedEnumerator} after a
  * checkpoint of a stream with a {@code consumer-id} completed, with the first version the stream
  * still needs as of that checkpoint (every version before it was emitted completely and is in the
  * checkpoint's downstream state). The registry writes {@code
- * <table>/changeflow/consumers/<consumer-id>.json} from here; until it exists the hook does
- * nothing ({@link #NONE}). Called on the enumerator's thread; must not block for long.
+ * <table>/changeflow/consumers/<consumer-id>.json} from here; until it exists the hook does nothing
+ * ({@link #NONE}). Called on the enumerator's thread; must not block for long.
  */
 @Internal
 @FunctionalInterface

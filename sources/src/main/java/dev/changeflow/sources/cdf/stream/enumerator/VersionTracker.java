@@ -1,14 +1,14 @@
 package dev.changeflow.sources.cdf.stream.enumerator;
 
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+
+import org.apache.flink.annotation.Internal;
+
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-
-import org.apache.flink.annotation.Internal;
-
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 
 /**
  * Per-version completion bookkeeping of the enumerator (plain logic, no Flink): which splits of
@@ -19,9 +19,9 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
  * <p>Versions complete strictly in order: a complete version waits for every earlier one, so the
  * completed version is the version before the first outstanding one (or the last planned version).
  * It is a version number or lies in a gap between versions; either way every change of versions
- * {@code <=} it has been emitted. A version planned without splits (empty or compaction-only, F6) completes as soon as the versions
- * before it do. Finishing an unknown split id is ignored (a reader reports finished splits again
- * after a restore).
+ * {@code <=} it has been emitted. A version planned without splits (empty or compaction-only, F6)
+ * completes as soon as the versions before it do. Finishing an unknown split id is ignored (a
+ * reader reports finished splits again after a restore).
  */
 @Internal
 public final class VersionTracker {
@@ -48,7 +48,9 @@ public final class VersionTracker {
     private final TreeMap<Long, VersionProgress> versions = new TreeMap<>();
     private long completedVersion;
 
-    /** @param completedVersion the watermark already reached (-1 when none) */
+    /**
+     * @param completedVersion the watermark already reached (-1 when none)
+     */
     public VersionTracker(long completedVersion) {
         this.completedVersion = completedVersion;
     }
@@ -56,7 +58,8 @@ public final class VersionTracker {
     /** Restores bookkeeping from an enumerator state. */
     public VersionTracker(long completedVersion, Map<Long, VersionProgress> versions) {
         this(completedVersion);
-        versions.forEach((v, p) -> this.versions.put(v, new VersionProgress(p.unfinished, p.fullyPlanned)));
+        versions.forEach(
+                (v, p) -> this.versions.put(v, new VersionProgress(p.unfinished, p.fullyPlanned)));
     }
 
     /** Records planned splits of {@code version}; {@code lastPart} when no more will be planned. */
@@ -88,8 +91,8 @@ public final class VersionTracker {
     }
 
     /**
-     * Drops the leading complete versions and returns the completed version: the version before
-     * the first outstanding one, or {@code lastPlannedVersion} when none is outstanding.
+     * Drops the leading complete versions and returns the completed version: the version before the
+     * first outstanding one, or {@code lastPlannedVersion} when none is outstanding.
      */
     public long advance(long lastPlannedVersion) {
         while (!versions.isEmpty()) {

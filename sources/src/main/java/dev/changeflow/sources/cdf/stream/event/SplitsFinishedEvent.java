@@ -1,14 +1,14 @@
 package dev.changeflow.sources.cdf.stream.event;
 
-import java.util.List;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.SourceEvent;
 
+import java.util.List;
+
 /**
- * Reader → enumerator: every row of these splits was emitted. Sent again after a restore for
- * splits still marked finished in the reader's state, so the enumerator treats unknown ids as
- * already done.
+ * Reader → enumerator: every row of these splits was emitted. Sent again after a restore for splits
+ * still marked finished in the reader's state, so the enumerator treats unknown ids as already
+ * done.
  */
 @Internal
 public final class SplitsFinishedEvent implements SourceEvent {

@@ -1,7 +1,6 @@
 package dev.changeflow.sources.cdf.stream.pairing;
 
-import java.util.ArrayList;
-import java.util.List;
+import dev.changeflow.sources.cdf.StreamingAccess;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -19,7 +18,8 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.util.Collector;
 import org.apache.iceberg.Schema;
 
-import dev.changeflow.sources.cdf.StreamingAccess;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The keyed pairing operator of the streaming change feed (design.md "Order and pairing — how",
@@ -34,9 +34,9 @@ import dev.changeflow.sources.cdf.StreamingAccess;
  * Input rows are of the source's row type: the same, plus a last {@code _row_id} column when the
  * table pairs by row lineage (a format v3 table without identifier fields; the operator is then
  * keyed by {@code _row_id}, see {@link RowIdentityKeySelector#forRowLineage}); the {@code _row_id}
- * is dropped on output. The pure decision logic is {@code StreamingAccess#pair} (over the batch feed's
- * {@code ChangePairing}); this class only adapts it to keyed state and timers. Buffered rows are
- * checkpointed ({@code MapState<version, rows>}).
+ * is dropped on output. The pure decision logic is {@code StreamingAccess#pair} (over the batch
+ * feed's {@code ChangePairing}); this class only adapts it to keyed state and timers. Buffered rows
+ * are checkpointed ({@code MapState<version, rows>}).
  */
 @Internal
 public final class ChangePairingFunction extends KeyedProcessFunction<Integer, RowData, RowData> {
@@ -106,7 +106,8 @@ public final class ChangePairingFunction extends KeyedProcessFunction<Integer, R
             return;
         }
         buffered.remove(version);
-        List<StreamingAccess.PairedRow> changes = StreamingAccess.pair(dataSchema, rowLineage, rows);
+        List<StreamingAccess.PairedRow> changes =
+                StreamingAccess.pair(dataSchema, rowLineage, rows);
         cancelled.inc(rows.size() - changes.size());
         for (StreamingAccess.PairedRow change : changes) {
             GenericRowData copy = new GenericRowData(getters.length);

@@ -23,8 +23,10 @@ public final class RowIdentityKeySelector implements KeySelector<RowData, Intege
 
     private final int[] positions;
     private final LogicalType[] types;
+
     /** Position of {@code _row_id} in the row, or -1 when the identity is {@link #positions}. */
     private final int rowIdPosition;
+
     private transient RowData.FieldGetter[] getters;
     private transient RowDataSerializer serializer;
 
@@ -42,7 +44,8 @@ public final class RowIdentityKeySelector implements KeySelector<RowData, Intege
      *
      * @param rowType the source's row type (with {@code _row_id})
      */
-    public static RowIdentityKeySelector forRowLineage(RowType rowType, int rowIdPosition, int[] positions) {
+    public static RowIdentityKeySelector forRowLineage(
+            RowType rowType, int rowIdPosition, int[] positions) {
         return new RowIdentityKeySelector(rowType, positions, rowIdPosition);
     }
 

@@ -1,15 +1,10 @@
 package dev.changeflow.sources.cdf.stream.reader;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
+import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
+import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.eventtime.Watermark;
@@ -26,11 +21,16 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 
-import dev.changeflow.sources.cdf.CdfException;
-import dev.changeflow.sources.cdf.StreamingAccess;
-import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
-import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
-import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * Reader of the streaming change feed: reads one split at a time (on its own I/O thread, so the
@@ -39,12 +39,12 @@ import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
  * version, reports each finished split to the enumerator, and emits watermark {@code v} when the
  * enumerator reports version {@code v} complete (design.md "Order and pairing — how").
  *
- * <p>Rows are of the source's row type ({@code StreamingAccess#sourceRowType}: the change feed's row
- * type, plus {@code _row_id} with row lineage). A split's rows are
- * computed whole (the change computation holds one version part in memory) and come in the same
- * order on every read, so the checkpointed offset says exactly which rows were emitted; a restored
- * split skips them. Finished splits whose version is not confirmed yet stay in the state (marked
- * finished) and are reported again after a restore.
+ * <p>Rows are of the source's row type ({@code StreamingAccess#sourceRowType}: the change feed's
+ * row type, plus {@code _row_id} with row lineage). A split's rows are computed whole (the change
+ * computation holds one version part in memory) and come in the same order on every read, so the
+ * checkpointed offset says exactly which rows were emitted; a restored split skips them. Finished
+ * splits whose version is not confirmed yet stay in the state (marked finished) and are reported
+ * again after a restore.
  *
  * <p>Errors: a split whose files are gone fails the job with {@link CdfException} {@code
  * VERSION_NOT_AVAILABLE} (K6), never a partial result.
@@ -77,7 +77,10 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
     private CompletableFuture<Void> available = new CompletableFuture<>();
 
     public ChangeFeedSourceReader(
-            SourceReaderContext context, TableLoader tableLoader, Schema dataSchema, boolean rowLineage) {
+            SourceReaderContext context,
+            TableLoader tableLoader,
+            Schema dataSchema,
+            boolean rowLineage) {
         this.context = context;
         this.tableLoader = tableLoader;
         this.dataSchema = dataSchema;
@@ -90,7 +93,8 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
         table = tableLoader.loadTable();
         ioThread =
                 Executors.newSingleThreadExecutor(
-                        new ExecutorThreadFactory("changeflow-cdf-reader-" + context.getIndexOfSubtask()));
+                        new ExecutorThreadFactory(
+                                "changeflow-cdf-reader-" + context.getIndexOfSubtask()));
     }
 
     @Override

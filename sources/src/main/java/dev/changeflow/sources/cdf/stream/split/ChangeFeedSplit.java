@@ -1,11 +1,11 @@
 package dev.changeflow.sources.cdf.stream.split;
 
-import java.util.Objects;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.connector.source.SourceSplit;
 
 import javax.annotation.Nullable;
 
-import org.apache.flink.annotation.Internal;
-import org.apache.flink.api.connector.source.SourceSplit;
+import java.util.Objects;
 
 /**
  * One unit of work of the streaming change feed: one part of one version (design.md "Order and
@@ -96,11 +96,18 @@ public final class ChangeFeedSplit implements SourceSplit {
 
     /** A fresh split (nothing emitted yet). */
     public static ChangeFeedSplit of(
-            long version, long snapshotId, long commitMillis, Kind kind, int index, @Nullable String file) {
+            long version,
+            long snapshotId,
+            long commitMillis,
+            Kind kind,
+            int index,
+            @Nullable String file) {
         return new ChangeFeedSplit(version, snapshotId, commitMillis, kind, index, file, 0L, false);
     }
 
-    /** {@code <version>-<kind code><index>}, e.g. {@code 76-A3}; unique within a table's history. */
+    /**
+     * {@code <version>-<kind code><index>}, e.g. {@code 76-A3}; unique within a table's history.
+     */
     @Override
     public String splitId() {
         return version + "-" + kind.code + index;
@@ -134,7 +141,10 @@ public final class ChangeFeedSplit implements SourceSplit {
         return index;
     }
 
-    /** Data file location ({@code ADDED}), scan-task JSON ({@code INITIAL}) or null ({@code REMOVED}). */
+    /**
+     * Data file location ({@code ADDED}), scan-task JSON ({@code INITIAL}) or null ({@code
+     * REMOVED}).
+     */
     @Nullable
     public String file() {
         return file;
@@ -152,12 +162,14 @@ public final class ChangeFeedSplit implements SourceSplit {
 
     /** This split with {@code offset} rows emitted. */
     public ChangeFeedSplit withOffset(long offset) {
-        return new ChangeFeedSplit(version, snapshotId, commitMillis, kind, index, file, offset, finished);
+        return new ChangeFeedSplit(
+                version, snapshotId, commitMillis, kind, index, file, offset, finished);
     }
 
     /** This split, marked finished. */
     public ChangeFeedSplit asFinished() {
-        return new ChangeFeedSplit(version, snapshotId, commitMillis, kind, index, file, offset, true);
+        return new ChangeFeedSplit(
+                version, snapshotId, commitMillis, kind, index, file, offset, true);
     }
 
     @Override
@@ -186,7 +198,13 @@ public final class ChangeFeedSplit implements SourceSplit {
 
     @Override
     public String toString() {
-        return "ChangeFeedSplit{" + splitId() + ", snapshot=" + snapshotId + ", offset=" + offset
-                + (finished ? ", finished" : "") + '}';
+        return "ChangeFeedSplit{"
+                + splitId()
+                + ", snapshot="
+                + snapshotId
+                + ", offset="
+                + offset
+                + (finished ? ", finished" : "")
+                + '}';
     }
 }

@@ -1,8 +1,5 @@
 package dev.changeflow.sources.cdf.stream.split;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
@@ -10,14 +7,17 @@ import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.core.memory.DataOutputView;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
 /**
  * Versioned serializer of {@link ChangeFeedSplit} (checkpoints, savepoints).
  *
  * <p>Version 1 layout: {@code version} long, {@code snapshotId} long, {@code commitMillis} long,
  * kind code (one byte: {@code I}, {@code A}, {@code R}), {@code index} int, file present (boolean)
  * then its UTF-8 bytes (int length + bytes; scan-task JSON can exceed 64 KiB), {@code offset} long,
- * {@code finished} boolean. Never change a version's layout; add a version and keep reading the
- * old ones.
+ * {@code finished} boolean. Never change a version's layout; add a version and keep reading the old
+ * ones.
  */
 @Internal
 public final class ChangeFeedSplitSerializer implements SimpleVersionedSerializer<ChangeFeedSplit> {
@@ -77,11 +77,15 @@ public final class ChangeFeedSplitSerializer implements SimpleVersionedSerialize
                 }
                 long offset = in.readLong();
                 boolean finished = in.readBoolean();
-                return new ChangeFeedSplit(v, snapshotId, commitMillis, kind, index, file, offset, finished);
+                return new ChangeFeedSplit(
+                        v, snapshotId, commitMillis, kind, index, file, offset, finished);
             default:
                 throw new IOException(
-                        "Unknown change-feed split serializer version " + version
-                                + " (this build reads versions 1 to " + CURRENT_VERSION + ")");
+                        "Unknown change-feed split serializer version "
+                                + version
+                                + " (this build reads versions 1 to "
+                                + CURRENT_VERSION
+                                + ")");
         }
     }
 }
