@@ -9,7 +9,6 @@ import org.apache.flink.streaming.api.functions.async.RichAsyncFunction;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
-import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
 
@@ -21,6 +20,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Reads the changes of each version it receives (a version of the range planned by {@link
@@ -85,7 +85,12 @@ final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
         }
         readers =
                 Executors.newFixedThreadPool(
-                        concurrency, new ExecutorThreadFactory("changeflow-cdf-sql-reader"));
+                        concurrency,
+                        runnable -> {
+                            Thread t = new Thread(runnable, "changeflow-cdf-sql-reader");
+                            t.setDaemon(true);
+                            return t;
+                        });
     }
 
     @Override
@@ -103,18 +108,36 @@ final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
             changes = idle.take();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            resultFuture.completeExceptionally(e);
+            deliver(() -> resultFuture.completeExceptionally(e));
             return;
         }
+        List<RowData> read = new ArrayList<>();
+        Throwable failure = null;
         try (CloseableIterable<RowData> rows = changes.readRowData(version)) {
-            List<RowData> read = new ArrayList<>();
             rows.forEach(read::add);
-            resultFuture.complete(projected(read));
         } catch (Throwable t) {
             // VERSION_NOT_AVAILABLE (K6) among others: the job fails, never a partial result
-            resultFuture.completeExceptionally(t);
+            failure = t;
         } finally {
             idle.add(changes);
+        }
+        Throwable failed = failure;
+        deliver(
+                failed == null
+                        ? () -> resultFuture.complete(projected(read))
+                        : () -> resultFuture.completeExceptionally(failed));
+    }
+
+    /**
+     * Hands a result to the async operator. Once the task is closing (another version failed the
+     * job, or it was cancelled) the operator's mailbox refuses it: the result is no longer wanted,
+     * and the reader thread must not die of it.
+     */
+    private static void deliver(Runnable handOver) {
+        try {
+            handOver.run();
+        } catch (RejectedExecutionException closing) {
+            // the task is closing: nothing waits for this version any more
         }
     }
 
