@@ -62,7 +62,9 @@ import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -338,7 +340,7 @@ class GoldKillITCase {
                 }
             }
             assertThat(System.nanoTime()).as("the Gold run ends in time").isLessThan(deadline);
-            Thread.sleep(5);
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // poll the tables again
         }
         run.join(RUN_TIMEOUT.toMillis());
         assertThat(run.isAlive()).isFalse();
