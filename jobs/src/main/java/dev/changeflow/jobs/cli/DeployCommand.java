@@ -1,13 +1,19 @@
 package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.config.KafkaOptions;
 import dev.changeflow.jobs.deploy.FlinkDeploymentRenderer;
+import dev.changeflow.operators.options.OptionLayer;
+import dev.changeflow.operators.options.OptionSource;
+import dev.changeflow.operators.options.OptionsResolver;
+import dev.changeflow.sources.kafka.KafkaInput;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -105,6 +111,34 @@ public final class DeployCommand implements Callable<Integer> {
         }
         String text = Files.readString(flows);
         FlowsFile.parse(text, flows.toString()); // fail here, not in the cluster
+        List<OptionLayer> kafka = new ArrayList<>();
+        kafka.add(
+                OptionLayer.single(
+                        OptionSource.FLAG,
+                        "--kafka-bootstrap",
+                        KafkaOptions.BOOTSTRAP_SERVERS.key(),
+                        kafkaBootstrap));
+        if (topics != null) {
+            kafka.add(
+                    OptionLayer.single(
+                            OptionSource.FLAG, "--topics", KafkaOptions.TOPICS.key(), topics));
+        }
+        if (topicPattern != null) {
+            kafka.add(
+                    OptionLayer.single(
+                            OptionSource.FLAG,
+                            "--topic-pattern",
+                            KafkaOptions.TOPIC_PATTERN.key(),
+                            topicPattern));
+        }
+        if (groupId != null) {
+            kafka.add(
+                    OptionLayer.single(
+                            OptionSource.FLAG, "--group-id", KafkaOptions.GROUP_ID.key(), groupId));
+        }
+        KafkaInput input = new KafkaInput();
+        KafkaOptions.apply(OptionsResolver.resolve(KafkaOptions.SET, kafka), input);
+        input.validate();
         FlinkDeploymentRenderer.Settings s = new FlinkDeploymentRenderer.Settings();
         s.name = name;
         s.namespace = namespace;

@@ -1,6 +1,6 @@
 package dev.changeflow.jobs.cli;
 
-import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
@@ -96,7 +96,8 @@ public final class ExpireCommand implements Callable<Integer> {
         Instant now = Instant.now();
         ChangeFeedExpiry.Builder expiry =
                 ChangeFeedExpiry.forTable(t)
-                        .consumerExpiry(FlowsFile.duration(consumerExpiry, "--consumer-expiry"));
+                        .consumerExpiry(
+                                OptionParsers.duration(consumerExpiry, "--consumer-expiry"));
         if (olderThan != null) {
             expiry.olderThan(instant(olderThan, now));
         }
@@ -111,7 +112,7 @@ public final class ExpireCommand implements Callable<Integer> {
     static Instant instant(String text, Instant now) {
         String s = text.trim();
         if (AGE.matcher(s.toLowerCase(Locale.ROOT)).matches()) {
-            return now.minus(FlowsFile.duration(s, "--older-than"));
+            return now.minus(OptionParsers.duration(s, "--older-than"));
         }
         try {
             if (s.length() == 10) {

@@ -1,8 +1,8 @@
 package dev.changeflow.jobs.cli;
 
-import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.gold.GoldRunner;
 import dev.changeflow.jobs.gold.GoldSpec;
+import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -187,7 +187,7 @@ public final class GoldCommand implements Callable<Integer> {
         o.startingVersion = startingVersion;
         o.fromScratch = fromScratch;
         o.parallelism = parallelism;
-        o.checkpointInterval = FlowsFile.duration(checkpointInterval, "--checkpoint-interval");
+        o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
         if (parallelism < 1) {
             throw new IllegalArgumentException(
                     "--parallelism must be at least 1, got " + parallelism);

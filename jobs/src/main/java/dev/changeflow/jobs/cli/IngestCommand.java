@@ -1,16 +1,22 @@
 package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.config.IngestOptions;
+import dev.changeflow.jobs.config.KafkaOptions;
 import dev.changeflow.jobs.ingest.ClusterIngest;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.operators.options.OptionLayer;
+import dev.changeflow.operators.options.OptionSource;
+import dev.changeflow.operators.options.OptionsResolver;
+import dev.changeflow.operators.options.ResolvedOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
-import dev.changeflow.sources.kafka.StartingOffsets;
 
-import com.fasterxml.jackson.databind.node.TextNode;
+import org.apache.flink.configuration.ConfigOption;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -18,6 +24,7 @@ import picocli.CommandLine.Parameters;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -238,105 +245,70 @@ public final class IngestCommand implements Callable<Integer> {
      * @throws IllegalArgumentException naming the flag or option that is wrong
      */
     public void applyOverrides(IngestConfig cfg) {
-        if (name != null) {
-            cfg.name = name;
-        }
-        if (cfg.name == null) {
+        if (name == null && cfg.name == null) {
             // without a flows file the job is named after its table, so flag-only runs of different
             // tables in one warehouse keep separate state
             cfg.name = table != null ? table : "ingest";
         }
-        if (format != null) {
-            cfg.format = FlowsFile.format(format, "--format");
-        }
-        if (namespace != null) {
-            cfg.namespace = namespace;
-        }
+        List<OptionLayer> top = new ArrayList<>();
+        flag(top, "--name", IngestOptions.NAME, name);
+        flag(top, "--format", IngestOptions.FORMAT, format);
+        flag(top, "--namespace", IngestOptions.NAMESPACE, namespace);
+        flag(top, "--parallelism", IngestOptions.PARALLELISM, parallelism);
+        flag(top, "--checkpoint-interval", IngestOptions.CHECKPOINT_INTERVAL, checkpointInterval);
+        cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
         if (catalog != null) {
             cfg.catalog.putAll(catalog);
         }
-        if (parallelism != null) {
-            cfg.parallelism = parallelism;
-        }
-        if (checkpointInterval != null) {
-            cfg.checkpointInterval =
-                    FlowsFile.duration(checkpointInterval, "--checkpoint-interval");
-        }
-        if (kafkaBootstrap != null
-                || topics != null
-                || topicPattern != null
-                || groupId != null
-                || startingOffsets != null
-                || kafkaProperties != null) {
+        List<OptionLayer> kafka = new ArrayList<>();
+        flag(kafka, "--kafka-bootstrap", KafkaOptions.BOOTSTRAP_SERVERS, kafkaBootstrap);
+        flag(kafka, "--topics", KafkaOptions.TOPICS, topics);
+        flag(kafka, "--topic-pattern", KafkaOptions.TOPIC_PATTERN, topicPattern);
+        flag(kafka, "--group-id", KafkaOptions.GROUP_ID, groupId);
+        flag(kafka, "--starting-offsets", KafkaOptions.STARTING_OFFSETS, startingOffsets);
+        boolean kafkaFlags = !kafka.isEmpty() || kafkaProperties != null;
+        flag(kafka, "--until-idle", KafkaOptions.UNTIL_IDLE, untilIdle);
+        ResolvedOptions k = OptionsResolver.resolve(KafkaOptions.SET, kafka);
+        if (kafkaFlags) {
             if (cfg.kafka == null) {
                 cfg.kafka = new KafkaInput();
             }
-            if (kafkaBootstrap != null) {
-                cfg.kafka.bootstrapServers = kafkaBootstrap;
-            }
-            if (topics != null) {
-                cfg.kafka.topics = topics;
-                cfg.kafka.topicPattern = null;
-            }
-            if (topicPattern != null) {
-                cfg.kafka.topicPattern = topicPattern;
-                cfg.kafka.topics = new ArrayList<>();
-            }
-            if (groupId != null) {
-                cfg.kafka.groupId = groupId;
-            }
-            if (startingOffsets != null) {
-                cfg.kafka.startingOffsets = StartingOffsets.parse(startingOffsets);
-            }
+            KafkaOptions.apply(k, cfg.kafka);
             if (kafkaProperties != null) {
                 cfg.kafka.properties.putAll(kafkaProperties);
             }
         }
-        if (untilIdle != null) {
-            cfg.untilIdle = FlowsFile.duration(untilIdle, "--until-idle");
+        if (k.isSet(KafkaOptions.UNTIL_IDLE)) {
+            cfg.untilIdle = k.get(KafkaOptions.UNTIL_IDLE);
         }
         if (cfg.kafka != null) {
             cfg.kafka.validate();
         } else if (cfg.untilIdle != null) {
             throw new IllegalArgumentException("--until-idle applies to Kafka input only");
         }
-        if (cfg.parallelism < 1) {
-            throw new IllegalArgumentException(
-                    "parallelism must be at least 1, got " + cfg.parallelism);
-        }
         if (cfg.checkpointInterval.toMillis() < 10) {
             throw new IllegalArgumentException(
                     "checkpoint-interval must be at least 10ms, got " + cfg.checkpointInterval);
         }
+        List<OptionLayer> tableFlags = new ArrayList<>();
+        flag(tableFlags, "--keys", FlowOptions.KEYS, keys);
+        flag(tableFlags, "--sequence-by", FlowOptions.SEQUENCE_BY, sequenceBy);
+        flag(tableFlags, "--scd-type", FlowOptions.SCD_TYPE, scdType);
+        flag(tableFlags, "--append-only", FlowOptions.APPEND_ONLY, appendOnly ? "true" : null);
+        flag(tableFlags, "--schema", FlowOptions.SCHEMA, schema);
         if (table != null) {
-            FlowConfig f = cfg.flow(table);
-            if (f == null) {
-                f = new FlowConfig();
+            if (cfg.flow(table) == null) {
+                FlowConfig f = new FlowConfig();
                 f.table = table;
                 cfg.flows.add(f);
             }
-            if (keys != null) {
-                f.keys = keys;
-            }
-            if (sequenceBy != null) {
-                f.sequenceBy = FlowsFile.sequence(new TextNode(sequenceBy));
-            }
-            if (scdType != null) {
-                FlowsFile.set(f, "scd-type", new TextNode(scdType), "--scd-type");
-            }
-            if (appendOnly) {
-                f.appendOnly = true;
-            }
-            if (schema != null) {
-                f.schema = schema;
-            }
-        } else if (keys != null
-                || sequenceBy != null
-                || scdType != null
-                || appendOnly
-                || schema != null) {
+        } else if (!tableFlags.isEmpty()) {
             throw new IllegalArgumentException(
                     "--keys, --sequence-by, --scd-type, --append-only and --schema need --table");
+        }
+        Map<String, List<OptionLayer>> overrides = new LinkedHashMap<>();
+        if (table != null) {
+            overrides.computeIfAbsent(table, t -> new ArrayList<>()).addAll(tableFlags);
         }
         if (sets != null) {
             for (String s : sets) {
@@ -347,20 +319,38 @@ public final class IngestCommand implements Callable<Integer> {
                             "--set takes TABLE.OPTION=VALUE, got '" + s + "'");
                 }
                 String t = s.substring(0, dot);
-                FlowConfig f = cfg.flow(t);
-                if (f == null) {
+                if (cfg.flow(t) == null) {
                     throw new IllegalArgumentException(
                             "--set " + s + ": no flow for table '" + t + "'");
                 }
-                FlowsFile.set(
-                        f,
-                        s.substring(dot + 1, eq),
-                        new TextNode(s.substring(eq + 1)),
-                        "--set " + s);
+                overrides
+                        .computeIfAbsent(t, x -> new ArrayList<>())
+                        .add(
+                                OptionLayer.single(
+                                        OptionSource.SET,
+                                        "--set " + s,
+                                        s.substring(dot + 1, eq),
+                                        s.substring(eq + 1)));
             }
+        }
+        for (Map.Entry<String, List<OptionLayer>> e : overrides.entrySet()) {
+            cfg.flow(e.getKey()).apply(OptionsResolver.resolve(FlowOptions.SET, e.getValue()));
         }
         for (FlowConfig f : cfg.flows) {
             f.validate();
+        }
+    }
+
+    /** Adds the layer of one command-line flag that was given (a null value was not). */
+    private static void flag(
+            List<OptionLayer> layers, String flag, ConfigOption<?> option, Object value) {
+        if (value != null) {
+            layers.add(
+                    OptionLayer.single(
+                            OptionSource.FLAG,
+                            flag,
+                            option.key(),
+                            value instanceof List ? value : value.toString()));
         }
     }
 }

@@ -1,8 +1,8 @@
 package dev.changeflow.jobs.config;
 
-import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.operators.options.ResolvedOptions;
 
 import javax.annotation.Nullable;
 
@@ -13,10 +13,11 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * One flow of a flows file: which source table it reads and how it is applied to its streaming
- * table. Keys are the option names of the flows file (kebab-case); see {@link FlowsFile} and the
- * README's options table. Mutable while being read and overridden; {@link #validate()} checks the
- * combination before a job is built.
+ * One flow: which source table it reads and how it is applied to its streaming table — the typed
+ * view of the {@link FlowOptions} (whose keys are the flows file's option names and whose defaults
+ * the fields start with). Filled by {@link #apply} from options resolved by {@link
+ * dev.changeflow.operators.options.OptionsResolver} (the flows file, then the command line's
+ * overrides); {@link #validate()} checks the combination before a job is built.
  */
 public final class FlowConfig implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -38,7 +39,7 @@ public final class FlowConfig implements Serializable {
      */
     public List<String> sequenceBy = new ArrayList<>();
 
-    public ScdType scdType = ScdType.TYPE_1;
+    public ScdType scdType = FlowOptions.SCD_TYPE.defaultValue();
 
     /** Key-less source written as-is (every record an insert), e.g. pgbench_history. */
     public boolean appendOnly;
@@ -67,25 +68,107 @@ public final class FlowConfig implements Serializable {
     public boolean truncate;
 
     /** How long tombstones are kept (processing time), A3; default 2 days. */
-    public Duration tombstoneGcThreshold = Duration.ofDays(2);
+    public Duration tombstoneGcThreshold = FlowOptions.TOMBSTONE_GC_THRESHOLD.defaultValue();
 
     /** Keys per subtask the AUTO CDC operator buffers between checkpoints; 0 = none. */
-    public int applyBufferKeys = AutoCdcSpec.DEFAULT_APPLY_BUFFER_KEYS;
+    public int applyBufferKeys = FlowOptions.APPLY_BUFFER_KEYS.defaultValue();
 
     /** Whether {@code apply-buffer-keys} was given (an append-only flow rejects it). */
     public boolean applyBufferKeysSet;
 
     /** {@code quarantine} (default) or {@code fail}. */
-    public String onInvalidRecord = "quarantine";
+    public String onInvalidRecord = FlowOptions.ON_INVALID_RECORD.defaultValue();
 
     /** {@code fail} (default), {@code quarantine} or {@code add-columns}. */
-    public String onSchemaChange = "fail";
+    public String onSchemaChange = FlowOptions.ON_SCHEMA_CHANGE.defaultValue();
 
     /** Record format; default: the flows file's {@code format}. */
     @Nullable public String format;
 
     /** Iceberg format version of a new table (2 or 3). */
-    public int formatVersion = 2;
+    public int formatVersion = FlowOptions.FORMAT_VERSION.defaultValue();
+
+    /**
+     * Sets every option that {@code r} holds from a place other than its default (a flag, {@code
+     * --set}, the definition, a table property) onto this flow.
+     *
+     * @param r options of {@link FlowOptions#SET}
+     * @return this flow
+     */
+    public FlowConfig apply(ResolvedOptions r) {
+        if (r.isSet(FlowOptions.TABLE)) {
+            table = r.get(FlowOptions.TABLE);
+        }
+        if (r.isSet(FlowOptions.TARGET)) {
+            target = r.get(FlowOptions.TARGET);
+        }
+        if (r.isSet(FlowOptions.NAME)) {
+            name = r.get(FlowOptions.NAME);
+        }
+        if (r.isSet(FlowOptions.KEYS)) {
+            keys = r.get(FlowOptions.KEYS);
+        }
+        if (r.isSet(FlowOptions.SEQUENCE_BY)) {
+            sequenceBy = r.get(FlowOptions.SEQUENCE_BY);
+        }
+        if (r.isSet(FlowOptions.SCD_TYPE)) {
+            scdType = r.get(FlowOptions.SCD_TYPE);
+        }
+        if (r.isSet(FlowOptions.APPEND_ONLY)) {
+            appendOnly = r.get(FlowOptions.APPEND_ONLY);
+        }
+        if (r.isSet(FlowOptions.COLUMNS)) {
+            columns = FlowOptions.selection(r.get(FlowOptions.COLUMNS), "columns");
+        }
+        if (r.isSet(FlowOptions.IGNORE_NULL_UPDATES)) {
+            String v = r.get(FlowOptions.IGNORE_NULL_UPDATES);
+            ignoreNullUpdates =
+                    v.equals("false")
+                            ? null
+                            : v.equals("true")
+                                    ? ColumnSelection.all()
+                                    : FlowOptions.selection(v, "ignore-null-updates");
+        }
+        if (r.isSet(FlowOptions.TRACK_HISTORY_ON)) {
+            trackHistoryOn =
+                    FlowOptions.selection(r.get(FlowOptions.TRACK_HISTORY_ON), "track-history-on");
+        }
+        if (r.isSet(FlowOptions.SCHEMA)) {
+            schema = r.get(FlowOptions.SCHEMA);
+        }
+        if (r.isSet(FlowOptions.PARTITIONED_BY)) {
+            partitionedBy = r.get(FlowOptions.PARTITIONED_BY);
+        }
+        if (r.isSet(FlowOptions.APPLY_AS_DELETE_WHEN)) {
+            applyAsDeleteWhen = r.get(FlowOptions.APPLY_AS_DELETE_WHEN);
+        }
+        if (r.isSet(FlowOptions.APPLY_AS_TRUNCATE_WHEN)) {
+            applyAsTruncateWhen = r.get(FlowOptions.APPLY_AS_TRUNCATE_WHEN);
+        }
+        if (r.isSet(FlowOptions.TRUNCATE)) {
+            truncate = r.get(FlowOptions.TRUNCATE);
+        }
+        if (r.isSet(FlowOptions.TOMBSTONE_GC_THRESHOLD)) {
+            tombstoneGcThreshold = r.get(FlowOptions.TOMBSTONE_GC_THRESHOLD);
+        }
+        if (r.isSet(FlowOptions.APPLY_BUFFER_KEYS)) {
+            applyBufferKeys = r.get(FlowOptions.APPLY_BUFFER_KEYS);
+            applyBufferKeysSet = true;
+        }
+        if (r.isSet(FlowOptions.ON_INVALID_RECORD)) {
+            onInvalidRecord = r.get(FlowOptions.ON_INVALID_RECORD);
+        }
+        if (r.isSet(FlowOptions.ON_SCHEMA_CHANGE)) {
+            onSchemaChange = r.get(FlowOptions.ON_SCHEMA_CHANGE);
+        }
+        if (r.isSet(FlowOptions.FORMAT)) {
+            format = r.get(FlowOptions.FORMAT);
+        }
+        if (r.isSet(FlowOptions.FORMAT_VERSION)) {
+            formatVersion = r.get(FlowOptions.FORMAT_VERSION);
+        }
+        return this;
+    }
 
     public String targetName() {
         if (target == null) {

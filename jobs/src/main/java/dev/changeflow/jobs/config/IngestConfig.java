@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.config;
 
+import dev.changeflow.operators.options.ResolvedOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import javax.annotation.Nullable;
@@ -38,15 +39,15 @@ public final class IngestConfig implements Serializable {
     @Nullable public String namespace;
 
     /** {@code debezium-json} (default) or {@code json}. */
-    public String format = "debezium-json";
+    public String format = IngestOptions.FORMAT.defaultValue();
 
-    public Duration checkpointInterval = Duration.ofSeconds(5);
+    public Duration checkpointInterval = IngestOptions.CHECKPOINT_INTERVAL.defaultValue();
 
     /** Parallelism of the keyed operators and writers; default: available cores. */
     public int parallelism = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
 
     /** Largest record accepted, bytes (larger ones are quarantined as RECORD_TOO_LARGE). */
-    public int maxRecordBytes = 8 * 1024 * 1024;
+    public int maxRecordBytes = IngestOptions.MAX_RECORD_BYTES.defaultValue();
 
     public List<FlowConfig> flows = new ArrayList<>();
 
@@ -60,6 +61,35 @@ public final class IngestConfig implements Serializable {
      * seen at launch.
      */
     @Nullable public Duration untilIdle;
+
+    /**
+     * Sets every option that {@code r} holds from a place other than its default onto this
+     * configuration.
+     *
+     * @param r options of {@link IngestOptions#SET}
+     * @return this configuration
+     */
+    public IngestConfig apply(ResolvedOptions r) {
+        if (r.isSet(IngestOptions.NAME)) {
+            name = r.get(IngestOptions.NAME);
+        }
+        if (r.isSet(IngestOptions.FORMAT)) {
+            format = r.get(IngestOptions.FORMAT);
+        }
+        if (r.isSet(IngestOptions.NAMESPACE)) {
+            namespace = r.get(IngestOptions.NAMESPACE);
+        }
+        if (r.isSet(IngestOptions.CHECKPOINT_INTERVAL)) {
+            checkpointInterval = r.get(IngestOptions.CHECKPOINT_INTERVAL);
+        }
+        if (r.isSet(IngestOptions.PARALLELISM)) {
+            parallelism = r.get(IngestOptions.PARALLELISM);
+        }
+        if (r.isSet(IngestOptions.MAX_RECORD_BYTES)) {
+            maxRecordBytes = r.get(IngestOptions.MAX_RECORD_BYTES);
+        }
+        return this;
+    }
 
     /** The flow reading {@code table}, or null. */
     @Nullable

@@ -3,6 +3,7 @@ package dev.changeflow.jobs.config;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.ScdType;
 
+import org.apache.flink.configuration.ConfigOption;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -188,6 +190,85 @@ class FlowsFileTest {
     }
 
     @Test
+    void theReadmeStatesTheDeclaredDefaults() throws Exception {
+        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        while (!Files.isDirectory(p.resolve(".mvn"))) {
+            p = p.getParent();
+        }
+        String readme = Files.readString(p.resolve("README.md"));
+        String section =
+                readme.substring(
+                        readme.indexOf("## Flows file"), readme.indexOf("## Quarantine table"));
+        Map<String, String> documented = new TreeMap<>();
+        Matcher m = Pattern.compile("(?m)^\\| `([a-z-]+)` \\| ([^|]*) \\|").matcher(section);
+        while (m.find()) {
+            documented.put(m.group(1), m.group(2).trim());
+        }
+        Map<String, String> declared = new TreeMap<>();
+        Map<String, String> inReadme = new TreeMap<>();
+        for (ConfigOption<?> o : FlowOptions.SET.options().values()) {
+            if (o.hasDefaultValue()) {
+                declared.put(o.key(), "`" + defaultText(o.defaultValue()) + "`");
+                inReadme.put(o.key(), documented.get(o.key()));
+            }
+        }
+        assertThat(inReadme).isEqualTo(declared);
+        for (ConfigOption<?> o : IngestOptions.SET.options().values()) {
+            if (o.hasDefaultValue()) {
+                String text = section.replaceAll("\\s+", " ");
+                assertThat(text)
+                        .as("file-level option " + o.key() + " documented with its default")
+                        .containsPattern(
+                                "`"
+                                        + o.key()
+                                        + "`[^`]{0,40}\\(default `"
+                                        + Pattern.quote(defaultText(o.defaultValue())));
+            }
+        }
+    }
+
+    @Test
+    void theReadmeKafkaTableListsTheKafkaOptionsWithTheirDefaults() throws Exception {
+        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        while (!Files.isDirectory(p.resolve(".mvn"))) {
+            p = p.getParent();
+        }
+        String readme = Files.readString(p.resolve("README.md"));
+        Map<String, String> documented = new TreeMap<>();
+        Matcher m =
+                Pattern.compile("(?m)^\\| `([a-z-]+)` / `[^`]*` \\| ([^|]*) \\|").matcher(readme);
+        while (m.find()) {
+            documented.put(m.group(1), m.group(2).trim());
+        }
+        Set<String> keys = new TreeSet<>(KafkaOptions.SET.keys());
+        keys.add("properties");
+        assertThat(documented.keySet()).isEqualTo(keys);
+        for (ConfigOption<?> o : KafkaOptions.SET.options().values()) {
+            if (o.hasDefaultValue()) {
+                assertThat(documented.get(o.key()))
+                        .isEqualTo("`" + defaultText(o.defaultValue()) + "`");
+            }
+        }
+    }
+
+    /** How the README writes a default: {@code 1}, {@code 2d}, {@code 5s}, {@code 8 MiB}. */
+    private static String defaultText(Object value) {
+        if (value instanceof ScdType) {
+            return value == ScdType.TYPE_1 ? "1" : "2";
+        }
+        if (value instanceof Duration) {
+            Duration d = (Duration) value;
+            return d.toSeconds() % 86_400 == 0 ? d.toDays() + "d" : d.toSeconds() + "s";
+        }
+        if (value instanceof Integer
+                && (Integer) value >= 1 << 20
+                && (Integer) value % (1 << 20) == 0) {
+            return ((Integer) value >> 20) + " MiB";
+        }
+        return String.valueOf(value);
+    }
+
+    @Test
     void theReadmeDocumentsExactlyTheOptionsTheParserAccepts() throws Exception {
         Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
         while (!Files.isDirectory(p.resolve(".mvn"))) {
@@ -249,15 +330,6 @@ class FlowsFileTest {
         assertThatThrownBy(() -> FlowsFile.parse("catalog: rest\n", "x.yaml"))
                 .hasMessage(
                         "x.yaml: catalog: a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
-    }
-
-    @Test
-    void durations() {
-        assertThat(FlowsFile.duration("2s", "x")).isEqualTo(Duration.ofSeconds(2));
-        assertThat(FlowsFile.duration("10 min", "x")).isEqualTo(Duration.ofMinutes(10));
-        assertThat(FlowsFile.duration("2d", "x")).isEqualTo(Duration.ofDays(2));
-        assertThat(FlowsFile.duration("PT1M", "x")).isEqualTo(Duration.ofMinutes(1));
-        assertThat(FlowsFile.duration("15", "x")).isEqualTo(Duration.ofSeconds(15));
     }
 
     private static FlowConfig flow(String option) throws Exception {

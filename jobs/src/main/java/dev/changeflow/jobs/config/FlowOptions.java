@@ -1,0 +1,284 @@
+package dev.changeflow.jobs.config;
+
+import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.ScdType;
+import dev.changeflow.operators.options.OptionParser;
+import dev.changeflow.operators.options.OptionParsers;
+import dev.changeflow.operators.options.OptionSet;
+
+import org.apache.flink.configuration.ConfigOption;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.apache.flink.configuration.ConfigOptions.key;
+
+/**
+ * The options of one flow — an entry of a flows file's {@code flows:}, a {@code --set
+ * TABLE.OPTION=VALUE}, the single-table flags of {@code ingest} — declared once: each a {@link
+ * ConfigOption} with its type, default and description, and the parser of its raw values in {@link
+ * #SET}. The README's options table lists exactly these (a test compares them, defaults included).
+ * Rules: docs/semantics.md A1 (definition), A3/A4 (SCD types), A5 (formats, quarantine).
+ *
+ * <p>To add a flow option: declare it here, add it to {@link #SET}, and read it in {@link
+ * FlowConfig#apply}.
+ */
+public final class FlowOptions {
+    private FlowOptions() {}
+
+    public static final ConfigOption<String> TABLE =
+            key("table")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Source table: Debezium source.table, or the topic's last segment.");
+
+    public static final ConfigOption<String> TARGET =
+            key("target")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Target Iceberg table, name or namespace.name; default: the source table in the"
+                                    + " flows namespace.");
+
+    public static final ConfigOption<String> NAME =
+            key("name")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Flow id (operator uids, metrics, quarantine rows); default: the target name.");
+
+    public static final ConfigOption<List<String>> KEYS =
+            key("keys")
+                    .stringType()
+                    .asList()
+                    .noDefaultValue()
+                    .withDescription("KEYS; required unless append-only.");
+
+    public static final ConfigOption<List<String>> SEQUENCE_BY =
+            key("sequence-by")
+                    .stringType()
+                    .asList()
+                    .noDefaultValue()
+                    .withDescription(
+                            "SEQUENCE BY: a column, [a, b] or STRUCT(a, b); default for Debezium: the"
+                                    + " connector's log position.");
+
+    public static final ConfigOption<ScdType> SCD_TYPE =
+            key("scd-type")
+                    .enumType(ScdType.class)
+                    .defaultValue(ScdType.TYPE_1)
+                    .withDescription("STORED AS SCD TYPE: 1 (current rows) or 2 (history).");
+
+    public static final ConfigOption<Boolean> APPEND_ONLY =
+            key("append-only")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription("Key-less source: every record is appended.");
+
+    public static final ConfigOption<String> COLUMNS =
+            key("columns")
+                    .stringType()
+                    .defaultValue("*")
+                    .withDescription("COLUMNS: [a, b], '*' or '* EXCEPT (a, b)'.");
+
+    public static final ConfigOption<String> IGNORE_NULL_UPDATES =
+            key("ignore-null-updates")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "IGNORE NULL UPDATES: true, [a, b] or '* EXCEPT (a, b)'; off by default.");
+
+    public static final ConfigOption<String> TRACK_HISTORY_ON =
+            key("track-history-on")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("TRACK HISTORY ON (SCD type 2); default: every column.");
+
+    public static final ConfigOption<String> SCHEMA =
+            key("schema")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Declared columns as a Flink DDL column list; default: from the records.");
+
+    public static final ConfigOption<List<String>> PARTITIONED_BY =
+            key("partitioned-by")
+                    .stringType()
+                    .asList()
+                    .noDefaultValue()
+                    .withDescription("Iceberg partition transforms of a new target table.");
+
+    public static final ConfigOption<String> APPLY_AS_DELETE_WHEN =
+            key("apply-as-delete-when")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("APPLY AS DELETE WHEN: a Flink SQL predicate.");
+
+    public static final ConfigOption<String> APPLY_AS_TRUNCATE_WHEN =
+            key("apply-as-truncate-when")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("APPLY AS TRUNCATE WHEN: a Flink SQL predicate (SCD type 1).");
+
+    public static final ConfigOption<Boolean> TRUNCATE =
+            key("truncate")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription(
+                            "Apply Debezium truncate records (op = t); otherwise they are quarantined.");
+
+    public static final ConfigOption<Duration> TOMBSTONE_GC_THRESHOLD =
+            key("tombstone-gc-threshold")
+                    .durationType()
+                    .defaultValue(Duration.ofDays(2))
+                    .withDescription(
+                            "How long a delete's tombstone is kept (processing time, A3).");
+
+    public static final ConfigOption<Integer> APPLY_BUFFER_KEYS =
+            key("apply-buffer-keys")
+                    .intType()
+                    .defaultValue(AutoCdcSpec.DEFAULT_APPLY_BUFFER_KEYS)
+                    .withDescription(
+                            "Keys per subtask the AUTO CDC operator keeps in memory between checkpoints;"
+                                    + " 0 applies record by record.");
+
+    public static final ConfigOption<String> ON_INVALID_RECORD =
+            key("on-invalid-record")
+                    .stringType()
+                    .defaultValue("quarantine")
+                    .withDescription("quarantine or fail (A5).");
+
+    public static final ConfigOption<String> ON_SCHEMA_CHANGE =
+            key("on-schema-change")
+                    .stringType()
+                    .defaultValue("fail")
+                    .withDescription("fail, quarantine or add-columns (A5).");
+
+    public static final ConfigOption<String> FORMAT =
+            key("format")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("debezium-json or json; default: the flows file's format.");
+
+    public static final ConfigOption<Integer> FORMAT_VERSION =
+            key("format-version")
+                    .intType()
+                    .defaultValue(2)
+                    .withDescription("Iceberg format version of a new table: 2 or 3.");
+
+    /** Every flow option with the parser of its raw values, in the README's order. */
+    public static final OptionSet SET =
+            OptionSet.builder("flow")
+                    .add(TABLE, OptionParsers.text(TABLE.key()))
+                    .add(TARGET, OptionParsers.text(TARGET.key()))
+                    .add(NAME, OptionParsers.text(NAME.key()))
+                    .add(KEYS, OptionParsers.list())
+                    .add(SEQUENCE_BY, FlowOptions::sequence)
+                    .add(SCD_TYPE, raw -> ScdType.parse(String.valueOf(raw)))
+                    .add(APPEND_ONLY, OptionParsers.bool(APPEND_ONLY.key()))
+                    .add(COLUMNS, selectionText(COLUMNS.key()))
+                    .add(IGNORE_NULL_UPDATES, FlowOptions::ignoreNullUpdatesText)
+                    .add(TRACK_HISTORY_ON, selectionText(TRACK_HISTORY_ON.key()))
+                    .add(SCHEMA, OptionParsers.text(SCHEMA.key()))
+                    .add(PARTITIONED_BY, OptionParsers.list())
+                    .add(APPLY_AS_DELETE_WHEN, OptionParsers.text(APPLY_AS_DELETE_WHEN.key()))
+                    .add(APPLY_AS_TRUNCATE_WHEN, OptionParsers.text(APPLY_AS_TRUNCATE_WHEN.key()))
+                    .add(TRUNCATE, OptionParsers.bool(TRUNCATE.key()))
+                    .add(
+                            TOMBSTONE_GC_THRESHOLD,
+                            OptionParsers.duration(TOMBSTONE_GC_THRESHOLD.key()))
+                    .add(
+                            APPLY_BUFFER_KEYS,
+                            OptionParsers.intRange(
+                                    APPLY_BUFFER_KEYS.key(),
+                                    0,
+                                    "no buffering",
+                                    Integer.MAX_VALUE,
+                                    "keys per subtask"))
+                    .add(ON_INVALID_RECORD, OptionParsers.text(ON_INVALID_RECORD.key()))
+                    .add(ON_SCHEMA_CHANGE, OptionParsers.text(ON_SCHEMA_CHANGE.key()))
+                    .add(FORMAT, format(FORMAT.key()))
+                    .add(FORMAT_VERSION, FlowOptions::formatVersion)
+                    .build();
+
+    private static final Pattern STRUCT = Pattern.compile("(?i)^\\s*STRUCT\\s*\\((.*)\\)\\s*$");
+    private static final Pattern EXCEPT =
+            Pattern.compile("(?i)^\\s*\\*\\s*EXCEPT\\s*\\((.*)\\)\\s*$");
+
+    /** Record formats: {@code debezium-json} or {@code json} (lower case). */
+    static OptionParser<String> format(String key) {
+        return OptionParsers.oneOf(key, "json", "debezium-json");
+    }
+
+    /** {@code a}, {@code [a, b]}, {@code "a, b"} or {@code "STRUCT(a, b)"} → the columns. */
+    public static List<String> sequence(Object raw) {
+        if (raw instanceof String) {
+            Matcher m = STRUCT.matcher((String) raw);
+            if (m.matches()) {
+                return OptionParsers.list(m.group(1));
+            }
+        }
+        return OptionParsers.list(raw);
+    }
+
+    /**
+     * A column selection's text: a list becomes {@code "a, b"}; text is checked with {@link
+     * #selection}.
+     */
+    private static OptionParser<String> selectionText(String key) {
+        return raw -> {
+            String text = raw instanceof List ? String.join(", ", OptionParsers.list(raw)) : null;
+            if (text == null) {
+                text = raw == null ? "" : raw.toString();
+                selection(text, key);
+            } else if (text.isEmpty()) {
+                throw new IllegalArgumentException(
+                        key + " must list columns, '*' or '* EXCEPT (...)'");
+            }
+            return text;
+        };
+    }
+
+    private static String ignoreNullUpdatesText(Object raw) {
+        String t = raw == null || raw instanceof List ? null : raw.toString().trim();
+        if ("true".equalsIgnoreCase(t) || "false".equalsIgnoreCase(t)) {
+            return t.toLowerCase(Locale.ROOT);
+        }
+        return selectionText(IGNORE_NULL_UPDATES.key()).parse(raw);
+    }
+
+    private static Integer formatVersion(Object raw) {
+        String t = raw == null ? "" : raw.toString().trim();
+        if (!t.matches("-?[0-9]{1,9}")) {
+            throw new IllegalArgumentException("'format-version' must be 2 or 3, got '" + t + "'");
+        }
+        return Integer.parseInt(t);
+    }
+
+    /**
+     * {@code "a, b"}, {@code "*"} or {@code "* EXCEPT (a, b)"} → the selection.
+     *
+     * @param label names the option in the error
+     * @throws IllegalArgumentException for an empty text
+     */
+    public static ColumnSelection selection(String text, String label) {
+        String t = text.trim();
+        if (t.equals("*")) {
+            return ColumnSelection.all();
+        }
+        Matcher m = EXCEPT.matcher(t);
+        if (m.matches()) {
+            return ColumnSelection.except(OptionParsers.list(m.group(1)));
+        }
+        if (t.isEmpty()) {
+            throw new IllegalArgumentException(
+                    label + " must list columns, '*' or '* EXCEPT (...)'");
+        }
+        return ColumnSelection.include(OptionParsers.list(t));
+    }
+}

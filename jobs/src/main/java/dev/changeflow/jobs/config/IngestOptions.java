@@ -1,0 +1,82 @@
+package dev.changeflow.jobs.config;
+
+import dev.changeflow.operators.options.OptionParsers;
+import dev.changeflow.operators.options.OptionSet;
+
+import org.apache.flink.configuration.ConfigOption;
+
+import java.time.Duration;
+
+import static org.apache.flink.configuration.ConfigOptions.key;
+
+/**
+ * The top-level options of a flows file (and the {@code ingest} flags that override them), declared
+ * once with their parsers in {@link #SET}. The blocks {@code catalog:} (Iceberg catalog properties,
+ * passed as they are), {@code kafka:} ({@link KafkaOptions}) and {@code flows:} ({@link
+ * FlowOptions}) are read by {@link FlowsFile}. Applied to an {@link IngestConfig} by {@link
+ * IngestConfig#apply}.
+ */
+public final class IngestOptions {
+    private IngestOptions() {}
+
+    public static final ConfigOption<String> NAME =
+            key("name")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Job id: local checkpoints live in <warehouse>/.changeflow/checkpoints/<name>;"
+                                    + " default: the flows file name without extension.");
+
+    public static final ConfigOption<String> FORMAT =
+            key("format")
+                    .stringType()
+                    .defaultValue("debezium-json")
+                    .withDescription("Record format of every flow: debezium-json or json.");
+
+    public static final ConfigOption<String> NAMESPACE =
+            key("namespace")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Namespace of the target tables; default: the Debezium schema of the records,"
+                                    + " else 'default'.");
+
+    public static final ConfigOption<Duration> CHECKPOINT_INTERVAL =
+            key("checkpoint-interval")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(5))
+                    .withDescription(
+                            "Checkpoint interval: the Iceberg commit and Kafka offset commit cadence.");
+
+    public static final ConfigOption<Integer> PARALLELISM =
+            key("parallelism")
+                    .intType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Parallelism of the AUTO CDC operators and writers; default: cores, at most 4.");
+
+    public static final ConfigOption<Integer> MAX_RECORD_BYTES =
+            key("max-record-bytes")
+                    .intType()
+                    .defaultValue(8 * 1024 * 1024)
+                    .withDescription(
+                            "Largest record accepted, bytes; larger ones are quarantined as"
+                                    + " RECORD_TOO_LARGE.");
+
+    /** The scalar top-level options with their parsers. */
+    public static final OptionSet SET =
+            OptionSet.builder("flows file")
+                    .add(NAME, OptionParsers.text(NAME.key()))
+                    .add(FORMAT, FlowOptions.format(FORMAT.key()))
+                    .add(NAMESPACE, OptionParsers.text(NAMESPACE.key()))
+                    .add(CHECKPOINT_INTERVAL, OptionParsers.duration(CHECKPOINT_INTERVAL.key()))
+                    .add(
+                            PARALLELISM,
+                            OptionParsers.intRange(
+                                    PARALLELISM.key(), 1, Short.MAX_VALUE, "subtasks"))
+                    .add(
+                            MAX_RECORD_BYTES,
+                            OptionParsers.intRange(
+                                    MAX_RECORD_BYTES.key(), 1, Integer.MAX_VALUE, "bytes"))
+                    .build();
+}
