@@ -246,19 +246,16 @@ public final class LocalIngest {
             }
             if (restore.isEmpty()) {
                 for (IngestPlan.Flow f : plan.flows) {
-                    if (cat.tableExists(f.target)
-                            && !StreamingTables.isEmpty(cat.loadTable(f.target))) {
-                        throw new AutoCdcException(
-                                AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE,
-                                "table "
-                                        + f.target
-                                        + " already holds rows but no checkpoint or savepoint of '"
+                    if (cat.tableExists(f.target)) {
+                        StreamingTables.checkStartWithoutState(
+                                cat.loadTable(f.target),
+                                f.target.toString(),
+                                "no checkpoint or savepoint of '"
                                         + plan.config.name
                                         + "' exists under "
-                                        + ckRoot
-                                        + ": applying changes without the AUTO CDC state (sequences, tombstones) could"
-                                        + " resurrect deleted rows or re-apply old ones. Re-run with --from-scratch to"
-                                        + " recreate the tables, or restore the checkpoint folder.");
+                                        + ckRoot,
+                                "Re-run with --from-scratch to recreate the tables, or restore the"
+                                        + " checkpoint folder.");
                     }
                 }
             }

@@ -1,7 +1,5 @@
 package dev.changeflow.sinks.iceberg;
 
-import dev.changeflow.operators.AutoCdcException;
-
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.runtime.jobgraph.OperatorID;
@@ -108,19 +106,15 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData>
         try (TableLoader loader = tableLoader.clone()) {
             loader.open();
             Table table = loader.loadTable();
-            if (requireEmptyWithoutState && !StreamingTables.isEmpty(table)) {
+            if (requireEmptyWithoutState) {
                 // the cluster form of LocalIngest's check: a job started without its checkpoint or
                 // savepoint (a redeployment that lost them) must not apply changes without state
-                throw new AutoCdcException(
-                        AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE,
-                        "table "
-                                + table.name()
-                                + " already holds rows but job "
-                                + jobId
-                                + " started without a"
-                                + " checkpoint or savepoint: applying changes without the AUTO CDC state (sequences,"
-                                + " tombstones) could resurrect deleted rows or re-apply old ones. Start the job from its"
-                                + " latest checkpoint or savepoint (initialSavepointPath), or drop the table to rebuild it.");
+                StreamingTables.checkStartWithoutState(
+                        table,
+                        table.name(),
+                        "job " + jobId + " started without a checkpoint or savepoint",
+                        "Start the job from its latest checkpoint or savepoint"
+                                + " (initialSavepointPath), or drop the table to rebuild it.");
             }
             Snapshot previous = newestOf(table, jobId, committerOperatorId);
             if (previous == null

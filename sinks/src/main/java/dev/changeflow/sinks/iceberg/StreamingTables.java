@@ -289,6 +289,37 @@ public final class StreamingTables {
     }
 
     /**
+     * The start rule K8 (docs/semantics.md), in the one place every runtime checks it: an AUTO CDC
+     * flow that starts without its state (no checkpoint or savepoint) must not write to a table
+     * that already holds rows, because applying changes without the stored sequences and tombstones
+     * could resurrect deleted rows or re-apply old ones.
+     *
+     * @param table the flow's target table
+     * @param name how the message names it (e.g. {@code public.accounts})
+     * @param withoutState who starts without state, e.g. {@code "no checkpoint or savepoint of 'j'
+     *     exists under /ck"} or {@code "job 1a2b started without a checkpoint or savepoint"}
+     * @param remedy what the user can do in that runtime
+     * @throws AutoCdcException {@code STATE_MISSING_FOR_EXISTING_TABLE} when the table holds a row:
+     *     {@code "table T already holds rows but WITHOUT_STATE: applying changes without the AUTO
+     *     CDC state (sequences, tombstones) could resurrect deleted rows or re-apply old ones.
+     *     REMEDY"}
+     */
+    public static void checkStartWithoutState(
+            Table table, String name, String withoutState, String remedy) {
+        if (!isEmpty(table)) {
+            throw new AutoCdcException(
+                    AutoCdcException.Code.STATE_MISSING_FOR_EXISTING_TABLE,
+                    "table "
+                            + name
+                            + " already holds rows but "
+                            + withoutState
+                            + ": applying changes without the AUTO CDC state (sequences,"
+                            + " tombstones) could resurrect deleted rows or re-apply old ones. "
+                            + remedy);
+        }
+    }
+
+    /**
      * Drops the table with {@code purge} (data and metadata files deleted) when it exists; for
      * {@code --from-scratch}. Returns whether a table was dropped.
      */
