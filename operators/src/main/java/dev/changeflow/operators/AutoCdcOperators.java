@@ -34,15 +34,76 @@ public final class AutoCdcOperators {
 
     private AutoCdcOperators() {}
 
+    /** The outcome of {@link #applyFlow}: the target rows and the records set aside. */
+    public static final class Applied {
+        /** Target rows typed {@code InternalTypeInfo.of(spec.targetType())}. */
+        public final SingleOutputStreamOperator<RowData> rows;
+
+        /**
+         * Records the predicates set aside ({@link
+         * dev.changeflow.operators.quarantine.QuarantineRecords#ROW_TYPE}), or null when the flow
+         * has no APPLY AS ... WHEN.
+         */
+        @Nullable public final DataStream<RowData> quarantine;
+
+        Applied(
+                SingleOutputStreamOperator<RowData> rows,
+                @Nullable DataStream<RowData> quarantine) {
+            this.rows = rows;
+            this.quarantine = quarantine;
+        }
+    }
+
     /**
-     * keyBy(KEYS) and apply. The keyed operator gets uid {@code "auto-cdc-" + spec.name()}.
+     * The whole AUTO CDC flow after decoding: APPLY AS DELETE / TRUNCATE WHEN ({@link
+     * AutoCdcPredicates}, Flink SQL, when the spec has them), then keyBy(KEYS) and apply (A2–A5).
+     *
+     * @param changes upserts and deletes, typed {@code InternalTypeInfo.of(spec.sourceType())}
+     * @param truncates truncate records of the source (Debezium {@code op = t}), or null
+     * @throws IllegalArgumentException for an invalid predicate or truncates of an SCD type 2 flow
+     *     (A1)
+     */
+    public static Applied applyFlow(
+            DataStream<RowData> changes,
+            @Nullable DataStream<RowData> truncates,
+            AutoCdcSpec spec) {
+        DataStream<RowData> quarantine = null;
+        if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
+            AutoCdcPredicates.Result r = AutoCdcPredicates.apply(changes, spec);
+            changes = r.changes;
+            quarantine = r.quarantine;
+            if (r.truncates != null) {
+                truncates = truncates == null ? r.truncates : truncates.union(r.truncates);
+            }
+        }
+        return new Applied(keyedApply(changes, truncates, spec), quarantine);
+    }
+
+    /**
+     * keyBy(KEYS) and apply, for a flow without APPLY AS ... WHEN (use {@link #applyFlow} for one
+     * with them). The keyed operator gets uid {@code "auto-cdc-" + spec.name()}.
      *
      * @param changes upserts and deletes, typed {@code InternalTypeInfo.of(spec.sourceType())}
      * @param truncates truncate records, or null when the flow has none
      * @return the target rows, typed {@code InternalTypeInfo.of(spec.targetType())}
-     * @throws IllegalArgumentException when truncates are given for an SCD type 2 flow (A1)
+     * @throws IllegalArgumentException when truncates are given for an SCD type 2 flow (A1), or
+     *     when the spec has APPLY AS DELETE / TRUNCATE WHEN (which this method would not evaluate)
      */
     public static SingleOutputStreamOperator<RowData> apply(
+            DataStream<RowData> changes,
+            @Nullable DataStream<RowData> truncates,
+            AutoCdcSpec spec) {
+        if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + spec.name()
+                            + "' has APPLY AS DELETE / TRUNCATE WHEN: apply it with"
+                            + " AutoCdcOperators.applyFlow, which evaluates them");
+        }
+        return keyedApply(changes, truncates, spec);
+    }
+
+    private static SingleOutputStreamOperator<RowData> keyedApply(
             DataStream<RowData> changes,
             @Nullable DataStream<RowData> truncates,
             AutoCdcSpec spec) {

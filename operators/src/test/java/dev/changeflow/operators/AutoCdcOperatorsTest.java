@@ -85,4 +85,44 @@ class AutoCdcOperatorsTest {
         }
         assertThat(table.snapshot()).containsExactly("(1,a2,1)");
     }
+
+    @Test
+    void applyFlowEvaluatesTheDeletePredicateBesideTheOperator() throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+        AutoCdcSpec spec = TestFlows.scd1().deleteWhen("v < 0").build();
+        DataStream<RowData> changes =
+                source(
+                        env,
+                        spec,
+                        up(1, "a", 1, 1),
+                        up(2, "b", 2, 1),
+                        upd(1, "a2", -1, 2),
+                        upd(2, "b2", null, 3));
+        AutoCdcOperators.Applied applied = AutoCdcOperators.applyFlow(changes, null, spec);
+        assertThat(applied.quarantine).isNotNull();
+        TestFlows.Materialized table = new TestFlows.Materialized(spec);
+        try (var it = applied.rows.executeAndCollect()) {
+            it.forEachRemaining(r -> table.accept(OperatorHarness.toGeneric(r, spec.targetType())));
+        }
+        // v < 0 deletes key 1; a NULL predicate (v is null) is an upsert (only TRUE deletes)
+        assertThat(table.snapshot()).containsExactly("(2,b2,null)");
+    }
+
+    @Test
+    void applyRefusesAFlowWithPredicatesInsteadOfIgnoringThem() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        AutoCdcSpec spec = TestFlows.scd1().deleteWhen("v < 0").build();
+        DataStream<RowData> one = source(env, spec, up(1, "a", 1, 1));
+        assertThatThrownBy(() -> AutoCdcOperators.apply(one, null, spec))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "flow 't' has APPLY AS DELETE / TRUNCATE WHEN: apply it with"
+                                + " AutoCdcOperators.applyFlow, which evaluates them");
+        AutoCdcSpec plain = TestFlows.scd1().build();
+        assertThat(
+                        AutoCdcOperators.applyFlow(
+                                        source(env, plain, up(1, "a", 1, 1)), null, plain)
+                                .quarantine)
+                .isNull();
+    }
 }

@@ -226,16 +226,11 @@ public final class IngestJob {
                             ? decoded.getSideOutput(
                                     DecodeFunction.truncatesTag(decoderOf[i], decoder))
                             : null;
-            if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
-                PredicateStep.Result r = PredicateStep.apply(changes, spec);
-                changes = r.changes;
-                extraQuarantine.add(r.quarantine);
-                truncates =
-                        r.truncates != null
-                                ? (truncates == null ? r.truncates : truncates.union(r.truncates))
-                                : truncates;
+            AutoCdcOperators.Applied applied = AutoCdcOperators.applyFlow(changes, truncates, spec);
+            if (applied.quarantine != null) {
+                extraQuarantine.add(applied.quarantine);
             }
-            DataStream<RowData> out = AutoCdcOperators.apply(changes, truncates, spec);
+            DataStream<RowData> out = applied.rows;
             StreamingTableSink.write(
                     out,
                     catalog.loader(),

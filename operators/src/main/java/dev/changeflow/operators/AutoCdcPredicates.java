@@ -1,9 +1,9 @@
-package dev.changeflow.jobs.ingest;
+package dev.changeflow.operators;
 
-import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.operators.quarantine.QuarantineRecords;
 
+import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -35,17 +35,25 @@ import java.util.List;
  * only sees the outcome (row kind DELETE, or a row on the truncate stream). A record whose
  * predicate is NULL is an upsert (SQL's three-valued logic: only TRUE deletes).
  */
-final class PredicateStep {
+@PublicEvolving
+public final class AutoCdcPredicates {
     static final String IS_DELETE = AutoCdcSpec.RESERVED_PREFIX + "is_delete";
     static final String DELETE = AutoCdcSpec.RESERVED_PREFIX + "delete";
     static final String TRUNCATE = AutoCdcSpec.RESERVED_PREFIX + "truncate";
 
-    static final class Result {
-        final DataStream<RowData> changes;
-        @Nullable final DataStream<RowData> truncates;
+    /** The outcome of the predicates: changes, truncates and set-aside records. */
+    public static final class Result {
+        /** Upserts and deletes ({@code RowKind.DELETE}), typed as the flow's source rows. */
+        public final DataStream<RowData> changes;
 
-        /** Records with a null key that turned out not to be truncates (NULL_KEY, A2). */
-        final DataStream<RowData> quarantine;
+        /** Records APPLY AS TRUNCATE WHEN matched, or null when the flow has no such predicate. */
+        @Nullable public final DataStream<RowData> truncates;
+
+        /**
+         * Records with a null key that turned out not to be truncates (NULL_KEY, A2), as {@link
+         * QuarantineRecords#ROW_TYPE} rows.
+         */
+        public final DataStream<RowData> quarantine;
 
         Result(
                 DataStream<RowData> changes,
@@ -57,9 +65,18 @@ final class PredicateStep {
         }
     }
 
-    private PredicateStep() {}
+    private AutoCdcPredicates() {}
 
-    static Result apply(DataStream<RowData> changes, AutoCdcSpec spec) {
+    /**
+     * Evaluates the flow's {@link AutoCdcSpec#deleteWhen()} and {@link AutoCdcSpec#truncateWhen()}
+     * over {@code changes} (operator uids {@code flag-deletes-<flow>} and {@code
+     * apply-predicates-<flow>}).
+     *
+     * @param changes upserts and deletes typed {@code InternalTypeInfo.of(spec.sourceType())}
+     * @throws IllegalArgumentException when a predicate is not valid Flink SQL over the source
+     *     columns, naming the flow, the predicates and the columns
+     */
+    public static Result apply(DataStream<RowData> changes, AutoCdcSpec spec) {
         RowType source = spec.sourceType();
         List<RowType.RowField> withFlag = new ArrayList<>(source.getFields());
         withFlag.add(new RowType.RowField(IS_DELETE, new BooleanType(false)));
