@@ -1,19 +1,14 @@
 package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.operators.quarantine.QuarantineReason;
+import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.changes.ChangeRecordException;
 import dev.changeflow.sources.changes.OnSchemaChange;
 import dev.changeflow.sources.changes.SchemaChangeException;
 import dev.changeflow.state.RowCodec;
 
-import org.apache.flink.table.types.logical.RowType;
-import org.apache.iceberg.Schema;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.flink.FlinkSchemaUtil;
-import org.apache.iceberg.types.Types;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -23,8 +18,9 @@ import java.util.List;
  * stopped at a record with new columns ({@link SchemaChangeException}), adds those columns to the
  * Iceberg table of every flow reading that source table with Iceberg's {@link UpdateSchema} —
  * nullable, after the last data column (before listed metadata columns and SCD type 2's {@code
- * __START_AT}), so rows written before read null there. The next run's plan picks them up through
- * {@link IngestPlanner#withAddedColumns} and resumes from the last checkpoint.
+ * __START_AT}, {@link StreamingTables#addColumns}), so rows written before read null there. The
+ * next run's plan picks them up through {@link IngestPlanner#withAddedColumns} and resumes from the
+ * last checkpoint.
  *
  * <p>Saved AUTO CDC state rows stay readable with the wider row type when the stored row's null
  * bitmap keeps its size ({@link RowCodec#canWiden}: the stored row grows within the same multiple
@@ -88,7 +84,7 @@ final class AddColumns {
         List<String> done = new ArrayList<>();
         for (IngestPlan.Flow f : affected) {
             List<String> added =
-                    addColumns(
+                    StreamingTables.addColumns(
                             catalog.loadTable(f.target),
                             e.newColumns(),
                             f.decoder.dataType().getFieldNames());
@@ -97,51 +93,5 @@ final class AddColumns {
             }
         }
         return done;
-    }
-
-    /**
-     * Adds the columns the table lacks, right after its last data column (before the metadata
-     * columns COLUMNS lists and SCD type 2's {@code __START_AT}), which is where the wider flow's
-     * target row has them (A1 checks the order); retries on concurrent commits.
-     *
-     * @param dataColumns the flow's data columns before the change
-     * @return the added ones, described
-     */
-    static List<String> addColumns(
-            Table table, List<RowType.RowField> columns, List<String> dataColumns) {
-        for (int attempt = 0; ; attempt++) {
-            table.refresh();
-            Schema schema = table.schema();
-            String before = null;
-            for (Types.NestedField c : schema.columns()) {
-                if (!dataColumns.contains(c.name())) {
-                    before = c.name();
-                    break;
-                }
-            }
-            UpdateSchema update = table.updateSchema();
-            List<String> added = new ArrayList<>();
-            for (RowType.RowField c : columns) {
-                if (schema.findField(c.getName()) != null) {
-                    continue;
-                }
-                update.addColumn(c.getName(), FlinkSchemaUtil.convert(c.getType()));
-                if (before != null) {
-                    update.moveBefore(c.getName(), before);
-                }
-                added.add(c.getName() + " " + c.getType().asSummaryString());
-            }
-            if (added.isEmpty()) {
-                return added;
-            }
-            try {
-                update.commit();
-                return added;
-            } catch (CommitFailedException conflict) {
-                if (attempt >= 5) {
-                    throw conflict;
-                }
-            }
-        }
     }
 }

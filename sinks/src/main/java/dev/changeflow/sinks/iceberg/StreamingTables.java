@@ -10,6 +10,7 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -17,6 +18,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.io.CloseableIterable;
@@ -27,6 +29,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -440,6 +443,57 @@ public final class StreamingTables {
                         && sameType(a.asMapType().valueType(), b.asMapType().valueType());
             default:
                 return a.equals(b);
+        }
+    }
+
+    /**
+     * Schema evolution of {@code on-schema-change: add-columns} (docs/semantics.md A5): adds the
+     * columns the table lacks, nullable, right after its last data column (before the metadata
+     * columns COLUMNS lists and SCD type 2's {@code __START_AT}), which is where the wider flow's
+     * target row has them (A1 checks the order), with Iceberg's {@link UpdateSchema}; rows written
+     * before read null there. Retries up to 5 times on concurrent commits.
+     *
+     * @param columns the new columns (Flink types, converted with Iceberg's {@code
+     *     FlinkSchemaUtil})
+     * @param dataColumns the flow's data columns before the change
+     * @return the added ones, described as {@code "name TYPE"}; empty when the table had them all
+     * @throws CommitFailedException when the sixth attempt still conflicts
+     */
+    public static List<String> addColumns(
+            Table table, List<RowType.RowField> columns, List<String> dataColumns) {
+        for (int attempt = 0; ; attempt++) {
+            table.refresh();
+            Schema schema = table.schema();
+            String before = null;
+            for (Types.NestedField c : schema.columns()) {
+                if (!dataColumns.contains(c.name())) {
+                    before = c.name();
+                    break;
+                }
+            }
+            UpdateSchema update = table.updateSchema();
+            List<String> added = new ArrayList<>();
+            for (RowType.RowField c : columns) {
+                if (schema.findField(c.getName()) != null) {
+                    continue;
+                }
+                update.addColumn(c.getName(), FlinkSchemaUtil.convert(c.getType()));
+                if (before != null) {
+                    update.moveBefore(c.getName(), before);
+                }
+                added.add(c.getName() + " " + c.getType().asSummaryString());
+            }
+            if (added.isEmpty()) {
+                return added;
+            }
+            try {
+                update.commit();
+                return added;
+            } catch (CommitFailedException conflict) {
+                if (attempt >= 5) {
+                    throw conflict;
+                }
+            }
         }
     }
 }
