@@ -1,0 +1,279 @@
+package dev.changeflow.jobs.flow;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowOptions;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.config.IngestOptions;
+import dev.changeflow.jobs.ingest.ClusterIngest;
+import dev.changeflow.jobs.ingest.IngestJob;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.ScdType;
+import dev.changeflow.operators.options.OptionLayer;
+import dev.changeflow.operators.options.OptionSource;
+import dev.changeflow.operators.options.OptionsResolver;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.files.SourceLine;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+import javax.annotation.Nullable;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One AUTO CDC flow in a Flink job of your own, in the shape of Iceberg's {@code
+ * FlinkSink.forRowData(..)...append()}: change records in, a streaming table out — decode (A5),
+ * APPLY AS DELETE / TRUNCATE WHEN (Flink SQL), keyBy(KEYS) and apply (A2–A4, SCD type 1 or 2), the
+ * Iceberg sink (exactly once, committed on checkpoints), and the quarantine table {@code
+ * <namespace>.changeflow_quarantine} for records that cannot be applied.
+ *
+ * <pre>{@code
+ * AutoCdcFlow.forStream(records)                  // DataStream<String>: one change record each
+ *     .keys("aid")
+ *     .sequenceBy("source.lsn")
+ *     .schema("aid INT, bid INT, abalance INT, filler STRING")
+ *     .applyAsDeleteWhen("abalance IS NULL")
+ *     .storedAs(ScdType.TYPE_2)
+ *     .option("apply-buffer-keys", "10000")      // any flow option of the README
+ *     .catalog(CatalogSettings.localHadoop(warehouse))
+ *     .into("public.pgbench_accounts");
+ * }</pre>
+ *
+ * <p>Every setting is a flow option ({@link FlowOptions}) given by the flow's definition and
+ * resolved like a flows-file entry ({@link OptionsResolver}): the typed methods and {@link
+ * Builder#option} are the same thing, the later call wins, and an unknown option or a bad value
+ * fails in {@link Builder#into} with the option, the value and what is allowed. The flows-file
+ * launcher builds its jobs through the same planner and topology ({@link IngestPlanner}, {@link
+ * IngestJob}).
+ *
+ * <p>Records are Debezium JSON envelopes (default; with or without the schema wrapper) or plain
+ * JSON objects ({@code format("json")}, where op and sequence are ordinary columns). Uids: {@code
+ * decode}, {@code auto-cdc-<flow>}, the Iceberg sink's with suffix {@code <flow>}; use one builder
+ * per job (the uids are the job's).
+ */
+@PublicEvolving
+public final class AutoCdcFlow {
+    private final IngestPlan plan;
+
+    private AutoCdcFlow(IngestPlan plan) {
+        this.plan = plan;
+    }
+
+    /**
+     * @param records change records, one JSON text per element (UTF-8 when written to Kafka or
+     *     files; here a Java string)
+     */
+    public static Builder forStream(DataStream<String> records) {
+        return new Builder(records);
+    }
+
+    /** The target table. */
+    public TableIdentifier target() {
+        return plan.flows.get(0).target;
+    }
+
+    /** The AUTO CDC definition as resolved and validated (A1); null for an append-only flow. */
+    @Nullable
+    public AutoCdcSpec spec() {
+        return plan.flows.get(0).spec;
+    }
+
+    /** Builds one flow; see {@link AutoCdcFlow}. */
+    public static final class Builder {
+        private final DataStream<String> records;
+        private final Map<String, Object> definition = new LinkedHashMap<>();
+        private String format = IngestOptions.FORMAT.defaultValue();
+        @Nullable private CatalogSettings catalog;
+        @Nullable private String quarantineNamespace;
+
+        private Builder(DataStream<String> records) {
+            this.records = records;
+        }
+
+        /** Any flow option by its flows-file name, e.g. {@code ("apply-buffer-keys", "10000")}. */
+        public Builder option(String key, String value) {
+            definition.put(key, value);
+            return this;
+        }
+
+        /** KEYS. */
+        public Builder keys(String... columns) {
+            definition.put(FlowOptions.KEYS.key(), List.of(columns));
+            return this;
+        }
+
+        /**
+         * SEQUENCE BY: one column, or several for a STRUCT; default for Debezium records: the
+         * connector's log position.
+         */
+        public Builder sequenceBy(String... columns) {
+            definition.put(FlowOptions.SEQUENCE_BY.key(), List.of(columns));
+            return this;
+        }
+
+        /** STORED AS SCD TYPE 1 (default) or 2. */
+        public Builder storedAs(ScdType type) {
+            definition.put(FlowOptions.SCD_TYPE.key(), type == ScdType.TYPE_1 ? "1" : "2");
+            return this;
+        }
+
+        /** APPLY AS DELETE WHEN: a Flink SQL predicate over the source columns. */
+        public Builder applyAsDeleteWhen(String predicate) {
+            definition.put(FlowOptions.APPLY_AS_DELETE_WHEN.key(), predicate);
+            return this;
+        }
+
+        /** APPLY AS TRUNCATE WHEN: a Flink SQL predicate (SCD type 1). */
+        public Builder applyAsTruncateWhen(String predicate) {
+            definition.put(FlowOptions.APPLY_AS_TRUNCATE_WHEN.key(), predicate);
+            return this;
+        }
+
+        /** The source columns as a Flink DDL column list, e.g. {@code "aid INT, filler STRING"}. */
+        public Builder schema(String columns) {
+            definition.put(FlowOptions.SCHEMA.key(), columns);
+            return this;
+        }
+
+        /**
+         * The table name the records carry (Debezium {@code source.table}); default: the target's
+         * name. Records of other tables are quarantined as {@code UNKNOWN_TOPIC}.
+         */
+        public Builder sourceTable(String table) {
+            definition.put(FlowOptions.TABLE.key(), table);
+            return this;
+        }
+
+        /** {@code debezium-json} (default) or {@code json}. */
+        public Builder format(String format) {
+            this.format = format;
+            return this;
+        }
+
+        /** The Iceberg catalog of the target and quarantine tables (required). */
+        public Builder catalog(CatalogSettings catalog) {
+            this.catalog = catalog;
+            return this;
+        }
+
+        /** Namespace of the quarantine table; default: the target's. */
+        public Builder quarantineNamespace(String namespace) {
+            this.quarantineNamespace = namespace;
+            return this;
+        }
+
+        /**
+         * Resolves and validates the flow, creates the target and quarantine tables when they do
+         * not exist (an existing table must match: A1), and adds the flow to the records' job.
+         *
+         * @param target {@code namespace.table}
+         * @throws IllegalArgumentException for an unknown option, a bad value, a missing catalog or
+         *     schema, naming what is wrong
+         * @throws dev.changeflow.operators.AutoCdcException when the definition breaks an A1 rule
+         */
+        public AutoCdcFlow into(String target) {
+            if (catalog == null) {
+                throw new IllegalArgumentException(
+                        "AutoCdcFlow into " + target + ": give catalog(CatalogSettings)");
+            }
+            int dot = target.lastIndexOf('.');
+            if (dot <= 0) {
+                throw new IllegalArgumentException(
+                        "AutoCdcFlow into '" + target + "': give the table as namespace.table");
+            }
+            Map<String, Object> values = new LinkedHashMap<>(definition);
+            values.putIfAbsent(FlowOptions.TABLE.key(), target.substring(dot + 1));
+            values.put(FlowOptions.TARGET.key(), target);
+            String label = "AutoCdcFlow into " + target;
+            FlowConfig flow =
+                    new FlowConfig()
+                            .apply(
+                                    OptionsResolver.resolve(
+                                            FlowOptions.SET,
+                                            List.of(
+                                                    OptionLayer.of(
+                                                            OptionSource.DEFINITION,
+                                                            label,
+                                                            values))));
+            flow.validate();
+            if (flow.schema == null) {
+                throw new IllegalArgumentException(
+                        label
+                                + ": give schema(\"col TYPE, ...\"): a stream has no sample to infer"
+                                + " the columns from");
+            }
+            IngestConfig config = new IngestConfig();
+            config.apply(
+                    OptionsResolver.resolve(
+                            IngestOptions.SET,
+                            List.of(
+                                    OptionLayer.single(
+                                            OptionSource.DEFINITION,
+                                            label,
+                                            IngestOptions.FORMAT.key(),
+                                            format))));
+            config.name = flow.flowName();
+            config.namespace =
+                    quarantineNamespace != null ? quarantineNamespace : target.substring(0, dot);
+            config.parallelism = records.getExecutionEnvironment().getParallelism();
+            config.flows.add(flow);
+            IngestPlan plan;
+            try {
+                plan = IngestPlanner.plan(config, List.of());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            Catalog cat = catalog.open();
+            try {
+                ClusterIngest.ensureTables(cat, plan);
+            } finally {
+                if (cat instanceof Closeable) {
+                    try {
+                        ((Closeable) cat).close();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }
+            }
+            String source = "stream " + flow.flowName();
+            DataStream<SourceLine> lines =
+                    records.map(new ToSourceLine(source), TypeInformation.of(SourceLine.class))
+                            .name("records " + flow.flowName())
+                            .uid("records-" + flow.flowName())
+                            .setParallelism(records.getParallelism());
+            IngestJob.build(lines, plan, catalog);
+            return new AutoCdcFlow(plan);
+        }
+    }
+
+    /**
+     * A record as a line of a named stream (its number counts per subtask, for quarantine rows).
+     */
+    private static final class ToSourceLine extends RichMapFunction<String, SourceLine> {
+        private static final long serialVersionUID = 1L;
+        private final String source;
+        private transient long line;
+
+        ToSourceLine(String source) {
+            this.source = source;
+        }
+
+        @Override
+        public SourceLine map(String record) {
+            return SourceLine.data(source, ++line, record.getBytes(StandardCharsets.UTF_8));
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package dev.changeflow.jobs.flow;
+
+import dev.changeflow.operators.ScdType;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sinks.quarantine.QuarantineTable;
+
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** {@link AutoCdcFlow}: the public builder, run on a local environment into a real catalog. */
+class AutoCdcFlowTest {
+    @TempDir Path warehouse;
+
+    private static String record(String op, Integer id, String name, long lsn) {
+        String row = id == null ? "null" : "{\"id\":" + id + ",\"name\":\"" + name + "\"}";
+        String before = op.equals("d") ? row : "null";
+        String after = op.equals("d") ? "null" : row;
+        return "{\"before\":"
+                + before
+                + ",\"after\":"
+                + after
+                + ",\"source\":{\"connector\":\"postgresql\",\"schema\":\"shop\",\"table\":\"items\","
+                + "\"lsn\":"
+                + lsn
+                + ",\"txId\":1},\"op\":\""
+                + op
+                + "\",\"ts_ms\":1}";
+    }
+
+    @Test
+    void appliesDebeziumRecordsWithPredicatesAndQuarantinesBadOnes() throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+        DataStream<String> records =
+                env.fromData(
+                        record("c", 1, "a", 10),
+                        record("c", 2, "x", 11),
+                        record("u", 1, "b", 12),
+                        record("u", 3, "gone", 13),
+                        record("d", 2, "x", 14),
+                        record("u", 1, "older", 5),
+                        "not json");
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        AutoCdcFlow flow =
+                AutoCdcFlow.forStream(records)
+                        .sourceTable("items")
+                        .keys("id")
+                        .sequenceBy("source.lsn")
+                        .schema("id INT, name STRING")
+                        .applyAsDeleteWhen("name = 'gone'")
+                        .storedAs(ScdType.TYPE_1)
+                        .option("apply-buffer-keys", "0")
+                        .catalog(catalog)
+                        .into("shop.items");
+        assertThat(flow.target()).isEqualTo(TableIdentifier.of("shop", "items"));
+        assertThat(flow.spec().applyBufferKeys()).isZero();
+        env.execute("auto cdc flow test");
+
+        Catalog cat = catalog.open();
+        Table table = cat.loadTable(TableIdentifier.of("shop", "items"));
+        List<String> rows = new ArrayList<>();
+        for (Record r : TableRows.read(table)) {
+            rows.add(r.getField("id") + "," + r.getField("name"));
+        }
+        // 1: updated by lsn 12, the late lsn 5 ignored; 2: deleted; 3: deleted by the predicate
+        assertThat(rows).containsExactly("1,b");
+        List<String> reasons = new ArrayList<>();
+        for (Record r :
+                TableRows.read(cat.loadTable(QuarantineTable.identifier(Namespace.of("shop"))))) {
+            reasons.add(String.valueOf(r.getField("reason")));
+        }
+        assertThat(reasons).containsExactly("MALFORMED_JSON");
+    }
+
+    @Test
+    void badDefinitionsFailNamingTheOptionAndTheValue() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+        DataStream<String> records = env.fromData("{}");
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.forStream(records)
+                                        .keys("id")
+                                        .schema("id INT")
+                                        .option("apply-bufer-keys", "1")
+                                        .catalog(catalog)
+                                        .into("shop.items"))
+                .hasMessageStartingWith(
+                        "AutoCdcFlow into shop.items: unknown option 'apply-bufer-keys' (known: ");
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.forStream(records)
+                                        .keys("id")
+                                        .schema("id INT")
+                                        .option("apply-buffer-keys", "-1")
+                                        .catalog(catalog)
+                                        .into("shop.items"))
+                .hasMessage(
+                        "AutoCdcFlow into shop.items: apply-buffer-keys must be a whole number of keys"
+                                + " per subtask from 0 (no buffering) to 2147483647, got '-1'");
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.forStream(records)
+                                        .keys("id")
+                                        .catalog(catalog)
+                                        .into("shop.items"))
+                .hasMessage(
+                        "AutoCdcFlow into shop.items: give schema(\"col TYPE, ...\"): a stream has no"
+                                + " sample to infer the columns from");
+        assertThatThrownBy(
+                        () -> AutoCdcFlow.forStream(records).keys("id").schema("id INT").into("t"))
+                .hasMessage("AutoCdcFlow into t: give catalog(CatalogSettings)");
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.forStream(records)
+                                        .keys("id")
+                                        .schema("id INT")
+                                        .catalog(catalog)
+                                        .into("items"))
+                .hasMessage("AutoCdcFlow into 'items': give the table as namespace.table");
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.forStream(records)
+                                        .schema("id INT")
+                                        .catalog(catalog)
+                                        .into("shop.items"))
+                .hasMessage(
+                        "flow 'items': 'keys' is required (or set 'append-only: true' for a key-less"
+                                + " table)");
+    }
+}
