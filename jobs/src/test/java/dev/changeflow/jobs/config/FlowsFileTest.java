@@ -6,6 +6,7 @@ import dev.changeflow.operators.ScdType;
 import org.apache.flink.configuration.ConfigOption;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -191,11 +192,7 @@ class FlowsFileTest {
 
     @Test
     void theReadmeStatesTheDeclaredDefaults() throws Exception {
-        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        while (!Files.isDirectory(p.resolve(".mvn"))) {
-            p = p.getParent();
-        }
-        String readme = Files.readString(p.resolve("README.md"));
+        String readme = readme();
         String section =
                 readme.substring(
                         readme.indexOf("## Flows file"), readme.indexOf("## Quarantine table"));
@@ -229,11 +226,7 @@ class FlowsFileTest {
 
     @Test
     void theReadmeKafkaTableListsTheKafkaOptionsWithTheirDefaults() throws Exception {
-        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        while (!Files.isDirectory(p.resolve(".mvn"))) {
-            p = p.getParent();
-        }
-        String readme = Files.readString(p.resolve("README.md"));
+        String readme = readme();
         Map<String, String> documented = new TreeMap<>();
         Matcher m =
                 Pattern.compile("(?m)^\\| `([a-z-]+)` / `[^`]*` \\| ([^|]*) \\|").matcher(readme);
@@ -270,11 +263,7 @@ class FlowsFileTest {
 
     @Test
     void theReadmeDocumentsExactlyTheOptionsTheParserAccepts() throws Exception {
-        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        while (!Files.isDirectory(p.resolve(".mvn"))) {
-            p = p.getParent();
-        }
-        String readme = Files.readString(p.resolve("README.md"));
+        String readme = readme();
         String section =
                 readme.substring(
                         readme.indexOf("## Flows file"), readme.indexOf("## Quarantine table"));
@@ -337,5 +326,14 @@ class FlowsFileTest {
                         "flows:\n  - table: t\n    keys: [k]\n    " + option + "\n", "x.yaml")
                 .flows
                 .get(0);
+    }
+
+    /** The repository's README.md (found above the module folder). */
+    private static String readme() throws IOException {
+        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        while (!Files.isDirectory(p.resolve(".mvn"))) {
+            p = p.getParent();
+        }
+        return Files.readString(p.resolve("README.md"));
     }
 }
