@@ -120,7 +120,7 @@ public final class IngestCommand implements Callable<Integer> {
             names = "--sequence-by",
             paramLabel = "COLS",
             description =
-                    "SEQUENCE BY of --table: a column, a,b or STRUCT(a, b). Default for Debezium: source.lsn.")
+                    "SEQUENCE BY of --table: a column, a,b or STRUCT(a, b). Default for Debezium: the connector's log position (source.lsn for PostgreSQL).")
     String sequenceBy;
 
     @Option(

@@ -35,7 +35,8 @@ public final class FlowConfig implements Serializable {
     public List<String> keys = new ArrayList<>();
 
     /**
-     * SEQUENCE BY columns (one, or several for STRUCT); default for Debezium: {@code source.lsn}.
+     * SEQUENCE BY columns (one, or several for STRUCT); default for Debezium: the connector's log
+     * position (docs/semantics.md A5).
      */
     public List<String> sequenceBy = new ArrayList<>();
 

@@ -31,8 +31,9 @@ import java.util.Set;
 /**
  * Resolves an {@link IngestConfig} against its input into an {@link IngestPlan}: column types
  * (declared {@code schema}, else Debezium's schema wrapper or inference from a sample of the input,
- * A5), sequence defaults ({@code source.lsn} for Debezium), aliases of metadata columns, and the
- * AUTO CDC definition of each keyed flow (validated, A1).
+ * A5), sequence defaults (per Debezium connector, sampled from {@code source.connector}: {@code
+ * source.lsn} for PostgreSQL or when unknown, {@code log_position} for the others), aliases of
+ * metadata columns, and the AUTO CDC definition of each keyed flow (validated, A1).
  */
 public final class IngestPlanner {
     /** Default namespace when neither the flows file nor the records name one. */
@@ -66,6 +67,11 @@ public final class IngestPlanner {
             }
             if (f.schema == null) {
                 toSample.add(f.table);
+            } else if (f.sequenceBy.isEmpty()
+                    && !f.appendOnly
+                    && format(f.format != null ? f.format : config.format)
+                            == ChangeRecordFormat.DEBEZIUM_JSON) {
+                toSample.add(f.table); // its connector chooses the default sequence (A5)
             }
         }
         Map<String, RowType> sampled = Map.of();
@@ -100,7 +106,16 @@ public final class IngestPlanner {
                                     + " to infer its columns; declare them with 'schema: \"col TYPE, ...\"'");
                 }
             }
-            flows.add(flow(config, f, format, dataType, namespace, List.of()));
+            String connector = sample == null ? null : sample.connectors().get(f.table);
+            flows.add(
+                    flow(
+                            config,
+                            f,
+                            format,
+                            dataType,
+                            namespace,
+                            List.of(),
+                            DebeziumMetadata.defaultSequence(connector)));
         }
         Set<TableIdentifier> targets = new HashSet<>();
         for (IngestPlan.Flow f : flows) {
@@ -119,7 +134,8 @@ public final class IngestPlanner {
             ChangeRecordFormat format,
             RowType dataType,
             String namespace,
-            List<String> added) {
+            List<String> added,
+            List<String> defaultSequence) {
         boolean debezium = format == ChangeRecordFormat.DEBEZIUM_JSON;
         List<String> sequence = new ArrayList<>();
         for (String s : f.sequenceBy) {
@@ -130,7 +146,7 @@ public final class IngestPlanner {
                 throw new IllegalArgumentException(
                         "flow '" + f.flowName() + "': 'sequence-by' is required for format json");
             }
-            sequence.add(DebeziumMetadata.resolveAlias("source.lsn"));
+            sequence.addAll(defaultSequence); // A5: by the records' connector
         }
         DecoderFlow decoder =
                 DecoderFlow.builder(f.flowName(), format, dataType)
@@ -147,7 +163,7 @@ public final class IngestPlanner {
         if (!f.appendOnly) {
             spec =
                     AutoCdcSpec.builder(f.flowName(), decoder.sourceType())
-                            .metadataColumns(debezium ? DebeziumMetadata.NAMES : Set.of())
+                            .metadataColumns(decoder.metadataColumns())
                             .keys(f.keys)
                             .sequenceBy(sequence)
                             .scdType(f.scdType)
@@ -225,7 +241,8 @@ public final class IngestPlanner {
                             f.decoder.format(),
                             new RowType(fields),
                             plan.quarantineNamespace.toString(),
-                            new ArrayList<>(extra.keySet())));
+                            new ArrayList<>(extra.keySet()),
+                            f.decoder.sequenceBy()));
         }
         return new IngestPlan(plan.config, flows, plan.quarantineNamespace);
     }

@@ -50,6 +50,40 @@ class IngestPlannerTest {
     }
 
     @Test
+    void debeziumDefaultSequenceFollowsTheSampledConnector() throws Exception {
+        Path f = tmp.resolve("mysql.jsonl");
+        Files.write(
+                f,
+                List.of(
+                        "{\"key\":{\"id\":1},\"value\":{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\"},"
+                                + "\"source\":{\"connector\":\"mysql\",\"db\":\"inventory\",\"table\":\"items\","
+                                + "\"file\":\"mysql-bin.000003\",\"pos\":154,\"row\":0},\"op\":\"c\",\"ts_ms\":1},"
+                                + "\"topic\":\"srv.inventory.items\"}"));
+        // declared schema: the input is still read for the connector (A5)
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        "flows:\n  - table: items\n    keys: [id]\n    scd-type: 2\n"
+                                + "    schema: 'id INT, name STRING'\n",
+                        "f.yaml");
+        IngestPlan.Flow flow = IngestPlanner.plan(cfg, List.of(f)).flows.get(0);
+        assertThat(flow.decoder.sequenceBy()).containsExactly("_log_position");
+        assertThat(flow.spec.sequenceBy()).containsExactly("_log_position");
+        assertThat(flow.spec.targetType().toString())
+                .isEqualTo(
+                        "ROW<`id` INT NOT NULL, `name` STRING, `__START_AT` STRING NOT NULL, `__END_AT` STRING>");
+        // an explicit source member is a sequence-only column of its own
+        IngestConfig explicit =
+                FlowsFile.parse(
+                        "flows:\n  - table: items\n    keys: [id]\n"
+                                + "    sequence-by: [source.file, source.pos, source.row]\n",
+                        "f.yaml");
+        IngestPlan.Flow e = IngestPlanner.plan(explicit, List.of(f)).flows.get(0);
+        assertThat(e.spec.sequenceBy())
+                .containsExactly("_source_file", "_source_pos", "_source_row");
+        assertThat(e.decoder.sequenceOnlyColumns()).containsExactly("_source_row");
+    }
+
+    @Test
     void aliasesOfEnvelopeFieldsAndColumnsListingMetadata() throws Exception {
         IngestConfig cfg =
                 FlowsFile.parse(

@@ -135,6 +135,16 @@ abstract class ChangeRecordParser {
     void writeMetadata(GenericRowData row, int from) {}
 
     /**
+     * Why the null SEQUENCE BY column at position {@code s} of the source row shows that the flow's
+     * sequence cannot order the records of this source at all, or null when it is this record's
+     * null (semantics.md A5 "Default sequence per connector"); none by default.
+     */
+    @Nullable
+    String unusableSequence(FlowPlan plan, int s) throws IOException {
+        return null;
+    }
+
+    /**
      * The struct schema of the named image ({@code "after"}, {@code "before"}) from the record's
      * schema wrapper, or null without one.
      */
@@ -161,6 +171,12 @@ abstract class ChangeRecordParser {
 
     /** The name of {@link #sampleImage()}'s image for {@link #imageSchema}. */
     abstract String sampleImageName();
+
+    /** The record's {@code source.connector} (Debezium), or null. */
+    @Nullable
+    String connector() {
+        return null;
+    }
 
     /** The namespace a record names ({@code source.schema}, else {@code source.db}), or null. */
     @Nullable

@@ -8,15 +8,21 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.types.RowKind;
 
 import javax.annotation.Nullable;
 
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 
 /**
  * Parses Debezium JSON change events ({@link ChangeRecordFormat#DEBEZIUM_JSON}, semantics.md A5):
@@ -28,6 +34,10 @@ import java.util.HashMap;
  * come after it in Debezium's output, so it is buffered, not tokenized twice), {@code before} is
  * kept as a byte range and read only for a delete, and {@code source} gives the metadata columns
  * ({@link DebeziumMetadata}) and the routing fields {@code source.schema} / {@code source.table}.
+ * The {@code source} object is also kept as a byte range, read again after routing only for a flow
+ * with sequence-only columns ({@code _log_position}, {@code _source_<member>}; A5 "Default sequence
+ * per connector"). {@code source.txId} that is not an integer (Oracle's transaction ids) reads as
+ * null, not as a {@code TYPE_MISMATCH}.
  *
  * <h2>Operations (A5, K2, K5), after routing</h2>
  *
@@ -72,13 +82,32 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
     private final JsonFields before = new JsonFields();
     private final JsonFields key = new JsonFields();
 
+    private final JsonFields sourceFields = new JsonFields();
+
     // ---- per-record state, cleared by read ----
     private int beforeStart, beforeEnd;
+    private int sourceStart, sourceEnd;
+    private boolean sourceRead;
     private boolean envelopeSeen;
     @Nullable private String metaError;
 
+    /** {@code source.connector}, or null. */
+    @Nullable private String connector;
+
+    /** {@code source.txId} when it is not an integer (it reads as null), for messages. */
+    @Nullable private String txIdText;
+
+    /** The flow being emitted for (sequence-only columns are the flow's). */
+    @Nullable private FlowPlan current;
+
     /** The metadata values by {@link DebeziumMetadata} position: Long, String or null. */
     private final Object[] meta = new Object[METADATA];
+
+    /** Whether each metadata column's envelope member was in the record (null or not). */
+    private final boolean[] metaPresent = new boolean[METADATA];
+
+    /** The sequence-only column values of {@link #current}: Long, StringData, DecimalData, null. */
+    private Object[] sequenceOnly = new Object[0];
 
     DebeziumJsonRecordParser(JsonFactory factory) {
         super(factory);
@@ -87,9 +116,15 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
     @Override
     Parsed read(byte[] value, int level) throws IOException {
         beforeStart = beforeEnd = -1;
+        sourceStart = sourceEnd = -1;
+        sourceRead = false;
         envelopeSeen = false;
         metaError = null;
+        connector = null;
+        txIdText = null;
+        current = null;
         Arrays.fill(meta, null);
+        Arrays.fill(metaPresent, false);
         try (JsonParser p = factory.createParser(value)) {
             JsonToken t = p.nextToken();
             if (t != JsonToken.START_OBJECT) {
@@ -131,7 +166,9 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                 case "source":
                     envelopeSeen = true;
                     if (v == JsonToken.START_OBJECT) {
+                        sourceStart = (int) p.currentTokenLocation().getByteOffset();
                         parseSource(p);
+                        sourceEnd = (int) p.currentLocation().getByteOffset();
                     } else {
                         p.skipChildren();
                     }
@@ -161,10 +198,19 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
 
     private void parseSource(JsonParser p) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
-            Integer i = SOURCE_MEMBERS.get(p.currentName());
+            String n = p.currentName();
+            Integer i = SOURCE_MEMBERS.get(n);
             JsonToken v = p.nextToken();
             if (i != null) {
+                if (i == DebeziumMetadata.I_TXID
+                        && v == JsonToken.VALUE_STRING
+                        && !p.getText().trim().matches("-?[0-9]{1,18}")) {
+                    txIdText = p.getText(); // Oracle: "02000a0037030000"; not a BIGINT
+                    continue;
+                }
                 readMeta(p, v, i);
+            } else if (v == JsonToken.VALUE_STRING && n.equals("connector")) {
+                connector = interner.text(p);
             } else {
                 p.skipChildren();
             }
@@ -174,7 +220,204 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
     /** Reads the value {@code v} of the envelope field of metadata position {@code i}. */
     private void readMeta(JsonParser p, JsonToken v, int i) throws IOException {
         String name = DebeziumMetadata.ENVELOPE_FIELDS.get(i);
+        metaPresent[i] = true;
         meta[i] = BIGINT[i] ? longMeta(p, v, name) : textMeta(p, v, name);
+    }
+
+    /** The members of the record's {@code source} (empty without one), read once per record. */
+    private JsonFields sourceFields() throws IOException {
+        if (!sourceRead) {
+            sourceRead = true;
+            byte[] buf = form.buf();
+            sourceFields.clear(buf);
+            if (sourceStart >= 0) {
+                try (JsonParser p =
+                        factory.createParser(buf, sourceStart, sourceEnd - sourceStart)) {
+                    p.nextToken();
+                    sourceFields.readObject(p, sourceStart);
+                }
+            }
+        }
+        return sourceFields;
+    }
+
+    /**
+     * Reads the sequence-only columns of {@code plan} (A5) into {@link #sequenceOnly}.
+     *
+     * @return null when they were read; else the quarantine outcome ({@code TYPE_MISMATCH}: an
+     *     integer, SCN or LSN member that is malformed, once the flow has had a sequence)
+     * @throws ChangeRecordException a member read as text that holds a number, boolean, object or
+     *     array (text would order it wrongly); a malformed member before the flow has had a
+     *     sequence
+     */
+    @Nullable
+    private DecodeOutcome readSequenceOnly(FlowPlan plan, QuarantinePolicy policy)
+            throws IOException {
+        String[] members = plan.sequenceOnlyMembers;
+        if (sequenceOnly.length < members.length) {
+            sequenceOnly = new Object[members.length];
+        }
+        JsonFields sf = sourceFields();
+        for (int c = 0; c < members.length; c++) {
+            String m = members[c];
+            sequenceOnly[c] = null;
+            if (m == null) {
+                String position = LogPosition.of(connector, sf);
+                sequenceOnly[c] = position == null ? null : StringData.fromString(position);
+                continue;
+            }
+            int i = sf.indexOf(m);
+            if (i < 0 || sf.kinds[i] == JsonFields.NULL) {
+                continue;
+            }
+            LogicalType type = plan.flow.sourceType().getTypeAt(plan.firstSequenceOnly + c);
+            String field = "source." + m;
+            String problem = null;
+            byte kind = sf.kinds[i];
+            switch (type.getTypeRoot()) {
+                case BIGINT:
+                    if (kind == JsonFields.INT) {
+                        sequenceOnly[c] = sf.longs[i];
+                    } else if (kind == JsonFields.STRING
+                            && sf.texts[i].trim().matches("-?[0-9]{1,18}")) {
+                        sequenceOnly[c] = Long.parseLong(sf.texts[i].trim());
+                    } else {
+                        problem = "not an integer";
+                    }
+                    break;
+                case DECIMAL:
+                    {
+                        BigInteger v =
+                                kind == JsonFields.INT
+                                        ? BigInteger.valueOf(sf.longs[i])
+                                        : kind == JsonFields.STRING || kind == JsonFields.BIG_INT
+                                                ? LogPosition.unsigned(sf.texts[i].trim())
+                                                : null;
+                        DecimalData d =
+                                v == null
+                                        ? null
+                                        : DecimalData.fromBigDecimal(new BigDecimal(v), 38, 0);
+                        if (d == null) {
+                            problem = "not a number of at most 38 digits";
+                        }
+                        sequenceOnly[c] = d;
+                        break;
+                    }
+                default:
+                    if (kind != JsonFields.STRING) {
+                        throw policy.fail(
+                                plan,
+                                QuarantineReason.TYPE_MISMATCH,
+                                "SEQUENCE BY column '"
+                                        + plan.flow
+                                                .sourceType()
+                                                .getFieldNames()
+                                                .get(plan.firstSequenceOnly + c)
+                                        + "' cannot order the records of flow '"
+                                        + plan.flow.flowId()
+                                        + "': "
+                                        + field
+                                        + " is "
+                                        + sf.render(i)
+                                        + " ("
+                                        + JsonFields.kindName(kind)
+                                        + "), but changeflow reads "
+                                        + field
+                                        + " as text, which orders numbers wrongly (\"9\" after"
+                                        + " \"10\"); use log_position or another source field");
+                    }
+                    if (DebeziumMetadata.LSN_MEMBERS.contains(m)) {
+                        String lsn = LogPosition.normalizeLsn(connector, sf.texts[i].trim());
+                        if (lsn == null) {
+                            problem = "not an LSN of hexadecimal parts";
+                        }
+                        sequenceOnly[c] = lsn == null ? null : StringData.fromString(lsn);
+                    } else {
+                        sequenceOnly[c] = StringData.fromString(sf.texts[i]);
+                    }
+            }
+            if (problem != null) {
+                String detail = "envelope field '" + field + "': " + sf.render(i) + " " + problem;
+                if (!plan.sequenceSeen) {
+                    throw policy.fail(
+                            plan,
+                            QuarantineReason.TYPE_MISMATCH,
+                            detail
+                                    + "; SEQUENCE BY cannot order the records of flow '"
+                                    + plan.flow.flowId()
+                                    + "' (no earlier record had a usable sequence)");
+                }
+                return policy.quarantine(plan, QuarantineReason.TYPE_MISMATCH, detail);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Why a null SEQUENCE BY column at {@code s} of {@code plan}'s source row means that the flow's
+     * sequence cannot order this connector's records (A5), or null when it is one record's null: a
+     * record that names its connector ({@code source.connector}) lacks the {@code source} member
+     * (for {@code _log_position}: the members of its connector's position, or the connector has
+     * none). The caller asks only while the flow has had no record with a sequence.
+     */
+    @Override
+    @Nullable
+    String unusableSequence(FlowPlan plan, int s) throws IOException {
+        if (connector == null || s < plan.dataArity) {
+            return null;
+        }
+        int i = s - plan.dataArity;
+        String why;
+        if (i < METADATA) {
+            String field = DebeziumMetadata.ENVELOPE_FIELDS.get(i);
+            if (!field.startsWith("source.") || metaPresent[i]) {
+                return null;
+            }
+            why =
+                    i == DebeziumMetadata.I_TXID && txIdText != null
+                            ? "writes source.txId as \"" + txIdText + "\", not an integer"
+                            : "does not write " + field;
+        } else {
+            String m = plan.sequenceOnlyMembers[s - plan.firstSequenceOnly];
+            if (m != null) {
+                if (sourceFields().indexOf(m) >= 0) {
+                    return null;
+                }
+                why = "does not write source." + m;
+            } else if (LogPosition.known(connector)) {
+                why =
+                        "wrote no usable log position ("
+                                + LogPosition.describe(connector)
+                                + ") in source "
+                                + (sourceStart < 0
+                                        ? "(absent)"
+                                        : new String(
+                                                form.buf(),
+                                                sourceStart,
+                                                Math.min(sourceEnd - sourceStart, 400),
+                                                java.nio.charset.StandardCharsets.UTF_8));
+            } else {
+                why = "has no log position known to changeflow";
+            }
+        }
+        List<String> def = DebeziumMetadata.defaultSequence(connector);
+        return "SEQUENCE BY column '"
+                + plan.flow.sourceType().getFieldNames().get(s)
+                + "' cannot order the records of flow '"
+                + plan.flow.flowId()
+                + "': Debezium connector '"
+                + connector
+                + "' "
+                + why
+                + ", and no earlier record of the flow had a sequence. Declare 'sequence-by' with"
+                + " fields this connector writes"
+                + (LogPosition.known(connector)
+                        ? " (its default: "
+                                + (def.equals(DebeziumMetadata.POSTGRES_SEQUENCE)
+                                        ? "source.lsn"
+                                        : "log_position = " + LogPosition.describe(connector))
+                                + ")"
+                        : "");
     }
 
     @Nullable
@@ -234,6 +477,13 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
             throws IOException, ValueConverter.InvalidRecord {
         if (metaError != null) {
             return policy.quarantine(plan, QuarantineReason.TYPE_MISMATCH, metaError);
+        }
+        current = plan;
+        if (plan.sequenceOnlyMembers.length > 0) {
+            DecodeOutcome bad = readSequenceOnly(plan, policy);
+            if (bad != null) {
+                return bad;
+            }
         }
         String op = (String) meta[DebeziumMetadata.I_OP];
         if (op == null) {
@@ -367,6 +617,11 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
             Object v = meta[i];
             row.setField(from + i, v instanceof String ? interner.data((String) v) : v);
         }
+        if (current != null) {
+            for (int c = 0; c < current.sequenceOnlyMembers.length; c++) {
+                row.setField(current.firstSequenceOnly + c, sequenceOnly[c]);
+            }
+        }
     }
 
     @Override
@@ -379,6 +634,12 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
     @Nullable
     String sourceTable() {
         return (String) meta[DebeziumMetadata.I_TABLE];
+    }
+
+    @Override
+    @Nullable
+    String connector() {
+        return connector;
     }
 
     @Override

@@ -6,6 +6,7 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
 
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -29,9 +30,13 @@ import java.util.Set;
  *
  * <p><b>Keys and sequence.</b> KEYS are data columns; SEQUENCE BY names columns of {@link
  * #sourceType()} (metadata columns allowed; user spellings such as {@code source.lsn} are resolved
- * with {@link DebeziumMetadata#resolveAlias}). A keyed Debezium flow without SEQUENCE BY defaults
- * to {@link DebeziumMetadata#POSTGRES_SEQUENCE} ({@code _source_lsn}); MySQL flows must say {@link
- * DebeziumMetadata#MYSQL_SEQUENCE}. A keyed plain-JSON flow must name its sequence.
+ * with {@link DebeziumMetadata#resolveAlias}). A Debezium flow's SEQUENCE BY may also name
+ * sequence-only columns — {@code log_position} and any {@code source.<member>} — which are appended
+ * to {@link #sourceType()} after the metadata columns ({@link #sequenceOnlyColumns()}). A keyed
+ * Debezium flow without SEQUENCE BY defaults to {@link DebeziumMetadata#defaultSequence} of the
+ * {@link Builder#connector} its records come from: {@code _source_lsn} for PostgreSQL or an unknown
+ * connector, {@code _log_position} for the others (A5). A keyed plain-JSON flow must name its
+ * sequence.
  *
  * <p><b>Append-only flows</b> have no KEYS (for example {@code pgbench_history}, whose record key
  * is null): Debezium {@code c} and {@code r} records are emitted as inserts; Decision: {@code u}
@@ -105,14 +110,43 @@ public final class DecoderFlow implements Serializable {
         return dataType;
     }
 
-    /** The decoded row shape: data columns, then (Debezium) {@link DebeziumMetadata#FIELDS}. */
+    /**
+     * The decoded row shape: data columns, then (Debezium) {@link DebeziumMetadata#FIELDS}, then
+     * {@link #sequenceOnlyColumns()}.
+     */
     public RowType sourceType() {
         return sourceType;
     }
 
-    /** Names of the metadata columns in {@link #sourceType()} (empty for plain JSON). */
+    /**
+     * Names of the metadata columns in {@link #sourceType()}: {@link DebeziumMetadata#NAMES} and
+     * {@link #sequenceOnlyColumns()} (empty for plain JSON).
+     */
     public Set<String> metadataColumns() {
-        return format == ChangeRecordFormat.DEBEZIUM_JSON ? DebeziumMetadata.NAMES : Set.of();
+        if (format != ChangeRecordFormat.DEBEZIUM_JSON) {
+            return Set.of();
+        }
+        List<String> extra = sequenceOnlyColumns();
+        if (extra.isEmpty()) {
+            return DebeziumMetadata.NAMES;
+        }
+        Set<String> all = new LinkedHashSet<>(DebeziumMetadata.NAMES);
+        all.addAll(extra);
+        return all;
+    }
+
+    /**
+     * The sequence-only columns of a Debezium flow, in {@link #sourceType()} order after {@link
+     * DebeziumMetadata#FIELDS}: {@code _log_position} and {@code _source_<member>} columns its
+     * SEQUENCE BY names (A5); empty for plain JSON.
+     */
+    public List<String> sequenceOnlyColumns() {
+        int from =
+                format == ChangeRecordFormat.DEBEZIUM_JSON
+                        ? dataType.getFieldCount() + DebeziumMetadata.FIELDS.size()
+                        : sourceType.getFieldCount();
+        List<String> names = sourceType.getFieldNames();
+        return names.subList(from, names.size());
     }
 
     /** KEYS (data columns); empty exactly when {@link #appendOnly()}. */
@@ -222,6 +256,7 @@ public final class DecoderFlow implements Serializable {
         private OnSchemaChange onSchemaChange = OnSchemaChange.FAIL;
         private OnInvalidRecord onInvalidRecord = OnInvalidRecord.QUARANTINE;
         private int maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
+        private String connector;
 
         private Builder(String flowId, ChangeRecordFormat format, RowType dataType) {
             this.flowId = Objects.requireNonNull(flowId, "flowId");
@@ -258,6 +293,16 @@ public final class DecoderFlow implements Serializable {
 
         public Builder sequenceBy(String... columns) {
             return sequenceBy(List.of(columns));
+        }
+
+        /**
+         * The Debezium connector ({@code source.connector}: postgresql, mysql, ...) the records
+         * come from, when known; it chooses the default sequence ({@link
+         * DebeziumMetadata#defaultSequence}, A5). Null (the default): PostgreSQL's.
+         */
+        public Builder connector(String connector) {
+            this.connector = connector;
+            return this;
         }
 
         public Builder truncateEnabled(boolean enabled) {
@@ -343,17 +388,36 @@ public final class DecoderFlow implements Serializable {
             List<String> seq = new ArrayList<>();
             for (String s : sequenceBy) {
                 seq.add(
-                        format == ChangeRecordFormat.DEBEZIUM_JSON
+                        format == ChangeRecordFormat.DEBEZIUM_JSON && !dataNames.contains(s)
                                 ? DebeziumMetadata.resolveAlias(s)
                                 : s);
             }
             if (seq.isEmpty() && !appendOnly) {
                 if (format == ChangeRecordFormat.DEBEZIUM_JSON) {
-                    seq.addAll(DebeziumMetadata.POSTGRES_SEQUENCE);
+                    seq.addAll(DebeziumMetadata.defaultSequence(connector));
                 } else {
                     throw new IllegalArgumentException(
                             where + "SEQUENCE BY is required for a keyed plain-JSON flow");
                 }
+            }
+            if (format == ChangeRecordFormat.DEBEZIUM_JSON) {
+                // sequence-only columns (A5): the log position and other members of source
+                for (String s : seq) {
+                    if (sourceType.getFieldIndex(s) >= 0
+                            || fields.stream().anyMatch(f -> f.getName().equals(s))) {
+                        continue;
+                    }
+                    if (s.equals(DebeziumMetadata.LOG_POSITION)) {
+                        fields.add(new RowType.RowField(s, VarCharType.STRING_TYPE));
+                    } else if (DebeziumMetadata.sourceMember(s) != null) {
+                        fields.add(
+                                new RowType.RowField(
+                                        s,
+                                        DebeziumMetadata.sourceMemberType(
+                                                DebeziumMetadata.sourceMember(s))));
+                    }
+                }
+                sourceType = new RowType(fields);
             }
             for (String s : seq) {
                 if (sourceType.getFieldIndex(s) < 0) {

@@ -39,6 +39,25 @@ final class FlowPlan {
     /** Per data column, whether the image being converted has it (scratch, per record). */
     final boolean[] present;
 
+    /**
+     * Position in {@link DecoderFlow#sourceType()} of the first sequence-only column (A5), = {@link
+     * #arity} when there is none.
+     */
+    final int firstSequenceOnly;
+
+    /**
+     * Per sequence-only column, the {@code source} member it reads, or null for {@code
+     * _log_position}.
+     */
+    final String[] sequenceOnlyMembers;
+
+    /**
+     * Whether a record of this flow has had a non-null sequence since this decoder started: until
+     * then, a sequence its connector never writes fails the flow instead of quarantining each
+     * record (A5 "Default sequence per connector").
+     */
+    boolean sequenceSeen;
+
     FlowPlan(int index, DecoderFlow flow) {
         this.index = index;
         this.flow = flow;
@@ -58,6 +77,12 @@ final class FlowPlan {
         this.debezium = flow.format() == ChangeRecordFormat.DEBEZIUM_JSON;
         this.needsHints = needsHints(flow.dataType());
         this.present = new boolean[dataArity];
+        List<String> extra = flow.sequenceOnlyColumns();
+        this.firstSequenceOnly = arity - extra.size();
+        this.sequenceOnlyMembers = new String[extra.size()];
+        for (int i = 0; i < extra.size(); i++) {
+            sequenceOnlyMembers[i] = DebeziumMetadata.sourceMember(extra.get(i));
+        }
     }
 
     private static boolean needsHints(LogicalType t) {

@@ -8,6 +8,7 @@ import org.apache.flink.table.types.logical.RowType;
 
 import javax.annotation.Nullable;
 
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
@@ -108,6 +109,39 @@ final class QuarantinePolicy {
         out.quarantine(
                 QuarantineRecords.of(flowId, source, partition, offset, kept, reason, detail, now));
         return DecodeOutcome.QUARANTINED;
+    }
+
+    /**
+     * The exception that stops the job at the current record of {@code plan}'s flow whatever its
+     * policy: for a flow definition that cannot handle its records at all (A5).
+     */
+    ChangeRecordException fail(FlowPlan plan, QuarantineReason reason, String detail) {
+        return new ChangeRecordException(
+                reason, plan.flow.flowId(), source, partition, offset, detail);
+    }
+
+    /**
+     * Called for a null SEQUENCE BY column at {@code s} before it is quarantined {@code
+     * NULL_SEQUENCE}: while no record of the flow has had a sequence, throws when the null shows
+     * that the sequence cannot order the flow's records ({@link
+     * ChangeRecordParser#unusableSequence}, A5), instead of quarantining every record.
+     *
+     * @throws ChangeRecordException {@code NULL_SEQUENCE}, naming the column, the connector and the
+     *     fix
+     */
+    void checkSequence(FlowPlan plan, ChangeRecordParser record, int s) {
+        if (plan.sequenceSeen) {
+            return;
+        }
+        String detail;
+        try {
+            detail = record.unusableSequence(plan, s);
+        } catch (IOException e) {
+            return; // the record's source did not parse again: this record's problem
+        }
+        if (detail != null) {
+            throw fail(plan, QuarantineReason.NULL_SEQUENCE, detail);
+        }
     }
 
     /** Quarantines a record no flow claims ({@code UNKNOWN_TOPIC}, flow null); never fails. */

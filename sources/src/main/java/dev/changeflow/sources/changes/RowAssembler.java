@@ -43,7 +43,9 @@ import java.util.List;
  *   <li>{@code NULL_KEY}: a KEY column null;
  *   <li>{@code NULL_SEQUENCE}: a SEQUENCE BY column null — metadata such as {@code _source_lsn}
  *       absent from the envelope counts as null, and so does a data sequence column of a key-only
- *       delete;
+ *       delete. Until a record of the flow has had a sequence, a null that shows the sequence
+ *       cannot order the connector's records throws instead ({@link
+ *       QuarantinePolicy#checkSequence}, A5);
  *   <li>{@code TYPE_MISMATCH}: a non-key NOT NULL column null in an upsert.
  * </ol>
  *
@@ -153,12 +155,14 @@ final class RowAssembler {
         record.writeMetadata(row, plan.dataArity);
         for (int s : plan.seqIdx) {
             if (row.isNullAt(s)) {
+                policy.checkSequence(plan, record, s); // A5: a sequence that cannot order fails
                 return policy.quarantine(
                         plan,
                         QuarantineReason.NULL_SEQUENCE,
                         nullSequence(plan, s, " of a truncate"));
             }
         }
+        plan.sequenceSeen = true;
         out.truncate(plan.index, row);
         return DecodeOutcome.TRUNCATE;
     }
@@ -259,6 +263,7 @@ final class RowAssembler {
         }
         for (int s : plan.seqIdx) {
             if (row.isNullAt(s)) {
+                policy.checkSequence(plan, record, s); // A5: a sequence that cannot order fails
                 return policy.quarantine(
                         plan,
                         QuarantineReason.NULL_SEQUENCE,
@@ -270,6 +275,7 @@ final class RowAssembler {
                                         : ""));
             }
         }
+        plan.sequenceSeen = true;
         if (plan.debezium && !keyOnly && row.getRowKind() != RowKind.DELETE) {
             // Debezium writes every column of an after image, nulls included: an absent column is a
             // malformed record (or a schema change upstream), not a null (A5 MISSING_COLUMN)

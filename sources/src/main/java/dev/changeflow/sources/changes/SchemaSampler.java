@@ -77,13 +77,28 @@ public final class SchemaSampler {
     @PublicEvolving
     public static final class Result {
         private final Map<String, RowType> types;
+        private final Map<String, String> connectors;
         @Nullable private final String namespace;
         private final long linesRead;
 
-        Result(Map<String, RowType> types, @Nullable String namespace, long linesRead) {
+        Result(
+                Map<String, RowType> types,
+                Map<String, String> connectors,
+                @Nullable String namespace,
+                long linesRead) {
             this.types = Collections.unmodifiableMap(types);
+            this.connectors = Collections.unmodifiableMap(connectors);
             this.namespace = namespace;
             this.linesRead = linesRead;
+        }
+
+        /**
+         * Per wanted name that was seen in Debezium records naming their connector, the {@code
+         * source.connector} of its first such record (postgresql, mysql, ...): it chooses the
+         * flow's default sequence (semantics.md A5).
+         */
+        public Map<String, String> connectors() {
+            return connectors;
         }
 
         /** Per wanted name that was seen, its data columns (in the order the names were given). */
@@ -153,6 +168,7 @@ public final class SchemaSampler {
                 ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
         Map<String, RowType> fromSchema = new LinkedHashMap<>();
         Map<String, Inferred> inferred = new LinkedHashMap<>();
+        Map<String, String> connectors = new LinkedHashMap<>();
         String[] namespace = {null};
         // with no table wanted, read until the namespace is known (the first Debezium record)
         boolean wantNamespace = format == ChangeRecordFormat.DEBEZIUM_JSON && wanted.isEmpty();
@@ -172,7 +188,14 @@ public final class SchemaSampler {
                     }
                     try {
                         sampleRecord(
-                                record, parser, router, names, fromSchema, inferred, namespace);
+                                record,
+                                parser,
+                                router,
+                                names,
+                                fromSchema,
+                                inferred,
+                                connectors,
+                                namespace);
                     } catch (JsonProcessingException e) {
                         continue; // malformed lines do not describe a schema; the decoder
                         // quarantines them
@@ -203,7 +226,7 @@ public final class SchemaSampler {
                 lines,
                 result.keySet(),
                 namespace[0]);
-        return new Result(result, namespace[0], lines);
+        return new Result(result, connectors, namespace[0], lines);
     }
 
     private static boolean allSeen(
@@ -223,6 +246,7 @@ public final class SchemaSampler {
             List<String> names,
             Map<String, RowType> fromSchema,
             Map<String, Inferred> inferred,
+            Map<String, String> connectors,
             String[] namespace)
             throws IOException {
         if (parser.parse(record, RecordForm.RECORD, null, null) != ChangeRecordParser.Parsed.RECORD
@@ -237,6 +261,9 @@ public final class SchemaSampler {
             return;
         }
         String name = names.get(route);
+        if (parser.connector() != null) {
+            connectors.putIfAbsent(name, parser.connector());
+        }
         if (fromSchema.containsKey(name)) {
             return;
         }

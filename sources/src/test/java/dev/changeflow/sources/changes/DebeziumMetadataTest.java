@@ -45,8 +45,14 @@ class DebeziumMetadataTest {
         assertThat(DebeziumMetadata.resolveAlias("source.txId")).isEqualTo("_source_txid");
         assertThat(DebeziumMetadata.resolveAlias("source.file")).isEqualTo("_source_file");
         assertThat(DebeziumMetadata.resolveAlias("source.pos")).isEqualTo("_source_pos");
+        // other source members are sequence-only columns, their case kept (A5)
+        assertThat(DebeziumMetadata.resolveAlias("source.xmin")).isEqualTo("_source_xmin");
+        assertThat(DebeziumMetadata.resolveAlias("source.commit_lsn"))
+                .isEqualTo("_source_commit_lsn");
+        assertThat(DebeziumMetadata.resolveAlias("source.txnNumber"))
+                .isEqualTo("_source_txnNumber");
+        assertThat(DebeziumMetadata.resolveAlias("log_position")).isEqualTo("_log_position");
         // unknown names pass through unchanged
-        assertThat(DebeziumMetadata.resolveAlias("source.xmin")).isEqualTo("source.xmin");
         assertThat(DebeziumMetadata.resolveAlias("aid")).isEqualTo("aid");
         assertThat(DebeziumMetadata.resolveAlias("_source_lsn")).isEqualTo("_source_lsn");
     }
@@ -54,7 +60,12 @@ class DebeziumMetadataTest {
     @Test
     void defaultSequences() {
         assertThat(DebeziumMetadata.POSTGRES_SEQUENCE).isEqualTo(List.of("_source_lsn"));
-        assertThat(DebeziumMetadata.MYSQL_SEQUENCE)
-                .isEqualTo(List.of("_source_file", "_source_pos"));
+        assertThat(DebeziumMetadata.LOG_POSITION_SEQUENCE).isEqualTo(List.of("_log_position"));
+        assertThat(DebeziumMetadata.defaultSequence(null)).isEqualTo(List.of("_source_lsn"));
+        assertThat(DebeziumMetadata.defaultSequence("postgresql"))
+                .isEqualTo(List.of("_source_lsn"));
+        for (String c : List.of("mysql", "mariadb", "sqlserver", "oracle", "db2", "mongodb")) {
+            assertThat(DebeziumMetadata.defaultSequence(c)).isEqualTo(List.of("_log_position"));
+        }
     }
 }

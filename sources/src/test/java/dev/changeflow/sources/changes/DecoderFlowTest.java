@@ -69,14 +69,22 @@ class DecoderFlowTest {
                                         .build())
                 .hasMessage(
                         "flow 'a': key column 'nope' is not a data column; data columns: [aid, bid, abalance, filler]");
+        // any member of source is a sequence-only column (A5); other unknown names are refused
+        assertThat(
+                        DecoderFlow.builder("a", ChangeRecordFormat.DEBEZIUM_JSON, DATA)
+                                .keys("aid")
+                                .sequenceBy("source.xmin")
+                                .build()
+                                .sequenceOnlyColumns())
+                .containsExactly("_source_xmin");
         assertThatThrownBy(
                         () ->
                                 DecoderFlow.builder("a", ChangeRecordFormat.DEBEZIUM_JSON, DATA)
                                         .keys("aid")
-                                        .sequenceBy("source.xmin")
+                                        .sequenceBy("xmin")
                                         .build())
                 .hasMessageStartingWith(
-                        "flow 'a': SEQUENCE BY column 'source.xmin' is not a source column");
+                        "flow 'a': SEQUENCE BY column 'xmin' is not a source column");
         assertThatThrownBy(
                         () ->
                                 DecoderFlow.builder("j", ChangeRecordFormat.JSON, DATA)
