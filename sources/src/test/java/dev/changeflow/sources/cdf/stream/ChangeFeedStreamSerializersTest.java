@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -69,11 +70,33 @@ class ChangeFeedStreamSerializersTest {
                 versions);
     }
 
+    /**
+     * An enumerator state in the middle of an initial snapshot: two scan tasks of snapshot {@code
+     * 5_000_000_000} planned, one pending ({@link #INITIAL}, its JSON over 64 KiB) beside a pending
+     * split of a later version, the snapshot's version not fully planned.
+     */
+    static ChangeFeedEnumState initialSnapshotState() {
+        Map<Long, VersionTracker.VersionProgress> versions = new LinkedHashMap<>();
+        versions.put(
+                12L,
+                new VersionTracker.VersionProgress(
+                        new LinkedHashSet<>(List.of("12-I0", "12-I1")), false));
+        return new ChangeFeedEnumState(
+                new PlanningPosition(13, -1, 5_000_000_000L, 2),
+                Long.MAX_VALUE,
+                -1,
+                List.of(INITIAL, ADDED),
+                versions);
+    }
+
     static Map<String, byte[]> v1Samples() throws IOException {
         Map<String, byte[]> m = new LinkedHashMap<>();
         m.put("split-added.bin", ChangeFeedSplitSerializer.INSTANCE.serialize(ADDED));
         m.put("split-removed-finished.bin", ChangeFeedSplitSerializer.INSTANCE.serialize(REMOVED));
         m.put("enum-state.bin", ChangeFeedEnumStateSerializer.INSTANCE.serialize(sampleState()));
+        m.put(
+                "enum-state-initial.bin",
+                ChangeFeedEnumStateSerializer.INSTANCE.serialize(initialSnapshotState()));
         return m;
     }
 
@@ -141,6 +164,16 @@ class ChangeFeedStreamSerializersTest {
                         "PlanningPosition[nextVersion=78, lastSnapshotId=5000000002, initialSnapshotId=-1, "
                                 + "initialTasksPlanned=0] bound=80 completed=75 pending=[ChangeFeedSplit{77-R0, "
                                 + "snapshot=5000000002, offset=0, finished}] versions=76[76-A3] 77[77-R0] ");
+    }
+
+    @Test
+    void v1InitialSnapshotSampleDecodes() throws IOException {
+        ChangeFeedEnumState restored =
+                ChangeFeedEnumStateSerializer.INSTANCE.deserialize(
+                        1, load("v1", "enum-state-initial.bin"));
+        assertThat(render(restored)).isEqualTo(render(initialSnapshotState()));
+        assertThat(restored.pendingSplits()).containsExactly(INITIAL, ADDED);
+        assertThat(restored.position()).isEqualTo(new PlanningPosition(13, -1, 5_000_000_000L, 2));
     }
 
     @Test
