@@ -364,8 +364,9 @@ class ChangeFeedSqlITCase {
                                 + "table c.db.t$changes is not a boolean. Use 'true' or 'false'.");
         assertThat(cdfError(tEnv, changes("'starting-version'='one'")))
                 .hasMessage(
-                        "INVALID_CDC_OPTIONS: 'starting-version' = 'one' for the change feed of table %s is not "
-                                + "a version. Versions are integers >= 0.",
+                        "INVALID_CDC_OPTIONS: 'starting-version' = 'one' for the change feed of table %s$changes "
+                                + "is not a version or 'latest'. Versions are integers >= 0; 'latest' (streaming "
+                                + "reads) starts after the latest commit.",
                         t);
         assertThat(cdfError(tEnv, changes("'starting-version'='3', 'ending-version'='2'")))
                 .hasMessage(

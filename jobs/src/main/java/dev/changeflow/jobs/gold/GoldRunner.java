@@ -6,7 +6,7 @@ import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 import dev.changeflow.sources.cdf.stream.ChangeFeedSource;
-import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStart;
 
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -233,8 +233,8 @@ public final class GoldRunner {
     public static void buildCluster(
             StreamExecutionEnvironment env, GoldSpec spec, CatalogSettings catalog, Options o) {
         TableLoader loader = TableLoader.fromCatalog(catalog.loader(), spec.source());
-        ChangeFeedStream.Builder feed =
-                ChangeFeedStream.forTable(loader)
+        ChangeFeedSource.Builder feed =
+                ChangeFeedSource.forTable(loader)
                         .uidPrefix(spec.name() + "-cdf")
                         .consumerId(spec.name())
                         .startResolver(
@@ -260,8 +260,8 @@ public final class GoldRunner {
                 spec,
                 catalog,
                 start.isPresent()
-                        ? ChangeFeedStream.Start.changesFrom(start.getAsLong())
-                        : ChangeFeedStream.Start.currentSnapshot(),
+                        ? ChangeFeedStart.changesFrom(start.getAsLong())
+                        : ChangeFeedStart.currentSnapshot(),
                 bounded,
                 tableOptions);
     }
@@ -275,19 +275,15 @@ public final class GoldRunner {
             StreamExecutionEnvironment env,
             GoldSpec spec,
             CatalogSettings catalog,
-            ChangeFeedStream.Start start,
+            ChangeFeedStart start,
             boolean bounded,
             StreamingTableOptions tableOptions) {
         TableLoader loader = TableLoader.fromCatalog(catalog.loader(), spec.source());
-        ChangeFeedStream.Builder feed =
-                ChangeFeedStream.forTable(loader).bounded(bounded).uidPrefix(spec.name() + "-cdf");
-        if (start.version().isPresent()) {
-            if (start.snapshotFirst()) {
-                feed.snapshotThenChanges(start.version().getAsLong());
-            } else {
-                feed.startingVersion(start.version().getAsLong());
-            }
-        }
+        ChangeFeedSource.Builder feed =
+                ChangeFeedSource.forTable(loader)
+                        .bounded(bounded)
+                        .uidPrefix(spec.name() + "-cdf")
+                        .starting(start);
         addGold(env, spec, catalog, feed, tableOptions);
     }
 
@@ -295,7 +291,7 @@ public final class GoldRunner {
             StreamExecutionEnvironment env,
             GoldSpec spec,
             CatalogSettings catalog,
-            ChangeFeedStream.Builder feed,
+            ChangeFeedSource.Builder feed,
             StreamingTableOptions tableOptions) {
         // a Gold commit holds whole Silver versions only with aligned checkpoints (GoldStart): an
         // unaligned barrier overtakes changes of a version that other channels already delivered

@@ -2,7 +2,7 @@ package dev.changeflow.jobs.gold;
 
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.TableChanges;
-import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStart;
 
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
@@ -114,13 +114,13 @@ public final class GoldStart implements Serializable {
     }
 
     /** The start of the change feed. */
-    public ChangeFeedStream.Start feedStart() {
+    public ChangeFeedStart feedStart() {
         if (startingVersion == null) {
-            return ChangeFeedStream.Start.currentSnapshot();
+            return ChangeFeedStart.currentSnapshot();
         }
         return snapshotFirst
-                ? ChangeFeedStream.Start.snapshotThenChanges(startingVersion)
-                : ChangeFeedStream.Start.changesFrom(startingVersion);
+                ? ChangeFeedStart.snapshotThenChanges(startingVersion)
+                : ChangeFeedStart.changesFrom(startingVersion);
     }
 
     /**

@@ -1,6 +1,6 @@
 package dev.changeflow.jobs.gold;
 
-import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStart;
 
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.CatalogLoader;
@@ -11,9 +11,9 @@ import javax.annotation.Nullable;
  * Resolves a Gold job's start inside the change feed's enumerator when the job starts without state
  * ({@link GoldStart#resolve}); a restore from a checkpoint or savepoint never calls it.
  *
- * @see ChangeFeedStream.StartResolver
+ * @see ChangeFeedStart.Resolver
  */
-final class GoldStartResolver implements ChangeFeedStream.StartResolver {
+final class GoldStartResolver implements ChangeFeedStart.Resolver {
     private static final long serialVersionUID = 1L;
 
     private final CatalogLoader catalog;
@@ -27,7 +27,7 @@ final class GoldStartResolver implements ChangeFeedStream.StartResolver {
     }
 
     @Override
-    public ChangeFeedStream.Start start(Table silver) {
+    public ChangeFeedStart start(Table silver) {
         return GoldRunner.startOf(catalog.loadCatalog(), silver, spec, requested).feedStart();
     }
 }

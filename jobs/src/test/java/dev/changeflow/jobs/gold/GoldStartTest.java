@@ -1,6 +1,6 @@
 package dev.changeflow.jobs.gold;
 
-import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+import dev.changeflow.sources.cdf.stream.ChangeFeedStart;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
@@ -142,14 +142,14 @@ class GoldStartTest {
         GoldStart s = GoldStart.resolve(silver, gold("u"), true, gold("a", 4), true, null);
         assertEquals(
                 "GoldStart{startingVersion=5, Silver's rows at version 4 first}", s.toString());
-        assertEquals(ChangeFeedStream.Start.snapshotThenChanges(5), s.feedStart());
+        assertEquals(ChangeFeedStart.snapshotThenChanges(5), s.feedStart());
         // the other way round: the aggregate lost its first commit
         assertEquals(
-                ChangeFeedStream.Start.snapshotThenChanges(3),
+                ChangeFeedStart.snapshotThenChanges(3),
                 GoldStart.resolve(silver, gold("u2", 2), true, gold("a2"), true, null).feedStart());
         // an explicit start is checked against the table with rows, and still brings the rows first
         assertEquals(
-                ChangeFeedStream.Start.snapshotThenChanges(5),
+                ChangeFeedStart.snapshotThenChanges(5),
                 GoldStart.resolve(silver, gold("u3"), true, gold("a3", 4), true, 5L).feedStart());
         assertEquals(
                 GoldException.Code.GOLD_VERSION_MISMATCH,
@@ -161,10 +161,10 @@ class GoldStartTest {
                         .code());
         // tables with rows: changes only
         assertEquals(
-                ChangeFeedStream.Start.changesFrom(5),
+                ChangeFeedStart.changesFrom(5),
                 GoldStart.resolve(silver, gold("u5", 4), gold("a5", 4), null).feedStart());
         assertEquals(
-                ChangeFeedStream.Start.currentSnapshot(),
+                ChangeFeedStart.currentSnapshot(),
                 GoldStart.resolve(silver, gold("u6"), gold("a6"), null).feedStart());
     }
 

@@ -3,51 +3,273 @@ package dev.changeflow.sources.cdf;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.util.TimeUtils;
 
-/** Options of the change data feed (F3, F4), with the kebab-case keys used by SQL hints. */
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+
+/**
+ * Every option of the change data feed — batch (F3, F4), streaming (F6, F7) and SQL — as one {@link
+ * ConfigOption} constant each (kebab-case key, type, default, description), and the one function
+ * that reads them from a string map: {@link #resolve(String, Map)}. The Java builders ({@code
+ * TableChanges.Builder#options}, {@code ChangeFeedSource.Builder#options}), the SQL table factory
+ * ({@code t$changes} hints) and the jobs read options only through it.
+ *
+ * <p>To add an option: declare it here with {@link #declare} (its parser and the values it
+ * accepts), then use it where the feed reads it ({@link ChangeFeedSettings#get}).
+ */
 @PublicEvolving
 public final class ChangeFeedOptions {
 
+    /** How each option's value is read: declared with the option, in declaration order. */
+    private static final Map<String, Parser> PARSERS = new LinkedHashMap<>();
+
+    private static final List<ConfigOption<?>> DECLARED = new ArrayList<>();
+
+    /** The {@code starting-version} value that starts after the latest commit (F6, streams). */
+    public static final String LATEST = "latest";
+
     public static final ConfigOption<Long> STARTING_VERSION =
-            ConfigOptions.key("starting-version")
-                    .longType()
-                    .noDefaultValue()
-                    .withDescription(
-                            "First version (Iceberg snapshot sequence number on main) to read, inclusive. "
-                                    + "A version between two commits starts at the next commit.");
+            declare(
+                    ConfigOptions.key("starting-version")
+                            .longType()
+                            .noDefaultValue()
+                            .withDescription(
+                                    "First version (Iceberg snapshot sequence number on main) to read, inclusive. "
+                                            + "A version between two commits starts at the next commit. A stream "
+                                            + "also accepts 'latest': only versions committed after it is built."),
+                    ChangeFeedOptions::parseStartingVersion,
+                    "a version or 'latest'. Versions are integers >= 0; 'latest' (streaming reads) starts "
+                            + "after the latest commit");
 
     public static final ConfigOption<String> STARTING_TIMESTAMP =
-            ConfigOptions.key("starting-timestamp")
-                    .stringType()
-                    .noDefaultValue()
-                    .withDescription(
-                            "Read from the first commit at or after this time: "
-                                    + "yyyy-MM-dd[ HH:mm:ss[.SSS]] with an optional offset; no offset means UTC.");
+            declare(
+                    ConfigOptions.key("starting-timestamp")
+                            .stringType()
+                            .noDefaultValue()
+                            .withDescription(
+                                    "Read from the first commit at or after this time: "
+                                            + "yyyy-MM-dd[ HH:mm:ss[.SSS]] with an optional offset; no offset means UTC."),
+                    Function.identity(),
+                    "a timestamp");
 
     public static final ConfigOption<Long> ENDING_VERSION =
-            ConfigOptions.key("ending-version")
-                    .longType()
-                    .noDefaultValue()
-                    .withDescription(
-                            "Last version to read, inclusive. Default: the latest version.");
+            declare(
+                    ConfigOptions.key("ending-version")
+                            .longType()
+                            .noDefaultValue()
+                            .withDescription(
+                                    "Last version to read, inclusive. Default: the latest version."),
+                    ChangeFeedOptions::parseLong,
+                    "a version. Versions are integers >= 0");
 
     public static final ConfigOption<String> ENDING_TIMESTAMP =
-            ConfigOptions.key("ending-timestamp")
-                    .stringType()
-                    .noDefaultValue()
-                    .withDescription(
-                            "Read up to the last commit at or before this time (same format).");
+            declare(
+                    ConfigOptions.key("ending-timestamp")
+                            .stringType()
+                            .noDefaultValue()
+                            .withDescription(
+                                    "Read up to the last commit at or before this time (same format)."),
+                    Function.identity(),
+                    "a timestamp");
 
     public static final ConfigOption<Boolean> TIMESTAMP_OUT_OF_RANGE_ENABLED =
-            ConfigOptions.key("timestamp-out-of-range.enabled")
-                    .booleanType()
-                    .defaultValue(false)
-                    .withDescription(
-                            "When true, a start after the latest commit gives an empty result and an end "
-                                    + "after the latest commit reads to the latest version, instead of failing.");
+            declare(
+                    ConfigOptions.key("timestamp-out-of-range.enabled")
+                            .booleanType()
+                            .defaultValue(false)
+                            .withDescription(
+                                    "When true, a start after the latest commit gives an empty result and an end "
+                                            + "after the latest commit reads to the latest version, instead of failing."),
+                    ChangeFeedOptions::parseBoolean,
+                    "a boolean. Use 'true' or 'false'");
+
+    public static final ConfigOption<Duration> MONITOR_INTERVAL =
+            declare(
+                    ConfigOptions.key("monitor-interval")
+                            .durationType()
+                            .defaultValue(Duration.ofSeconds(10))
+                            .withDescription(
+                                    "How often the stream looks for new versions of the table's main branch."),
+                    TimeUtils::parseDuration,
+                    "a duration (for example '10 s' or '500 ms')");
+
+    public static final ConfigOption<Integer> MAX_FILES_PER_CYCLE =
+            declare(
+                    ConfigOptions.key("max-files-per-cycle")
+                            .intType()
+                            .defaultValue(Integer.MAX_VALUE)
+                            .withDescription(
+                                    "Most data and delete files (added or removed) admitted per planning cycle. Whole "
+                                            + "versions are admitted: a larger version is admitted alone, a deferred "
+                                            + "version blocks later ones. The initial snapshot may be split."),
+                    value -> Integer.parseInt(value.trim()),
+                    "a number of files (an integer from 1 to " + Integer.MAX_VALUE + ")");
+
+    public static final ConfigOption<Long> MAX_BYTES_PER_CYCLE =
+            declare(
+                    ConfigOptions.key("max-bytes-per-cycle")
+                            .longType()
+                            .defaultValue(Long.MAX_VALUE)
+                            .withDescription(
+                                    "Most bytes of data and delete files admitted per planning cycle, whole versions "
+                                            + "as for max-files-per-cycle."),
+                    ChangeFeedOptions::parseLong,
+                    "a number of bytes (an integer >= 1)");
+
+    public static final ConfigOption<Boolean> BOUNDED =
+            declare(
+                    ConfigOptions.key("bounded")
+                            .booleanType()
+                            .defaultValue(false)
+                            .withDescription(
+                                    "Available-now: read up to the version that is latest when the stream is built, "
+                                            + "then finish."),
+                    ChangeFeedOptions::parseBoolean,
+                    "a boolean. Use 'true' or 'false'");
+
+    public static final ConfigOption<String> CONSUMER_ID =
+            declare(
+                    ConfigOptions.key("consumer-id")
+                            .stringType()
+                            .noDefaultValue()
+                            .withDescription(
+                                    "Registers the stream as a consumer of the table (F7), so that changeflow's "
+                                            + "snapshot expiry keeps the versions it still needs."),
+                    Function.identity(),
+                    "a consumer id");
+
+    public static final ConfigOption<Boolean> READ_CHANGE_FEED =
+            declare(
+                    ConfigOptions.key("read-change-feed")
+                            .booleanType()
+                            .defaultValue(false)
+                            .withDescription(
+                                    "Read the table's change data feed. Implied by the table name t$changes; on "
+                                            + "the table t itself it is rejected (Flink fixes a table's columns before "
+                                            + "hints apply), read t$changes instead."),
+                    ChangeFeedOptions::parseBoolean,
+                    "a boolean. Use 'true' or 'false'");
+
+    /** Every option of the change feed, in declaration order. */
+    public static final List<ConfigOption<?>> ALL = Collections.unmodifiableList(DECLARED);
 
     /** Table property of changeflow's own tables: equality-delete files hold complete rows. */
     public static final String EQ_DELETES_CARRY_ROWS = "changeflow.eq-deletes-carry-rows";
 
     private ChangeFeedOptions() {}
+
+    /**
+     * Reads {@code options} (every key one of {@link #ALL}) into typed settings.
+     *
+     * @param table the table's name, for messages
+     * @throws CdfException {@code INVALID_CDC_OPTIONS} for an unknown key, or a value its option
+     *     does not accept (the message names the option, the value and what is allowed)
+     */
+    public static ChangeFeedSettings resolve(String table, Map<String, String> options) {
+        return resolve(table, options, ALL, Set.of());
+    }
+
+    /**
+     * Reads the options among {@code options} that are in {@code accepted} into typed settings;
+     * keys in {@code ignored} (for SQL: the table's own properties and Iceberg's connector keys)
+     * are left out, any other key is an error.
+     *
+     * @param table the table's name, for messages
+     * @throws CdfException {@code INVALID_CDC_OPTIONS} for a key neither accepted nor ignored
+     *     (naming the accepted keys), or a value its option does not accept (naming the option, the
+     *     value and what is allowed)
+     */
+    public static ChangeFeedSettings resolve(
+            String table,
+            Map<String, String> options,
+            Collection<ConfigOption<?>> accepted,
+            Set<String> ignored) {
+        Set<String> known = new TreeSet<>();
+        accepted.forEach(o -> known.add(o.key()));
+        Map<String, String> raw = new LinkedHashMap<>();
+        Set<String> unknown = new TreeSet<>();
+        for (Map.Entry<String, String> e : options.entrySet()) {
+            if (known.contains(e.getKey())) {
+                raw.put(e.getKey(), e.getValue());
+            } else if (!ignored.contains(e.getKey())) {
+                unknown.add(e.getKey());
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new CdfException(
+                    CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                    String.format(
+                            "Unknown option%s %s for the change feed of table %s. Accepted options: %s.",
+                            unknown.size() > 1 ? "s" : "", quoted(unknown), table, quoted(known)));
+        }
+        Map<String, Object> values = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : raw.entrySet()) {
+            Parser parser = PARSERS.get(e.getKey());
+            Object value;
+            try {
+                value = parser.parse.apply(e.getValue());
+            } catch (RuntimeException notAccepted) {
+                throw new CdfException(
+                        CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                        String.format(
+                                "'%s' = '%s' for the change feed of table %s is not %s.",
+                                e.getKey(), e.getValue(), table, parser.allowed));
+            }
+            values.put(e.getKey(), value);
+        }
+        return new ChangeFeedSettings(table, raw, values);
+    }
+
+    /**
+     * Registers how {@code option}'s value is read ({@code parse} throws on a value it does not
+     * accept) and what it accepts ({@code allowed}, completing "is not ..." in the error message).
+     */
+    private static <T> ConfigOption<T> declare(
+            ConfigOption<T> option, Function<String, ?> parse, String allowed) {
+        PARSERS.put(option.key(), new Parser(parse, allowed));
+        DECLARED.add(option);
+        return option;
+    }
+
+    private record Parser(Function<String, ?> parse, String allowed) {}
+
+    private static Object parseStartingVersion(String value) {
+        return LATEST.equalsIgnoreCase(value.trim()) ? LATEST : parseLong(value);
+    }
+
+    private static Long parseLong(String value) {
+        return Long.parseLong(value.trim());
+    }
+
+    private static Boolean parseBoolean(String value) {
+        switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException(value);
+        }
+    }
+
+    private static String quoted(Set<String> keys) {
+        StringBuilder b = new StringBuilder();
+        for (String k : keys) {
+            if (b.length() > 0) {
+                b.append(", ");
+            }
+            b.append('\'').append(k).append('\'');
+        }
+        return b.toString();
+    }
 }

@@ -246,40 +246,38 @@ public final class TableChanges {
         }
 
         /**
-         * Sets bounds from options keyed as in {@link ChangeFeedOptions} (unknown keys ignored).
+         * Sets bounds from options keyed as in {@link ChangeFeedOptions}, read by {@link
+         * ChangeFeedOptions#resolve(String, Map)}; options of streaming reads are accepted and have
+         * no effect here.
+         *
+         * @throws CdfException {@code INVALID_CDC_OPTIONS} for an unknown key or a value its option
+         *     does not accept ({@code starting-version = latest} included: a batch read needs a
+         *     version)
          */
         public Builder options(Map<String, String> options) {
-            String value = options.get(ChangeFeedOptions.STARTING_VERSION.key());
-            if (value != null) {
-                startingVersion = parseVersion(ChangeFeedOptions.STARTING_VERSION.key(), value);
-            }
-            value = options.get(ChangeFeedOptions.ENDING_VERSION.key());
-            if (value != null) {
-                endingVersion = parseVersion(ChangeFeedOptions.ENDING_VERSION.key(), value);
-            }
-            startingTimestamp =
-                    options.getOrDefault(
-                            ChangeFeedOptions.STARTING_TIMESTAMP.key(), startingTimestamp);
-            endingTimestamp =
-                    options.getOrDefault(ChangeFeedOptions.ENDING_TIMESTAMP.key(), endingTimestamp);
-            value = options.get(ChangeFeedOptions.TIMESTAMP_OUT_OF_RANGE_ENABLED.key());
-            if (value != null) {
-                timestampOutOfRangeEnabled = Boolean.parseBoolean(value);
-            }
-            return this;
+            return options(ChangeFeedOptions.resolve(table.name(), options));
         }
 
-        private long parseVersion(String key, String value) {
-            try {
-                return Long.parseLong(value.trim());
-            } catch (NumberFormatException e) {
-                throw new CdfException(
-                        CdfException.ErrorCode.INVALID_CDC_OPTIONS,
-                        String.format(
-                                "'%s' = '%s' for the change feed of table %s is not a version. Versions are "
-                                        + "integers >= 0.",
-                                key, value, table.name()));
+        /** As {@link #options(Map)}, with options already resolved. */
+        public Builder options(ChangeFeedSettings settings) {
+            if (settings.startsAtLatest()) {
+                throw options(
+                        "'%s' = '%s' for the change feed of table %s is not a version. Versions are "
+                                + "integers >= 0 ('latest' is for streaming reads).",
+                        ChangeFeedOptions.STARTING_VERSION.key(),
+                        settings.asMap().get(ChangeFeedOptions.STARTING_VERSION.key()),
+                        table.name());
             }
+            settings.getOptional(ChangeFeedOptions.STARTING_VERSION)
+                    .ifPresent(this::startingVersion);
+            settings.getOptional(ChangeFeedOptions.ENDING_VERSION).ifPresent(this::endingVersion);
+            settings.getOptional(ChangeFeedOptions.STARTING_TIMESTAMP)
+                    .ifPresent(this::startingTimestamp);
+            settings.getOptional(ChangeFeedOptions.ENDING_TIMESTAMP)
+                    .ifPresent(this::endingTimestamp);
+            settings.getOptional(ChangeFeedOptions.TIMESTAMP_OUT_OF_RANGE_ENABLED)
+                    .ifPresent(this::timestampOutOfRangeEnabled);
+            return this;
         }
 
         /** Validates the options and resolves the range against the table's current metadata. */

@@ -1,7 +1,7 @@
 package dev.changeflow.sources.cdf;
 
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
-import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+import dev.changeflow.sources.cdf.stream.ChangeFeedSource;
 
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
@@ -258,7 +258,7 @@ class ChangeFeedStreamTest {
         assertThat(latest).isEqualTo(25L);
 
         DataStream<RowData> stream =
-                ChangeFeedStream.forTable(manyLoader)
+                ChangeFeedSource.forTable(manyLoader)
                         .startingVersion(1)
                         .bounded(true)
                         .maxFilesPerCycle(1)
@@ -304,7 +304,7 @@ class ChangeFeedStreamTest {
     void stopWithSavepointAndRestoreLosesAndRepeatsNothing() throws Exception {
         SUNK.clear();
         StreamExecutionEnvironment first = env();
-        ChangeFeedStream.forTable(manyLoader)
+        ChangeFeedSource.forTable(manyLoader)
                 .startingVersion(1)
                 .bounded(true)
                 .maxFilesPerCycle(1)
@@ -338,7 +338,7 @@ class ChangeFeedStreamTest {
 
         StreamExecutionEnvironment second = env();
         second.configure(new Configuration().set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint));
-        ChangeFeedStream.forTable(manyLoader)
+        ChangeFeedSource.forTable(manyLoader)
                 .startingVersion(1)
                 .bounded(true)
                 .build(second)
@@ -385,7 +385,7 @@ class ChangeFeedStreamTest {
         table.newAppend().appendFile(tables.dataFile(table, row(3L, "c", "eu"))).commit();
 
         DataStream<RowData> stream =
-                ChangeFeedStream.forTable(loader)
+                ChangeFeedSource.forTable(loader)
                         .monitorInterval(Duration.ofMillis(50))
                         .build(env());
         List<String> lines =
@@ -423,7 +423,7 @@ class ChangeFeedStreamTest {
         table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"))).commit();
 
         DataStream<RowData> stream =
-                ChangeFeedStream.forTable(loader)
+                ChangeFeedSource.forTable(loader)
                         .options(Map.of("starting-version", "latest", "monitor-interval", "50 ms"))
                         .build(env());
         List<String> lines =
@@ -449,14 +449,14 @@ class ChangeFeedStreamTest {
     void explicitStartingVersionBounded() throws Exception {
         List<String> fromTwenty =
                 collectAll(
-                        ChangeFeedStream.forTable(manyLoader)
+                        ChangeFeedSource.forTable(manyLoader)
                                 .startingVersion(20)
                                 .bounded(true)
                                 .monitorInterval(Duration.ofMillis(50))
                                 .build(env()));
         List<String> afterLatest =
                 collectAll(
-                        ChangeFeedStream.forTable(manyLoader)
+                        ChangeFeedSource.forTable(manyLoader)
                                 .startingVersion(26)
                                 .bounded(true)
                                 .monitorInterval(Duration.ofMillis(50))
@@ -492,7 +492,7 @@ class ChangeFeedStreamTest {
 
         List<String> lines =
                 collectAll(
-                        ChangeFeedStream.forTable(lineageLoader)
+                        ChangeFeedSource.forTable(lineageLoader)
                                 .startingVersion(1)
                                 .bounded(true)
                                 .maxFilesPerCycle(1)

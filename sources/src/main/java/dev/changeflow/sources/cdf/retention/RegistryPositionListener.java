@@ -13,7 +13,7 @@ import java.io.UncheckedIOException;
  * checkpoint of a stream with a {@code consumer-id}, its enumerator passes the next version it
  * needs here, and this writes {@code <table location>/changeflow/consumers/<consumer-id>.json}
  * through the table's FileIO, at most once a minute ({@link ConsumerProgress}). Used by {@code
- * ChangeFeedStream} whenever a consumer id is set and no other listener is given.
+ * ChangeFeedSource} whenever a consumer id is set and no other listener is given.
  */
 @Internal
 public final class RegistryPositionListener implements ConsumerPositionListener {

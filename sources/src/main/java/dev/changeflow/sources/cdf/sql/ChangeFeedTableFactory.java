@@ -1,6 +1,8 @@
 package dev.changeflow.sources.cdf.sql;
 
 import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.ChangeFeedSettings;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.RuntimeExecutionMode;
@@ -48,7 +50,7 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
                                 "'%s' = 'true' on table %s: Flink fixes a table's columns before it applies "
                                         + "options, so the change feed's columns cannot be added here. Read "
                                         + "`%s`.`%s%s` with the same options instead.",
-                                ChangeFeedSqlOptions.READ_CHANGE_FEED.key(),
+                                ChangeFeedOptions.READ_CHANGE_FEED.key(),
                                 name,
                                 path.getDatabaseName(),
                                 path.getObjectName(),
@@ -57,10 +59,11 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
             return iceberg.createDynamicTableSource(context);
         }
         Set<String> tableOptions = catalog.baseOptions(path).keySet();
-        Map<String, String> cdfOptions =
+        ChangeFeedSettings settings =
                 ChangeFeedSqlOptions.changeFeedOptions(name, options, tableOptions);
+        Map<String, String> cdfOptions = settings.asMap();
         boolean bounded =
-                ChangeFeedSqlOptions.hasEndingBound(cdfOptions)
+                ChangeFeedSqlOptions.hasEndingBound(settings)
                         || context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
                                 == RuntimeExecutionMode.BATCH;
         RowType rowType =

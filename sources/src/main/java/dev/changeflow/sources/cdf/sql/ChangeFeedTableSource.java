@@ -3,7 +3,7 @@ package dev.changeflow.sources.cdf.sql;
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.TableChanges;
-import dev.changeflow.sources.cdf.stream.ChangeFeedStream;
+import dev.changeflow.sources.cdf.stream.ChangeFeedSource;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -90,20 +90,20 @@ final class ChangeFeedTableSource implements ScanTableSource {
     }
 
     /**
-     * An unbounded (streaming) read: changeflow's streaming change feed ({@link ChangeFeedStream}:
+     * An unbounded (streaming) read: changeflow's streaming change feed ({@link ChangeFeedSource}:
      * FLIP-27 source + pairing operator, version watermarks, checkpointed position) with the
      * options given (starting position, {@code monitor-interval}, rate limits, {@code
      * consumer-id}). The start is resolved now, so its errors surface when the statement is
      * planned.
      *
-     * @throws CdfException any error of {@link ChangeFeedStream.Builder#buildSource()}
+     * @throws CdfException any error of {@link ChangeFeedSource.Builder#buildSource()}
      */
     static ChangeFeedTableSource unbounded(
             String tableName,
             TableLoader tableLoader,
             Map<String, String> options,
             RowType rowType) {
-        ChangeFeedStream.forTable(tableLoader).options(options).buildSource();
+        ChangeFeedSource.forTable(tableLoader).options(options).buildSource();
         return new ChangeFeedTableSource(tableName, tableLoader, options, rowType, null);
     }
 
@@ -150,7 +150,7 @@ final class ChangeFeedTableSource implements ScanTableSource {
                             providerContext
                                     .generateUid("change-feed")
                                     .orElse("changeflow-cdf-" + tableName);
-                    return ChangeFeedStream.forTable(tableLoader)
+                    return ChangeFeedSource.forTable(tableLoader)
                             .options(options)
                             .uidPrefix(prefix)
                             .build(env);

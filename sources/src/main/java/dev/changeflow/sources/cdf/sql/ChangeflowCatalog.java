@@ -1,6 +1,7 @@
 package dev.changeflow.sources.cdf.sql;
 
 import dev.changeflow.sources.cdf.ChangeFeedColumns;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.api.DataTypes;
@@ -112,7 +113,7 @@ public class ChangeflowCatalog extends FlinkCatalog {
             schema.column(ChangeFeedColumns.COMMIT_TIMESTAMP, DataTypes.TIMESTAMP_LTZ(3).notNull());
         }
         Map<String, String> options = new HashMap<>(base.getOptions());
-        options.put(ChangeFeedSqlOptions.READ_CHANGE_FEED.key(), "true");
+        options.put(ChangeFeedOptions.READ_CHANGE_FEED.key(), "true");
         return CatalogTable.newBuilder()
                 .schema(schema.build())
                 .comment("Change data feed of " + basePath(tablePath).getFullName())

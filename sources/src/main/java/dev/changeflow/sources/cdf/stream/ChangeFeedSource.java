@@ -1,18 +1,25 @@
 package dev.changeflow.sources.cdf.stream;
 
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.ChangeFeedSettings;
 import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.cdf.retention.RegistryPositionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumStateSerializer;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
 import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
+import dev.changeflow.sources.cdf.stream.pairing.ChangePairingFunction;
+import dev.changeflow.sources.cdf.stream.pairing.RowIdentityKeySelector;
 import dev.changeflow.sources.cdf.stream.reader.ChangeFeedSourceReader;
 import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
 
-import org.apache.flink.annotation.Internal;
+import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.annotation.VisibleForTesting;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.Source;
@@ -22,6 +29,8 @@ import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
@@ -33,21 +42,63 @@ import javax.annotation.Nullable;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The FLIP-27 source of the streaming change feed: emits the UNPAIRED removed ({@code delete}) and
- * added ({@code insert}) rows of each version of an Iceberg table with the version as record
- * timestamp, and watermark {@code v} once every row of versions {@code <= v} was emitted. Ordering
- * and pairing happen downstream in the keyed pairing operator; use {@link ChangeFeedStream}, which
- * builds both. Created by {@link ChangeFeedStream.Builder}; the start position was resolved there.
+ * Streaming change data feed of an Iceberg table (semantics.md F1, F2, F6; design.md "Iceberg
+ * mapping of the change feed"), and its FLIP-27 source. The entry point is {@link #forTable}: its
+ * {@link Builder#build} adds this source, whose readers emit unpaired rows and version-completion
+ * watermarks, keyed by row identity into the {@link ChangePairingFunction}, which pairs them.
  *
- * <p>Rows are of {@link #producedRowType()}: the change feed's row type ({@link #rowType()}), plus
- * each row's {@code _row_id} as a last column when the stream pairs by row lineage ({@link
- * #rowLineage()}: a format v3 table without identifier fields).
+ * <pre>{@code
+ * DataStream<RowData> changes =
+ *         ChangeFeedSource.forTable(tableLoader).startingVersion(76).build(env);
+ * }</pre>
+ *
+ * <p><b>Rows</b>: the table's columns (its schema when the stream is built), then {@code
+ * _change_type} STRING ({@code insert}, {@code update_preimage}, {@code update_postimage}, {@code
+ * delete}), {@code _commit_version} BIGINT (snapshot sequence number) and {@code _commit_timestamp}
+ * TIMESTAMP_LTZ(3) (commit time, UTC millis), all non-null. Record timestamps and watermarks are
+ * versions, not times: watermark {@code v} means every change of versions {@code <= v} has been
+ * emitted.
+ *
+ * <p><b>Pairing</b>: row identity is the table's identifier fields; else, for a format v3 table,
+ * its row lineage ({@code _row_id}, read from the data files, not part of the output rows); else
+ * none, and updates come as plain {@code delete} + {@code insert} (rows without a {@code _row_id},
+ * or given a new one by a rewrite, too). The same rule and the same changes as {@code
+ * TableChanges}.
+ *
+ * <p><b>Order</b>: per row identity (identifier fields, else {@code _row_id}, else the whole row)
+ * versions ascending, a preimage directly before its postimage. No order across identities (a
+ * single order holds only at parallelism 1).
+ *
+ * <p><b>Start</b> (F6, F8, G1): one {@link ChangeFeedStart} strategy — no starting bound → the
+ * current snapshot as {@code insert} rows tagged with its version, then later changes; {@code
+ * latest} → only versions committed after the build; a version {@code N} → from N ({@code N} may be
+ * latest + 1); a timestamp → from the first commit at or after it; {@link
+ * Builder#snapshotThenChanges snapshot-then-changes} from {@code N} (G1) → the table as of {@code N
+ * − 1} as {@code insert} rows tagged with that snapshot's version, then the changes from N. The
+ * builder checks it, the enumerator resolves it. A checkpoint or savepoint restore resumes at its
+ * position; the start only applies to a start without state.
+ *
+ * <p>The source alone ({@link Builder#buildSource}) emits rows of {@link #producedRowType()}: the
+ * change feed's row type ({@link #rowType()}), plus each row's {@code _row_id} as a last column
+ * when the stream pairs by row lineage ({@link #rowLineage()}: a format v3 table without identifier
+ * fields), with the version as record timestamp, and watermark {@code v} once every row of versions
+ * {@code <= v} was emitted.
+ *
+ * <p><b>Errors</b> ({@link CdfException}, thrown by {@link Builder#build}): {@code
+ * INVALID_CDC_OPTIONS} for contradicting or malformed options; {@code START_AFTER_LATEST_COMMIT} (a
+ * version after latest + 1, or a timestamp after the last commit), {@code VERSION_NOT_AVAILABLE},
+ * {@code INVALID_TIMESTAMP}, {@code TABLE_HISTORY_REWRITTEN}, {@code UNSUPPORTED_FORMAT_VERSION},
+ * {@code RESERVED_COLUMN_NAME}. While running, an expired next version or a missing file fails the
+ * job with {@code VERSION_NOT_AVAILABLE}, a rollback past a read version with {@code
+ * TABLE_HISTORY_REWRITTEN}.
  */
-@Internal
+@PublicEvolving
 public final class ChangeFeedSource
         implements Source<RowData, ChangeFeedSplit, ChangeFeedEnumState>,
                 ResultTypeQueryable<RowData> {
@@ -59,33 +110,34 @@ public final class ChangeFeedSource
     private final Schema dataSchema;
     private final RowType rowType;
     private final boolean rowLineage;
-    private final PlanningPosition startPosition;
+    private final ChangeFeedStart start;
+    @Nullable private final PlanningPosition startPosition;
     private final long boundVersion;
     private final long monitorIntervalMillis;
     private final long maxFilesPerCycle;
     private final long maxBytesPerCycle;
     @Nullable private final String consumerId;
     private final ConsumerPositionListener consumerListener;
-    @Nullable private final ChangeFeedStream.StartResolver startResolver;
 
     ChangeFeedSource(
             TableLoader tableLoader,
             String tableName,
             Schema dataSchema,
             boolean rowLineage,
-            PlanningPosition startPosition,
+            ChangeFeedStart start,
+            @Nullable PlanningPosition startPosition,
             long boundVersion,
             long monitorIntervalMillis,
             long maxFilesPerCycle,
             long maxBytesPerCycle,
             @Nullable String consumerId,
-            ConsumerPositionListener consumerListener,
-            @Nullable ChangeFeedStream.StartResolver startResolver) {
+            ConsumerPositionListener consumerListener) {
         this.tableLoader = tableLoader;
         this.tableName = tableName;
         this.dataSchema = dataSchema;
         this.rowType = StreamingAccess.rowType(dataSchema);
         this.rowLineage = rowLineage;
+        this.start = start;
         this.startPosition = startPosition;
         this.boundVersion = boundVersion;
         this.monitorIntervalMillis = monitorIntervalMillis;
@@ -93,7 +145,11 @@ public final class ChangeFeedSource
         this.maxBytesPerCycle = maxBytesPerCycle;
         this.consumerId = consumerId;
         this.consumerListener = consumerListener;
-        this.startResolver = startResolver;
+    }
+
+    /** Starts a builder over the table {@code tableLoader} loads (format v2 or v3). */
+    public static Builder forTable(TableLoader tableLoader) {
+        return new Builder(tableLoader);
     }
 
     /** The change feed's row type (F1). */
@@ -118,10 +174,20 @@ public final class ChangeFeedSource
         return dataSchema;
     }
 
-    /** Where a start without state begins (resolved by the builder). */
+    /**
+     * Where a start without state begins as checked by the builder; null when the start is resolved
+     * at job start ({@link ChangeFeedStart#resolvedAtJobStart}).
+     */
     @VisibleForTesting
+    @Nullable
     PlanningPosition startPosition() {
         return startPosition;
+    }
+
+    /** The starting strategy the enumerator resolves on a start without state. */
+    @VisibleForTesting
+    ChangeFeedStart start() {
+        return start;
     }
 
     @Override
@@ -140,21 +206,20 @@ public final class ChangeFeedSource
     @Override
     public SplitEnumerator<ChangeFeedSplit, ChangeFeedEnumState> createEnumerator(
             SplitEnumeratorContext<ChangeFeedSplit> enumContext) {
-        PlanningPosition start = startPosition;
-        if (startResolver != null) {
-            TableLoader loader = tableLoader.clone();
-            try (loader) {
-                loader.open();
-                Table table = loader.loadTable();
-                table.refresh();
-                start = startResolver.start(table).resolve(table);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+        // a start without state: the one place the starting strategy is resolved
+        PlanningPosition position;
+        TableLoader loader = tableLoader.clone();
+        try (loader) {
+            loader.open();
+            Table table = loader.loadTable();
+            table.refresh();
+            position = start.resolve(table);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         return restoreEnumerator(
                 enumContext,
-                new ChangeFeedEnumState(start, boundVersion, -1L, List.of(), Map.of()));
+                new ChangeFeedEnumState(position, boundVersion, -1L, List.of(), Map.of()));
     }
 
     @Override
@@ -186,5 +251,257 @@ public final class ChangeFeedSource
     @Override
     public TypeInformation<RowData> getProducedType() {
         return InternalTypeInfo.of(producedRowType());
+    }
+
+    /**
+     * Builder of the change-feed topology; options are validated, and the start checked against the
+     * table, in {@link #build} / {@link #buildSource}.
+     */
+    @PublicEvolving
+    public static final class Builder {
+        private final TableLoader tableLoader;
+        private final List<ChangeFeedStart> starts = new ArrayList<>();
+        private Duration monitorInterval = ChangeFeedOptions.MONITOR_INTERVAL.defaultValue();
+        private long maxFilesPerCycle = ChangeFeedOptions.MAX_FILES_PER_CYCLE.defaultValue();
+        private long maxBytesPerCycle = ChangeFeedOptions.MAX_BYTES_PER_CYCLE.defaultValue();
+        private boolean bounded = ChangeFeedOptions.BOUNDED.defaultValue();
+        private String consumerId;
+        private ConsumerPositionListener consumerListener = ConsumerPositionListener.NONE;
+        private String uidPrefix = "changeflow-cdf";
+
+        private Builder(TableLoader tableLoader) {
+            this.tableLoader = tableLoader;
+        }
+
+        /**
+         * Where the stream starts without state (default {@link ChangeFeedStart#currentSnapshot}).
+         * Set one start only: a second one fails {@link #build} with {@code INVALID_CDC_OPTIONS}.
+         */
+        public Builder starting(ChangeFeedStart start) {
+            starts.add(start);
+            return this;
+        }
+
+        /** First version to read (may be latest + 1, F8): {@link ChangeFeedStart#changesFrom}. */
+        public Builder startingVersion(long version) {
+            return starting(ChangeFeedStart.changesFrom(version));
+        }
+
+        /**
+         * Read only versions committed after the stream is built (F6 {@code latest}): {@link
+         * ChangeFeedStart#latest}.
+         */
+        public Builder startingLatest() {
+            return starting(ChangeFeedStart.latest());
+        }
+
+        /**
+         * Emit the table as of version {@code version − 1} as inserts, then the changes from {@code
+         * version} (G1): {@link ChangeFeedStart#snapshotThenChanges}.
+         */
+        public Builder snapshotThenChanges(long version) {
+            return starting(ChangeFeedStart.snapshotThenChanges(version));
+        }
+
+        /**
+         * Read from the first commit at or after this time (F3 format): {@link
+         * ChangeFeedStart#timestamp}.
+         */
+        public Builder startingTimestamp(String timestamp) {
+            return starting(ChangeFeedStart.timestamp(timestamp));
+        }
+
+        /**
+         * Decide the start in the enumerator on a start without state (instead of a starting
+         * position): {@link ChangeFeedStart#resolvedAtJobStart}.
+         */
+        public Builder startResolver(ChangeFeedStart.Resolver resolver) {
+            return starting(ChangeFeedStart.resolvedAtJobStart(resolver));
+        }
+
+        /** See {@link ChangeFeedOptions#MONITOR_INTERVAL}. */
+        public Builder monitorInterval(Duration interval) {
+            this.monitorInterval = interval;
+            return this;
+        }
+
+        /** See {@link ChangeFeedOptions#MAX_FILES_PER_CYCLE}. */
+        public Builder maxFilesPerCycle(long files) {
+            this.maxFilesPerCycle = files;
+            return this;
+        }
+
+        /** See {@link ChangeFeedOptions#MAX_BYTES_PER_CYCLE}. */
+        public Builder maxBytesPerCycle(long bytes) {
+            this.maxBytesPerCycle = bytes;
+            return this;
+        }
+
+        /** See {@link ChangeFeedOptions#BOUNDED}. */
+        public Builder bounded(boolean bounded) {
+            this.bounded = bounded;
+            return this;
+        }
+
+        /** See {@link ChangeFeedOptions#CONSUMER_ID}. */
+        public Builder consumerId(String consumerId) {
+            this.consumerId = consumerId;
+            return this;
+        }
+
+        /** Where the consumer position goes after each checkpoint (F7 registry hook). */
+        public Builder consumerPositionListener(ConsumerPositionListener listener) {
+            this.consumerListener = listener;
+            return this;
+        }
+
+        /** Prefix of the operators' uids ({@code <prefix>-source}, {@code <prefix>-pairing}). */
+        public Builder uidPrefix(String prefix) {
+            this.uidPrefix = prefix;
+            return this;
+        }
+
+        /**
+         * Sets options keyed as in {@link ChangeFeedOptions}, read by {@link
+         * ChangeFeedOptions#resolve(String, Map)}; options of batch reads other than the ending
+         * bounds are accepted and have no effect here.
+         *
+         * @throws CdfException {@code INVALID_CDC_OPTIONS} for an unknown key, a value its option
+         *     does not accept, or an ending bound (a stream has none)
+         */
+        public Builder options(Map<String, String> options) {
+            return options(ChangeFeedOptions.resolve(String.valueOf(tableLoader), options));
+        }
+
+        /** As {@link #options(Map)}, with options already resolved. */
+        public Builder options(ChangeFeedSettings settings) {
+            for (var ending :
+                    List.of(ChangeFeedOptions.ENDING_VERSION, ChangeFeedOptions.ENDING_TIMESTAMP)) {
+                if (settings.contains(ending)) {
+                    throw invalid(
+                            "'%s' is set for the streaming change feed of table %s; a stream has no ending bound. "
+                                    + "Use '%s' = 'true' to read up to the latest version and finish, or read "
+                                    + "the range in batch.",
+                            ending.key(), tableLoader, ChangeFeedOptions.BOUNDED.key());
+                }
+            }
+            if (settings.startsAtLatest()) {
+                startingLatest();
+            }
+            settings.getOptional(ChangeFeedOptions.STARTING_VERSION)
+                    .ifPresent(this::startingVersion);
+            settings.getOptional(ChangeFeedOptions.STARTING_TIMESTAMP)
+                    .ifPresent(this::startingTimestamp);
+            settings.getOptional(ChangeFeedOptions.MONITOR_INTERVAL)
+                    .ifPresent(this::monitorInterval);
+            settings.getOptional(ChangeFeedOptions.MAX_FILES_PER_CYCLE)
+                    .ifPresent(this::maxFilesPerCycle);
+            settings.getOptional(ChangeFeedOptions.MAX_BYTES_PER_CYCLE)
+                    .ifPresent(this::maxBytesPerCycle);
+            settings.getOptional(ChangeFeedOptions.BOUNDED).ifPresent(this::bounded);
+            settings.getOptional(ChangeFeedOptions.CONSUMER_ID).ifPresent(this::consumerId);
+            return this;
+        }
+
+        /**
+         * Validates the options, checks the start against the table's current metadata and adds the
+         * source and the pairing operator to {@code env}.
+         *
+         * @return the change stream, rows as described on {@link ChangeFeedSource}
+         * @throws CdfException as listed on {@link ChangeFeedSource}
+         */
+        public DataStream<RowData> build(StreamExecutionEnvironment env) {
+            ChangeFeedSource source = buildSource();
+            RowType rowType = source.rowType();
+            Schema dataSchema = source.dataSchema();
+            boolean rowLineage = source.rowLineage();
+            int[] identity = rowLineage ? null : StreamingAccess.keyPositions(dataSchema);
+            if (identity == null) {
+                identity = new int[dataSchema.columns().size()];
+                for (int i = 0; i < identity.length; i++) {
+                    identity[i] = i;
+                }
+            }
+            RowIdentityKeySelector keys =
+                    rowLineage
+                            ? RowIdentityKeySelector.forRowLineage(
+                                    source.producedRowType(), rowType.getFieldCount(), identity)
+                            : new RowIdentityKeySelector(rowType, identity);
+            return env.fromSource(source, WatermarkStrategy.noWatermarks(), uidPrefix + "-source")
+                    .uid(uidPrefix + "-source")
+                    .keyBy(keys)
+                    .process(
+                            new ChangePairingFunction(dataSchema, rowType, rowLineage),
+                            InternalTypeInfo.of(rowType))
+                    .name(uidPrefix + "-pairing")
+                    .uid(uidPrefix + "-pairing");
+        }
+
+        /**
+         * The source alone (unpaired rows and version watermarks), its start checked.
+         *
+         * @throws CdfException as listed on {@link ChangeFeedSource}
+         */
+        public ChangeFeedSource buildSource() {
+            if (starts.size() > 1) {
+                List<String> described = new ArrayList<>();
+                starts.forEach(s -> described.add(s.describe()));
+                throw invalid(
+                        "More than one starting position is set for the change feed of table %s (%s). Set only "
+                                + "one of '%s' (a version or 'latest') and '%s'.",
+                        tableLoader,
+                        String.join(", ", described),
+                        ChangeFeedOptions.STARTING_VERSION.key(),
+                        ChangeFeedOptions.STARTING_TIMESTAMP.key());
+            }
+            ChangeFeedStart start =
+                    starts.isEmpty() ? ChangeFeedStart.currentSnapshot() : starts.get(0);
+            start.validate(String.valueOf(tableLoader));
+            if (monitorInterval.isNegative() || monitorInterval.isZero()) {
+                throw invalid(
+                        "'%s' = %s must be positive.",
+                        ChangeFeedOptions.MONITOR_INTERVAL.key(), monitorInterval);
+            }
+            if (maxFilesPerCycle <= 0 || maxBytesPerCycle <= 0) {
+                throw invalid(
+                        "'%s' = %d and '%s' = %d must both be positive.",
+                        ChangeFeedOptions.MAX_FILES_PER_CYCLE.key(),
+                        maxFilesPerCycle,
+                        ChangeFeedOptions.MAX_BYTES_PER_CYCLE.key(),
+                        maxBytesPerCycle);
+            }
+            TableLoader loader = tableLoader.clone();
+            try (loader) {
+                loader.open();
+                Table table = loader.loadTable();
+                table.refresh();
+                Schema dataSchema = StreamingAccess.dataSchema(table);
+                long latest = StreamingAccess.history(table).latestVersion();
+                PlanningPosition position =
+                        start.resolvesAtJobStart() ? null : start.resolve(table);
+                return new ChangeFeedSource(
+                        tableLoader,
+                        table.name(),
+                        dataSchema,
+                        StreamingAccess.rowLineage(table, dataSchema),
+                        start.asOfBuild(position),
+                        position,
+                        bounded ? latest : Long.MAX_VALUE,
+                        monitorInterval.toMillis(),
+                        maxFilesPerCycle,
+                        maxBytesPerCycle,
+                        consumerId,
+                        consumerId != null && consumerListener == ConsumerPositionListener.NONE
+                                ? new RegistryPositionListener(tableLoader)
+                                : consumerListener);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        private static CdfException invalid(String format, Object... args) {
+            return StreamingAccess.error(
+                    CdfException.ErrorCode.INVALID_CDC_OPTIONS, String.format(format, args));
+        }
     }
 }

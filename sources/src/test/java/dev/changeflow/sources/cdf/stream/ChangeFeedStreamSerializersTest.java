@@ -7,6 +7,8 @@ import dev.changeflow.sources.cdf.stream.enumerator.VersionTracker;
 import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
 import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplitSerializer;
 
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -14,7 +16,9 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -24,9 +28,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Versioned serializers of the streaming change feed's splits and enumerator state: round trips,
- * and the stored samples under {@code src/test/resources/cdf-stream-samples/v1/}, written by {@link
- * #main} with the v1 code (never regenerate an existing version's samples — add a {@code v2/}
- * directory for a new version).
+ * and the stored samples under {@code src/test/resources/cdf-stream-samples/<version>/}, written by
+ * {@link #main} with the code of that version: {@code v1/} (splits, and the enumerator state of
+ * layout 1), {@code v2/} (the enumerator state of layout 2, which stores the split serializer's
+ * version). Never regenerate an existing version's samples; add a directory for a new version.
  */
 class ChangeFeedStreamSerializersTest {
 
@@ -69,11 +74,40 @@ class ChangeFeedStreamSerializersTest {
                 versions);
     }
 
-    static Map<String, byte[]> v1Samples() throws IOException {
+    /**
+     * An enumerator state in the middle of an initial snapshot: two scan tasks of snapshot {@code
+     * 5_000_000_000} planned, one pending ({@link #INITIAL}, its JSON over 64 KiB) beside a pending
+     * split of a later version, the snapshot's version not fully planned.
+     */
+    static ChangeFeedEnumState initialSnapshotState() {
+        Map<Long, VersionTracker.VersionProgress> versions = new LinkedHashMap<>();
+        versions.put(
+                12L,
+                new VersionTracker.VersionProgress(
+                        new LinkedHashSet<>(List.of("12-I0", "12-I1")), false));
+        return new ChangeFeedEnumState(
+                new PlanningPosition(13, -1, 5_000_000_000L, 2),
+                Long.MAX_VALUE,
+                -1,
+                List.of(INITIAL, ADDED),
+                versions);
+    }
+
+    /**
+     * The samples today's code writes, by path under {@code cdf-stream-samples/}: splits in layout
+     * 1 (still current), the enumerator state in layout 2 (layout 1's samples stay as written by
+     * the v1 code).
+     */
+    static Map<String, byte[]> currentSamples() throws IOException {
         Map<String, byte[]> m = new LinkedHashMap<>();
-        m.put("split-added.bin", ChangeFeedSplitSerializer.INSTANCE.serialize(ADDED));
-        m.put("split-removed-finished.bin", ChangeFeedSplitSerializer.INSTANCE.serialize(REMOVED));
-        m.put("enum-state.bin", ChangeFeedEnumStateSerializer.INSTANCE.serialize(sampleState()));
+        m.put("v1/split-added.bin", ChangeFeedSplitSerializer.INSTANCE.serialize(ADDED));
+        m.put(
+                "v1/split-removed-finished.bin",
+                ChangeFeedSplitSerializer.INSTANCE.serialize(REMOVED));
+        m.put("v2/enum-state.bin", ChangeFeedEnumStateSerializer.INSTANCE.serialize(sampleState()));
+        m.put(
+                "v2/enum-state-initial.bin",
+                ChangeFeedEnumStateSerializer.INSTANCE.serialize(initialSnapshotState()));
         return m;
     }
 
@@ -121,8 +155,53 @@ class ChangeFeedStreamSerializersTest {
     void enumStateRoundTrip() throws IOException {
         ChangeFeedEnumState state = sampleState();
         byte[] bytes = ChangeFeedEnumStateSerializer.INSTANCE.serialize(state);
-        assertThat(render(ChangeFeedEnumStateSerializer.INSTANCE.deserialize(1, bytes)))
+        assertThat(
+                        render(
+                                ChangeFeedEnumStateSerializer.INSTANCE.deserialize(
+                                        ChangeFeedEnumStateSerializer.CURRENT_VERSION, bytes)))
                 .isEqualTo(render(state));
+    }
+
+    /**
+     * Layout 2 stores the split serializer's version with the pending splits and reads them back
+     * with that version (Iceberg's {@code IcebergEnumeratorStateSerializer} does the same).
+     */
+    @Test
+    void enumStateV2WritesTheSplitSerializersVersion() throws IOException {
+        List<Integer> versionsRead = new ArrayList<>();
+        SimpleVersionedSerializer<ChangeFeedSplit> version7 =
+                new SimpleVersionedSerializer<>() {
+                    @Override
+                    public int getVersion() {
+                        return 7;
+                    }
+
+                    @Override
+                    public byte[] serialize(ChangeFeedSplit split) throws IOException {
+                        return ChangeFeedSplitSerializer.INSTANCE.serialize(split);
+                    }
+
+                    @Override
+                    public ChangeFeedSplit deserialize(int version, byte[] serialized)
+                            throws IOException {
+                        versionsRead.add(version);
+                        return ChangeFeedSplitSerializer.INSTANCE.deserialize(1, serialized);
+                    }
+                };
+        ChangeFeedEnumStateSerializer serializer = new ChangeFeedEnumStateSerializer(version7);
+        ChangeFeedEnumState state = initialSnapshotState();
+        byte[] bytes = serializer.serialize(state);
+
+        assertThat(serializer.getVersion()).isEqualTo(2);
+        // position (3 longs + int), bound, completed, then the split serializer's version
+        DataInputDeserializer in = new DataInputDeserializer(bytes);
+        in.skipBytesToRead(3 * 8 + 4 + 8 + 8);
+        assertThat(in.readInt()).isEqualTo(7);
+        assertThat(in.readInt()).isEqualTo(2);
+        ChangeFeedEnumState restored = serializer.deserialize(2, bytes);
+        assertThat(versionsRead).containsExactly(7, 7);
+        assertThat(render(restored)).isEqualTo(render(state));
+        assertThat(restored.pendingSplits()).containsExactly(INITIAL, ADDED);
     }
 
     @Test
@@ -144,11 +223,36 @@ class ChangeFeedStreamSerializersTest {
     }
 
     @Test
-    void currentCodeStillWritesV1ByteForByte() throws IOException {
+    void v1InitialSnapshotSampleDecodes() throws IOException {
+        ChangeFeedEnumState restored =
+                ChangeFeedEnumStateSerializer.INSTANCE.deserialize(
+                        1, load("v1", "enum-state-initial.bin"));
+        assertThat(render(restored)).isEqualTo(render(initialSnapshotState()));
+        assertThat(restored.pendingSplits()).containsExactly(INITIAL, ADDED);
+        assertThat(restored.position()).isEqualTo(new PlanningPosition(13, -1, 5_000_000_000L, 2));
+    }
+
+    @Test
+    void v2SamplesDecode() throws IOException {
+        assertThat(
+                        render(
+                                ChangeFeedEnumStateSerializer.INSTANCE.deserialize(
+                                        2, load("v2", "enum-state.bin"))))
+                .isEqualTo(render(sampleState()));
+        ChangeFeedEnumState initial =
+                ChangeFeedEnumStateSerializer.INSTANCE.deserialize(
+                        2, load("v2", "enum-state-initial.bin"));
+        assertThat(render(initial)).isEqualTo(render(initialSnapshotState()));
+        assertThat(initial.pendingSplits()).containsExactly(INITIAL, ADDED);
+    }
+
+    @Test
+    void currentCodeWritesTheStoredSamplesByteForByte() throws IOException {
         assertThat(ChangeFeedSplitSerializer.CURRENT_VERSION).isEqualTo(1);
-        assertThat(ChangeFeedEnumStateSerializer.CURRENT_VERSION).isEqualTo(1);
-        for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
-            assertThat(s.getValue()).as(s.getKey()).isEqualTo(load("v1", s.getKey()));
+        assertThat(ChangeFeedEnumStateSerializer.CURRENT_VERSION).isEqualTo(2);
+        for (Map.Entry<String, byte[]> s : currentSamples().entrySet()) {
+            String[] path = s.getKey().split("/");
+            assertThat(s.getValue()).as(s.getKey()).isEqualTo(load(path[0], path[1]));
         }
     }
 
@@ -161,19 +265,23 @@ class ChangeFeedStreamSerializersTest {
         assertThatThrownBy(() -> ChangeFeedEnumStateSerializer.INSTANCE.deserialize(0, new byte[8]))
                 .isInstanceOf(IOException.class)
                 .hasMessage(
-                        "Unknown change-feed enumerator state serializer version 0 (this build reads versions 1 to 1)");
+                        "Unknown change-feed enumerator state serializer version 0 (this build reads versions 1 to 2)");
     }
 
-    /** Writes the samples of the current version; run once when a version is introduced. */
+    /**
+     * Writes the samples of the current versions; run once when a version is introduced (it must
+     * leave the files of existing versions unchanged).
+     */
     public static void main(String[] args) throws IOException {
         Path dir =
                 Paths.get(
                         args.length > 0
                                 ? args[0]
-                                : "sources/src/test/resources/cdf-stream-samples/v1");
-        Files.createDirectories(dir);
-        for (Map.Entry<String, byte[]> s : v1Samples().entrySet()) {
-            Files.write(dir.resolve(s.getKey()), s.getValue());
+                                : "sources/src/test/resources/cdf-stream-samples");
+        for (Map.Entry<String, byte[]> s : currentSamples().entrySet()) {
+            Path file = dir.resolve(s.getKey());
+            Files.createDirectories(file.getParent());
+            Files.write(file, s.getValue());
         }
     }
 }

@@ -35,8 +35,8 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Option validation and start resolution of {@link ChangeFeedStream.Builder} (F3, F4, F6, F8). */
-class ChangeFeedStreamBuilderTest {
+/** Option validation and start resolution of {@link ChangeFeedSource.Builder} (F3, F4, F6, F8). */
+class ChangeFeedSourceBuilderTest {
 
     @TempDir Path warehouse;
 
@@ -87,20 +87,20 @@ class ChangeFeedStreamBuilderTest {
     @Test
     void startPositions() {
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .startingVersion(4)
                                 .buildSource()
                                 .getBoundedness())
                 .isEqualTo(Boundedness.CONTINUOUS_UNBOUNDED);
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .startingVersion(2)
                                 .bounded(true)
                                 .buildSource()
                                 .getBoundedness())
                 .isEqualTo(Boundedness.BOUNDED);
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .options(Map.of("starting-version", "LATEST"))
                                 .buildSource()
                                 .rowType()
@@ -127,32 +127,32 @@ class ChangeFeedStreamBuilderTest {
                         .withZone(ZoneOffset.UTC)
                         .format(Instant.ofEpochMilli(v2Millis));
 
-        assertThat(ChangeFeedStream.forTable(loader).buildSource().startPosition())
+        assertThat(ChangeFeedSource.forTable(loader).buildSource().startPosition())
                 .isEqualTo(
                         PlanningPosition.initialSnapshot(table.currentSnapshot().snapshotId(), 3));
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .startingLatest()
                                 .buildSource()
                                 .startPosition()
                                 .nextVersion())
                 .isEqualTo(4);
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .startingVersion(4)
                                 .buildSource()
                                 .startPosition()
                                 .nextVersion())
                 .isEqualTo(4);
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .startingVersion(0)
                                 .buildSource()
                                 .startPosition()
                                 .nextVersion())
                 .isEqualTo(1);
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .startingTimestamp(v2)
                                 .buildSource()
                                 .startPosition()
@@ -172,37 +172,36 @@ class ChangeFeedStreamBuilderTest {
         }
         PlanningPosition v2 = PlanningPosition.initialSnapshot(ids[2], 2);
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .snapshotThenChanges(3)
                                 .buildSource()
                                 .startPosition())
                 .isEqualTo(v2);
-        assertThat(ChangeFeedStream.Start.snapshotThenChanges(3).resolve(table)).isEqualTo(v2);
+        assertThat(ChangeFeedStart.snapshotThenChanges(3).resolve(table)).isEqualTo(v2);
         // at latest + 1: the current snapshot, as without a starting position
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .snapshotThenChanges(4)
                                 .buildSource()
                                 .startPosition())
                 .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
         // nothing before version 1: its changes only
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .snapshotThenChanges(1)
                                 .buildSource()
                                 .startPosition())
                 .isEqualTo(PlanningPosition.at(1));
-        assertThat(ChangeFeedStream.Start.changesFrom(3).resolve(table))
-                .isEqualTo(PlanningPosition.at(3));
-        assertThat(ChangeFeedStream.Start.currentSnapshot().resolve(table))
+        assertThat(ChangeFeedStart.changesFrom(3).resolve(table)).isEqualTo(PlanningPosition.at(3));
+        assertThat(ChangeFeedStart.currentSnapshot().resolve(table))
                 .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).snapshotThenChanges(5).buildSource(),
+                () -> ChangeFeedSource.forTable(loader).snapshotThenChanges(5).buildSource(),
                 CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
                 "The starting version 5 of the change feed of table");
         assertCode(
                 () ->
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .snapshotThenChanges(2)
                                 .startingVersion(2)
                                 .buildSource(),
@@ -214,11 +213,11 @@ class ChangeFeedStreamBuilderTest {
                 .retainLast(1)
                 .commit();
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).snapshotThenChanges(3).buildSource(),
+                () -> ChangeFeedSource.forTable(loader).snapshotThenChanges(3).buildSource(),
                 CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
                 "Version 3 of table");
         assertThat(
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .snapshotThenChanges(4)
                                 .buildSource()
                                 .startPosition())
@@ -229,7 +228,7 @@ class ChangeFeedStreamBuilderTest {
     @Test
     void startAfterLatestPlusOneFails() {
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).startingVersion(5).buildSource(),
+                () -> ChangeFeedSource.forTable(loader).startingVersion(5).buildSource(),
                 CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
                 "The starting version 5 of the change feed of table");
     }
@@ -241,7 +240,7 @@ class ChangeFeedStreamBuilderTest {
                 .retainLast(1)
                 .commit();
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).startingVersion(2).buildSource(),
+                () -> ChangeFeedSource.forTable(loader).startingVersion(2).buildSource(),
                 CdfException.ErrorCode.VERSION_NOT_AVAILABLE,
                 "Version 2 of table");
     }
@@ -250,34 +249,34 @@ class ChangeFeedStreamBuilderTest {
     void invalidOptions() {
         assertCode(
                 () ->
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .startingVersion(1)
                                 .startingTimestamp("2026-01-01")
                                 .buildSource(),
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "More than one starting position");
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).options(Map.of("starting-version", "soon")),
+                () -> ChangeFeedSource.forTable(loader).options(Map.of("starting-version", "soon")),
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "'starting-version' = 'soon' for the change feed of table");
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).options(Map.of("ending-version", "3")),
+                () -> ChangeFeedSource.forTable(loader).options(Map.of("ending-version", "3")),
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "a stream has no ending bound");
         assertCode(
                 () ->
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .options(Map.of("max-files-per-cycle", "0"))
                                 .buildSource(),
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                 "'max-files-per-cycle' = 0");
         assertCode(
-                () -> ChangeFeedStream.forTable(loader).options(Map.of("bounded", "yes")),
+                () -> ChangeFeedSource.forTable(loader).options(Map.of("bounded", "yes")),
                 CdfException.ErrorCode.INVALID_CDC_OPTIONS,
-                "'bounded' = 'yes' is not 'true' or 'false'");
+                "'bounded' = 'yes' for the change feed of table ");
         assertCode(
                 () ->
-                        ChangeFeedStream.forTable(loader)
+                        ChangeFeedSource.forTable(loader)
                                 .startingTimestamp("yesterday")
                                 .buildSource(),
                 CdfException.ErrorCode.INVALID_TIMESTAMP,
@@ -303,10 +302,10 @@ class ChangeFeedStreamBuilderTest {
                 .containsExactlyInAnyOrder(
                         ChangeFeedOptions.STARTING_VERSION.key(),
                         ChangeFeedOptions.STARTING_TIMESTAMP.key(),
-                        ChangeFeedStreamOptions.MONITOR_INTERVAL.key(),
-                        ChangeFeedStreamOptions.MAX_FILES_PER_CYCLE.key(),
-                        ChangeFeedStreamOptions.MAX_BYTES_PER_CYCLE.key(),
-                        ChangeFeedStreamOptions.BOUNDED.key(),
-                        ChangeFeedStreamOptions.CONSUMER_ID.key());
+                        ChangeFeedOptions.MONITOR_INTERVAL.key(),
+                        ChangeFeedOptions.MAX_FILES_PER_CYCLE.key(),
+                        ChangeFeedOptions.MAX_BYTES_PER_CYCLE.key(),
+                        ChangeFeedOptions.BOUNDED.key(),
+                        ChangeFeedOptions.CONSUMER_ID.key());
     }
 }
