@@ -1,5 +1,7 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.operators.quarantine.QuarantineRecords;
+
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.BroadcastStream;
@@ -8,6 +10,7 @@ import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.util.OutputTag;
 
 import javax.annotation.Nullable;
 
@@ -33,6 +36,18 @@ public final class AutoCdcOperators {
     public static final String UID_PREFIX = "auto-cdc-";
 
     private AutoCdcOperators() {}
+
+    /**
+     * The side output of the operator {@link #apply} returns: quarantine rows ({@link
+     * QuarantineRecords#ROW_TYPE}) of records the logic cannot apply — today {@code
+     * UNAVAILABLE_VALUE} (A3, A4), with {@code source} = {@code "flow <name>"}, {@code offset} -1
+     * and {@code raw} the decoded source row as text.
+     */
+    public static OutputTag<RowData> quarantineTag(AutoCdcSpec spec) {
+        return new OutputTag<>(
+                "auto-cdc-quarantine-" + spec.name(),
+                InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
+    }
 
     /**
      * keyBy(KEYS) and apply. The keyed operator gets uid {@code "auto-cdc-" + spec.name()}.
