@@ -3,6 +3,7 @@ package dev.changeflow.jobs.config;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.sources.changes.DecoderFlow;
 
 import javax.annotation.Nullable;
 
@@ -74,6 +75,9 @@ public final class FlowConfig implements Serializable {
 
     /** Whether {@code apply-buffer-keys} was given (an append-only flow rejects it). */
     public boolean applyBufferKeysSet;
+
+    /** Debezium's {@code unavailable.value.placeholder} (TOAST), A3/A4/A5. */
+    public String unavailablePlaceholder = DecoderFlow.DEFAULT_UNAVAILABLE_PLACEHOLDER;
 
     /** {@code quarantine} (default) or {@code fail}. */
     public String onInvalidRecord = "quarantine";

@@ -92,7 +92,8 @@ public final class FlowsFile {
                     "on-schema-change",
                     "format",
                     "format-version",
-                    "apply-buffer-keys");
+                    "apply-buffer-keys",
+                    "unavailable-value-placeholder");
 
     private FlowsFile() {}
 
@@ -358,6 +359,9 @@ public final class FlowsFile {
             case "apply-buffer-keys":
                 f.applyBufferKeys = applyBufferKeys(v, label);
                 f.applyBufferKeysSet = true;
+                break;
+            case "unavailable-value-placeholder":
+                f.unavailablePlaceholder = text;
                 break;
             default:
                 throw new IllegalArgumentException(

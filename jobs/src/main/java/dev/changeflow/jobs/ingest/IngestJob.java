@@ -235,7 +235,9 @@ public final class IngestJob {
                                 ? (truncates == null ? r.truncates : truncates.union(r.truncates))
                                 : truncates;
             }
-            DataStream<RowData> out = AutoCdcOperators.apply(changes, truncates, spec);
+            SingleOutputStreamOperator<RowData> out =
+                    AutoCdcOperators.apply(changes, truncates, spec);
+            extraQuarantine.add(out.getSideOutput(AutoCdcOperators.quarantineTag(spec)));
             StreamingTableSink.write(
                     out,
                     catalog.loader(),
@@ -262,7 +264,8 @@ public final class IngestJob {
                 && a.appendOnly() == b.appendOnly()
                 && a.onSchemaChange() == b.onSchemaChange()
                 && a.onInvalidRecord() == b.onInvalidRecord()
-                && a.maxRecordBytes() == b.maxRecordBytes();
+                && a.maxRecordBytes() == b.maxRecordBytes()
+                && a.unavailablePlaceholder().equals(b.unavailablePlaceholder());
     }
 
     /** Keeps the data columns of source rows (drops envelope metadata) for append-only tables. */

@@ -142,6 +142,7 @@ public final class IngestPlanner {
                         .onSchemaChange(OnSchemaChange.fromConfigName(f.onSchemaChange))
                         .onInvalidRecord(OnInvalidRecord.fromConfigName(f.onInvalidRecord))
                         .maxRecordBytes(config.maxRecordBytes)
+                        .unavailablePlaceholder(f.unavailablePlaceholder)
                         .build();
         AutoCdcSpec spec = null;
         if (!f.appendOnly) {

@@ -71,6 +71,20 @@ final class ValueConverter {
     /** Dotted paths of members no column exists for (schema changes), collected per record. */
     final List<String> unknownFields = new ArrayList<>();
 
+    /**
+     * Set by the caller around a top-level {@link #fillRow} of a Debezium image: the connector's
+     * unavailable-value placeholder and its base64 form; null = no placeholder detection.
+     */
+    @Nullable String placeholder;
+
+    @Nullable String placeholderBase64;
+
+    /**
+     * Bitmask of the top-level columns that carried the placeholder (bit {@code c % 8} of byte
+     * {@code c / 8}); null when none did. Reset by the caller per record.
+     */
+    @Nullable byte[] unavailable;
+
     ValueConverter(JsonFactory factory) {
         this.factory = factory;
     }
@@ -105,12 +119,48 @@ final class ValueConverter {
                 continue;
             }
             int c = ci;
+            if (placeholder != null && depth == 0 && isPlaceholder(shape.columns[c], f, i)) {
+                // A3/A4: not the value but "unchanged, not sent" (TOAST): null, marked
+                if (unavailable == null) {
+                    unavailable = new byte[(shape.arity() + 7) / 8];
+                }
+                unavailable[c / 8] |= (byte) (1 << (c % 8));
+                if (present != null) {
+                    present[c] = true;
+                }
+                continue;
+            }
             ConnectSchema hint = hintStruct == null ? null : hintStruct.field(name);
             row.setField(c, convert(shape.columns[c], f, i, hint, path, depth));
             if (present != null) {
                 present[c] = true;
             }
         }
+    }
+
+    /**
+     * Whether member {@code i} is the unavailable-value placeholder: the string itself, its base64
+     * form (binary columns), or a one-element array of either (array columns).
+     */
+    private boolean isPlaceholder(RowShape.Column c, JsonFields f, int i) throws IOException {
+        byte k = f.kinds[i];
+        if (k == JsonFields.STRING) {
+            String t = f.texts[i];
+            return t.equals(placeholder) || t.equals(placeholderBase64);
+        }
+        if (k != JsonFields.ARRAY
+                || c.code != RowShape.Column.ARRAY
+                || f.ends[i] - f.starts[i] > placeholderBase64.length() + 16) {
+            return false;
+        }
+        JsonFields inner = fields(1);
+        inner.clear(f.buf);
+        try (JsonParser p = parserFor(f, i)) {
+            inner.readArray(p, f.starts[i]);
+        }
+        return inner.size == 1
+                && inner.kinds[0] == JsonFields.STRING
+                && (inner.texts[0].equals(placeholder) || inner.texts[0].equals(placeholderBase64));
     }
 
     Object convert(
