@@ -91,6 +91,9 @@ public final class FlowConfig implements Serializable {
     /** Iceberg format version of a new table (2 or 3). */
     public int formatVersion = 2;
 
+    /** Whether {@code format-version} was given (else nanosecond timestamps choose 3, A5). */
+    public boolean formatVersionSet;
+
     public String targetName() {
         if (target == null) {
             return table;

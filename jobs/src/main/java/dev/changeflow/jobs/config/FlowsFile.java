@@ -355,6 +355,7 @@ public final class FlowsFile {
                 break;
             case "format-version":
                 f.formatVersion = v.asInt();
+                f.formatVersionSet = true;
                 break;
             case "apply-buffer-keys":
                 f.applyBufferKeys = applyBufferKeys(v, label);
