@@ -97,6 +97,7 @@ final class RowAssembler {
         boolean[] present = plan.present;
         Arrays.fill(present, false);
         conv.unavailable = null;
+        conv.debezium = plan.debezium;
         conv.placeholder = plan.placeholder;
         conv.placeholderBase64 = plan.placeholderBase64;
         try {
@@ -134,6 +135,7 @@ final class RowAssembler {
         GenericRowData row = new GenericRowData(RowKind.DELETE, plan.arity);
         conv.unknownFields.clear();
         conv.unavailable = null;
+        conv.debezium = plan.debezium;
         boolean[] present = plan.present;
         Arrays.fill(present, false);
         for (int k : plan.keyIdx) {
