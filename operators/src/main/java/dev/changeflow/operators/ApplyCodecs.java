@@ -11,13 +11,16 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
+import javax.annotation.Nullable;
+
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The codecs and column positions an AUTO CDC flow needs per record, derived once from its {@link
  * AutoCdcSpec}: sequence encoding (A2), projected target row encoding (COLUMNS), tracked-column
- * hash (TRACK HISTORY, SCD2) and the IGNORE NULL UPDATES merge (A3).
+ * hash (TRACK HISTORY, SCD2), the IGNORE NULL UPDATES merge (A3) and the merge of unavailable
+ * values (A3, A4).
  *
  * <p>Decision (A4): the SEQUENCE BY columns are never tracked in SCD2, even under the default TRACK
  * HISTORY ON *: their change is represented by {@code __START_AT}.
@@ -38,6 +41,9 @@ public final class ApplyCodecs {
      * Per projected column: covered by IGNORE NULL UPDATES; null when the flow has no such clause.
      */
     final boolean[] ignoreNullCovered;
+
+    /** Source position of {@link AutoCdcSpec#UNAVAILABLE_COLUMNS}, or -1. */
+    final int unavailableIndex;
 
     private final RowData.FieldGetter[] getters;
     private final ByteWriter trackedBuffer = new ByteWriter();
@@ -78,6 +84,7 @@ public final class ApplyCodecs {
                 ignoreNullCovered[i] = inu.selects(rowType.getFieldNames().get(i));
             }
         }
+        this.unavailableIndex = spec.unavailableColumnsIndex();
         this.getters = new RowData.FieldGetter[projection.length];
         for (int i = 0; i < getters.length; i++) {
             getters[i] = RowData.createFieldGetter(rowType.getTypeAt(i), i);
@@ -86,6 +93,51 @@ public final class ApplyCodecs {
 
     boolean ignoreNulls() {
         return ignoreNullCovered != null;
+    }
+
+    /**
+     * The projected columns a source record marks unavailable (A3/A4: the connector's placeholder
+     * instead of the value), or null when none is (the common case, read as one null check).
+     *
+     * @return per target column position: unavailable; null when no projected column is
+     */
+    @Nullable
+    boolean[] unavailable(RowData source) {
+        if (unavailableIndex < 0 || source.isNullAt(unavailableIndex)) {
+            return null;
+        }
+        byte[] mask = source.getBinary(unavailableIndex);
+        boolean[] marked = null;
+        for (int i = 0; i < projection.length; i++) {
+            int p = projection[i];
+            if (p / 8 < mask.length && (mask[p / 8] & (1 << (p % 8))) != 0) {
+                if (marked == null) {
+                    marked = new boolean[projection.length];
+                }
+                marked[i] = true;
+            }
+        }
+        return marked;
+    }
+
+    /** The names of the marked target columns, for a quarantine detail. */
+    String names(boolean[] marked) {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < marked.length; i++) {
+            if (marked[i]) {
+                names.add(rowType.getFieldNames().get(i));
+            }
+        }
+        return names.toString();
+    }
+
+    /** Takes every {@code marked} column of {@code fresh} from {@code stored} (A3/A4). */
+    void mergeUnavailable(GenericRowData fresh, RowData stored, boolean[] marked) {
+        for (int i = 0; i < marked.length; i++) {
+            if (marked[i]) {
+                fresh.setField(i, getters[i].getFieldOrNull(stored));
+            }
+        }
     }
 
     /** Appends the memcomparable sequence of a source record. */

@@ -1,5 +1,6 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.state.Scd1RowValue;
 
 import org.apache.flink.annotation.Internal;
@@ -15,6 +16,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.types.RowKind;
+import org.apache.flink.util.OutputTag;
 
 import javax.annotation.Nullable;
 
@@ -57,6 +59,9 @@ import java.util.Map;
  * writes as one state value; a key that received a late record holds its whole loaded history), at
  * most {@code applyBufferKeys × 512} bytes of them (50 MB at the default) before an early flush.
  *
+ * <p>Records the logic cannot apply (A3/A4 unavailable values without a stored row) leave at once
+ * on the side output {@link AutoCdcOperators#quarantineTag} as quarantine rows.
+ *
  * <p>Metrics besides the logic's counters: {@code bufferFlushes} (flushes of a non-empty buffer)
  * and {@code bufferedKeysFlushed} (keys written back to the state backend).
  */
@@ -94,6 +99,8 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private transient Counter keysFlushed;
     private transient ApplyCodecs codecs;
     private transient Scd1RowValue view;
+    private transient OutputTag<RowData> quarantineTag;
+    private transient QuarantineRows quarantineRows;
 
     /**
      * @param spec the flow; its truncate records, if any, are not seen here ({@link
@@ -124,6 +131,8 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
             codecs = new ApplyCodecs(spec);
             view = new Scd1RowValue();
         }
+        quarantineTag = AutoCdcOperators.quarantineTag(spec);
+        quarantineRows = new QuarantineRows(spec);
         buffer = new LinkedHashMap<>();
         probe = new KeyBytes();
         reuse = new StreamRecord<>(null);
@@ -144,7 +153,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
         }
         if (scd2 != null) {
             long before = b.changes.heapBytes();
-            scd2.apply(element.getValue(), b.changes, scd2Store);
+            scd2.apply(element.getValue(), b.changes, scd2Store, b);
             bufferedEntryBytes += b.changes.heapBytes() - before;
         } else {
             active = b;
@@ -279,6 +288,13 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
      */
     private final class KeyBuffer extends KeyBytes implements ChangeOutput {
         final RowData key;
+
+        @Override
+        public void quarantine(RowData record, QuarantineReason reason, String detail) {
+            // quarantine rows are append-only: they bypass the net-change buffer
+            output.collect(
+                    quarantineTag, new StreamRecord<>(quarantineRows.row(record, reason, detail)));
+        }
 
         /** SCD2: the key's changes since the flush. */
         @Nullable final Scd2Logic.KeyChanges changes;

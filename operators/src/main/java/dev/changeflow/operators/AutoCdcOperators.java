@@ -1,5 +1,7 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.operators.quarantine.QuarantineRecords;
+
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.BroadcastStream;
@@ -8,6 +10,7 @@ import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.util.OutputTag;
 
 import javax.annotation.Nullable;
 
@@ -55,6 +58,18 @@ public final class AutoCdcOperators {
     }
 
     /**
+     * The side output of the keyed AUTO CDC operator: quarantine rows ({@link
+     * QuarantineRecords#ROW_TYPE}) of records the logic cannot apply — today {@code
+     * UNAVAILABLE_VALUE} (A3, A4), with {@code source} = {@code "flow <name>"}, {@code offset} -1
+     * and {@code raw} the decoded source row as text.
+     */
+    public static OutputTag<RowData> quarantineTag(AutoCdcSpec spec) {
+        return new OutputTag<>(
+                "auto-cdc-quarantine-" + spec.name(),
+                InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
+    }
+
+    /**
      * The whole AUTO CDC flow after decoding: APPLY AS DELETE / TRUNCATE WHEN ({@link
      * AutoCdcPredicates}, Flink SQL, when the spec has them), then keyBy(KEYS) and apply (A2–A5).
      *
@@ -67,16 +82,18 @@ public final class AutoCdcOperators {
             DataStream<RowData> changes,
             @Nullable DataStream<RowData> truncates,
             AutoCdcSpec spec) {
-        DataStream<RowData> quarantine = null;
+        DataStream<RowData> predicates = null;
         if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
             AutoCdcPredicates.Result r = AutoCdcPredicates.apply(changes, spec);
             changes = r.changes;
-            quarantine = r.quarantine;
+            predicates = r.quarantine;
             if (r.truncates != null) {
                 truncates = truncates == null ? r.truncates : truncates.union(r.truncates);
             }
         }
-        return new Applied(keyedApply(changes, truncates, spec), quarantine);
+        SingleOutputStreamOperator<RowData> rows = keyedApply(changes, truncates, spec);
+        DataStream<RowData> quarantine = rows.getSideOutput(quarantineTag(spec));
+        return new Applied(rows, predicates == null ? quarantine : quarantine.union(predicates));
     }
 
     /**

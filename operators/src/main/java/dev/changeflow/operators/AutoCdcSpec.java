@@ -48,6 +48,15 @@ public final class AutoCdcSpec implements Serializable {
     /** Prefix reserved for changeflow's internal columns (A1). */
     public static final String RESERVED_PREFIX = "__changeflow_";
 
+    /**
+     * Name of the optional source column (BYTES, nullable) in which a decoder marks the data
+     * columns whose value the connector did not send (TOAST placeholder, A3/A4 unavailable values):
+     * bit {@code i % 8} of byte {@code i / 8} set = source column {@code i} unavailable (its value
+     * is null). Null when every value was sent. A source type without this column has no
+     * unavailable values.
+     */
+    public static final String UNAVAILABLE_COLUMNS = "_unavailable_columns";
+
     /** Default time a tombstone is kept (A3 Decision: 2 days of processing time). */
     public static final Duration DEFAULT_TOMBSTONE_GC_THRESHOLD = Duration.ofDays(2);
 
@@ -123,6 +132,14 @@ public final class AutoCdcSpec implements Serializable {
 
     public ColumnSelection columns() {
         return columns;
+    }
+
+    /**
+     * Position of {@link #UNAVAILABLE_COLUMNS} in {@link #sourceType()}, or -1 when the source has
+     * no such column.
+     */
+    public int unavailableColumnsIndex() {
+        return sourceType.getFieldNames().indexOf(UNAVAILABLE_COLUMNS);
     }
 
     /** The IGNORE NULL UPDATES clause, or null when the flow does not ignore null updates. */

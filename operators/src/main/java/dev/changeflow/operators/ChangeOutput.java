@@ -1,5 +1,7 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
+
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.data.RowData;
 
@@ -19,5 +21,16 @@ public interface ChangeOutput {
      */
     default boolean wantsRows() {
         return true;
+    }
+
+    /**
+     * Sends a source record the logic cannot apply to the quarantine table (A3/A4 unavailable
+     * values: {@link QuarantineReason#UNAVAILABLE_VALUE}). The default throws: a receiver that can
+     * meet such records overrides it.
+     *
+     * @throws IllegalStateException always, unless overridden
+     */
+    default void quarantine(RowData record, QuarantineReason reason, String detail) {
+        throw new IllegalStateException(reason + ": " + detail);
     }
 }

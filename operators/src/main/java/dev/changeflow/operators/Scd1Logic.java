@@ -1,5 +1,6 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.state.ByteWriter;
 import dev.changeflow.state.Scd1RowValue;
 import dev.changeflow.state.SequenceValue;
@@ -44,6 +45,13 @@ import java.util.Arrays;
  * <p>Decision: with IGNORE NULL UPDATES, a null in a covered column keeps the stored value (nested
  * ROW fields too) before the no-op / tie-break comparisons; a new key stores the nulls. Such flows
  * are exempt from the order-independence property (A2): a late record changes nothing.
+ *
+ * <p>Unavailable values (A3): a column the record marks unavailable ({@link
+ * AutoCdcSpec#UNAVAILABLE_COLUMNS}, the connector's placeholder for an unchanged PostgreSQL TOAST
+ * value) keeps the stored value, merged before the no-op / tie-break comparisons like IGNORE NULL
+ * UPDATES; a key without a stored row cannot supply it, so such an upsert (one that would otherwise
+ * apply) goes to {@link ChangeOutput#quarantine} with {@code UNAVAILABLE_VALUE} and changes
+ * nothing.
  *
  * <p>Decision: the tombstone is removed when an upsert re-creates the row (the row's applied
  * sequence then protects the key); the tombstone state is read only when the row state is empty.
@@ -118,6 +126,7 @@ public final class Scd1Logic {
     }
 
     private void upsert(RowData record, State state, ChangeOutput out) {
+        boolean[] unavailable = codecs.unavailable(record);
         row.reset();
         codecs.encodeRow(record, row);
         byte[] current = state.row();
@@ -139,6 +148,18 @@ public final class Scd1Logic {
                     metrics.duplicateSequence();
                     return;
                 }
+            }
+            if (unavailable != null) {
+                out.quarantine(
+                        record,
+                        QuarantineReason.UNAVAILABLE_VALUE,
+                        "columns "
+                                + codecs.names(unavailable)
+                                + " carry the connector's unavailable-value placeholder and the key"
+                                + " has no stored row to keep their values from");
+                return;
+            }
+            if (tombstone != null) {
                 state.clearTombstone();
             }
             emit(RowKind.INSERT, row.buffer(), 0, row.size(), out);
@@ -153,10 +174,15 @@ public final class Scd1Logic {
             return;
         }
         GenericRowData previous = null;
-        if (codecs.ignoreNulls()) {
+        if (codecs.ignoreNulls() || unavailable != null) {
             previous = codecs.decodeRow(current, view.rowOffset(), view.rowLength());
             GenericRowData merged = codecs.decodeRow(row.buffer(), 0, row.size());
-            codecs.mergeIgnoredNulls(merged, previous);
+            if (unavailable != null) {
+                codecs.mergeUnavailable(merged, previous, unavailable);
+            }
+            if (codecs.ignoreNulls()) {
+                codecs.mergeIgnoredNulls(merged, previous);
+            }
             row.reset();
             codecs.rowCodec.encode(merged, row);
         }

@@ -1,5 +1,7 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
+
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.BroadcastState;
@@ -8,6 +10,7 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
 
 import javax.annotation.Nullable;
 
@@ -16,7 +19,8 @@ import javax.annotation.Nullable;
  * records broadcast to every subtask. A truncate at s emits {@code -D} for every key of this
  * subtask whose applied sequence is below s ({@code ctx.applyToKeyedState}) and keeps s in the
  * broadcast state {@link AutoCdcStateDescriptors#TRUNCATE} as a table-wide tombstone that is never
- * collected; later records below s are ignored. Per-key behaviour is {@link Scd1Logic}.
+ * collected; later records below s are ignored. Per-key behaviour is {@link Scd1Logic}; records it
+ * quarantines leave on the side output {@link AutoCdcOperators#quarantineTag}.
  */
 @Internal
 public final class Scd1TruncateFunction
@@ -54,6 +58,7 @@ public final class Scd1TruncateFunction
     public void processElement(RowData record, ReadOnlyContext ctx, Collector<RowData> out)
             throws Exception {
         output.collector = out;
+        output.context = ctx;
         state.truncate =
                 ctx.getBroadcastState(truncateDescriptor).get(AutoCdcStateDescriptors.TRUNCATE_KEY);
         logic.apply(record, state, output);
@@ -129,8 +134,16 @@ public final class Scd1TruncateFunction
     }
 
     /** {@link ChangeOutput} to the current {@link Collector}. */
-    static final class CollectorOutput implements ChangeOutput {
+    final class CollectorOutput implements ChangeOutput {
         Collector<RowData> collector;
+        ReadOnlyContext context;
+        private final OutputTag<RowData> tag = AutoCdcOperators.quarantineTag(spec);
+        private final QuarantineRows rows = new QuarantineRows(spec);
+
+        @Override
+        public void quarantine(RowData record, QuarantineReason reason, String detail) {
+            context.output(tag, rows.row(record, reason, detail));
+        }
 
         @Override
         public void emit(RowData row) {

@@ -1,5 +1,6 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.state.ByteWriter;
 import dev.changeflow.state.Hash128;
 import dev.changeflow.state.Scd2CurrentValue;
@@ -52,6 +53,12 @@ import java.util.Map;
  * entry list, and the flush emits the difference between the versions of the stored entries and of
  * the current ones ({@code -D} removed versions, {@code -U}/{@code +U} changed ones, {@code +I} new
  * ones).
+ *
+ * <p><b>Unavailable values (A4).</b> A column an upsert marks unavailable ({@link
+ * AutoCdcSpec#UNAVAILABLE_COLUMNS}, the connector's placeholder for an unchanged PostgreSQL TOAST
+ * value) takes its value from the entry just below the upsert in sequence order, like IGNORE NULL
+ * UPDATES; when there is none, or it is a delete, the upsert goes to {@link
+ * ChangeOutput#quarantine} with {@code UNAVAILABLE_VALUE} and adds no entry.
  *
  * <p><b>Net changes</b> per target row identity (KEYS, {@code __START_AT}) between two flushes:
  * nothing, {@code +I} new row, {@code -D} complete old row, or {@code -U} complete old row directly
@@ -185,6 +192,12 @@ public final class Scd2Logic {
     private final Scd2HistoryEntry check = new Scd2HistoryEntry();
     private final OpenVersion fold = new OpenVersion();
 
+    /** The record being applied: its unavailable projected columns, or null (the common case). */
+    @Nullable private boolean[] unavailable;
+
+    /** The record being applied: where an upsert that cannot be applied goes. */
+    private ChangeOutput quarantine;
+
     public Scd2Logic(AutoCdcSpec spec, AutoCdcMetrics metrics) {
         if (spec.scdType() != ScdType.TYPE_2) {
             throw new IllegalArgumentException("Scd2Logic needs an SCD TYPE 2 flow, got " + spec);
@@ -200,7 +213,7 @@ public final class Scd2Logic {
      */
     public void apply(RowData record, Store store, ChangeOutput out) {
         KeyChanges k = new KeyChanges();
-        apply(record, k, store);
+        apply(record, k, store, out);
         flush(k, store, out);
     }
 
@@ -211,6 +224,20 @@ public final class Scd2Logic {
      * @throws IllegalStateException when the stored state is corrupt or of an unknown version
      */
     public void apply(RowData record, KeyChanges k, Store store) {
+        apply(
+                record,
+                k,
+                store,
+                row -> {
+                    throw new IllegalStateException("no output");
+                });
+    }
+
+    /**
+     * As {@link #apply(RowData, KeyChanges, Store)}; an upsert with unavailable values and no entry
+     * below it to take them from goes to {@code quarantine} ({@link ChangeOutput#quarantine}, A4).
+     */
+    public void apply(RowData record, KeyChanges k, Store store, ChangeOutput quarantine) {
         if (!k.loaded) {
             k.headAtFlush = store.head();
             k.head = k.headAtFlush;
@@ -218,6 +245,8 @@ public final class Scd2Logic {
             k.loaded = true;
         }
         boolean delete = record.getRowKind() == RowKind.DELETE;
+        this.unavailable = delete ? null : codecs.unavailable(record);
+        this.quarantine = quarantine;
         seq.reset();
         codecs.encodeSequence(record, seq);
         if (k.entries != null) {
@@ -241,7 +270,7 @@ public final class Scd2Logic {
             applyInOrder(record, delete, current != null && head.live(), k);
             return;
         }
-        if (cmp == 0 && !codecs.ignoreNulls()) {
+        if (cmp == 0 && !codecs.ignoreNulls() && unavailable == null) {
             // the key's last entry is at this sequence: settle the common duplicate cases from the
             // head
             if (!head.live()) {
@@ -253,7 +282,7 @@ public final class Scd2Logic {
                 return;
             }
             if (!delete) {
-                buildUpsert(record, null);
+                buildUpsert(record, null, null);
                 int rowCmp =
                         Arrays.compareUnsigned(
                                 row.buffer(),
@@ -301,6 +330,10 @@ public final class Scd2Logic {
     // ---------------------------------------------------------------------------------- in order
 
     private void applyInOrder(RowData record, boolean delete, boolean live, KeyChanges k) {
+        if (unavailable != null && !live) {
+            quarantineUnavailable(record);
+            return;
+        }
         if (k.pending == null) {
             k.pending = new ByteWriter(64);
             Scd2HistoryChunk.start(k.pending);
@@ -317,10 +350,10 @@ public final class Scd2Logic {
         }
         byte[] current = k.head;
         GenericRowData previous =
-                live && codecs.ignoreNulls()
+                live && (codecs.ignoreNulls() || unavailable != null)
                         ? codecs.decodeRow(current, head.rowOffset(), head.rowLength())
                         : null;
-        buildUpsert(record, previous);
+        buildUpsert(record, previous, unavailable);
         appendUpsert(k);
         if (!live) {
             writeLiveHead(k, seq.buffer(), 0, seq.size());
@@ -694,11 +727,17 @@ public final class Scd2Logic {
             incoming = Entry.delete(sequence);
         } else {
             GenericRowData below = null;
-            if (codecs.ignoreNulls() && insertAt > 0 && !entries.get(insertAt - 1).delete) {
+            if ((codecs.ignoreNulls() || unavailable != null)
+                    && insertAt > 0
+                    && !entries.get(insertAt - 1).delete) {
                 Entry p = entries.get(insertAt - 1);
                 below = codecs.decodeRow(p.buf, p.rowOff, p.rowLen);
             }
-            buildUpsert(record, below);
+            if (unavailable != null && below == null) {
+                quarantineUnavailable(record);
+                return;
+            }
+            buildUpsert(record, below, unavailable);
             byte[] b = new byte[Hash128.BYTES + row.size()];
             System.arraycopy(hash.buffer(), 0, b, 0, Hash128.BYTES);
             System.arraycopy(row.buffer(), 0, b, Hash128.BYTES, row.size());
@@ -946,17 +985,35 @@ public final class Scd2Logic {
 
     // ---------------------------------------------------------------------------------- helpers
 
+    private void quarantineUnavailable(RowData record) {
+        quarantine.quarantine(
+                record,
+                QuarantineReason.UNAVAILABLE_VALUE,
+                "columns "
+                        + codecs.names(unavailable)
+                        + " carry the connector's unavailable-value placeholder and the key has no"
+                        + " stored row below this record to keep their values from");
+    }
+
     /**
      * Fills {@link #row} and {@link #hash} for an upsert, merged with {@code below} under IGNORE
-     * NULL UPDATES.
+     * NULL UPDATES and for its {@code unavailableColumns} (below must then be non-null).
      */
-    private void buildUpsert(RowData record, @Nullable GenericRowData below) {
+    private void buildUpsert(
+            RowData record,
+            @Nullable GenericRowData below,
+            @Nullable boolean[] unavailableColumns) {
         row.reset();
         hash.reset();
-        if (codecs.ignoreNulls() && below != null) {
+        if (below != null && (codecs.ignoreNulls() || unavailableColumns != null)) {
             codecs.encodeRow(record, row);
             GenericRowData merged = codecs.decodeRow(row.buffer(), 0, row.size());
-            codecs.mergeIgnoredNulls(merged, below);
+            if (unavailableColumns != null) {
+                codecs.mergeUnavailable(merged, below, unavailableColumns);
+            }
+            if (codecs.ignoreNulls()) {
+                codecs.mergeIgnoredNulls(merged, below);
+            }
             row.reset();
             codecs.rowCodec.encode(merged, row);
             codecs.hashTracked(merged, false, hash);

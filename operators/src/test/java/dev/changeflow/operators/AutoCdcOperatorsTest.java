@@ -1,5 +1,7 @@
 package dev.changeflow.operators;
 
+import dev.changeflow.operators.quarantine.QuarantineRecords;
+
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -99,7 +101,6 @@ class AutoCdcOperatorsTest {
                         upd(1, "a2", -1, 2),
                         upd(2, "b2", null, 3));
         AutoCdcOperators.Applied applied = AutoCdcOperators.applyFlow(changes, null, spec);
-        assertThat(applied.quarantine).isNotNull();
         TestFlows.Materialized table = new TestFlows.Materialized(spec);
         try (var it = applied.rows.executeAndCollect()) {
             it.forEachRemaining(r -> table.accept(OperatorHarness.toGeneric(r, spec.targetType())));
@@ -122,7 +123,8 @@ class AutoCdcOperatorsTest {
         assertThat(
                         AutoCdcOperators.applyFlow(
                                         source(env, plain, up(1, "a", 1, 1)), null, plain)
-                                .quarantine)
-                .isNull();
+                                .quarantine
+                                .getType())
+                .isEqualTo(InternalTypeInfo.of(QuarantineRecords.ROW_TYPE));
     }
 }

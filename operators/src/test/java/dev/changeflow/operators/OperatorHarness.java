@@ -14,6 +14,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -33,6 +34,7 @@ final class OperatorHarness implements AutoCloseable {
     private long processingTime;
     final TestFlows.Materialized table;
     private final List<String> out = new ArrayList<>();
+    private final List<String> quarantined = new ArrayList<>();
     private int consumed;
     private boolean batched;
 
@@ -150,6 +152,7 @@ final class OperatorHarness implements AutoCloseable {
             table.accept(g);
         }
         consumed = values.size();
+        drainQuarantine();
     }
 
     static GenericRowData toGeneric(RowData row, RowType type) {
@@ -168,6 +171,38 @@ final class OperatorHarness implements AutoCloseable {
         List<String> r = new ArrayList<>(out);
         out.clear();
         return r;
+    }
+
+    /**
+     * The quarantine rows of the operator's side output so far (across restarts), as {@code REASON:
+     * detail | raw}; flow, source and offset are checked here (the flow's name, {@code "flow
+     * <name>"}, -1).
+     */
+    List<String> quarantined() {
+        drain();
+        return new ArrayList<>(quarantined);
+    }
+
+    private void drainQuarantine() {
+        var q = harness.getSideOutput(AutoCdcOperators.quarantineTag(spec));
+        if (q == null) {
+            return;
+        }
+        for (var r = q.poll(); r != null; r = q.poll()) {
+            RowData row = r.getValue();
+            if (!row.getString(0).toString().equals(spec.name())
+                    || !row.getString(1).toString().equals("flow " + spec.name())
+                    || !row.isNullAt(2)
+                    || row.getLong(3) != -1L) {
+                throw new AssertionError("unexpected quarantine row header: " + row);
+            }
+            quarantined.add(
+                    row.getString(5)
+                            + ": "
+                            + row.getString(6)
+                            + " | "
+                            + new String(row.getBinary(4), StandardCharsets.UTF_8));
+        }
     }
 
     AbstractStreamOperatorTestHarness<RowData> harness() {

@@ -77,6 +77,9 @@ public final class FlowConfig implements Serializable {
     /** Whether {@code apply-buffer-keys} was given (an append-only flow rejects it). */
     public boolean applyBufferKeysSet;
 
+    /** Debezium's {@code unavailable.value.placeholder} (TOAST), A3/A4/A5. */
+    public String unavailablePlaceholder = FlowOptions.UNAVAILABLE_VALUE_PLACEHOLDER.defaultValue();
+
     /** {@code quarantine} (default) or {@code fail}. */
     public String onInvalidRecord = FlowOptions.ON_INVALID_RECORD.defaultValue();
 
@@ -167,9 +170,16 @@ public final class FlowConfig implements Serializable {
         }
         if (r.isSet(FlowOptions.FORMAT_VERSION)) {
             formatVersion = r.get(FlowOptions.FORMAT_VERSION);
+            formatVersionSet = true;
+        }
+        if (r.isSet(FlowOptions.UNAVAILABLE_VALUE_PLACEHOLDER)) {
+            unavailablePlaceholder = r.get(FlowOptions.UNAVAILABLE_VALUE_PLACEHOLDER);
         }
         return this;
     }
+
+    /** Whether {@code format-version} was given (else nanosecond timestamps choose 3, A5). */
+    public boolean formatVersionSet;
 
     public String targetName() {
         if (target == null) {

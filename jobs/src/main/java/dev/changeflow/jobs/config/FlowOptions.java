@@ -6,6 +6,7 @@ import dev.changeflow.operators.ScdType;
 import dev.changeflow.operators.options.OptionParser;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.operators.options.OptionSet;
+import dev.changeflow.sources.changes.DecoderFlow;
 
 import org.apache.flink.configuration.ConfigOption;
 
@@ -171,6 +172,14 @@ public final class FlowOptions {
                     .defaultValue(2)
                     .withDescription("Iceberg format version of a new table: 2 or 3.");
 
+    public static final ConfigOption<String> UNAVAILABLE_VALUE_PLACEHOLDER =
+            key("unavailable-value-placeholder")
+                    .stringType()
+                    .defaultValue(DecoderFlow.DEFAULT_UNAVAILABLE_PLACEHOLDER)
+                    .withDescription(
+                            "Debezium's unavailable.value.placeholder (TOAST): such a column keeps the"
+                                    + " stored value (A3, A4).");
+
     /** Every flow option with the parser of its raw values, in the README's order. */
     public static final OptionSet SET =
             OptionSet.builder("flow")
@@ -204,6 +213,9 @@ public final class FlowOptions {
                     .add(ON_SCHEMA_CHANGE, OptionParsers.text(ON_SCHEMA_CHANGE.key()))
                     .add(FORMAT, format(FORMAT.key()))
                     .add(FORMAT_VERSION, FlowOptions::formatVersion)
+                    .add(
+                            UNAVAILABLE_VALUE_PLACEHOLDER,
+                            OptionParsers.text(UNAVAILABLE_VALUE_PLACEHOLDER.key()))
                     .build();
 
     private static final Pattern STRUCT = Pattern.compile("(?i)^\\s*STRUCT\\s*\\((.*)\\)\\s*$");

@@ -227,9 +227,7 @@ public final class IngestJob {
                                     DecodeFunction.truncatesTag(decoderOf[i], decoder))
                             : null;
             AutoCdcOperators.Applied applied = AutoCdcOperators.applyFlow(changes, truncates, spec);
-            if (applied.quarantine != null) {
-                extraQuarantine.add(applied.quarantine);
-            }
+            extraQuarantine.add(applied.quarantine);
             DataStream<RowData> out = applied.rows;
             StreamingTableSink.write(
                     out,
@@ -257,7 +255,8 @@ public final class IngestJob {
                 && a.appendOnly() == b.appendOnly()
                 && a.onSchemaChange() == b.onSchemaChange()
                 && a.onInvalidRecord() == b.onInvalidRecord()
-                && a.maxRecordBytes() == b.maxRecordBytes();
+                && a.maxRecordBytes() == b.maxRecordBytes()
+                && a.unavailablePlaceholder().equals(b.unavailablePlaceholder());
     }
 
     /** Keeps the data columns of source rows (drops envelope metadata) for append-only tables. */

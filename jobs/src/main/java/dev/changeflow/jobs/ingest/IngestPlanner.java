@@ -12,7 +12,10 @@ import dev.changeflow.sources.changes.OnInvalidRecord;
 import dev.changeflow.sources.changes.OnSchemaChange;
 import dev.changeflow.sources.changes.SchemaSampler;
 
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -158,6 +161,7 @@ public final class IngestPlanner {
                         .onSchemaChange(OnSchemaChange.fromConfigName(f.onSchemaChange))
                         .onInvalidRecord(OnInvalidRecord.fromConfigName(f.onInvalidRecord))
                         .maxRecordBytes(config.maxRecordBytes)
+                        .unavailablePlaceholder(f.unavailablePlaceholder)
                         .build();
         AutoCdcSpec spec = null;
         if (!f.appendOnly) {
@@ -179,12 +183,27 @@ public final class IngestPlanner {
         }
         String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
         TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
+        // A5: nanosecond timestamps (Iceberg timestamp_ns) need format v3; chosen when not given
+        RowType stored = spec != null ? spec.targetType() : decoder.dataType();
+        int formatVersion = !f.formatVersionSet && hasNanoTimestamp(stored) ? 3 : f.formatVersion;
         StreamingTableOptions options =
                 StreamingTableOptions.builder()
-                        .formatVersion(f.formatVersion)
+                        .formatVersion(formatVersion)
                         .partitionBy(f.partitionedBy)
                         .build();
         return new IngestPlan.Flow(f, decoder, spec, target, options);
+    }
+
+    /** Whether a top-level column is TIMESTAMP(7..9) or TIMESTAMP_LTZ(7..9) (timestamp_ns). */
+    static boolean hasNanoTimestamp(RowType type) {
+        for (LogicalType t : type.getChildren()) {
+            if (t instanceof TimestampType && ((TimestampType) t).getPrecision() > 6
+                    || t instanceof LocalZonedTimestampType
+                            && ((LocalZonedTimestampType) t).getPrecision() > 6) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -84,6 +84,37 @@ class IngestPlannerTest {
     }
 
     @Test
+    void nanosecondTimestampsChooseFormatV3UnlessTheFlowSetsAVersion() throws Exception {
+        String flow =
+                "flows:\n  - table: items\n    keys: [id]\n    schema: 'id INT, ts TIMESTAMP(9)'\n";
+        assertThat(
+                        IngestPlanner.plan(FlowsFile.parse(flow, "f.yaml"), List.of(capture()))
+                                .flows
+                                .get(0)
+                                .tableOptions
+                                .formatVersion())
+                .isEqualTo(3);
+        IngestPlan v2 =
+                IngestPlanner.plan(
+                        FlowsFile.parse(flow + "    format-version: 2\n", "f.yaml"),
+                        List.of(capture()));
+        assertThat(v2.flows.get(0).tableOptions.formatVersion()).isEqualTo(2);
+        Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
+        assertThatThrownBy(() -> ClusterIngest.ensureTables(cat, v2))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("set 'format-version: 3' for the flow");
+        String micros =
+                "flows:\n  - table: items\n    keys: [id]\n    schema: 'id INT, ts TIMESTAMP(6)'\n";
+        assertThat(
+                        IngestPlanner.plan(FlowsFile.parse(micros, "f.yaml"), List.of(capture()))
+                                .flows
+                                .get(0)
+                                .tableOptions
+                                .formatVersion())
+                .isEqualTo(2);
+    }
+
+    @Test
     void aliasesOfEnvelopeFieldsAndColumnsListingMetadata() throws Exception {
         IngestConfig cfg =
                 FlowsFile.parse(

@@ -28,6 +28,13 @@ public enum QuarantineReason {
     /** A Debezium truncate ({@code op = t}) for a flow without TRUNCATE enabled. */
     TRUNCATE_NOT_ENABLED,
     /**
+     * An upsert with an unavailable value (the connector's placeholder, e.g. PostgreSQL TOAST
+     * {@code __debezium_unavailable_value}) in a stored column, for a key that has no stored row to
+     * take that column's value from (its first record, or the first after a delete). Detected by
+     * the AUTO CDC operator, not the decoder; the detail names the columns.
+     */
+    UNAVAILABLE_VALUE,
+    /**
      * A compressed file whose stream ends early (or, for compressions other than gzip, fails while
      * read): everything from there on.
      */

@@ -116,6 +116,7 @@ public final class StreamingTables {
             validateSchema(existing, identifier, schema);
             return existing;
         }
+        checkFormatVersion(schema, options.formatVersion(), identifier);
         ensureNamespace(catalog, identifier.namespace());
         PartitionSpec spec =
                 PartitionTransforms.toSpec(schema, options.partitionBy(), identifier.toString());
@@ -137,6 +138,32 @@ public final class StreamingTables {
             Table existing = catalog.loadTable(identifier);
             validateSchema(existing, identifier, schema);
             return existing;
+        }
+    }
+
+    /**
+     * Nanosecond timestamps ({@code TIMESTAMP(7..9)}, e.g. from Debezium's {@code NanoTimestamp};
+     * Iceberg {@code timestamp_ns}) exist from Iceberg format version 3 on (semantics.md A5).
+     *
+     * @throws IllegalArgumentException naming the column and {@code format-version: 3} when a
+     *     top-level column is {@code timestamp_ns} and {@code formatVersion} is below 3
+     */
+    static void checkFormatVersion(Schema schema, int formatVersion, TableIdentifier identifier) {
+        if (formatVersion >= 3) {
+            return;
+        }
+        for (Types.NestedField f : schema.columns()) {
+            if (f.type().typeId() == Type.TypeID.TIMESTAMP_NANO) {
+                throw new IllegalArgumentException(
+                        "table "
+                                + identifier
+                                + ": column '"
+                                + f.name()
+                                + "' holds nanoseconds (TIMESTAMP(9), e.g. Debezium"
+                                + " NanoTimestamp), which Iceberg stores as timestamp_ns from"
+                                + " format version 3 on; set 'format-version: 3' for the flow, or"
+                                + " declare the column TIMESTAMP(6)");
+            }
         }
     }
 

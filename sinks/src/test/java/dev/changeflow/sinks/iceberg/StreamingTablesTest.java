@@ -169,6 +169,37 @@ class StreamingTablesTest {
     }
 
     @Test
+    void nanosecondTimestampsNeedFormatV3WithAClearError() {
+        RowType nanos = rowType("id", new IntType(false), "ts", new TimestampType(9));
+        TableIdentifier id = TableIdentifier.of("db", "nanos");
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        id,
+                                        nanos,
+                                        List.of("id"),
+                                        StreamingTableOptions.defaults()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "table db.nanos: column 'ts' holds nanoseconds (TIMESTAMP(9), e.g. Debezium"
+                                + " NanoTimestamp), which Iceberg stores as timestamp_ns from format"
+                                + " version 3 on; set 'format-version: 3' for the flow, or declare"
+                                + " the column TIMESTAMP(6)");
+        assertThat(catalog.tableExists(id)).isFalse();
+
+        Table table =
+                StreamingTables.ensureTable(
+                        catalog,
+                        id,
+                        nanos,
+                        List.of("id"),
+                        StreamingTableOptions.builder().formatVersion(3).build());
+        assertThat(formatVersion(table)).isEqualTo(3);
+        assertThat(table.schema().findField("ts").type().toString()).isEqualTo("timestamp_ns");
+    }
+
+    @Test
     void existingMatchingTableIsReturnedUnchanged() {
         Table first =
                 StreamingTables.ensureTable(

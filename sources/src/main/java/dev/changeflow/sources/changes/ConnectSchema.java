@@ -51,6 +51,13 @@ final class ConnectSchema {
     static final String DBZ_MICRO_TIMESTAMP = "io.debezium.time.MicroTimestamp";
     static final String DBZ_NANO_TIMESTAMP = "io.debezium.time.NanoTimestamp";
     static final String DBZ_ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp";
+    static final String DBZ_VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal";
+
+    /**
+     * Scale of the DECIMAL(38, s) a {@code VariableScaleDecimal} (PostgreSQL {@code numeric}
+     * without precision) is inferred as; declare the column to choose another.
+     */
+    static final int VARIABLE_SCALE_DEFAULT = 18;
 
     /** Time units of integer temporal values. */
     static final int UNIT_NONE = 0, UNIT_MILLIS = 1, UNIT_MICROS = 2, UNIT_NANOS = 3;
@@ -187,11 +194,16 @@ final class ConnectSchema {
      * The Flink type of this schema: {@code int8/16/32/64} → TINYINT/SMALLINT/INT/BIGINT, {@code
      * float32/64} → FLOAT/DOUBLE, {@code boolean}, {@code string} → STRING, {@code bytes} → BYTES,
      * {@code struct} → ROW, {@code array} → ARRAY, {@code map} → MAP; semantic names:
-     * Debezium/Connect {@code Date} → DATE, {@code Time}/{@code MicroTime}/{@code NanoTime} →
-     * TIME(3/6/9), {@code Timestamp}/{@code MicroTimestamp}/{@code NanoTimestamp} →
+     * Debezium/Connect {@code Date} → DATE, {@code Time} → TIME(3), {@code MicroTime}/{@code
+     * NanoTime} → BIGINT (µs/ns since midnight: Flink's TIME holds milliseconds only, so TIME(6)
+     * would drop digits), {@code Timestamp}/{@code MicroTimestamp}/{@code NanoTimestamp} →
      * TIMESTAMP(3/6/9), {@code ZonedTimestamp} → TIMESTAMP_LTZ(6), Connect {@code Decimal} →
-     * DECIMAL(p, s) with p from {@code connect.decimal.precision} (default 38); {@code optional} →
-     * nullable.
+     * DECIMAL(p, s) with p from {@code connect.decimal.precision} (default 38), {@code
+     * VariableScaleDecimal} → DECIMAL(38, {@value #VARIABLE_SCALE_DEFAULT}); other semantic types
+     * by their literal type ({@code Json}, {@code Uuid}, {@code Enum}, {@code EnumSet}, {@code
+     * ZonedTime}, {@code Interval} → STRING, {@code MicroDuration} → BIGINT, {@code Bits} → BYTES,
+     * {@code Geometry}/{@code Geography} → ROW&lt;wkb BYTES, srid INT&gt;); {@code optional} →
+     * nullable (semantics.md A5).
      */
     LogicalType toLogicalType() {
         boolean nullable = optional;
@@ -204,9 +216,8 @@ final class ConnectSchema {
                 case CONNECT_TIME:
                     return new TimeType(nullable, 3);
                 case DBZ_MICRO_TIME:
-                    return new TimeType(nullable, 6);
                 case DBZ_NANO_TIME:
-                    return new TimeType(nullable, 9);
+                    return new BigIntType(nullable);
                 case DBZ_TIMESTAMP:
                 case CONNECT_TIMESTAMP:
                     return new TimestampType(nullable, 3);
@@ -216,6 +227,9 @@ final class ConnectSchema {
                     return new TimestampType(nullable, 9);
                 case DBZ_ZONED_TIMESTAMP:
                     return new LocalZonedTimestampType(nullable, 6);
+                case DBZ_VARIABLE_SCALE_DECIMAL:
+                    return new DecimalType(
+                            nullable, DecimalType.MAX_PRECISION, VARIABLE_SCALE_DEFAULT);
                 case DECIMAL:
                     int scale = Math.max(0, decimalScale());
                     int precision = DecimalType.MAX_PRECISION;

@@ -1,10 +1,13 @@
 package dev.changeflow.sources.changes;
 
+import dev.changeflow.operators.AutoCdcSpec;
+
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.table.types.logical.VarCharType;
 
 import javax.annotation.Nullable;
@@ -32,6 +35,9 @@ import java.util.Set;
  * _source_table STRING  source.table
  * _source_file STRING   source.file (MySQL binlog file)
  * _source_pos BIGINT    source.pos (MySQL binlog position)
+ * _unavailable_columns BYTES  not an envelope field: bit i (bit i % 8 of byte i / 8) set = data
+ *                       column i carried the connector's unavailable-value placeholder (TOAST) and
+ *                       is null in the row; null when no column did (A3, A4, A5)
  * </pre>
  *
  * <p>They are usable by SEQUENCE BY and predicates and stored in the target only if COLUMNS lists
@@ -66,6 +72,17 @@ public final class DebeziumMetadata {
      * column, spelled {@code log_position}.
      */
     public static final String LOG_POSITION = "_log_position";
+
+    /**
+     * The bitmask of unavailable data columns ({@link AutoCdcSpec#UNAVAILABLE_COLUMNS}), written by
+     * the decoder, read by the AUTO CDC operator.
+     */
+    public static final String UNAVAILABLE = AutoCdcSpec.UNAVAILABLE_COLUMNS;
+
+    /**
+     * Position of {@link #UNAVAILABLE} relative to the first metadata column (after the envelope).
+     */
+    static final int I_UNAVAILABLE = 11;
 
     /** Positions of each metadata column relative to the first metadata column. */
     static final int I_OP = 0,
@@ -149,6 +166,7 @@ public final class DebeziumMetadata {
         f.add(new RowType.RowField(SOURCE_TABLE, VarCharType.STRING_TYPE));
         f.add(new RowType.RowField(SOURCE_FILE, VarCharType.STRING_TYPE));
         f.add(new RowType.RowField(SOURCE_POS, new BigIntType()));
+        f.add(new RowType.RowField(UNAVAILABLE, new VarBinaryType(VarBinaryType.MAX_LENGTH)));
         FIELDS = Collections.unmodifiableList(f);
         Set<String> names = new LinkedHashSet<>();
         for (RowType.RowField rf : f) {

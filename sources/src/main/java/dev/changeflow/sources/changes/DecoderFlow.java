@@ -53,6 +53,12 @@ public final class DecoderFlow implements Serializable {
     /** Default {@link #maxRecordBytes()}: 8 MiB. */
     public static final int DEFAULT_MAX_RECORD_BYTES = 8 * 1024 * 1024;
 
+    /**
+     * Default {@link #unavailablePlaceholder()}: Debezium's default {@code
+     * unavailable.value.placeholder}.
+     */
+    public static final String DEFAULT_UNAVAILABLE_PLACEHOLDER = "__debezium_unavailable_value";
+
     private final String flowId;
     private final ChangeRecordFormat format;
     private final List<String> sourceNames;
@@ -65,6 +71,7 @@ public final class DecoderFlow implements Serializable {
     private final OnSchemaChange onSchemaChange;
     private final OnInvalidRecord onInvalidRecord;
     private final int maxRecordBytes;
+    private final String unavailablePlaceholder;
 
     private DecoderFlow(Builder b, RowType sourceType, List<String> sequenceBy) {
         this.flowId = b.flowId;
@@ -79,6 +86,7 @@ public final class DecoderFlow implements Serializable {
         this.onSchemaChange = b.onSchemaChange;
         this.onInvalidRecord = b.onInvalidRecord;
         this.maxRecordBytes = b.maxRecordBytes;
+        this.unavailablePlaceholder = b.unavailablePlaceholder;
     }
 
     /**
@@ -190,6 +198,17 @@ public final class DecoderFlow implements Serializable {
         return maxRecordBytes;
     }
 
+    /**
+     * The connector's {@code unavailable.value.placeholder} (Debezium flows; A3, A4, A5): a value
+     * of an {@code after} image equal to it — a string, a base64 string of its UTF-8 bytes for a
+     * BYTES column, or a one-element array of either — is not the column's value but "unchanged,
+     * not sent" (PostgreSQL TOAST); the decoder nulls the column and marks it in {@link
+     * DebeziumMetadata#UNAVAILABLE}.
+     */
+    public String unavailablePlaceholder() {
+        return unavailablePlaceholder;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof DecoderFlow)) {
@@ -206,7 +225,8 @@ public final class DecoderFlow implements Serializable {
                 && appendOnly == f.appendOnly
                 && onSchemaChange == f.onSchemaChange
                 && onInvalidRecord == f.onInvalidRecord
-                && maxRecordBytes == f.maxRecordBytes;
+                && maxRecordBytes == f.maxRecordBytes
+                && unavailablePlaceholder.equals(f.unavailablePlaceholder);
     }
 
     @Override
@@ -257,6 +277,7 @@ public final class DecoderFlow implements Serializable {
         private OnInvalidRecord onInvalidRecord = OnInvalidRecord.QUARANTINE;
         private int maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
         private String connector;
+        private String unavailablePlaceholder = DEFAULT_UNAVAILABLE_PLACEHOLDER;
 
         private Builder(String flowId, ChangeRecordFormat format, RowType dataType) {
             this.flowId = Objects.requireNonNull(flowId, "flowId");
@@ -331,6 +352,12 @@ public final class DecoderFlow implements Serializable {
             return this;
         }
 
+        /** See {@link DecoderFlow#unavailablePlaceholder()}; must not be empty. */
+        public Builder unavailablePlaceholder(String placeholder) {
+            this.unavailablePlaceholder = Objects.requireNonNull(placeholder, "placeholder");
+            return this;
+        }
+
         /**
          * Validates and builds.
          *
@@ -338,12 +365,17 @@ public final class DecoderFlow implements Serializable {
          *     flow id; a data column named like a metadata column; a column type the JSON decoder
          *     cannot produce; KEYS not data columns; KEYS empty without append-only, or KEYS with
          *     append-only; SEQUENCE BY missing from the source columns; a keyed plain-JSON flow
-         *     without SEQUENCE BY; max-record-bytes not positive
+         *     without SEQUENCE BY; max-record-bytes not positive; an empty
+         *     unavailable-value-placeholder
          */
         public DecoderFlow build() {
             String where = "flow '" + flowId + "': ";
             if (flowId.isBlank()) {
                 throw new IllegalArgumentException("flow id must not be blank");
+            }
+            if (unavailablePlaceholder.isEmpty()) {
+                throw new IllegalArgumentException(
+                        where + "unavailable-value-placeholder must not be empty");
             }
             if (maxRecordBytes <= 0) {
                 throw new IllegalArgumentException(

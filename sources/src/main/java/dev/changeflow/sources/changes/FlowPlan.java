@@ -6,7 +6,11 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
 
+import javax.annotation.Nullable;
+
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 
 /**
@@ -35,6 +39,17 @@ final class FlowPlan {
      * Whether a data column's conversion depends on the schema wrapper (decimals, temporal units).
      */
     final boolean needsHints;
+
+    /**
+     * Debezium: the unavailable-value placeholder ({@link DecoderFlow#unavailablePlaceholder()})
+     * and its base64 form (how a BYTES column carries it); null for plain JSON.
+     */
+    @Nullable final String placeholder;
+
+    @Nullable final String placeholderBase64;
+
+    /** Position of {@link DebeziumMetadata#UNAVAILABLE} in the source row, or -1 (plain JSON). */
+    final int unavailableIdx;
 
     /** Per data column, whether the image being converted has it (scratch, per record). */
     final boolean[] present;
@@ -83,6 +98,13 @@ final class FlowPlan {
         for (int i = 0; i < extra.size(); i++) {
             sequenceOnlyMembers[i] = DebeziumMetadata.sourceMember(extra.get(i));
         }
+        this.placeholder = debezium ? flow.unavailablePlaceholder() : null;
+        this.placeholderBase64 =
+                debezium
+                        ? Base64.getEncoder()
+                                .encodeToString(placeholder.getBytes(StandardCharsets.UTF_8))
+                        : null;
+        this.unavailableIdx = debezium ? dataArity + DebeziumMetadata.I_UNAVAILABLE : -1;
     }
 
     private static boolean needsHints(LogicalType t) {

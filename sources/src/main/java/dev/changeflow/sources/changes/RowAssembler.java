@@ -53,6 +53,12 @@ import java.util.List;
  * truncate, which has no key, and Flink SQL decides that after decoding (A2). A truncate is checked
  * for its sequence only.
  *
+ * <p><b>Unavailable values</b> (Debezium, A3/A4): a top-level value of the image equal to the
+ * flow's {@link DecoderFlow#unavailablePlaceholder()} (see there for the forms) is null in the row,
+ * counts as present, is exempt from the NOT NULL check and is marked in {@link
+ * DebeziumMetadata#UNAVAILABLE} (null when no column is); the AUTO CDC operator keeps the stored
+ * value for it.
+ *
  * <p>Each row is a new object (the output may keep it); the image tables and scratch arrays are
  * reused.
  */
@@ -92,7 +98,15 @@ final class RowAssembler {
         conv.unknownFields.clear();
         boolean[] present = plan.present;
         Arrays.fill(present, false);
-        conv.fillRow(plan.data, image, row, present, hint, "", 0);
+        conv.unavailable = null;
+        conv.debezium = plan.debezium;
+        conv.placeholder = plan.placeholder;
+        conv.placeholderBase64 = plan.placeholderBase64;
+        try {
+            conv.fillRow(plan.data, image, row, present, hint, "", 0);
+        } finally {
+            conv.placeholder = null;
+        }
         if (!conv.unknownFields.isEmpty()
                 && plan.flow.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {
             // the flow's own columns may not have needed the wrapper's schema; the new ones may
@@ -122,6 +136,8 @@ final class RowAssembler {
             throws IOException, ValueConverter.InvalidRecord {
         GenericRowData row = new GenericRowData(RowKind.DELETE, plan.arity);
         conv.unknownFields.clear();
+        conv.unavailable = null;
+        conv.debezium = plan.debezium;
         boolean[] present = plan.present;
         Arrays.fill(present, false);
         for (int k : plan.keyIdx) {
@@ -215,6 +231,10 @@ final class RowAssembler {
             boolean keyOnly,
             boolean checkNotNull) {
         record.writeMetadata(row, plan.dataArity);
+        byte[] unavailable = conv.unavailable;
+        if (unavailable != null) {
+            row.setField(plan.unavailableIdx, unavailable);
+        }
         if (!conv.unknownFields.isEmpty()) {
             return policy.unknownMembers(
                     plan,
@@ -290,7 +310,8 @@ final class RowAssembler {
         }
         if (checkNotNull) {
             for (int c : plan.notNullNonKey) {
-                if (row.isNullAt(c)) {
+                if (row.isNullAt(c)
+                        && (unavailable == null || (unavailable[c / 8] & (1 << (c % 8))) == 0)) {
                     return policy.quarantine(
                             plan,
                             QuarantineReason.TYPE_MISMATCH,

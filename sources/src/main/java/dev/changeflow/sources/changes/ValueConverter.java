@@ -4,6 +4,7 @@ import dev.changeflow.operators.quarantine.QuarantineReason;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericArrayData;
@@ -37,22 +38,30 @@ import java.util.List;
  * <ul>
  *   <li>TINYINT/SMALLINT/INT/BIGINT: integer numbers only, range-checked;
  *   <li>FLOAT/DOUBLE: any number, or the strings {@code NaN}, {@code Infinity}, {@code -Infinity};
- *   <li>DECIMAL(p,s): a number or a decimal string; with the schema wrapper, a Connect {@code
- *       Decimal} is a base64 string of the unscaled two's-complement bytes with the schema's {@code
- *       scale}; a value needing more than s fractional digits or p digits is a mismatch (never
+ *   <li>DECIMAL(p,s): a number or a decimal string; a Connect {@code Decimal} is a base64 string of
+ *       the unscaled two's-complement big-endian bytes, with the schema's {@code scale} (schema
+ *       wrapper) or, without the wrapper, the column's s (a string that reads as a decimal number
+ *       is one); a Debezium {@code VariableScaleDecimal} is an object {@code {"scale": n, "value":
+ *       base64}}; a value needing more than s fractional digits or p digits is a mismatch (never
  *       rounded);
  *   <li>BOOLEAN: {@code true}/{@code false};
  *   <li>CHAR/VARCHAR/STRING: strings as they are (blank padding kept); numbers and booleans as
  *       their JSON text; objects and arrays as their raw JSON text;
- *   <li>BINARY/VARBINARY: base64 strings;
+ *   <li>BINARY/VARBINARY: base64 strings; a Debezium {@code Geometry}/{@code Geography} object
+ *       gives its {@code wkb};
  *   <li>DATE: an integer number of days since 1970-01-01 ({@code io.debezium.time.Date}) or an ISO
- *       date;
+ *       date; {@code "infinity"}/{@code "-infinity"} (PostgreSQL) are 9999-12-31 / 0001-01-01;
  *   <li>TIME(p): an integer in the schema's unit ({@code Time} ms, {@code MicroTime} µs, {@code
  *       NanoTime} ns), without schema by precision (p ≤ 3 ms, ≤ 6 µs, else ns), or an ISO time;
+ *       Flink's TIME holds milliseconds, so a value with digits below the millisecond is a mismatch
+ *       (declare BIGINT to keep µs/ns since midnight);
  *   <li>TIMESTAMP(p): an integer since the epoch in the schema's unit ({@code Timestamp} ms, {@code
  *       MicroTimestamp} µs, {@code NanoTimestamp} ns), without schema by precision (p ≤ 3 ms, ≤ 6
  *       µs, else ns, as Debezium's adaptive mode chooses), or an ISO string ({@code T} or blank; an
- *       offset or {@code Z} is converted to UTC); values are read as UTC;
+ *       offset or {@code Z} is converted to UTC); values are read as UTC; PostgreSQL's ±infinity
+ *       (the integer ±{@value #PG_POSITIVE_INFINITY} / {@value #PG_NEGATIVE_INFINITY} Debezium
+ *       sends in every unit, or the string {@code "infinity"}/{@code "-infinity"}) is 9999-12-31
+ *       23:59:59.999999999 (cut to p digits) / 0001-01-01 00:00:00, which sort as they must;
  *   <li>TIMESTAMP_LTZ(p): an ISO instant ({@code ZonedTimestamp}; no offset = UTC) or an integer
  *       since the epoch by precision;
  *   <li>ROW: an object (fields by name), ARRAY: an array, MAP: an object (string keys).
@@ -65,11 +74,44 @@ import java.util.List;
 final class ValueConverter {
     private static final Base64.Decoder BASE64 = Base64.getDecoder();
 
+    /** PostgreSQL JDBC's {@code PGStatement.DATE_POSITIVE_INFINITY}, sent by Debezium for +∞. */
+    static final long PG_POSITIVE_INFINITY = 9223372036825200000L;
+
+    /** PostgreSQL JDBC's {@code PGStatement.DATE_NEGATIVE_INFINITY}, sent by Debezium for -∞. */
+    static final long PG_NEGATIVE_INFINITY = -9223372036832400000L;
+
+    private static final LocalDate MAX_DATE = LocalDate.of(9999, 12, 31);
+    private static final LocalDate MIN_DATE = LocalDate.of(1, 1, 1);
+
+    private static final String SUB_MILLIS =
+            "has digits below the millisecond, which TIME cannot hold (Flink's TIME is"
+                    + " milliseconds): declare BIGINT for µs/ns since midnight";
+
     private final JsonFactory factory;
     private final List<JsonFields> pool = new ArrayList<>();
 
     /** Dotted paths of members no column exists for (schema changes), collected per record. */
     final List<String> unknownFields = new ArrayList<>();
+
+    /**
+     * Set by the caller around a top-level {@link #fillRow} of a Debezium image: the connector's
+     * unavailable-value placeholder and its base64 form; null = no placeholder detection.
+     */
+    @Nullable String placeholder;
+
+    @Nullable String placeholderBase64;
+
+    /**
+     * Bitmask of the top-level columns that carried the placeholder (bit {@code c % 8} of byte
+     * {@code c / 8}); null when none did. Reset by the caller per record.
+     */
+    @Nullable byte[] unavailable;
+
+    /**
+     * Set by the caller per record: the image is Debezium's, so a DECIMAL string that is not a
+     * number may be a Connect {@code Decimal} sent without its schema (padded base64).
+     */
+    boolean debezium;
 
     ValueConverter(JsonFactory factory) {
         this.factory = factory;
@@ -105,12 +147,48 @@ final class ValueConverter {
                 continue;
             }
             int c = ci;
+            if (placeholder != null && depth == 0 && isPlaceholder(shape.columns[c], f, i)) {
+                // A3/A4: not the value but "unchanged, not sent" (TOAST): null, marked
+                if (unavailable == null) {
+                    unavailable = new byte[(shape.arity() + 7) / 8];
+                }
+                unavailable[c / 8] |= (byte) (1 << (c % 8));
+                if (present != null) {
+                    present[c] = true;
+                }
+                continue;
+            }
             ConnectSchema hint = hintStruct == null ? null : hintStruct.field(name);
             row.setField(c, convert(shape.columns[c], f, i, hint, path, depth));
             if (present != null) {
                 present[c] = true;
             }
         }
+    }
+
+    /**
+     * Whether member {@code i} is the unavailable-value placeholder: the string itself, its base64
+     * form (binary columns), or a one-element array of either (array columns).
+     */
+    private boolean isPlaceholder(RowShape.Column c, JsonFields f, int i) throws IOException {
+        byte k = f.kinds[i];
+        if (k == JsonFields.STRING) {
+            String t = f.texts[i];
+            return t.equals(placeholder) || t.equals(placeholderBase64);
+        }
+        if (k != JsonFields.ARRAY
+                || c.code != RowShape.Column.ARRAY
+                || f.ends[i] - f.starts[i] > placeholderBase64.length() + 16) {
+            return false;
+        }
+        JsonFields inner = fields(1);
+        inner.clear(f.buf);
+        try (JsonParser p = parserFor(f, i)) {
+            inner.readArray(p, f.starts[i]);
+        }
+        return inner.size == 1
+                && inner.kinds[0] == JsonFields.STRING
+                && (inner.texts[0].equals(placeholder) || inner.texts[0].equals(placeholderBase64));
     }
 
     Object convert(
@@ -151,11 +229,12 @@ final class ValueConverter {
             case RowShape.Column.STRING:
                 return StringData.fromString(text(f, i));
             case RowShape.Column.BYTES:
-                if (k != JsonFields.STRING) {
+                String base64 = k == JsonFields.OBJECT ? member(f, i, "wkb") : null;
+                if (k != JsonFields.STRING && base64 == null) {
                     throw mismatch(c, f, i, path, "expected a base64 string");
                 }
                 try {
-                    return BASE64.decode(f.texts[i]);
+                    return BASE64.decode(base64 != null ? base64 : f.texts[i]);
                 } catch (IllegalArgumentException e) {
                     throw mismatch(c, f, i, path, "not base64: " + e.getMessage());
                 }
@@ -228,9 +307,56 @@ final class ValueConverter {
         }
     }
 
-    private static DecimalData decimal(
+    /** The string member {@code name} of the object at {@code i}, or null. */
+    @Nullable
+    private String member(JsonFields f, int i, String name) throws IOException {
+        try (JsonParser p = parserFor(f, i)) {
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String n = p.currentName();
+                JsonToken t = p.nextToken();
+                if (name.equals(n) && t == JsonToken.VALUE_STRING) {
+                    return p.getText();
+                }
+                p.skipChildren();
+            }
+        }
+        return null;
+    }
+
+    /** A Debezium {@code VariableScaleDecimal}: {@code {"scale": n, "value": base64}}. */
+    private BigDecimal variableScale(RowShape.Column c, JsonFields f, int i, String path)
+            throws InvalidRecord, IOException {
+        Integer scale = null;
+        String value = null;
+        try (JsonParser p = parserFor(f, i)) {
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String n = p.currentName();
+                JsonToken t = p.nextToken();
+                if ("scale".equals(n) && t == JsonToken.VALUE_NUMBER_INT) {
+                    long s = p.getLongValue();
+                    scale = s < Integer.MIN_VALUE || s > Integer.MAX_VALUE ? null : (int) s;
+                } else if ("value".equals(n) && t == JsonToken.VALUE_STRING) {
+                    value = p.getText();
+                } else {
+                    p.skipChildren();
+                }
+            }
+        } catch (IOException e) {
+            throw mismatch(c, f, i, path, "not a VariableScaleDecimal {scale, value}");
+        }
+        if (scale == null || value == null) {
+            throw mismatch(c, f, i, path, "not a VariableScaleDecimal {scale, value}");
+        }
+        try {
+            return new BigDecimal(new BigInteger(BASE64.decode(value)), scale);
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw mismatch(c, f, i, path, "not a base64 VariableScaleDecimal value");
+        }
+    }
+
+    private DecimalData decimal(
             RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path)
-            throws InvalidRecord {
+            throws InvalidRecord, IOException {
         BigDecimal bd;
         switch (f.kinds[i]) {
             case JsonFields.INT:
@@ -252,12 +378,29 @@ final class ValueConverter {
                     try {
                         bd = new BigDecimal(f.texts[i].trim());
                     } catch (NumberFormatException e) {
-                        throw mismatch(c, f, i, path, "not a decimal number");
+                        if (!debezium || f.texts[i].length() % 4 != 0) {
+                            throw mismatch(c, f, i, path, "not a decimal number");
+                        }
+                        // a Connect Decimal without its schema: unscaled bytes, the column's scale
+                        try {
+                            bd = new BigDecimal(new BigInteger(BASE64.decode(f.texts[i])), c.scale);
+                        } catch (IllegalArgumentException | ArithmeticException e2) {
+                            throw mismatch(
+                                    c, f, i, path, "neither a decimal number nor a base64 Decimal");
+                        }
                     }
                 }
                 break;
+            case JsonFields.OBJECT:
+                bd = variableScale(c, f, i, path);
+                break;
             default:
-                throw mismatch(c, f, i, path, "expected a number or a decimal string");
+                throw mismatch(
+                        c,
+                        f,
+                        i,
+                        path,
+                        "expected a number, a decimal string or a VariableScaleDecimal object");
         }
         if (bd.scale() != c.scale) {
             try {
@@ -301,8 +444,15 @@ final class ValueConverter {
             return (int) v;
         }
         if (f.kinds[i] == JsonFields.STRING) {
+            String s = f.texts[i];
+            if (s.equals("infinity") || s.equals("+infinity")) {
+                return (int) MAX_DATE.toEpochDay();
+            }
+            if (s.equals("-infinity")) {
+                return (int) MIN_DATE.toEpochDay();
+            }
             try {
-                return (int) LocalDate.parse(f.texts[i]).toEpochDay();
+                return (int) LocalDate.parse(s).toEpochDay();
             } catch (DateTimeParseException e) {
                 throw mismatch(c, f, i, path, "not an ISO date");
             }
@@ -331,17 +481,28 @@ final class ValueConverter {
                     millis = v;
                     break;
                 case ConnectSchema.UNIT_MICROS:
-                    millis = Math.floorDiv(v, 1_000L);
+                    if (v % 1_000L != 0) {
+                        throw mismatch(c, f, i, path, SUB_MILLIS);
+                    }
+                    millis = v / 1_000L;
                     break;
                 default:
-                    millis = Math.floorDiv(v, 1_000_000L);
+                    if (v % 1_000_000L != 0) {
+                        throw mismatch(c, f, i, path, SUB_MILLIS);
+                    }
+                    millis = v / 1_000_000L;
             }
         } else if (f.kinds[i] == JsonFields.STRING) {
+            long nanos;
             try {
-                millis = LocalTime.parse(f.texts[i]).toNanoOfDay() / 1_000_000L;
+                nanos = LocalTime.parse(f.texts[i]).toNanoOfDay();
             } catch (DateTimeParseException e) {
                 throw mismatch(c, f, i, path, "not an ISO time");
             }
+            if (nanos % 1_000_000L != 0) {
+                throw mismatch(c, f, i, path, SUB_MILLIS);
+            }
+            millis = nanos / 1_000_000L;
         } else {
             throw mismatch(c, f, i, path, "expected an integer time of day or an ISO time");
         }
@@ -361,6 +522,9 @@ final class ValueConverter {
             throws InvalidRecord {
         if (f.kinds[i] == JsonFields.INT) {
             long v = f.longs[i];
+            if (v == PG_POSITIVE_INFINITY || v == PG_NEGATIVE_INFINITY) {
+                return infinity(c, v > 0);
+            }
             switch (unit(c, hint)) {
                 case ConnectSchema.UNIT_MILLIS:
                     return TimestampData.fromEpochMillis(v);
@@ -377,6 +541,9 @@ final class ValueConverter {
                     c, f, i, path, "expected an integer since the epoch or an ISO timestamp");
         }
         String s = f.texts[i].trim();
+        if (s.equals("infinity") || s.equals("+infinity") || s.equals("-infinity")) {
+            return infinity(c, s.charAt(0) != '-');
+        }
         try {
             if (s.length() == 10) {
                 return TimestampData.fromLocalDateTime(LocalDate.parse(s).atStartOfDay());
@@ -398,6 +565,27 @@ final class ValueConverter {
         } catch (DateTimeParseException e) {
             throw mismatch(c, f, i, path, "not an ISO timestamp");
         }
+    }
+
+    /**
+     * PostgreSQL's ±infinity as the largest / smallest timestamp of the column's precision:
+     * 9999-12-31 23:59:59.999999999 cut to p fractional digits, or 0001-01-01 00:00:00 (UTC).
+     */
+    private static TimestampData infinity(RowShape.Column c, boolean positive) {
+        if (!positive) {
+            return TimestampData.fromLocalDateTime(MIN_DATE.atStartOfDay());
+        }
+        int unit = pow10(9 - Math.max(0, Math.min(9, c.precision)));
+        int nanos = 999_999_999 - 999_999_999 % unit;
+        return TimestampData.fromLocalDateTime(MAX_DATE.atTime(23, 59, 59, nanos));
+    }
+
+    private static int pow10(int e) {
+        int r = 1;
+        for (int j = 0; j < e; j++) {
+            r *= 10;
+        }
+        return r;
     }
 
     private static boolean hasOffset(String s) {

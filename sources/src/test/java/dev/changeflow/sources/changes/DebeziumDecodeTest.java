@@ -89,7 +89,10 @@ class DebeziumDecodeTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** The expected source row: data values then the 11 metadata columns for op and lsn. */
+    /**
+     * The expected source row: data values then the 12 metadata columns for op and lsn (the last,
+     * {@code _unavailable_columns}, null).
+     */
     static GenericRowData row(
             RowKind kind,
             Object aid,
@@ -98,7 +101,7 @@ class DebeziumDecodeTest {
             String filler,
             String op,
             Long lsn) {
-        GenericRowData r = new GenericRowData(kind, 15);
+        GenericRowData r = new GenericRowData(kind, 16);
         r.setField(0, aid);
         r.setField(1, bid);
         r.setField(2, abalance);
@@ -280,7 +283,7 @@ class DebeziumDecodeTest {
                                 + ",'topic':'pg.public.pgbench_history'}");
         decode(d, c, 1);
         decode(d, u, 2);
-        GenericRowData expected = new GenericRowData(RowKind.INSERT, 17);
+        GenericRowData expected = new GenericRowData(RowKind.INSERT, 18);
         expected.setField(0, 4);
         expected.setField(1, 1);
         expected.setField(2, 71926);

@@ -27,7 +27,8 @@ class DebeziumMetadataTest {
                         "_source_schema STRING",
                         "_source_table STRING",
                         "_source_file STRING",
-                        "_source_pos BIGINT");
+                        "_source_pos BIGINT",
+                        "_unavailable_columns BYTES");
         assertThat(DebeziumMetadata.FIELDS).allMatch(f -> f.getType().isNullable());
         assertThat(DebeziumMetadata.NAMES)
                 .containsExactlyElementsOf(

@@ -82,7 +82,8 @@ class TypeConversionTest {
                 Arguments.of(
                         "DATE", "\"2024-02-29\"", (int) LocalDate.of(2024, 2, 29).toEpochDay()),
                 Arguments.of("TIME(3)", "3723004", 3723004),
-                Arguments.of("TIME(6)", "3723004005", 3723004),
+                Arguments.of("TIME(6)", "3723004000", 3723004),
+                Arguments.of("TIME(6)", "\"01:02:03.004\"", 3723004),
                 Arguments.of("TIME(0)", "\"01:02:03\"", 3723000),
                 Arguments.of(
                         "TIMESTAMP(3)",
@@ -180,6 +181,18 @@ class TypeConversionTest {
                         "DATE",
                         "\"2024-13-01\"",
                         "column 'v' DATE: string \"2024-13-01\" not an ISO date"),
+                Arguments.of(
+                        "TIME(6)",
+                        "3723004005",
+                        "column 'v' TIME(6): integer 3723004005 has digits below the millisecond,"
+                                + " which TIME cannot hold (Flink's TIME is milliseconds): declare"
+                                + " BIGINT for µs/ns since midnight"),
+                Arguments.of(
+                        "TIME(6)",
+                        "\"01:02:03.004005\"",
+                        "column 'v' TIME(6): string \"01:02:03.004005\" has digits below the"
+                                + " millisecond, which TIME cannot hold (Flink's TIME is"
+                                + " milliseconds): declare BIGINT for µs/ns since midnight"),
                 Arguments.of(
                         "TIME(3)",
                         "86400000",
