@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.gold;
 
+import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTables;
@@ -10,8 +11,6 @@ import dev.changeflow.sources.cdf.stream.ChangeFeedStart;
 
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
@@ -26,17 +25,14 @@ import javax.annotation.Nullable;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
  * Runs a Silver→Gold job: locally on a MiniCluster up to the Silver version that is the latest at
@@ -168,26 +164,10 @@ public final class GoldRunner {
             o.out.printf(
                     "Reading the change feed of %s %s up to version %d%n",
                     spec.source(), from, summary.silverVersion);
-            Path ckRoot =
-                    o.warehouse
-                            .resolve(".changeflow")
-                            .resolve("checkpoints")
-                            .resolve(spec.name())
-                            .toAbsolutePath();
-            deleteRecursively(ckRoot);
-            Configuration conf = new Configuration();
-            conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
-            conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-            conf.set(
-                    CheckpointingOptions.CHECKPOINTS_DIRECTORY,
-                    ckRoot.resolve("checkpoints").toUri().toString());
-            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, o.checkpointInterval);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
-            conf.set(
-                    RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
-                    Duration.ofMillis(500));
-            conf.setString("taskmanager.memory.managed.fraction", "0.2");
+            Path ckRoot = LocalRunner.checkpointRoot(o.warehouse, null, spec.name());
+            LocalRunner.deleteRecursively(ckRoot);
+            Configuration conf =
+                    LocalRunner.configuration(ckRoot.resolve("checkpoints"), o.checkpointInterval);
             StreamExecutionEnvironment env =
                     StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(o.parallelism);
@@ -398,17 +378,6 @@ public final class GoldRunner {
                 ((Closeable) cat).close();
             } catch (IOException ignored) {
                 // nothing to do
-            }
-        }
-    }
-
-    private static void deleteRecursively(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(root)) {
-            for (Path p : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
-                Files.delete(p);
             }
         }
     }

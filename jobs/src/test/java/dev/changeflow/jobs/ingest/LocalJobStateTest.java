@@ -109,7 +109,7 @@ class LocalJobStateTest {
         String jobA = "0123456789abcdef0123456789abcdef";
         String jobB = "fedcba9876543210fedcba9876543210";
         Path ck = tmp.resolve("ck");
-        Path done = ck.resolve(LocalIngest.FILES_DONE);
+        Path done = ck.resolve(LocalCheckpoints.FILES_DONE);
         // job B resumed from A's checkpoint 2 and counted on: both have a checkpoint 3, with
         // different lists
         Path a3 = ck.resolve("checkpoints").resolve(jobA).resolve("chk-3");

@@ -1,0 +1,148 @@
+package dev.changeflow.jobs.ingest;
+
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * Files in a local run: each file read once, identified by its path (see the README). A run reads
+ * the files under the inputs that no earlier run read completely (the lists in {@link
+ * LocalCheckpoints#filesDone}), and ends when the job has read them all.
+ */
+final class LocalFileInput implements LocalInput {
+    private final List<Path> inputs;
+    private Path filesDone;
+    private List<String> files;
+    private List<String> fresh;
+    private Map<String, String> seen;
+    private Map<String, String> fingerprints;
+
+    LocalFileInput(List<Path> inputs) {
+        this.inputs = inputs;
+    }
+
+    @Override
+    public boolean prepare(
+            LocalCheckpoints checkpoints,
+            Optional<Path> restore,
+            LocalJobState state,
+            PrintStream out)
+            throws IOException {
+        filesDone = checkpoints.filesDone();
+        Set<String> done = new LinkedHashSet<>();
+        if (restore.isPresent()) {
+            done.addAll(
+                    FileProgressFunction.doneAt(
+                            filesDone,
+                            restore.get(),
+                            LocalCheckpoints.checkpointId(restore.get())));
+        }
+        files = listFiles(inputs);
+        seen = state.seenFiles();
+        fingerprints = LocalJobState.fingerprints(files);
+        LocalJobState.warnChanged(seen, fingerprints, out);
+        fresh = files.stream().filter(f -> !done.contains(f)).collect(Collectors.toList());
+        if (fresh.isEmpty()) {
+            if (restore.isPresent() && !state.committed(restore.get())) {
+                // the files were read, but the run that read them was stopped before it
+                // finished: the state may hold Iceberg files that were never committed;
+                // restoring it commits them
+                out.println(
+                        "No new input file, but the last run was stopped before it finished: resuming its state"
+                                + " to commit what it had read.");
+                return true;
+            }
+            out.println(
+                    files.isEmpty()
+                            ? "Nothing to ingest: no input files under " + inputs + "."
+                            : "Nothing new to ingest: all "
+                                    + files.size()
+                                    + " input file(s) were read by an earlier run.");
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    public String describe() {
+        return fresh.size() + " file(s)";
+    }
+
+    @Override
+    public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog) {
+        IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), filesDone);
+    }
+
+    @Override
+    public boolean done() {
+        return LocalMetrics.sum(FileProgressFunction.METRIC) >= fresh.size();
+    }
+
+    @Override
+    public String progress() {
+        return "files " + LocalMetrics.sum(FileProgressFunction.METRIC) + "/" + fresh.size();
+    }
+
+    @Override
+    public void nothingToDo(LocalJobState state) throws IOException {
+        state.saveSeenFiles(seen);
+    }
+
+    @Override
+    public void finished(Path savepoint, LocalJobState state) throws IOException {
+        for (String f :
+                FileProgressFunction.doneAt(
+                        filesDone, savepoint, LocalCheckpoints.checkpointId(savepoint))) {
+            if (fingerprints.containsKey(f) && !seen.containsKey(f) || fresh.contains(f)) {
+                seen.put(f, fingerprints.get(f));
+            }
+        }
+        seen.values().removeIf(Objects::isNull);
+        state.saveSeenFiles(seen);
+    }
+
+    /** Regular, visible files under the inputs (as Flink's FileSource enumerates them). */
+    static List<String> listFiles(List<Path> inputs) throws IOException {
+        List<String> files = new ArrayList<>();
+        for (Path in : inputs) {
+            if (Files.isRegularFile(in)) {
+                files.add(in.toAbsolutePath().normalize().toString());
+            } else if (Files.isDirectory(in)) {
+                try (Stream<Path> s = Files.walk(in)) {
+                    s.filter(Files::isRegularFile)
+                            .filter(p -> !hidden(in, p))
+                            .forEach(p -> files.add(p.toAbsolutePath().normalize().toString()));
+                }
+            } else {
+                throw new IllegalArgumentException("input not found: " + in);
+            }
+        }
+        files.sort(null);
+        return files;
+    }
+
+    private static boolean hidden(Path root, Path p) {
+        for (Path part : root.relativize(p)) {
+            String n = part.toString();
+            if (n.startsWith(".") || n.startsWith("_")) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

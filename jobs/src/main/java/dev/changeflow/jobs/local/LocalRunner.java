@@ -1,0 +1,253 @@
+package dev.changeflow.jobs.local;
+
+import dev.changeflow.sources.changes.ChangeRecordException;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.checkpoint.CheckpointException;
+import org.apache.flink.runtime.checkpoint.CheckpointFailureReason;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * What the local runs of changeflow (ingest and Gold, each on an embedded MiniCluster) share: where
+ * a job's checkpoints go, the Flink configuration of a local job (RocksDB, incremental checkpoints,
+ * a few quick restarts), submitting a job and cancelling it when the launcher fails, stopping it
+ * with a savepoint, and deleting a checkpoint folder.
+ */
+@Internal
+public final class LocalRunner {
+    /** Restarts of a local job after a task failure before the run fails. */
+    static final int RESTART_ATTEMPTS = 3;
+
+    /** Pause between two restarts of a local job. */
+    static final Duration RESTART_DELAY = Duration.ofMillis(500);
+
+    private LocalRunner() {}
+
+    /** What the launcher does while a submitted job runs (e.g. wait for it, or stop it). */
+    @FunctionalInterface
+    public interface Watch {
+        /**
+         * Returns when the launcher is done with the job.
+         *
+         * @throws Exception the job's failure, or the launcher's; the job is then cancelled
+         */
+        void watch(JobClient job) throws Exception;
+    }
+
+    /**
+     * The folder of a local job's checkpoints and savepoints: {@code <root>/<job>}, where root
+     * defaults to {@code <warehouse>/.changeflow/checkpoints}.
+     *
+     * @param root null for the default under the warehouse
+     * @return an absolute path (the folder may not exist)
+     */
+    public static Path checkpointRoot(Path warehouse, @Nullable Path root, String job) {
+        Path base = root != null ? root : warehouse.resolve(".changeflow").resolve("checkpoints");
+        return base.resolve(job).toAbsolutePath();
+    }
+
+    /**
+     * Flink configuration of a local job: RocksDB with incremental checkpoints every {@code
+     * checkpointInterval} into {@code checkpointsDir}, {@value #RESTART_ATTEMPTS} fixed-delay
+     * restarts 500 ms apart, a fifth of TaskManager memory managed (RocksDB).
+     */
+    public static Configuration configuration(Path checkpointsDir, Duration checkpointInterval) {
+        Configuration conf = new Configuration();
+        conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpointsDir.toUri().toString());
+        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, checkpointInterval);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, RESTART_ATTEMPTS);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, RESTART_DELAY);
+        conf.setString("taskmanager.memory.managed.fraction", "0.2");
+        return conf;
+    }
+
+    /**
+     * Submits the job of {@code env} and calls {@code watch} with it; when {@code watch} throws,
+     * cancels the job (waiting up to a minute) before rethrowing.
+     *
+     * @throws Exception what {@code watch} or the submission throws
+     */
+    public static void execute(StreamExecutionEnvironment env, String jobName, Watch watch)
+            throws Exception {
+        JobClient job = env.executeAsync(jobName);
+        try {
+            watch.watch(job);
+        } catch (Exception | Error e) {
+            cancelQuietly(job, e);
+            throw e;
+        }
+    }
+
+    /**
+     * Stops the job with a canonical savepoint under {@code dir}; retries while some tasks are
+     * still starting (a small input can be read before every task of the job runs, and Flink then
+     * declines the savepoint) or the job is restarting (waiting up to 2 minutes per attempt for it
+     * to run again, 600 attempts at most).
+     *
+     * @return the savepoint's path, as Flink gives it (a URI)
+     * @throws Exception the job's failure cause when it fails meanwhile; {@link
+     *     IllegalStateException} when it finished instead; Flink's refusal when it keeps declining
+     */
+    public static String stopWithSavepoint(JobClient job, Path dir) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            CompletableFuture<String> savepoint =
+                    job.stopWithSavepoint(
+                            false, dir.toUri().toString(), SavepointFormatType.CANONICAL);
+            try {
+                while (true) {
+                    try {
+                        return savepoint.get(1, TimeUnit.SECONDS);
+                    } catch (TimeoutException pending) {
+                        throwIfFailed(job);
+                    }
+                }
+            } catch (ExecutionException e) {
+                // declined: tasks still starting, or the job is failing over / failed
+                if (attempt >= 600) {
+                    throw e;
+                }
+                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+                while (true) {
+                    if (throwIfFailed(job)) {
+                        throw new IllegalStateException(
+                                "the job finished while it was being stopped", e);
+                    }
+                    try {
+                        if (job.getJobStatus().get(10, TimeUnit.SECONDS) == JobStatus.RUNNING) {
+                            break;
+                        }
+                    } catch (ExecutionException | IllegalStateException gone) {
+                        // the MiniCluster is shutting down: the result future tells why
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                    Thread.sleep(100);
+                }
+                if (!tasksNotReady(e)) {
+                    Thread.sleep(500); // a restarted job: give its tasks a moment to start
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    /**
+     * Throws the job's failure cause when the job has failed or was cancelled; returns true when it
+     * finished, false while it runs. (Uses the result future: a local MiniCluster shuts down as
+     * soon as its job ends, after which status queries fail.)
+     *
+     * @throws Exception the innermost cause of the failure, or the outermost {@link
+     *     ChangeRecordException} in the chain (it names the record)
+     */
+    public static boolean throwIfFailed(JobClient job) throws Exception {
+        CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
+        if (!result.isDone()) {
+            return false;
+        }
+        try {
+            result.get();
+            return true;
+        } catch (ExecutionException e) {
+            Throwable cause = e;
+            while (cause.getCause() != null
+                    && cause.getCause() != cause
+                    && !(cause instanceof ChangeRecordException)) {
+                cause = cause.getCause();
+            }
+            if (cause instanceof Exception) {
+                throw (Exception) cause;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Cancels the job unless it ended, waiting up to a minute; a failure to cancel is added to
+     * {@code reason} as suppressed.
+     */
+    public static void cancelQuietly(JobClient job, Throwable reason) {
+        try {
+            if (!job.getJobExecutionResult().isDone()) {
+                job.cancel().get(1, TimeUnit.MINUTES);
+            }
+        } catch (Exception e) {
+            reason.addSuppressed(e);
+        }
+    }
+
+    private static boolean tasksNotReady(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof CheckpointException
+                    && ((CheckpointException) t).getCheckpointFailureReason()
+                            == CheckpointFailureReason.NOT_ALL_REQUIRED_TASKS_RUNNING) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Deletes a folder tree, if it exists; files that vanish meanwhile (Flink's asynchronous
+     * checkpoint clean-up of a job that just finished) are fine.
+     *
+     * @throws IOException when a file cannot be deleted, or the tree keeps changing (21 attempts,
+     *     50 ms apart)
+     */
+    public static void deleteRecursively(Path p) throws IOException {
+        for (int attempt = 0; ; attempt++) {
+            if (!Files.exists(p)) {
+                return;
+            }
+            try (Stream<Path> s = Files.walk(p)) {
+                for (Path x : s.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
+                    Files.deleteIfExists(x);
+                }
+                return;
+            } catch (NoSuchFileException | DirectoryNotEmptyException | UncheckedIOException e) {
+                if (attempt >= 20) {
+                    throw e instanceof UncheckedIOException
+                            ? ((UncheckedIOException) e).getCause()
+                            : (IOException) e;
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while deleting " + p, ie);
+                }
+            }
+        }
+    }
+}
