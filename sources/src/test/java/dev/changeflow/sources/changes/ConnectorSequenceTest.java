@@ -134,7 +134,8 @@ class ConnectorSequenceTest {
             assertThat(f.sequenceBy()).containsExactly("_log_position");
             assertThat(f.sequenceOnlyColumns()).containsExactly("_log_position");
             assertThat(f.sourceType().getFieldNames())
-                    .endsWith("_source_file", "_source_pos", "_log_position");
+                    .endsWith(
+                            "_source_file", "_source_pos", "_unavailable_columns", "_log_position");
             assertThat(f.metadataColumns()).contains("_op", "_log_position");
         }
     }
