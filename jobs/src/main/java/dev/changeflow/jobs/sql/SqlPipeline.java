@@ -65,7 +65,8 @@ import java.util.TreeSet;
  * (warning). The job's name defaults to the file name without {@code .sql}; the record format is
  * the {@code format =>} of the {@code read_files} calls, which must agree. Every {@code read_files}
  * path is an input of the one job (records are routed to flows by their table name, as with {@code
- * ingest}); a relative path is resolved against the file's folder.
+ * ingest}); a relative path is resolved against the file's folder. Rules: docs/semantics.md S1
+ * (statements, errors), S2 (read_files), A1 (the flow definition).
  */
 @PublicEvolving
 public final class SqlPipeline {
@@ -241,17 +242,21 @@ public final class SqlPipeline {
                                     + other.position()
                                     + "; a table is written by one flow");
                 }
-                if (f.name() != null) {
-                    other = byName.putIfAbsent(key(f.name()), f);
-                    if (other != null) {
-                        throw new SqlException(
-                                Code.DUPLICATE_FLOW,
-                                f.position(),
-                                "flow " + f.name() + " is already defined at " + other.position());
-                    }
-                }
                 ReadFiles source = sources.get(i);
-                cfg.flows.add(flow(f, target, source));
+                FlowConfig flow = flow(f, target, source);
+                // a flow without a name is named after its target (FlowConfig.flowName)
+                other = byName.putIfAbsent(key(flow.flowName()), f);
+                if (other != null) {
+                    throw new SqlException(
+                            Code.DUPLICATE_FLOW,
+                            f.position(),
+                            "flow "
+                                    + flow.flowName()
+                                    + " is already defined at "
+                                    + other.position()
+                                    + " (a flow without a name is named after its table)");
+                }
+                cfg.flows.add(flow);
                 Path path = path(source);
                 if (inputs.stream().noneMatch(in -> in.path().equals(path))) {
                     inputs.add(new Input(path, source.position()));

@@ -225,7 +225,15 @@ class SqlPipelineTest {
                         + "CREATE FLOW f AS AUTO CDC INTO a FROM read_files('x') KEYS (id);\n"
                         + "CREATE FLOW f AS AUTO CDC INTO b FROM read_files('x') KEYS (id)",
                 SqlException.Code.DUPLICATE_FLOW,
-                "p.sql:3:1: DUPLICATE_FLOW: flow f is already defined at p.sql:2:1");
+                "p.sql:3:1: DUPLICATE_FLOW: flow f is already defined at p.sql:2:1 (a flow without"
+                        + " a name is named after its table)");
+        fails(
+                "CREATE STREAMING TABLE a FLOW AUTO CDC FROM read_files('x') KEYS (id);\n"
+                        + "CREATE STREAMING TABLE b;\n"
+                        + "CREATE FLOW a AS AUTO CDC INTO b FROM read_files('x') KEYS (id)",
+                SqlException.Code.DUPLICATE_FLOW,
+                "p.sql:3:1: DUPLICATE_FLOW: flow a is already defined at p.sql:1:1 (a flow without"
+                        + " a name is named after its table)");
     }
 
     @Test
