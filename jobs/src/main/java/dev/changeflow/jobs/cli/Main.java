@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
  * <pre>
  * changeflow demo                      generate TPC-B-like Debezium events, ingest them, check the result
  * changeflow ingest --flows F INPUT... apply Debezium / JSON change files to Iceberg streaming tables
+ * changeflow run FILE.sql              the same from streaming-table statements (CREATE STREAMING TABLE ...)
  * changeflow gold --source T ...     keep Gold tables current from a Silver table's change feed
  * changeflow show TABLE                print a table's rows or count (optionally as of a version)
  * changeflow sql -e STATEMENT          run Flink SQL; table_changes('db.t', 5, 10) reads a change feed
@@ -30,6 +31,7 @@ import picocli.CommandLine.Command;
                 "AUTO CDC streaming tables and change data feeds for Apache Iceberg, on Apache Flink.",
         subcommands = {
             IngestCommand.class,
+            RunCommand.class,
             GoldCommand.class,
             DemoCommand.class,
             ShowCommand.class,

@@ -1,0 +1,150 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.jobs.sql.SqlException;
+import dev.changeflow.jobs.sql.SqlPipeline;
+import dev.changeflow.operators.ScdType;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code changeflow run FILE.sql}: runs a pipeline file of streaming-table statements ({@link
+ * SqlPipeline}: {@code CREATE OR REFRESH STREAMING TABLE}, {@code CREATE FLOW ... AS AUTO CDC},
+ * {@code APPLY CHANGES INTO}, temporary views over {@code read_files}, {@code SET}, {@code USE})
+ * exactly as {@code ingest} runs a flows file: one local job over every {@code read_files} path,
+ * planned by {@link IngestPlanner#plan} and run by {@link LocalIngest#run} — a bounded refresh that
+ * resumes from the saved state and reads only new files (docs/semantics.md S1, S2). {@code
+ * --dry-run} parses, compiles and plans (which may read a sample of the inputs to infer undeclared
+ * columns) and prints the plan without writing a table or state.
+ *
+ * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
+ * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
+ * {@code SOURCE_NOT_FOUND}.
+ */
+@Command(
+        name = "run",
+        mixinStandardHelpOptions = true,
+        description =
+                "Run a pipeline of streaming-table statements (CREATE STREAMING TABLE ... AUTO CDC) from a .sql file.")
+public final class RunCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "FILE.sql", description = "The pipeline file.")
+    Path file;
+
+    @Option(
+            names = "--warehouse",
+            paramLabel = "DIR",
+            defaultValue = "warehouse",
+            description =
+                    "Local Iceberg warehouse folder (Hadoop catalog) and checkpoint root. Default: ${DEFAULT-VALUE}.")
+    Path warehouse;
+
+    @Option(
+            names = "--from-scratch",
+            description = "Drop the target tables and the saved state first.")
+    boolean fromScratch;
+
+    @Option(
+            names = "--dry-run",
+            description = "Parse, validate and print the plan; read no change and write nothing.")
+    boolean dryRun;
+
+    /** Where the plan and the run's progress go (a test may replace it). */
+    PrintStream out = System.out;
+
+    @Override
+    public Integer call() throws Exception {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException("pipeline file not found: " + file);
+        }
+        SqlPipeline pipeline = SqlPipeline.read(file);
+        for (String w : pipeline.warnings()) {
+            out.println("warning: " + w);
+        }
+        for (SqlPipeline.Input in : pipeline.inputs()) {
+            if (!Files.exists(in.path())) {
+                throw new SqlException(
+                        SqlException.Code.SOURCE_NOT_FOUND,
+                        in.position(),
+                        "read_files path "
+                                + in.path()
+                                + " does not exist (a relative path is resolved against the folder"
+                                + " of the pipeline file)");
+            }
+        }
+        List<Path> inputs = pipeline.inputPaths();
+        IngestPlan plan = IngestPlanner.plan(pipeline.config(), inputs);
+        if (dryRun) {
+            printPlan(plan, inputs);
+            return 0;
+        }
+        LocalIngest.Options o = new LocalIngest.Options();
+        o.warehouse = warehouse;
+        o.fromScratch = fromScratch;
+        o.out = out;
+        LocalIngest.run(plan, inputs, o);
+        return 0;
+    }
+
+    /** The plan as {@code --dry-run} prints it: one line per flow, then the inputs. */
+    void printPlan(IngestPlan plan, List<Path> inputs) {
+        IngestConfig cfg = plan.config;
+        out.println(
+                "Pipeline "
+                        + cfg.name
+                        + " ("
+                        + file
+                        + "): "
+                        + plan.flows.size()
+                        + (plan.flows.size() == 1 ? " flow" : " flows")
+                        + ", format "
+                        + cfg.format
+                        + ", checkpoint interval "
+                        + cfg.checkpointInterval.toMillis()
+                        + " ms, quarantine "
+                        + plan.quarantineNamespace
+                        + ".changeflow_quarantine");
+        for (IngestPlan.Flow f : plan.flows) {
+            FlowConfig c = f.config;
+            StringBuilder line = new StringBuilder("  ").append(f.target);
+            line.append(" <- table ").append(c.table);
+            if (c.appendOnly) {
+                line.append(": append-only");
+            } else {
+                line.append(": AUTO CDC KEYS (").append(String.join(", ", c.keys)).append(")");
+                line.append(" SEQUENCE BY ")
+                        .append(
+                                c.sequenceBy.isEmpty()
+                                        ? "source.lsn (Debezium default)"
+                                        : String.join(", ", c.sequenceBy));
+                line.append(" STORED AS SCD TYPE ").append(c.scdType == ScdType.TYPE_2 ? "2" : "1");
+                if (c.applyAsDeleteWhen != null) {
+                    line.append(" APPLY AS DELETE WHEN ").append(c.applyAsDeleteWhen);
+                }
+                if (c.applyAsTruncateWhen != null) {
+                    line.append(" APPLY AS TRUNCATE WHEN ").append(c.applyAsTruncateWhen);
+                }
+            }
+            if (c.schema != null) {
+                line.append(" (").append(c.schema).append(")");
+            }
+            out.println(line);
+        }
+        out.println("Inputs:");
+        for (Path p : inputs) {
+            out.println("  " + p);
+        }
+        out.println("Dry run: no table or state was written.");
+    }
+}

@@ -1,0 +1,91 @@
+package dev.changeflow.jobs.sql;
+
+import org.apache.flink.annotation.PublicEvolving;
+
+/**
+ * An error in a pipeline file ({@code bin/changeflow run FILE.sql}), with a stable code and the
+ * place it was found. The message reads {@code file:line:column: CODE: what is wrong}, e.g. {@code
+ * pipeline.sql:4:7: SYNTAX_ERROR: expected '(' after KEYS, found 'aid'}. Nothing is read or written
+ * when a file fails (docs/semantics.md S1).
+ *
+ * <p>Codes:
+ *
+ * <ul>
+ *   <li>{@code SYNTAX_ERROR}: the text is not a statement of the grammar; the message says what was
+ *       expected and what was found.
+ *   <li>{@code UNSUPPORTED_STATEMENT}: a statement, clause or argument of the vendor's dialect that
+ *       changeflow recognises but does not implement yet (SCHEDULE, REPLACE WHERE, GRANT, a query
+ *       other than {@code SELECT * FROM STREAM source}, ...); it is named, never ignored.
+ *   <li>{@code UNKNOWN_SOURCE}: {@code STREAM(name)} names no temporary view of the file.
+ *   <li>{@code UNKNOWN_TABLE}: a flow writes a table that no {@code CREATE STREAMING TABLE}
+ *       declares.
+ *   <li>{@code DUPLICATE_TABLE}, {@code DUPLICATE_VIEW}: a name declared twice.
+ *   <li>{@code DUPLICATE_FLOW}: a second flow into a table, or two flows of one name.
+ *   <li>{@code DUPLICATE_CLAUSE}: a clause given twice in one statement.
+ *   <li>{@code TABLE_WITHOUT_FLOW}: a streaming table that no flow writes.
+ *   <li>{@code CONFLICTING_FORMATS}: {@code read_files} calls with different {@code format}s (one
+ *       job reads every file with one decoder).
+ *   <li>{@code INVALID_OPTION}: an unknown {@code SET} key or {@code changeflow.} table property,
+ *       or a value its option refuses.
+ *   <li>{@code INVALID_FLOW}: a flow whose options do not go together (e.g. no KEYS).
+ *   <li>{@code SOURCE_NOT_FOUND}: a {@code read_files} path that does not exist when the pipeline
+ *       runs.
+ * </ul>
+ */
+@PublicEvolving
+public final class SqlException extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    /** The stable error codes (printed after the position). */
+    public enum Code {
+        SYNTAX_ERROR,
+        UNSUPPORTED_STATEMENT,
+        UNKNOWN_SOURCE,
+        UNKNOWN_TABLE,
+        DUPLICATE_TABLE,
+        DUPLICATE_VIEW,
+        DUPLICATE_FLOW,
+        DUPLICATE_CLAUSE,
+        TABLE_WITHOUT_FLOW,
+        CONFLICTING_FORMATS,
+        INVALID_OPTION,
+        INVALID_FLOW,
+        SOURCE_NOT_FOUND
+    }
+
+    private final Code code;
+    private final SqlPosition position;
+    private final String detail;
+
+    /**
+     * @param code the error code
+     * @param position where the offending statement, clause or token starts
+     * @param detail what is wrong and, where there is one, the fix
+     */
+    public SqlException(Code code, SqlPosition position, String detail) {
+        super(position + ": " + code + ": " + detail);
+        this.code = code;
+        this.position = position;
+        this.detail = detail;
+    }
+
+    SqlException(Code code, SqlPosition position, String detail, Throwable cause) {
+        this(code, position, detail);
+        initCause(cause);
+    }
+
+    /** The error code. */
+    public Code code() {
+        return code;
+    }
+
+    /** Where the error was found. */
+    public SqlPosition position() {
+        return position;
+    }
+
+    /** The message without position and code. */
+    public String detail() {
+        return detail;
+    }
+}

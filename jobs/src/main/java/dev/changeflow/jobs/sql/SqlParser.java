@@ -1,0 +1,882 @@
+package dev.changeflow.jobs.sql;
+
+import dev.changeflow.jobs.sql.SqlException.Code;
+import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
+import dev.changeflow.jobs.sql.SqlStatement.Column;
+import dev.changeflow.jobs.sql.SqlStatement.Flow;
+import dev.changeflow.jobs.sql.SqlStatement.Source;
+
+import org.apache.flink.annotation.PublicEvolving;
+
+import javax.annotation.Nullable;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A hand-written recursive-descent parser for the streaming-table statements of a pipeline file
+ * (docs/semantics.md S1, S2). Keywords are case-insensitive and not reserved; statements end with
+ * {@code ;} (the last one may omit it). The grammar, one method per rule:
+ *
+ * <pre>
+ * script      := (statement? ';')* statement?
+ * statement   := set | use | createTable | createView | createFlow | applyChanges
+ * set         := SET key '=' value                          -- key and value: any tokens
+ * use         := USE CATALOG name | USE [SCHEMA | DATABASE | NAMESPACE] name
+ * createTable := CREATE [OR REFRESH] STREAMING TABLE [IF NOT EXISTS] name
+ *                [ '(' column (',' column)* ')' ]
+ *                { PARTITIONED BY '(' transform (',' transform)* ')' | COMMENT string
+ *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' }
+ *                [ AS query | FLOW AUTO CDC FROM source cdcClause* ]
+ * column      := name type [NOT NULL] [COMMENT string]
+ * createView  := CREATE [OR REPLACE] (TEMPORARY | TEMP) VIEW name AS query
+ * createFlow  := CREATE FLOW name [COMMENT string] AS
+ *                ( AUTO CDC INTO name FROM source cdcClause* | INSERT INTO name [BY NAME] query )
+ * applyChanges:= APPLY CHANGES INTO name FROM source cdcClause*
+ * query       := SELECT '*' FROM source
+ * source      := [STREAM] ( '(' sourceBody ')' | sourceBody )
+ * sourceBody  := read_files '(' string (',' argName '=&gt;' value)* ')' | name
+ * cdcClause   := KEYS '(' name (',' name)* ')' | SEQUENCE BY expr
+ *              | APPLY AS DELETE WHEN expr | APPLY AS TRUNCATE WHEN expr
+ *              | COLUMNS selection | IGNORE NULL UPDATES
+ *              | STORED AS SCD TYPE (1 | 2) | TRACK HISTORY ON selection
+ * selection   := '*' [EXCEPT '(' names ')'] | '(' names ')' | names
+ * name        := ident ('.' ident)*                         -- a leading LIVE. is dropped
+ * </pre>
+ *
+ * The clauses of a flow come in any order, each at most once ({@code DUPLICATE_CLAUSE}); KEYS is
+ * required. An {@code expr} is the tokens up to the next clause keyword or {@code ;} outside
+ * parentheses, kept as Flink SQL text (double-quoted strings become single-quoted). A type is the
+ * tokens up to {@code ,} or {@code )} outside {@code ()} and {@code <>}, or up to NOT / COMMENT.
+ *
+ * <p>Statements and clauses of the vendor's dialect that changeflow does not implement yet fail
+ * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH, ALTER, DROP, REORG, ...,
+ * materialized views, SCHEDULE, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT ... EXPECT, TRIGGER ON
+ * UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO CDC FROM SNAPSHOT, STORED AS SCD TYPE
+ * BITEMPORAL, read_kafka, read_files arguments other than {@code format} and {@code table}, and a
+ * query other than {@code SELECT * FROM STREAM source}.
+ */
+@PublicEvolving
+public final class SqlParser {
+    /** Statements the vendor has that this release recognises and refuses. */
+    private static final List<String> UNSUPPORTED_STATEMENTS =
+            List.of(
+                    "GRANT",
+                    "REVOKE",
+                    "REFRESH",
+                    "ALTER",
+                    "DROP",
+                    "REORG",
+                    "DESCRIBE",
+                    "DESC",
+                    "INSERT",
+                    "MERGE",
+                    "SELECT",
+                    "DELETE",
+                    "UPDATE",
+                    "TRUNCATE",
+                    "OPTIMIZE",
+                    "VACUUM",
+                    "CALL",
+                    "EXPLAIN",
+                    "SHOW",
+                    "WITH",
+                    "RESET",
+                    "COPY",
+                    "MSCK",
+                    "ANALYZE",
+                    "CACHE",
+                    "UNCACHE",
+                    "RESTORE",
+                    "COMMENT");
+
+    private final List<SqlToken> tokens;
+    private int at;
+
+    private SqlParser(List<SqlToken> tokens) {
+        this.tokens = tokens;
+    }
+
+    /**
+     * Parses a pipeline file.
+     *
+     * @param text the file's text
+     * @param file how positions name the file (e.g. the path as given on the command line)
+     * @return the statements in file order
+     * @throws SqlException {@code SYNTAX_ERROR}, {@code UNSUPPORTED_STATEMENT} or {@code
+     *     DUPLICATE_CLAUSE} at the first error
+     */
+    public static List<SqlStatement> parse(String text, String file) {
+        return new SqlParser(SqlTokenizer.tokenize(text, file)).script();
+    }
+
+    // ------------------------------------------------------------------------------ statements
+
+    private List<SqlStatement> script() {
+        List<SqlStatement> out = new ArrayList<>();
+        while (peek().kind() != SqlToken.Kind.END) {
+            if (peek().isSymbol(";")) {
+                at++;
+                continue;
+            }
+            out.add(statement());
+            if (!peek().isSymbol(";") && peek().kind() != SqlToken.Kind.END) {
+                throw expected("';' after the statement");
+            }
+        }
+        return out;
+    }
+
+    private SqlStatement statement() {
+        SqlToken t = peek();
+        if (t.isWord("SET")) {
+            return set();
+        }
+        if (t.isWord("USE")) {
+            return use();
+        }
+        if (t.isWord("CREATE")) {
+            return create();
+        }
+        if (t.isWord("APPLY")) {
+            return applyChanges();
+        }
+        if (t.kind() == SqlToken.Kind.WORD
+                && UNSUPPORTED_STATEMENTS.contains(t.text().toUpperCase(Locale.ROOT))) {
+            throw unsupported(t, t.text().toUpperCase(Locale.ROOT) + " statements");
+        }
+        throw expected("a statement (CREATE, APPLY CHANGES, SET or USE)");
+    }
+
+    private SqlStatement set() {
+        SqlPosition pos = next().position();
+        int keyFrom = at;
+        while (!peek().isSymbol("=") && !atStatementEnd()) {
+            at++;
+        }
+        if (at == keyFrom) {
+            throw expected("a key after SET (SET key = value)");
+        }
+        int keyTo = at;
+        expectSymbol("=", "'=' after the key of SET (SET key = value)");
+        int valueFrom = at;
+        while (!atStatementEnd()) {
+            at++;
+        }
+        if (at == valueFrom) {
+            throw expected("a value after '=' (SET key = value)");
+        }
+        return new SqlStatement.Set(pos, literal(keyFrom, keyTo), literal(valueFrom, at));
+    }
+
+    private SqlStatement use() {
+        SqlPosition pos = next().position();
+        if (peek().isWord("CATALOG")) {
+            at++;
+            return new SqlStatement.Use(pos, name("a catalog name after USE CATALOG"), null);
+        }
+        if (peek().isWord("SCHEMA") || peek().isWord("DATABASE") || peek().isWord("NAMESPACE")) {
+            at++;
+        }
+        return new SqlStatement.Use(pos, null, name("a schema name after USE"));
+    }
+
+    private SqlStatement create() {
+        SqlToken create = next();
+        SqlPosition pos = create.position();
+        boolean orRefresh = false;
+        boolean orReplace = false;
+        if (peek().isWord("OR")) {
+            at++;
+            if (peek().isWord("REFRESH")) {
+                orRefresh = true;
+            } else if (peek().isWord("REPLACE")) {
+                orReplace = true;
+            } else {
+                throw expected("REFRESH or REPLACE after CREATE OR");
+            }
+            at++;
+        }
+        SqlToken kind = peek();
+        if (kind.isWord("STREAMING") && !orReplace) {
+            at++;
+            expectWord("TABLE", "TABLE after STREAMING");
+            return streamingTable(pos);
+        }
+        if ((kind.isWord("TEMPORARY") || kind.isWord("TEMP")) && !orRefresh) {
+            at++;
+            expectWord("VIEW", "VIEW after CREATE TEMPORARY");
+            return view(pos);
+        }
+        if (kind.isWord("FLOW") && !orRefresh && !orReplace) {
+            at++;
+            return flow(pos);
+        }
+        if (kind.isWord("MATERIALIZED")) {
+            throw unsupported(kind, "materialized views (CREATE MATERIALIZED VIEW)");
+        }
+        if (kind.isWord("LIVE")) {
+            throw unsupported(kind, "CREATE LIVE TABLE / VIEW (use CREATE STREAMING TABLE)");
+        }
+        if (kind.isWord("VIEW")) {
+            throw unsupported(kind, "persisted views (CREATE VIEW; use CREATE TEMPORARY VIEW)");
+        }
+        if (kind.kind() == SqlToken.Kind.WORD) {
+            throw unsupported(
+                    kind, "CREATE " + kind.text().toUpperCase(Locale.ROOT) + " statements");
+        }
+        throw expected("STREAMING TABLE, TEMPORARY VIEW or FLOW after CREATE");
+    }
+
+    private SqlStatement streamingTable(SqlPosition pos) {
+        if (peek().isWord("IF")) {
+            at++;
+            expectWord("NOT", "NOT after IF");
+            expectWord("EXISTS", "EXISTS after IF NOT");
+        }
+        String name = name("a table name after STREAMING TABLE");
+        List<Column> columns = new ArrayList<>();
+        if (peek().isSymbol("(")) {
+            at++;
+            do {
+                columns.add(column());
+            } while (acceptSymbol(","));
+            expectSymbol(")", "',' or ')' in the column list");
+        }
+        List<String> partitionedBy = null;
+        String comment = null;
+        Map<String, String> properties = null;
+        while (true) {
+            SqlToken t = peek();
+            if (t.isWord("PARTITIONED")) {
+                at++;
+                expectWord("BY", "BY after PARTITIONED");
+                once(partitionedBy, t, "PARTITIONED BY");
+                partitionedBy = partitionItems();
+            } else if (t.isWord("COMMENT")) {
+                at++;
+                once(comment, t, "COMMENT");
+                comment = string("a string after COMMENT");
+            } else if (t.isWord("TBLPROPERTIES")) {
+                at++;
+                once(properties, t, "TBLPROPERTIES");
+                properties = properties();
+            } else if (t.isWord("SCHEDULE")) {
+                throw unsupported(t, "SCHEDULE (scheduled refreshes are planned: semantics.md S3)");
+            } else if (t.isWord("CLUSTER")) {
+                throw unsupported(t, "CLUSTER BY");
+            } else if (t.isWord("WITH")) {
+                throw unsupported(t, "WITH ROW FILTER (access control is planned: S6)");
+            } else if (t.isWord("TRIGGER")) {
+                throw unsupported(t, "TRIGGER ON UPDATE");
+            } else if (t.isWord("LOCATION") || t.isWord("USING") || t.isWord("OPTIONS")) {
+                throw unsupported(t, t.text().toUpperCase(Locale.ROOT) + " on a streaming table");
+            } else {
+                break;
+            }
+        }
+        Flow flow = null;
+        SqlToken t = peek();
+        if (t.isWord("AS")) {
+            at++;
+            flow = new Flow(t.position(), query(), null);
+        } else if (t.isWord("FLOW")) {
+            at++;
+            SqlToken kind = peek();
+            if (kind.isWord("AUTO")) {
+                at++;
+                expectWord("CDC", "CDC after FLOW AUTO");
+                flow = autoCdcFlow(kind.position());
+            } else if (kind.isWord("REPLACE")) {
+                at++;
+                String what = peek().isWord("USING") ? "FLOW REPLACE USING (S5)" : null;
+                what = peek().isWord("WHERE") ? "FLOW REPLACE WHERE (S4)" : what;
+                throw unsupported(kind, what != null ? what : "FLOW REPLACE");
+            } else if (kind.kind() == SqlToken.Kind.WORD) {
+                throw unsupported(kind, "FLOW " + kind.text().toUpperCase(Locale.ROOT));
+            } else {
+                throw expected("AUTO CDC after FLOW");
+            }
+        } else if (!atStatementEnd()) {
+            throw expected(
+                    "PARTITIONED BY, COMMENT, TBLPROPERTIES, AS SELECT, FLOW AUTO CDC or ';'");
+        }
+        return new SqlStatement.CreateStreamingTable(
+                pos,
+                name,
+                columns,
+                partitionedBy == null ? List.of() : partitionedBy,
+                comment,
+                properties == null ? Map.of() : properties,
+                flow);
+    }
+
+    private Column column() {
+        SqlToken t = peek();
+        if (t.isWord("CONSTRAINT")) {
+            throw unsupported(t, "CONSTRAINT ... EXPECT (expectations)");
+        }
+        if (t.isWord("PRIMARY") || t.isWord("FOREIGN")) {
+            throw unsupported(t, "table constraints (KEYS of the flow give the key)");
+        }
+        String name = identifier("a column name");
+        int from = at;
+        int depth = 0;
+        while (true) {
+            SqlToken x = peek();
+            if (x.kind() == SqlToken.Kind.END || x.isSymbol(";")) {
+                break;
+            }
+            if (depth == 0
+                    && (x.isSymbol(",")
+                            || x.isSymbol(")")
+                            || x.isWord("NOT")
+                            || x.isWord("COMMENT")
+                            || x.isWord("MASK")
+                            || x.isWord("GENERATED")
+                            || x.isWord("DEFAULT"))) {
+                break;
+            }
+            if (x.isSymbol("(") || x.isSymbol("<")) {
+                depth++;
+            } else if (x.isSymbol(")") || x.isSymbol(">")) {
+                depth--;
+            }
+            at++;
+        }
+        if (at == from) {
+            throw expected("a type for column " + name);
+        }
+        String type = text(from, at);
+        boolean notNull = false;
+        String comment = null;
+        while (true) {
+            SqlToken x = peek();
+            if (x.isWord("NOT")) {
+                at++;
+                expectWord("NULL", "NULL after NOT");
+                notNull = true;
+            } else if (x.isWord("COMMENT")) {
+                at++;
+                comment = string("a string after COMMENT");
+            } else if (x.isWord("MASK")) {
+                throw unsupported(x, "column MASK (access control is planned: S6)");
+            } else if (x.isWord("GENERATED") || x.isWord("DEFAULT")) {
+                throw unsupported(x, x.text().toUpperCase(Locale.ROOT) + " columns");
+            } else {
+                break;
+            }
+        }
+        return new Column(name, type, notNull, comment);
+    }
+
+    private List<String> partitionItems() {
+        expectSymbol("(", "'(' after PARTITIONED BY");
+        List<String> items = new ArrayList<>();
+        do {
+            int from = at;
+            int depth = 0;
+            while (!atStatementEnd()) {
+                SqlToken x = peek();
+                if (depth == 0 && (x.isSymbol(",") || x.isSymbol(")"))) {
+                    break;
+                }
+                depth += x.isSymbol("(") ? 1 : x.isSymbol(")") ? -1 : 0;
+                at++;
+            }
+            if (at == from) {
+                throw expected("a column or transform in PARTITIONED BY");
+            }
+            items.add(text(from, at));
+        } while (acceptSymbol(","));
+        expectSymbol(")", "',' or ')' in PARTITIONED BY");
+        return items;
+    }
+
+    private Map<String, String> properties() {
+        expectSymbol("(", "'(' after TBLPROPERTIES");
+        Map<String, String> out = new LinkedHashMap<>();
+        do {
+            SqlToken keyToken = peek();
+            String key;
+            if (keyToken.kind() == SqlToken.Kind.STRING) {
+                at++;
+                key = keyToken.value();
+            } else {
+                key = name("a property key ('key' = 'value')");
+            }
+            expectSymbol("=", "'=' after the property key");
+            out.put(key, value("a property value"));
+        } while (acceptSymbol(","));
+        expectSymbol(")", "',' or ')' in TBLPROPERTIES");
+        return out;
+    }
+
+    private SqlStatement view(SqlPosition pos) {
+        String name = name("a view name after VIEW");
+        expectWord("AS", "AS after the view name");
+        return new SqlStatement.CreateView(pos, name, query());
+    }
+
+    private SqlStatement flow(SqlPosition pos) {
+        String name = name("a flow name after CREATE FLOW");
+        if (peek().isWord("COMMENT")) {
+            at++;
+            string("a string after COMMENT");
+        }
+        expectWord("AS", "AS after the flow name");
+        SqlToken kind = peek();
+        if (kind.isWord("AUTO")) {
+            at++;
+            expectWord("CDC", "CDC after AUTO");
+            if (peek().isWord("FROM")) {
+                throw unsupported(peek(), "AUTO CDC FROM SNAPSHOT (A6)");
+            }
+            expectWord("INTO", "INTO after AUTO CDC");
+            String target = name("a table name after INTO");
+            return new SqlStatement.CreateFlow(pos, name, target, autoCdcFlow(kind.position()));
+        }
+        if (kind.isWord("INSERT")) {
+            at++;
+            if (peek().isWord("OVERWRITE")) {
+                throw unsupported(peek(), "INSERT OVERWRITE flows");
+            }
+            expectWord("INTO", "INTO after INSERT");
+            String target = name("a table name after INSERT INTO");
+            if (peek().isWord("BY")) {
+                at++;
+                expectWord("NAME", "NAME after BY");
+            }
+            return new SqlStatement.CreateFlow(
+                    pos, name, target, new Flow(kind.position(), query(), null));
+        }
+        if (kind.kind() == SqlToken.Kind.WORD) {
+            throw unsupported(kind, "flows AS " + kind.text().toUpperCase(Locale.ROOT));
+        }
+        throw expected("AUTO CDC INTO or INSERT INTO after AS");
+    }
+
+    private SqlStatement applyChanges() {
+        SqlPosition pos = next().position();
+        expectWord("CHANGES", "CHANGES after APPLY");
+        if (peek().isWord("FROM")) {
+            throw unsupported(peek(), "APPLY CHANGES FROM SNAPSHOT (A6)");
+        }
+        expectWord("INTO", "INTO after APPLY CHANGES");
+        String target = name("a table name after INTO");
+        return new SqlStatement.CreateFlow(pos, null, target, autoCdcFlow(pos));
+    }
+
+    // ------------------------------------------------------------------------- flows and sources
+
+    /** {@code FROM source cdcClause*} of an AUTO CDC flow. */
+    private Flow autoCdcFlow(SqlPosition pos) {
+        expectWord("FROM", "FROM and the source");
+        if (peek().isWord("SNAPSHOT")) {
+            throw unsupported(peek(), "AUTO CDC FROM SNAPSHOT (A6)");
+        }
+        Source source = source();
+        List<String> keys = null;
+        String sequenceBy = null;
+        String deleteWhen = null;
+        String truncateWhen = null;
+        String columns = null;
+        Boolean ignoreNulls = null;
+        Integer scdType = null;
+        String trackHistory = null;
+        while (!atStatementEnd()) {
+            SqlToken t = peek();
+            if (t.isWord("KEYS")) {
+                at++;
+                once(keys, t, "KEYS");
+                expectSymbol("(", "'(' after KEYS");
+                keys = names();
+                expectSymbol(")", "',' or ')' in KEYS");
+            } else if (t.isWord("SEQUENCE")) {
+                at++;
+                expectWord("BY", "BY after SEQUENCE");
+                once(sequenceBy, t, "SEQUENCE BY");
+                sequenceBy = expression("SEQUENCE BY");
+            } else if (t.isWord("APPLY")) {
+                at++;
+                expectWord("AS", "AS after APPLY");
+                SqlToken what = peek();
+                if (what.isWord("DELETE")) {
+                    at++;
+                    expectWord("WHEN", "WHEN after APPLY AS DELETE");
+                    once(deleteWhen, t, "APPLY AS DELETE WHEN");
+                    deleteWhen = expression("APPLY AS DELETE WHEN");
+                } else if (what.isWord("TRUNCATE")) {
+                    at++;
+                    expectWord("WHEN", "WHEN after APPLY AS TRUNCATE");
+                    once(truncateWhen, t, "APPLY AS TRUNCATE WHEN");
+                    truncateWhen = expression("APPLY AS TRUNCATE WHEN");
+                } else {
+                    throw expected("DELETE or TRUNCATE after APPLY AS");
+                }
+            } else if (t.isWord("COLUMNS")) {
+                at++;
+                if (peek().isWord("TO")) {
+                    throw unsupported(peek(), "COLUMNS TO UPDATE");
+                }
+                once(columns, t, "COLUMNS");
+                columns = selection("COLUMNS");
+            } else if (t.isWord("IGNORE")) {
+                at++;
+                expectWord("NULL", "NULL after IGNORE");
+                expectWord("UPDATES", "UPDATES after IGNORE NULL");
+                once(ignoreNulls, t, "IGNORE NULL UPDATES");
+                ignoreNulls = true;
+            } else if (t.isWord("STORED")) {
+                at++;
+                expectWord("AS", "AS after STORED");
+                expectWord("SCD", "SCD after STORED AS");
+                expectWord("TYPE", "TYPE after STORED AS SCD");
+                once(scdType, t, "STORED AS SCD TYPE");
+                SqlToken n = peek();
+                if (n.isWord("BITEMPORAL")) {
+                    throw unsupported(n, "STORED AS SCD TYPE BITEMPORAL");
+                }
+                if (n.kind() == SqlToken.Kind.NUMBER && n.text().equals("1")) {
+                    scdType = 1;
+                } else if (n.kind() == SqlToken.Kind.NUMBER && n.text().equals("2")) {
+                    scdType = 2;
+                } else {
+                    throw expected("1 or 2 after STORED AS SCD TYPE");
+                }
+                at++;
+            } else if (t.isWord("TRACK")) {
+                at++;
+                expectWord("HISTORY", "HISTORY after TRACK");
+                expectWord("ON", "ON after TRACK HISTORY");
+                once(trackHistory, t, "TRACK HISTORY ON");
+                trackHistory = selection("TRACK HISTORY ON");
+            } else if (t.isWord("WHERE") || t.isWord("JOIN") || t.isWord("GROUP")) {
+                throw unsupported(t, t.text().toUpperCase(Locale.ROOT) + " after the source");
+            } else {
+                throw expected(
+                        "an AUTO CDC clause (KEYS, SEQUENCE BY, APPLY AS DELETE WHEN, APPLY AS"
+                                + " TRUNCATE WHEN, COLUMNS, IGNORE NULL UPDATES, STORED AS SCD TYPE,"
+                                + " TRACK HISTORY ON) or ';'");
+            }
+        }
+        if (keys == null) {
+            throw expected("KEYS (...): an AUTO CDC flow needs its keys");
+        }
+        return new Flow(
+                pos,
+                source,
+                new AutoCdc(
+                        keys,
+                        sequenceBy,
+                        deleteWhen,
+                        truncateWhen,
+                        columns,
+                        ignoreNulls != null,
+                        scdType,
+                        trackHistory));
+    }
+
+    /** {@code SELECT * FROM source} and nothing after it. */
+    private Source query() {
+        SqlToken select = peek();
+        if (!select.isWord("SELECT")) {
+            if (select.kind() == SqlToken.Kind.WORD) {
+                throw unsupported(select, "queries other than SELECT * FROM STREAM source");
+            }
+            throw expected("SELECT * FROM STREAM source");
+        }
+        at++;
+        if (!peek().isSymbol("*")) {
+            throw unsupported(
+                    peek(),
+                    "a query that selects columns (only SELECT * FROM STREAM source; choose"
+                            + " columns with COLUMNS in an AUTO CDC flow)");
+        }
+        at++;
+        if (peek().isWord("EXCEPT")) {
+            throw unsupported(peek(), "SELECT * EXCEPT (choose columns with COLUMNS * EXCEPT)");
+        }
+        expectWord("FROM", "FROM after SELECT *");
+        Source source = source();
+        if (!atStatementEnd()) {
+            throw unsupported(
+                    peek(),
+                    peek().text().toUpperCase(Locale.ROOT)
+                            + " after the source (only SELECT * FROM STREAM source)");
+        }
+        return source;
+    }
+
+    private Source source() {
+        SqlToken first = peek();
+        if (first.isWord("STREAM")) {
+            at++;
+        }
+        boolean paren = acceptSymbol("(");
+        SqlToken t = peek();
+        Source source;
+        if (t.isWord("read_files") && peekAt(1).isSymbol("(")) {
+            at += 2;
+            String path = string("the path as the first argument of read_files");
+            Map<String, String> args = new LinkedHashMap<>();
+            while (acceptSymbol(",")) {
+                SqlToken arg = peek();
+                String argName = name("a named argument of read_files (name => value)");
+                expectSymbol("=>", "'=>' after the argument name (read_files takes name => value)");
+                if (args.containsKey(argName)) {
+                    throw new SqlException(
+                            Code.DUPLICATE_CLAUSE,
+                            arg.position(),
+                            "read_files argument '" + argName + "' is given twice");
+                }
+                String v = value("a value for read_files argument '" + argName + "'");
+                if (!argName.equals("format") && !argName.equals("table")) {
+                    throw unsupported(
+                            arg,
+                            "read_files argument '"
+                                    + argName
+                                    + "' (this release takes format => and table =>)");
+                }
+                args.put(argName, v);
+            }
+            expectSymbol(")", "',' or ')' in read_files(...)");
+            source = new SqlStatement.ReadFiles(t.position(), path, args);
+        } else if ((t.isWord("read_kafka") || t.isWord("cloud_files")) && peekAt(1).isSymbol("(")) {
+            throw unsupported(t, t.text() + "(...) sources (read_files is supported)");
+        } else if (t.isIdentifier()) {
+            source = new SqlStatement.Named(t.position(), name("a source"));
+        } else {
+            throw expected("a source: read_files(...) or the name of a temporary view");
+        }
+        if (paren) {
+            expectSymbol(")", "')' after the source");
+        }
+        return source;
+    }
+
+    // ------------------------------------------------------------------------------ small rules
+
+    /** {@code *}, {@code * EXCEPT (a, b)}, {@code (a, b)} or {@code a, b} → its text. */
+    private String selection(String clause) {
+        if (acceptSymbol("*")) {
+            if (!peek().isWord("EXCEPT")) {
+                return "*";
+            }
+            at++;
+            expectSymbol("(", "'(' after EXCEPT");
+            List<String> names = names();
+            expectSymbol(")", "',' or ')' in EXCEPT (...)");
+            return "* EXCEPT (" + String.join(", ", names) + ")";
+        }
+        if (acceptSymbol("(")) {
+            List<String> names = names();
+            expectSymbol(")", "',' or ')' in " + clause + " (...)");
+            return String.join(", ", names);
+        }
+        if (!peek().isIdentifier()) {
+            throw expected("columns, (columns), * or * EXCEPT (columns) after " + clause);
+        }
+        return String.join(", ", names());
+    }
+
+    private List<String> names() {
+        List<String> out = new ArrayList<>();
+        do {
+            out.add(identifier("a column name"));
+        } while (acceptSymbol(","));
+        return out;
+    }
+
+    /**
+     * The tokens up to the next clause of a flow or the statement's end, outside parentheses.
+     *
+     * @param clause names the clause in errors
+     */
+    private String expression(String clause) {
+        int from = at;
+        int depth = 0;
+        while (true) {
+            SqlToken x = peek();
+            if (x.kind() == SqlToken.Kind.END || x.isSymbol(";")) {
+                break;
+            }
+            if (depth == 0 && clauseStart()) {
+                break;
+            }
+            if (x.isSymbol("(")) {
+                depth++;
+            } else if (x.isSymbol(")")) {
+                if (depth == 0) {
+                    throw expected("an expression without an unmatched ')' after " + clause);
+                }
+                depth--;
+            }
+            at++;
+        }
+        if (depth > 0) {
+            throw expected("')' to close the expression of " + clause);
+        }
+        if (at == from) {
+            throw expected("an expression after " + clause);
+        }
+        return text(from, at);
+    }
+
+    /** Whether the next tokens start a clause of an AUTO CDC flow. */
+    private boolean clauseStart() {
+        SqlToken t = peek();
+        SqlToken u = peekAt(1);
+        return (t.isWord("KEYS") && u.isSymbol("("))
+                || (t.isWord("SEQUENCE") && u.isWord("BY"))
+                || (t.isWord("APPLY") && u.isWord("AS"))
+                || (t.isWord("COLUMNS") && (u.isIdentifier() || u.isSymbol("*") || u.isSymbol("(")))
+                || (t.isWord("IGNORE") && u.isWord("NULL"))
+                || (t.isWord("STORED") && u.isWord("AS"))
+                || (t.isWord("TRACK") && u.isWord("HISTORY"));
+    }
+
+    /** A possibly qualified name; a leading {@code LIVE.} is dropped. */
+    private String name(String what) {
+        List<String> parts = new ArrayList<>();
+        parts.add(identifier(what));
+        while (peek().isSymbol(".") && peekAt(1).isIdentifier()) {
+            at++;
+            parts.add(identifier(what));
+        }
+        if (parts.size() > 1 && parts.get(0).equalsIgnoreCase("LIVE")) {
+            parts.remove(0);
+        }
+        return String.join(".", parts);
+    }
+
+    private String identifier(String what) {
+        SqlToken t = peek();
+        if (!t.isIdentifier()) {
+            throw expected(what);
+        }
+        at++;
+        return t.value();
+    }
+
+    private String string(String what) {
+        SqlToken t = peek();
+        if (t.kind() != SqlToken.Kind.STRING) {
+            throw expected(what);
+        }
+        at++;
+        return t.value();
+    }
+
+    /** A string, number, word or {@code true}/{@code false} as a value (strings unquoted). */
+    private String value(String what) {
+        SqlToken t = peek();
+        boolean negative = t.isSymbol("-") && peekAt(1).kind() == SqlToken.Kind.NUMBER;
+        if (negative) {
+            at++;
+            t = peek();
+        }
+        if (t.kind() == SqlToken.Kind.STRING
+                || t.kind() == SqlToken.Kind.NUMBER
+                || t.kind() == SqlToken.Kind.WORD) {
+            at++;
+            return (negative ? "-" : "") + t.value();
+        }
+        throw expected(what);
+    }
+
+    /**
+     * The text of tokens {@code [from, to)}: as Flink SQL reads them, one blank where the file had
+     * blanks or comments between two tokens.
+     */
+    private String text(int from, int to) {
+        StringBuilder b = new StringBuilder();
+        for (int i = from; i < to; i++) {
+            SqlToken t = tokens.get(i);
+            if (i > from && t.start() > tokens.get(i - 1).end()) {
+                b.append(' ');
+            }
+            b.append(t.flinkText());
+        }
+        return b.toString();
+    }
+
+    /** Like {@link #text} but one string literal alone gives its value, without quotes. */
+    private String literal(int from, int to) {
+        if (to - from == 1 && tokens.get(from).kind() == SqlToken.Kind.STRING) {
+            return tokens.get(from).value();
+        }
+        StringBuilder b = new StringBuilder();
+        for (int i = from; i < to; i++) {
+            SqlToken t = tokens.get(i);
+            if (i > from && t.start() > tokens.get(i - 1).end()) {
+                b.append(' ');
+            }
+            b.append(t.kind() == SqlToken.Kind.STRING ? t.value() : t.text());
+        }
+        return b.toString();
+    }
+
+    private void once(@Nullable Object previous, SqlToken clause, String name) {
+        if (previous != null) {
+            throw new SqlException(
+                    Code.DUPLICATE_CLAUSE,
+                    clause.position(),
+                    name + " is given twice in one statement");
+        }
+    }
+
+    private boolean atStatementEnd() {
+        return peek().kind() == SqlToken.Kind.END || peek().isSymbol(";");
+    }
+
+    private SqlToken peek() {
+        return tokens.get(at);
+    }
+
+    private SqlToken peekAt(int ahead) {
+        return tokens.get(Math.min(at + ahead, tokens.size() - 1));
+    }
+
+    private SqlToken next() {
+        return tokens.get(at++);
+    }
+
+    private boolean acceptSymbol(String s) {
+        if (peek().isSymbol(s)) {
+            at++;
+            return true;
+        }
+        return false;
+    }
+
+    private void expectSymbol(String s, String what) {
+        if (!acceptSymbol(s)) {
+            throw expected(what);
+        }
+    }
+
+    private void expectWord(String w, String what) {
+        if (!peek().isWord(w)) {
+            throw expected(what);
+        }
+        at++;
+    }
+
+    private SqlException expected(String what) {
+        return new SqlException(
+                Code.SYNTAX_ERROR,
+                peek().position(),
+                "expected " + what + ", found " + peek().describe());
+    }
+
+    private static SqlException unsupported(SqlToken at, String what) {
+        return new SqlException(
+                Code.UNSUPPORTED_STATEMENT,
+                at.position(),
+                "not supported by changeflow yet: " + what);
+    }
+}

@@ -1,0 +1,553 @@
+package dev.changeflow.jobs.sql;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowOptions;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.config.IngestOptions;
+import dev.changeflow.jobs.sql.SqlException.Code;
+import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
+import dev.changeflow.jobs.sql.SqlStatement.Column;
+import dev.changeflow.jobs.sql.SqlStatement.CreateFlow;
+import dev.changeflow.jobs.sql.SqlStatement.CreateStreamingTable;
+import dev.changeflow.jobs.sql.SqlStatement.CreateView;
+import dev.changeflow.jobs.sql.SqlStatement.Flow;
+import dev.changeflow.jobs.sql.SqlStatement.ReadFiles;
+import dev.changeflow.jobs.sql.SqlStatement.Source;
+import dev.changeflow.jobs.sql.SqlStatement.Use;
+import dev.changeflow.operators.options.OptionLayer;
+import dev.changeflow.operators.options.OptionSource;
+import dev.changeflow.operators.options.OptionsResolver;
+
+import org.apache.flink.annotation.PublicEvolving;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * A pipeline file compiled to the flow model of a flows file: the {@link IngestConfig} (with one
+ * {@link FlowConfig} per flow), the files its {@code read_files} calls name, and warnings about
+ * what the file says that changes nothing. Statements are {@link SqlParser}'s; every flow's options
+ * are resolved by the same {@link OptionsResolver} over {@link FlowOptions#SET} as a flows-file
+ * entry, from two layers:
+ *
+ * <ul>
+ *   <li>{@link OptionSource#DEFINITION}, the statement's clauses: {@code table}, {@code target},
+ *       {@code name}, {@code keys}, {@code sequence-by}, {@code scd-type}, {@code columns}, {@code
+ *       ignore-null-updates}, {@code track-history-on}, {@code apply-as-delete-when}, {@code
+ *       apply-as-truncate-when}, {@code append-only} (a flow without AUTO CDC), and from the target
+ *       table's declaration {@code schema} (the column list as a Flink DDL column list) and {@code
+ *       partitioned-by};
+ *   <li>{@link OptionSource#TABLE_PROPERTY}, below it: the target's {@code TBLPROPERTIES} whose key
+ *       is {@code changeflow.} and a flow option, e.g. {@code 'changeflow.apply-buffer-keys' =
+ *       '1000'}. Other properties are reported as warnings and not used.
+ * </ul>
+ *
+ * A value equal to what the flows file would leave to its default is not set: {@code target} only
+ * when the target's name differs from the source table or is qualified, {@code name} only when a
+ * flow's name differs from its target's — so a pipeline file and the flows file it mirrors give
+ * equal {@code FlowConfig}s. The source table of a flow ({@code table}) is the {@code table =>}
+ * argument of its {@code read_files}, else the target's name without namespace.
+ *
+ * <p>File level: {@code SET key = value} takes the flows file's top-level options ({@link
+ * IngestOptions}: {@code name}, {@code format}, {@code namespace}, {@code checkpoint-interval},
+ * {@code parallelism}, {@code max-record-bytes}; Flink's {@code execution.checkpointing.interval}
+ * and {@code parallelism.default} as aliases) and {@code catalog.<property>} (an Iceberg catalog
+ * property); {@code USE [SCHEMA] ns} sets the namespace; {@code USE CATALOG c} changes nothing
+ * (warning). The job's name defaults to the file name without {@code .sql}; the record format is
+ * the {@code format =>} of the {@code read_files} calls, which must agree. Every {@code read_files}
+ * path is an input of the one job (records are routed to flows by their table name, as with {@code
+ * ingest}); a relative path is resolved against the file's folder. Rules: docs/semantics.md S1
+ * (statements, errors), S2 (read_files), A1 (the flow definition).
+ */
+@PublicEvolving
+public final class SqlPipeline {
+    /** Prefix of table properties that are flow options. */
+    public static final String PROPERTY_PREFIX = "changeflow.";
+
+    private static final Map<String, String> SET_ALIASES =
+            Map.of(
+                    "execution.checkpointing.interval", IngestOptions.CHECKPOINT_INTERVAL.key(),
+                    "parallelism.default", IngestOptions.PARALLELISM.key());
+
+    private final IngestConfig config;
+    private final List<Input> inputs;
+    private final List<String> warnings;
+
+    private SqlPipeline(IngestConfig config, List<Input> inputs, List<String> warnings) {
+        this.config = config;
+        this.inputs = Collections.unmodifiableList(inputs);
+        this.warnings = Collections.unmodifiableList(warnings);
+    }
+
+    /** A {@code read_files} path resolved against the file's folder, and where it is named. */
+    public record Input(Path path, SqlPosition position) {}
+
+    /** The flows and file-level options, validated as {@code FlowsFile} validates its own. */
+    public IngestConfig config() {
+        return config;
+    }
+
+    /** Every distinct {@code read_files} path, in the order the flows name them. */
+    public List<Input> inputs() {
+        return inputs;
+    }
+
+    /** The input paths alone. */
+    public List<Path> inputPaths() {
+        List<Path> out = new ArrayList<>();
+        inputs.forEach(i -> out.add(i.path()));
+        return out;
+    }
+
+    /** What the file says that changes nothing (ignored table properties, USE CATALOG). */
+    public List<String> warnings() {
+        return warnings;
+    }
+
+    /**
+     * Reads, parses and compiles a pipeline file; errors name it as given.
+     *
+     * @throws SqlException for any error of the file (see {@link SqlException} for the codes)
+     * @throws IOException when the file cannot be read
+     */
+    public static SqlPipeline read(Path file) throws IOException {
+        String n = file.getFileName().toString();
+        String name = n.endsWith(".sql") ? n.substring(0, n.length() - 4) : n;
+        Path dir = file.toAbsolutePath().getParent();
+        return compile(Files.readString(file), file.toString(), dir, name);
+    }
+
+    /**
+     * Parses and compiles pipeline text.
+     *
+     * @param text the statements
+     * @param where how positions name the file
+     * @param baseDir the folder relative {@code read_files} paths are resolved against
+     * @param defaultName the job's name unless {@code SET name = ...} gives one
+     * @throws SqlException for any error of the text (see {@link SqlException} for the codes)
+     */
+    public static SqlPipeline compile(String text, String where, Path baseDir, String defaultName) {
+        return new Compiler(baseDir, where).compile(SqlParser.parse(text, where), defaultName);
+    }
+
+    /** One pass over the statements collects them, a second compiles the flows. */
+    private static final class Compiler {
+        private final Path baseDir;
+        private final String where;
+        private final List<OptionLayer> fileLayers = new ArrayList<>();
+        private final Map<String, String> catalog = new LinkedHashMap<>();
+        private final Map<String, CreateView> views = new LinkedHashMap<>();
+        private final Map<String, CreateStreamingTable> tables = new LinkedHashMap<>();
+        private final List<FlowDef> flows = new ArrayList<>();
+        private final List<String> warnings = new ArrayList<>();
+
+        /** A flow with the statement defining it. */
+        private record FlowDef(SqlPosition position, String name, String target, Flow flow) {}
+
+        Compiler(Path baseDir, String where) {
+            this.baseDir = baseDir;
+            this.where = where;
+        }
+
+        SqlPipeline compile(List<SqlStatement> statements, String defaultName) {
+            for (SqlStatement s : statements) {
+                if (s instanceof SqlStatement.Set set) {
+                    set(set);
+                } else if (s instanceof Use use) {
+                    use(use);
+                } else if (s instanceof CreateView v) {
+                    if (views.putIfAbsent(key(v.name()), v) != null) {
+                        throw new SqlException(
+                                Code.DUPLICATE_VIEW,
+                                v.position(),
+                                "view "
+                                        + v.name()
+                                        + " is already defined at "
+                                        + views.get(key(v.name())).position());
+                    }
+                } else if (s instanceof CreateStreamingTable t) {
+                    CreateStreamingTable before = tables.putIfAbsent(key(t.name()), t);
+                    if (before != null) {
+                        throw new SqlException(
+                                Code.DUPLICATE_TABLE,
+                                t.position(),
+                                "streaming table "
+                                        + t.name()
+                                        + " is already defined at "
+                                        + before.position());
+                    }
+                    if (t.flow() != null) {
+                        flows.add(new FlowDef(t.position(), null, t.name(), t.flow()));
+                    }
+                } else if (s instanceof CreateFlow f) {
+                    flows.add(new FlowDef(f.position(), f.name(), f.target(), f.flow()));
+                }
+            }
+            if (flows.isEmpty()) {
+                throw new SqlException(
+                        Code.INVALID_FLOW,
+                        firstPosition(statements),
+                        "the file defines no flow: give a streaming table FLOW AUTO CDC FROM"
+                                + " STREAM(...) KEYS (...), or add CREATE FLOW ... AS AUTO CDC INTO"
+                                + " ...");
+            }
+            IngestConfig cfg = new IngestConfig();
+            cfg.name = defaultName;
+            List<ReadFiles> sources = new ArrayList<>();
+            for (FlowDef f : flows) {
+                sources.add(readFiles(f.flow().source()));
+            }
+            List<OptionLayer> top = new ArrayList<>(fileLayers);
+            formatLayer(sources).ifPresent(top::add);
+            try {
+                cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_OPTION, firstPosition(statements));
+            }
+            cfg.catalog.putAll(catalog);
+            Map<String, FlowDef> byTarget = new LinkedHashMap<>();
+            Map<String, FlowDef> byName = new LinkedHashMap<>();
+            List<Input> inputs = new ArrayList<>();
+            for (int i = 0; i < flows.size(); i++) {
+                FlowDef f = flows.get(i);
+                CreateStreamingTable target = tables.get(key(f.target()));
+                if (target == null) {
+                    throw new SqlException(
+                            Code.UNKNOWN_TABLE,
+                            f.position(),
+                            "the flow writes "
+                                    + f.target()
+                                    + ", which no CREATE STREAMING TABLE of the file declares"
+                                    + " (declare the target first: CREATE OR REFRESH STREAMING TABLE "
+                                    + f.target()
+                                    + ";)");
+                }
+                FlowDef other = byTarget.putIfAbsent(key(target.name()), f);
+                if (other != null) {
+                    throw new SqlException(
+                            Code.DUPLICATE_FLOW,
+                            f.position(),
+                            "streaming table "
+                                    + target.name()
+                                    + " is already written by the flow at "
+                                    + other.position()
+                                    + "; a table is written by one flow");
+                }
+                ReadFiles source = sources.get(i);
+                FlowConfig flow = flow(f, target, source);
+                // a flow without a name is named after its target (FlowConfig.flowName)
+                other = byName.putIfAbsent(key(flow.flowName()), f);
+                if (other != null) {
+                    throw new SqlException(
+                            Code.DUPLICATE_FLOW,
+                            f.position(),
+                            "flow "
+                                    + flow.flowName()
+                                    + " is already defined at "
+                                    + other.position()
+                                    + " (a flow without a name is named after its table)");
+                }
+                cfg.flows.add(flow);
+                Path path = path(source);
+                if (inputs.stream().noneMatch(in -> in.path().equals(path))) {
+                    inputs.add(new Input(path, source.position()));
+                }
+            }
+            for (CreateStreamingTable t : tables.values()) {
+                if (!byTarget.containsKey(key(t.name()))) {
+                    throw new SqlException(
+                            Code.TABLE_WITHOUT_FLOW,
+                            t.position(),
+                            "no flow writes streaming table "
+                                    + t.name()
+                                    + ": add CREATE FLOW ... AS AUTO CDC INTO "
+                                    + t.name()
+                                    + " FROM STREAM(...) KEYS (...), or give the table FLOW AUTO CDC"
+                                    + " or AS SELECT * FROM STREAM(...)");
+                }
+            }
+            return new SqlPipeline(cfg, inputs, warnings);
+        }
+
+        private void set(SqlStatement.Set s) {
+            String key = s.key().trim();
+            String label = s.position() + ": SET " + key;
+            if (key.regionMatches(true, 0, "catalog.", 0, 8) && key.length() > 8) {
+                catalog.put(key.substring(8), s.value());
+                return;
+            }
+            String option = SET_ALIASES.getOrDefault(key, key);
+            if (!IngestOptions.SET.keys().contains(option)) {
+                throw new SqlException(
+                        Code.INVALID_OPTION,
+                        s.position(),
+                        "unknown SET key '"
+                                + key
+                                + "' (known: "
+                                + String.join(", ", new TreeSet<>(IngestOptions.SET.keys()))
+                                + ", "
+                                + String.join(", ", new TreeSet<>(SET_ALIASES.keySet()))
+                                + ", catalog.<Iceberg catalog property>)");
+            }
+            OptionLayer layer =
+                    OptionLayer.single(OptionSource.DEFINITION, label, option, s.value());
+            try {
+                OptionsResolver.resolve(IngestOptions.SET, List.of(layer));
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_OPTION, s.position());
+            }
+            fileLayers.add(layer);
+        }
+
+        private void use(Use u) {
+            if (u.catalog() != null) {
+                warnings.add(
+                        u.position()
+                                + ": USE CATALOG "
+                                + u.catalog()
+                                + " changes nothing: the tables go to the catalog of --warehouse"
+                                + " or of SET catalog.<property>");
+                return;
+            }
+            fileLayers.add(
+                    OptionLayer.single(
+                            OptionSource.DEFINITION,
+                            u.position() + ": USE",
+                            IngestOptions.NAMESPACE.key(),
+                            u.namespace()));
+        }
+
+        /** The layer of the {@code format =>} of the read_files calls, which must agree. */
+        private Optional<OptionLayer> formatLayer(List<ReadFiles> sources) {
+            ReadFiles first = null;
+            for (ReadFiles r : sources) {
+                String f = r.arguments().get("format");
+                if (f == null) {
+                    continue;
+                }
+                if (first == null) {
+                    first = r;
+                } else if (!first.arguments().get("format").equalsIgnoreCase(f)) {
+                    throw new SqlException(
+                            Code.CONFLICTING_FORMATS,
+                            r.position(),
+                            "read_files format '"
+                                    + f
+                                    + "' differs from format '"
+                                    + first.arguments().get("format")
+                                    + "' at "
+                                    + first.position()
+                                    + ": the files of one pipeline are read with one format");
+                }
+            }
+            if (first == null) {
+                return Optional.empty();
+            }
+            OptionLayer layer =
+                    OptionLayer.single(
+                            OptionSource.DEFINITION,
+                            first.position() + ": read_files",
+                            IngestOptions.FORMAT.key(),
+                            first.arguments().get("format"));
+            try {
+                OptionsResolver.resolve(IngestOptions.SET, List.of(layer));
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_OPTION, first.position());
+            }
+            return Optional.of(layer);
+        }
+
+        /** The read_files call of a source: itself, or the one of the view it names. */
+        private ReadFiles readFiles(Source source) {
+            if (source instanceof ReadFiles r) {
+                return r;
+            }
+            SqlStatement.Named n = (SqlStatement.Named) source;
+            CreateView v = views.get(key(n.name()));
+            if (v == null) {
+                throw new SqlException(
+                        Code.UNKNOWN_SOURCE,
+                        n.position(),
+                        "no temporary view "
+                                + n.name()
+                                + " in the file"
+                                + (views.isEmpty()
+                                        ? ""
+                                        : " (views: " + String.join(", ", viewNames()) + ")")
+                                + "; define it with CREATE TEMPORARY VIEW "
+                                + n.name()
+                                + " AS SELECT * FROM STREAM read_files('path', format =>"
+                                + " 'debezium-json'), or read the files directly with FROM STREAM"
+                                + " read_files(...)");
+            }
+            if (v.source() instanceof SqlStatement.Named inner
+                    && key(inner.name()).equals(key(v.name()))) {
+                throw new SqlException(
+                        Code.UNKNOWN_SOURCE,
+                        inner.position(),
+                        "view " + v.name() + " reads itself");
+            }
+            return readFiles(v.source());
+        }
+
+        private List<String> viewNames() {
+            List<String> out = new ArrayList<>();
+            views.values().forEach(v -> out.add(v.name()));
+            return out;
+        }
+
+        private FlowConfig flow(FlowDef f, CreateStreamingTable target, ReadFiles source) {
+            String targetName = target.name();
+            int dot = targetName.lastIndexOf('.');
+            String shortName = dot < 0 ? targetName : targetName.substring(dot + 1);
+            String table = source.arguments().getOrDefault("table", shortName);
+            Map<String, Object> def = new LinkedHashMap<>();
+            def.put(FlowOptions.TABLE.key(), table);
+            if (dot >= 0 || !shortName.equals(table)) {
+                def.put(FlowOptions.TARGET.key(), targetName);
+            }
+            if (f.name() != null && !f.name().equals(shortName)) {
+                def.put(FlowOptions.NAME.key(), f.name());
+            }
+            AutoCdc cdc = f.flow().autoCdc();
+            if (cdc == null) {
+                def.put(FlowOptions.APPEND_ONLY.key(), "true");
+            } else {
+                def.put(FlowOptions.KEYS.key(), cdc.keys());
+                putIfSet(def, FlowOptions.SEQUENCE_BY.key(), cdc.sequenceBy());
+                putIfSet(
+                        def,
+                        FlowOptions.SCD_TYPE.key(),
+                        cdc.scdType() == null ? null : cdc.scdType().toString());
+                putIfSet(def, FlowOptions.COLUMNS.key(), cdc.columns());
+                putIfSet(
+                        def,
+                        FlowOptions.IGNORE_NULL_UPDATES.key(),
+                        cdc.ignoreNullUpdates() ? "true" : null);
+                putIfSet(def, FlowOptions.TRACK_HISTORY_ON.key(), cdc.trackHistoryOn());
+                putIfSet(def, FlowOptions.APPLY_AS_DELETE_WHEN.key(), cdc.applyAsDeleteWhen());
+                putIfSet(def, FlowOptions.APPLY_AS_TRUNCATE_WHEN.key(), cdc.applyAsTruncateWhen());
+            }
+            if (!target.columns().isEmpty()) {
+                List<String> cols = new ArrayList<>();
+                for (Column c : target.columns()) {
+                    cols.add(c.name() + " " + c.type() + (c.notNull() ? " NOT NULL" : ""));
+                }
+                def.put(FlowOptions.SCHEMA.key(), String.join(", ", cols));
+            }
+            if (!target.partitionedBy().isEmpty()) {
+                def.put(FlowOptions.PARTITIONED_BY.key(), target.partitionedBy());
+            }
+            Map<String, Object> props = new LinkedHashMap<>();
+            for (Map.Entry<String, String> p : target.properties().entrySet()) {
+                String k = p.getKey();
+                if (!k.startsWith(PROPERTY_PREFIX)) {
+                    warnings.add(
+                            target.position()
+                                    + ": table property '"
+                                    + k
+                                    + "' of "
+                                    + targetName
+                                    + " is not used (flow options take the prefix '"
+                                    + PROPERTY_PREFIX
+                                    + "')");
+                    continue;
+                }
+                String option = k.substring(PROPERTY_PREFIX.length());
+                if (!FlowOptions.SET.keys().contains(option)) {
+                    throw new SqlException(
+                            Code.INVALID_OPTION,
+                            target.position(),
+                            "table property '"
+                                    + k
+                                    + "' of "
+                                    + targetName
+                                    + " names no flow option (known: "
+                                    + String.join(", ", new TreeSet<>(FlowOptions.SET.keys()))
+                                    + ")");
+                }
+                props.put(option, p.getValue());
+            }
+            OptionLayer definition =
+                    OptionLayer.of(
+                            OptionSource.DEFINITION,
+                            f.position() + ": flow into " + targetName,
+                            def);
+            OptionLayer properties =
+                    OptionLayer.of(
+                            OptionSource.TABLE_PROPERTY,
+                            target.position() + ": TBLPROPERTIES of " + targetName,
+                            props);
+            try {
+                OptionsResolver.resolve(FlowOptions.SET, List.of(properties));
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_OPTION, target.position());
+            }
+            FlowConfig flow;
+            try {
+                flow =
+                        new FlowConfig()
+                                .apply(
+                                        OptionsResolver.resolve(
+                                                FlowOptions.SET, List.of(definition, properties)));
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_OPTION, f.position());
+            }
+            try {
+                flow.validate();
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_FLOW, f.position());
+            }
+            return flow;
+        }
+
+        private Path path(ReadFiles r) {
+            String p = r.path();
+            if (p.contains("://")) {
+                throw new SqlException(
+                        Code.UNSUPPORTED_STATEMENT,
+                        r.position(),
+                        "not supported by changeflow yet: read_files of '"
+                                + p
+                                + "' (run reads local files; object stores are planned)");
+            }
+            Path path = Path.of(p);
+            return (path.isAbsolute() ? path : baseDir.resolve(path)).normalize();
+        }
+
+        private static void putIfSet(Map<String, Object> m, String key, Object value) {
+            if (value != null) {
+                m.put(key, value);
+            }
+        }
+
+        /** Names compare without case, as the vendor's identifiers do. */
+        private static String key(String name) {
+            return name.toLowerCase(Locale.ROOT);
+        }
+
+        private SqlPosition firstPosition(List<SqlStatement> statements) {
+            return statements.isEmpty()
+                    ? new SqlPosition(where, 1, 1)
+                    : statements.get(0).position();
+        }
+
+        /** The resolver's message already names the place: keep it, add the code. */
+        private static SqlException asSqlException(
+                IllegalArgumentException e, Code code, SqlPosition position) {
+            String msg = e.getMessage();
+            String prefix = position + ": ";
+            String detail = msg.startsWith(prefix) ? msg.substring(prefix.length()) : msg;
+            return new SqlException(code, position, detail, e);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package dev.changeflow.jobs.sql;
+
+import org.apache.flink.annotation.PublicEvolving;
+
+import javax.annotation.Nullable;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One statement of a pipeline file, as {@link SqlParser} read it. Names are as written, without
+ * back-quotes and without a {@code LIVE.} prefix; expressions ({@code SEQUENCE BY}, {@code APPLY AS
+ * ... WHEN}), column types and partition transforms are Flink SQL text: the tokens as written, runs
+ * of blanks and comments shortened to one blank, string literals single-quoted. They are never
+ * evaluated here (docs/semantics.md A1, A5).
+ */
+@PublicEvolving
+public sealed interface SqlStatement {
+
+    /** Where the statement starts. */
+    SqlPosition position();
+
+    /** {@code SET key = value}: key and value as written, quotes of a single literal removed. */
+    record Set(SqlPosition position, String key, String value) implements SqlStatement {}
+
+    /**
+     * {@code USE CATALOG c} (catalog set, namespace null) or {@code USE [SCHEMA|DATABASE] ns}
+     * (namespace set).
+     */
+    record Use(SqlPosition position, @Nullable String catalog, @Nullable String namespace)
+            implements SqlStatement {}
+
+    /** {@code CREATE TEMPORARY VIEW name AS SELECT * FROM STREAM source}. */
+    record CreateView(SqlPosition position, String name, Source source) implements SqlStatement {}
+
+    /**
+     * {@code CREATE [OR REFRESH] STREAMING TABLE name [(columns)] [PARTITIONED BY (...)] [COMMENT
+     * '...'] [TBLPROPERTIES (...)] [AS SELECT * FROM STREAM source | FLOW AUTO CDC FROM source
+     * clauses]}.
+     *
+     * @param flow the flow the statement defines itself; null for a target declared without one
+     */
+    record CreateStreamingTable(
+            SqlPosition position,
+            String name,
+            List<Column> columns,
+            List<String> partitionedBy,
+            @Nullable String comment,
+            Map<String, String> properties,
+            @Nullable Flow flow)
+            implements SqlStatement {}
+
+    /**
+     * {@code CREATE FLOW name AS AUTO CDC INTO target ...}, {@code CREATE FLOW name AS INSERT INTO
+     * target BY NAME SELECT * FROM STREAM source} or {@code APPLY CHANGES INTO target ...}.
+     *
+     * @param name the flow's name; null for {@code APPLY CHANGES INTO}
+     */
+    record CreateFlow(SqlPosition position, @Nullable String name, String target, Flow flow)
+            implements SqlStatement {}
+
+    /** A declared column: name, Flink SQL type text, NOT NULL, comment. */
+    record Column(String name, String type, boolean notNull, @Nullable String comment) {}
+
+    /**
+     * What a flow reads and how it applies it.
+     *
+     * @param autoCdc the AUTO CDC clauses; null for an append flow (every record inserted)
+     */
+    record Flow(SqlPosition position, Source source, @Nullable AutoCdc autoCdc) {}
+
+    /**
+     * The clauses of an AUTO CDC flow; an absent clause is null. Column selections are text: {@code
+     * a, b}, {@code *} or {@code * EXCEPT (a, b)}.
+     *
+     * @param keys KEYS, never empty
+     * @param scdType 1 or 2 from STORED AS SCD TYPE
+     * @param ignoreNullUpdates {@code true} when IGNORE NULL UPDATES is given
+     */
+    record AutoCdc(
+            List<String> keys,
+            @Nullable String sequenceBy,
+            @Nullable String applyAsDeleteWhen,
+            @Nullable String applyAsTruncateWhen,
+            @Nullable String columns,
+            boolean ignoreNullUpdates,
+            @Nullable Integer scdType,
+            @Nullable String trackHistoryOn) {}
+
+    /** The source of a view or flow. */
+    sealed interface Source {
+        /** Where the source is named. */
+        SqlPosition position();
+    }
+
+    /**
+     * {@code read_files('path', name => value, ...)}: the path as written and the named arguments
+     * (names as written, values without quotes), in order.
+     */
+    record ReadFiles(SqlPosition position, String path, Map<String, String> arguments)
+            implements Source {}
+
+    /** {@code STREAM(name)}: a temporary view of the file. */
+    record Named(SqlPosition position, String name) implements Source {}
+}

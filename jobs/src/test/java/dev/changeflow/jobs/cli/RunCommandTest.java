@@ -1,0 +1,101 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.jobs.sql.SqlException;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** {@code changeflow run FILE.sql}: the dry-run plan, and errors before anything is written. */
+class RunCommandTest {
+    @TempDir Path dir;
+
+    private static final String PIPELINE =
+            "SET name = shop;\n"
+                    + "USE SCHEMA sales;\n"
+                    + "CREATE TEMPORARY VIEW orders_cdc AS SELECT * FROM STREAM read_files('in/cdc.jsonl',"
+                    + " table => 'orders');\n"
+                    + "CREATE OR REFRESH STREAMING TABLE orders (id INT NOT NULL, status STRING);\n"
+                    + "CREATE FLOW orders AS AUTO CDC INTO orders FROM STREAM(orders_cdc) KEYS (id)\n"
+                    + "  APPLY AS DELETE WHEN status = \"gone\" STORED AS SCD TYPE 2;\n"
+                    + "CREATE OR REFRESH STREAMING TABLE audit (id INT, note STRING)\n"
+                    + "  AS SELECT * FROM STREAM read_files('in/cdc.jsonl');\n";
+
+    private RunCommand command(String... args) {
+        RunCommand c = new RunCommand();
+        new CommandLine(c).parseArgs(args);
+        return c;
+    }
+
+    private Path pipeline(String text) throws Exception {
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(dir.resolve("in/cdc.jsonl"), "");
+        Path f = dir.resolve("shop.sql");
+        Files.writeString(f, text);
+        return f;
+    }
+
+    @Test
+    void dryRunPrintsThePlanAndWritesNothing() throws Exception {
+        Path f = pipeline(PIPELINE);
+        Path warehouse = dir.resolve("warehouse");
+        RunCommand c = command("--dry-run", "--warehouse", warehouse.toString(), f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        Path input = dir.resolve("in/cdc.jsonl");
+        assertThat(buf.toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "Pipeline shop ("
+                                + f
+                                + "): 2 flows, format debezium-json, checkpoint interval 5000 ms,"
+                                + " quarantine sales.changeflow_quarantine\n"
+                                + "  sales.orders <- table orders: AUTO CDC KEYS (id) SEQUENCE BY"
+                                + " source.lsn (Debezium default) STORED AS SCD TYPE 2 APPLY AS DELETE"
+                                + " WHEN status = 'gone' (id INT NOT NULL, status STRING)\n"
+                                + "  sales.audit <- table audit: append-only (id INT, note STRING)\n"
+                                + "Inputs:\n"
+                                + "  "
+                                + input
+                                + "\n"
+                                + "Dry run: no table or state was written.\n");
+        assertThat(warehouse).doesNotExist();
+    }
+
+    @Test
+    void aMissingInputFailsWithItsPlaceBeforeAnythingIsWritten() throws Exception {
+        Path f = pipeline(PIPELINE.replace("'in/cdc.jsonl',", "'in/missing.jsonl',"));
+        Path warehouse = dir.resolve("warehouse");
+        assertThatThrownBy(() -> command("--warehouse", warehouse.toString(), f.toString()).call())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        f
+                                + ":3:58: SOURCE_NOT_FOUND: read_files path "
+                                + dir.resolve("in/missing.jsonl")
+                                + " does not exist (a relative path is resolved against the folder of"
+                                + " the pipeline file)");
+        assertThat(warehouse).doesNotExist();
+    }
+
+    @Test
+    void aBadFileExitsWithUsageCodeAndWritesNothing() throws Exception {
+        Path f = pipeline(PIPELINE.replace("KEYS (id)", "KEYS id"));
+        Path warehouse = dir.resolve("warehouse");
+        assertThat(Main.execute("run", "--warehouse", warehouse.toString(), f.toString()))
+                .isEqualTo(2);
+        assertThatThrownBy(() -> command(f.toString()).call())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(f + ":5:73: SYNTAX_ERROR: expected '(' after KEYS, found 'id'");
+        assertThat(Main.execute("run", dir.resolve("nope.sql").toString())).isEqualTo(2);
+        assertThat(warehouse).doesNotExist();
+    }
+}

@@ -1,0 +1,509 @@
+package dev.changeflow.jobs.sql;
+
+import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
+import dev.changeflow.jobs.sql.SqlStatement.Column;
+import dev.changeflow.jobs.sql.SqlStatement.CreateFlow;
+import dev.changeflow.jobs.sql.SqlStatement.CreateStreamingTable;
+import dev.changeflow.jobs.sql.SqlStatement.CreateView;
+import dev.changeflow.jobs.sql.SqlStatement.Flow;
+import dev.changeflow.jobs.sql.SqlStatement.Named;
+import dev.changeflow.jobs.sql.SqlStatement.ReadFiles;
+import dev.changeflow.jobs.sql.SqlStatement.Use;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The statements of a pipeline file, clause by clause, and every error with its place. */
+class SqlParserTest {
+    private static final String F = "p.sql";
+
+    private static List<SqlStatement> parse(String text) {
+        return SqlParser.parse(text, F);
+    }
+
+    private static SqlStatement one(String text) {
+        List<SqlStatement> all = parse(text);
+        assertThat(all).hasSize(1);
+        return all.get(0);
+    }
+
+    private static AutoCdc cdc(String clauses) {
+        CreateFlow f =
+                (CreateFlow) one("CREATE FLOW f AS AUTO CDC INTO t FROM STREAM(v) " + clauses);
+        return f.flow().autoCdc();
+    }
+
+    private static SqlPosition at(int line, int column) {
+        return new SqlPosition(F, line, column);
+    }
+
+    private static void fails(String text, SqlException.Code code, String message) {
+        assertThatThrownBy(() -> parse(text))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(message)
+                .satisfies(e -> assertThat(((SqlException) e).code()).isEqualTo(code));
+    }
+
+    // ------------------------------------------------------------------------ statements
+
+    @Test
+    void setTakesAnyKeyAndValueAndUnquotesSingleLiterals() {
+        assertThat(parse("SET checkpoint-interval = 2s; SET 'parallelism' = '3';"))
+                .containsExactly(
+                        new SqlStatement.Set(at(1, 1), "checkpoint-interval", "2s"),
+                        new SqlStatement.Set(at(1, 31), "parallelism", "3"));
+        assertThat(one("set catalog.uri = 'http://h:8181/x'"))
+                .isEqualTo(new SqlStatement.Set(at(1, 1), "catalog.uri", "http://h:8181/x"));
+    }
+
+    @Test
+    void useSetsCatalogOrNamespace() {
+        assertThat(parse("USE CATALOG main; USE SCHEMA silver; USE DATABASE a.b; USE bronze"))
+                .containsExactly(
+                        new Use(at(1, 1), "main", null),
+                        new Use(at(1, 19), null, "silver"),
+                        new Use(at(1, 38), null, "a.b"),
+                        new Use(at(1, 56), null, "bronze"));
+    }
+
+    @Test
+    void streamingTableWithoutQueryDeclaresColumnsPartitionsCommentAndProperties() {
+        CreateStreamingTable t =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE OR REFRESH STREAMING TABLE silver.`accounts`\n"
+                                        + "  (aid INT NOT NULL COMMENT 'key', at TIMESTAMP(6), amount DECIMAL(12,"
+                                        + " 2),\n"
+                                        + "   tags ARRAY<STRING>, pos ROW<x INT, y INT> NOT NULL)\n"
+                                        + "  COMMENT \"accounts\"\n"
+                                        + "  PARTITIONED BY (bid, bucket(16, aid), days(at))\n"
+                                        + "  TBLPROPERTIES ('changeflow.apply-buffer-keys' = '1000',"
+                                        + " delta.enableChangeDataFeed = true, 'n' = -1);");
+        assertThat(t)
+                .isEqualTo(
+                        new CreateStreamingTable(
+                                at(1, 1),
+                                "silver.accounts",
+                                List.of(
+                                        new Column("aid", "INT", true, "key"),
+                                        new Column("at", "TIMESTAMP(6)", false, null),
+                                        new Column("amount", "DECIMAL(12, 2)", false, null),
+                                        new Column("tags", "ARRAY<STRING>", false, null),
+                                        new Column("pos", "ROW<x INT, y INT>", true, null)),
+                                List.of("bid", "bucket(16, aid)", "days(at)"),
+                                "accounts",
+                                Map.of(
+                                        "changeflow.apply-buffer-keys", "1000",
+                                        "delta.enableChangeDataFeed", "true",
+                                        "n", "-1"),
+                                null));
+        assertThat(t.properties().keySet())
+                .containsExactly("changeflow.apply-buffer-keys", "delta.enableChangeDataFeed", "n");
+        assertThat(one("CREATE STREAMING TABLE IF NOT EXISTS t"))
+                .isEqualTo(
+                        new CreateStreamingTable(
+                                at(1, 1), "t", List.of(), List.of(), null, Map.of(), null));
+    }
+
+    @Test
+    void standaloneAutoCdcFormCarriesItsFlow() {
+        CreateStreamingTable t =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE OR REFRESH STREAMING TABLE target\n"
+                                        + "  FLOW AUTO CDC\n"
+                                        + "  FROM stream(cdc_data.users)\n"
+                                        + "  KEYS (userId)\n"
+                                        + "  APPLY AS DELETE WHEN operation = \"DELETE\"\n"
+                                        + "  SEQUENCE BY sequenceNum\n"
+                                        + "  COLUMNS * EXCEPT (operation, sequenceNum)\n"
+                                        + "  STORED AS SCD TYPE 2;");
+        assertThat(t.flow())
+                .isEqualTo(
+                        new Flow(
+                                at(2, 8),
+                                new Named(at(3, 15), "cdc_data.users"),
+                                new AutoCdc(
+                                        List.of("userId"),
+                                        "sequenceNum",
+                                        "operation = 'DELETE'",
+                                        null,
+                                        "* EXCEPT (operation, sequenceNum)",
+                                        false,
+                                        2,
+                                        null)));
+    }
+
+    @Test
+    void streamingTableAsSelectIsAnAppendFlow() {
+        CreateStreamingTable t =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE STREAMING TABLE h AS SELECT * FROM STREAM read_files('in/h',"
+                                        + " format => \"json\", table => 'h')");
+        assertThat(t.flow())
+                .isEqualTo(
+                        new Flow(
+                                at(1, 26),
+                                new ReadFiles(
+                                        at(1, 50), "in/h", Map.of("format", "json", "table", "h")),
+                                null));
+    }
+
+    @Test
+    void createFlowAutoCdcAndInsertAndApplyChanges() {
+        assertThat(
+                        parse(
+                                "CREATE FLOW f COMMENT 'x' AS AUTO CDC INTO LIVE.t FROM STREAM v KEYS (a);\n"
+                                        + "CREATE FLOW g AS INSERT INTO h BY NAME SELECT * FROM STREAM(read_files('d'));\n"
+                                        + "APPLY CHANGES INTO LIVE.s FROM STREAM(LIVE.w) KEYS (k)"))
+                .containsExactly(
+                        new CreateFlow(
+                                at(1, 1),
+                                "f",
+                                "t",
+                                new Flow(
+                                        at(1, 30),
+                                        new Named(at(1, 63), "v"),
+                                        new AutoCdc(
+                                                List.of("a"),
+                                                null,
+                                                null,
+                                                null,
+                                                null,
+                                                false,
+                                                null,
+                                                null))),
+                        new CreateFlow(
+                                at(2, 1),
+                                "g",
+                                "h",
+                                new Flow(at(2, 18), new ReadFiles(at(2, 61), "d", Map.of()), null)),
+                        new CreateFlow(
+                                at(3, 1),
+                                null,
+                                "s",
+                                new Flow(
+                                        at(3, 1),
+                                        new Named(at(3, 39), "w"),
+                                        new AutoCdc(
+                                                List.of("k"),
+                                                null,
+                                                null,
+                                                null,
+                                                null,
+                                                false,
+                                                null,
+                                                null))));
+    }
+
+    @Test
+    void temporaryViewReadsFiles() {
+        assertThat(
+                        one(
+                                "CREATE OR REPLACE TEMP VIEW v AS SELECT * FROM STREAM read_files(\n"
+                                        + "  '/data/cdc', format => 'debezium-json', table => 'pgbench_accounts')"))
+                .isEqualTo(
+                        new CreateView(
+                                at(1, 1),
+                                "v",
+                                new ReadFiles(
+                                        at(1, 55),
+                                        "/data/cdc",
+                                        Map.of(
+                                                "format",
+                                                "debezium-json",
+                                                "table",
+                                                "pgbench_accounts"))));
+    }
+
+    // ------------------------------------------------------------------------ AUTO CDC clauses
+
+    @Test
+    void keysTakeSeveralColumns() {
+        assertThat(cdc("KEYS (id, `region code`)").keys()).containsExactly("id", "region code");
+    }
+
+    @Test
+    void sequenceByKeepsTheExpressionUpToTheNextClause() {
+        assertThat(cdc("SEQUENCE BY STRUCT(ts,  seq) KEYS (a)").sequenceBy())
+                .isEqualTo("STRUCT(ts, seq)");
+        assertThat(cdc("KEYS (a) SEQUENCE BY source.lsn").sequenceBy()).isEqualTo("source.lsn");
+    }
+
+    @Test
+    void applyAsDeleteAndTruncateWhenKeepPredicatesWithStringsAndParentheses() {
+        AutoCdc c =
+                cdc(
+                        "KEYS (a) APPLY AS DELETE WHEN op = \"D\" OR (op = 'KEYS' AND /* c */ x IN (1, 2))\n"
+                                + " APPLY AS TRUNCATE WHEN op = 'it''s' STORED AS SCD TYPE 1");
+        assertThat(c.applyAsDeleteWhen()).isEqualTo("op = 'D' OR (op = 'KEYS' AND x IN (1, 2))");
+        assertThat(c.applyAsTruncateWhen()).isEqualTo("op = 'it''s'");
+        assertThat(cdc("KEYS (a) APPLY AS DELETE WHEN op = 'it\\'s'").applyAsDeleteWhen())
+                .isEqualTo("op = 'it''s'");
+    }
+
+    @Test
+    void columnsTakeListsParenthesesStarAndExcept() {
+        assertThat(cdc("KEYS (a) COLUMNS a, b").columns()).isEqualTo("a, b");
+        assertThat(cdc("KEYS (a) COLUMNS (a, b)").columns()).isEqualTo("a, b");
+        assertThat(cdc("KEYS (a) COLUMNS *").columns()).isEqualTo("*");
+        assertThat(cdc("COLUMNS * EXCEPT (op,seq) KEYS (a)").columns())
+                .isEqualTo("* EXCEPT (op, seq)");
+    }
+
+    @Test
+    void ignoreNullUpdatesStoredAsAndTrackHistory() {
+        AutoCdc c =
+                cdc(
+                        "TRACK HISTORY ON * EXCEPT (note) IGNORE NULL UPDATES STORED AS SCD TYPE 2 KEYS (a)");
+        assertThat(c.ignoreNullUpdates()).isTrue();
+        assertThat(c.scdType()).isEqualTo(2);
+        assertThat(c.trackHistoryOn()).isEqualTo("* EXCEPT (note)");
+        assertThat(cdc("KEYS (a) TRACK HISTORY ON a, b").trackHistoryOn()).isEqualTo("a, b");
+        assertThat(cdc("KEYS (a)").ignoreNullUpdates()).isFalse();
+    }
+
+    @Test
+    void commentsAndCaseDoNotMatter() {
+        assertThat(
+                        parse(
+                                "-- header\n/* block\n comment */ apply changes into t from stream(v) keys (a) "
+                                        + "stored as scd type 2;;\n"))
+                .hasSize(1);
+    }
+
+    // ------------------------------------------------------------------------ errors
+
+    @Test
+    void syntaxErrorsNameThePlaceAndWhatWasExpected() {
+        fails(
+                "CREATE FLOW f AS AUTO CDC INTO t FROM STREAM(v)\n  KEYS aid",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:2:8: SYNTAX_ERROR: expected '(' after KEYS, found 'aid'");
+        fails(
+                "CREATE FLOW f AS AUTO CDC INTO t FROM STREAM(v) SEQUENCE BY s",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:62: SYNTAX_ERROR: expected KEYS (...): an AUTO CDC flow needs its keys,"
+                        + " found end of file");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) STORED AS SCD TYPE 3",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:57: SYNTAX_ERROR: expected 1 or 2 after STORED AS SCD TYPE, found '3'");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) ORDER BY x",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:38: SYNTAX_ERROR: expected an AUTO CDC clause (KEYS, SEQUENCE BY, APPLY AS"
+                        + " DELETE WHEN, APPLY AS TRUNCATE WHEN, COLUMNS, IGNORE NULL UPDATES, STORED AS"
+                        + " SCD TYPE, TRACK HISTORY ON) or ';', found 'ORDER'");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) SEQUENCE BY ;",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:50: SYNTAX_ERROR: expected an expression after SEQUENCE BY, found ';'");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) APPLY AS DELETE WHEN (op = 'd'",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:68: SYNTAX_ERROR: expected ')' to close the expression of APPLY AS DELETE"
+                        + " WHEN, found end of file");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) APPLY AS UPSERT WHEN x",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:47: SYNTAX_ERROR: expected DELETE or TRUNCATE after APPLY AS, found 'UPSERT'");
+        fails(
+                "CREATE STREAMING TABLE t (a INT,)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:33: SYNTAX_ERROR: expected a column name, found ')'");
+        fails(
+                "CREATE STREAMING TABLE t (a)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:28: SYNTAX_ERROR: expected a type for column a, found ')'");
+        fails(
+                "CREATE STREAMING TABLE t PARTITIONED (a)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:38: SYNTAX_ERROR: expected BY after PARTITIONED, found '('");
+        fails(
+                "CREATE STREAMING TABLE t TBLPROPERTIES ('a' 'b')",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:45: SYNTAX_ERROR: expected '=' after the property key, found ''b''");
+        fails(
+                "CREATE STREAMING TABLE t\nFOO",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:2:1: SYNTAX_ERROR: expected PARTITIONED BY, COMMENT, TBLPROPERTIES, AS SELECT,"
+                        + " FLOW AUTO CDC or ';', found 'FOO'");
+        fails(
+                "SET x 1",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:8: SYNTAX_ERROR: expected '=' after the key of SET (SET key = value),"
+                        + " found end of file");
+        fails(
+                "SET x =;",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:8: SYNTAX_ERROR: expected a value after '=' (SET key = value), found ';'");
+        fails(
+                "USE CATALOG main extra",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:18: SYNTAX_ERROR: expected ';' after the statement, found 'extra'");
+        fails(
+                "hello world",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:1: SYNTAX_ERROR: expected a statement (CREATE, APPLY CHANGES, SET or USE),"
+                        + " found 'hello'");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files(path => 'x')",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:60: SYNTAX_ERROR: expected the path as the first argument of read_files,"
+                        + " found 'path'");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x', format = 'json')",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:72: SYNTAX_ERROR: expected '=>' after the argument name (read_files takes"
+                        + " name => value), found '='");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM(read_files('x')",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:64: SYNTAX_ERROR: expected ')' after the source, found end of file");
+    }
+
+    @Test
+    void tokenizerErrorsNameThePlace() {
+        fails(
+                "SET a = 'open",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:9: SYNTAX_ERROR: unterminated string literal: no closing ' before the end"
+                        + " of file");
+        fails(
+                "SET a = 1;\n  /* never closed",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:2:3: SYNTAX_ERROR: unterminated comment: no closing */ before the end of file");
+        fails(
+                "SET a = 1 #",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:11: SYNTAX_ERROR: unexpected character '#' (U+0023)");
+    }
+
+    @Test
+    void aClauseGivenTwiceIsRefused() {
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) SEQUENCE BY x KEYS (b)",
+                SqlException.Code.DUPLICATE_CLAUSE,
+                "p.sql:1:52: DUPLICATE_CLAUSE: KEYS is given twice in one statement");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) STORED AS SCD TYPE 1 STORED AS SCD TYPE 2",
+                SqlException.Code.DUPLICATE_CLAUSE,
+                "p.sql:1:59: DUPLICATE_CLAUSE: STORED AS SCD TYPE is given twice in one statement");
+        fails(
+                "CREATE STREAMING TABLE t COMMENT 'a' COMMENT 'b'",
+                SqlException.Code.DUPLICATE_CLAUSE,
+                "p.sql:1:38: DUPLICATE_CLAUSE: COMMENT is given twice in one statement");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM read_files('x', table => 'a', table => 'b')",
+                SqlException.Code.DUPLICATE_CLAUSE,
+                "p.sql:1:72: DUPLICATE_CLAUSE: read_files argument 'table' is given twice");
+    }
+
+    @Test
+    void unsupportedStatementsAndClausesAreNamedNeverIgnored() {
+        String u = "UNSUPPORTED_STATEMENT: not supported by changeflow yet: ";
+        fails(
+                "GRANT SELECT ON t TO u",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:1: " + u + "GRANT statements");
+        fails(
+                "revoke SELECT ON t FROM u",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:1: " + u + "REVOKE statements");
+        fails(
+                "REFRESH STREAMING TABLE t FULL",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:1: " + u + "REFRESH statements");
+        fails(
+                "CREATE MATERIALIZED VIEW m AS SELECT 1",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:8: " + u + "materialized views (CREATE MATERIALIZED VIEW)");
+        fails(
+                "CREATE OR REFRESH STREAMING TABLE t SCHEDULE EVERY 1 HOUR AS SELECT * FROM STREAM v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:37: " + u + "SCHEDULE (scheduled refreshes are planned: semantics.md S3)");
+        fails(
+                "CREATE STREAMING TABLE t WITH ROW FILTER f ON (a)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:26: " + u + "WITH ROW FILTER (access control is planned: S6)");
+        fails(
+                "CREATE STREAMING TABLE t (ssn STRING MASK m)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:38: " + u + "column MASK (access control is planned: S6)");
+        fails(
+                "CREATE STREAMING TABLE t (a INT, CONSTRAINT c EXPECT (a > 0))",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:34: " + u + "CONSTRAINT ... EXPECT (expectations)");
+        fails(
+                "CREATE STREAMING TABLE t TRIGGER ON UPDATE AS SELECT * FROM STREAM v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:26: " + u + "TRIGGER ON UPDATE");
+        fails(
+                "CREATE OR REFRESH STREAMING TABLE t FLOW REPLACE WHERE d > 1 AS SELECT * FROM s",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:42: " + u + "FLOW REPLACE WHERE (S4)");
+        fails(
+                "CREATE OR REFRESH STREAMING TABLE t FLOW REPLACE USING (k) SEQUENCE BY s BY NAME"
+                        + " SELECT * FROM STREAM(s)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:42: " + u + "FLOW REPLACE USING (S5)");
+        fails(
+                "CREATE FLOW f AS AUTO CDC FROM SNAPSHOT s KEYS (a)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:27: " + u + "AUTO CDC FROM SNAPSHOT (A6)");
+        fails(
+                "APPLY CHANGES FROM SNAPSHOT s INTO t KEYS (a)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:15: " + u + "APPLY CHANGES FROM SNAPSHOT (A6)");
+        fails(
+                "CREATE STREAMING TABLE t AS SELECT a, b FROM STREAM v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:36: "
+                        + u
+                        + "a query that selects columns (only SELECT * FROM STREAM source; choose"
+                        + " columns with COLUMNS in an AUTO CDC flow)");
+        fails(
+                "CREATE STREAMING TABLE t AS SELECT * FROM STREAM v WHERE a > 1",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:52: " + u + "WHERE after the source (only SELECT * FROM STREAM source)");
+        fails(
+                "CREATE TEMPORARY VIEW v AS VALUES (1)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:28: " + u + "queries other than SELECT * FROM STREAM source");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x', includeExistingFiles"
+                        + " => false)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:65: "
+                        + u
+                        + "read_files argument 'includeExistingFiles' (this release takes format =>"
+                        + " and table =>)");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h')",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:49: " + u + "read_kafka(...) sources (read_files is supported)");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) STORED AS SCD TYPE BITEMPORAL",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:57: " + u + "STORED AS SCD TYPE BITEMPORAL");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) COLUMNS TO UPDATE a",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:46: " + u + "COLUMNS TO UPDATE");
+        fails(
+                "CREATE VIEW v AS SELECT * FROM STREAM read_files('x')",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:8: " + u + "persisted views (CREATE VIEW; use CREATE TEMPORARY VIEW)");
+        fails(
+                "CREATE STREAMING TABLE t CLUSTER BY (a)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:26: " + u + "CLUSTER BY");
+    }
+}

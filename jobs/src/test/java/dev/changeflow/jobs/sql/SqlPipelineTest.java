@@ -1,0 +1,322 @@
+package dev.changeflow.jobs.sql;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.ScdType;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Statements compile to the flow model of a flows file, through the same option resolver: the
+ * pgbench pipeline in SQL equals {@code examples/pgbench-flows.yaml} option by option.
+ */
+class SqlPipelineTest {
+    private static final Path BASE = Path.of("/pipelines");
+
+    private static SqlPipeline compile(String text) {
+        return SqlPipeline.compile(text, "p.sql", BASE, "p");
+    }
+
+    private static void fails(String text, SqlException.Code code, String message) {
+        assertThatThrownBy(() -> compile(text))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(message)
+                .satisfies(e -> assertThat(((SqlException) e).code()).isEqualTo(code));
+    }
+
+    private static Path repositoryRoot() {
+        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        while (p != null && !Files.isDirectory(p.resolve(".mvn"))) {
+            p = p.getParent();
+        }
+        assertThat(p).as("the repository root above " + System.getProperty("user.dir")).isNotNull();
+        return p;
+    }
+
+    @Test
+    void pgbenchPipelineEqualsTheFlowsFileOptionByOption() throws Exception {
+        Path examples = repositoryRoot().resolve("examples");
+        IngestConfig yaml = FlowsFile.read(examples.resolve("pgbench-flows.yaml"));
+        SqlPipeline sql = SqlPipeline.read(examples.resolve("pgbench.sql"));
+
+        assertThat(sql.config().flows).hasSameSizeAs(yaml.flows);
+        for (int i = 0; i < yaml.flows.size(); i++) {
+            assertThat(sql.config().flows.get(i))
+                    .as(yaml.flows.get(i).table)
+                    .usingRecursiveComparison()
+                    .isEqualTo(yaml.flows.get(i));
+        }
+        assertThat(sql.config()).usingRecursiveComparison().isEqualTo(yaml);
+        assertThat(sql.config().name).isEqualTo("pgbench");
+        assertThat(sql.config().namespace).isEqualTo("public");
+        assertThat(sql.config().format).isEqualTo("debezium-json");
+        assertThat(sql.inputPaths())
+                .containsExactly(
+                        repositoryRoot()
+                                .resolveSibling("shared")
+                                .resolve("data/pgbench-s1/capture-pgbench-s1.jsonl.gz"));
+        assertThat(sql.warnings()).isEmpty();
+    }
+
+    /**
+     * Every clause once (TRACK HISTORY with SCD type 1 and TRUNCATE WHEN together: combinations
+     * that need the schema are the planner's checks, A1, not the compiler's).
+     */
+    @Test
+    void everyClauseBecomesItsFlowOption() {
+        SqlPipeline p =
+                compile(
+                        "SET checkpoint-interval = 500ms;\n"
+                                + "SET 'parallelism.default' = 3;\n"
+                                + "SET catalog.type = rest;\n"
+                                + "SET catalog.uri = 'http://127.0.0.1:8181';\n"
+                                + "USE SCHEMA silver;\n"
+                                + "CREATE TEMPORARY VIEW orders_cdc AS SELECT * FROM STREAM read_files(\n"
+                                + "  'in/orders', format => \"json\", table => 'orders');\n"
+                                + "CREATE OR REFRESH STREAMING TABLE gold.orders_current (\n"
+                                + "  id BIGINT NOT NULL, region STRING, ts TIMESTAMP(3), seq INT, op STRING, note STRING)\n"
+                                + "  PARTITIONED BY (region, bucket(8, id))\n"
+                                + "  TBLPROPERTIES ('changeflow.apply-buffer-keys' = '1000',\n"
+                                + "                 'changeflow.tombstone-gc-threshold' = '36h',\n"
+                                + "                 'changeflow.keys' = 'region');\n"
+                                + "CREATE FLOW orders_scd2 AS AUTO CDC INTO gold.orders_current\n"
+                                + "  FROM STREAM(orders_cdc)\n"
+                                + "  KEYS (id, region)\n"
+                                + "  APPLY AS DELETE WHEN op = \"DELETE\"\n"
+                                + "  APPLY AS TRUNCATE WHEN op = 'TRUNCATE'\n"
+                                + "  SEQUENCE BY STRUCT(ts, seq)\n"
+                                + "  COLUMNS * EXCEPT (op, ts)\n"
+                                + "  IGNORE NULL UPDATES\n"
+                                + "  STORED AS SCD TYPE 1\n"
+                                + "  TRACK HISTORY ON * EXCEPT (note);\n");
+        IngestConfig cfg = p.config();
+        assertThat(cfg.name).isEqualTo("p");
+        assertThat(cfg.format).isEqualTo("json");
+        assertThat(cfg.namespace).isEqualTo("silver");
+        assertThat(cfg.checkpointInterval).isEqualTo(Duration.ofMillis(500));
+        assertThat(cfg.parallelism).isEqualTo(3);
+        assertThat(cfg.catalog).isEqualTo(Map.of("type", "rest", "uri", "http://127.0.0.1:8181"));
+        assertThat(cfg.flows).hasSize(1);
+        FlowConfig f = cfg.flows.get(0);
+        assertThat(f.table).isEqualTo("orders");
+        assertThat(f.target).isEqualTo("gold.orders_current");
+        assertThat(f.name).isEqualTo("orders_scd2");
+        // the definition's KEYS win over the table property (DEFINITION > TABLE_PROPERTY)
+        assertThat(f.keys).containsExactly("id", "region");
+        assertThat(f.sequenceBy).containsExactly("ts", "seq");
+        assertThat(f.scdType).isEqualTo(ScdType.TYPE_1);
+        assertThat(f.appendOnly).isFalse();
+        assertThat(f.columns).isEqualTo(ColumnSelection.except(List.of("op", "ts")));
+        assertThat(f.ignoreNullUpdates).isEqualTo(ColumnSelection.all());
+        assertThat(f.trackHistoryOn).isEqualTo(ColumnSelection.except(List.of("note")));
+        assertThat(f.schema)
+                .isEqualTo(
+                        "id BIGINT NOT NULL, region STRING, ts TIMESTAMP(3), seq INT, op STRING,"
+                                + " note STRING");
+        assertThat(f.partitionedBy).containsExactly("region", "bucket(8, id)");
+        assertThat(f.applyAsDeleteWhen).isEqualTo("op = 'DELETE'");
+        assertThat(f.applyAsTruncateWhen).isEqualTo("op = 'TRUNCATE'");
+        assertThat(f.applyBufferKeys).isEqualTo(1000);
+        assertThat(f.applyBufferKeysSet).isTrue();
+        assertThat(f.tombstoneGcThreshold).isEqualTo(Duration.ofHours(36));
+        assertThat(f.format).isNull();
+        assertThat(p.inputPaths()).containsExactly(Path.of("/pipelines/in/orders"));
+        assertThat(p.warnings()).isEmpty();
+    }
+
+    @Test
+    void appendFlowsAndDefaults() {
+        SqlPipeline p =
+                compile(
+                        "CREATE STREAMING TABLE events AS SELECT * FROM STREAM read_files('/abs/e');\n"
+                                + "CREATE STREAMING TABLE audit;\n"
+                                + "CREATE FLOW audit_in AS INSERT INTO audit BY NAME\n"
+                                + "  SELECT * FROM STREAM read_files('/abs/e', table => 'audit_log');\n");
+        IngestConfig cfg = p.config();
+        assertThat(cfg.format).isEqualTo("debezium-json");
+        assertThat(cfg.namespace).isNull();
+        assertThat(cfg.checkpointInterval).isEqualTo(Duration.ofSeconds(5));
+        assertThat(cfg.flows)
+                .extracting(f -> f.table, f -> f.target, f -> f.name, f -> f.appendOnly)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("events", null, null, true),
+                        org.assertj.core.groups.Tuple.tuple(
+                                "audit_log", "audit", "audit_in", true));
+        assertThat(p.inputPaths()).containsExactly(Path.of("/abs/e"));
+    }
+
+    @Test
+    void propertiesWithoutThePrefixAndUseCatalogAreReportedNotUsed() {
+        SqlPipeline p =
+                compile(
+                        "USE CATALOG main;\n"
+                                + "CREATE STREAMING TABLE t TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true',"
+                                + " 'apply-buffer-keys' = '5')\n"
+                                + "  FLOW AUTO CDC FROM STREAM read_files('x') KEYS (id);");
+        assertThat(p.config().flows.get(0).applyBufferKeysSet).isFalse();
+        assertThat(p.warnings())
+                .containsExactly(
+                        "p.sql:1:1: USE CATALOG main changes nothing: the tables go to the catalog of"
+                                + " --warehouse or of SET catalog.<property>",
+                        "p.sql:2:1: table property 'delta.enableChangeDataFeed' of t is not used (flow"
+                                + " options take the prefix 'changeflow.')",
+                        "p.sql:2:1: table property 'apply-buffer-keys' of t is not used (flow options"
+                                + " take the prefix 'changeflow.')");
+    }
+
+    // ------------------------------------------------------------------------------ errors
+
+    @Test
+    void unknownSourceAndTable() {
+        fails(
+                "CREATE STREAMING TABLE t;\nAPPLY CHANGES INTO t FROM STREAM(cdc) KEYS (id)",
+                SqlException.Code.UNKNOWN_SOURCE,
+                "p.sql:2:34: UNKNOWN_SOURCE: no temporary view cdc in the file; define it with"
+                        + " CREATE TEMPORARY VIEW cdc AS SELECT * FROM STREAM read_files('path', format"
+                        + " => 'debezium-json'), or read the files directly with FROM STREAM"
+                        + " read_files(...)");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x');\n"
+                        + "CREATE FLOW f AS AUTO CDC INTO t FROM STREAM(v) KEYS (id)",
+                SqlException.Code.UNKNOWN_TABLE,
+                "p.sql:2:1: UNKNOWN_TABLE: the flow writes t, which no CREATE STREAMING TABLE of the"
+                        + " file declares (declare the target first: CREATE OR REFRESH STREAMING TABLE"
+                        + " t;)");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM w;\n"
+                        + "CREATE STREAMING TABLE t AS SELECT * FROM STREAM v",
+                SqlException.Code.UNKNOWN_SOURCE,
+                "p.sql:1:49: UNKNOWN_SOURCE: no temporary view w in the file (views: v); define it"
+                        + " with CREATE TEMPORARY VIEW w AS SELECT * FROM STREAM read_files('path',"
+                        + " format => 'debezium-json'), or read the files directly with FROM STREAM"
+                        + " read_files(...)");
+    }
+
+    @Test
+    void duplicatesAreRefused() {
+        fails(
+                "CREATE STREAMING TABLE t;\ncreate streaming table T",
+                SqlException.Code.DUPLICATE_TABLE,
+                "p.sql:2:1: DUPLICATE_TABLE: streaming table T is already defined at p.sql:1:1");
+        fails(
+                "CREATE TEMP VIEW v AS SELECT * FROM read_files('a');\n"
+                        + "CREATE TEMP VIEW v AS SELECT * FROM read_files('b')",
+                SqlException.Code.DUPLICATE_VIEW,
+                "p.sql:2:1: DUPLICATE_VIEW: view v is already defined at p.sql:1:1");
+        fails(
+                "CREATE STREAMING TABLE t FLOW AUTO CDC FROM read_files('a') KEYS (id);\n"
+                        + "APPLY CHANGES INTO t FROM read_files('a') KEYS (id)",
+                SqlException.Code.DUPLICATE_FLOW,
+                "p.sql:2:1: DUPLICATE_FLOW: streaming table t is already written by the flow at"
+                        + " p.sql:1:1; a table is written by one flow");
+        fails(
+                "CREATE STREAMING TABLE a; CREATE STREAMING TABLE b;\n"
+                        + "CREATE FLOW f AS AUTO CDC INTO a FROM read_files('x') KEYS (id);\n"
+                        + "CREATE FLOW f AS AUTO CDC INTO b FROM read_files('x') KEYS (id)",
+                SqlException.Code.DUPLICATE_FLOW,
+                "p.sql:3:1: DUPLICATE_FLOW: flow f is already defined at p.sql:2:1 (a flow without"
+                        + " a name is named after its table)");
+        fails(
+                "CREATE STREAMING TABLE a FLOW AUTO CDC FROM read_files('x') KEYS (id);\n"
+                        + "CREATE STREAMING TABLE b;\n"
+                        + "CREATE FLOW a AS AUTO CDC INTO b FROM read_files('x') KEYS (id)",
+                SqlException.Code.DUPLICATE_FLOW,
+                "p.sql:3:1: DUPLICATE_FLOW: flow a is already defined at p.sql:1:1 (a flow without"
+                        + " a name is named after its table)");
+    }
+
+    @Test
+    void aTableWithoutFlowAndAFileWithoutFlows() {
+        fails(
+                "CREATE STREAMING TABLE a AS SELECT * FROM read_files('x');\nCREATE STREAMING TABLE b",
+                SqlException.Code.TABLE_WITHOUT_FLOW,
+                "p.sql:2:1: TABLE_WITHOUT_FLOW: no flow writes streaming table b: add CREATE FLOW ..."
+                        + " AS AUTO CDC INTO b FROM STREAM(...) KEYS (...), or give the table FLOW AUTO"
+                        + " CDC or AS SELECT * FROM STREAM(...)");
+        fails(
+                "SET parallelism = 2;",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:1:1: INVALID_FLOW: the file defines no flow: give a streaming table FLOW AUTO"
+                        + " CDC FROM STREAM(...) KEYS (...), or add CREATE FLOW ... AS AUTO CDC INTO ...");
+        fails(
+                "",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:1:1: INVALID_FLOW: the file defines no flow: give a streaming table FLOW AUTO"
+                        + " CDC FROM STREAM(...) KEYS (...), or add CREATE FLOW ... AS AUTO CDC INTO ...");
+    }
+
+    @Test
+    void formatsMustAgree() {
+        fails(
+                "CREATE STREAMING TABLE a AS SELECT * FROM read_files('x', format => 'json');\n"
+                        + "CREATE STREAMING TABLE b AS SELECT * FROM read_files('y', format => 'debezium-json')",
+                SqlException.Code.CONFLICTING_FORMATS,
+                "p.sql:2:43: CONFLICTING_FORMATS: read_files format 'debezium-json' differs from"
+                        + " format 'json' at p.sql:1:43: the files of one pipeline are read with one"
+                        + " format");
+    }
+
+    @Test
+    void badOptionsNameTheirPlaceAndWhatIsAllowed() {
+        String flow = "\nCREATE STREAMING TABLE t AS SELECT * FROM read_files('x')";
+        fails(
+                "SET checkpoint-intervall = 2s;" + flow,
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
+                        + " checkpoint-interval, format, max-record-bytes, name, namespace,"
+                        + " parallelism, execution.checkpointing.interval, parallelism.default,"
+                        + " catalog.<Iceberg catalog property>)");
+        assertThatThrownBy(() -> compile("SET parallelism = 0;" + flow))
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith("p.sql:1:1: INVALID_OPTION: SET parallelism: ")
+                .hasMessageContaining("'0'");
+        fails(
+                "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x', format => 'csv')",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:43: INVALID_OPTION: read_files: 'format' must be json or debezium-json, got"
+                        + " 'csv'");
+        fails(
+                "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.apply-bufer-keys' = '1')\n"
+                        + "  FLOW AUTO CDC FROM read_files('x') KEYS (id)",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:1: INVALID_OPTION: table property 'changeflow.apply-bufer-keys' of t names"
+                        + " no flow option (known: append-only, apply-as-delete-when,"
+                        + " apply-as-truncate-when, apply-buffer-keys, columns, format,"
+                        + " format-version, ignore-null-updates, keys, name, on-invalid-record,"
+                        + " on-schema-change, partitioned-by, scd-type, schema, sequence-by, table,"
+                        + " target, tombstone-gc-threshold, track-history-on, truncate)");
+        fails(
+                "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.apply-buffer-keys' = '-1')\n"
+                        + "  FLOW AUTO CDC FROM read_files('x') KEYS (id)",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:1: INVALID_OPTION: TBLPROPERTIES of t: apply-buffer-keys must be a whole"
+                        + " number of keys per subtask from 0 (no buffering) to 2147483647, got '-1'");
+        fails(
+                "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.on-invalid-record' = 'drop')\n"
+                        + "  FLOW AUTO CDC FROM read_files('x') KEYS (id)",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:1:1: INVALID_FLOW: flow 't': 'on-invalid-record' must be quarantine or fail,"
+                        + " got 'drop'");
+        fails(
+                "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.keys' = 'id')\n"
+                        + "  AS SELECT * FROM read_files('x')",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:1:1: INVALID_FLOW: flow 't': 'append-only: true' takes no 'keys' (got [id])");
+        fails(
+                "CREATE STREAMING TABLE t AS SELECT * FROM read_files('s3://bucket/cdc')",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:43: UNSUPPORTED_STATEMENT: not supported by changeflow yet: read_files of"
+                        + " 's3://bucket/cdc' (run reads local files; object stores are planned)");
+    }
+}
