@@ -295,7 +295,8 @@ class SqlPipelineTest {
                         + " apply-as-truncate-when, apply-buffer-keys, columns, format,"
                         + " format-version, ignore-null-updates, keys, name, on-invalid-record,"
                         + " on-schema-change, partitioned-by, scd-type, schema, sequence-by, table,"
-                        + " target, tombstone-gc-threshold, track-history-on, truncate)");
+                        + " target, tombstone-gc-threshold, track-history-on, truncate,"
+                        + " unavailable-value-placeholder)");
         fails(
                 "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.apply-buffer-keys' = '-1')\n"
                         + "  FLOW AUTO CDC FROM read_files('x') KEYS (id)",
