@@ -59,7 +59,7 @@ public final class SharedData {
     /**
      * The oracle CSV of a pgbench table: data lines without the header, as PostgreSQL wrote them.
      */
-    static List<String> finalCsv(String table) throws IOException {
+    public static List<String> finalCsv(String table) throws IOException {
         Path dir = require("pgbench-s1");
         Path plain = dir.resolve("final-" + table + ".csv");
         Path gz = dir.resolve("final-" + table + ".csv.gz");
