@@ -6,6 +6,7 @@ import dev.changeflow.jobs.deploy.FlinkDeploymentRenderer;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import picocli.CommandLine.Command;
@@ -151,7 +152,7 @@ public final class DeployCommand implements Callable<Integer> {
         }
         s.topicPattern = topicPattern;
         s.groupId = groupId;
-        s.catalog.putAll(catalog);
+        s.catalog.putAll(CatalogOptions.fromFlags("--catalog", catalog));
         s.parallelism = parallelism;
         if (flinkConf != null) {
             s.flinkConfiguration.putAll(flinkConf);

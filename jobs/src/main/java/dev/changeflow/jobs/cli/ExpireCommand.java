@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.cli;
 
 import dev.changeflow.operators.options.OptionParsers;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
@@ -85,7 +86,8 @@ public final class ExpireCommand implements Callable<Integer> {
         CatalogSettings settings =
                 catalog == null || catalog.isEmpty()
                         ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
-                        : CatalogSettings.of("changeflow", catalog);
+                        : CatalogSettings.of(
+                                "changeflow", CatalogOptions.fromFlags("--catalog", catalog));
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
         if (!cat.tableExists(id)) {

@@ -14,6 +14,7 @@ import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.operators.options.ResolvedOptions;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.ConfigOption;
@@ -258,7 +259,13 @@ public final class IngestCommand implements Callable<Integer> {
         flag(top, "--checkpoint-interval", IngestOptions.CHECKPOINT_INTERVAL, checkpointInterval);
         cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
         if (catalog != null) {
-            cfg.catalog.putAll(catalog);
+            Map<String, String> merged =
+                    CatalogOptions.resolve(
+                            List.of(
+                                    OptionLayer.of(OptionSource.DEFINITION, "catalog", cfg.catalog),
+                                    OptionLayer.of(OptionSource.FLAG, "--catalog", catalog)));
+            cfg.catalog.clear();
+            cfg.catalog.putAll(merged);
         }
         List<OptionLayer> kafka = new ArrayList<>();
         flag(kafka, "--kafka-bootstrap", KafkaOptions.BOOTSTRAP_SERVERS, kafkaBootstrap);

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.CdfException;
@@ -80,7 +81,8 @@ public final class SqlCommand implements Callable<Integer> {
         CatalogSettings settings =
                 catalog == null || catalog.isEmpty()
                         ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
-                        : CatalogSettings.of(CATALOG, catalog);
+                        : CatalogSettings.of(
+                                CATALOG, CatalogOptions.fromFlags("--catalog", catalog));
         TableEnvironment tEnv =
                 TableEnvironment.create(
                         streaming

@@ -321,6 +321,15 @@ class FlowsFileTest {
                         "x.yaml: catalog: a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
     }
 
+    @Test
+    void aBadCatalogTypeNamesTheFileThePropertyAndTheAcceptedTypes() {
+        assertThatThrownBy(() -> FlowsFile.parse("catalog:\n  type: oracle\nflows: []\n", "x.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "x.yaml: catalog: 'type' = 'oracle' is not one of hadoop, rest, jdbc, hive,"
+                                + " glue, nessie (or set 'catalog-impl' to a catalog class name).");
+    }
+
     private static FlowConfig flow(String option) throws Exception {
         return FlowsFile.parse(
                         "flows:\n  - table: t\n    keys: [k]\n    " + option + "\n", "x.yaml")
