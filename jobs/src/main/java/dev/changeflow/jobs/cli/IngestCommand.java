@@ -19,6 +19,7 @@ import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.ConfigOption;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -56,13 +57,7 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--flows", paramLabel = "FILE", description = "Flows file (YAML).")
     Path flows;
 
-    @Option(
-            names = "--warehouse",
-            paramLabel = "DIR",
-            defaultValue = "warehouse",
-            description =
-                    "Local Iceberg warehouse folder (Hadoop catalog) and checkpoint root. Default: ${DEFAULT-VALUE}.")
-    Path warehouse;
+    @Mixin CliOptions.LocalRun local;
 
     @Option(
             names = "--catalog",
@@ -89,11 +84,6 @@ public final class IngestCommand implements Callable<Integer> {
             paramLabel = "NS",
             description = "Namespace of the tables. Default: the Debezium schema of the records.")
     String namespace;
-
-    @Option(
-            names = "--from-scratch",
-            description = "Drop the target tables and the saved state first.")
-    boolean fromScratch;
 
     @Option(
             names = "--parallelism",
@@ -222,8 +212,8 @@ public final class IngestCommand implements Callable<Integer> {
         }
         IngestPlan plan = IngestPlanner.plan(cfg, inputs);
         LocalIngest.Options o = new LocalIngest.Options();
-        o.warehouse = warehouse;
-        o.fromScratch = fromScratch;
+        o.warehouse = local.warehouse;
+        o.fromScratch = local.fromScratch;
         if (cluster) {
             if (cfg.kafka == null) {
                 throw new IllegalArgumentException(

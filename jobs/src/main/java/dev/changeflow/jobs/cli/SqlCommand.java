@@ -19,9 +19,9 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.flink.FlinkCatalogFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -58,12 +58,7 @@ public final class SqlCommand implements Callable<Integer> {
             description = "Statement to run; repeat for several, run in order.")
     List<String> statements;
 
-    @Option(
-            names = "--warehouse",
-            paramLabel = "DIR",
-            defaultValue = "warehouse",
-            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
-    Path warehouse;
+    @Mixin CliOptions.Warehouse local;
 
     @Option(
             names = "--catalog",
@@ -80,7 +75,7 @@ public final class SqlCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         CatalogSettings settings =
                 catalog == null || catalog.isEmpty()
-                        ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                        ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
                         : CatalogSettings.of(
                                 CATALOG, CatalogOptions.fromFlags("--catalog", catalog));
         TableEnvironment tEnv =
