@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.KafkaOptions;
 import dev.changeflow.jobs.deploy.FlinkDeploymentRenderer;
 import dev.changeflow.operators.options.OptionLayer;
@@ -111,7 +112,8 @@ public final class DeployCommand implements Callable<Integer> {
             throw new IllegalArgumentException("flows file not found: " + flows);
         }
         String text = Files.readString(flows);
-        FlowsFile.parse(text, flows.toString()); // fail here, not in the cluster
+        IngestConfig parsed =
+                FlowsFile.parse(text, flows.toString()); // fail here, not in the cluster
         List<OptionLayer> kafka = new ArrayList<>();
         kafka.add(
                 OptionLayer.single(
@@ -154,6 +156,7 @@ public final class DeployCommand implements Callable<Integer> {
         s.groupId = groupId;
         s.catalog.putAll(CatalogOptions.fromFlags("--catalog", catalog));
         s.parallelism = parallelism;
+        s.checkpointTimeout = parsed.checkpointTimeout;
         if (flinkConf != null) {
             s.flinkConfiguration.putAll(flinkConf);
         }

@@ -99,6 +99,13 @@ public final class IngestCommand implements Callable<Integer> {
     String checkpointInterval;
 
     @Option(
+            names = "--checkpoint-timeout",
+            paramLabel = "DURATION",
+            description =
+                    "Default 2min (or the flows file's checkpoint-timeout): a checkpoint not complete by then fails and the next one starts.")
+    String checkpointTimeout;
+
+    @Option(
             names = "--table",
             paramLabel = "TABLE",
             description = "Source table that the following single-table flags define or override.")
@@ -247,6 +254,7 @@ public final class IngestCommand implements Callable<Integer> {
         flag(top, "--namespace", IngestOptions.NAMESPACE, namespace);
         flag(top, "--parallelism", IngestOptions.PARALLELISM, parallelism);
         flag(top, "--checkpoint-interval", IngestOptions.CHECKPOINT_INTERVAL, checkpointInterval);
+        flag(top, "--checkpoint-timeout", IngestOptions.CHECKPOINT_TIMEOUT, checkpointTimeout);
         cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
         if (catalog != null) {
             Map<String, String> merged =

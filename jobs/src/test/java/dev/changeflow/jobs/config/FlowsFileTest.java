@@ -111,7 +111,7 @@ class FlowsFileTest {
                 .hasMessageContaining("unknown option 'sequnce-by'");
         assertThatThrownBy(() -> FlowsFile.parse("flws: []", "x.yaml"))
                 .hasMessage(
-                        "x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, flows, format, kafka, max-record-bytes, name, namespace, parallelism)");
+                        "x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, checkpoint-timeout, flows, format, kafka, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test

@@ -284,7 +284,7 @@ class SqlPipelineTest {
                 "SET checkpoint-intervall = 2s;" + flow,
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
-                        + " checkpoint-interval, format, max-record-bytes, name, namespace,"
+                        + " checkpoint-interval, checkpoint-timeout, format, max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");
         assertThatThrownBy(() -> compile("SET parallelism = 0;" + flow))
