@@ -198,15 +198,7 @@ class OptionsResolverTest {
 
     @Test
     void everyUnknownKeyOfALayerIsNamedWithTheKnownOnes() {
-        assertThatThrownBy(
-                        () ->
-                                OptionsResolver.resolve(
-                                        SET,
-                                        List.of(
-                                                layer(
-                                                        OptionSource.DEFINITION,
-                                                        "x.yaml",
-                                                        Map.of("bufer", "1", "mdoe", "fail")))))
+        assertThatThrownBy(() -> definition(SET, "x.yaml", Map.of("bufer", "1", "mdoe", "fail")))
                 .isInstanceOfSatisfying(
                         UnknownOptionsException.class,
                         e -> {
@@ -231,25 +223,8 @@ class OptionsResolverTest {
                                         "a number of bytes (an integer >= 1)",
                                         Long::valueOf))
                         .build();
-        assertThat(
-                        OptionsResolver.resolve(
-                                        set,
-                                        List.of(
-                                                layer(
-                                                        OptionSource.DEFINITION,
-                                                        "t",
-                                                        Map.of("size", "7"))))
-                                .get(size))
-                .isEqualTo(7L);
-        assertThatThrownBy(
-                        () ->
-                                OptionsResolver.resolve(
-                                        set,
-                                        List.of(
-                                                layer(
-                                                        OptionSource.DEFINITION,
-                                                        "t",
-                                                        Map.of("size", "big")))))
+        assertThat(definition(set, "t", Map.of("size", "7")).get(size)).isEqualTo(7L);
+        assertThatThrownBy(() -> definition(set, "t", Map.of("size", "big")))
                 .hasMessage("t: 'size' = 'big' is not a number of bytes (an integer >= 1).")
                 .cause()
                 .isInstanceOfSatisfying(
@@ -266,15 +241,12 @@ class OptionsResolverTest {
     void selectKeepsTheChosenOptionsWithTheirParsers() {
         OptionSet only = SET.select(List.of(MODE));
         assertThat(only.keys()).containsExactly("mode");
-        assertThatThrownBy(
-                        () ->
-                                OptionsResolver.resolve(
-                                        only,
-                                        List.of(
-                                                layer(
-                                                        OptionSource.DEFINITION,
-                                                        "t",
-                                                        Map.of("mode", "x")))))
+        assertThatThrownBy(() -> definition(only, "t", Map.of("mode", "x")))
                 .hasMessage("t: 'mode' must be fail, quarantine or add-columns, got 'x'");
+    }
+
+    /** Resolves one {@link OptionSource#DEFINITION} layer. */
+    private static ResolvedOptions definition(OptionSet set, String label, Map<String, ?> values) {
+        return OptionsResolver.resolve(set, List.of(layer(OptionSource.DEFINITION, label, values)));
     }
 }

@@ -70,24 +70,10 @@ class CatalogOptionsTest {
 
     @Test
     void aListValueIsRefusedNamingTheProperty() {
-        assertThatThrownBy(
-                        () ->
-                                CatalogOptions.resolve(
-                                        List.of(
-                                                OptionLayer.of(
-                                                        OptionSource.DEFINITION,
-                                                        "x.yaml: catalog",
-                                                        Map.of("header", List.of("a", "b"))))))
+        assertThatThrownBy(() -> fromFile(Map.of("header", List.of("a", "b"))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("x.yaml: catalog: 'header' takes a single value, got the list [a, b]");
-        assertThatThrownBy(
-                        () ->
-                                CatalogOptions.resolve(
-                                        List.of(
-                                                OptionLayer.of(
-                                                        OptionSource.DEFINITION,
-                                                        "x.yaml: catalog",
-                                                        Map.of("uri", List.of("a"))))))
+        assertThatThrownBy(() -> fromFile(Map.of("uri", List.of("a"))))
                 .hasMessage("x.yaml: catalog: 'uri' takes a single value, got the list [a]");
     }
 
@@ -110,6 +96,12 @@ class CatalogOptionsTest {
         for (String type : CatalogOptions.ACCEPTED_TYPES.split(", ")) {
             assertThat(rows).contains("`" + type + "`");
         }
+    }
+
+    /** Resolves one {@code x.yaml: catalog} block. */
+    private static Map<String, String> fromFile(Map<String, ?> values) {
+        return CatalogOptions.resolve(
+                List.of(OptionLayer.of(OptionSource.DEFINITION, "x.yaml: catalog", values)));
     }
 
     private static Map<String, Object> linked(String... kv) {
