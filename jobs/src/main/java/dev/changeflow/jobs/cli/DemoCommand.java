@@ -12,6 +12,7 @@ import dev.changeflow.operators.ScdType;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -33,12 +34,7 @@ import java.util.concurrent.Callable;
         description =
                 "Generate TPC-B-like Debezium events, ingest them into SCD1/SCD2 tables, and check the result.")
 public final class DemoCommand implements Callable<Integer> {
-    @Option(
-            names = "--warehouse",
-            paramLabel = "DIR",
-            defaultValue = "warehouse",
-            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
-    Path warehouse;
+    @Mixin CliOptions.Warehouse local;
 
     @Option(
             names = "--seed",
@@ -67,7 +63,10 @@ public final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Path events =
-                warehouse.resolve(".changeflow").resolve("demo").resolve("tpcb-events.jsonl.gz");
+                local.warehouse
+                        .resolve(".changeflow")
+                        .resolve("demo")
+                        .resolve("tpcb-events.jsonl.gz");
         TpcbGenerator gen = new TpcbGenerator(seed, branches, 10, accounts, transactions);
         gen.write(events);
         System.out.printf(
@@ -88,12 +87,12 @@ public final class DemoCommand implements Callable<Integer> {
 
         IngestPlan plan = IngestPlanner.plan(cfg, List.of(events));
         LocalIngest.Options o = new LocalIngest.Options();
-        o.warehouse = warehouse;
+        o.warehouse = local.warehouse;
         o.fromScratch = true;
         LocalIngest.run(plan, List.of(events), o);
 
         Map<String, List<String>> diffs = new LinkedHashMap<>();
-        Catalog cat = LocalIngest.catalog(plan, warehouse).open();
+        Catalog cat = LocalIngest.catalog(plan, local.warehouse).open();
         diffs.put(
                 "demo.pgbench_accounts",
                 DemoCheck.compareKeyed(

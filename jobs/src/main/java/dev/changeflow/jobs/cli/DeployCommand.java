@@ -1,11 +1,13 @@
 package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.KafkaOptions;
 import dev.changeflow.jobs.deploy.FlinkDeploymentRenderer;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import picocli.CommandLine.Command;
@@ -110,7 +112,8 @@ public final class DeployCommand implements Callable<Integer> {
             throw new IllegalArgumentException("flows file not found: " + flows);
         }
         String text = Files.readString(flows);
-        FlowsFile.parse(text, flows.toString()); // fail here, not in the cluster
+        IngestConfig parsed =
+                FlowsFile.parse(text, flows.toString()); // fail here, not in the cluster
         List<OptionLayer> kafka = new ArrayList<>();
         kafka.add(
                 OptionLayer.single(
@@ -151,8 +154,9 @@ public final class DeployCommand implements Callable<Integer> {
         }
         s.topicPattern = topicPattern;
         s.groupId = groupId;
-        s.catalog.putAll(catalog);
+        s.catalog.putAll(CatalogOptions.fromFlags("--catalog", catalog));
         s.parallelism = parallelism;
+        s.checkpointTimeout = parsed.checkpointTimeout;
         if (flinkConf != null) {
             s.flinkConfiguration.putAll(flinkConf);
         }

@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.cli;
 
 import dev.changeflow.operators.options.OptionParsers;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
@@ -9,9 +10,9 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.nio.file.Path;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -67,12 +68,7 @@ public final class ExpireCommand implements Callable<Integer> {
                     "Consumers not updated for AGE are reported and ignored. Default: ${DEFAULT-VALUE}.")
     String consumerExpiry;
 
-    @Option(
-            names = "--warehouse",
-            paramLabel = "DIR",
-            defaultValue = "warehouse",
-            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
-    Path warehouse;
+    @Mixin CliOptions.Warehouse local;
 
     @Option(
             names = "--catalog",
@@ -84,8 +80,9 @@ public final class ExpireCommand implements Callable<Integer> {
     public Integer call() {
         CatalogSettings settings =
                 catalog == null || catalog.isEmpty()
-                        ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
-                        : CatalogSettings.of("changeflow", catalog);
+                        ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
+                        : CatalogSettings.of(
+                                "changeflow", CatalogOptions.fromFlags("--catalog", catalog));
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
         if (!cat.tableExists(id)) {

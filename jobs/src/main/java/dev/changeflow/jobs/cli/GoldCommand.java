@@ -3,6 +3,7 @@ package dev.changeflow.jobs.cli;
 import dev.changeflow.jobs.gold.GoldRunner;
 import dev.changeflow.jobs.gold.GoldSpec;
 import dev.changeflow.operators.options.OptionParsers;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -195,7 +196,8 @@ public final class GoldCommand implements Callable<Integer> {
         CatalogSettings settings =
                 catalog == null || catalog.isEmpty()
                         ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
-                        : CatalogSettings.of("changeflow", catalog);
+                        : CatalogSettings.of(
+                                "changeflow", CatalogOptions.fromFlags("--catalog", catalog));
         if (cluster) {
             if (catalog == null || catalog.isEmpty()) {
                 throw new IllegalArgumentException(

@@ -14,10 +14,12 @@ import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.operators.options.ResolvedOptions;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.ConfigOption;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -55,13 +57,7 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--flows", paramLabel = "FILE", description = "Flows file (YAML).")
     Path flows;
 
-    @Option(
-            names = "--warehouse",
-            paramLabel = "DIR",
-            defaultValue = "warehouse",
-            description =
-                    "Local Iceberg warehouse folder (Hadoop catalog) and checkpoint root. Default: ${DEFAULT-VALUE}.")
-    Path warehouse;
+    @Mixin CliOptions.LocalRun local;
 
     @Option(
             names = "--catalog",
@@ -90,11 +86,6 @@ public final class IngestCommand implements Callable<Integer> {
     String namespace;
 
     @Option(
-            names = "--from-scratch",
-            description = "Drop the target tables and the saved state first.")
-    boolean fromScratch;
-
-    @Option(
             names = "--parallelism",
             paramLabel = "N",
             description = "Parallelism of the AUTO CDC operators and writers.")
@@ -106,6 +97,13 @@ public final class IngestCommand implements Callable<Integer> {
             description =
                     "Default 5s (or the flows file's checkpoint-interval); e.g. 2s, 500ms, 1min.")
     String checkpointInterval;
+
+    @Option(
+            names = "--checkpoint-timeout",
+            paramLabel = "DURATION",
+            description =
+                    "Default 2min (or the flows file's checkpoint-timeout): a checkpoint not complete by then fails and the next one starts.")
+    String checkpointTimeout;
 
     @Option(
             names = "--table",
@@ -221,8 +219,8 @@ public final class IngestCommand implements Callable<Integer> {
         }
         IngestPlan plan = IngestPlanner.plan(cfg, inputs);
         LocalIngest.Options o = new LocalIngest.Options();
-        o.warehouse = warehouse;
-        o.fromScratch = fromScratch;
+        o.warehouse = local.warehouse;
+        o.fromScratch = local.fromScratch;
         if (cluster) {
             if (cfg.kafka == null) {
                 throw new IllegalArgumentException(
@@ -256,9 +254,16 @@ public final class IngestCommand implements Callable<Integer> {
         flag(top, "--namespace", IngestOptions.NAMESPACE, namespace);
         flag(top, "--parallelism", IngestOptions.PARALLELISM, parallelism);
         flag(top, "--checkpoint-interval", IngestOptions.CHECKPOINT_INTERVAL, checkpointInterval);
+        flag(top, "--checkpoint-timeout", IngestOptions.CHECKPOINT_TIMEOUT, checkpointTimeout);
         cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
         if (catalog != null) {
-            cfg.catalog.putAll(catalog);
+            Map<String, String> merged =
+                    CatalogOptions.resolve(
+                            List.of(
+                                    OptionLayer.of(OptionSource.DEFINITION, "catalog", cfg.catalog),
+                                    OptionLayer.of(OptionSource.FLAG, "--catalog", catalog)));
+            cfg.catalog.clear();
+            cfg.catalog.putAll(merged);
         }
         List<OptionLayer> kafka = new ArrayList<>();
         flag(kafka, "--kafka-bootstrap", KafkaOptions.BOOTSTRAP_SERVERS, kafkaBootstrap);

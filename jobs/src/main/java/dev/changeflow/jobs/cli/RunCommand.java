@@ -10,6 +10,7 @@ import dev.changeflow.jobs.sql.SqlPipeline;
 import dev.changeflow.operators.ScdType;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -42,18 +43,7 @@ public final class RunCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE.sql", description = "The pipeline file.")
     Path file;
 
-    @Option(
-            names = "--warehouse",
-            paramLabel = "DIR",
-            defaultValue = "warehouse",
-            description =
-                    "Local Iceberg warehouse folder (Hadoop catalog) and checkpoint root. Default: ${DEFAULT-VALUE}.")
-    Path warehouse;
-
-    @Option(
-            names = "--from-scratch",
-            description = "Drop the target tables and the saved state first.")
-    boolean fromScratch;
+    @Mixin CliOptions.LocalRun local;
 
     @Option(
             names = "--dry-run",
@@ -90,8 +80,8 @@ public final class RunCommand implements Callable<Integer> {
             return 0;
         }
         LocalIngest.Options o = new LocalIngest.Options();
-        o.warehouse = warehouse;
-        o.fromScratch = fromScratch;
+        o.warehouse = local.warehouse;
+        o.fromScratch = local.fromScratch;
         o.out = out;
         LocalIngest.run(plan, inputs, o);
         return 0;

@@ -12,6 +12,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.util.SnapshotUtil;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -19,7 +20,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,12 +42,7 @@ public final class ShowCommand implements Callable<Integer> {
             description = "namespace.table, e.g. public.pgbench_accounts")
     String table;
 
-    @Option(
-            names = "--warehouse",
-            paramLabel = "DIR",
-            defaultValue = "warehouse",
-            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
-    Path warehouse;
+    @Mixin CliOptions.Warehouse local;
 
     @Option(
             names = "--catalog",
@@ -81,7 +76,7 @@ public final class ShowCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         CatalogSettings settings =
                 catalog == null || catalog.isEmpty()
-                        ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                        ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
                         : CatalogSettings.of("changeflow", catalog);
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);

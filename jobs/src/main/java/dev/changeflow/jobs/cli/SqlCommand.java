@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.CdfException;
@@ -18,9 +19,9 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.flink.FlinkCatalogFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -57,12 +58,7 @@ public final class SqlCommand implements Callable<Integer> {
             description = "Statement to run; repeat for several, run in order.")
     List<String> statements;
 
-    @Option(
-            names = "--warehouse",
-            paramLabel = "DIR",
-            defaultValue = "warehouse",
-            description = "Local warehouse folder. Default: ${DEFAULT-VALUE}.")
-    Path warehouse;
+    @Mixin CliOptions.Warehouse local;
 
     @Option(
             names = "--catalog",
@@ -79,8 +75,9 @@ public final class SqlCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         CatalogSettings settings =
                 catalog == null || catalog.isEmpty()
-                        ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
-                        : CatalogSettings.of(CATALOG, catalog);
+                        ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
+                        : CatalogSettings.of(
+                                CATALOG, CatalogOptions.fromFlags("--catalog", catalog));
         TableEnvironment tEnv =
                 TableEnvironment.create(
                         streaming

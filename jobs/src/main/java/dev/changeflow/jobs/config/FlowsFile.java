@@ -4,6 +4,7 @@ import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.operators.options.ResolvedOptions;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import com.fasterxml.jackson.core.JsonLocation;
@@ -125,7 +126,7 @@ public final class FlowsFile {
      * The {@code catalog:} block: Iceberg catalog properties as they are ({@code type}, {@code
      * uri}, {@code warehouse}, {@code io-impl}, {@code s3.endpoint}, ...), each a single value; a
      * value may refer to an environment variable as {@code ${env:NAME}} (resolved when the catalog
-     * is loaded, see {@code CatalogSettings}).
+     * is loaded, see {@code CatalogSettings}); read by {@link CatalogOptions#resolve}.
      */
     private static void catalog(JsonNode n, IngestConfig cfg, String label) {
         if (!n.isObject()) {
@@ -133,6 +134,7 @@ public final class FlowsFile {
                     label
                             + ": a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
         }
+        Map<String, Object> properties = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isValueNode() || e.getValue().isNull()) {
@@ -143,8 +145,11 @@ public final class FlowsFile {
                                 + "' must be a single value (Iceberg catalog properties are flat,"
                                 + " e.g. 'header.X-Iceberg-Access-Delegation: vended-credentials')");
             }
-            cfg.catalog.put(e.getKey(), e.getValue().asText());
+            properties.put(e.getKey(), e.getValue().asText());
         }
+        cfg.catalog.putAll(
+                CatalogOptions.resolve(
+                        List.of(OptionLayer.of(OptionSource.DEFINITION, label, properties))));
     }
 
     /**
@@ -196,6 +201,7 @@ public final class FlowsFile {
      */
     private static OptionLayer layer(JsonNode n, Set<String> only, String label) {
         Map<String, Object> values = new LinkedHashMap<>();
+        Map<String, Object> properties = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (only == null || only.contains(e.getKey())) {

@@ -43,6 +43,9 @@ public final class IngestConfig implements Serializable {
 
     public Duration checkpointInterval = IngestOptions.CHECKPOINT_INTERVAL.defaultValue();
 
+    /** Checkpoint timeout ({@link IngestOptions#CHECKPOINT_TIMEOUT}). */
+    public Duration checkpointTimeout = IngestOptions.CHECKPOINT_TIMEOUT.defaultValue();
+
     /** Parallelism of the keyed operators and writers; default: available cores. */
     public int parallelism = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
 
@@ -81,6 +84,9 @@ public final class IngestConfig implements Serializable {
         }
         if (r.isSet(IngestOptions.CHECKPOINT_INTERVAL)) {
             checkpointInterval = r.get(IngestOptions.CHECKPOINT_INTERVAL);
+        }
+        if (r.isSet(IngestOptions.CHECKPOINT_TIMEOUT)) {
+            checkpointTimeout = r.get(IngestOptions.CHECKPOINT_TIMEOUT);
         }
         if (r.isSet(IngestOptions.PARALLELISM)) {
             parallelism = r.get(IngestOptions.PARALLELISM);

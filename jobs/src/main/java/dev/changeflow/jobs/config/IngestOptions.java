@@ -48,6 +48,21 @@ public final class IngestOptions {
                     .withDescription(
                             "Checkpoint interval: the Iceberg commit and Kafka offset commit cadence.");
 
+    /**
+     * How long a checkpoint may take before Flink declares it failed and starts the next one: 2
+     * min, not Flink's 10 min, because Flink 2.1.1 can leave a resumed job's incremental RocksDB
+     * checkpoint pending forever (its acknowledgement refused with "Attempt to reference unknown
+     * state" in the JobMaster), blocking every later checkpoint — and with them the Iceberg commits
+     * — for the whole timeout.
+     */
+    public static final ConfigOption<Duration> CHECKPOINT_TIMEOUT =
+            key("checkpoint-timeout")
+                    .durationType()
+                    .defaultValue(Duration.ofMinutes(2))
+                    .withDescription(
+                            "How long a checkpoint may take before it is declared failed and the"
+                                    + " next one starts (Flink's execution.checkpointing.timeout).");
+
     public static final ConfigOption<Integer> PARALLELISM =
             key("parallelism")
                     .intType()
@@ -71,6 +86,12 @@ public final class IngestOptions {
                     .add(NAMESPACE, OptionParsers.text(NAMESPACE.key()))
                     .add(CHECKPOINT_INTERVAL, OptionParsers.duration(CHECKPOINT_INTERVAL.key()))
                     .add(
+                            CHECKPOINT_TIMEOUT,
+                            OptionParsers.parsing(
+                                    CHECKPOINT_TIMEOUT.key(),
+                                    "a duration of at least 1s (e.g. 2min, 90s)",
+                                    text -> atLeastOneSecond(text, CHECKPOINT_TIMEOUT.key())))
+                    .add(
                             PARALLELISM,
                             OptionParsers.intRange(
                                     PARALLELISM.key(), 1, Short.MAX_VALUE, "subtasks"))
@@ -79,4 +100,12 @@ public final class IngestOptions {
                             OptionParsers.intRange(
                                     MAX_RECORD_BYTES.key(), 1, Integer.MAX_VALUE, "bytes"))
                     .build();
+
+    private static Duration atLeastOneSecond(String text, String key) {
+        Duration d = OptionParsers.duration(text, key);
+        if (d.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException(key + " below 1s: " + text);
+        }
+        return d;
+    }
 }

@@ -1,12 +1,16 @@
 package dev.changeflow.jobs.deploy;
 
+import dev.changeflow.jobs.config.IngestOptions;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import org.apache.flink.util.TimeUtils;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,6 +52,14 @@ public final class FlinkDeploymentRenderer {
         public Map<String, String> catalog = new LinkedHashMap<>();
         public int parallelism = 2;
         public String checkpointInterval = "30s";
+
+        /**
+         * Rendered as {@code execution.checkpointing.timeout} ({@link
+         * IngestOptions#CHECKPOINT_TIMEOUT}, default 2 min; the flows file's {@code
+         * checkpoint-timeout}).
+         */
+        public Duration checkpointTimeout = IngestOptions.CHECKPOINT_TIMEOUT.defaultValue();
+
         public String jobManagerMemory = "2048m";
         public String taskManagerMemory = "4096m";
         public double taskManagerCpu = 2;
@@ -108,6 +120,9 @@ public final class FlinkDeploymentRenderer {
         c.put("state.backend.type", "rocksdb");
         c.put("execution.checkpointing.incremental", "true");
         c.put("execution.checkpointing.interval", s.checkpointInterval);
+        c.put(
+                "execution.checkpointing.timeout",
+                TimeUtils.formatWithHighestUnit(s.checkpointTimeout));
         c.put("execution.checkpointing.dir", root + "/checkpoints/" + s.name);
         c.put("execution.checkpointing.savepoint-dir", root + "/savepoints/" + s.name);
         c.put(

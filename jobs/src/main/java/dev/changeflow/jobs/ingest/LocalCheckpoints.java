@@ -73,11 +73,14 @@ final class LocalCheckpoints {
      * #MAX_RETAINED_CHECKPOINTS} checkpoints retained when the job is cancelled or killed, and a
      * restore from {@code restore}.
      *
+     * @param checkpointTimeout when a checkpoint not yet complete is declared failed
      * @param restore a checkpoint or savepoint folder, null to start without state
      */
-    Configuration configuration(Duration checkpointInterval, @Nullable Path restore) {
+    Configuration configuration(
+            Duration checkpointInterval, Duration checkpointTimeout, @Nullable Path restore) {
         Configuration conf =
-                LocalRunner.configuration(root.resolve("checkpoints"), checkpointInterval);
+                LocalRunner.configuration(
+                        root.resolve("checkpoints"), checkpointInterval, checkpointTimeout);
         conf.set(
                 CheckpointingOptions.SAVEPOINT_DIRECTORY,
                 root.resolve("savepoints").toUri().toString());

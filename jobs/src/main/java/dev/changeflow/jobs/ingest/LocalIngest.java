@@ -342,7 +342,9 @@ public final class LocalIngest {
      */
     static Configuration flinkConfiguration(
             IngestPlan plan, LocalCheckpoints checkpoints, @Nullable Path restore) {
-        Configuration conf = checkpoints.configuration(plan.config.checkpointInterval, restore);
+        Configuration conf =
+                checkpoints.configuration(
+                        plan.config.checkpointInterval, plan.config.checkpointTimeout, restore);
         conf.setString(LocalMetrics.CONFIG_KEY, LocalMetrics.Factory.class.getName());
         return conf;
     }

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.local;
 
+import dev.changeflow.jobs.config.IngestOptions;
 import dev.changeflow.sources.changes.ChangeRecordException;
 
 import org.apache.flink.annotation.Internal;
@@ -72,16 +73,30 @@ public final class LocalRunner {
     }
 
     /**
-     * Flink configuration of a local job: RocksDB with incremental checkpoints every {@code
-     * checkpointInterval} into {@code checkpointsDir}, {@value #RESTART_ATTEMPTS} fixed-delay
-     * restarts 500 ms apart, a fifth of TaskManager memory managed (RocksDB).
+     * {@link #configuration(Path, Duration, Duration)} with the default checkpoint timeout ({@link
+     * IngestOptions#CHECKPOINT_TIMEOUT}, 2 min).
      */
     public static Configuration configuration(Path checkpointsDir, Duration checkpointInterval) {
+        return configuration(
+                checkpointsDir,
+                checkpointInterval,
+                IngestOptions.CHECKPOINT_TIMEOUT.defaultValue());
+    }
+
+    /**
+     * Flink configuration of a local job: RocksDB with incremental checkpoints every {@code
+     * checkpointInterval} into {@code checkpointsDir}, each failed when not complete after {@code
+     * checkpointTimeout} ({@link IngestOptions#CHECKPOINT_TIMEOUT}), {@value #RESTART_ATTEMPTS}
+     * fixed-delay restarts 500 ms apart, a fifth of TaskManager memory managed (RocksDB).
+     */
+    public static Configuration configuration(
+            Path checkpointsDir, Duration checkpointInterval, Duration checkpointTimeout) {
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpointsDir.toUri().toString());
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, checkpointInterval);
+        conf.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, checkpointTimeout);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, RESTART_ATTEMPTS);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, RESTART_DELAY);

@@ -17,6 +17,7 @@ import dev.changeflow.jobs.sql.SqlStatement.Use;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
 
 import org.apache.flink.annotation.PublicEvolving;
 
@@ -144,7 +145,7 @@ public final class SqlPipeline {
         private final Path baseDir;
         private final String where;
         private final List<OptionLayer> fileLayers = new ArrayList<>();
-        private final Map<String, String> catalog = new LinkedHashMap<>();
+        private final List<OptionLayer> catalog = new ArrayList<>();
         private final Map<String, CreateView> views = new LinkedHashMap<>();
         private final Map<String, CreateStreamingTable> tables = new LinkedHashMap<>();
         private final List<FlowDef> flows = new ArrayList<>();
@@ -213,7 +214,7 @@ public final class SqlPipeline {
             } catch (IllegalArgumentException e) {
                 throw asSqlException(e, Code.INVALID_OPTION, firstPosition(statements));
             }
-            cfg.catalog.putAll(catalog);
+            cfg.catalog.putAll(CatalogOptions.resolve(catalog));
             Map<String, FlowDef> byTarget = new LinkedHashMap<>();
             Map<String, FlowDef> byName = new LinkedHashMap<>();
             List<Input> inputs = new ArrayList<>();
@@ -282,7 +283,15 @@ public final class SqlPipeline {
             String key = s.key().trim();
             String label = s.position() + ": SET " + key;
             if (key.regionMatches(true, 0, "catalog.", 0, 8) && key.length() > 8) {
-                catalog.put(key.substring(8), s.value());
+                OptionLayer property =
+                        OptionLayer.single(
+                                OptionSource.DEFINITION, label, key.substring(8), s.value());
+                try {
+                    CatalogOptions.resolve(List.of(property));
+                } catch (IllegalArgumentException e) {
+                    throw asSqlException(e, Code.INVALID_OPTION, s.position());
+                }
+                catalog.add(property);
                 return;
             }
             String option = SET_ALIASES.getOrDefault(key, key);

@@ -111,7 +111,7 @@ class FlowsFileTest {
                 .hasMessageContaining("unknown option 'sequnce-by'");
         assertThatThrownBy(() -> FlowsFile.parse("flws: []", "x.yaml"))
                 .hasMessage(
-                        "x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, flows, format, kafka, max-record-bytes, name, namespace, parallelism)");
+                        "x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, checkpoint-timeout, flows, format, kafka, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test
@@ -319,6 +319,15 @@ class FlowsFileTest {
         assertThatThrownBy(() -> FlowsFile.parse("catalog: rest\n", "x.yaml"))
                 .hasMessage(
                         "x.yaml: catalog: a mapping of Iceberg catalog properties, e.g. {type: rest, uri: 'http://...'}");
+    }
+
+    @Test
+    void aBadCatalogTypeNamesTheFileThePropertyAndTheAcceptedTypes() {
+        assertThatThrownBy(() -> FlowsFile.parse("catalog:\n  type: oracle\nflows: []\n", "x.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "x.yaml: catalog: 'type' = 'oracle' is not one of hadoop, rest, jdbc, hive,"
+                                + " glue, nessie (or set 'catalog-impl' to a catalog class name).");
     }
 
     private static FlowConfig flow(String option) throws Exception {

@@ -268,13 +268,23 @@ class SqlPipelineTest {
     }
 
     @Test
+    void aBadCatalogTypeNamesTheStatementThePropertyAndTheAcceptedTypes() {
+        fails(
+                "SET catalog.type = oracle;\nCREATE STREAMING TABLE t AS SELECT * FROM read_files('x')",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:1: INVALID_OPTION: SET catalog.type: 'type' = 'oracle' is not one of hadoop,"
+                        + " rest, jdbc, hive, glue, nessie (or set 'catalog-impl' to a catalog class"
+                        + " name).");
+    }
+
+    @Test
     void badOptionsNameTheirPlaceAndWhatIsAllowed() {
         String flow = "\nCREATE STREAMING TABLE t AS SELECT * FROM read_files('x')";
         fails(
                 "SET checkpoint-intervall = 2s;" + flow,
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
-                        + " checkpoint-interval, format, max-record-bytes, name, namespace,"
+                        + " checkpoint-interval, checkpoint-timeout, format, max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");
         assertThatThrownBy(() -> compile("SET parallelism = 0;" + flow))

@@ -1,5 +1,7 @@
 package dev.changeflow.operators.options;
 
+import org.apache.flink.util.function.SerializableFunction;
+
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -31,6 +33,30 @@ public final class OptionParsers {
                         "'" + key + "' takes a single value, got the list " + raw);
             }
             return raw == null ? null : raw.toString();
+        };
+    }
+
+    /**
+     * A single text value read by {@code parse}, which throws any {@link RuntimeException} for a
+     * value it does not accept (null is read as the empty text).
+     *
+     * @param allowed what the option accepts, completing {@code "... is not "} (e.g. {@code "a
+     *     duration (for example '10 s')"})
+     * @throws InvalidOptionValueException {@code "'KEY' = 'VALUE' is not ALLOWED."} for a value
+     *     {@code parse} refuses, or a list
+     */
+    public static <T> OptionParser<T> parsing(
+            String key, String allowed, SerializableFunction<String, T> parse) {
+        return raw -> {
+            if (raw instanceof Collection) {
+                throw new InvalidOptionValueException(key, raw.toString(), allowed, null);
+            }
+            String text = raw == null ? "" : raw.toString();
+            try {
+                return parse.apply(text);
+            } catch (RuntimeException notAccepted) {
+                throw new InvalidOptionValueException(key, text, allowed, notAccepted);
+            }
         };
     }
 

@@ -58,6 +58,25 @@ public final class OptionSet implements Serializable {
         return options.get(option.key()) == option;
     }
 
+    /**
+     * The options among {@code selected}, with their parsers, as a set of their own (e.g. the
+     * change-feed options a SQL read accepts).
+     *
+     * @throws IllegalArgumentException when an option of {@code selected} is not in this set
+     */
+    public OptionSet select(Iterable<? extends ConfigOption<?>> selected) {
+        Builder b = new Builder(concept);
+        for (ConfigOption<?> o : selected) {
+            if (!contains(o)) {
+                throw new IllegalArgumentException(
+                        "'" + o.key() + "' is not a " + concept + " option");
+            }
+            b.options.put(o.key(), o);
+            b.parsers.put(o.key(), parsers.get(o.key()));
+        }
+        return b.build();
+    }
+
     @SuppressWarnings("unchecked")
     <T> OptionParser<T> parser(String key) {
         return (OptionParser<T>) parsers.get(key);

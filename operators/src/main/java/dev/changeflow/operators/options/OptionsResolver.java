@@ -16,9 +16,10 @@ import java.util.TreeSet;
  * Among layers of the same source, the later one wins ({@code --set t.a=1 --set t.a=2} gives 2).
  *
  * <p>Every layer is checked in full, also where a higher layer overrides it: a key that is not
- * declared fails ({@code "LABEL: unknown option 'k' (known: ...)"}), except in table properties,
- * which also hold properties of other tools and are skipped; a value its parser refuses fails with
- * {@code "LABEL: "} and the parser's message (the option, the value, what is allowed).
+ * declared fails ({@code "LABEL: unknown option 'k' (known: ...)"}, every unknown key of the layer
+ * named, as an {@link UnknownOptionsException}), except in table properties, which also hold
+ * properties of other tools and are skipped; a value its parser refuses fails with {@code "LABEL:
+ * "} and the parser's message (the option, the value, what is allowed).
  */
 public final class OptionsResolver {
     private OptionsResolver() {}
@@ -27,7 +28,9 @@ public final class OptionsResolver {
      * @param set the declared options
      * @param layers the places giving values, in any order of sources
      * @return every declared option with its value and source
-     * @throws IllegalArgumentException for an unknown key or a bad value, naming the layer's label
+     * @throws UnknownOptionsException for unknown keys, naming the layer's label
+     * @throws IllegalArgumentException for a bad value, naming the layer's label; the parser's
+     *     exception is the cause
      */
     public static ResolvedOptions resolve(OptionSet set, List<OptionLayer> layers) {
         Map<String, Object> values = new LinkedHashMap<>();
@@ -37,19 +40,20 @@ public final class OptionsResolver {
             OptionLayer layer = layers.get(i);
             // lower is stronger: the source first, then the later layer of a source
             int layerRank = layer.source().ordinal() * 1_000_000 - i;
+            TreeSet<String> unknown = new TreeSet<>();
+            for (String key : layer.values().keySet()) {
+                if (!set.keys().contains(key) && layer.source() != OptionSource.TABLE_PROPERTY) {
+                    unknown.add(key);
+                }
+            }
+            if (!unknown.isEmpty()) {
+                throw new UnknownOptionsException(
+                        layer.label(), unknown, new TreeSet<>(set.keys()));
+            }
             for (Map.Entry<String, Object> e : layer.values().entrySet()) {
                 String key = e.getKey();
                 if (!set.keys().contains(key)) {
-                    if (layer.source() == OptionSource.TABLE_PROPERTY) {
-                        continue;
-                    }
-                    throw new IllegalArgumentException(
-                            layer.label()
-                                    + ": unknown option '"
-                                    + key
-                                    + "' (known: "
-                                    + String.join(", ", new TreeSet<>(set.keys()))
-                                    + ")");
+                    continue; // a table property of another tool
                 }
                 Object parsed;
                 try {

@@ -195,4 +195,58 @@ class OptionsResolverTest {
                 .hasMessage(
                         "tombstone-gc-threshold: not a duration: 'soon' (e.g. 2s, 500ms, 10min, 2d)");
     }
+
+    @Test
+    void everyUnknownKeyOfALayerIsNamedWithTheKnownOnes() {
+        assertThatThrownBy(() -> definition(SET, "x.yaml", Map.of("bufer", "1", "mdoe", "fail")))
+                .isInstanceOfSatisfying(
+                        UnknownOptionsException.class,
+                        e -> {
+                            assertThat(e.label()).isEqualTo("x.yaml");
+                            assertThat(e.unknownKeys()).containsExactly("bufer", "mdoe");
+                            assertThat(e.knownKeys())
+                                    .containsExactly("buffer", "flag", "keys", "mode");
+                        })
+                .hasMessage(
+                        "x.yaml: unknown options 'bufer', 'mdoe' (known: buffer, flag, keys, mode)");
+    }
+
+    @Test
+    void aParsingParserNamesTheOptionTheValueAndWhatIsAllowed() {
+        ConfigOption<Long> size = key("size").longType().defaultValue(1L).withDescription("size");
+        OptionSet set =
+                OptionSet.builder("test")
+                        .add(
+                                size,
+                                OptionParsers.parsing(
+                                        "size",
+                                        "a number of bytes (an integer >= 1)",
+                                        Long::valueOf))
+                        .build();
+        assertThat(definition(set, "t", Map.of("size", "7")).get(size)).isEqualTo(7L);
+        assertThatThrownBy(() -> definition(set, "t", Map.of("size", "big")))
+                .hasMessage("t: 'size' = 'big' is not a number of bytes (an integer >= 1).")
+                .cause()
+                .isInstanceOfSatisfying(
+                        InvalidOptionValueException.class,
+                        v -> {
+                            assertThat(v.key()).isEqualTo("size");
+                            assertThat(v.value()).isEqualTo("big");
+                            assertThat(v.allowed())
+                                    .isEqualTo("a number of bytes (an integer >= 1)");
+                        });
+    }
+
+    @Test
+    void selectKeepsTheChosenOptionsWithTheirParsers() {
+        OptionSet only = SET.select(List.of(MODE));
+        assertThat(only.keys()).containsExactly("mode");
+        assertThatThrownBy(() -> definition(only, "t", Map.of("mode", "x")))
+                .hasMessage("t: 'mode' must be fail, quarantine or add-columns, got 'x'");
+    }
+
+    /** Resolves one {@link OptionSource#DEFINITION} layer. */
+    private static ResolvedOptions definition(OptionSet set, String label, Map<String, ?> values) {
+        return OptionsResolver.resolve(set, List.of(layer(OptionSource.DEFINITION, label, values)));
+    }
 }

@@ -22,7 +22,8 @@ import java.util.regex.Pattern;
  * Where the streaming tables live: an Iceberg catalog name plus the catalog properties Iceberg
  * itself understands ({@code type} = {@code hadoop} | {@code rest} | {@code jdbc} | {@code hive} |
  * {@code glue} | {@code nessie}, or {@code catalog-impl} = a class name; {@code warehouse}, {@code
- * uri}, {@code io-impl}, credentials, ...), and optional Hadoop {@link Configuration} entries.
+ * uri}, {@code io-impl}, credentials, ...; those changeflow reads are declared in {@link
+ * CatalogOptions}), and optional Hadoop {@link Configuration} entries.
  *
  * <p>Serializable, so a job can ship it to its tasks; {@link #loader()} gives Iceberg's {@link
  * CatalogLoader} that Iceberg's Flink sink and source use inside tasks, {@link #open()} a catalog
@@ -45,8 +46,8 @@ public final class CatalogSettings implements Serializable {
     /** Catalog name used by {@link #localHadoop(Path)}. */
     public static final String DEFAULT_NAME = "changeflow";
 
-    /** Accepted values of the {@code type} property. */
-    public static final String ACCEPTED_TYPES = "hadoop, rest, jdbc, hive, glue, nessie";
+    /** Accepted values of the {@code type} property ({@link CatalogOptions#ACCEPTED_TYPES}). */
+    public static final String ACCEPTED_TYPES = CatalogOptions.ACCEPTED_TYPES;
 
     private static final Pattern ENV_REFERENCE =
             Pattern.compile("\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)}");
@@ -310,8 +311,8 @@ public final class CatalogSettings implements Serializable {
 
     private static Map<String, String> validate(String name, Map<String, String> properties) {
         Objects.requireNonNull(properties, "properties");
-        String type = properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE);
-        String impl = properties.get(CatalogProperties.CATALOG_IMPL);
+        String type = properties.get(CatalogOptions.TYPE.key());
+        String impl = properties.get(CatalogOptions.CATALOG_IMPL.key());
         if (type != null && impl != null) {
             throw new IllegalArgumentException(
                     "catalog '"
@@ -332,7 +333,7 @@ public final class CatalogSettings implements Serializable {
         }
         if (type != null) {
             String t = type.toLowerCase(Locale.ROOT);
-            if (!(" " + ACCEPTED_TYPES.replace(",", " ") + " ").contains(" " + t + " ")) {
+            if (!CatalogOptions.isAcceptedType(type)) {
                 throw new IllegalArgumentException(
                         "catalog '"
                                 + name
@@ -343,7 +344,7 @@ public final class CatalogSettings implements Serializable {
                                 + ", or set 'catalog-impl' to a catalog class name");
             }
             if (t.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP)
-                    && properties.get(CatalogProperties.WAREHOUSE_LOCATION) == null) {
+                    && properties.get(CatalogOptions.WAREHOUSE.key()) == null) {
                 throw new IllegalArgumentException(
                         "catalog '"
                                 + name

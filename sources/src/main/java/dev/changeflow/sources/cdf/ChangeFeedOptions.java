@@ -1,37 +1,47 @@
 package dev.changeflow.sources.cdf;
 
+import dev.changeflow.operators.options.InvalidOptionValueException;
+import dev.changeflow.operators.options.OptionLayer;
+import dev.changeflow.operators.options.OptionParser;
+import dev.changeflow.operators.options.OptionParsers;
+import dev.changeflow.operators.options.OptionSet;
+import dev.changeflow.operators.options.OptionSource;
+import dev.changeflow.operators.options.OptionsResolver;
+import dev.changeflow.operators.options.ResolvedOptions;
+import dev.changeflow.operators.options.UnknownOptionsException;
+
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.util.TimeUtils;
+import org.apache.flink.util.function.SerializableFunction;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.function.Function;
 
 /**
  * Every option of the change data feed — batch (F3, F4), streaming (F6, F7) and SQL — as one {@link
- * ConfigOption} constant each (kebab-case key, type, default, description), and the one function
- * that reads them from a string map: {@link #resolve(String, Map)}. The Java builders ({@code
- * TableChanges.Builder#options}, {@code ChangeFeedSource.Builder#options}), the SQL table factory
- * ({@code t$changes} hints) and the jobs read options only through it.
+ * ConfigOption} constant each (kebab-case key, type, default, description), collected with their
+ * parsers in the {@link OptionSet} {@link #SET}, and the one function that reads them from a string
+ * map: {@link #resolve(String, Map)}, through the project's one {@link OptionsResolver}. The Java
+ * builders ({@code TableChanges.Builder#options}, {@code ChangeFeedSource.Builder#options}), the
+ * SQL table factory ({@code t$changes} hints) and the jobs read options only through it.
  *
  * <p>To add an option: declare it here with {@link #declare} (its parser and the values it
- * accepts), then use it where the feed reads it ({@link ChangeFeedSettings#get}).
+ * accepts), document it in README's change-feed tables ({@code ChangeFeedOptionsReadmeTest} checks
+ * them), then use it where the feed reads it ({@link ChangeFeedSettings#get}).
  */
 @PublicEvolving
 public final class ChangeFeedOptions {
 
-    /** How each option's value is read: declared with the option, in declaration order. */
-    private static final Map<String, Parser> PARSERS = new LinkedHashMap<>();
+    /** The options with their parsers, collected in declaration order by {@link #declare}. */
+    private static final OptionSet.Builder DECLARING = OptionSet.builder("change feed");
 
     private static final List<ConfigOption<?>> DECLARED = new ArrayList<>();
 
@@ -59,7 +69,7 @@ public final class ChangeFeedOptions {
                             .withDescription(
                                     "Read from the first commit at or after this time: "
                                             + "yyyy-MM-dd[ HH:mm:ss[.SSS]] with an optional offset; no offset means UTC."),
-                    Function.identity(),
+                    value -> value,
                     "a timestamp");
 
     public static final ConfigOption<Long> ENDING_VERSION =
@@ -79,7 +89,7 @@ public final class ChangeFeedOptions {
                             .noDefaultValue()
                             .withDescription(
                                     "Read up to the last commit at or before this time (same format)."),
-                    Function.identity(),
+                    value -> value,
                     "a timestamp");
 
     public static final ConfigOption<Boolean> TIMESTAMP_OUT_OF_RANGE_ENABLED =
@@ -112,7 +122,7 @@ public final class ChangeFeedOptions {
                                     "Most data and delete files (added or removed) admitted per planning cycle. Whole "
                                             + "versions are admitted: a larger version is admitted alone, a deferred "
                                             + "version blocks later ones. The initial snapshot may be split."),
-                    value -> Integer.parseInt(value.trim()),
+                    value -> Integer.valueOf(value.trim()),
                     "a number of files (an integer from 1 to " + Integer.MAX_VALUE + ")");
 
     public static final ConfigOption<Long> MAX_BYTES_PER_CYCLE =
@@ -145,7 +155,7 @@ public final class ChangeFeedOptions {
                             .withDescription(
                                     "Registers the stream as a consumer of the table (F7), so that changeflow's "
                                             + "snapshot expiry keeps the versions it still needs."),
-                    Function.identity(),
+                    value -> value,
                     "a consumer id");
 
     public static final ConfigOption<Boolean> READ_CHANGE_FEED =
@@ -161,7 +171,14 @@ public final class ChangeFeedOptions {
                     "a boolean. Use 'true' or 'false'");
 
     /** Every option of the change feed, in declaration order. */
-    public static final List<ConfigOption<?>> ALL = Collections.unmodifiableList(DECLARED);
+    public static final List<ConfigOption<?>> ALL = List.copyOf(DECLARED);
+
+    /**
+     * Every option of the change feed with its parser, for {@link OptionsResolver}. The resolved
+     * value of {@link #STARTING_VERSION} is a {@link Long} or the text {@link #LATEST}: read it
+     * through {@link ChangeFeedSettings}.
+     */
+    public static final OptionSet SET = DECLARING.build();
 
     /** Table property of changeflow's own tables: equality-delete files hold complete rows. */
     public static final String EQ_DELETES_CARRY_ROWS = "changeflow.eq-deletes-carry-rows";
@@ -194,54 +211,65 @@ public final class ChangeFeedOptions {
             Map<String, String> options,
             Collection<ConfigOption<?>> accepted,
             Set<String> ignored) {
-        Set<String> known = new TreeSet<>();
-        accepted.forEach(o -> known.add(o.key()));
+        OptionSet set = accepted.equals(ALL) ? SET : SET.select(accepted);
+        Map<String, Object> given = new LinkedHashMap<>();
         Map<String, String> raw = new LinkedHashMap<>();
-        Set<String> unknown = new TreeSet<>();
         for (Map.Entry<String, String> e : options.entrySet()) {
-            if (known.contains(e.getKey())) {
+            if (set.keys().contains(e.getKey())) {
                 raw.put(e.getKey(), e.getValue());
+                given.put(e.getKey(), e.getValue());
             } else if (!ignored.contains(e.getKey())) {
-                unknown.add(e.getKey());
+                given.put(e.getKey(), e.getValue());
             }
         }
-        if (!unknown.isEmpty()) {
+        ResolvedOptions resolved;
+        try {
+            resolved =
+                    OptionsResolver.resolve(
+                            set, List.of(OptionLayer.of(OptionSource.DEFINITION, table, given)));
+        } catch (UnknownOptionsException unknown) {
             throw new CdfException(
                     CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                     String.format(
                             "Unknown option%s %s for the change feed of table %s. Accepted options: %s.",
-                            unknown.size() > 1 ? "s" : "", quoted(unknown), table, quoted(known)));
-        }
-        Map<String, Object> values = new LinkedHashMap<>();
-        for (Map.Entry<String, String> e : raw.entrySet()) {
-            Parser parser = PARSERS.get(e.getKey());
-            Object value;
-            try {
-                value = parser.parse.apply(e.getValue());
-            } catch (RuntimeException notAccepted) {
+                            unknown.unknownKeys().size() > 1 ? "s" : "",
+                            UnknownOptionsException.quoted(unknown.unknownKeys()),
+                            table,
+                            UnknownOptionsException.quoted(unknown.knownKeys())));
+        } catch (IllegalArgumentException bad) {
+            if (bad.getCause() instanceof InvalidOptionValueException) {
+                InvalidOptionValueException v = (InvalidOptionValueException) bad.getCause();
                 throw new CdfException(
                         CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                         String.format(
                                 "'%s' = '%s' for the change feed of table %s is not %s.",
-                                e.getKey(), e.getValue(), table, parser.allowed));
+                                v.key(), v.value(), table, v.allowed()));
             }
-            values.put(e.getKey(), value);
+            throw new CdfException(CdfException.ErrorCode.INVALID_CDC_OPTIONS, bad.getMessage());
+        }
+        Map<String, Object> values = new LinkedHashMap<>();
+        for (ConfigOption<?> option : set.options().values()) {
+            if (resolved.isSet(option)) {
+                values.put(option.key(), resolved.get(option));
+            }
         }
         return new ChangeFeedSettings(table, raw, values);
     }
 
     /**
-     * Registers how {@code option}'s value is read ({@code parse} throws on a value it does not
-     * accept) and what it accepts ({@code allowed}, completing "is not ..." in the error message).
+     * Declares {@code option} with how its value is read ({@code parse} throws on a value it does
+     * not accept) and what it accepts ({@code allowed}, completing "is not ..." in the error
+     * message). {@code parse} may return another type than the option's only for {@link
+     * #STARTING_VERSION} ({@link #LATEST}).
      */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private static <T> ConfigOption<T> declare(
-            ConfigOption<T> option, Function<String, ?> parse, String allowed) {
-        PARSERS.put(option.key(), new Parser(parse, allowed));
+            ConfigOption<T> option, SerializableFunction<String, ?> parse, String allowed) {
+        OptionParser parser = OptionParsers.parsing(option.key(), allowed, parse);
+        DECLARING.add(option, (OptionParser<T>) parser);
         DECLARED.add(option);
         return option;
     }
-
-    private record Parser(Function<String, ?> parse, String allowed) {}
 
     private static Object parseStartingVersion(String value) {
         return LATEST.equalsIgnoreCase(value.trim()) ? LATEST : parseLong(value);
@@ -260,16 +288,5 @@ public final class ChangeFeedOptions {
             default:
                 throw new IllegalArgumentException(value);
         }
-    }
-
-    private static String quoted(Set<String> keys) {
-        StringBuilder b = new StringBuilder();
-        for (String k : keys) {
-            if (b.length() > 0) {
-                b.append(", ");
-            }
-            b.append('\'').append(k).append('\'');
-        }
-        return b.toString();
     }
 }

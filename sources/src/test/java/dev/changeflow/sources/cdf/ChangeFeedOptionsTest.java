@@ -98,4 +98,27 @@ class ChangeFeedOptionsTest {
                         "INVALID_CDC_OPTIONS: Unknown option 'bounded' for the change feed of table db.t. "
                                 + "Accepted options: 'ending-version'.");
     }
+
+    /** Every unknown key is named at once; a bad value of a declared option keeps its wording. */
+    @Test
+    void severalUnknownKeysAreNamedTogether() {
+        assertThatThrownBy(
+                        () ->
+                                ChangeFeedOptions.resolve(
+                                        "db.t",
+                                        Map.of("ending-versoin", "2", "boundd", "true"),
+                                        List.of(ChangeFeedOptions.ENDING_VERSION),
+                                        Set.of()))
+                .isInstanceOf(CdfException.class)
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: Unknown options 'boundd', 'ending-versoin' for the change feed of "
+                                + "table db.t. Accepted options: 'ending-version'.");
+        assertThatThrownBy(
+                        () ->
+                                ChangeFeedOptions.resolve(
+                                        "db.t", Map.of("max-bytes-per-cycle", "1 GB")))
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: 'max-bytes-per-cycle' = '1 GB' for the change feed of table db.t is "
+                                + "not a number of bytes (an integer >= 1).");
+    }
 }
