@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
  * changeflow show TABLE                print a table's rows or count (optionally as of a version)
  * changeflow sql -e STATEMENT          run Flink SQL; table_changes('db.t', 5, 10) reads a change feed
  * changeflow expire --table TABLE      expire old snapshots, keeping what change-feed consumers need
+ * changeflow maintain TABLE            compact data files (deletes applied) and expire snapshots
  * </pre>
  *
  * Exit codes: 0 success, 1 failure of the job or the check, 2 bad usage or definition.
@@ -37,6 +38,7 @@ import picocli.CommandLine.Command;
             ShowCommand.class,
             SqlCommand.class,
             ExpireCommand.class,
+            MaintainCommand.class,
             DeployCommand.class,
             CommandLine.HelpCommand.class
         })

@@ -1,0 +1,263 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.jobs.maintain.TableCompaction;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sources.cdf.ChangeFeedColumns;
+import dev.changeflow.sources.cdf.TableChanges;
+
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code changeflow maintain --rewrite} (M1) on an SCD1 streaming table written by five local
+ * ingest runs ({@link LocalIngest}, plain JSON with inserts, updates, deletes and a re-insert),
+ * real Hadoop catalog on disk:
+ *
+ * <ol>
+ *   <li>runs 1–2, then {@code maintain TABLE --rewrite} through the command line (compaction in the
+ *       middle);
+ *   <li>run 3; then the race: a {@link Table} is loaded at version S, run 4 commits an update and a
+ *       delete (equality deletes) at S+1, then {@link TableCompaction#rewrite} of the stale table
+ *       (planned at S) commits;
+ *   <li>run 5.
+ * </ol>
+ *
+ * Checked: (a) the compaction versions yield no change rows (F2); (b) for every version v,
+ * state(v−1) with the changes of v applied equals state(v), exact rows; (c) the rows deleted and
+ * updated at S+1 are present in the files the late rewrite wrote, yet do not come back, because
+ * those files carry the data sequence number of S.
+ */
+class MaintainITCase {
+    private static final TableIdentifier ITEMS = TableIdentifier.of("shop", "items");
+
+    private static final String FLOWS =
+            String.join(
+                    "\n",
+                    "name: maintain",
+                    "format: json",
+                    "namespace: shop",
+                    "flows:",
+                    "  - table: items",
+                    "    keys: [id]",
+                    "    sequence-by: seq",
+                    "    schema: 'id INT, name STRING, op STRING, seq BIGINT'",
+                    "    columns: '* EXCEPT (op)'",
+                    "    apply-as-delete-when: \"op = 'DELETE'\"");
+
+    @TempDir static Path tmp;
+
+    private static Catalog catalog;
+    private static long firstCompaction;
+    private static long plannedAt;
+    private static long raceCompaction;
+    private static List<String> lateRewriteFileRows;
+
+    @BeforeAll
+    static void writeAndMaintain() throws Exception {
+        Path warehouse = tmp.resolve("warehouse");
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+
+        ingest(
+                warehouse,
+                input,
+                1,
+                ins(1, "a", 1),
+                ins(2, "b", 2),
+                ins(3, "c", 3),
+                ins(4, "d", 4),
+                ins(5, "e", 5),
+                ins(6, "f", 6));
+        ingest(warehouse, input, 2, ins(1, "a2", 7), del(3, 8), ins(7, "g", 9));
+        Table t = catalog.loadTable(ITEMS);
+        assertThat(t.currentSnapshot().summary().get("total-data-files")).isNotEqualTo("1");
+
+        // compaction in the middle, through the command line
+        assertThat(
+                        Main.execute(
+                                "maintain",
+                                ITEMS.toString(),
+                                "--rewrite",
+                                "--warehouse",
+                                warehouse.toString()))
+                .isEqualTo(0);
+        t.refresh();
+        assertThat(t.currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
+        assertThat(t.currentSnapshot().summary().get("total-data-files")).isEqualTo("1");
+        firstCompaction = t.currentSnapshot().sequenceNumber();
+
+        ingest(warehouse, input, 3, ins(8, "h", 10), ins(2, "b2", 11), del(5, 12));
+
+        // the race: plan at S, an ingest commits deletes at S+1, then the rewrite commits
+        Table stale = catalog.loadTable(ITEMS);
+        plannedAt = stale.currentSnapshot().sequenceNumber();
+        ingest(warehouse, input, 4, del(2, 13), ins(4, "d2", 14), del(6, 15));
+        TableCompaction.Result r = TableCompaction.rewrite(null, stale);
+        assertThat(r.plannedVersion).isEqualTo(plannedAt);
+        assertThat(r.committedVersion).isNotNull();
+        raceCompaction = r.committedVersion;
+        Table now = catalog.loadTable(ITEMS);
+        Snapshot replace = now.currentSnapshot();
+        assertThat(replace.operation()).isEqualTo(DataOperations.REPLACE);
+        lateRewriteFileRows = new ArrayList<>();
+        for (DataFile f : replace.addedDataFiles(now.io())) {
+            assertThat(f.dataSequenceNumber())
+                    .as("data sequence number of %s", f.location())
+                    .isEqualTo(plannedAt);
+            lateRewriteFileRows.addAll(readFile(now, f));
+        }
+
+        ingest(warehouse, input, 5, ins(3, "c2", 16), ins(9, "i", 17), ins(8, "h2", 18));
+    }
+
+    @Test
+    void compactionVersionsYieldNoChanges() {
+        Table t = catalog.loadTable(ITEMS);
+        for (long v : List.of(firstCompaction, raceCompaction)) {
+            assertThat(t.snapshots())
+                    .filteredOn(s -> s.sequenceNumber() == v)
+                    .extracting(Snapshot::operation)
+                    .containsExactly(DataOperations.REPLACE);
+            assertThat(changes(t, v)).as("changes of compaction version %d", v).isEmpty();
+        }
+    }
+
+    @Test
+    void everyVersionIsThePreviousStatePlusItsChanges() {
+        Table t = catalog.loadTable(ITEMS);
+        List<Snapshot> versions = new ArrayList<>();
+        SnapshotUtil.currentAncestors(t).forEach(versions::add);
+        java.util.Collections.reverse(versions);
+        List<String> before = new ArrayList<>();
+        int changedVersions = 0;
+        for (Snapshot s : versions) {
+            long v = s.sequenceNumber();
+            List<String> state = new ArrayList<>(before);
+            List<String> changes = changes(t, v);
+            for (String c : changes) {
+                String type = c.substring(0, c.indexOf(' '));
+                String row = c.substring(c.indexOf(' ') + 1);
+                if (type.equals("insert") || type.equals("update_postimage")) {
+                    state.add(row);
+                } else {
+                    assertThat(state.remove(row)).as("%s at version %d", c, v).isTrue();
+                }
+            }
+            List<String> after = rows(TableRows.readAtVersion(t, v));
+            assertThat(state)
+                    .as("state at version %d (%s)", v, s.operation())
+                    .containsExactlyInAnyOrderElementsOf(after);
+            before = after;
+            changedVersions += changes.isEmpty() ? 0 : 1;
+        }
+        assertThat(changedVersions).isEqualTo(5);
+        assertThat(before)
+                .containsExactlyInAnyOrder(
+                        "1,a2,7", "3,c2,16", "4,d2,14", "7,g,9", "8,h2,18", "9,i,17");
+    }
+
+    @Test
+    void equalityDeleteCommittedDuringARewriteStillApplies() {
+        Table t = catalog.loadTable(ITEMS);
+        // the late rewrite copied the rows as of S, including those deleted or updated at S+1
+        assertThat(lateRewriteFileRows)
+                .containsExactlyInAnyOrder(
+                        "1,a2,7", "2,b2,11", "4,d,4", "6,f,6", "7,g,9", "8,h,10");
+        assertThat(rows(TableRows.readAtVersion(t, raceCompaction)))
+                .containsExactlyInAnyOrder("1,a2,7", "4,d2,14", "7,g,9", "8,h,10");
+        assertThat(changes(t, plannedAt + 1))
+                .containsExactlyInAnyOrder(
+                        "delete 2,b2,11",
+                        "update_preimage 4,d,4",
+                        "update_postimage 4,d2,14",
+                        "delete 6,f,6");
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    private static String ins(int id, String name, long seq) {
+        return String.format(
+                "{\"id\":%d,\"name\":\"%s\",\"op\":\"UPSERT\",\"seq\":%d}", id, name, seq);
+    }
+
+    private static String del(int id, long seq) {
+        return String.format("{\"id\":%d,\"op\":\"DELETE\",\"seq\":%d}", id, seq);
+    }
+
+    /** One local ingest run over one new file (the previous files were read by earlier runs). */
+    private static void ingest(Path warehouse, Path input, int run, String... lines)
+            throws Exception {
+        Files.write(input.resolve("batch-" + run + ".jsonl"), List.of(lines));
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(FLOWS, "flows.yaml"), List.of(input));
+        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+    }
+
+    /** The changes of one version as {@code <type> id,name,seq}. */
+    private static List<String> changes(Table t, long version) {
+        List<String> out = new ArrayList<>();
+        TableChanges changes =
+                TableChanges.forTable(t).startingVersion(version).endingVersion(version).build();
+        try (CloseableIterable<Record> rows = changes.read()) {
+            for (Record r : rows) {
+                out.add(r.getField(ChangeFeedColumns.CHANGE_TYPE) + " " + row(r));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    private static String row(Record r) {
+        return r.getField("id") + "," + r.getField("name") + "," + r.getField("seq");
+    }
+
+    private static List<String> rows(List<Record> records) {
+        List<String> out = new ArrayList<>();
+        records.forEach(r -> out.add(row(r)));
+        return out;
+    }
+
+    /** The rows physically in one data file, deletes not applied. */
+    private static List<String> readFile(Table t, DataFile f) {
+        List<String> out = new ArrayList<>();
+        try (CloseableIterable<Record> rows =
+                Parquet.read(t.io().newInputFile(f.location()))
+                        .project(t.schema())
+                        .createReaderFunc(
+                                type -> GenericParquetReaders.buildReader(t.schema(), type))
+                        .build()) {
+            rows.forEach(r -> out.add(row(r)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+}

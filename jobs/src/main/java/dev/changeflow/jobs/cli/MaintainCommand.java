@@ -1,0 +1,135 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.jobs.maintain.TableCompaction;
+import dev.changeflow.operators.options.OptionParsers;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
+
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.PrintStream;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code changeflow maintain TABLE [--rewrite] [--expire]}: one-off maintenance of one table, in
+ * this order:
+ *
+ * <ol>
+ *   <li>{@code --rewrite}: compaction of the data files with their deletes applied ({@link
+ *       TableCompaction}: Iceberg's Flink rewrite action as a bounded job on a local MiniCluster;
+ *       the new files keep the data sequence number of the version read, M1);
+ *   <li>{@code --expire}: changeflow's consumer-aware snapshot expiry ({@link ChangeFeedExpiry},
+ *       F7, M2) — the same rule and options as {@code changeflow expire}.
+ * </ol>
+ *
+ * Without a task flag both run. Prints the files before and after, the delete files before and
+ * after, and the expired versions. Two maintainers must not run on one table at once: the command
+ * takes no lock (a concurrent compaction can fail with Iceberg's {@code ValidationException}, never
+ * lose a commit, but their expiries can race).
+ *
+ * @see ExpireCommand
+ */
+@Command(
+        name = "maintain",
+        mixinStandardHelpOptions = true,
+        description =
+                "Compact a table's data files (deletes applied) and expire its old snapshots, keeping"
+                        + " those its change-feed consumers still need. Do not run two at once on"
+                        + " one table.")
+public final class MaintainCommand implements Callable<Integer> {
+
+    @Parameters(
+            index = "0",
+            paramLabel = "TABLE",
+            description = "namespace.table, e.g. public.pgbench_accounts")
+    String table;
+
+    @Option(
+            names = "--rewrite",
+            description = "Compact data files, applying equality and position deletes.")
+    boolean rewrite;
+
+    @Option(
+            names = "--expire",
+            description = "Expire old snapshots, keeping what change-feed consumers need (F7).")
+    boolean expire;
+
+    @Option(
+            names = "--older-than",
+            paramLabel = "AGE|TIME",
+            description = "With --expire: as for `changeflow expire --older-than`.")
+    String olderThan;
+
+    @Option(
+            names = "--retain-last",
+            paramLabel = "N",
+            description = "With --expire: as for `changeflow expire --retain-last`.")
+    Integer retainLast;
+
+    @Option(
+            names = "--consumer-expiry",
+            paramLabel = "AGE",
+            defaultValue = "7d",
+            description =
+                    "With --expire: consumers not updated for AGE are ignored. Default:"
+                            + " ${DEFAULT-VALUE}.")
+    String consumerExpiry;
+
+    @Mixin CliOptions.Warehouse local;
+
+    @Option(
+            names = "--catalog",
+            paramLabel = "KEY=VALUE",
+            description = "Iceberg catalog property; replaces the local Hadoop catalog.")
+    Map<String, String> catalog;
+
+    PrintStream out = System.out;
+
+    @Override
+    public Integer call() {
+        CatalogSettings settings =
+                catalog == null || catalog.isEmpty()
+                        ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
+                        : CatalogSettings.of(
+                                "changeflow", CatalogOptions.fromFlags("--catalog", catalog));
+        Catalog cat = settings.open();
+        TableIdentifier id = TableIdentifier.parse(table);
+        if (!cat.tableExists(id)) {
+            throw new IllegalArgumentException(
+                    "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
+        }
+        boolean all = !rewrite && !expire;
+        Table t = cat.loadTable(id);
+        if (rewrite || all) {
+            if (t.currentSnapshot() == null) {
+                out.println("Rewrite of " + id + ": the table has no snapshot yet, nothing to do");
+            } else {
+                out.println(TableCompaction.rewrite(null, t).describe());
+            }
+        }
+        if (expire || all) {
+            t.refresh();
+            ChangeFeedExpiry.Builder expiry =
+                    ChangeFeedExpiry.forTable(t)
+                            .consumerExpiry(
+                                    OptionParsers.duration(consumerExpiry, "--consumer-expiry"));
+            if (olderThan != null) {
+                expiry.olderThan(ExpireCommand.instant(olderThan, Instant.now()));
+            }
+            if (retainLast != null) {
+                expiry.retainLast(retainLast);
+            }
+            out.println(expiry.execute().describe());
+        }
+        return 0;
+    }
+}
