@@ -28,10 +28,15 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -52,7 +57,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Checked: (a) the compaction versions yield no change rows (F2); (b) for every version v,
  * state(v−1) with the changes of v applied equals state(v), exact rows; (c) the rows deleted and
  * updated at S+1 are present in the files the late rewrite wrote, yet do not come back, because
- * those files carry the data sequence number of S.
+ * those files carry the data sequence number of S. {@code maintain --orphans} (Iceberg's Flink
+ * {@code DeleteOrphanFiles}, M2) deletes a planted unreferenced data file older than three days and
+ * keeps a younger one, every referenced data file (however old) and the consumer registry.
  */
 class MaintainITCase {
     private static final TableIdentifier ITEMS = TableIdentifier.of("shop", "items");
@@ -199,6 +206,46 @@ class MaintainITCase {
                         "update_preimage 4,d,4",
                         "update_postimage 4,d2,14",
                         "delete 6,f,6");
+    }
+
+    @Test
+    void orphanRemovalDeletesOnlyOldUnreferencedDataFiles() throws Exception {
+        Table t = catalog.loadTable(ITEMS);
+        Path location = Path.of(URI.create(t.location()));
+        Path data = location.resolve("data");
+        FileTime old = FileTime.from(Instant.now().minus(Duration.ofDays(4)));
+        List<Path> referenced;
+        try (Stream<Path> files = Files.list(data)) {
+            referenced = files.filter(f -> f.toString().endsWith(".parquet")).toList();
+        }
+        for (Path f : referenced) { // age alone must not make a referenced file an orphan
+            Files.setLastModifiedTime(f, old);
+        }
+        Path oldOrphan = Files.writeString(data.resolve("orphan-old.parquet"), "x");
+        Files.setLastModifiedTime(oldOrphan, old);
+        Path newOrphan = Files.writeString(data.resolve("orphan-new.parquet"), "x");
+        Path consumers = Files.createDirectories(location.resolve("changeflow/consumers"));
+        Path consumer = Files.writeString(consumers.resolve("gold.json"), "{}");
+        Files.setLastModifiedTime(consumer, old);
+        List<String> rowsBefore = rows(TableRows.read(t));
+
+        assertThat(
+                        Main.execute(
+                                "maintain",
+                                ITEMS.toString(),
+                                "--orphans",
+                                "--warehouse",
+                                tmp.resolve("warehouse").toString()))
+                .isEqualTo(0);
+
+        assertThat(oldOrphan).doesNotExist();
+        assertThat(newOrphan).exists();
+        assertThat(consumer).exists();
+        assertThat(referenced).isNotEmpty().allMatch(Files::exists);
+        t.refresh();
+        assertThat(rows(TableRows.read(t))).containsExactlyInAnyOrderElementsOf(rowsBefore);
+        Files.delete(newOrphan);
+        Files.delete(consumer);
     }
 
     // ---------------------------------------------------------------------------------------------

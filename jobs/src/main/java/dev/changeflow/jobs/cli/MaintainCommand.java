@@ -1,20 +1,24 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.maintain.OrphanFileRemoval;
 import dev.changeflow.jobs.maintain.TableCompaction;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.TableLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.PrintStream;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -28,10 +32,13 @@ import java.util.concurrent.Callable;
  *       TableCompaction}: Iceberg's Flink rewrite action as a bounded job on a local MiniCluster;
  *       the new files keep the data sequence number of the version read, M1);
  *   <li>{@code --expire}: changeflow's consumer-aware snapshot expiry ({@link ChangeFeedExpiry},
- *       F7, M2) — the same rule and options as {@code changeflow expire}.
+ *       F7, M2) — the same rule and options as {@code changeflow expire};
+ *   <li>{@code --orphans}: Iceberg's Flink {@code DeleteOrphanFiles} task run once ({@link
+ *       OrphanFileRemoval}): unreferenced files under the data folder older than {@code
+ *       --orphan-min-age} (3 days) are deleted (M2).
  * </ol>
  *
- * Without a task flag both run. Prints the files before and after, the delete files before and
+ * Without a task flag all three run. Prints the files before and after, the delete files before and
  * after, and the expired versions. Two maintainers must not run on one table at once: the command
  * takes no lock (a concurrent compaction can fail with Iceberg's {@code ValidationException}, never
  * lose a commit, but their expiries can race).
@@ -42,9 +49,9 @@ import java.util.concurrent.Callable;
         name = "maintain",
         mixinStandardHelpOptions = true,
         description =
-                "Compact a table's data files (deletes applied) and expire its old snapshots, keeping"
-                        + " those its change-feed consumers still need. Do not run two at once on"
-                        + " one table.")
+                "Compact a table's data files (deletes applied), expire its old snapshots (keeping"
+                        + " those its change-feed consumers still need) and delete orphan data"
+                        + " files. Do not run two at once on one table.")
 public final class MaintainCommand implements Callable<Integer> {
 
     @Parameters(
@@ -62,6 +69,21 @@ public final class MaintainCommand implements Callable<Integer> {
             names = "--expire",
             description = "Expire old snapshots, keeping what change-feed consumers need (F7).")
     boolean expire;
+
+    @Option(
+            names = "--orphans",
+            description =
+                    "Delete files under the table's data folder that no snapshot references (M2).")
+    boolean orphans;
+
+    @Option(
+            names = "--orphan-min-age",
+            paramLabel = "AGE",
+            defaultValue = "3d",
+            description =
+                    "With --orphans: keep files modified less than AGE ago. Default:"
+                            + " ${DEFAULT-VALUE}.")
+    String orphanMinAge;
 
     @Option(
             names = "--older-than",
@@ -95,7 +117,7 @@ public final class MaintainCommand implements Callable<Integer> {
     PrintStream out = System.out;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
         CatalogSettings settings =
                 catalog == null || catalog.isEmpty()
                         ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
@@ -107,7 +129,8 @@ public final class MaintainCommand implements Callable<Integer> {
             throw new IllegalArgumentException(
                     "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
         }
-        boolean all = !rewrite && !expire;
+        boolean all = !rewrite && !expire && !orphans;
+        Duration minAge = OptionParsers.duration(orphanMinAge, "--orphan-min-age");
         Table t = cat.loadTable(id);
         if (rewrite || all) {
             if (t.currentSnapshot() == null) {
@@ -129,6 +152,15 @@ public final class MaintainCommand implements Callable<Integer> {
                 expiry.retainLast(retainLast);
             }
             out.println(expiry.execute().describe());
+        }
+        if (orphans || all) {
+            t.refresh();
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(1);
+            out.println(
+                    OrphanFileRemoval.run(
+                                    env, TableLoader.fromCatalog(settings.loader(), id), t, minAge)
+                            .describe());
         }
         return 0;
     }

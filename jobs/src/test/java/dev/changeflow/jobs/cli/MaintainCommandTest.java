@@ -56,11 +56,21 @@ class MaintainCommandTest {
                                 "--warehouse",
                                 warehouse.toString()))
                 .isEqualTo(2);
+        assertThat(
+                        Main.execute(
+                                "maintain",
+                                "shop.items",
+                                "--orphans",
+                                "--orphan-min-age",
+                                "soon",
+                                "--warehouse",
+                                warehouse.toString()))
+                .isEqualTo(2);
         assertThat(Main.execute("maintain", "--rewrite")).as("no TABLE").isEqualTo(2);
     }
 
     @Test
-    void tableWithoutSnapshotHasNothingToCompact() {
+    void tableWithoutSnapshotHasNothingToCompact() throws Exception {
         Table t = emptyTable();
         MaintainCommand c = command("shop.items");
         c.rewrite = true;
@@ -80,6 +90,7 @@ class MaintainCommandTest {
         MaintainCommand c = new MaintainCommand();
         c.table = table;
         c.consumerExpiry = "7d";
+        c.orphanMinAge = "3d";
         c.local = new CliOptions.Warehouse();
         c.local.warehouse = warehouse;
         return c;
