@@ -10,6 +10,7 @@ import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.ChangeFeedColumns;
 import dev.changeflow.sources.cdf.TableChanges;
+import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
@@ -23,7 +24,10 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -59,8 +63,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * updated at S+1 are present in the files the late rewrite wrote, yet do not come back, because
  * those files carry the data sequence number of S. {@code maintain --orphans} (Iceberg's Flink
  * {@code DeleteOrphanFiles}, M2) deletes a planted unreferenced data file older than three days and
- * keeps a younger one, every referenced data file (however old) and the consumer registry.
+ * keeps a younger one, every referenced data file (however old) and the consumer registry. Last,
+ * {@code maintain --expire} keeps the versions a registered consumer still needs (F7) and the
+ * change feed over them reads as before.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class MaintainITCase {
     private static final TableIdentifier ITEMS = TableIdentifier.of("shop", "items");
 
@@ -246,6 +253,53 @@ class MaintainITCase {
         assertThat(rows(TableRows.read(t))).containsExactlyInAnyOrderElementsOf(rowsBefore);
         Files.delete(newOrphan);
         Files.delete(consumer);
+    }
+
+    /**
+     * Runs last: it expires snapshots. A consumer that still needs the versions from the late
+     * compaction on keeps them (F7); the change feed over them reads exactly as before the expiry.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void expiryKeepsWhatALiveConsumerNeedsAcrossCompactions() {
+        Table t = catalog.loadTable(ITEMS);
+        long latest = t.currentSnapshot().sequenceNumber();
+        ConsumerRegistry.forTable(t).write("silver-reader", raceCompaction, Instant.now());
+        List<String> feed = new ArrayList<>();
+        for (long v = raceCompaction; v <= latest; v++) {
+            feed.addAll(changes(t, v));
+        }
+        List<String> rowsBefore = rows(TableRows.read(t));
+
+        assertThat(
+                        Main.execute(
+                                "maintain",
+                                ITEMS.toString(),
+                                "--expire",
+                                "--older-than",
+                                "0s",
+                                "--retain-last",
+                                "1",
+                                "--warehouse",
+                                tmp.resolve("warehouse").toString()))
+                .isEqualTo(0);
+
+        t.refresh();
+        List<Long> kept = new ArrayList<>();
+        SnapshotUtil.currentAncestors(t).forEach(s -> kept.add(s.sequenceNumber()));
+        assertThat(java.util.Collections.min(kept)).isEqualTo(raceCompaction - 1);
+        List<String> feedAfter = new ArrayList<>();
+        for (long v = raceCompaction; v <= latest; v++) {
+            feedAfter.addAll(changes(t, v));
+        }
+        assertThat(feedAfter).isEqualTo(feed);
+        assertThat(feedAfter)
+                .containsExactlyInAnyOrder(
+                        "insert 3,c2,16",
+                        "insert 9,i,17",
+                        "update_preimage 8,h,10",
+                        "update_postimage 8,h2,18");
+        assertThat(rows(TableRows.read(t))).containsExactlyInAnyOrderElementsOf(rowsBefore);
     }
 
     // ---------------------------------------------------------------------------------------------
