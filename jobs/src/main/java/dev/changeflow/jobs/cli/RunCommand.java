@@ -29,6 +29,10 @@ import java.util.concurrent.Callable;
  * --dry-run} parses, compiles and plans (which may read a sample of the inputs to infer undeclared
  * columns) and prints the plan without writing a table or state.
  *
+ * <p>{@code --refresh t1,t2} runs only the flows writing those tables, as a job of its own with its
+ * own saved state ({@link SqlPipeline#refreshOnly}); it is what the CronJob of a scheduled table
+ * runs (S3).
+ *
  * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
  * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
  * {@code SOURCE_NOT_FOUND}.
@@ -56,6 +60,15 @@ public final class RunCommand implements Callable<Integer> {
     boolean fromScratch;
 
     @Option(
+            names = "--refresh",
+            split = ",",
+            paramLabel = "TABLES",
+            description =
+                    "Refresh only these streaming tables (t1,t2): a job of their flows, with its"
+                            + " own saved state (what a scheduled table's CronJob runs).")
+    List<String> refresh;
+
+    @Option(
             names = "--dry-run",
             description = "Parse, validate and print the plan; read no change and write nothing.")
     boolean dryRun;
@@ -69,6 +82,9 @@ public final class RunCommand implements Callable<Integer> {
             throw new IllegalArgumentException("pipeline file not found: " + file);
         }
         SqlPipeline pipeline = SqlPipeline.read(file);
+        if (refresh != null) {
+            pipeline = pipeline.refreshOnly(refresh);
+        }
         for (String w : pipeline.warnings()) {
             out.println("warning: " + w);
         }
