@@ -34,6 +34,8 @@ import org.apache.flink.annotation.PublicEvolving;
  *       weeks), a Quartz expression or an EVERY period with no Kubernetes cron expression, an
  *       unknown time zone, or {@code ALTER STREAMING TABLE} adding a schedule a table already has
  *       or changing or dropping one it has not (docs/semantics.md S3).
+ *   <li>{@code RESET_NOT_ALLOWED}: a full refresh of a table whose {@code TBLPROPERTIES} set {@code
+ *       'pipelines.reset.allowed' = 'false'} (S1).
  * </ul>
  */
 @PublicEvolving
@@ -55,7 +57,8 @@ public final class SqlException extends IllegalArgumentException {
         INVALID_OPTION,
         INVALID_FLOW,
         SOURCE_NOT_FOUND,
-        INVALID_SCHEDULE
+        INVALID_SCHEDULE,
+        RESET_NOT_ALLOWED
     }
 
     private final Code code;

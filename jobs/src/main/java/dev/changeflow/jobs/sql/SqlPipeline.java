@@ -75,6 +75,12 @@ public final class SqlPipeline {
     /** Prefix of table properties that are flow options. */
     public static final String PROPERTY_PREFIX = "changeflow.";
 
+    /**
+     * The table property that, set to {@code 'false'}, forbids a full refresh of the table
+     * (docs/semantics.md S1).
+     */
+    public static final String RESET_ALLOWED = "pipelines.reset.allowed";
+
     private static final Map<String, String> SET_ALIASES =
             Map.of(
                     "execution.checkpointing.interval", IngestOptions.CHECKPOINT_INTERVAL.key(),
@@ -85,6 +91,8 @@ public final class SqlPipeline {
     private final List<String> warnings;
     private final Map<String, Schedule> schedules;
     private final List<String> tables;
+
+    private final Map<String, SqlPosition> resetForbidden;
 
     /** Per flow of {@link #config}, in its order: the target's declared name and its input. */
     private final List<String> flowTargets;
@@ -98,8 +106,10 @@ public final class SqlPipeline {
             Map<String, Schedule> schedules,
             List<String> tables,
             List<String> flowTargets,
-            List<Input> flowInputs) {
+            List<Input> flowInputs,
+            Map<String, SqlPosition> resetForbidden) {
         this.config = config;
+        this.resetForbidden = resetForbidden;
         this.inputs = Collections.unmodifiableList(inputs);
         this.warnings = Collections.unmodifiableList(warnings);
         this.schedules = Collections.unmodifiableMap(schedules);
@@ -202,7 +212,7 @@ public final class SqlPipeline {
                         kept.add(t);
                     }
                 });
-        return new SqlPipeline(cfg, distinct, warnings, sc, kept, targets, ins);
+        return new SqlPipeline(cfg, distinct, warnings, sc, kept, targets, ins, resetForbidden);
     }
 
     /**
@@ -212,6 +222,30 @@ public final class SqlPipeline {
      */
     public Map<String, Schedule> schedules() {
         return schedules;
+    }
+
+    /**
+     * Checks that every table of this pipeline may be fully refreshed ({@code REFRESH ... FULL},
+     * {@code run --full-refresh}, S1).
+     *
+     * @throws SqlException {@code RESET_NOT_ALLOWED} at the table's statement when its {@code
+     *     TBLPROPERTIES} set {@code 'pipelines.reset.allowed' = 'false'}
+     */
+    public void checkFullRefreshAllowed() {
+        for (String t : tables) {
+            SqlPosition at = resetForbidden.get(t);
+            if (at != null) {
+                throw new SqlException(
+                        Code.RESET_NOT_ALLOWED,
+                        at,
+                        "streaming table "
+                                + t
+                                + " sets '"
+                                + RESET_ALLOWED
+                                + "' = 'false': a full refresh would empty it, so it is refused;"
+                                + " refresh it without FULL, or remove the property first");
+            }
+        }
     }
 
     /** Every streaming table of the file, by its name as declared, in declaration order. */
@@ -425,8 +459,22 @@ public final class SqlPipeline {
                     scheduled.put(t.name(), sc);
                 }
             }
+            Map<String, SqlPosition> forbidden = new LinkedHashMap<>();
+            for (CreateStreamingTable t : tables.values()) {
+                String v = t.properties().get(RESET_ALLOWED);
+                if (v != null && v.trim().equalsIgnoreCase("false")) {
+                    forbidden.put(t.name(), t.position());
+                }
+            }
             return new SqlPipeline(
-                    cfg, inputs, warnings, scheduled, tableNames, flowTargets, flowInputs);
+                    cfg,
+                    inputs,
+                    warnings,
+                    scheduled,
+                    tableNames,
+                    flowTargets,
+                    flowInputs,
+                    forbidden);
         }
 
         /**
@@ -641,6 +689,22 @@ public final class SqlPipeline {
             Map<String, Object> props = new LinkedHashMap<>();
             for (Map.Entry<String, String> p : target.properties().entrySet()) {
                 String k = p.getKey();
+                if (k.equals(RESET_ALLOWED)) {
+                    String v = p.getValue().trim().toLowerCase(Locale.ROOT);
+                    if (!v.equals("true") && !v.equals("false")) {
+                        throw new SqlException(
+                                Code.INVALID_OPTION,
+                                target.position(),
+                                "table property '"
+                                        + RESET_ALLOWED
+                                        + "' of "
+                                        + targetName
+                                        + " is '"
+                                        + p.getValue()
+                                        + "': give 'true' or 'false'");
+                    }
+                    continue;
+                }
                 if (!k.startsWith(PROPERTY_PREFIX)) {
                     warnings.add(
                             target.position()

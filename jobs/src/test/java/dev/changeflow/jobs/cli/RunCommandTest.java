@@ -157,4 +157,55 @@ class RunCommandTest {
                                 + " a path of its own");
         assertThat(Main.execute("run", "--refresh", "nope", f.toString())).isEqualTo(2);
     }
+
+    @Test
+    void fullRefreshIsRefusedWhereTheTableForbidsResetsAndWithRefresh() throws Exception {
+        Path f =
+                pipeline(
+                        TWO_INPUTS.replace(
+                                "  SCHEDULE EVERY 1 HOUR\n",
+                                "  TBLPROPERTIES ('pipelines.reset.allowed' = 'false')\n"));
+        Path warehouse = dir.resolve("warehouse");
+        assertThatThrownBy(
+                        () ->
+                                command(
+                                                "--warehouse",
+                                                warehouse.toString(),
+                                                "--full-refresh",
+                                                "orders",
+                                                f.toString())
+                                        .call())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        f
+                                + ":2:1: RESET_NOT_ALLOWED: streaming table orders sets"
+                                + " 'pipelines.reset.allowed' = 'false': a full refresh would empty"
+                                + " it, so it is refused; refresh it without FULL, or remove the"
+                                + " property first");
+        assertThatThrownBy(
+                        () ->
+                                command(
+                                                "--refresh",
+                                                "audit",
+                                                "--full-refresh",
+                                                "orders",
+                                                f.toString())
+                                        .call())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "give --refresh or --full-refresh, not both: a full refresh resets the saved"
+                                + " state of its whole job");
+        Path bad =
+                pipeline(
+                        TWO_INPUTS.replace(
+                                "  SCHEDULE EVERY 1 HOUR\n",
+                                "  TBLPROPERTIES ('pipelines.reset.allowed' = 'no')\n"));
+        assertThatThrownBy(() -> command("--dry-run", bad.toString()).call())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        bad
+                                + ":2:1: INVALID_OPTION: table property 'pipelines.reset.allowed' of"
+                                + " orders is 'no': give 'true' or 'false'");
+        assertThat(warehouse).doesNotExist();
+    }
 }
