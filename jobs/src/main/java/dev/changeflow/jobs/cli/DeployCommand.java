@@ -245,6 +245,8 @@ public final class DeployCommand implements Callable<Integer> {
         s.fileText = Files.readString(pipeline);
         s.stateSize = stateSize;
         for (Map.Entry<String, Schedule> e : p.schedules().entrySet()) {
+            // what the pod will run: fail here, not in the cluster
+            p.refreshOnly(List.of(e.getKey()));
             String cron;
             try {
                 cron = KubernetesCron.of(e.getValue());

@@ -234,6 +234,13 @@ class CronJobManifestsTest {
                                 + " catalog, and the file names none: add SET catalog.type ="
                                 + " 'rest'; SET catalog.uri = '...'; (a pod has no shared local"
                                 + " warehouse)");
+        Path shared = file("shared.sql", SALES.replace("'/data/users'", "\"/data/sales\""));
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(shared))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--refresh sales: read_files path /data/sales also feeds streaming table"
+                                + " target, which is not refreshed; refresh them together"
+                                + " (--refresh ...,target) or give each table a path of its own");
         assertThat(Main.execute("deploy", "--print", fiveHours.toString())).isEqualTo(2);
         assertThat(
                         Main.execute(
