@@ -56,7 +56,13 @@ public final class CronJobRenderer {
                     "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
                     "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED");
 
-    /** One scheduled table. */
+    /**
+     * One scheduled table.
+     *
+     * @param table the table's name as declared
+     * @param cron its five-field Kubernetes cron expression ({@code KubernetesCron})
+     * @param timeZone the CronJob's {@code timeZone}, an IANA id
+     */
     public record Scheduled(String table, String cron, String timeZone) {}
 
     /** What to render. */
@@ -64,18 +70,25 @@ public final class CronJobRenderer {
         /** Name prefix of every object (DNS label). */
         public String name = "changeflow";
 
+        /** Kubernetes namespace of every object; null leaves it to {@code kubectl}. */
         public String namespace;
+
+        /** The image built from {@code deploy/k8s/Dockerfile}. */
         public String image = "changeflow:0.1.0";
 
         /** The pipeline file's name (e.g. {@code sales.sql}) and text. */
         public String fileName;
 
+        /** The pipeline file's text (the ConfigMap's entry). */
         public String fileText;
 
         /** The scheduled tables, in file order. */
         public List<Scheduled> tables = new ArrayList<>();
 
+        /** Memory request and limit of the refresh pod (Kubernetes quantity). */
         public String memory = "4096Mi";
+
+        /** CPU request of the refresh pod (Kubernetes quantity). */
         public String cpu = "2";
 
         /** Size of each table's state claim. */
