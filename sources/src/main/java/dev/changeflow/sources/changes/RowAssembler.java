@@ -37,9 +37,9 @@ import java.util.List;
  *       objects stay {@code SCHEMA_CHANGED}; {@link OnSchemaChange#FAIL} throws;
  *   <li>{@code MISSING_COLUMN} — Decision: a KEY or data SEQUENCE BY column <i>absent</i> (not
  *       merely null) from the image the row is built from ({@code after}; {@code before} of a
- *       delete; the record key of a key-only delete, for KEYS); other absent columns are null,
- *       except that a Debezium {@code after} image names every column, so any column absent from it
- *       is missing;
+ *       delete; the record key of a key-only delete, for KEYS); other absent columns are null (A7
+ *       item 1: in a Debezium image an absent column is one the source table did not have when the
+ *       change was written — added later, or dropped);
  *   <li>{@code NULL_KEY}: a KEY column null;
  *   <li>{@code NULL_SEQUENCE}: a SEQUENCE BY column null — metadata such as {@code _source_lsn}
  *       absent from the envelope counts as null, and so does a data sequence column of a key-only
@@ -296,18 +296,10 @@ final class RowAssembler {
             }
         }
         plan.sequenceSeen = true;
-        if (plan.debezium && !keyOnly && row.getRowKind() != RowKind.DELETE) {
-            // Debezium writes every column of an after image, nulls included: an absent column is a
-            // malformed record (or a schema change upstream), not a null (A5 MISSING_COLUMN)
-            for (int c = 0; c < plan.dataArity; c++) {
-                if (!present[c]) {
-                    return policy.quarantine(
-                            plan,
-                            QuarantineReason.MISSING_COLUMN,
-                            "column '" + plan.data.names[c] + "' absent from " + image);
-                }
-            }
-        }
+        // A7 item 1: any other column absent from the image is null. A Debezium image names every
+        // column the source table has, so an absent one is a column the source did not have when
+        // the change was written (added later, or dropped): null from then on, which IGNORE NULL
+        // UPDATES turns into the stored value
         if (checkNotNull) {
             for (int c : plan.notNullNonKey) {
                 if (row.isNullAt(c)
