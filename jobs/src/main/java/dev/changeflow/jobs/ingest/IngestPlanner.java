@@ -410,7 +410,7 @@ public final class IngestPlanner {
         return false;
     }
 
-    private static AutoCdcException incompatible(
+    static AutoCdcException incompatible(
             IngestPlan.Flow f,
             String column,
             org.apache.iceberg.types.Type have,

@@ -3,7 +3,10 @@ package dev.changeflow.jobs.ingest;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.changes.SchemaChangeException;
+import dev.changeflow.sources.changes.SchemaSampler;
 
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -174,5 +177,42 @@ class SchemaEvolutionPlannerTest {
         IngestPlan declaredOnly = declared("id INT, v BIGINT, s STRING", "quarantine");
         assertThat(IngestPlanner.withAddedColumns(declaredOnly, cat, false)).isSameAs(declaredOnly);
         assertThat(columns(cat)).isEqualTo("id int, v int, s string");
+    }
+
+    private static SchemaChangeException widened(String... columns) {
+        List<RowType.RowField> fields = new java.util.ArrayList<>();
+        for (String c : columns) {
+            String[] p = c.split(" ", 2);
+            fields.add(
+                    new RowType.RowField(
+                            p[0], SchemaSampler.parseColumns("x " + p[1]).getTypeAt(0)));
+        }
+        return new SchemaChangeException(
+                "items", "items", "items.jsonl", null, 5, List.of(), fields);
+    }
+
+    @Test
+    void aRecordWideningAColumnMidRunWidensTheTableAndTheNextPlanReadsIt() throws Exception {
+        Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
+        IngestPlan plan = declared("id INT, v INT, f FLOAT, d DECIMAL(10, 2)", "add-columns");
+        ClusterIngest.ensureTables(cat, plan);
+        assertThat(AddColumns.apply(cat, plan, widened("v BIGINT", "d DECIMAL(12, 2)"), true))
+                .containsExactly("silver.items: v INT → BIGINT, d DECIMAL(10, 2) → DECIMAL(12, 2)");
+        assertThat(AddColumns.apply(cat, plan, widened("v BIGINT"), true))
+                .as("idempotent")
+                .isEmpty();
+        assertThat(columns(cat)).isEqualTo("id int, v long, f float, d decimal(12, 2)");
+        IngestPlan next = IngestPlanner.withAddedColumns(plan, cat, true);
+        assertThat(next.flows.get(0).decoder.dataType().toString())
+                .isEqualTo("ROW<`id` INT, `v` BIGINT, `f` FLOAT, `d` DECIMAL(12, 2)>");
+        ClusterIngest.ensureTables(cat, next);
+
+        assertThatThrownBy(() -> AddColumns.apply(cat, plan, widened("f DOUBLE"), true))
+                .hasMessageStartingWith(
+                        "INCOMPATIBLE_TYPE_CHANGE: flow 'items': column 'f' is float in table"
+                                + " silver.items but double at the source");
+        // without saved state nothing stored needs reading back
+        assertThat(AddColumns.apply(cat, plan, widened("f DOUBLE"), false))
+                .containsExactly("silver.items: f FLOAT → DOUBLE");
     }
 }

@@ -151,4 +151,35 @@ class SchemaEvolutionDecodeTest {
                         "NULL_KEY: key column 'id' is null");
         assertThat(changes()).containsExactly("+I(3,null,null,null) lsn 102");
     }
+
+    @Test
+    void underAddColumnsAWrapperWideningAColumnStopsTheJobBeforeTheRecordApplies() {
+        String widened =
+                "{'type':'int64','field':'id','optional':false},"
+                        + "{'type':'string','field':'region','optional':true},"
+                        + "{'type':'int64','field':'v','optional':true},"
+                        + "{'type':'int64','field':'n','optional':true}";
+        String line = wrapped(ev("u", "{'id':1,'region':'a','v':3000000000,'n':1}", 100), widened);
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(flow(OnSchemaChange.ADD_COLUMNS)));
+        byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> d.decode(bytes, "items.jsonl", null, 7, NOW, out))
+                .isInstanceOfSatisfying(
+                        SchemaChangeException.class,
+                        e -> {
+                            // the key id is not widened (its state is bound to its type)
+                            assertThat(SchemaChangeException.describe(e.widenedColumns()))
+                                    .isEqualTo("v BIGINT");
+                            assertThat(e.newColumns()).isEmpty();
+                            assertThat(e.offset()).isEqualTo(7);
+                        })
+                .hasMessageContaining(
+                        "table 'items' has widened column(s) v BIGINT (on-schema-change ="
+                                + " add-columns: the table is evolved and the job resumes)");
+        assertThat(out.total()).isZero();
+        // under quarantine the column keeps its type: a value beyond it is TYPE_MISMATCH
+        decode(flow(OnSchemaChange.QUARANTINE), line);
+        assertThat(quarantined())
+                .containsExactly("TYPE_MISMATCH: column 'v' INT: integer 3000000000 out of range");
+    }
 }
