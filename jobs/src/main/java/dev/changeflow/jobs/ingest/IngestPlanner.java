@@ -384,11 +384,26 @@ public final class IngestPlanner {
                                 + " DOUBLE, DECIMAL precision up at the same scale)");
             }
         }
+        if (added.isEmpty() && widen.isEmpty() && sameTypes(merged, data)) {
+            return data; // nothing evolved: the flow keeps its own column order
+        }
         merged.addAll(byName.values());
         if (!widen.isEmpty()) {
             StreamingTables.widenColumns(table, widen);
         }
         return merged;
+    }
+
+    /** Whether every column of {@code merged} has its type in {@code data}. */
+    private static boolean sameTypes(List<RowType.RowField> merged, List<RowType.RowField> data) {
+        for (RowType.RowField m : merged) {
+            for (RowType.RowField d : data) {
+                if (d.getName().equals(m.getName()) && !d.getType().equals(m.getType())) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /**
