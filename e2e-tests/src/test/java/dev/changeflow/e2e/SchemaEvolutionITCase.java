@@ -117,4 +117,66 @@ class SchemaEvolutionITCase {
             assertThat(TableRows.read(cat.loadTable(quarantine))).isEmpty();
         }
     }
+
+    @Test
+    void aRecordWhoseSchemaWrapperWidensAColumnWidensTheTableAndNothingIsLost() throws Exception {
+        String flows =
+                String.join(
+                        "\n",
+                        "name: schema-widening",
+                        "namespace: shop",
+                        "flows:",
+                        "  - table: items",
+                        "    keys: [id]",
+                        "    schema: 'id INT, region STRING, v INT'",
+                        "    on-schema-change: add-columns");
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Path warehouse = tmp.resolve("warehouse");
+        Files.write(
+                input.resolve("1.jsonl"),
+                List.of(
+                        ev("c", "{\"id\":1,\"region\":\"a\",\"v\":1}", src(100)),
+                        ev("c", "{\"id\":2,\"region\":\"b\",\"v\":2}", src(101))));
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
+        assertThat(
+                        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse))
+                                .quarantined)
+                .isZero();
+
+        // the source widened v to BIGINT: the second record's wrapper says int64, its value needs
+        // it
+        String widenedSchema =
+                "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"before\","
+                        + "\"optional\":true,\"fields\":[]},{\"type\":\"struct\",\"field\":\"after\","
+                        + "\"optional\":true,\"fields\":[{\"type\":\"int32\",\"field\":\"id\"},"
+                        + "{\"type\":\"string\",\"field\":\"region\",\"optional\":true},"
+                        + "{\"type\":\"int64\",\"field\":\"v\",\"optional\":true}]}]}";
+        String wide = ev("u", "{\"id\":1,\"region\":\"a\",\"v\":3000000000}", src(103));
+        int valueAt = wide.indexOf("\"value\":") + "\"value\":".length();
+        int topicAt = wide.lastIndexOf(",\"topic\":");
+        wide =
+                wide.substring(0, valueAt)
+                        + "{\"schema\":"
+                        + widenedSchema
+                        + ",\"payload\":"
+                        + wide.substring(valueAt, topicAt)
+                        + "}"
+                        + wide.substring(topicAt);
+        Files.write(
+                input.resolve("2.jsonl"),
+                List.of(
+                        ev("u", "{\"id\":2,\"region\":\"b\",\"v\":20}", src(102)),
+                        wide,
+                        ev("c", "{\"id\":3,\"region\":\"c\",\"v\":3}", src(104))));
+        LocalIngest.Summary second =
+                LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        assertThat(second.addedColumns).containsExactly("shop.items: v INT → BIGINT");
+        assertThat(second.quarantined).isZero();
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Table items = cat.loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(items.schema().findField("v").type()).isEqualTo(Types.LongType.get());
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,a,3000000000", "2,b,20", "3,c,3");
+    }
 }
