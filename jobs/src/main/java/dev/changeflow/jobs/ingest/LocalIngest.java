@@ -257,7 +257,7 @@ public final class LocalIngest {
                     }
                 }
             }
-            plan = IngestPlanner.withAddedColumns(plan, cat);
+            plan = IngestPlanner.withAddedColumns(plan, cat, restore.isPresent());
             ClusterIngest.ensureTables(cat, plan);
 
             boolean work = input.prepare(checkpoints, restore, state, o.out);
