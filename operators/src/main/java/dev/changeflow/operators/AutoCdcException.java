@@ -14,7 +14,7 @@ import org.apache.flink.runtime.throwable.ThrowableType;
 public class AutoCdcException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** Stable error codes of A1 (and A5's key type rule). */
+    /** Stable error codes of A1 (and A5's key type rule, A7's type changes). */
     public enum Code {
         EMPTY_KEYS,
         KEY_NOT_IN_SOURCE,
@@ -29,7 +29,14 @@ public class AutoCdcException extends RuntimeException {
         UNKNOWN_COLUMN,
         TARGET_SCHEMA_MISMATCH,
         STATE_MISSING_FOR_EXISTING_TABLE,
-        FLOW_CHANGED_FOR_EXISTING_STATE
+        FLOW_CHANGED_FOR_EXISTING_STATE,
+        /**
+         * A source column's type changed in a way the table cannot follow (semantics.md A7 item 4):
+         * neither type is an Iceberg promotion of the other, a KEYS or SEQUENCE BY column changed
+         * type, or a widening the saved AUTO CDC state could not read. The message names the
+         * column, the table's type and the source's type.
+         */
+        INCOMPATIBLE_TYPE_CHANGE
     }
 
     private final Code code;

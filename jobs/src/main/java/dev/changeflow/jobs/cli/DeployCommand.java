@@ -3,7 +3,12 @@ package dev.changeflow.jobs.cli;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.KafkaOptions;
+import dev.changeflow.jobs.deploy.CronJobRenderer;
 import dev.changeflow.jobs.deploy.FlinkDeploymentRenderer;
+import dev.changeflow.jobs.sql.KubernetesCron;
+import dev.changeflow.jobs.sql.SqlException;
+import dev.changeflow.jobs.sql.SqlPipeline;
+import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
@@ -12,6 +17,7 @@ import dev.changeflow.sources.kafka.KafkaInput;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +30,14 @@ import java.util.concurrent.Callable;
  * {@code changeflow deploy --print}: renders the ConfigMap and {@code FlinkDeployment} that run a
  * flows file's ingest job over Kafka on the Flink Kubernetes Operator, so nobody hand-writes YAML.
  * Pipe it to {@code kubectl apply -f -}.
+ *
+ * <p>{@code changeflow deploy --print FILE.sql} renders, for the scheduled streaming tables of a
+ * pipeline file, a {@code batch/v1} CronJob each ({@link CronJobRenderer}, docs/semantics.md S3)
+ * whose pod runs {@code run FILE.sql --refresh table}. The file must name its Iceberg catalog
+ * ({@code SET catalog.<property>}); a table without a schedule is refused: the continuous
+ * FlinkDeployment reads Kafka ({@code --flows}), which a pipeline file cannot name yet. Errors of
+ * the file are {@code SqlException}s; a schedule with no Kubernetes cron expression fails with
+ * {@code INVALID_SCHEDULE} at its clause.
  */
 @Command(
         name = "deploy",
@@ -37,9 +51,16 @@ public final class DeployCommand implements Callable<Integer> {
             description = "Print the objects as YAML (the only mode: apply them with kubectl).")
     boolean print;
 
+    @Parameters(
+            index = "0",
+            arity = "0..1",
+            paramLabel = "FILE.sql",
+            description =
+                    "A pipeline file: a CronJob per scheduled streaming table (instead of --flows).")
+    Path pipeline;
+
     @Option(
             names = "--flows",
-            required = true,
             paramLabel = "FILE",
             description = "Flows file (mounted into the job).")
     Path flows;
@@ -47,8 +68,9 @@ public final class DeployCommand implements Callable<Integer> {
     @Option(
             names = "--name",
             paramLabel = "NAME",
-            defaultValue = "changeflow-ingest",
-            description = "Deployment name. Default: ${DEFAULT-VALUE}.")
+            description =
+                    "Deployment name (prefix of the CronJobs of a FILE.sql). Default:"
+                            + " changeflow-ingest, or the pipeline's name.")
     String name;
 
     @Option(names = "--namespace", paramLabel = "NS", description = "Kubernetes namespace.")
@@ -63,16 +85,16 @@ public final class DeployCommand implements Callable<Integer> {
 
     @Option(
             names = "--state-dir",
-            required = true,
             paramLabel = "URI",
-            description = "Root of checkpoints, savepoints and HA data, e.g. s3://bucket/flink.")
+            description =
+                    "Root of checkpoints, savepoints and HA data, e.g. s3://bucket/flink (with"
+                            + " --flows).")
     String stateDir;
 
     @Option(
             names = "--kafka-bootstrap",
-            required = true,
             paramLabel = "HOST:PORT",
-            description = "Kafka bootstrap servers.")
+            description = "Kafka bootstrap servers (with --flows).")
     String kafkaBootstrap;
 
     @Option(names = "--topics", split = ",", paramLabel = "TOPICS", description = "Topics (a,b).")
@@ -89,9 +111,8 @@ public final class DeployCommand implements Callable<Integer> {
 
     @Option(
             names = "--catalog",
-            required = true,
             paramLabel = "KEY=VALUE",
-            description = "Iceberg catalog property (type, uri, warehouse, ...).")
+            description = "Iceberg catalog property (type, uri, warehouse, ...) (with --flows).")
     Map<String, String> catalog;
 
     @Option(
@@ -106,8 +127,37 @@ public final class DeployCommand implements Callable<Integer> {
             description = "Extra Flink configuration entry.")
     Map<String, String> flinkConf;
 
+    @Option(
+            names = "--state-size",
+            paramLabel = "SIZE",
+            defaultValue = "10Gi",
+            description =
+                    "Size of each scheduled table's state claim (FILE.sql). Default: ${DEFAULT-VALUE}.")
+    String stateSize;
+
     @Override
     public Integer call() throws Exception {
+        if (pipeline != null) {
+            if (flows != null) {
+                throw new IllegalArgumentException("give FILE.sql or --flows, not both");
+            }
+            System.out.print(renderPipeline());
+            return 0;
+        }
+        if (flows == null) {
+            throw new IllegalArgumentException("give a pipeline FILE.sql or --flows FILE");
+        }
+        for (String[] required :
+                new String[][] {{stateDir, "--state-dir"}, {kafkaBootstrap, "--kafka-bootstrap"}}) {
+            if (required[0] == null) {
+                throw new IllegalArgumentException("missing " + required[1] + " (with --flows)");
+            }
+        }
+        if (catalog == null) {
+            throw new IllegalArgumentException(
+                    "missing --catalog (with --flows): give the Iceberg catalog with --catalog"
+                            + " type=rest --catalog uri=...");
+        }
         if (!Files.isRegularFile(flows)) {
             throw new IllegalArgumentException("flows file not found: " + flows);
         }
@@ -143,7 +193,7 @@ public final class DeployCommand implements Callable<Integer> {
         KafkaOptions.apply(OptionsResolver.resolve(KafkaOptions.SET, kafka), input);
         input.validate();
         FlinkDeploymentRenderer.Settings s = new FlinkDeploymentRenderer.Settings();
-        s.name = name;
+        s.name = name != null ? name : "changeflow-ingest";
         s.namespace = namespace;
         s.image = image;
         s.flowsYaml = text;
@@ -162,5 +212,59 @@ public final class DeployCommand implements Callable<Integer> {
         }
         System.out.print(FlinkDeploymentRenderer.render(s));
         return 0;
+    }
+
+    /** The CronJobs of the scheduled tables of {@link #pipeline}. */
+    public String renderPipeline() throws Exception {
+        if (!Files.isRegularFile(pipeline)) {
+            throw new IllegalArgumentException("pipeline file not found: " + pipeline);
+        }
+        SqlPipeline p = SqlPipeline.read(pipeline);
+        for (String w : p.warnings()) {
+            System.err.println("warning: " + w);
+        }
+        List<String> unscheduled = new ArrayList<>(p.tables());
+        unscheduled.removeAll(p.schedules().keySet());
+        if (!unscheduled.isEmpty()) {
+            throw new IllegalArgumentException(
+                    pipeline
+                            + ": streaming table(s) "
+                            + String.join(", ", unscheduled)
+                            + " have no SCHEDULE: a continuous FlinkDeployment reads Kafka (deploy"
+                            + " --print --flows ...), which a pipeline file cannot name yet; give"
+                            + " them a SCHEDULE EVERY ... or SCHEDULE CRON ... clause");
+        }
+        if (p.config().catalog.isEmpty()) {
+            throw new IllegalArgumentException(
+                    pipeline
+                            + ": a scheduled refresh writes the tables to the file's Iceberg"
+                            + " catalog, and the file names none: add SET catalog.type = 'rest';"
+                            + " SET catalog.uri = '...'; (a pod has no shared local warehouse)");
+        }
+        CronJobRenderer.Settings s = new CronJobRenderer.Settings();
+        s.name = name != null ? name : CronJobRenderer.label(p.config().name);
+        s.namespace = namespace;
+        s.image = image;
+        s.fileName = pipeline.getFileName().toString();
+        s.fileText = Files.readString(pipeline);
+        s.stateSize = stateSize;
+        for (Map.Entry<String, Schedule> e : p.schedules().entrySet()) {
+            // what the pod will run: fail here, not in the cluster
+            p.refreshOnly(List.of(e.getKey()));
+            String cron;
+            try {
+                cron = KubernetesCron.of(e.getValue());
+            } catch (IllegalArgumentException ex) {
+                throw new SqlException(
+                        SqlException.Code.INVALID_SCHEDULE,
+                        e.getValue().position(),
+                        ex.getMessage());
+            }
+            String zone = e.getValue().timeZone();
+            s.tables.add(
+                    new CronJobRenderer.Scheduled(
+                            e.getKey(), cron, zone != null ? zone : "Etc/UTC"));
+        }
+        return CronJobRenderer.render(s);
     }
 }

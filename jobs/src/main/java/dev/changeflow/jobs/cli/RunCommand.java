@@ -30,6 +30,13 @@ import java.util.concurrent.Callable;
  * --dry-run} parses, compiles and plans (which may read a sample of the inputs to infer undeclared
  * columns) and prints the plan without writing a table or state.
  *
+ * <p>{@code --refresh t1,t2} runs only the flows writing those tables, as a job of its own with its
+ * own saved state ({@link SqlPipeline#refreshOnly}); it is what the CronJob of a scheduled table
+ * runs (S3). {@code --full-refresh t1,t2} selects the same way, then empties those tables in one
+ * Iceberg commit each and drops the job's saved state and file progress before the run ({@link
+ * LocalIngest.Options#fullRefresh}, S1); a table with {@code 'pipelines.reset.allowed' = 'false'}
+ * is refused ({@code RESET_NOT_ALLOWED}).
+ *
  * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
  * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
  * {@code SOURCE_NOT_FOUND}.
@@ -46,6 +53,24 @@ public final class RunCommand implements Callable<Integer> {
     @Mixin CliOptions.LocalRun local;
 
     @Option(
+            names = "--refresh",
+            split = ",",
+            paramLabel = "TABLES",
+            description =
+                    "Refresh only these streaming tables (t1,t2): a job of their flows, with its"
+                            + " own saved state (what a scheduled table's CronJob runs).")
+    List<String> refresh;
+
+    @Option(
+            names = "--full-refresh",
+            split = ",",
+            paramLabel = "TABLES",
+            description =
+                    "Refresh only these tables, from scratch: empty each in one Iceberg commit"
+                            + " (history kept), drop their job's saved state and reread every file.")
+    List<String> fullRefresh;
+
+    @Option(
             names = "--dry-run",
             description = "Parse, validate and print the plan; read no change and write nothing.")
     boolean dryRun;
@@ -59,6 +84,18 @@ public final class RunCommand implements Callable<Integer> {
             throw new IllegalArgumentException("pipeline file not found: " + file);
         }
         SqlPipeline pipeline = SqlPipeline.read(file);
+        if (refresh != null && fullRefresh != null) {
+            throw new IllegalArgumentException(
+                    "give --refresh or --full-refresh, not both: a full refresh resets the saved"
+                            + " state of its whole job");
+        }
+        if (refresh != null) {
+            pipeline = pipeline.refreshOnly(refresh);
+        }
+        if (fullRefresh != null) {
+            pipeline = pipeline.refreshOnly(fullRefresh);
+            pipeline.checkFullRefreshAllowed();
+        }
         for (String w : pipeline.warnings()) {
             out.println("warning: " + w);
         }
@@ -82,6 +119,7 @@ public final class RunCommand implements Callable<Integer> {
         LocalIngest.Options o = new LocalIngest.Options();
         o.warehouse = local.warehouse;
         o.fromScratch = local.fromScratch;
+        o.fullRefresh = fullRefresh != null;
         o.out = out;
         LocalIngest.run(plan, inputs, o);
         return 0;

@@ -7,11 +7,18 @@ import dev.changeflow.sources.changes.OnSchemaChange;
 import dev.changeflow.sources.changes.SchemaChangeException;
 import dev.changeflow.state.RowCodec;
 
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * {@code on-schema-change = add-columns} (semantics.md A5) on the launcher's side: after the job
@@ -21,6 +28,11 @@ import java.util.List;
  * __START_AT}, {@link StreamingTables#addColumns}), so rows written before read null there. The
  * next run's plan picks them up through {@link IngestPlanner#withAddedColumns} and resumes from the
  * last checkpoint.
+ *
+ * <p>Columns the record's schema wrapper widens ({@link SchemaChangeException#widenedColumns()}, A7
+ * item 4) are widened with {@link StreamingTables#widenColumns} (Iceberg promotions), unless the
+ * saved state could not read them ({@code INCOMPATIBLE_TYPE_CHANGE}); the next plan reads them in
+ * the table's type.
  *
  * <p>Saved AUTO CDC state rows stay readable with the wider row type when the stored row's null
  * bitmap keeps its size ({@link RowCodec#canWiden}: the stored row grows within the same multiple
@@ -32,7 +44,7 @@ final class AddColumns {
 
     /**
      * @param hasState whether the job resumes from saved state (a checkpoint or savepoint)
-     * @return one line per evolved table, e.g. {@code shop.items: + w STRING}
+     * @return one line per evolved table, e.g. {@code shop.items: + w STRING, v INT → BIGINT}
      * @throws ChangeRecordException SCHEMA_CHANGED when saved state rows could not be read after
      *     the change
      */
@@ -55,7 +67,7 @@ final class AddColumns {
             throw e; // not a flow of this plan: nothing sound to do
         }
         for (IngestPlan.Flow f : affected) {
-            if (hasState && f.spec != null) {
+            if (hasState && f.spec != null && !e.newColumns().isEmpty()) {
                 int before = f.spec.projection().length;
                 int after = before + e.newColumns().size();
                 if (!RowCodec.canWiden(before, after)) {
@@ -81,17 +93,73 @@ final class AddColumns {
                 }
             }
         }
+        Map<IngestPlan.Flow, Map<String, Type.PrimitiveType>> widen = new LinkedHashMap<>();
+        for (IngestPlan.Flow f : affected) {
+            widen.put(f, widenings(catalog.loadTable(f.target), f, e, hasState));
+        }
         List<String> done = new ArrayList<>();
         for (IngestPlan.Flow f : affected) {
+            Table table = catalog.loadTable(f.target);
+            List<String> changes = new ArrayList<>();
+            for (Map.Entry<String, Type.PrimitiveType> w : widen.get(f).entrySet()) {
+                changes.add(
+                        w.getKey()
+                                + " "
+                                + FlinkSchemaUtil.convert(table.schema().findType(w.getKey()))
+                                        .asSummaryString()
+                                + " → "
+                                + FlinkSchemaUtil.convert(w.getValue()).asSummaryString());
+            }
+            if (!widen.get(f).isEmpty()) {
+                StreamingTables.widenColumns(table, widen.get(f));
+            }
             List<String> added =
                     StreamingTables.addColumns(
-                            catalog.loadTable(f.target),
-                            e.newColumns(),
-                            f.decoder.dataType().getFieldNames());
+                            table, e.newColumns(), f.decoder.dataType().getFieldNames());
             if (!added.isEmpty()) {
-                done.add(f.target + ": + " + String.join(", ", added));
+                changes.add(0, "+ " + String.join(", ", added));
+            }
+            if (!changes.isEmpty()) {
+                done.add(f.target + ": " + String.join(", ", changes));
             }
         }
         return done;
+    }
+
+    /**
+     * The columns of {@code e} to widen in {@code table} (A7 item 4): those the table holds in a
+     * type the wrapper's type is an Iceberg promotion of; a column the table has in that type or
+     * wider already is left alone.
+     *
+     * @throws dev.changeflow.operators.AutoCdcException {@code INCOMPATIBLE_TYPE_CHANGE} when the
+     *     saved AUTO CDC state could not read the wider type
+     */
+    private static Map<String, Type.PrimitiveType> widenings(
+            Table table, IngestPlan.Flow f, SchemaChangeException e, boolean hasState) {
+        Map<String, Type.PrimitiveType> out = new LinkedHashMap<>();
+        for (RowType.RowField w : e.widenedColumns()) {
+            Type have = table.schema().findType(w.getName());
+            Type want = FlinkSchemaUtil.convert(w.getType());
+            if (have == null
+                    || !have.isPrimitiveType()
+                    || !want.isPrimitiveType()
+                    || have.equals(want)
+                    || !TypeUtil.isPromotionAllowed(have, want.asPrimitiveType())) {
+                continue;
+            }
+            if (hasState && f.spec != null && !IngestPlanner.sameStoredForm(have, want)) {
+                throw IngestPlanner.incompatible(
+                        f,
+                        w.getName(),
+                        have,
+                        want,
+                        "the saved AUTO CDC state holds its values in the "
+                                + have
+                                + " encoding, which cannot be read as "
+                                + want);
+            }
+            out.put(w.getName(), want.asPrimitiveType());
+        }
+        return out;
     }
 }

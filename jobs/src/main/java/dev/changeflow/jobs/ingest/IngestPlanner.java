@@ -2,9 +2,11 @@ package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
+import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.changes.ChangeRecordFormat;
 import dev.changeflow.sources.changes.DebeziumMetadata;
 import dev.changeflow.sources.changes.DecoderFlow;
@@ -16,10 +18,13 @@ import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -206,64 +211,244 @@ public final class IngestPlanner {
         return false;
     }
 
-    /**
-     * The plan with, for every flow under {@code on-schema-change = add-columns} whose target table
-     * exists, the columns that were added to that table after the flow's columns were resolved (by
-     * an earlier run that met a {@link dev.changeflow.sources.changes.SchemaChangeException})
-     * appended to the flow's data columns as nullable columns, typed from the Iceberg schema. Flows
-     * reading the same source table get the union of their tables' added columns, so they keep
-     * sharing one decoder; an explicit COLUMNS list includes them too (add-columns adds a new
-     * source column to every table of the source). Returns {@code plan} itself when nothing was
-     * added.
-     *
-     * <p>Call it before building the job, so a restart — local or on a cluster — reads the evolved
-     * tables with the wider row type.
-     */
+    /** As {@link #withAddedColumns(IngestPlan, Catalog, boolean)} with saved state assumed. */
     public static IngestPlan withAddedColumns(IngestPlan plan, Catalog catalog) {
-        Map<String, LinkedHashMap<String, RowType.RowField>> bySource = new LinkedHashMap<>();
+        return withAddedColumns(plan, catalog, true);
+    }
+
+    /**
+     * The plan with every flow's data columns following its existing target table (semantics.md
+     * A7), for flows under {@code on-schema-change = add-columns} and flows whose columns were
+     * inferred (no declared {@code schema}):
+     *
+     * <ul>
+     *   <li>columns the table has and the flow lacks — added by an earlier run that met a {@link
+     *       dev.changeflow.sources.changes.SchemaChangeException}, or dropped at the source since
+     *       (A7 items 2, 3) — become nullable data columns typed from the Iceberg schema, in the
+     *       table's column order (columns the table lacks follow), so records without them read
+     *       null;
+     *   <li>a column the table holds in a wider type than the flow (an Iceberg promotion: INT →
+     *       BIGINT, FLOAT → DOUBLE, DECIMAL(p, s) → DECIMAL(p', s), p' &gt; p) is read in the
+     *       table's type: every value fits;
+     *   <li>a column the flow has in a wider type than the table is widened in the table (Iceberg
+     *       {@code UpdateSchema.updateColumn}) when the flow is under {@code add-columns} (A7 item
+     *       4).
+     * </ul>
+     *
+     * Flows reading the same source table get the same columns, so they keep sharing one decoder;
+     * an explicit COLUMNS list includes the added ones too. Returns {@code plan} itself when
+     * nothing changes. Call it before building the job, so a restart — local or on a cluster —
+     * reads the evolved tables with the wider row type.
+     *
+     * @param hasState whether the job resumes from saved AUTO CDC state (a widening whose stored
+     *     encoding differs, FLOAT → DOUBLE or DECIMAL across 18 digits, is refused then)
+     * @throws AutoCdcException {@code INCOMPATIBLE_TYPE_CHANGE} naming the column, the table's and
+     *     the source's type: a change that is no Iceberg promotion either way, a KEYS or SEQUENCE
+     *     BY column that changed type, a widening without {@code add-columns}, or one the saved
+     *     state could not read
+     */
+    public static IngestPlan withAddedColumns(IngestPlan plan, Catalog catalog, boolean hasState) {
+        Map<String, List<RowType.RowField>> bySource = new LinkedHashMap<>();
+        Map<String, List<String>> addedBySource = new LinkedHashMap<>();
         for (IngestPlan.Flow f : plan.flows) {
-            if (f.decoder.onSchemaChange() != OnSchemaChange.ADD_COLUMNS
-                    || !catalog.tableExists(f.target)) {
+            if (!followsTable(f) || !catalog.tableExists(f.target)) {
                 continue;
             }
-            RowType table = FlinkSchemaUtil.convert(catalog.loadTable(f.target).schema());
-            RowType source = f.decoder.sourceType();
-            LinkedHashMap<String, RowType.RowField> extra =
-                    bySource.computeIfAbsent(f.config.table, k -> new LinkedHashMap<>());
-            for (RowType.RowField c : table.getFields()) {
-                String n = c.getName();
-                if (source.getFieldNames().contains(n)
-                        || n.equals(AutoCdcSpec.START_AT)
-                        || n.equals(AutoCdcSpec.END_AT)) {
-                    continue;
-                }
-                extra.putIfAbsent(n, new RowType.RowField(n, c.getType().copy(true)));
+            Table table = catalog.loadTable(f.target);
+            List<RowType.RowField> data =
+                    bySource.getOrDefault(f.config.table, f.decoder.dataType().getFields());
+            List<String> added =
+                    addedBySource.computeIfAbsent(f.config.table, k -> new ArrayList<>());
+            List<RowType.RowField> merged = followTable(f, table, data, added, hasState);
+            bySource.put(f.config.table, merged);
+        }
+        boolean changed = false;
+        for (IngestPlan.Flow f : plan.flows) {
+            List<RowType.RowField> merged = bySource.get(f.config.table);
+            if (merged != null
+                    && followsTable(f)
+                    && !merged.equals(f.decoder.dataType().getFields())) {
+                changed = true;
             }
         }
-        bySource.values().removeIf(Map::isEmpty);
-        if (bySource.isEmpty()) {
+        if (!changed) {
             return plan;
         }
         List<IngestPlan.Flow> flows = new ArrayList<>();
         for (IngestPlan.Flow f : plan.flows) {
-            LinkedHashMap<String, RowType.RowField> extra = bySource.get(f.config.table);
-            if (extra == null || f.decoder.onSchemaChange() != OnSchemaChange.ADD_COLUMNS) {
+            List<RowType.RowField> merged = bySource.get(f.config.table);
+            if (merged == null
+                    || !followsTable(f)
+                    || merged.equals(f.decoder.dataType().getFields())) {
                 flows.add(f);
                 continue;
             }
-            List<RowType.RowField> fields = new ArrayList<>(f.decoder.dataType().getFields());
-            fields.addAll(extra.values());
             flows.add(
                     flow(
                             plan.config,
                             f.config,
                             f.decoder.format(),
-                            new RowType(fields),
+                            new RowType(merged),
                             plan.quarantineNamespace.toString(),
-                            new ArrayList<>(extra.keySet()),
+                            addedBySource.get(f.config.table),
                             f.decoder.sequenceBy()));
         }
         return new IngestPlan(plan.config, flows, plan.quarantineNamespace);
+    }
+
+    /** Add-columns flows, and flows whose columns come from the input (A7). */
+    private static boolean followsTable(IngestPlan.Flow f) {
+        return f.decoder.onSchemaChange() == OnSchemaChange.ADD_COLUMNS || f.config.schema == null;
+    }
+
+    /**
+     * {@code data} in the order of {@code table}'s columns, with the table's columns it lacks
+     * (appended to {@code added}) and the types of A7 item 4; widens the table where the flow is
+     * wider.
+     */
+    private static List<RowType.RowField> followTable(
+            IngestPlan.Flow f,
+            Table table,
+            List<RowType.RowField> data,
+            List<String> added,
+            boolean hasState) {
+        Map<String, RowType.RowField> byName = new LinkedHashMap<>();
+        for (RowType.RowField d : data) {
+            byName.put(d.getName(), d);
+        }
+        Set<String> metadata = f.decoder.metadataColumns();
+        Set<String> keysAndSequence = new HashSet<>(f.config.keys);
+        keysAndSequence.addAll(f.decoder.sequenceBy());
+        List<RowType.RowField> merged = new ArrayList<>();
+        Map<String, org.apache.iceberg.types.Type.PrimitiveType> widen = new LinkedHashMap<>();
+        for (org.apache.iceberg.types.Types.NestedField c : table.schema().columns()) {
+            String n = c.name();
+            if (n.equals(AutoCdcSpec.START_AT)
+                    || n.equals(AutoCdcSpec.END_AT)
+                    || metadata.contains(n)) {
+                continue;
+            }
+            RowType.RowField d = byName.remove(n);
+            LogicalType tableType = FlinkSchemaUtil.convert(c.type());
+            if (d == null) {
+                merged.add(new RowType.RowField(n, tableType.copy(true)));
+                if (!added.contains(n)) {
+                    added.add(n);
+                }
+                continue;
+            }
+            org.apache.iceberg.types.Type have = c.type();
+            org.apache.iceberg.types.Type want = FlinkSchemaUtil.convert(d.getType());
+            if (StreamingTables.sameType(have, want)) {
+                merged.add(d);
+            } else if (want.isPrimitiveType()
+                    && have.isPrimitiveType()
+                    && TypeUtil.isPromotionAllowed(want, have.asPrimitiveType())) {
+                // the source is narrower than the table: read in the table's type, every value fits
+                merged.add(
+                        new RowType.RowField(
+                                n,
+                                tableType.copy(d.getType().isNullable()),
+                                d.getDescription().orElse(null)));
+            } else if (want.isPrimitiveType()
+                    && have.isPrimitiveType()
+                    && TypeUtil.isPromotionAllowed(have, want.asPrimitiveType())) {
+                String problem = null;
+                if (keysAndSequence.contains(n)) {
+                    problem =
+                            "it is a KEYS or SEQUENCE BY column, whose saved state and table"
+                                    + " identity are bound to its type";
+                } else if (f.decoder.onSchemaChange() != OnSchemaChange.ADD_COLUMNS) {
+                    problem =
+                            "the flow's on-schema-change is not add-columns (set it to widen the"
+                                    + " table, A7)";
+                } else if (hasState && f.spec != null && !sameStoredForm(have, want)) {
+                    problem =
+                            "the saved AUTO CDC state holds its values in the "
+                                    + have
+                                    + " encoding, which cannot be read as "
+                                    + want;
+                }
+                if (problem != null) {
+                    throw incompatible(f, n, have, want, problem);
+                }
+                widen.put(n, want.asPrimitiveType());
+                merged.add(d);
+            } else {
+                throw incompatible(
+                        f,
+                        n,
+                        have,
+                        want,
+                        "neither type is an Iceberg promotion of the other (INT → BIGINT, FLOAT →"
+                                + " DOUBLE, DECIMAL precision up at the same scale)");
+            }
+        }
+        if (added.isEmpty() && widen.isEmpty() && sameTypes(merged, data)) {
+            return data; // nothing evolved: the flow keeps its own column order
+        }
+        merged.addAll(byName.values());
+        if (!widen.isEmpty()) {
+            StreamingTables.widenColumns(table, widen);
+        }
+        return merged;
+    }
+
+    /** Whether every column of {@code merged} has its type in {@code data}. */
+    private static boolean sameTypes(List<RowType.RowField> merged, List<RowType.RowField> data) {
+        for (RowType.RowField m : merged) {
+            for (RowType.RowField d : data) {
+                if (d.getName().equals(m.getName()) && !d.getType().equals(m.getType())) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether the AUTO CDC state's row encoding ({@code RowCodec}) of {@code have} reads as {@code
+     * want}: INT and BIGINT are both zig-zag varints; DECIMALs are an unscaled long up to 18 digits
+     * and bytes beyond, so a widening within one of the two forms keeps the encoding.
+     */
+    static boolean sameStoredForm(
+            org.apache.iceberg.types.Type have, org.apache.iceberg.types.Type want) {
+        if (have.typeId() == org.apache.iceberg.types.Type.TypeID.INTEGER
+                && want.typeId() == org.apache.iceberg.types.Type.TypeID.LONG) {
+            return true;
+        }
+        if (have instanceof Types.DecimalType && want instanceof Types.DecimalType) {
+            int p1 = ((Types.DecimalType) have).precision();
+            int p2 = ((Types.DecimalType) want).precision();
+            return (p1 <= 18) == (p2 <= 18);
+        }
+        return false;
+    }
+
+    static AutoCdcException incompatible(
+            IngestPlan.Flow f,
+            String column,
+            org.apache.iceberg.types.Type have,
+            org.apache.iceberg.types.Type want,
+            String why) {
+        return new AutoCdcException(
+                AutoCdcException.Code.INCOMPATIBLE_TYPE_CHANGE,
+                "flow '"
+                        + f.name()
+                        + "': column '"
+                        + column
+                        + "' is "
+                        + have
+                        + " in table "
+                        + f.target
+                        + " but "
+                        + want
+                        + " at the source, and the table cannot follow: "
+                        + why
+                        + ". Nothing was changed; the table and its history are kept. Fix: declare"
+                        + " the column with the table's type in the flow's schema (values that do"
+                        + " not fit are quarantined as TYPE_MISMATCH), or send the new values to a"
+                        + " new column (A7).");
     }
 
     /** An INCLUDE list gains the added columns; ALL and EXCEPT select them already. */

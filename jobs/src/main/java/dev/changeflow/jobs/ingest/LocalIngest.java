@@ -13,6 +13,7 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.expressions.Expressions;
 
 import javax.annotation.Nullable;
 
@@ -50,6 +51,15 @@ public final class LocalIngest {
         public Path warehouse = Path.of("warehouse");
         @Nullable public Path checkpointRoot;
         public boolean fromScratch;
+
+        /**
+         * {@code REFRESH ... FULL} (docs/semantics.md S1): before the run, empty every target table
+         * of the plan in one Iceberg delete commit each (snapshots and change feed kept, unlike
+         * {@link #fromScratch}), then drop the job's saved state and file progress, so the run
+         * starts a new state generation and rereads every input file.
+         */
+        public boolean fullRefresh;
+
         public Duration progressInterval = Duration.ofSeconds(5);
         public PrintStream out = System.out;
 
@@ -207,6 +217,20 @@ public final class LocalIngest {
                 }
                 checkpoints.delete();
                 state.clear();
+            } else if (o.fullRefresh) {
+                for (IngestPlan.Flow f : plan.flows) {
+                    if (cat.tableExists(f.target)) {
+                        // one commit that removes every row: history and change feed stay
+                        cat.loadTable(f.target)
+                                .newDelete()
+                                .deleteFromRowFilter(Expressions.alwaysTrue())
+                                .commit();
+                        o.out.println("Full refresh: emptied " + f.target + " (one commit)");
+                    }
+                }
+                checkpoints.delete();
+                state.clear();
+                o.fullRefresh = false; // once per launch, not again after a schema-change restart
             }
             Optional<Path> restore = checkpoints.latest();
             List<String> removedFlows =
@@ -233,7 +257,7 @@ public final class LocalIngest {
                     }
                 }
             }
-            plan = IngestPlanner.withAddedColumns(plan, cat);
+            plan = IngestPlanner.withAddedColumns(plan, cat, restore.isPresent());
             ClusterIngest.ensureTables(cat, plan);
 
             boolean work = input.prepare(checkpoints, restore, state, o.out);

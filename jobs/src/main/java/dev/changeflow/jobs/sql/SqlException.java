@@ -30,6 +30,12 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code INVALID_FLOW}: a flow whose options do not go together (e.g. no KEYS).
  *   <li>{@code SOURCE_NOT_FOUND}: a {@code read_files} path that does not exist when the pipeline
  *       runs.
+ *   <li>{@code INVALID_SCHEDULE}: a {@code SCHEDULE} out of range (EVERY 1–72 hours, 1–31 days, 1–8
+ *       weeks), a Quartz expression or an EVERY period with no Kubernetes cron expression, an
+ *       unknown time zone, or {@code ALTER STREAMING TABLE} adding a schedule a table already has
+ *       or changing or dropping one it has not (docs/semantics.md S3).
+ *   <li>{@code RESET_NOT_ALLOWED}: a full refresh of a table whose {@code TBLPROPERTIES} set {@code
+ *       'pipelines.reset.allowed' = 'false'} (S1).
  * </ul>
  */
 @PublicEvolving
@@ -50,7 +56,9 @@ public final class SqlException extends IllegalArgumentException {
         CONFLICTING_FORMATS,
         INVALID_OPTION,
         INVALID_FLOW,
-        SOURCE_NOT_FOUND
+        SOURCE_NOT_FOUND,
+        INVALID_SCHEDULE,
+        RESET_NOT_ALLOWED
     }
 
     private final Code code;

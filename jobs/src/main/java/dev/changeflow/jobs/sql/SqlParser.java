@@ -1,15 +1,18 @@
 package dev.changeflow.jobs.sql;
 
 import dev.changeflow.jobs.sql.SqlException.Code;
+import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
 import dev.changeflow.jobs.sql.SqlStatement.Column;
 import dev.changeflow.jobs.sql.SqlStatement.Flow;
+import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.jobs.sql.SqlStatement.Source;
 
 import org.apache.flink.annotation.PublicEvolving;
 
 import javax.annotation.Nullable;
 
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,14 +26,17 @@ import java.util.Map;
  *
  * <pre>
  * script      := (statement? ';')* statement?
- * statement   := set | use | createTable | createView | createFlow | applyChanges
+ * statement   := set | use | createTable | createView | createFlow | applyChanges | alterTable
  * set         := SET key '=' value                          -- key and value: any tokens
  * use         := USE CATALOG name | USE [SCHEMA | DATABASE | NAMESPACE] name
  * createTable := CREATE [OR REFRESH] STREAMING TABLE [IF NOT EXISTS] name
  *                [ '(' column (',' column)* ')' ]
  *                { PARTITIONED BY '(' transform (',' transform)* ')' | COMMENT string
- *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' }
+ *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' | schedule }
  *                [ AS query | FLOW AUTO CDC FROM source cdcClause* ]
+ * schedule    := SCHEDULE [REFRESH] ( EVERY number (HOUR[S] | DAY[S] | WEEK[S])
+ *                | CRON string [AT TIME ZONE string] )
+ * alterTable  := ALTER STREAMING TABLE name ( ADD schedule | ALTER schedule | DROP SCHEDULE )
  * column      := name type [NOT NULL] [COMMENT string]
  * createView  := CREATE [OR REPLACE] (TEMPORARY | TEMP) VIEW name AS query
  * createFlow  := CREATE FLOW name [COMMENT string] AS
@@ -53,11 +59,11 @@ import java.util.Map;
  * tokens up to {@code ,} or {@code )} outside {@code ()} and {@code <>}, or up to NOT / COMMENT.
  *
  * <p>Statements and clauses of the vendor's dialect that changeflow does not implement yet fail
- * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH, ALTER, DROP, REORG, ...,
- * materialized views, SCHEDULE, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT ... EXPECT, TRIGGER ON
- * UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO CDC FROM SNAPSHOT, STORED AS SCD TYPE
- * BITEMPORAL, read_kafka, read_files arguments other than {@code format} and {@code table}, and a
- * query other than {@code SELECT * FROM STREAM source}.
+ * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH, DROP, REORG, ALTER other
+ * than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT ...
+ * EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO CDC FROM SNAPSHOT, STORED AS
+ * SCD TYPE BITEMPORAL, read_kafka, read_files arguments other than {@code format} and {@code
+ * table}, and a query other than {@code SELECT * FROM STREAM source}.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -67,7 +73,6 @@ public final class SqlParser {
                     "GRANT",
                     "REVOKE",
                     "REFRESH",
-                    "ALTER",
                     "DROP",
                     "REORG",
                     "DESCRIBE",
@@ -143,6 +148,9 @@ public final class SqlParser {
         }
         if (t.isWord("APPLY")) {
             return applyChanges();
+        }
+        if (t.isWord("ALTER")) {
+            return alter();
         }
         if (t.kind() == SqlToken.Kind.WORD
                 && UNSUPPORTED_STATEMENTS.contains(t.text().toUpperCase(Locale.ROOT))) {
@@ -249,6 +257,7 @@ public final class SqlParser {
         List<String> partitionedBy = null;
         String comment = null;
         Map<String, String> properties = null;
+        Schedule schedule = null;
         while (true) {
             SqlToken t = peek();
             if (t.isWord("PARTITIONED")) {
@@ -265,7 +274,8 @@ public final class SqlParser {
                 once(properties, t, "TBLPROPERTIES");
                 properties = properties();
             } else if (t.isWord("SCHEDULE")) {
-                throw unsupported(t, "SCHEDULE (scheduled refreshes are planned: semantics.md S3)");
+                once(schedule, t, "SCHEDULE");
+                schedule = schedule();
             } else if (t.isWord("CLUSTER")) {
                 throw unsupported(t, "CLUSTER BY");
             } else if (t.isWord("WITH")) {
@@ -311,7 +321,144 @@ public final class SqlParser {
                 partitionedBy == null ? List.of() : partitionedBy,
                 comment,
                 properties == null ? Map.of() : properties,
-                flow);
+                flow,
+                schedule);
+    }
+
+    /**
+     * {@code ALTER STREAMING TABLE name (ADD SCHEDULE ... | ALTER SCHEDULE ... | DROP SCHEDULE)}.
+     */
+    private SqlStatement alter() {
+        SqlToken alter = next();
+        if (!peek().isWord("STREAMING") || !peekAt(1).isWord("TABLE")) {
+            throw unsupported(
+                    alter,
+                    "ALTER statements other than ALTER STREAMING TABLE t ADD | ALTER | DROP"
+                            + " SCHEDULE");
+        }
+        at += 2;
+        String table = name("a table name after ALTER STREAMING TABLE");
+        SqlToken action = peek();
+        AlterSchedule.Action what;
+        if (action.isWord("ADD")) {
+            what = AlterSchedule.Action.ADD;
+        } else if (action.isWord("ALTER")) {
+            what = AlterSchedule.Action.ALTER;
+        } else if (action.isWord("DROP")) {
+            what = AlterSchedule.Action.DROP;
+        } else if (action.kind() == SqlToken.Kind.WORD) {
+            throw unsupported(
+                    action,
+                    "ALTER STREAMING TABLE ... "
+                            + action.text().toUpperCase(Locale.ROOT)
+                            + " (only ADD | ALTER | DROP SCHEDULE)");
+        } else {
+            throw expected("ADD, ALTER or DROP after ALTER STREAMING TABLE " + table);
+        }
+        at++;
+        if (!peek().isWord("SCHEDULE")) {
+            if (peek().kind() == SqlToken.Kind.WORD) {
+                throw unsupported(
+                        peek(),
+                        "ALTER STREAMING TABLE ... "
+                                + what
+                                + " "
+                                + peek().text().toUpperCase(Locale.ROOT)
+                                + " (only ADD | ALTER | DROP SCHEDULE)");
+            }
+            throw expected("SCHEDULE after " + what);
+        }
+        if (what == AlterSchedule.Action.DROP) {
+            at++;
+            return new AlterSchedule(alter.position(), table, what, null);
+        }
+        return new AlterSchedule(alter.position(), table, what, schedule());
+    }
+
+    /**
+     * {@code SCHEDULE [REFRESH] (EVERY n unit | CRON 'quartz' [AT TIME ZONE 'tz'])}, checked:
+     * {@code n} in 1–72 hours, 1–31 days or 1–8 weeks, the Quartz expression convertible to a
+     * Kubernetes cron expression, the time zone an IANA zone id (S3).
+     */
+    private Schedule schedule() {
+        SqlToken kw = next();
+        if (peek().isWord("REFRESH")) {
+            at++;
+        }
+        SqlToken how = peek();
+        if (how.isWord("EVERY")) {
+            at++;
+            SqlToken n = peek();
+            if (n.kind() != SqlToken.Kind.NUMBER || !n.text().matches("\\d+")) {
+                throw expected("a whole number after SCHEDULE EVERY");
+            }
+            at++;
+            SqlToken unitToken = peek();
+            String u =
+                    unitToken.kind() == SqlToken.Kind.WORD
+                            ? unitToken.text().toUpperCase(Locale.ROOT)
+                            : "";
+            Schedule.Unit unit;
+            int max;
+            if (u.equals("HOUR") || u.equals("HOURS")) {
+                unit = Schedule.Unit.HOURS;
+                max = 72;
+            } else if (u.equals("DAY") || u.equals("DAYS")) {
+                unit = Schedule.Unit.DAYS;
+                max = 31;
+            } else if (u.equals("WEEK") || u.equals("WEEKS")) {
+                unit = Schedule.Unit.WEEKS;
+                max = 8;
+            } else {
+                throw expected("HOUR(S), DAY(S) or WEEK(S) after SCHEDULE EVERY " + n.text());
+            }
+            at++;
+            long count = n.text().length() > 9 ? Long.MAX_VALUE : Long.parseLong(n.text());
+            if (count < 1 || count > max) {
+                throw new SqlException(
+                        Code.INVALID_SCHEDULE,
+                        n.position(),
+                        "SCHEDULE EVERY "
+                                + n.text()
+                                + " "
+                                + u
+                                + " is out of range: EVERY takes 1–72 hours, 1–31 days or 1–8"
+                                + " weeks");
+            }
+            if (peek().isWord("AT")) {
+                throw unsupported(peek(), "AT TIME ZONE after SCHEDULE EVERY (only after CRON)");
+            }
+            return new Schedule.Every(kw.position(), (int) count, unit);
+        }
+        if (how.isWord("CRON")) {
+            at++;
+            SqlToken q = peek();
+            String quartz = string("the Quartz cron expression as a string after SCHEDULE CRON");
+            try {
+                KubernetesCron.fromQuartz(quartz);
+            } catch (IllegalArgumentException e) {
+                throw new SqlException(Code.INVALID_SCHEDULE, q.position(), e.getMessage());
+            }
+            String zone = null;
+            if (peek().isWord("AT")) {
+                at++;
+                expectWord("TIME", "TIME after AT");
+                expectWord("ZONE", "ZONE after AT TIME");
+                SqlToken z = peek();
+                zone = string("the time zone as a string after AT TIME ZONE");
+                if (!ZoneId.getAvailableZoneIds().contains(zone)) {
+                    throw new SqlException(
+                            Code.INVALID_SCHEDULE,
+                            z.position(),
+                            "unknown time zone '"
+                                    + zone
+                                    + "': give an IANA time zone id such as 'UTC' or"
+                                    + " 'America/Los_Angeles'");
+                }
+            }
+            return new Schedule.Cron(kw.position(), quartz, zone);
+        }
+        throw expected("EVERY or CRON after SCHEDULE");
     }
 
     private Column column() {

@@ -5,6 +5,7 @@ import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.IngestOptions;
 import dev.changeflow.jobs.sql.SqlException.Code;
+import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
 import dev.changeflow.jobs.sql.SqlStatement.Column;
 import dev.changeflow.jobs.sql.SqlStatement.CreateFlow;
@@ -12,6 +13,7 @@ import dev.changeflow.jobs.sql.SqlStatement.CreateStreamingTable;
 import dev.changeflow.jobs.sql.SqlStatement.CreateView;
 import dev.changeflow.jobs.sql.SqlStatement.Flow;
 import dev.changeflow.jobs.sql.SqlStatement.ReadFiles;
+import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.jobs.sql.SqlStatement.Source;
 import dev.changeflow.jobs.sql.SqlStatement.Use;
 import dev.changeflow.operators.options.OptionLayer;
@@ -74,6 +76,12 @@ public final class SqlPipeline {
     /** Prefix of table properties that are flow options. */
     public static final String PROPERTY_PREFIX = "changeflow.";
 
+    /**
+     * The table property that, set to {@code 'false'}, forbids a full refresh of the table
+     * (docs/semantics.md S1).
+     */
+    public static final String RESET_ALLOWED = "pipelines.reset.allowed";
+
     private static final Map<String, String> SET_ALIASES =
             Map.of(
                     "execution.checkpointing.interval", IngestOptions.CHECKPOINT_INTERVAL.key(),
@@ -82,11 +90,168 @@ public final class SqlPipeline {
     private final IngestConfig config;
     private final List<Input> inputs;
     private final List<String> warnings;
+    private final Map<String, Schedule> schedules;
+    private final List<String> tables;
 
-    private SqlPipeline(IngestConfig config, List<Input> inputs, List<String> warnings) {
+    private final Map<String, SqlPosition> resetForbidden;
+
+    /** Per flow of {@link #config}, in its order: the target's declared name and its input. */
+    private final List<String> flowTargets;
+
+    private final List<Input> flowInputs;
+
+    private SqlPipeline(
+            IngestConfig config,
+            List<Input> inputs,
+            List<String> warnings,
+            Map<String, Schedule> schedules,
+            List<String> tables,
+            List<String> flowTargets,
+            List<Input> flowInputs,
+            Map<String, SqlPosition> resetForbidden) {
         this.config = config;
+        this.resetForbidden = resetForbidden;
         this.inputs = Collections.unmodifiableList(inputs);
         this.warnings = Collections.unmodifiableList(warnings);
+        this.schedules = Collections.unmodifiableMap(schedules);
+        this.tables = Collections.unmodifiableList(tables);
+        this.flowTargets = flowTargets;
+        this.flowInputs = flowInputs;
+    }
+
+    /**
+     * The pipeline restricted to the flows that write the named tables ({@code run --refresh
+     * t,...}, the refresh a scheduled table's CronJob runs, S3). Naming every table gives this
+     * pipeline. A true subset is a job of its own, named {@code <name>-refresh-<table>-...} in
+     * declaration order, so its saved state (local checkpoints are per job name) is not mixed with
+     * the whole pipeline's.
+     *
+     * @param names table names as declared (case-insensitive; a leading {@code LIVE.} is allowed)
+     * @throws IllegalArgumentException when a name is no streaming table of the file, or when a
+     *     selected flow's {@code read_files} path also feeds a table that is not selected (its
+     *     records would have no flow in the job)
+     */
+    public SqlPipeline refreshOnly(List<String> names) {
+        Map<String, String> byKey = new LinkedHashMap<>();
+        tables.forEach(t -> byKey.put(t.toLowerCase(Locale.ROOT), t));
+        java.util.Set<String> chosen = new java.util.HashSet<>();
+        for (String n : names) {
+            String k = n.trim().toLowerCase(Locale.ROOT);
+            if (k.startsWith("live.")) {
+                k = k.substring(5);
+            }
+            if (!byKey.containsKey(k)) {
+                throw new IllegalArgumentException(
+                        "--refresh names "
+                                + n.trim()
+                                + ", which no CREATE STREAMING TABLE of the file declares (tables: "
+                                + String.join(", ", tables)
+                                + ")");
+            }
+            chosen.add(k);
+        }
+        if (chosen.size() == tables.size()) {
+            return this;
+        }
+        IngestConfig cfg;
+        try {
+            cfg = org.apache.flink.util.InstantiationUtil.clone(config);
+        } catch (IOException | ClassNotFoundException e) {
+            throw new IllegalStateException("cannot copy the pipeline's configuration", e);
+        }
+        cfg.flows.clear();
+        List<String> targets = new ArrayList<>();
+        List<Input> ins = new ArrayList<>();
+        List<Input> distinct = new ArrayList<>();
+        for (int i = 0; i < flowTargets.size(); i++) {
+            if (chosen.contains(flowTargets.get(i).toLowerCase(Locale.ROOT))) {
+                cfg.flows.add(config.flows.get(i));
+                targets.add(flowTargets.get(i));
+                ins.add(flowInputs.get(i));
+                Path path = flowInputs.get(i).path();
+                if (distinct.stream().noneMatch(in -> in.path().equals(path))) {
+                    distinct.add(flowInputs.get(i));
+                }
+            }
+        }
+        for (int i = 0; i < flowTargets.size(); i++) {
+            String other = flowTargets.get(i);
+            Path path = flowInputs.get(i).path();
+            if (!chosen.contains(other.toLowerCase(Locale.ROOT))
+                    && distinct.stream().anyMatch(in -> in.path().equals(path))) {
+                throw new IllegalArgumentException(
+                        "--refresh "
+                                + String.join(",", names)
+                                + ": read_files path "
+                                + path
+                                + " also feeds streaming table "
+                                + other
+                                + ", which is not refreshed; refresh them together (--refresh"
+                                + " ...,"
+                                + other
+                                + ") or give each table a path of its own");
+            }
+        }
+        List<String> labels = new ArrayList<>();
+        for (String t : tables) {
+            if (chosen.contains(t.toLowerCase(Locale.ROOT))) {
+                labels.add(t.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]+", "_"));
+            }
+        }
+        cfg.name = config.name + "-refresh-" + String.join("-", labels);
+        Map<String, Schedule> sc = new LinkedHashMap<>();
+        schedules.forEach(
+                (t, v) -> {
+                    if (chosen.contains(t.toLowerCase(Locale.ROOT))) {
+                        sc.put(t, v);
+                    }
+                });
+        List<String> kept = new ArrayList<>();
+        tables.forEach(
+                t -> {
+                    if (chosen.contains(t.toLowerCase(Locale.ROOT))) {
+                        kept.add(t);
+                    }
+                });
+        return new SqlPipeline(cfg, distinct, warnings, sc, kept, targets, ins, resetForbidden);
+    }
+
+    /**
+     * The schedule of each scheduled streaming table after the file's {@code ALTER STREAMING TABLE
+     * ... SCHEDULE} statements (S3), by the table's name as declared, in declaration order. Tables
+     * without a schedule are absent.
+     */
+    public Map<String, Schedule> schedules() {
+        return schedules;
+    }
+
+    /**
+     * Checks that every table of this pipeline may be fully refreshed ({@code REFRESH ... FULL},
+     * {@code run --full-refresh}, S1).
+     *
+     * @throws SqlException {@code RESET_NOT_ALLOWED} at the table's statement when its {@code
+     *     TBLPROPERTIES} set {@code 'pipelines.reset.allowed' = 'false'}
+     */
+    public void checkFullRefreshAllowed() {
+        for (String t : tables) {
+            SqlPosition at = resetForbidden.get(t);
+            if (at != null) {
+                throw new SqlException(
+                        Code.RESET_NOT_ALLOWED,
+                        at,
+                        "streaming table "
+                                + t
+                                + " sets '"
+                                + RESET_ALLOWED
+                                + "' = 'false': a full refresh would empty it, so it is refused;"
+                                + " refresh it without FULL, or remove the property first");
+            }
+        }
+    }
+
+    /** Every streaming table of the file, by its name as declared, in declaration order. */
+    public List<String> tables() {
+        return tables;
     }
 
     /** A {@code read_files} path resolved against the file's folder, and where it is named. */
@@ -150,6 +315,7 @@ public final class SqlPipeline {
         private final Map<String, CreateStreamingTable> tables = new LinkedHashMap<>();
         private final List<FlowDef> flows = new ArrayList<>();
         private final List<String> warnings = new ArrayList<>();
+        private final Map<String, Schedule> schedules = new LinkedHashMap<>();
 
         /** A flow with the statement defining it. */
         private record FlowDef(SqlPosition position, String name, String target, Flow flow) {}
@@ -189,6 +355,11 @@ public final class SqlPipeline {
                     if (t.flow() != null) {
                         flows.add(new FlowDef(t.position(), null, t.name(), t.flow()));
                     }
+                    if (t.schedule() != null) {
+                        schedules.put(key(t.name()), t.schedule());
+                    }
+                } else if (s instanceof AlterSchedule a) {
+                    alterSchedule(a);
                 } else if (s instanceof CreateFlow f) {
                     flows.add(new FlowDef(f.position(), f.name(), f.target(), f.flow()));
                 }
@@ -218,6 +389,8 @@ public final class SqlPipeline {
             Map<String, FlowDef> byTarget = new LinkedHashMap<>();
             Map<String, FlowDef> byName = new LinkedHashMap<>();
             List<Input> inputs = new ArrayList<>();
+            List<String> flowTargets = new ArrayList<>();
+            List<Input> flowInputs = new ArrayList<>();
             for (int i = 0; i < flows.size(); i++) {
                 FlowDef f = flows.get(i);
                 CreateStreamingTable target = tables.get(key(f.target()));
@@ -259,6 +432,8 @@ public final class SqlPipeline {
                 }
                 cfg.flows.add(flow);
                 Path path = path(source);
+                flowTargets.add(target.name());
+                flowInputs.add(new Input(path, source.position()));
                 if (inputs.stream().noneMatch(in -> in.path().equals(path))) {
                     inputs.add(new Input(path, source.position()));
                 }
@@ -276,7 +451,71 @@ public final class SqlPipeline {
                                     + " or AS SELECT * FROM STREAM(...)");
                 }
             }
-            return new SqlPipeline(cfg, inputs, warnings);
+            Map<String, Schedule> scheduled = new LinkedHashMap<>();
+            List<String> tableNames = new ArrayList<>();
+            for (CreateStreamingTable t : tables.values()) {
+                tableNames.add(t.name());
+                Schedule sc = schedules.get(key(t.name()));
+                if (sc != null) {
+                    scheduled.put(t.name(), sc);
+                }
+            }
+            Map<String, SqlPosition> forbidden = new LinkedHashMap<>();
+            for (CreateStreamingTable t : tables.values()) {
+                String v = t.properties().get(RESET_ALLOWED);
+                if (v != null && v.trim().equalsIgnoreCase("false")) {
+                    forbidden.put(t.name(), t.position());
+                }
+            }
+            return new SqlPipeline(
+                    cfg,
+                    inputs,
+                    warnings,
+                    scheduled,
+                    tableNames,
+                    flowTargets,
+                    flowInputs,
+                    forbidden);
+        }
+
+        /**
+         * Applies {@code ALTER STREAMING TABLE ... SCHEDULE} to a table declared above it (S3): ADD
+         * needs a table without a schedule, ALTER and DROP one with a schedule.
+         */
+        private void alterSchedule(AlterSchedule a) {
+            CreateStreamingTable t = tables.get(key(a.table()));
+            if (t == null) {
+                throw new SqlException(
+                        Code.UNKNOWN_TABLE,
+                        a.position(),
+                        "ALTER STREAMING TABLE "
+                                + a.table()
+                                + ": no CREATE STREAMING TABLE above it declares that table");
+            }
+            boolean has = schedules.containsKey(key(a.table()));
+            if (a.action() == AlterSchedule.Action.ADD && has) {
+                throw new SqlException(
+                        Code.INVALID_SCHEDULE,
+                        a.position(),
+                        "streaming table "
+                                + t.name()
+                                + " already has a schedule: change it with ALTER SCHEDULE");
+            }
+            if (a.action() != AlterSchedule.Action.ADD && !has) {
+                throw new SqlException(
+                        Code.INVALID_SCHEDULE,
+                        a.position(),
+                        "streaming table "
+                                + t.name()
+                                + " has no schedule to "
+                                + a.action()
+                                + ": add one with ADD SCHEDULE");
+            }
+            if (a.action() == AlterSchedule.Action.DROP) {
+                schedules.remove(key(a.table()));
+            } else {
+                schedules.put(key(a.table()), a.schedule());
+            }
         }
 
         private void set(SqlStatement.Set s) {
@@ -459,6 +698,22 @@ public final class SqlPipeline {
             Map<String, Object> props = new LinkedHashMap<>();
             for (Map.Entry<String, String> p : target.properties().entrySet()) {
                 String k = p.getKey();
+                if (k.equals(RESET_ALLOWED)) {
+                    String v = p.getValue().trim().toLowerCase(Locale.ROOT);
+                    if (!v.equals("true") && !v.equals("false")) {
+                        throw new SqlException(
+                                Code.INVALID_OPTION,
+                                target.position(),
+                                "table property '"
+                                        + RESET_ALLOWED
+                                        + "' of "
+                                        + targetName
+                                        + " is '"
+                                        + p.getValue()
+                                        + "': give 'true' or 'false'");
+                    }
+                    continue;
+                }
                 if (!k.startsWith(PROPERTY_PREFIX)) {
                     warnings.add(
                             target.position()

@@ -39,6 +39,7 @@ public sealed interface SqlStatement {
      * clauses]}.
      *
      * @param flow the flow the statement defines itself; null for a target declared without one
+     * @param schedule the SCHEDULE clause; null without one (S3)
      */
     record CreateStreamingTable(
             SqlPosition position,
@@ -47,8 +48,79 @@ public sealed interface SqlStatement {
             List<String> partitionedBy,
             @Nullable String comment,
             Map<String, String> properties,
-            @Nullable Flow flow)
-            implements SqlStatement {}
+            @Nullable Flow flow,
+            @Nullable Schedule schedule)
+            implements SqlStatement {
+
+        /** A table without a SCHEDULE clause. */
+        public CreateStreamingTable(
+                SqlPosition position,
+                String name,
+                List<Column> columns,
+                List<String> partitionedBy,
+                @Nullable String comment,
+                Map<String, String> properties,
+                @Nullable Flow flow) {
+            this(position, name, columns, partitionedBy, comment, properties, flow, null);
+        }
+    }
+
+    /**
+     * {@code ALTER STREAMING TABLE name ADD SCHEDULE ... | ALTER SCHEDULE ... | DROP SCHEDULE}
+     * (docs/semantics.md S3).
+     *
+     * @param schedule the new schedule; null for {@code DROP}
+     */
+    record AlterSchedule(
+            SqlPosition position, String table, Action action, @Nullable Schedule schedule)
+            implements SqlStatement {
+        /** What the statement does to the table's schedule. */
+        public enum Action {
+            /** ADD SCHEDULE: the table must have none. */
+            ADD,
+            /** ALTER SCHEDULE: the table must have one. */
+            ALTER,
+            /** DROP SCHEDULE: the table must have one. */
+            DROP
+        }
+    }
+
+    /**
+     * A {@code SCHEDULE} clause (docs/semantics.md S3): {@code SCHEDULE [REFRESH] EVERY n
+     * HOUR[S]|DAY[S]|WEEK[S]} or {@code SCHEDULE [REFRESH] CRON 'quartz' [AT TIME ZONE 'tz']}.
+     */
+    sealed interface Schedule {
+        /** Where the clause starts. */
+        SqlPosition position();
+
+        /** The IANA time zone of the schedule; null for the cluster's (UTC on Kubernetes). */
+        @Nullable
+        String timeZone();
+
+        /** The units of {@code EVERY}. */
+        enum Unit {
+            HOURS,
+            DAYS,
+            WEEKS
+        }
+
+        /**
+         * {@code EVERY count unit}; the parser checks the range (1–72 hours, 1–31 days, 1–8 weeks).
+         */
+        record Every(SqlPosition position, int count, Unit unit) implements Schedule {
+            @Override
+            public String timeZone() {
+                return null;
+            }
+        }
+
+        /**
+         * {@code CRON 'quartz' [AT TIME ZONE 'tz']}: the Quartz expression as written; its
+         * Kubernetes form is {@link KubernetesCron#fromQuartz}, checked by the parser.
+         */
+        record Cron(SqlPosition position, String quartz, @Nullable String timeZone)
+                implements Schedule {}
+    }
 
     /**
      * {@code CREATE FLOW name AS AUTO CDC INTO target ...}, {@code CREATE FLOW name AS INSERT INTO

@@ -98,4 +98,114 @@ class RunCommandTest {
         assertThat(Main.execute("run", dir.resolve("nope.sql").toString())).isEqualTo(2);
         assertThat(warehouse).doesNotExist();
     }
+
+    private static final String TWO_INPUTS =
+            "SET name = shop;\n"
+                    + "CREATE OR REFRESH STREAMING TABLE orders (id INT NOT NULL, status STRING)\n"
+                    + "  SCHEDULE EVERY 1 HOUR\n"
+                    + "  FLOW AUTO CDC FROM STREAM read_files('in/cdc.jsonl') KEYS (id);\n"
+                    + "CREATE OR REFRESH STREAMING TABLE audit (id INT, note STRING)\n"
+                    + "  AS SELECT * FROM STREAM read_files('in/audit');\n";
+
+    @Test
+    void refreshRunsTheNamedTablesAsAJobOfTheirOwn() throws Exception {
+        Path f = pipeline(TWO_INPUTS);
+        Files.createDirectories(dir.resolve("in/audit"));
+        RunCommand c = command("--dry-run", "--refresh", "LIVE.Orders", f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        assertThat(buf.toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "Pipeline shop-refresh-orders ("
+                                + f
+                                + "): 1 flow, format debezium-json, checkpoint interval 5000 ms,"
+                                + " quarantine default.changeflow_quarantine\n"
+                                + "  default.orders <- table orders: AUTO CDC KEYS (id) SEQUENCE BY"
+                                + " source.lsn (Debezium default) STORED AS SCD TYPE 1"
+                                + " (id INT NOT NULL, status STRING)\n"
+                                + "Inputs:\n"
+                                + "  "
+                                + dir.resolve("in/cdc.jsonl")
+                                + "\n"
+                                + "Dry run: no table or state was written.\n");
+        RunCommand all = command("--dry-run", "--refresh", "audit,orders", f.toString());
+        ByteArrayOutputStream allOut = new ByteArrayOutputStream();
+        all.out = new PrintStream(allOut, true, StandardCharsets.UTF_8);
+        assertThat(all.call()).isZero();
+        assertThat(allOut.toString(StandardCharsets.UTF_8))
+                .startsWith("Pipeline shop (" + f + "): 2 flows,");
+    }
+
+    @Test
+    void refreshRefusesUnknownTablesAndInputsSharedWithTablesLeftOut() throws Exception {
+        Path f = pipeline(TWO_INPUTS);
+        assertThatThrownBy(() -> command("--dry-run", "--refresh", "orderz", f.toString()).call())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--refresh names orderz, which no CREATE STREAMING TABLE of the file"
+                                + " declares (tables: orders, audit)");
+        Path shared = pipeline(PIPELINE);
+        assertThatThrownBy(
+                        () -> command("--dry-run", "--refresh", "audit", shared.toString()).call())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--refresh audit: read_files path "
+                                + dir.resolve("in/cdc.jsonl")
+                                + " also feeds streaming table orders, which is not refreshed;"
+                                + " refresh them together (--refresh ...,orders) or give each table"
+                                + " a path of its own");
+        assertThat(Main.execute("run", "--refresh", "nope", f.toString())).isEqualTo(2);
+    }
+
+    @Test
+    void fullRefreshIsRefusedWhereTheTableForbidsResetsAndWithRefresh() throws Exception {
+        Path f =
+                pipeline(
+                        TWO_INPUTS.replace(
+                                "  SCHEDULE EVERY 1 HOUR\n",
+                                "  TBLPROPERTIES ('pipelines.reset.allowed' = 'false')\n"));
+        Path warehouse = dir.resolve("warehouse");
+        assertThatThrownBy(
+                        () ->
+                                command(
+                                                "--warehouse",
+                                                warehouse.toString(),
+                                                "--full-refresh",
+                                                "orders",
+                                                f.toString())
+                                        .call())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        f
+                                + ":2:1: RESET_NOT_ALLOWED: streaming table orders sets"
+                                + " 'pipelines.reset.allowed' = 'false': a full refresh would empty"
+                                + " it, so it is refused; refresh it without FULL, or remove the"
+                                + " property first");
+        assertThatThrownBy(
+                        () ->
+                                command(
+                                                "--refresh",
+                                                "audit",
+                                                "--full-refresh",
+                                                "orders",
+                                                f.toString())
+                                        .call())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "give --refresh or --full-refresh, not both: a full refresh resets the saved"
+                                + " state of its whole job");
+        Path bad =
+                pipeline(
+                        TWO_INPUTS.replace(
+                                "  SCHEDULE EVERY 1 HOUR\n",
+                                "  TBLPROPERTIES ('pipelines.reset.allowed' = 'no')\n"));
+        assertThatThrownBy(() -> command("--dry-run", bad.toString()).call())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        bad
+                                + ":2:1: INVALID_OPTION: table property 'pipelines.reset.allowed' of"
+                                + " orders is 'no': give 'true' or 'false'");
+        assertThat(warehouse).doesNotExist();
+    }
 }

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.sql;
 
+import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
 import dev.changeflow.jobs.sql.SqlStatement.Column;
 import dev.changeflow.jobs.sql.SqlStatement.CreateFlow;
@@ -8,6 +9,7 @@ import dev.changeflow.jobs.sql.SqlStatement.CreateView;
 import dev.changeflow.jobs.sql.SqlStatement.Flow;
 import dev.changeflow.jobs.sql.SqlStatement.Named;
 import dev.changeflow.jobs.sql.SqlStatement.ReadFiles;
+import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.jobs.sql.SqlStatement.Use;
 
 import org.junit.jupiter.api.Test;
@@ -426,9 +428,28 @@ class SqlParserTest {
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:8: " + u + "materialized views (CREATE MATERIALIZED VIEW)");
         fails(
-                "CREATE OR REFRESH STREAMING TABLE t SCHEDULE EVERY 1 HOUR AS SELECT * FROM STREAM v",
+                "ALTER TABLE t ADD COLUMN c INT",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:37: " + u + "SCHEDULE (scheduled refreshes are planned: semantics.md S3)");
+                "p.sql:1:1: "
+                        + u
+                        + "ALTER statements other than ALTER STREAMING TABLE t ADD | ALTER | DROP"
+                        + " SCHEDULE");
+        fails(
+                "ALTER STREAMING TABLE t SET TBLPROPERTIES ('a' = 'b')",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:25: "
+                        + u
+                        + "ALTER STREAMING TABLE ... SET (only ADD | ALTER | DROP SCHEDULE)");
+        fails(
+                "ALTER STREAMING TABLE t ADD TRIGGER ON UPDATE",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:29: "
+                        + u
+                        + "ALTER STREAMING TABLE ... ADD TRIGGER (only ADD | ALTER | DROP SCHEDULE)");
+        fails(
+                "CREATE OR REFRESH STREAMING TABLE t SCHEDULE EVERY 1 HOUR AT TIME ZONE 'UTC'",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:59: " + u + "AT TIME ZONE after SCHEDULE EVERY (only after CRON)");
         fails(
                 "CREATE STREAMING TABLE t WITH ROW FILTER f ON (a)",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
@@ -505,5 +526,147 @@ class SqlParserTest {
                 "CREATE STREAMING TABLE t CLUSTER BY (a)",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:26: " + u + "CLUSTER BY");
+    }
+
+    // ------------------------------------------------------------------------ SCHEDULE (S3)
+
+    @Test
+    void scheduleEveryInAnyClauseOrderWithSingularOrPluralUnits() {
+        CreateStreamingTable t =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE OR REFRESH STREAMING TABLE sales\n"
+                                        + "  SCHEDULE EVERY 1 hour\n"
+                                        + "  AS SELECT * FROM STREAM read_files('/d', format => \"json\")");
+        assertThat(t.schedule()).isEqualTo(new Schedule.Every(at(2, 3), 1, Schedule.Unit.HOURS));
+        assertThat(t.flow()).isNotNull();
+        CreateStreamingTable u =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE STREAMING TABLE t COMMENT 'c' SCHEDULE REFRESH EVERY 72 HOURS"
+                                        + " TBLPROPERTIES ('a' = 'b')");
+        assertThat(u.schedule()).isEqualTo(new Schedule.Every(at(1, 38), 72, Schedule.Unit.HOURS));
+        assertThat(u.comment()).isEqualTo("c");
+        assertThat(u.properties()).containsExactly(Map.entry("a", "b"));
+        assertThat(
+                        ((CreateStreamingTable)
+                                        one("CREATE STREAMING TABLE t SCHEDULE EVERY 31 DAYS"))
+                                .schedule())
+                .isEqualTo(new Schedule.Every(at(1, 26), 31, Schedule.Unit.DAYS));
+        assertThat(
+                        ((CreateStreamingTable)
+                                        one("CREATE STREAMING TABLE t SCHEDULE EVERY 1 day"))
+                                .schedule())
+                .isEqualTo(new Schedule.Every(at(1, 26), 1, Schedule.Unit.DAYS));
+        assertThat(
+                        ((CreateStreamingTable)
+                                        one("CREATE STREAMING TABLE t SCHEDULE EVERY 8 WEEKS"))
+                                .schedule())
+                .isEqualTo(new Schedule.Every(at(1, 26), 8, Schedule.Unit.WEEKS));
+        assertThat(
+                        ((CreateStreamingTable)
+                                        one("CREATE STREAMING TABLE t SCHEDULE EVERY 1 WEEK"))
+                                .schedule())
+                .isEqualTo(new Schedule.Every(at(1, 26), 1, Schedule.Unit.WEEKS));
+        assertThat(((CreateStreamingTable) one("CREATE STREAMING TABLE t")).schedule()).isNull();
+    }
+
+    @Test
+    void scheduleCronWithAndWithoutTimeZone() {
+        assertThat(
+                        ((CreateStreamingTable)
+                                        one(
+                                                "CREATE STREAMING TABLE t SCHEDULE CRON '0 30 2 ? * MON-FRI'"
+                                                        + " AT TIME ZONE 'Europe/Berlin' FLOW AUTO CDC FROM"
+                                                        + " STREAM(v) KEYS (id)"))
+                                .schedule())
+                .isEqualTo(new Schedule.Cron(at(1, 26), "0 30 2 ? * MON-FRI", "Europe/Berlin"));
+        assertThat(
+                        ((CreateStreamingTable)
+                                        one(
+                                                "CREATE STREAMING TABLE t SCHEDULE CRON \"0 0 * * * ?\""))
+                                .schedule())
+                .isEqualTo(new Schedule.Cron(at(1, 26), "0 0 * * * ?", null));
+    }
+
+    @Test
+    void alterStreamingTableAddsAltersAndDropsSchedules() {
+        assertThat(
+                        parse(
+                                "ALTER STREAMING TABLE silver.t ADD SCHEDULE EVERY 2 HOURS;\n"
+                                        + "ALTER STREAMING TABLE LIVE.t ALTER SCHEDULE CRON '0 0 6 * * ?'"
+                                        + " AT TIME ZONE 'UTC';\n"
+                                        + "alter streaming table t drop schedule"))
+                .containsExactly(
+                        new AlterSchedule(
+                                at(1, 1),
+                                "silver.t",
+                                AlterSchedule.Action.ADD,
+                                new Schedule.Every(at(1, 36), 2, Schedule.Unit.HOURS)),
+                        new AlterSchedule(
+                                at(2, 1),
+                                "t",
+                                AlterSchedule.Action.ALTER,
+                                new Schedule.Cron(at(2, 36), "0 0 6 * * ?", "UTC")),
+                        new AlterSchedule(at(3, 1), "t", AlterSchedule.Action.DROP, null));
+    }
+
+    @Test
+    void scheduleErrorsNameTheRangeTheFieldOrTheZone() {
+        SqlException.Code bad = SqlException.Code.INVALID_SCHEDULE;
+        String range = " is out of range: EVERY takes 1–72 hours, 1–31 days or 1–8 weeks";
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE EVERY 73 HOURS",
+                bad,
+                "p.sql:1:41: INVALID_SCHEDULE: SCHEDULE EVERY 73 HOURS" + range);
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE EVERY 0 HOUR",
+                bad,
+                "p.sql:1:41: INVALID_SCHEDULE: SCHEDULE EVERY 0 HOUR" + range);
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE EVERY 32 DAYS",
+                bad,
+                "p.sql:1:41: INVALID_SCHEDULE: SCHEDULE EVERY 32 DAYS" + range);
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE EVERY 9 WEEKS",
+                bad,
+                "p.sql:1:41: INVALID_SCHEDULE: SCHEDULE EVERY 9 WEEKS" + range);
+        fails(
+                "ALTER STREAMING TABLE t ALTER SCHEDULE EVERY 99999999999 DAYS",
+                bad,
+                "p.sql:1:46: INVALID_SCHEDULE: SCHEDULE EVERY 99999999999 DAYS" + range);
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE EVERY 2 MONTHS",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:43: SYNTAX_ERROR: expected HOUR(S), DAY(S) or WEEK(S) after SCHEDULE EVERY"
+                        + " 2, found 'MONTHS'");
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE EVERY 1.5 HOURS",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:41: SYNTAX_ERROR: expected a whole number after SCHEDULE EVERY, found"
+                        + " '1.5'");
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE AT 5",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:35: SYNTAX_ERROR: expected EVERY or CRON after SCHEDULE, found 'AT'");
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE CRON '30 0 * * * ?'",
+                bad,
+                "p.sql:1:40: INVALID_SCHEDULE: cron '30 0 * * * ?' has no Kubernetes cron"
+                        + " expression: the second field is '30': a Kubernetes CronJob fires at whole"
+                        + " minutes, so the second must be 0");
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE CRON '0 0 12 * * ?' AT TIME ZONE 'Mars/Olympus'",
+                bad,
+                "p.sql:1:68: INVALID_SCHEDULE: unknown time zone 'Mars/Olympus': give an IANA time"
+                        + " zone id such as 'UTC' or 'America/Los_Angeles'");
+        fails(
+                "CREATE STREAMING TABLE t SCHEDULE EVERY 1 HOUR SCHEDULE EVERY 2 HOURS",
+                SqlException.Code.DUPLICATE_CLAUSE,
+                "p.sql:1:48: DUPLICATE_CLAUSE: SCHEDULE is given twice in one statement");
+        fails(
+                "ALTER STREAMING TABLE t DROP",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:29: SYNTAX_ERROR: expected SCHEDULE after DROP, found end of file");
     }
 }

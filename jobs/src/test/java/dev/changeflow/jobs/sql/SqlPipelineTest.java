@@ -330,4 +330,68 @@ class SqlPipelineTest {
                 "p.sql:1:43: UNSUPPORTED_STATEMENT: not supported by changeflow yet: read_files of"
                         + " 's3://bucket/cdc' (run reads local files; object stores are planned)");
     }
+
+    private static final String TWO_TABLES =
+            "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('cdc', format =>"
+                    + " 'debezium-json');\n"
+                    + "CREATE OR REFRESH STREAMING TABLE a SCHEDULE EVERY 1 HOUR"
+                    + " FLOW AUTO CDC FROM STREAM(v) KEYS (id);\n"
+                    + "CREATE OR REFRESH STREAMING TABLE b FLOW AUTO CDC FROM STREAM(v) KEYS (id);\n";
+
+    @Test
+    void schedulesAfterTheFilesAlterStatementsInFileOrder() {
+        SqlStatement.Schedule.Cron sixAm =
+                new SqlStatement.Schedule.Cron(
+                        new SqlPosition("p.sql", 4, 29), "0 0 6 * * ?", "Europe/Paris");
+        SqlPipeline p =
+                compile(
+                        TWO_TABLES
+                                + "ALTER STREAMING TABLE b ADD SCHEDULE CRON '0 0 6 * * ?' AT TIME"
+                                + " ZONE 'Europe/Paris';\n"
+                                + "ALTER STREAMING TABLE A DROP SCHEDULE;\n");
+        assertThat(p.tables()).containsExactly("a", "b");
+        assertThat(p.schedules()).containsExactly(Map.entry("b", sixAm));
+        SqlPipeline q =
+                compile(TWO_TABLES + "ALTER STREAMING TABLE a ALTER SCHEDULE EVERY 2 DAYS;\n");
+        assertThat(q.schedules())
+                .containsExactly(
+                        Map.entry(
+                                "a",
+                                new SqlStatement.Schedule.Every(
+                                        new SqlPosition("p.sql", 4, 31),
+                                        2,
+                                        SqlStatement.Schedule.Unit.DAYS)));
+        assertThat(compile(TWO_TABLES).schedules())
+                .containsExactly(
+                        Map.entry(
+                                "a",
+                                new SqlStatement.Schedule.Every(
+                                        new SqlPosition("p.sql", 2, 37),
+                                        1,
+                                        SqlStatement.Schedule.Unit.HOURS)));
+    }
+
+    @Test
+    void alterScheduleNeedsADeclaredTableAndTheRightStartingPoint() {
+        fails(
+                TWO_TABLES + "ALTER STREAMING TABLE a ADD SCHEDULE EVERY 2 HOURS",
+                SqlException.Code.INVALID_SCHEDULE,
+                "p.sql:4:1: INVALID_SCHEDULE: streaming table a already has a schedule: change it"
+                        + " with ALTER SCHEDULE");
+        fails(
+                TWO_TABLES + "ALTER STREAMING TABLE b ALTER SCHEDULE EVERY 2 HOURS",
+                SqlException.Code.INVALID_SCHEDULE,
+                "p.sql:4:1: INVALID_SCHEDULE: streaming table b has no schedule to ALTER: add one"
+                        + " with ADD SCHEDULE");
+        fails(
+                TWO_TABLES + "ALTER STREAMING TABLE b DROP SCHEDULE",
+                SqlException.Code.INVALID_SCHEDULE,
+                "p.sql:4:1: INVALID_SCHEDULE: streaming table b has no schedule to DROP: add one"
+                        + " with ADD SCHEDULE");
+        fails(
+                "ALTER STREAMING TABLE a ADD SCHEDULE EVERY 2 HOURS;\n" + TWO_TABLES,
+                SqlException.Code.UNKNOWN_TABLE,
+                "p.sql:1:1: UNKNOWN_TABLE: ALTER STREAMING TABLE a: no CREATE STREAMING TABLE above"
+                        + " it declares that table");
+    }
 }

@@ -439,7 +439,7 @@ public final class StreamingTables {
     }
 
     /** Type equality ignoring field ids of nested types. */
-    static boolean sameType(Type a, Type b) {
+    public static boolean sameType(Type a, Type b) {
         if (a.isPrimitiveType() || b.isPrimitiveType()) {
             return a.equals(b);
         }
@@ -516,6 +516,43 @@ public final class StreamingTables {
             try {
                 update.commit();
                 return added;
+            } catch (CommitFailedException conflict) {
+                if (attempt >= 5) {
+                    throw conflict;
+                }
+            }
+        }
+    }
+
+    /**
+     * Widens columns of {@code table} to the given types with Iceberg's {@link
+     * UpdateSchema#updateColumn} (semantics.md A7 item 4); Iceberg allows exactly the promotions
+     * INT → BIGINT, FLOAT → DOUBLE and DECIMAL(p, s) → DECIMAL(p', s) with p' &gt; p. Rows written
+     * before read their values in the wider type. Retries up to 5 times on concurrent commits.
+     *
+     * @param columns column name → its new, wider Iceberg type
+     * @throws IllegalArgumentException from Iceberg when a change is not a promotion
+     * @throws CommitFailedException when the sixth attempt still conflicts
+     */
+    public static void widenColumns(Table table, Map<String, Type.PrimitiveType> columns) {
+        for (int attempt = 0; ; attempt++) {
+            table.refresh();
+            UpdateSchema update = table.updateSchema();
+            boolean any = false;
+            for (Map.Entry<String, Type.PrimitiveType> c : columns.entrySet()) {
+                Types.NestedField have = table.schema().findField(c.getKey());
+                if (have != null && !have.type().equals(c.getValue())) {
+                    update.updateColumn(c.getKey(), c.getValue());
+                    any = true;
+                }
+            }
+            if (!any) {
+                return;
+            }
+            try {
+                update.commit();
+                LOG.info("Widened columns of {}: {}", table.name(), columns);
+                return;
             } catch (CommitFailedException conflict) {
                 if (attempt >= 5) {
                     throw conflict;

@@ -73,6 +73,11 @@ final class FlowPlan {
      */
     boolean sequenceSeen;
 
+    /** The last schema wrapper {@link RowAssembler#widened} looked at, and its answer (A7). */
+    @Nullable ConnectSchema widenedFor;
+
+    List<RowType.RowField> widened = List.of();
+
     FlowPlan(int index, DecoderFlow flow) {
         this.index = index;
         this.flow = flow;

@@ -188,6 +188,16 @@ final class QuarantinePolicy {
                 plan.flow.flowId(), table, source, partition, offset, added);
     }
 
+    /**
+     * The exception that stops the job for {@link OnSchemaChange#ADD_COLUMNS} when the schema
+     * wrapper widens columns (A7 item 4, see {@link SchemaChangeException#widenedColumns()}).
+     */
+    SchemaChangeException widenedColumns(
+            FlowPlan plan, String table, List<RowType.RowField> widened) {
+        return new SchemaChangeException(
+                plan.flow.flowId(), table, source, partition, offset, List.of(), widened);
+    }
+
     /** The {@code RECORD_TOO_LARGE} detail. */
     static String tooLarge(int length, int max) {
         return "record of " + length + " bytes exceeds max-record-bytes " + max;

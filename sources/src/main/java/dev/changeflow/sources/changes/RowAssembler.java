@@ -9,6 +9,7 @@ import org.apache.flink.table.types.logical.BooleanType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.DoubleType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.types.RowKind;
@@ -37,9 +38,9 @@ import java.util.List;
  *       objects stay {@code SCHEMA_CHANGED}; {@link OnSchemaChange#FAIL} throws;
  *   <li>{@code MISSING_COLUMN} — Decision: a KEY or data SEQUENCE BY column <i>absent</i> (not
  *       merely null) from the image the row is built from ({@code after}; {@code before} of a
- *       delete; the record key of a key-only delete, for KEYS); other absent columns are null,
- *       except that a Debezium {@code after} image names every column, so any column absent from it
- *       is missing;
+ *       delete; the record key of a key-only delete, for KEYS); other absent columns are null (A7
+ *       item 1: in a Debezium image an absent column is one the source table did not have when the
+ *       change was written — added later, or dropped);
  *   <li>{@code NULL_KEY}: a KEY column null;
  *   <li>{@code NULL_SEQUENCE}: a SEQUENCE BY column null — metadata such as {@code _source_lsn}
  *       absent from the envelope counts as null, and so does a data sequence column of a key-only
@@ -84,7 +85,8 @@ final class RowAssembler {
      *
      * @param hint the image's struct schema from the schema wrapper, when the flow needs it
      * @throws ValueConverter.InvalidRecord a value its column cannot hold
-     * @throws SchemaChangeException new top-level members under {@link OnSchemaChange#ADD_COLUMNS}
+     * @throws SchemaChangeException new top-level members, or columns the schema wrapper widens (A7
+     *     item 4), under {@link OnSchemaChange#ADD_COLUMNS}
      * @throws ChangeRecordException when the flow's policy says fail
      */
     DecodeOutcome upsert(
@@ -94,6 +96,18 @@ final class RowAssembler {
             @Nullable ConnectSchema hint,
             RowKind kind)
             throws IOException, ValueConverter.InvalidRecord {
+        if (plan.debezium && plan.flow.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {
+            ConnectSchema types =
+                    hint != null
+                            ? hint
+                            : record.imageSchema(kind == RowKind.DELETE ? "before" : "after");
+            if (types != null) {
+                List<RowType.RowField> widened = widened(plan, types);
+                if (!widened.isEmpty()) {
+                    throw policy.widenedColumns(plan, record.tableName(plan), widened);
+                }
+            }
+        }
         GenericRowData row = new GenericRowData(kind, plan.arity);
         conv.unknownFields.clear();
         boolean[] present = plan.present;
@@ -181,6 +195,62 @@ final class RowAssembler {
         plan.sequenceSeen = true;
         out.truncate(plan.index, row);
         return DecodeOutcome.TRUNCATE;
+    }
+
+    /**
+     * A7 item 4: the data columns, other than KEYS and SEQUENCE BY columns, that the schema wrapper
+     * types wider than the flow by an Iceberg promotion — INT → BIGINT ({@code int64}), FLOAT →
+     * DOUBLE ({@code float64}), DECIMAL(p, s) → DECIMAL(p', s) with p' &gt; p when the wrapper
+     * states {@code connect.decimal.precision} — with the wrapper's type, nullable. Remembered per
+     * wrapper schema (cached by its bytes).
+     */
+    static List<RowType.RowField> widened(FlowPlan plan, ConnectSchema image) {
+        if (image == plan.widenedFor) {
+            return plan.widened;
+        }
+        List<RowType.RowField> out = new ArrayList<>();
+        for (int c = 0; c < plan.dataArity; c++) {
+            String name = plan.data.names[c];
+            if (plan.flow.keys().contains(name) || plan.flow.sequenceBy().contains(name)) {
+                continue;
+            }
+            ConnectSchema field = image.field(name);
+            if (field == null) {
+                continue;
+            }
+            LogicalType want;
+            try {
+                want = field.toLogicalType();
+            } catch (RuntimeException unknownType) {
+                continue; // not a promotion: the value converter decides
+            }
+            LogicalType have = plan.flow.dataType().getTypeAt(c);
+            if (promotes(have, want, field)) {
+                out.add(new RowType.RowField(name, want.copy(true)));
+            }
+        }
+        plan.widenedFor = image;
+        plan.widened = out;
+        return out;
+    }
+
+    private static boolean promotes(LogicalType have, LogicalType want, ConnectSchema field) {
+        switch (have.getTypeRoot()) {
+            case INTEGER:
+                return want.getTypeRoot() == LogicalTypeRoot.BIGINT;
+            case FLOAT:
+                return want.getTypeRoot() == LogicalTypeRoot.DOUBLE;
+            case DECIMAL:
+                if (want.getTypeRoot() != LogicalTypeRoot.DECIMAL
+                        || !field.parameters.containsKey("connect.decimal.precision")) {
+                    return false;
+                }
+                DecimalType h = (DecimalType) have;
+                DecimalType w = (DecimalType) want;
+                return w.getScale() == h.getScale() && w.getPrecision() > h.getPrecision();
+            default:
+                return false;
+        }
     }
 
     /**
@@ -296,18 +366,10 @@ final class RowAssembler {
             }
         }
         plan.sequenceSeen = true;
-        if (plan.debezium && !keyOnly && row.getRowKind() != RowKind.DELETE) {
-            // Debezium writes every column of an after image, nulls included: an absent column is a
-            // malformed record (or a schema change upstream), not a null (A5 MISSING_COLUMN)
-            for (int c = 0; c < plan.dataArity; c++) {
-                if (!present[c]) {
-                    return policy.quarantine(
-                            plan,
-                            QuarantineReason.MISSING_COLUMN,
-                            "column '" + plan.data.names[c] + "' absent from " + image);
-                }
-            }
-        }
+        // A7 item 1: any other column absent from the image is null. A Debezium image names every
+        // column the source table has, so an absent one is a column the source did not have when
+        // the change was written (added later, or dropped): null from then on, which IGNORE NULL
+        // UPDATES turns into the stored value
         if (checkNotNull) {
             for (int c : plan.notNullNonKey) {
                 if (row.isNullAt(c)

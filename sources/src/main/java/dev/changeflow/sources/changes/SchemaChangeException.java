@@ -31,6 +31,7 @@ public final class SchemaChangeException extends ChangeRecordException {
 
     private final String table;
     private final List<RowType.RowField> newColumns;
+    private final List<RowType.RowField> widenedColumns;
 
     /**
      * @param flowId the decoder flow the record was routed to
@@ -44,6 +45,22 @@ public final class SchemaChangeException extends ChangeRecordException {
             @Nullable Integer partition,
             long offset,
             List<RowType.RowField> newColumns) {
+        this(flowId, table, source, partition, offset, newColumns, List.of());
+    }
+
+    /**
+     * @param newColumns the new top-level columns, nullable, in record order
+     * @param widenedColumns existing columns the record's schema wrapper types wider (A7 item 4),
+     *     with the wider type
+     */
+    public SchemaChangeException(
+            String flowId,
+            String table,
+            String source,
+            @Nullable Integer partition,
+            long offset,
+            List<RowType.RowField> newColumns,
+            List<RowType.RowField> widenedColumns) {
         super(
                 QuarantineReason.SCHEMA_CHANGED,
                 flowId,
@@ -52,11 +69,24 @@ public final class SchemaChangeException extends ChangeRecordException {
                 offset,
                 "table '"
                         + table
-                        + "' has new column(s) "
-                        + describe(newColumns)
+                        + "' has "
+                        + (newColumns.isEmpty() ? "" : "new column(s) " + describe(newColumns))
+                        + (newColumns.isEmpty() || widenedColumns.isEmpty() ? "" : " and ")
+                        + (widenedColumns.isEmpty()
+                                ? ""
+                                : "widened column(s) " + describe(widenedColumns))
                         + " (on-schema-change = add-columns: the table is evolved and the job resumes)");
         this.table = table;
         this.newColumns = List.copyOf(newColumns);
+        this.widenedColumns = List.copyOf(widenedColumns);
+    }
+
+    /**
+     * Existing columns the record's schema wrapper types wider by an Iceberg promotion, with the
+     * wider type, nullable (semantics.md A7 item 4); empty when none.
+     */
+    public List<RowType.RowField> widenedColumns() {
+        return widenedColumns;
     }
 
     /** The source table the record names (or its topic). */

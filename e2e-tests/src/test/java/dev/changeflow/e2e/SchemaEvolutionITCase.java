@@ -1,0 +1,182 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static dev.changeflow.e2e.BadInputITCase.ev;
+import static dev.changeflow.e2e.BadInputITCase.src;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Schema evolution without loss through the local ingest (the {@code bin/changeflow ingest} path,
+ * semantics.md A7), over three runs of one job, each ending with a savepoint the next resumes from:
+ * a column added in the middle of a file (the records between the savepoint and the first record
+ * carrying it are read again and apply with null there), then a column dropped at the source (kept
+ * in the table, null from then on, or the stored value where IGNORE NULL UPDATES covers it), with a
+ * later run whose sampled records lack the dropped column. Nothing is quarantined.
+ */
+class SchemaEvolutionITCase {
+    @TempDir Path tmp;
+
+    private static final String FLOWS =
+            String.join(
+                    "\n",
+                    "name: schema-evolution",
+                    "namespace: shop",
+                    "flows:",
+                    "  - table: items",
+                    "    keys: [id]",
+                    "    on-schema-change: add-columns",
+                    "  - table: items",
+                    "    target: items_keep",
+                    "    keys: [id]",
+                    "    ignore-null-updates: true",
+                    "    on-schema-change: add-columns");
+
+    private static String before(String op, String before, long lsn) {
+        return ev(op, "null", src(lsn)).replace("\"before\":null", "\"before\":" + before);
+    }
+
+    @Test
+    void noRecordIsLostAcrossAColumnAddedMidFileAndAColumnDropped() throws Exception {
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Path warehouse = tmp.resolve("warehouse");
+        Files.write(
+                input.resolve("1.jsonl"),
+                List.of(
+                        ev("c", "{\"id\":1,\"region\":\"a\",\"v\":1}", src(100)),
+                        ev("c", "{\"id\":2,\"region\":\"b\",\"v\":2}", src(101))));
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(FLOWS, "flows.yaml"), List.of(input));
+        LocalIngest.Summary first =
+                LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        assertThat(first.quarantined).isZero();
+
+        // run 2: n appears in the third record; the two before it lack n and follow the savepoint
+        Files.write(
+                input.resolve("2.jsonl"),
+                List.of(
+                        ev("u", "{\"id\":2,\"region\":\"b2\",\"v\":20}", src(102)),
+                        ev("c", "{\"id\":3,\"region\":\"c\",\"v\":3}", src(103)),
+                        ev("c", "{\"id\":4,\"region\":\"d\",\"v\":4,\"n\":40}", src(104)),
+                        ev("u", "{\"id\":1,\"region\":\"a\",\"v\":10,\"n\":null}", src(105)),
+                        ev("u", "{\"id\":3,\"region\":\"c\",\"v\":30,\"n\":33}", src(106))));
+        LocalIngest.Summary second =
+                LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        assertThat(second.addedColumns)
+                .containsExactly("shop.items: + n BIGINT", "shop.items_keep: + n BIGINT");
+        assertThat(second.quarantined).isZero();
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Table items = cat.loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(items.schema().findField("n").type()).isEqualTo(Types.LongType.get());
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,a,10,", "2,b2,20,", "3,c,30,33", "4,d,4,40");
+
+        // run 3: region dropped at the source; planned from a sample that lacks region too
+        Files.write(
+                input.resolve("3.jsonl"),
+                List.of(
+                        ev("u", "{\"id\":3,\"v\":31,\"n\":34}", src(107)),
+                        ev("c", "{\"id\":5,\"v\":5,\"n\":50}", src(108)),
+                        ev("u", "{\"id\":4,\"v\":41,\"n\":null}", src(109)),
+                        before("d", "{\"id\":2,\"v\":20,\"n\":null}", 110)));
+        IngestPlan afterDrop =
+                IngestPlanner.plan(
+                        FlowsFile.parse(FLOWS, "flows.yaml"), List.of(input.resolve("3.jsonl")));
+        assertThat(afterDrop.flows.get(0).decoder.dataType().getFieldNames())
+                .containsExactly("id", "v", "n");
+        LocalIngest.Summary third =
+                LocalIngest.run(afterDrop, List.of(input), KeysCasesITCase.quiet(warehouse));
+        assertThat(third.quarantined).isZero();
+        assertThat(third.addedColumns).isEmpty();
+        items = cat.loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(items.schema().columns())
+                .extracting(Types.NestedField::name)
+                .containsExactly("id", "region", "v", "n");
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,a,10,", "3,,31,34", "4,,41,", "5,,5,50");
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items_keep"))))
+                .containsExactly("1,a,10,", "3,c,31,34", "4,d,41,40", "5,,5,50");
+        TableIdentifier quarantine = TableIdentifier.of("shop", "changeflow_quarantine");
+        if (cat.tableExists(quarantine)) {
+            assertThat(TableRows.read(cat.loadTable(quarantine))).isEmpty();
+        }
+    }
+
+    @Test
+    void aRecordWhoseSchemaWrapperWidensAColumnWidensTheTableAndNothingIsLost() throws Exception {
+        String flows =
+                String.join(
+                        "\n",
+                        "name: schema-widening",
+                        "namespace: shop",
+                        "flows:",
+                        "  - table: items",
+                        "    keys: [id]",
+                        "    schema: 'id INT, region STRING, v INT'",
+                        "    on-schema-change: add-columns");
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Path warehouse = tmp.resolve("warehouse");
+        Files.write(
+                input.resolve("1.jsonl"),
+                List.of(
+                        ev("c", "{\"id\":1,\"region\":\"a\",\"v\":1}", src(100)),
+                        ev("c", "{\"id\":2,\"region\":\"b\",\"v\":2}", src(101))));
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
+        assertThat(
+                        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse))
+                                .quarantined)
+                .isZero();
+
+        // the source widened v to BIGINT: the second record's wrapper says int64, its value needs
+        // it
+        String widenedSchema =
+                "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"before\","
+                        + "\"optional\":true,\"fields\":[]},{\"type\":\"struct\",\"field\":\"after\","
+                        + "\"optional\":true,\"fields\":[{\"type\":\"int32\",\"field\":\"id\"},"
+                        + "{\"type\":\"string\",\"field\":\"region\",\"optional\":true},"
+                        + "{\"type\":\"int64\",\"field\":\"v\",\"optional\":true}]}]}";
+        String wide = ev("u", "{\"id\":1,\"region\":\"a\",\"v\":3000000000}", src(103));
+        int valueAt = wide.indexOf("\"value\":") + "\"value\":".length();
+        int topicAt = wide.lastIndexOf(",\"topic\":");
+        wide =
+                wide.substring(0, valueAt)
+                        + "{\"schema\":"
+                        + widenedSchema
+                        + ",\"payload\":"
+                        + wide.substring(valueAt, topicAt)
+                        + "}"
+                        + wide.substring(topicAt);
+        Files.write(
+                input.resolve("2.jsonl"),
+                List.of(
+                        ev("u", "{\"id\":2,\"region\":\"b\",\"v\":20}", src(102)),
+                        wide,
+                        ev("c", "{\"id\":3,\"region\":\"c\",\"v\":3}", src(104))));
+        LocalIngest.Summary second =
+                LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        assertThat(second.addedColumns).containsExactly("shop.items: v INT → BIGINT");
+        assertThat(second.quarantined).isZero();
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Table items = cat.loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(items.schema().findField("v").type()).isEqualTo(Types.LongType.get());
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,a,3000000000", "2,b,20", "3,c,3");
+    }
+}

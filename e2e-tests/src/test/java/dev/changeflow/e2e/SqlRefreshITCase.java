@@ -1,0 +1,157 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code changeflow run FILE.sql --refresh t} and {@code --full-refresh t} on the local MiniCluster
+ * (docs/semantics.md S1, S3): a refresh reads the files that are new since the last one, each once;
+ * a full refresh after a definition change the saved state cannot absorb empties the table in one
+ * commit (earlier snapshots kept), starts a new state generation and rereads every file under the
+ * new definition; {@code 'pipelines.reset.allowed' = 'false'} refuses it.
+ */
+class SqlRefreshITCase {
+    @TempDir Path tmp;
+
+    private static final String PIPELINE =
+            "USE SCHEMA shop;\n"
+                    + "CREATE OR REFRESH STREAMING TABLE events (id INT, note STRING)\n"
+                    + "  SCHEDULE EVERY 1 HOUR\n"
+                    + "  AS SELECT * FROM STREAM read_files('events', format => 'json');\n"
+                    + "CREATE OR REFRESH STREAMING TABLE orders (id INT, status STRING, seq BIGINT,"
+                    + " seq2 BIGINT) PROPS\n"
+                    + "  FLOW AUTO CDC FROM STREAM read_files('orders', format => 'json')\n"
+                    + "  KEYS (id) SEQUENCE BY seq;\n";
+
+    private Path pipeline(String sequence, String props) throws Exception {
+        Path f = tmp.resolve("shop.sql");
+        Files.writeString(
+                f,
+                PIPELINE.replace("SEQUENCE BY seq;", "SEQUENCE BY " + sequence + ";")
+                        .replace(" PROPS", props));
+        return f;
+    }
+
+    private Table table(Path warehouse, String name) {
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        return cat.loadTable(TableIdentifier.of("shop", name));
+    }
+
+    @Test
+    void refreshTwiceWithNewFilesInBetweenReadsEachFileOnce() throws Exception {
+        Path events = Files.createDirectories(tmp.resolve("events"));
+        Files.createDirectories(tmp.resolve("orders"));
+        Files.write(
+                events.resolve("1.jsonl"),
+                List.of("{\"id\":1,\"note\":\"a\"}", "{\"id\":2,\"note\":\"b\"}"));
+        Path f = pipeline("seq", "");
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+
+        assertThat(run("run", "--warehouse", w, "--refresh", "events", f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "events"))).containsExactly("1,a", "2,b");
+
+        Files.write(events.resolve("2.jsonl"), List.of("{\"id\":3,\"note\":\"c\"}"));
+        assertThat(run("run", "--warehouse", w, "--refresh", "events", f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "events")))
+                .containsExactly("1,a", "2,b", "3,c");
+
+        // nothing new: nothing read again
+        assertThat(run("run", "--warehouse", w, "--refresh", "events", f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "events")))
+                .containsExactly("1,a", "2,b", "3,c");
+    }
+
+    @Test
+    void fullRefreshAfterADefinitionChangeRereadsUnderTheNewDefinition() throws Exception {
+        Files.createDirectories(tmp.resolve("events"));
+        Path orders = Files.createDirectories(tmp.resolve("orders"));
+        // by seq the last version of id 1 is 'b', by seq2 it is 'a'
+        Files.write(
+                orders.resolve("1.jsonl"),
+                List.of(
+                        "{\"id\":1,\"status\":\"a\",\"seq\":1,\"seq2\":2}",
+                        "{\"id\":1,\"status\":\"b\",\"seq\":2,\"seq2\":1}",
+                        "{\"id\":2,\"status\":\"x\",\"seq\":3,\"seq2\":3}"));
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        Path f = pipeline("seq", "");
+        assertThat(run("run", "--warehouse", w, "--refresh", "orders", f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "orders")))
+                .containsExactly("1,b,2,1", "2,x,3,3");
+        List<Long> before = snapshotIds(table(warehouse, "orders"));
+
+        // SEQUENCE BY changed: the saved state cannot absorb it (K8), the table is left alone
+        pipeline("seq2", "");
+        assertThat(run("run", "--warehouse", w, "--refresh", "orders", f.toString())).isEqualTo(2);
+        assertThat(TableRows.toCsvLines(table(warehouse, "orders")))
+                .containsExactly("1,b,2,1", "2,x,3,3");
+
+        // refused while the table forbids resets; nothing changes
+        pipeline("seq2", " TBLPROPERTIES ('pipelines.reset.allowed' = 'false')");
+        assertThat(run("run", "--warehouse", w, "--full-refresh", "orders", f.toString()))
+                .isEqualTo(2);
+        assertThat(snapshotIds(table(warehouse, "orders"))).isEqualTo(before);
+
+        pipeline("seq2", " TBLPROPERTIES ('pipelines.reset.allowed' = 'true')");
+        assertThat(run("run", "--warehouse", w, "--full-refresh", "orders", f.toString())).isZero();
+        Table t = table(warehouse, "orders");
+        assertThat(TableRows.toCsvLines(t)).containsExactly("1,a,1,2", "2,x,3,3");
+        // history kept: the earlier snapshots are still there, then one delete commit
+        List<Long> after = snapshotIds(t);
+        assertThat(after.subList(0, before.size())).isEqualTo(before);
+        Snapshot truncate = t.snapshot(after.get(before.size()));
+        assertThat(truncate.operation()).isEqualTo("delete");
+        assertThat(TableRows.readSnapshot(t, truncate.snapshotId())).isEmpty();
+        assertThat(TableRows.readSnapshot(t, before.get(before.size() - 1))).hasSize(2);
+
+        // and the next refresh continues from the new state: nothing is read twice
+        Files.write(
+                orders.resolve("2.jsonl"),
+                List.of("{\"id\":3,\"status\":\"y\",\"seq\":4,\"seq2\":4}"));
+        assertThat(run("run", "--warehouse", w, "--refresh", "orders", f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "orders")))
+                .containsExactly("1,a,1,2", "2,x,3,3", "3,y,4,4");
+    }
+
+    private static List<Long> snapshotIds(Table t) {
+        List<Long> ids = new ArrayList<>();
+        for (Snapshot s : t.snapshots()) {
+            ids.add(s.snapshotId());
+        }
+        return ids;
+    }
+
+    /** Runs the command line in-process, printing what it printed; returns the exit code. */
+    private static int run(String... args) {
+        PrintStream stdout = System.out;
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        int code;
+        try {
+            System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+            code = Main.execute(args);
+        } finally {
+            System.setOut(stdout);
+        }
+        System.out.print(buf.toString(StandardCharsets.UTF_8));
+        return code;
+    }
+}

@@ -1,0 +1,224 @@
+package dev.changeflow.jobs.deploy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Renders the Kubernetes objects that refresh the scheduled streaming tables of a pipeline file
+ * (docs/semantics.md S3): a ConfigMap {@code <name>-pipeline} holding the file, and per scheduled
+ * table a PersistentVolumeClaim {@code <name>-<table>-state} and a {@code batch/v1} {@code CronJob}
+ * {@code <name>-<table>} with {@code concurrencyPolicy: Forbid} (a refresh never overlaps the
+ * previous one) and {@code timeZone}. Its pod runs the launcher's {@code run FILE.sql --refresh
+ * table --warehouse /var/lib/changeflow/warehouse}: the bounded refresh of that table, from the
+ * saved state on the claim up to the input present when it starts, ending with a savepoint. The
+ * tables themselves go to the Iceberg catalog the file names ({@code SET catalog.<property>}).
+ * Secrets are referenced ({@code envFrom} the Secret {@code <name>-secrets}), never rendered.
+ */
+public final class CronJobRenderer {
+    private static final ObjectMapper YAML =
+            new ObjectMapper(
+                    new YAMLFactory()
+                            .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
+                            .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES));
+
+    /** Where the ConfigMap with the pipeline file is mounted in the pod. */
+    public static final String PIPELINE_DIR = "/opt/changeflow/pipeline";
+
+    /** Where the state claim is mounted; the warehouse folder (checkpoints) is below it. */
+    public static final String STATE_DIR = "/var/lib/changeflow";
+
+    /** The JVM flags Flink needs on Java 17 (as {@code bin/changeflow} passes them). */
+    static final List<String> JVM_FLAGS =
+            List.of(
+                    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+                    "--add-opens=java.base/java.net=ALL-UNNAMED",
+                    "--add-opens=java.base/java.io=ALL-UNNAMED",
+                    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+                    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+                    "--add-opens=java.base/java.text=ALL-UNNAMED",
+                    "--add-opens=java.base/java.time=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
+                    "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
+                    "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+                    "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED");
+
+    /**
+     * One scheduled table.
+     *
+     * @param table the table's name as declared
+     * @param cron its five-field Kubernetes cron expression ({@code KubernetesCron})
+     * @param timeZone the CronJob's {@code timeZone}, an IANA id
+     */
+    public record Scheduled(String table, String cron, String timeZone) {}
+
+    /** What to render. */
+    public static final class Settings {
+        /** Name prefix of every object (DNS label). */
+        public String name = "changeflow";
+
+        /** Kubernetes namespace of every object; null leaves it to {@code kubectl}. */
+        public String namespace;
+
+        /** The image built from {@code deploy/k8s/Dockerfile}. */
+        public String image = "changeflow:0.1.0";
+
+        /** The pipeline file's name (e.g. {@code sales.sql}) and text. */
+        public String fileName;
+
+        /** The pipeline file's text (the ConfigMap's entry). */
+        public String fileText;
+
+        /** The scheduled tables, in file order. */
+        public List<Scheduled> tables = new ArrayList<>();
+
+        /** Memory request and limit of the refresh pod (Kubernetes quantity). */
+        public String memory = "4096Mi";
+
+        /** CPU request of the refresh pod (Kubernetes quantity). */
+        public String cpu = "2";
+
+        /** Size of each table's state claim. */
+        public String stateSize = "10Gi";
+
+        /** Storage class of the state claims; null for the cluster's default. */
+        public String storageClass;
+    }
+
+    private CronJobRenderer() {}
+
+    /**
+     * @return YAML documents: the ConfigMap, then per table its PersistentVolumeClaim and CronJob
+     * @throws IllegalArgumentException when there is no scheduled table or an object name would not
+     *     be a DNS label of at most 52 characters (the CronJob limit)
+     */
+    public static String render(Settings s) throws IOException {
+        if (s.tables.isEmpty()) {
+            throw new IllegalArgumentException("no scheduled table to render a CronJob for");
+        }
+        StringBuilder out = new StringBuilder();
+        ObjectNode cm = object("v1", "ConfigMap", s.name + "-pipeline", s.namespace);
+        cm.putObject("data").put(s.fileName, s.fileText);
+        out.append(YAML.writeValueAsString(cm));
+        for (Scheduled t : s.tables) {
+            String job = s.name + "-" + label(t.table());
+            if (job.length() > 52 || !job.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
+                throw new IllegalArgumentException(
+                        "CronJob name '"
+                                + job
+                                + "' (from --name and table "
+                                + t.table()
+                                + ") must be a DNS label of at most 52 characters: choose a shorter"
+                                + " --name");
+            }
+            out.append("---\n").append(YAML.writeValueAsString(claim(s, job)));
+            out.append("---\n").append(YAML.writeValueAsString(cronJob(s, t, job)));
+        }
+        return out.toString();
+    }
+
+    /** The pod's arguments to the launcher's main class. */
+    public static List<String> args(Settings s, Scheduled t) {
+        return List.of(
+                "run",
+                PIPELINE_DIR + "/" + s.fileName,
+                "--refresh",
+                t.table(),
+                "--warehouse",
+                STATE_DIR + "/warehouse");
+    }
+
+    private static ObjectNode claim(Settings s, String job) {
+        ObjectNode pvc = object("v1", "PersistentVolumeClaim", job + "-state", s.namespace);
+        ObjectNode spec = pvc.putObject("spec");
+        spec.putArray("accessModes").add("ReadWriteOnce");
+        if (s.storageClass != null) {
+            spec.put("storageClassName", s.storageClass);
+        }
+        spec.putObject("resources").putObject("requests").put("storage", s.stateSize);
+        return pvc;
+    }
+
+    private static ObjectNode cronJob(Settings s, Scheduled t, String job) {
+        ObjectNode cj = object("batch/v1", "CronJob", job, s.namespace);
+        ObjectNode spec = cj.putObject("spec");
+        spec.put("schedule", t.cron());
+        spec.put("timeZone", t.timeZone());
+        spec.put("concurrencyPolicy", "Forbid");
+        spec.put("successfulJobsHistoryLimit", 3);
+        spec.put("failedJobsHistoryLimit", 3);
+        ObjectNode jobSpec = spec.putObject("jobTemplate").putObject("spec");
+        // a failed refresh is not retried at once: the next scheduled run resumes from the state
+        jobSpec.put("backoffLimit", 0);
+        ObjectNode pod = jobSpec.putObject("template").putObject("spec");
+        pod.put("restartPolicy", "Never");
+        ObjectNode c = pod.putArray("containers").addObject();
+        c.put("name", "refresh");
+        c.put("image", s.image);
+        ArrayNode command = c.putArray("command");
+        command.add("java");
+        JVM_FLAGS.forEach(command::add);
+        command.add("-cp");
+        command.add("/opt/flink/usrlib/changeflow.jar:/opt/flink/lib/*");
+        command.add("dev.changeflow.jobs.cli.Main");
+        ArrayNode args = c.putArray("args");
+        args(s, t).forEach(args::add);
+        c.putArray("envFrom")
+                .addObject()
+                .putObject("secretRef")
+                .put("name", s.name + "-secrets")
+                .put("optional", true);
+        ObjectNode res = c.putObject("resources");
+        Map<String, String> amounts = new LinkedHashMap<>();
+        amounts.put("memory", s.memory);
+        amounts.put("cpu", s.cpu);
+        ObjectNode requests = res.putObject("requests");
+        ObjectNode limits = res.putObject("limits");
+        amounts.forEach(requests::put);
+        limits.put("memory", s.memory);
+        ArrayNode mounts = c.putArray("volumeMounts");
+        mounts.addObject().put("name", "pipeline").put("mountPath", PIPELINE_DIR);
+        mounts.addObject().put("name", "state").put("mountPath", STATE_DIR);
+        ArrayNode volumes = pod.putArray("volumes");
+        volumes.addObject()
+                .put("name", "pipeline")
+                .putObject("configMap")
+                .put("name", s.name + "-pipeline");
+        volumes.addObject()
+                .put("name", "state")
+                .putObject("persistentVolumeClaim")
+                .put("claimName", job + "-state");
+        return cj;
+    }
+
+    private static ObjectNode object(String apiVersion, String kind, String name, String ns) {
+        ObjectNode o = YAML.createObjectNode();
+        o.put("apiVersion", apiVersion);
+        o.put("kind", kind);
+        ObjectNode meta = o.putObject("metadata");
+        meta.put("name", name);
+        if (ns != null) {
+            meta.put("namespace", ns);
+        }
+        meta.putObject("labels").put("app.kubernetes.io/part-of", "changeflow");
+        return o;
+    }
+
+    /** A table name as part of an object name: lower case, other characters as '-'. */
+    public static String label(String table) {
+        return table.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-").replaceAll("^-|-$", "");
+    }
+}

@@ -1,0 +1,254 @@
+package dev.changeflow.jobs.deploy;
+
+import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.jobs.cli.RunCommand;
+import dev.changeflow.jobs.sql.SqlException;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.gson.JsonParser;
+import io.kubernetes.client.openapi.models.V1ConfigMap;
+import io.kubernetes.client.openapi.models.V1CronJob;
+import io.kubernetes.client.openapi.models.V1PersistentVolumeClaim;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Offline checks of {@code deploy --print FILE.sql} (docs/semantics.md S3): every rendered object
+ * validates against the Kubernetes API's own models — {@code batch/v1} CronJob, v1
+ * PersistentVolumeClaim and ConfigMap of the official Kubernetes Java client, generated from the
+ * Kubernetes OpenAPI spec, whose {@code validateJsonElement} refuses unknown fields, missing
+ * required fields and wrong types — and the pod's arguments parse with the launcher's own parser
+ * into {@code run FILE.sql --refresh table}.
+ */
+class CronJobManifestsTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir Path dir;
+
+    /** The seed's standalone streaming tables with schedules, paths and names adapted. */
+    private static final String SALES =
+            "SET catalog.type = 'rest';\n"
+                    + "SET catalog.uri = 'http://iceberg-rest.lakehouse.svc:8181';\n"
+                    + "CREATE OR REFRESH STREAMING TABLE sales\n"
+                    + "  SCHEDULE EVERY 1 hour\n"
+                    + "  AS SELECT * FROM STREAM read_files(\"/data/sales\", format =>"
+                    + " \"debezium-json\");\n"
+                    + "CREATE OR REFRESH STREAMING TABLE target\n"
+                    + "  SCHEDULE CRON '0 30 2 ? * MON-FRI' AT TIME ZONE 'Europe/Berlin'\n"
+                    + "  FLOW AUTO CDC FROM STREAM read_files('/data/users', format =>"
+                    + " 'debezium-json', table => 'users')\n"
+                    + "  KEYS (userId) SEQUENCE BY sequenceNum STORED AS SCD TYPE 1;\n";
+
+    static List<JsonNode> documents(String yaml) throws Exception {
+        return K8sManifestsTest.documents(yaml);
+    }
+
+    /** Validates one object with the Kubernetes model of its kind; returns the problem or null. */
+    static String problem(JsonNode o) throws Exception {
+        var json = JsonParser.parseString(JSON.writeValueAsString(o));
+        try {
+            switch (o.path("kind").asText()) {
+                case "CronJob":
+                    assertThat(o.path("apiVersion").asText()).isEqualTo("batch/v1");
+                    V1CronJob.validateJsonElement(json);
+                    break;
+                case "PersistentVolumeClaim":
+                    V1PersistentVolumeClaim.validateJsonElement(json);
+                    break;
+                case "ConfigMap":
+                    V1ConfigMap.validateJsonElement(json);
+                    break;
+                default:
+                    return "unexpected kind " + o.path("kind").asText();
+            }
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        return null;
+    }
+
+    private String print(String... args) {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        PrintStream stdout = System.out;
+        try {
+            System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+            assertThat(Main.execute(args)).isZero();
+        } finally {
+            System.setOut(stdout);
+        }
+        return buf.toString(StandardCharsets.UTF_8);
+    }
+
+    private Path file(String name, String text) throws Exception {
+        Path f = dir.resolve(name);
+        Files.writeString(f, text);
+        return f;
+    }
+
+    @Test
+    void scheduledTablesBecomeValidCronJobsWhoseArgumentsParse() throws Exception {
+        Path f = file("sales.sql", SALES);
+        List<JsonNode> docs =
+                documents(
+                        print(
+                                "deploy",
+                                "--print",
+                                f.toString(),
+                                "--namespace",
+                                "data",
+                                "--image",
+                                "registry.example.com/changeflow:0.1.0"));
+        assertThat(docs)
+                .extracting(
+                        d ->
+                                d.path("kind").asText()
+                                        + " "
+                                        + d.path("metadata").path("name").asText())
+                .containsExactly(
+                        "ConfigMap sales-pipeline",
+                        "PersistentVolumeClaim sales-sales-state",
+                        "CronJob sales-sales",
+                        "PersistentVolumeClaim sales-target-state",
+                        "CronJob sales-target");
+        for (JsonNode d : docs) {
+            assertThat(problem(d)).as(d.path("metadata").path("name").asText()).isNull();
+            assertThat(d.path("metadata").path("namespace").asText()).isEqualTo("data");
+        }
+        assertThat(docs.get(0).path("data").path("sales.sql").asText()).isEqualTo(SALES);
+        JsonNode hourly = docs.get(2).path("spec");
+        assertThat(hourly.path("schedule").asText()).isEqualTo("0 * * * *");
+        assertThat(hourly.path("timeZone").asText()).isEqualTo("Etc/UTC");
+        assertThat(hourly.path("concurrencyPolicy").asText()).isEqualTo("Forbid");
+        JsonNode weekdays = docs.get(4).path("spec");
+        assertThat(weekdays.path("schedule").asText()).isEqualTo("30 2 * * MON-FRI");
+        assertThat(weekdays.path("timeZone").asText()).isEqualTo("Europe/Berlin");
+        assertThat(weekdays.path("concurrencyPolicy").asText()).isEqualTo("Forbid");
+        JsonNode pod = weekdays.path("jobTemplate").path("spec").path("template").path("spec");
+        assertThat(pod.path("restartPolicy").asText()).isEqualTo("Never");
+        JsonNode container = pod.path("containers").get(0);
+        assertThat(container.path("image").asText())
+                .isEqualTo("registry.example.com/changeflow:0.1.0");
+        List<String> command = new ArrayList<>();
+        container.path("command").forEach(a -> command.add(a.asText()));
+        assertThat(command.get(0)).isEqualTo("java");
+        assertThat(command.subList(command.size() - 3, command.size()))
+                .containsExactly(
+                        "-cp",
+                        "/opt/flink/usrlib/changeflow.jar:/opt/flink/lib/*",
+                        Main.class.getName());
+        List<String> args = new ArrayList<>();
+        container.path("args").forEach(a -> args.add(a.asText()));
+        assertThat(args)
+                .containsExactly(
+                        "run",
+                        "/opt/changeflow/pipeline/sales.sql",
+                        "--refresh",
+                        "target",
+                        "--warehouse",
+                        "/var/lib/changeflow/warehouse");
+        CommandLine.ParseResult parsed =
+                new CommandLine(new Main()).parseArgs(args.toArray(new String[0]));
+        assertThat(parsed.subcommand().commandSpec().userObject()).isInstanceOf(RunCommand.class);
+        assertThat(parsed.subcommand().matchedOption("--refresh").<List<String>>getValue())
+                .containsExactly("target");
+        assertThat(pod.path("volumes").get(0).path("configMap").path("name").asText())
+                .isEqualTo("sales-pipeline");
+        assertThat(
+                        pod.path("volumes")
+                                .get(1)
+                                .path("persistentVolumeClaim")
+                                .path("claimName")
+                                .asText())
+                .isEqualTo("sales-target-state");
+    }
+
+    @Test
+    void aTypoOrAMissingFieldFailsTheCheck() throws Exception {
+        JsonNode cj =
+                documents(print("deploy", "--print", file("sales.sql", SALES).toString())).get(2);
+        assertThat(problem(cj)).isNull();
+        ObjectNode typo = cj.deepCopy();
+        ((ObjectNode) typo.path("spec")).put("concurrencyPolicyy", "Forbid");
+        assertThat(problem(typo)).contains("concurrencyPolicyy");
+        ObjectNode deep = cj.deepCopy();
+        ((ObjectNode)
+                        deep.path("spec")
+                                .path("jobTemplate")
+                                .path("spec")
+                                .path("template")
+                                .path("spec")
+                                .path("containers")
+                                .get(0))
+                .put("imag", "x");
+        assertThat(problem(deep)).contains("imag");
+        ObjectNode missing = cj.deepCopy();
+        ((ObjectNode) missing.path("spec")).remove("schedule");
+        assertThat(problem(missing)).contains("schedule");
+    }
+
+    @Test
+    void whatCannotBeDeployedIsRefusedNamingIt() throws Exception {
+        Path fiveHours = file("five.sql", SALES.replace("EVERY 1 hour", "EVERY 5 HOURS"));
+        assertThatThrownBy(
+                        () -> {
+                            DeployCommandAccess.renderPipeline(fiveHours);
+                        })
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        fiveHours
+                                + ":4:3: INVALID_SCHEDULE: SCHEDULE EVERY 5 HOURS has no Kubernetes"
+                                + " cron expression: a CronJob fires at fixed times of the day, so"
+                                + " EVERY converts only for 1, 2, 3, 4, 6, 8, 12 or 24 hours, 1 or"
+                                + " 7 days and 1 week; write the times with SCHEDULE CRON"
+                                + " '<quartz>' instead (e.g. CRON '0 0 0 */2 * ?' for every second"
+                                + " day of the month)");
+        Path unscheduled = file("partly.sql", SALES.replace("  SCHEDULE EVERY 1 hour\n", ""));
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(unscheduled))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        unscheduled
+                                + ": streaming table(s) sales have no SCHEDULE: a continuous"
+                                + " FlinkDeployment reads Kafka (deploy --print --flows ...), which a"
+                                + " pipeline file cannot name yet; give them a SCHEDULE EVERY ... or"
+                                + " SCHEDULE CRON ... clause");
+        Path noCatalog = file("local.sql", SALES.substring(SALES.indexOf("CREATE")));
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(noCatalog))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        noCatalog
+                                + ": a scheduled refresh writes the tables to the file's Iceberg"
+                                + " catalog, and the file names none: add SET catalog.type ="
+                                + " 'rest'; SET catalog.uri = '...'; (a pod has no shared local"
+                                + " warehouse)");
+        Path shared = file("shared.sql", SALES.replace("'/data/users'", "\"/data/sales\""));
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(shared))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--refresh sales: read_files path /data/sales also feeds streaming table"
+                                + " target, which is not refreshed; refresh them together"
+                                + " (--refresh ...,target) or give each table a path of its own");
+        assertThat(Main.execute("deploy", "--print", fiveHours.toString())).isEqualTo(2);
+        assertThat(
+                        Main.execute(
+                                "deploy",
+                                "--print",
+                                fiveHours.toString(),
+                                "--flows",
+                                fiveHours.toString()))
+                .isEqualTo(2);
+    }
+}
