@@ -12,6 +12,8 @@ import dev.changeflow.sources.cdf.ChangeFeedColumns;
 import dev.changeflow.sources.cdf.TableChanges;
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -84,6 +87,17 @@ class MaintainITCase {
                     "    schema: 'id INT, name STRING, op STRING, seq BIGINT'",
                     "    columns: '* EXCEPT (op)'",
                     "    apply-as-delete-when: \"op = 'DELETE'\"");
+
+    /**
+     * One MiniCluster for the five ingest runs and the maintenance jobs (saves a start per job).
+     */
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(2)
+                            .build());
 
     @TempDir static Path tmp;
 
