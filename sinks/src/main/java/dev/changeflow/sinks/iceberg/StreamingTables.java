@@ -72,6 +72,14 @@ public final class StreamingTables {
     /** Table property marking equality-delete files that carry complete rows. */
     public static final String EQ_DELETES_CARRY_ROWS = "changeflow.eq-deletes-carry-rows";
 
+    /**
+     * Snapshot summary property set by {@link StreamingTableSink#write} on every commit: the sink's
+     * uid suffix. The change feed trusts the rows of equality-delete files only in snapshots whose
+     * whole retained ancestry carries the same value ({@code replace} snapshots aside),
+     * semantics.md F2.
+     */
+    public static final String CHANGELOG_WRITER = "changeflow.changelog-writer";
+
     /** Iceberg Flink committer's table property: every n-th empty checkpoint commits a snapshot. */
     public static final String MAX_CONTINUOUS_EMPTY_COMMITS = "flink.max-continuous-empty-commits";
 

@@ -118,6 +118,7 @@ class TableChangesTest {
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
         table.newAppend()
                 .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
                 .commit();
         // update 1, delete 2, insert 3 — as changeflow's sink writes them
         table.newRowDelta()
@@ -125,6 +126,7 @@ class TableChangesTest {
                         tables.equalityDeletes(
                                 table, table.schema(), row(1L, "a", "eu"), row(2L, "b", "us")))
                 .addRows(tables.dataFile(table, row(1L, "a2", "eu"), row(3L, "c", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
                 .commit();
 
         assertThat(changes(table, 2, 2))
@@ -148,12 +150,110 @@ class TableChangesTest {
                         PartitionSpec.unpartitioned(),
                         2,
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
-        table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"))).commit();
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
         table.newRowDelta()
                 .addDeletes(tables.equalityDeletes(table, table.schema(), row(1L, "carried", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
                 .commit();
 
         assertThat(changes(table, 2, 2)).containsExactly("2 delete (1, carried, eu)");
+    }
+
+    /**
+     * F2: carried rows are trusted only on an ancestry written by changeflow's changelog writer
+     * alone. Another writer's commit (here an upsert with a key-only equality delete) makes the
+     * writer's carried rows stale for every later version, even when the parent is the writer's
+     * own: the pre-images are then looked up in the parent. Commits that change no row (an empty
+     * append) and {@code replace} snapshots keep the lineage.
+     */
+    @Test
+    void f2CarriedRowsAfterAnotherWriterAreLookedUp() {
+        Table table =
+                tables.create(
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
+                        Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+        DataFile first = tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"));
+        table.newAppend()
+                .appendFile(first)
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+        table.newAppend().set(ChangeFeedOptions.CHANGELOG_WRITER, "other").commit(); // empty
+        DataFile copy = tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"));
+        table.newRewrite().rewriteFiles(Set.of(first), Set.of(copy)).commit(); // compaction
+        // v4: still changeflow's own lineage: the carried row is taken as it is
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema(), row(2L, "carried", "us")))
+                .addRows(tables.dataFile(table, row(2L, "b4", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+        // v5: another writer updates 1 (key-only equality delete)
+        table.newRowDelta()
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table, table.schema().select("id"), row(1L, null, null)))
+                .addRows(tables.dataFile(table, row(1L, "a5", "eu")))
+                .commit();
+        // v6: changeflow appends only; v7: changeflow updates 1 and 2 carrying its stale rows
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(3L, "c", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+        table.newRowDelta()
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table, table.schema(), row(1L, "a", "eu"), row(2L, "b4", "us")))
+                .addRows(tables.dataFile(table, row(1L, "a7", "eu"), row(2L, "b7", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+
+        assertThat(changes(table, 4, 7))
+                .containsExactly(
+                        "4 update_preimage (2, carried, us)",
+                        "4 update_postimage (2, b4, us)",
+                        "5 update_preimage (1, a, eu)",
+                        "5 update_postimage (1, a5, eu)",
+                        "6 insert (3, c, eu)",
+                        "7 update_preimage (1, a5, eu)",
+                        "7 update_postimage (1, a7, eu)",
+                        "7 update_preimage (2, b4, us)",
+                        "7 update_postimage (2, b7, us)");
+    }
+
+    /**
+     * F2: a snapshot of another changelog writer (another flow's uid suffix) on a lineage of one
+     * writer is another writer too: its carried rows are not trusted, nor are the first writer's
+     * after it.
+     */
+    @Test
+    void f2CarriedRowsOfASecondChangelogWriterAreLookedUp() {
+        Table table =
+                tables.create(
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
+                        Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema(), row(1L, "stale", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "second-flow")
+                .commit();
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema(), row(2L, "stale", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+
+        assertThat(changes(table, 2, 3))
+                .containsExactly("2 delete (1, a, eu)", "3 delete (2, b, us)");
     }
 
     /**
