@@ -95,7 +95,8 @@ public final class StreamingTableSink {
      * row type; {@code -U}/{@code -D} carry the complete previous row) to an existing table.
      *
      * @param equalityFields the table's identifier fields: KEYS, or KEYS + {@code __START_AT} for
-     *     SCD2 (not empty)
+     *     SCD2 (not empty); a STRUCT {@code __START_AT} (multi-column SEQUENCE BY) stands for its
+     *     nested fields ({@link StreamingTables#identifierFieldNames})
      * @param uidSuffix stable prefix of the sink's operator uids ({@code <suffix>-stateless-start},
      *     {@code <suffix>-writer}, {@code <suffix>-committer}) so checkpoints and savepoints
      *     restore into a changed job
@@ -118,9 +119,12 @@ public final class StreamingTableSink {
                             + " needs equality fields (the table's KEYS); "
                             + "use StreamingTableSink.append for append-only tables");
         }
+        List<String> equalityColumns =
+                StreamingTables.identifierFieldNames(
+                        loadTable(catalogLoader, table).schema(), equalityFields);
         FlinkSink.Builder builder =
                 builder(changelog, catalogLoader, table, options, uidSuffix, null, true)
-                        .equalityFieldColumns(List.copyOf(equalityFields))
+                        .equalityFieldColumns(equalityColumns)
                         .upsert(false)
                         .distributionMode(DistributionMode.NONE)
                         .setSnapshotProperty(StreamingTables.CHANGELOG_WRITER, uidSuffix);
