@@ -174,6 +174,14 @@ public final class ChangeFeedOptions {
      */
     public static final String CHANGELOG_WRITER = "changeflow.changelog-writer";
 
+    /**
+     * Table property set by {@code ChangeFeedExpiry} when it expires snapshots whose ancestry holds
+     * another writer's commits: the carried rows of later versions stay untrusted although those
+     * commits are no longer in the metadata (F2).
+     */
+    public static final String OTHER_WRITER_COMMITS_EXPIRED =
+            "changeflow.other-writer-commits-expired";
+
     private ChangeFeedOptions() {}
 
     /**

@@ -9,7 +9,6 @@ import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
@@ -50,12 +49,13 @@ import java.util.Set;
  *   <li><b>Rows removed by equality deletes</b> added in the snapshot: straight from the delete
  *       file when the table has {@code changeflow.eq-deletes-carry-rows=true}, the file holds
  *       complete rows (its column metrics cover every column) and the snapshot is one of {@link
- *       #carriedRowsTrusted changeflow's own writer with no other writer before it}; otherwise by
- *       Iceberg's scan of the parent snapshot filtered with an IN-filter on the equality columns
- *       (files planned in batches of {@value #LOOKUP_BATCH_SIZE} keys, so statistics prune them;
- *       each candidate file is then read once with the keys of every batch that matched it, Parquet
- *       bloom filters pruning row groups), which applies the parent's own deletes, keeping the rows
- *       of data files in the delete file's partition whose key the delete file holds.
+ *       ChangelogLineage#carriedRowsTrusted changeflow's own writer with no other writer before
+ *       it}; otherwise by Iceberg's scan of the parent snapshot filtered with an IN-filter on the
+ *       equality columns (files planned in batches of {@value #LOOKUP_BATCH_SIZE} keys, so
+ *       statistics prune them; each candidate file is then read once with the keys of every batch
+ *       that matched it, Parquet bloom filters pruning row groups), which applies the parent's own
+ *       deletes, keeping the rows of data files in the delete file's partition whose key the delete
+ *       file holds.
  *   <li>{@code replace} snapshots (compaction, delete-file rewrites) change no row: nothing.
  * </ul>
  *
@@ -87,19 +87,13 @@ final class SnapshotChangeReader {
     private final FileRows files;
     private final boolean eqDeletesCarryRows;
 
-    /**
-     * Per snapshot id: the changelog writer whose commits alone (with commits that change no row)
-     * lead to it, {@link #ANY_WRITER} when only such commits do, {@link #MIXED_WRITERS} otherwise.
-     */
-    private final Map<Long, String> lineageWriters = new HashMap<>();
-
-    private static final String ANY_WRITER = "";
-    private static final String MIXED_WRITERS = "\u0000mixed";
+    private final ChangelogLineage lineage;
 
     SnapshotChangeReader(Table table, Schema projection) {
         this.table = table;
         this.projection = projection;
         this.files = new FileRows(table.io());
+        this.lineage = new ChangelogLineage(table);
         this.eqDeletesCarryRows =
                 Boolean.parseBoolean(
                         table.properties()
@@ -236,65 +230,10 @@ final class SnapshotChangeReader {
 
     /**
      * Whether the rows carried by the snapshot's equality-delete files are the rows they delete
-     * (F2): the snapshot was committed by changeflow's changelog sink (summary {@value
-     * ChangeFeedOptions#CHANGELOG_WRITER}) and so was every retained snapshot it descends from, by
-     * that same writer — apart from snapshots that change no row ({@code replace}, empty commits).
-     * The sink's carried rows come from its own state, which a commit of any other writer (an
-     * upsert, a copy-on-write rewrite, a row-level delete) makes stale for every later version.
-     * Ancestors expired from the table's metadata are not seen.
+     * (F2): see {@link ChangelogLineage#carriedRowsTrusted}.
      */
     boolean carriedRowsTrusted(Snapshot snapshot) {
-        String writer = snapshot.summary().get(ChangeFeedOptions.CHANGELOG_WRITER);
-        return writer != null && writer.equals(lineageWriter(snapshot));
-    }
-
-    private String lineageWriter(Snapshot snapshot) {
-        List<Snapshot> chain = new ArrayList<>();
-        String base = ANY_WRITER;
-        for (Snapshot s = snapshot; s != null; ) {
-            String known = lineageWriters.get(s.snapshotId());
-            if (known != null) {
-                base = known;
-                break;
-            }
-            chain.add(s);
-            s = s.parentId() == null ? null : table.snapshot(s.parentId());
-        }
-        for (int i = chain.size() - 1; i >= 0; i--) {
-            Snapshot s = chain.get(i);
-            String writer = s.summary().get(ChangeFeedOptions.CHANGELOG_WRITER);
-            if (changesNoRow(s)) {
-                // the lineage passes through unchanged
-            } else if (writer != null && (base.equals(ANY_WRITER) || base.equals(writer))) {
-                base = writer;
-            } else {
-                base = MIXED_WRITERS;
-            }
-            lineageWriters.put(s.snapshotId(), base);
-        }
-        return base;
-    }
-
-    /** A {@code replace} snapshot, or one that adds and removes no data or delete file. */
-    private static boolean changesNoRow(Snapshot snapshot) {
-        if (DataOperations.REPLACE.equals(snapshot.operation())) {
-            return true;
-        }
-        Map<String, String> summary = snapshot.summary();
-        if (!summary.containsKey(SnapshotSummary.TOTAL_DATA_FILES_PROP)) {
-            return false; // no file counts: assume it changed rows
-        }
-        for (String key :
-                List.of(
-                        SnapshotSummary.ADDED_FILES_PROP,
-                        SnapshotSummary.DELETED_FILES_PROP,
-                        SnapshotSummary.ADDED_DELETE_FILES_PROP,
-                        SnapshotSummary.REMOVED_DELETE_FILES_PROP)) {
-            if (Long.parseLong(summary.getOrDefault(key, "0")) != 0) {
-                return false;
-            }
-        }
-        return true;
+        return lineage.carriedRowsTrusted(snapshot);
     }
 
     /** Rows of delete files that carry complete rows, minus rows already removed file by file. */

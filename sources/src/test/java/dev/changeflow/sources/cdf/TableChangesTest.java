@@ -1,5 +1,7 @@
 package dev.changeflow.sources.cdf;
 
+import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
+
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.iceberg.DataFile;
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -223,6 +226,66 @@ class TableChangesTest {
                         "7 update_postimage (1, a7, eu)",
                         "7 update_preimage (2, b4, us)",
                         "7 update_postimage (2, b7, us)");
+    }
+
+    /**
+     * F2: once another writer's commit is expired by {@code ChangeFeedExpiry}, the table remembers
+     * it ({@value ChangeFeedOptions#OTHER_WRITER_COMMITS_EXPIRED}), so a later changeflow version
+     * whose carried row is stale still gets the row it deleted; a table without another writer
+     * keeps trusting carried rows after expiry.
+     */
+    @Test
+    void f2ExpiredOtherWriterCommitsKeepCarriedRowsUntrusted() {
+        for (boolean otherWriter : new boolean[] {true, false}) {
+            Table table =
+                    tables.create(
+                            "t" + otherWriter,
+                            CdfTestTables.SCHEMA,
+                            PartitionSpec.unpartitioned(),
+                            2,
+                            Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+            table.newAppend()
+                    .appendFile(tables.dataFile(table, row(1L, "a", "eu")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                    .commit();
+            // v2: another writer (or, for comparison, the flow) updates 1
+            table.newRowDelta()
+                    .addDeletes(
+                            tables.equalityDeletes(
+                                    table, table.schema(), row(1L, otherWriter ? "x" : "a", "eu")))
+                    .addRows(tables.dataFile(table, row(1L, "a2", "eu")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, otherWriter ? "other" : "flow")
+                    .commit();
+            table.newAppend()
+                    .appendFile(tables.dataFile(table, row(2L, "b", "us")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                    .commit();
+            // v4: the flow deletes 1 carrying the row of its state: (1, a) after another writer
+            table.newRowDelta()
+                    .addDeletes(
+                            tables.equalityDeletes(
+                                    table, table.schema(), row(1L, otherWriter ? "a" : "a2", "eu")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                    .commit();
+            table.refresh();
+            ChangeFeedExpiry.forTable(table)
+                    .olderThan(Instant.now().plusSeconds(60))
+                    .retainLast(2)
+                    .execute();
+            table.refresh();
+
+            assertThat(table.snapshots()).hasSize(2);
+            if (otherWriter) {
+                assertThat(table.properties())
+                        .containsEntry(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "true");
+            } else {
+                assertThat(table.properties())
+                        .doesNotContainKey(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED);
+            }
+            assertThat(changes(table, 4, 4))
+                    .as("other writer: " + otherWriter)
+                    .containsExactly("4 delete (1, a2, eu)");
+        }
     }
 
     /**
