@@ -1,6 +1,7 @@
 package dev.changeflow.sources.cdf;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.iceberg.Accessor;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.DeleteFile;
@@ -353,22 +354,29 @@ final class SnapshotChangeReader {
         return a.equals(b);
     }
 
-    /** {@code a} IN (...) AND {@code b} IN (...): a superset of the keys, checked exactly after. */
+    /**
+     * {@code a} IN (...) AND {@code b} IN (...) over the primitive fields of the key, nested ones
+     * included ({@code __START_AT.file} of an SCD2 table with a STRUCT sequence): a superset of the
+     * keys, checked exactly after.
+     */
     private static Expression inFilter(Schema keySchema, List<StructLike> keys) {
         Expression filter = Expressions.alwaysTrue();
-        List<Types.NestedField> fields = keySchema.asStruct().fields();
-        for (int i = 0; i < fields.size(); i++) {
+        for (Types.NestedField leaf : TypeUtil.indexById(keySchema.asStruct()).values()) {
+            if (!leaf.type().isPrimitiveType()) {
+                continue;
+            }
+            Accessor<StructLike> accessor = keySchema.accessorForField(leaf.fieldId());
             Set<Object> values = new LinkedHashSet<>();
             boolean hasNull = false;
             for (StructLike key : keys) {
-                Object value = key.get(i, Object.class);
+                Object value = accessor.get(key);
                 if (value == null) {
                     hasNull = true;
                 } else {
                     values.add(value instanceof CharSequence ? value.toString() : value);
                 }
             }
-            String name = keySchema.findColumnName(fields.get(i).fieldId());
+            String name = keySchema.findColumnName(leaf.fieldId());
             Expression in =
                     values.isEmpty() ? Expressions.alwaysFalse() : Expressions.in(name, values);
             if (hasNull) {

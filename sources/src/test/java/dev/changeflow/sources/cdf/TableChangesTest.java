@@ -9,6 +9,7 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
@@ -286,6 +287,94 @@ class TableChangesTest {
                     .as("other writer: " + otherWriter)
                     .containsExactly("4 delete (1, a2, eu)");
         }
+    }
+
+    /**
+     * F2 on an SCD type 2 table with a multi-column sequence (A4): {@code __START_AT} is a STRUCT
+     * whose nested fields are identifier fields; versions pair by (id, __START_AT), with carried
+     * rows and with the parent lookup alike.
+     */
+    @Test
+    void f2StructPeriodColumnsPairByNestedIdentifierFields() {
+        Types.StructType period =
+                Types.StructType.of(
+                        Types.NestedField.required(5, "file", Types.StringType.get()),
+                        Types.NestedField.required(6, "pos", Types.LongType.get()));
+        Types.StructType openPeriod =
+                Types.StructType.of(
+                        Types.NestedField.optional(7, "file", Types.StringType.get()),
+                        Types.NestedField.optional(8, "pos", Types.LongType.get()));
+        Schema schema =
+                new Schema(
+                        List.of(
+                                Types.NestedField.required(1, "id", Types.LongType.get()),
+                                Types.NestedField.optional(2, "name", Types.StringType.get()),
+                                Types.NestedField.required(3, "__START_AT", period),
+                                Types.NestedField.optional(4, "__END_AT", openPeriod)),
+                        Set.of(1, 5, 6));
+        for (boolean marked : new boolean[] {true, false}) {
+            Table table =
+                    tables.create(
+                            "scd2" + marked,
+                            schema,
+                            PartitionSpec.unpartitioned(),
+                            2,
+                            Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+            String writer = marked ? "flow" : null;
+            table.newAppend()
+                    .appendFile(
+                            tables.dataFile(
+                                    table,
+                                    scd2Row(schema, 1L, "a", "b1", 5L, null, null),
+                                    scd2Row(schema, 2L, "x", "b1", 5L, null, null)))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, marked ? "flow" : "other")
+                    .commit();
+            // 1 changes at (b2, 1): its version [(b1, 5), ∞) is closed, [(b2, 1), ∞) opened
+            org.apache.iceberg.RowDelta delta =
+                    table.newRowDelta()
+                            .addDeletes(
+                                    tables.equalityDeletes(
+                                            table,
+                                            new int[] {1, 5, 6},
+                                            schema,
+                                            scd2Row(schema, 1L, "a", "b1", 5L, null, null)))
+                            .addRows(
+                                    tables.dataFile(
+                                            table,
+                                            scd2Row(schema, 1L, "a", "b1", 5L, "b2", 1L),
+                                            scd2Row(schema, 1L, "b", "b2", 1L, null, null)));
+            if (writer != null) {
+                delta.set(ChangeFeedOptions.CHANGELOG_WRITER, writer);
+            }
+            delta.commit();
+
+            assertThat(changes(table, 2, 2))
+                    .as("carried rows trusted: " + marked)
+                    .containsExactly(
+                            "2 update_preimage (1, a, Record(b1, 5), null)",
+                            "2 update_postimage (1, a, Record(b1, 5), Record(b2, 1))",
+                            "2 insert (1, b, Record(b2, 1), null)");
+        }
+    }
+
+    private static Record scd2Row(
+            Schema schema,
+            long id,
+            String name,
+            String startFile,
+            long startPos,
+            String endFile,
+            Long endPos) {
+        Record start = GenericRecord.create(schema.findField("__START_AT").type().asStructType());
+        start.set(0, startFile);
+        start.set(1, startPos);
+        Record end = null;
+        if (endFile != null) {
+            end = GenericRecord.create(schema.findField("__END_AT").type().asStructType());
+            end.set(0, endFile);
+            end.set(1, endPos);
+        }
+        return row(schema, id, name, start, end);
     }
 
     /**
