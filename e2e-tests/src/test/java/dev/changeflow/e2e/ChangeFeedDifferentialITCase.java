@@ -616,8 +616,7 @@ class ChangeFeedDifferentialITCase {
     }
 
     /** Change rows rendered as strings: the table's columns, then type, version, timestamp. */
-    private static List<List<String>> changes(TableChanges changes, int columns)
-            throws IOException {
+    static List<List<String>> changes(TableChanges changes, int columns) throws IOException {
         List<List<String>> out = new ArrayList<>();
         try (CloseableIterable<Record> rows = changes.read()) {
             for (Record r : rows) {
@@ -643,7 +642,7 @@ class ChangeFeedDifferentialITCase {
         return row;
     }
 
-    private static Map<List<String>, Integer> multiset(List<Record> rows, int columns) {
+    static Map<List<String>, Integer> multiset(List<Record> rows, int columns) {
         Map<List<String>, Integer> out = new HashMap<>();
         for (Record r : rows) {
             out.merge(render(r, columns), 1, Integer::sum);
@@ -652,7 +651,7 @@ class ChangeFeedDifferentialITCase {
     }
 
     /** {@code state} with {@code changes} applied; a removal of a row the state lacks fails. */
-    private static Map<List<String>, Integer> apply(
+    static Map<List<String>, Integer> apply(
             Map<List<String>, Integer> state, List<List<String>> changes, int columns, String at) {
         Map<List<String>, Integer> out = new HashMap<>(state);
         List<List<String>> missing = new ArrayList<>();
@@ -678,7 +677,7 @@ class ChangeFeedDifferentialITCase {
         return out;
     }
 
-    private static void assertSameRows(
+    static void assertSameRows(
             String what, Map<List<String>, Integer> actual, Map<List<String>, Integer> expected) {
         if (actual.equals(expected)) {
             return;

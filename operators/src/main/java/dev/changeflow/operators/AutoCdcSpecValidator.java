@@ -246,10 +246,26 @@ public final class AutoCdcSpecValidator {
         }
         if (b.scdType() == ScdType.TYPE_2) {
             var seq = AutoCdcSpec.sequenceType(source, b.sequenceBy());
-            fields.add(new RowType.RowField(AutoCdcSpec.START_AT, seq.copy(false)));
+            fields.add(new RowType.RowField(AutoCdcSpec.START_AT, notNullDeep(seq)));
             fields.add(new RowType.RowField(AutoCdcSpec.END_AT, seq.copy(true)));
         }
         return new RowType(fields);
+    }
+
+    /**
+     * {@code type} as NOT NULL; a ROW (multi-column SEQUENCE BY) with NOT NULL fields as well: they
+     * become Iceberg identifier fields of the SCD type 2 target (A4), and a sequence never holds a
+     * null (A2 {@code NULL_SEQUENCE} quarantines such records before the operator).
+     */
+    static LogicalType notNullDeep(LogicalType type) {
+        if (!(type instanceof RowType)) {
+            return type.copy(false);
+        }
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (RowType.RowField f : ((RowType) type).getFields()) {
+            fields.add(new RowType.RowField(f.getName(), notNullDeep(f.getType())));
+        }
+        return new RowType(false, fields);
     }
 
     /**

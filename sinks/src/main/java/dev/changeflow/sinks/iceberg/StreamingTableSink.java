@@ -58,6 +58,11 @@ import java.util.Objects;
  *       order the operator emitted them (the {@code -U} and its {@code +U} included, even when
  *       their partitions differ). {@code hash} is not used: on a table partitioned by a non-key
  *       column it would route by partition and Iceberg rejects it.
+ *   <li>every snapshot it commits carries {@value StreamingTables#CHANGELOG_WRITER}{@code =<uid
+ *       suffix>} in its summary: the change feed takes pre-images from the equality-delete files of
+ *       a snapshot only when it and every earlier snapshot it descends from were committed by this
+ *       writer (semantics.md F2), since another writer's commit makes this writer's carried rows
+ *       stale;
  *   <li>the changes of one checkpoint are one Iceberg snapshot ({@code append} when no delete was
  *       written, else {@code overwrite}); after a restart, several pending checkpoints are
  *       committed as one snapshot each, in checkpoint order, so equality deletes of a later
@@ -90,7 +95,8 @@ public final class StreamingTableSink {
      * row type; {@code -U}/{@code -D} carry the complete previous row) to an existing table.
      *
      * @param equalityFields the table's identifier fields: KEYS, or KEYS + {@code __START_AT} for
-     *     SCD2 (not empty)
+     *     SCD2 (not empty); a STRUCT {@code __START_AT} (multi-column SEQUENCE BY) stands for its
+     *     nested fields ({@link StreamingTables#identifierFieldNames})
      * @param uidSuffix stable prefix of the sink's operator uids ({@code <suffix>-stateless-start},
      *     {@code <suffix>-writer}, {@code <suffix>-committer}) so checkpoints and savepoints
      *     restore into a changed job
@@ -113,11 +119,15 @@ public final class StreamingTableSink {
                             + " needs equality fields (the table's KEYS); "
                             + "use StreamingTableSink.append for append-only tables");
         }
+        List<String> equalityColumns =
+                StreamingTables.identifierFieldNames(
+                        loadTable(catalogLoader, table).schema(), equalityFields);
         FlinkSink.Builder builder =
                 builder(changelog, catalogLoader, table, options, uidSuffix, null, true)
-                        .equalityFieldColumns(List.copyOf(equalityFields))
+                        .equalityFieldColumns(equalityColumns)
                         .upsert(false)
-                        .distributionMode(DistributionMode.NONE);
+                        .distributionMode(DistributionMode.NONE)
+                        .setSnapshotProperty(StreamingTables.CHANGELOG_WRITER, uidSuffix);
         return builder.append();
     }
 

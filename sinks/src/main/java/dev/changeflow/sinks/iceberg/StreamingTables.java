@@ -72,6 +72,14 @@ public final class StreamingTables {
     /** Table property marking equality-delete files that carry complete rows. */
     public static final String EQ_DELETES_CARRY_ROWS = "changeflow.eq-deletes-carry-rows";
 
+    /**
+     * Snapshot summary property set by {@link StreamingTableSink#write} on every commit: the sink's
+     * uid suffix. The change feed trusts the rows of equality-delete files only in snapshots whose
+     * whole retained ancestry carries the same value ({@code replace} snapshots aside),
+     * semantics.md F2.
+     */
+    public static final String CHANGELOG_WRITER = "changeflow.changelog-writer";
+
     /** Iceberg Flink committer's table property: every n-th empty checkpoint commits a snapshot. */
     public static final String MAX_CONTINUOUS_EMPTY_COMMITS = "flink.max-continuous-empty-commits";
 
@@ -205,9 +213,68 @@ public final class StreamingTables {
                                 + "type declares it nullable: "
                                 + targetType.asSummaryString());
             }
-            ids.add(field.fieldId());
+            for (Types.NestedField leaf : leaves(field)) {
+                if (leaf.isOptional() || !leaf.type().isPrimitiveType()) {
+                    throw new IllegalArgumentException(
+                            "identifier field '"
+                                    + name
+                                    + "'"
+                                    + where
+                                    + " is a STRUCT whose fields must all be NOT NULL and of"
+                                    + " primitive types (they become the identifier fields), but '"
+                                    + leaf.name()
+                                    + "' is "
+                                    + (leaf.isOptional() ? "nullable" : leaf.type().toString())
+                                    + ": "
+                                    + targetType.asSummaryString());
+                }
+                ids.add(leaf.fieldId());
+            }
         }
         return new Schema(plain.columns(), ids);
+    }
+
+    /**
+     * The Iceberg identifier fields that a list of top-level identifier columns stands for, as full
+     * names: a primitive column itself; a STRUCT column (SCD type 2 {@code __START_AT} of a
+     * multi-column SEQUENCE BY, semantics.md A4) every primitive field nested in it ({@code
+     * __START_AT.file}, {@code __START_AT.pos}), since Iceberg identifier fields must be primitive.
+     *
+     * @throws IllegalArgumentException when a name is not a top-level column of {@code schema}
+     */
+    public static List<String> identifierFieldNames(Schema schema, List<String> topLevelFields) {
+        List<String> out = new ArrayList<>();
+        for (String name : topLevelFields) {
+            Types.NestedField field = schema.asStruct().field(name);
+            if (field == null) {
+                throw new IllegalArgumentException(
+                        "identifier field '" + name + "' is not a top-level column of " + schema);
+            }
+            for (Types.NestedField leaf : leaves(field)) {
+                out.add(schema.findColumnName(leaf.fieldId()));
+            }
+        }
+        return out;
+    }
+
+    /** {@code field} itself when it is not a struct, else the leaves nested in it, in order. */
+    private static List<Types.NestedField> leaves(Types.NestedField field) {
+        if (!field.type().isStructType()) {
+            return List.of(field);
+        }
+        List<Types.NestedField> out = new ArrayList<>();
+        for (Types.NestedField child : field.type().asStructType().fields()) {
+            if (child.type().isStructType()) {
+                if (child.isOptional()) {
+                    out.add(child); // refused by the caller: a nullable struct
+                } else {
+                    out.addAll(leaves(child));
+                }
+            } else {
+                out.add(child);
+            }
+        }
+        return out;
     }
 
     /**

@@ -31,7 +31,8 @@ final class PacedChangelog implements Serializable {
     private static final long serialVersionUID = 1L;
 
     /**
-     * One row: its kind and Java values (Integer, Long, String, LocalDateTime, Instant, byte[]).
+     * One row: its kind and Java values (Integer, Long, String, LocalDateTime, Instant, byte[],
+     * Object[] for a STRUCT).
      */
     static final class Change implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -44,6 +45,13 @@ final class PacedChangelog implements Serializable {
         }
 
         RowData toRowData() {
+            GenericRowData row = internal(values);
+            row.setRowKind(kind);
+            return row;
+        }
+
+        /** Nested {@code Object[]} values become nested rows (STRUCT columns). */
+        private static GenericRowData internal(Object[] values) {
             Object[] internal = new Object[values.length];
             for (int i = 0; i < values.length; i++) {
                 Object v = values[i];
@@ -53,12 +61,12 @@ final class PacedChangelog implements Serializable {
                     v = TimestampData.fromLocalDateTime((LocalDateTime) v);
                 } else if (v instanceof Instant) {
                     v = TimestampData.fromInstant((Instant) v);
+                } else if (v instanceof Object[]) {
+                    v = internal((Object[]) v);
                 }
                 internal[i] = v;
             }
-            GenericRowData row = GenericRowData.of(internal);
-            row.setRowKind(kind);
-            return row;
+            return GenericRowData.of(internal);
         }
 
         @Override

@@ -1,5 +1,8 @@
 package dev.changeflow.sinks.iceberg;
 
+import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.ScdType;
 import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.operators.quarantine.QuarantineRecords;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
@@ -439,6 +442,95 @@ class StreamingTableSinkTest {
         Map<String, String> v2 = summaryOf(table, 2);
         // v3: the same-checkpoint rewrite of key 3 is a deletion vector, not a position-delete file
         assertThat(v2).containsEntry("added-dvs", "1").containsEntry("added-equality-deletes", "1");
+    }
+
+    /**
+     * SCD2 with a multi-column SEQUENCE BY (A4): the table is created from the flow's own target
+     * type and identifier fields ({@link AutoCdcSpec}): {@code __START_AT} / {@code __END_AT} are
+     * STRUCTs of the sequence columns, and the identifier fields are the key and the fields nested
+     * in {@code __START_AT}, so equality deletes close and split versions by (id, file, pos).
+     */
+    @Test
+    void scd2WithAStructSequenceCreatesTheTableAndClosesVersions() throws Exception {
+        RowType source =
+                rowType(
+                        "id",
+                        new IntType(false),
+                        "name",
+                        VarCharType.STRING_TYPE,
+                        "file",
+                        VarCharType.STRING_TYPE,
+                        "pos",
+                        new BigIntType());
+        AutoCdcSpec spec =
+                AutoCdcSpec.builder("s", source)
+                        .keys("id")
+                        .sequenceBy("file", "pos")
+                        .columns(ColumnSelection.include(List.of("id", "name")))
+                        .scdType(ScdType.TYPE_2)
+                        .build();
+        TableIdentifier id = TableIdentifier.of(DB, "binlog_history");
+        StreamingTableOptions options = StreamingTableOptions.builder().formatVersion(2).build();
+        StreamingTables.ensureTable(
+                catalog, id, spec.targetType(), spec.identifierFields(), options);
+        Table created = catalog.loadTable(id);
+        assertThat(created.schema().identifierFieldNames())
+                .containsExactlyInAnyOrder("id", "__START_AT.file", "__START_AT.pos");
+        assertThat(created.schema().findField("__START_AT").type().toString())
+                .isEqualTo("struct<5: file: required string, 6: pos: required long>");
+        assertThat(created.schema().findField("__END_AT").isOptional()).isTrue();
+        // the same definition again: the existing table matches
+        StreamingTables.ensureTable(
+                catalog, id, spec.targetType(), spec.identifierFields(), options);
+
+        Object[] b1 = {"bin.1", 5L};
+        Object[] b2 = {"bin.2", 1L};
+        Object[] b2later = {"bin.2", 7L};
+        StreamExecutionEnvironment env = env();
+        DataStream<RowData> changelog =
+                PacedChangelog.stream(
+                        env,
+                        spec.targetType(),
+                        "changes",
+                        List.of(
+                                batch(insert(1, "a", b1, null), insert(2, "x", b1, null)),
+                                // a change of 1 at (bin.2, 1) closes [(bin.1, 5), ∞); key 3 is
+                                // opened and closed in one checkpoint (a position delete)
+                                batch(
+                                        updateBefore(1, "a", b1, null),
+                                        updateAfter(1, "a", b1, b2),
+                                        insert(1, "b", b2, null),
+                                        insert(3, "p", b1, null),
+                                        updateBefore(3, "p", b1, null),
+                                        updateAfter(3, "p", b1, b2later)),
+                                // a delete at (bin.2, 7) closes the current version of key 2
+                                batch(
+                                        updateBefore(2, "x", b1, null),
+                                        updateAfter(2, "x", b1, b2later))));
+        StreamingTableSink.write(
+                changelog, settings.loader(), id, spec.identifierFields(), options, "struct-seq");
+        env.execute("scd2 struct sequence");
+
+        Table table = catalog.loadTable(id);
+        assertThat(linesAtVersion(table, 3))
+                .containsExactly(
+                        "1,a,\"Record(bin.1, 5)\",\"Record(bin.2, 1)\"",
+                        "1,b,\"Record(bin.2, 1)\",",
+                        "2,x,\"Record(bin.1, 5)\",\"Record(bin.2, 7)\"",
+                        "3,p,\"Record(bin.1, 5)\",\"Record(bin.2, 7)\"");
+        assertThat(linesAtVersion(table, 2))
+                .containsExactly(
+                        "1,a,\"Record(bin.1, 5)\",\"Record(bin.2, 1)\"",
+                        "1,b,\"Record(bin.2, 1)\",",
+                        "2,x,\"Record(bin.1, 5)\",",
+                        "3,p,\"Record(bin.1, 5)\",\"Record(bin.2, 7)\"");
+        assertThat(summaryOf(table, 2))
+                .containsEntry("added-equality-deletes", "1")
+                .containsEntry("added-position-deletes", "1");
+        // the delete files hold the key and the nested sequence fields as equality fields
+        DeleteFile eq = addedDeleteFiles(table, 3, FileContent.EQUALITY_DELETES).get(0);
+        assertThat(eq.equalityFieldIds())
+                .containsExactlyInAnyOrderElementsOf(table.schema().identifierFieldIds());
     }
 
     // ----------------------------------------------------------------------------------

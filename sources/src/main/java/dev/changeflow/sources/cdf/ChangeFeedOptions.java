@@ -183,6 +183,22 @@ public final class ChangeFeedOptions {
     /** Table property of changeflow's own tables: equality-delete files hold complete rows. */
     public static final String EQ_DELETES_CARRY_ROWS = "changeflow.eq-deletes-carry-rows";
 
+    /**
+     * Snapshot summary property of changeflow's changelog sink (its uid suffix): the rows carried
+     * by equality-delete files are trusted only in snapshots whose retained ancestry was written by
+     * that one writer alone (F2). The same key as the sinks' {@code
+     * StreamingTables.CHANGELOG_WRITER}.
+     */
+    public static final String CHANGELOG_WRITER = "changeflow.changelog-writer";
+
+    /**
+     * Table property set by {@code ChangeFeedExpiry} when it expires snapshots whose ancestry holds
+     * another writer's commits: the carried rows of later versions stay untrusted although those
+     * commits are no longer in the metadata (F2).
+     */
+    public static final String OTHER_WRITER_COMMITS_EXPIRED =
+            "changeflow.other-writer-commits-expired";
+
     private ChangeFeedOptions() {}
 
     /**

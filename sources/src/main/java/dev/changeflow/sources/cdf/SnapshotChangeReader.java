@@ -1,6 +1,7 @@
 package dev.changeflow.sources.cdf;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.iceberg.Accessor;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.DeleteFile;
@@ -47,13 +48,15 @@ import java.util.Set;
  *       changes: the rows live in the parent and not live afterwards, matched by row position
  *       ({@code _pos}). A removed delete file that brings rows back yields them as added rows.
  *   <li><b>Rows removed by equality deletes</b> added in the snapshot: straight from the delete
- *       file when the table has {@code changeflow.eq-deletes-carry-rows=true} and the file holds
- *       complete rows (its column metrics cover every column); otherwise by Iceberg's scan of the
- *       parent snapshot filtered with an IN-filter on the equality columns (files planned in
- *       batches of {@value #LOOKUP_BATCH_SIZE} keys, so statistics prune them; each candidate file
- *       is then read once with the keys of every batch that matched it, Parquet bloom filters
- *       pruning row groups), which applies the parent's own deletes, keeping the rows of data files
- *       in the delete file's partition whose key the delete file holds.
+ *       file when the table has {@code changeflow.eq-deletes-carry-rows=true}, the file holds
+ *       complete rows (its column metrics cover every column) and the snapshot is one of {@link
+ *       ChangelogLineage#carriedRowsTrusted changeflow's own writer with no other writer before
+ *       it}; otherwise by Iceberg's scan of the parent snapshot filtered with an IN-filter on the
+ *       equality columns (files planned in batches of {@value #LOOKUP_BATCH_SIZE} keys, so
+ *       statistics prune them; each candidate file is then read once with the keys of every batch
+ *       that matched it, Parquet bloom filters pruning row groups), which applies the parent's own
+ *       deletes, keeping the rows of data files in the delete file's partition whose key the delete
+ *       file holds.
  *   <li>{@code replace} snapshots (compaction, delete-file rewrites) change no row: nothing.
  * </ul>
  *
@@ -85,10 +88,13 @@ final class SnapshotChangeReader {
     private final FileRows files;
     private final boolean eqDeletesCarryRows;
 
+    private final ChangelogLineage lineage;
+
     SnapshotChangeReader(Table table, Schema projection) {
         this.table = table;
         this.projection = projection;
         this.files = new FileRows(table.io());
+        this.lineage = new ChangelogLineage(table);
         this.eqDeletesCarryRows =
                 Boolean.parseBoolean(
                         table.properties()
@@ -212,13 +218,23 @@ final class SnapshotChangeReader {
             }
         }
         if (removals && parent != null && !equalityDeletes.isEmpty()) {
-            if (eqDeletesCarryRows && allCarryRows(equalityDeletes, parentSchema)) {
+            if (eqDeletesCarryRows
+                    && carriedRowsTrusted(snapshot)
+                    && allCarryRows(equalityDeletes, parentSchema)) {
                 removed.addAll(carriedRows(equalityDeletes, removed));
             } else {
                 lookUpEqualityDeleted(parent, parentSchema, equalityDeletes, touched, removed);
             }
         }
         return new SnapshotRows(removed, added);
+    }
+
+    /**
+     * Whether the rows carried by the snapshot's equality-delete files are the rows they delete
+     * (F2): see {@link ChangelogLineage#carriedRowsTrusted}.
+     */
+    boolean carriedRowsTrusted(Snapshot snapshot) {
+        return lineage.carriedRowsTrusted(snapshot);
     }
 
     /** Rows of delete files that carry complete rows, minus rows already removed file by file. */
@@ -338,22 +354,29 @@ final class SnapshotChangeReader {
         return a.equals(b);
     }
 
-    /** {@code a} IN (...) AND {@code b} IN (...): a superset of the keys, checked exactly after. */
+    /**
+     * {@code a} IN (...) AND {@code b} IN (...) over the primitive fields of the key, nested ones
+     * included ({@code __START_AT.file} of an SCD2 table with a STRUCT sequence): a superset of the
+     * keys, checked exactly after.
+     */
     private static Expression inFilter(Schema keySchema, List<StructLike> keys) {
         Expression filter = Expressions.alwaysTrue();
-        List<Types.NestedField> fields = keySchema.asStruct().fields();
-        for (int i = 0; i < fields.size(); i++) {
+        for (Types.NestedField leaf : TypeUtil.indexById(keySchema.asStruct()).values()) {
+            if (!leaf.type().isPrimitiveType()) {
+                continue;
+            }
+            Accessor<StructLike> accessor = keySchema.accessorForField(leaf.fieldId());
             Set<Object> values = new LinkedHashSet<>();
             boolean hasNull = false;
             for (StructLike key : keys) {
-                Object value = key.get(i, Object.class);
+                Object value = accessor.get(key);
                 if (value == null) {
                     hasNull = true;
                 } else {
                     values.add(value instanceof CharSequence ? value.toString() : value);
                 }
             }
-            String name = keySchema.findColumnName(fields.get(i).fieldId());
+            String name = keySchema.findColumnName(leaf.fieldId());
             Expression in =
                     values.isEmpty() ? Expressions.alwaysFalse() : Expressions.in(name, values);
             if (hasNull) {

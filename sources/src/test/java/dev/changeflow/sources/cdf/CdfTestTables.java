@@ -160,9 +160,15 @@ final class CdfTestTables {
      * An equality-delete file on {@code id} holding {@code rows} projected to {@code rowSchema}.
      */
     DeleteFile equalityDeletes(Table table, Schema rowSchema, Record... rows) {
+        return equalityDeletes(table, new int[] {1}, rowSchema, rows);
+    }
+
+    /** An equality-delete file on {@code equalityFieldIds} holding {@code rows}. */
+    DeleteFile equalityDeletes(
+            Table table, int[] equalityFieldIds, Schema rowSchema, Record... rows) {
         GenericFileWriterFactory factory =
                 new GenericFileWriterFactory.Builder(table)
-                        .equalityFieldIds(new int[] {1})
+                        .equalityFieldIds(equalityFieldIds)
                         .equalityDeleteRowSchema(rowSchema)
                         .build();
         StructLike partition = table.spec().isUnpartitioned() ? null : partition(table, rows[0]);

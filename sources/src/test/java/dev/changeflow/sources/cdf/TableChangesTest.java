@@ -1,5 +1,7 @@
 package dev.changeflow.sources.cdf;
 
+import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
+
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.iceberg.DataFile;
@@ -7,6 +9,7 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
@@ -15,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -118,6 +122,7 @@ class TableChangesTest {
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
         table.newAppend()
                 .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
                 .commit();
         // update 1, delete 2, insert 3 — as changeflow's sink writes them
         table.newRowDelta()
@@ -125,6 +130,7 @@ class TableChangesTest {
                         tables.equalityDeletes(
                                 table, table.schema(), row(1L, "a", "eu"), row(2L, "b", "us")))
                 .addRows(tables.dataFile(table, row(1L, "a2", "eu"), row(3L, "c", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
                 .commit();
 
         assertThat(changes(table, 2, 2))
@@ -148,12 +154,258 @@ class TableChangesTest {
                         PartitionSpec.unpartitioned(),
                         2,
                         Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
-        table.newAppend().appendFile(tables.dataFile(table, row(1L, "a", "eu"))).commit();
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
         table.newRowDelta()
                 .addDeletes(tables.equalityDeletes(table, table.schema(), row(1L, "carried", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
                 .commit();
 
         assertThat(changes(table, 2, 2)).containsExactly("2 delete (1, carried, eu)");
+    }
+
+    /**
+     * F2: carried rows are trusted only on an ancestry written by changeflow's changelog writer
+     * alone. Another writer's commit (here an upsert with a key-only equality delete) makes the
+     * writer's carried rows stale for every later version, even when the parent is the writer's
+     * own: the pre-images are then looked up in the parent. Commits that change no row (an empty
+     * append) and {@code replace} snapshots keep the lineage.
+     */
+    @Test
+    void f2CarriedRowsAfterAnotherWriterAreLookedUp() {
+        Table table =
+                tables.create(
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
+                        Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+        DataFile first = tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"));
+        table.newAppend()
+                .appendFile(first)
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+        table.newAppend().set(ChangeFeedOptions.CHANGELOG_WRITER, "other").commit(); // empty
+        DataFile copy = tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us"));
+        table.newRewrite().rewriteFiles(Set.of(first), Set.of(copy)).commit(); // compaction
+        // v4: still changeflow's own lineage: the carried row is taken as it is
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema(), row(2L, "carried", "us")))
+                .addRows(tables.dataFile(table, row(2L, "b4", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+        // v5: another writer updates 1 (key-only equality delete)
+        table.newRowDelta()
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table, table.schema().select("id"), row(1L, null, null)))
+                .addRows(tables.dataFile(table, row(1L, "a5", "eu")))
+                .commit();
+        // v6: changeflow appends only; v7: changeflow updates 1 and 2 carrying its stale rows
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(3L, "c", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+        table.newRowDelta()
+                .addDeletes(
+                        tables.equalityDeletes(
+                                table, table.schema(), row(1L, "a", "eu"), row(2L, "b4", "us")))
+                .addRows(tables.dataFile(table, row(1L, "a7", "eu"), row(2L, "b7", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+
+        assertThat(changes(table, 4, 7))
+                .containsExactly(
+                        "4 update_preimage (2, carried, us)",
+                        "4 update_postimage (2, b4, us)",
+                        "5 update_preimage (1, a, eu)",
+                        "5 update_postimage (1, a5, eu)",
+                        "6 insert (3, c, eu)",
+                        "7 update_preimage (1, a5, eu)",
+                        "7 update_postimage (1, a7, eu)",
+                        "7 update_preimage (2, b4, us)",
+                        "7 update_postimage (2, b7, us)");
+    }
+
+    /**
+     * F2: once another writer's commit is expired by {@code ChangeFeedExpiry}, the table remembers
+     * it ({@value ChangeFeedOptions#OTHER_WRITER_COMMITS_EXPIRED}), so a later changeflow version
+     * whose carried row is stale still gets the row it deleted; a table without another writer
+     * keeps trusting carried rows after expiry.
+     */
+    @Test
+    void f2ExpiredOtherWriterCommitsKeepCarriedRowsUntrusted() {
+        for (boolean otherWriter : new boolean[] {true, false}) {
+            Table table =
+                    tables.create(
+                            "t" + otherWriter,
+                            CdfTestTables.SCHEMA,
+                            PartitionSpec.unpartitioned(),
+                            2,
+                            Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+            table.newAppend()
+                    .appendFile(tables.dataFile(table, row(1L, "a", "eu")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                    .commit();
+            // v2: another writer (or, for comparison, the flow) updates 1
+            table.newRowDelta()
+                    .addDeletes(
+                            tables.equalityDeletes(
+                                    table, table.schema(), row(1L, otherWriter ? "x" : "a", "eu")))
+                    .addRows(tables.dataFile(table, row(1L, "a2", "eu")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, otherWriter ? "other" : "flow")
+                    .commit();
+            table.newAppend()
+                    .appendFile(tables.dataFile(table, row(2L, "b", "us")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                    .commit();
+            // v4: the flow deletes 1 carrying the row of its state: (1, a) after another writer
+            table.newRowDelta()
+                    .addDeletes(
+                            tables.equalityDeletes(
+                                    table, table.schema(), row(1L, otherWriter ? "a" : "a2", "eu")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                    .commit();
+            table.refresh();
+            ChangeFeedExpiry.forTable(table)
+                    .olderThan(Instant.now().plusSeconds(60))
+                    .retainLast(2)
+                    .execute();
+            table.refresh();
+
+            assertThat(table.snapshots()).hasSize(2);
+            if (otherWriter) {
+                assertThat(table.properties())
+                        .containsEntry(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "true");
+            } else {
+                assertThat(table.properties())
+                        .doesNotContainKey(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED);
+            }
+            assertThat(changes(table, 4, 4))
+                    .as("other writer: " + otherWriter)
+                    .containsExactly("4 delete (1, a2, eu)");
+        }
+    }
+
+    /**
+     * F2 on an SCD type 2 table with a multi-column sequence (A4): {@code __START_AT} is a STRUCT
+     * whose nested fields are identifier fields; versions pair by (id, __START_AT), with carried
+     * rows and with the parent lookup alike.
+     */
+    @Test
+    void f2StructPeriodColumnsPairByNestedIdentifierFields() {
+        Types.StructType period =
+                Types.StructType.of(
+                        Types.NestedField.required(5, "file", Types.StringType.get()),
+                        Types.NestedField.required(6, "pos", Types.LongType.get()));
+        Types.StructType openPeriod =
+                Types.StructType.of(
+                        Types.NestedField.optional(7, "file", Types.StringType.get()),
+                        Types.NestedField.optional(8, "pos", Types.LongType.get()));
+        Schema schema =
+                new Schema(
+                        List.of(
+                                Types.NestedField.required(1, "id", Types.LongType.get()),
+                                Types.NestedField.optional(2, "name", Types.StringType.get()),
+                                Types.NestedField.required(3, "__START_AT", period),
+                                Types.NestedField.optional(4, "__END_AT", openPeriod)),
+                        Set.of(1, 5, 6));
+        for (boolean marked : new boolean[] {true, false}) {
+            Table table =
+                    tables.create(
+                            "scd2" + marked,
+                            schema,
+                            PartitionSpec.unpartitioned(),
+                            2,
+                            Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+            String writer = marked ? "flow" : null;
+            table.newAppend()
+                    .appendFile(
+                            tables.dataFile(
+                                    table,
+                                    scd2Row(schema, 1L, "a", "b1", 5L, null, null),
+                                    scd2Row(schema, 2L, "x", "b1", 5L, null, null)))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, marked ? "flow" : "other")
+                    .commit();
+            // 1 changes at (b2, 1): its version [(b1, 5), ∞) is closed, [(b2, 1), ∞) opened
+            org.apache.iceberg.RowDelta delta =
+                    table.newRowDelta()
+                            .addDeletes(
+                                    tables.equalityDeletes(
+                                            table,
+                                            new int[] {1, 5, 6},
+                                            schema,
+                                            scd2Row(schema, 1L, "a", "b1", 5L, null, null)))
+                            .addRows(
+                                    tables.dataFile(
+                                            table,
+                                            scd2Row(schema, 1L, "a", "b1", 5L, "b2", 1L),
+                                            scd2Row(schema, 1L, "b", "b2", 1L, null, null)));
+            if (writer != null) {
+                delta.set(ChangeFeedOptions.CHANGELOG_WRITER, writer);
+            }
+            delta.commit();
+
+            assertThat(changes(table, 2, 2))
+                    .as("carried rows trusted: " + marked)
+                    .containsExactly(
+                            "2 update_preimage (1, a, Record(b1, 5), null)",
+                            "2 update_postimage (1, a, Record(b1, 5), Record(b2, 1))",
+                            "2 insert (1, b, Record(b2, 1), null)");
+        }
+    }
+
+    private static Record scd2Row(
+            Schema schema,
+            long id,
+            String name,
+            String startFile,
+            long startPos,
+            String endFile,
+            Long endPos) {
+        Record start = GenericRecord.create(schema.findField("__START_AT").type().asStructType());
+        start.set(0, startFile);
+        start.set(1, startPos);
+        Record end = null;
+        if (endFile != null) {
+            end = GenericRecord.create(schema.findField("__END_AT").type().asStructType());
+            end.set(0, endFile);
+            end.set(1, endPos);
+        }
+        return row(schema, id, name, start, end);
+    }
+
+    /**
+     * F2: a snapshot of another changelog writer (another flow's uid suffix) on a lineage of one
+     * writer is another writer too: its carried rows are not trusted, nor are the first writer's
+     * after it.
+     */
+    @Test
+    void f2CarriedRowsOfASecondChangelogWriterAreLookedUp() {
+        Table table =
+                tables.create(
+                        "t",
+                        CdfTestTables.SCHEMA,
+                        PartitionSpec.unpartitioned(),
+                        2,
+                        Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+        table.newAppend()
+                .appendFile(tables.dataFile(table, row(1L, "a", "eu"), row(2L, "b", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema(), row(1L, "stale", "eu")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "second-flow")
+                .commit();
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema(), row(2L, "stale", "us")))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                .commit();
+
+        assertThat(changes(table, 2, 3))
+                .containsExactly("2 delete (1, a, eu)", "3 delete (2, b, us)");
     }
 
     /**

@@ -1,5 +1,8 @@
 package dev.changeflow.sources.cdf.retention;
 
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.ChangelogLineage;
+
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.iceberg.ExpireSnapshots;
 import org.apache.iceberg.Snapshot;
@@ -59,6 +62,31 @@ public final class ChangeFeedExpiry {
         this.clock = clock;
     }
 
+    /**
+     * Before expiring: when the current snapshot's ancestry holds commits of a writer other than
+     * changeflow's changelog sink, records {@value ChangeFeedOptions#OTHER_WRITER_COMMITS_EXPIRED}
+     * {@code =true} on a table whose equality deletes carry rows, so the change feed does not trust
+     * carried rows once those commits are expired (F2).
+     */
+    private void markOtherWriters() {
+        Snapshot current = table.currentSnapshot();
+        if (current == null
+                || !Boolean.parseBoolean(
+                        table.properties()
+                                .getOrDefault(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "false"))
+                || Boolean.parseBoolean(
+                        table.properties()
+                                .getOrDefault(
+                                        ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "false"))) {
+            return;
+        }
+        if (new ChangelogLineage(table).hasOtherWriters(current)) {
+            table.updateProperties()
+                    .set(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "true")
+                    .commit();
+        }
+    }
+
     /** Starts an expiry of {@code table}'s snapshots. */
     public static Builder forTable(Table table) {
         return new Builder(table);
@@ -102,6 +130,7 @@ public final class ChangeFeedExpiry {
 
         Map<Long, Long> before = new HashMap<>();
         table.snapshots().forEach(s -> before.put(s.snapshotId(), s.sequenceNumber()));
+        markOtherWriters();
         AtomicLong deletedFiles = new AtomicLong();
         ExpireSnapshots expire =
                 table.expireSnapshots()
