@@ -293,7 +293,9 @@ public final class IngestCommand implements Callable<Integer> {
         }
         if (cfg.checkpointInterval.toMillis() < 10) {
             throw new IllegalArgumentException(
-                    "checkpoint-interval must be at least 10ms, got " + cfg.checkpointInterval);
+                    "checkpoint-interval must be at least 10ms, got "
+                            + cfg.checkpointInterval.toMillis()
+                            + "ms");
         }
         List<OptionLayer> tableFlags = new ArrayList<>();
         flag(tableFlags, "--keys", FlowOptions.KEYS, keys);

@@ -93,7 +93,7 @@ public final class RunCommand implements Callable<Integer> {
             pipeline = pipeline.refreshOnly(refresh);
         }
         if (fullRefresh != null) {
-            pipeline = pipeline.refreshOnly(fullRefresh);
+            pipeline = pipeline.refreshOnly(fullRefresh, "--full-refresh");
             pipeline.checkFullRefreshAllowed();
         }
         for (String w : pipeline.warnings()) {

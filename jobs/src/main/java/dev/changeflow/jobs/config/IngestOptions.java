@@ -84,13 +84,29 @@ public final class IngestOptions {
                     .add(NAME, OptionParsers.text(NAME.key()))
                     .add(FORMAT, FlowOptions.format(FORMAT.key()))
                     .add(NAMESPACE, OptionParsers.text(NAMESPACE.key()))
-                    .add(CHECKPOINT_INTERVAL, OptionParsers.duration(CHECKPOINT_INTERVAL.key()))
+                    .add(
+                            CHECKPOINT_INTERVAL,
+                            OptionParsers.parsing(
+                                    CHECKPOINT_INTERVAL.key(),
+                                    "a duration of at least 10ms (e.g. 5s, 500ms; a bare number is"
+                                            + " seconds)",
+                                    text ->
+                                            atLeast(
+                                                    text,
+                                                    CHECKPOINT_INTERVAL.key(),
+                                                    Duration.ofMillis(10),
+                                                    "10ms")))
                     .add(
                             CHECKPOINT_TIMEOUT,
                             OptionParsers.parsing(
                                     CHECKPOINT_TIMEOUT.key(),
                                     "a duration of at least 1s (e.g. 2min, 90s)",
-                                    text -> atLeastOneSecond(text, CHECKPOINT_TIMEOUT.key())))
+                                    text ->
+                                            atLeast(
+                                                    text,
+                                                    CHECKPOINT_TIMEOUT.key(),
+                                                    Duration.ofSeconds(1),
+                                                    "1s")))
                     .add(
                             PARALLELISM,
                             OptionParsers.intRange(
@@ -101,10 +117,10 @@ public final class IngestOptions {
                                     MAX_RECORD_BYTES.key(), 1, Integer.MAX_VALUE, "bytes"))
                     .build();
 
-    private static Duration atLeastOneSecond(String text, String key) {
+    private static Duration atLeast(String text, String key, Duration min, String minText) {
         Duration d = OptionParsers.duration(text, key);
-        if (d.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new IllegalArgumentException(key + " below 1s: " + text);
+        if (d.compareTo(min) < 0) {
+            throw new IllegalArgumentException(key + " below " + minText + ": " + text);
         }
         return d;
     }

@@ -3,6 +3,7 @@ package dev.changeflow.jobs.ingest;
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.AutoCdcException;
+import dev.changeflow.operators.AutoCdcPredicates;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
@@ -58,7 +59,8 @@ public final class IngestPlanner {
     public static IngestPlan plan(IngestConfig config, List<Path> inputs) throws IOException {
         if (config.flows.isEmpty()) {
             throw new IllegalArgumentException(
-                    "no flows: give a flows file (--flows) or --table/--keys flags");
+                    "no flows: the flows file has an empty 'flows:' list, or no flows file"
+                            + " (--flows) or --table/--keys flags were given");
         }
         Set<String> toSample = new LinkedHashSet<>();
         Set<String> names = new HashSet<>();
@@ -185,6 +187,8 @@ public final class IngestPlanner {
                             .tombstoneGcThreshold(f.tombstoneGcThreshold)
                             .applyBufferKeys(f.applyBufferKeys)
                             .build();
+            // a bad APPLY AS DELETE/TRUNCATE WHEN fails here, before any table is created
+            AutoCdcPredicates.validate(spec);
         }
         String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
         TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());

@@ -132,6 +132,14 @@ public final class SqlPipeline {
      *     records would have no flow in the job)
      */
     public SqlPipeline refreshOnly(List<String> names) {
+        return refreshOnly(names, "--refresh");
+    }
+
+    /**
+     * As {@link #refreshOnly(List)}; errors name {@code flag} ({@code --refresh} or {@code
+     * --full-refresh}), the option the user gave.
+     */
+    public SqlPipeline refreshOnly(List<String> names, String flag) {
         Map<String, String> byKey = new LinkedHashMap<>();
         tables.forEach(t -> byKey.put(t.toLowerCase(Locale.ROOT), t));
         java.util.Set<String> chosen = new java.util.HashSet<>();
@@ -142,7 +150,8 @@ public final class SqlPipeline {
             }
             if (!byKey.containsKey(k)) {
                 throw new IllegalArgumentException(
-                        "--refresh names "
+                        flag
+                                + " names "
                                 + n.trim()
                                 + ", which no CREATE STREAMING TABLE of the file declares (tables: "
                                 + String.join(", ", tables)
@@ -180,13 +189,15 @@ public final class SqlPipeline {
             if (!chosen.contains(other.toLowerCase(Locale.ROOT))
                     && distinct.stream().anyMatch(in -> in.path().equals(path))) {
                 throw new IllegalArgumentException(
-                        "--refresh "
+                        flag
+                                + " "
                                 + String.join(",", names)
                                 + ": read_files path "
                                 + path
                                 + " also feeds streaming table "
                                 + other
-                                + ", which is not refreshed; refresh them together (--refresh"
+                                + ", which is not refreshed; refresh them together ("
+                                + flag
                                 + " ...,"
                                 + other
                                 + ") or give each table a path of its own");

@@ -11,6 +11,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -69,6 +71,35 @@ class RunCommandTest {
                                 + "\n"
                                 + "Dry run: no table or state was written.\n");
         assertThat(warehouse).doesNotExist();
+    }
+
+    @Test
+    void aBadPredicateOrCheckpointIntervalFailsTheDryRunAndTheRunBeforeAnythingIsWritten()
+            throws Exception {
+        Path f = pipeline(PIPELINE.replace("status = \"gone\"", "status === 'gone'"));
+        Path warehouse = dir.resolve("warehouse");
+        for (String[] args :
+                List.of(
+                        new String[] {"--dry-run", "--warehouse", warehouse.toString()},
+                        new String[] {"--warehouse", warehouse.toString()})) {
+            List<String> all = new ArrayList<>(List.of(args));
+            all.add(f.toString());
+            assertThatThrownBy(() -> command(all.toArray(String[]::new)).call())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith(
+                            "flow 'orders': APPLY AS DELETE WHEN 'status === 'gone'' / APPLY AS"
+                                    + " TRUNCATE WHEN (none) is not a valid Flink SQL predicate over"
+                                    + " the columns [id, status");
+            assertThat(warehouse).doesNotExist();
+        }
+        Path zero = pipeline("SET checkpoint-interval = 0;\n" + PIPELINE);
+        assertThatThrownBy(() -> command("--dry-run", zero.toString()).call())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        zero
+                                + ":1:1: INVALID_OPTION: SET checkpoint-interval:"
+                                + " 'checkpoint-interval' = '0' is not a duration of at least 10ms"
+                                + " (e.g. 5s, 500ms; a bare number is seconds).");
     }
 
     @Test
@@ -156,6 +187,18 @@ class RunCommandTest {
                                 + " refresh them together (--refresh ...,orders) or give each table"
                                 + " a path of its own");
         assertThat(Main.execute("run", "--refresh", "nope", f.toString())).isEqualTo(2);
+        // the error names the option the user gave
+        assertThatThrownBy(
+                        () ->
+                                command("--dry-run", "--full-refresh", "audit", shared.toString())
+                                        .call())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--full-refresh audit: read_files path "
+                                + dir.resolve("in/cdc.jsonl")
+                                + " also feeds streaming table orders, which is not refreshed;"
+                                + " refresh them together (--full-refresh ...,orders) or give each"
+                                + " table a path of its own");
     }
 
     @Test

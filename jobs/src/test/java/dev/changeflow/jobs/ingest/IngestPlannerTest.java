@@ -38,6 +38,16 @@ class IngestPlannerTest {
     }
 
     @Test
+    void aFlowsFileWithAnEmptyFlowsListSaysSo() throws Exception {
+        IngestConfig cfg = FlowsFile.parse("name: shop\nflows: []\n", "f.yaml");
+        assertThatThrownBy(() -> IngestPlanner.plan(cfg, List.of()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "no flows: the flows file has an empty 'flows:' list, or no flows file"
+                                + " (--flows) or --table/--keys flags were given");
+    }
+
+    @Test
     void debeziumDefaultsSequenceToSourceLsnAndNamespaceToTheSchema() throws Exception {
         IngestConfig cfg = FlowsFile.parse("flows:\n  - table: items\n    keys: [id]\n", "f.yaml");
         IngestPlan plan = IngestPlanner.plan(cfg, List.of(capture()));

@@ -202,6 +202,7 @@ public final class CatalogSettings implements Serializable {
     }
 
     private CatalogLoader directLoader(Map<String, String> properties) {
+        requireUri(name, properties);
         Configuration conf = hadoopConf();
         if (!properties.containsKey(CatalogProperties.CATALOG_IMPL)) {
             String type = properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE).toLowerCase(Locale.ROOT);
@@ -307,6 +308,33 @@ public final class CatalogSettings implements Serializable {
             throw new IllegalArgumentException("catalog name must not be empty");
         }
         return name;
+    }
+
+    /** Catalog types that cannot work without {@code uri}, with what the URI points at. */
+    private static final Map<String, String> NEEDS_URI =
+            Map.of(
+                    "rest", "the REST catalog's base URL, e.g. http://host:8181",
+                    "jdbc", "a JDBC URL, e.g. jdbc:postgresql://host/db");
+
+    /**
+     * Fails before Iceberg does (its REST and JDBC catalogs throw a bare NullPointerException
+     * without a URI).
+     *
+     * @throws IllegalArgumentException naming the catalog, its type and what {@code uri} must be
+     */
+    static void requireUri(String name, Map<String, String> properties) {
+        String type = properties.get(CatalogOptions.TYPE.key());
+        String t = type == null ? "" : type.toLowerCase(Locale.ROOT);
+        if (NEEDS_URI.containsKey(t) && properties.get(CatalogOptions.URI.key()) == null) {
+            throw new IllegalArgumentException(
+                    "catalog '"
+                            + name
+                            + "': a "
+                            + t
+                            + " catalog needs 'uri' ("
+                            + NEEDS_URI.get(t)
+                            + "), e.g. --catalog uri=... or 'uri' in the flows file's catalog block");
+        }
     }
 
     private static Map<String, String> validate(String name, Map<String, String> properties) {

@@ -78,6 +78,19 @@ class CatalogSettingsTest {
     }
 
     @Test
+    void restAndJdbcCatalogsWithoutUriFailNamingItWhenOpened() {
+        assertThatThrownBy(() -> CatalogSettings.of("lake", Map.of("type", "rest")).open())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "catalog 'lake': a rest catalog needs 'uri' (the REST catalog's base URL, e.g."
+                                + " http://host:8181), e.g. --catalog uri=... or 'uri' in the flows"
+                                + " file's catalog block");
+        assertThatThrownBy(() -> CatalogSettings.of("lake", Map.of("type", "JDBC")).open())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("catalog 'lake': a jdbc catalog needs 'uri' (a JDBC URL");
+    }
+
+    @Test
     void hadoopPropertiesReachTheConfiguration() {
         CatalogSettings settings =
                 CatalogSettings.localHadoop(warehouse)
