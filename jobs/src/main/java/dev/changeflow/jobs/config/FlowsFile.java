@@ -9,6 +9,7 @@ import dev.changeflow.sources.kafka.KafkaInput;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
@@ -47,7 +48,12 @@ import java.util.TreeSet;
  * Unknown keys are errors (a typo must not be ignored); every error names the flow and the option.
  */
 public final class FlowsFile {
-    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+    /** Duplicate keys fail (YAML leaves them to the reader; the last one would silently win). */
+    private static final ObjectMapper YAML =
+            new ObjectMapper(
+                    YAMLFactory.builder()
+                            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                            .build());
 
     /** The blocks of the top level, besides the scalar {@link IngestOptions}. */
     private static final Set<String> TOP_BLOCKS = Set.of("catalog", "kafka", "flows");

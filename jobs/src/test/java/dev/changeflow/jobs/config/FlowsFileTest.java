@@ -188,6 +188,9 @@ class FlowsFileTest {
         assertThatThrownBy(() -> FlowsFile.parse("flows:\n  - table: [t\n", "x.yaml"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("x.yaml:2:14: not valid YAML: while parsing a flow sequence");
+        assertThatThrownBy(() -> FlowsFile.parse("name: a\nname: b\nflows: []\n", "x.yaml"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("x.yaml:2:5: not valid YAML: Duplicate field 'name'");
     }
 
     @Test
