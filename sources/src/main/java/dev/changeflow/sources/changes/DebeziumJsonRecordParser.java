@@ -39,6 +39,13 @@ import java.util.List;
  * per connector"). {@code source.txId} that is not an integer (Oracle's transaction ids) reads as
  * null, not as a {@code TYPE_MISMATCH}.
  *
+ * <p>MongoDB (A5 "MongoDB documents"): when {@code source.connector} is {@code mongodb}, an {@code
+ * after} / {@code before} given as a JSON string is read after the pass as the Extended JSON
+ * document it holds ({@link MongoDocument}); {@code source.collection} routes like {@code
+ * source.table} (with {@code source.db} as the schema), and a key-only delete takes {@code _id}
+ * from the record key's {@code id}. A string image of another connector, or a string that is not a
+ * document, is the record's structure error ({@code MALFORMED_JSON}).
+ *
  * <h2>Operations (A5, K2, K5), after routing</h2>
  *
  * {@code c}, {@code r}, {@code u} → upsert of {@code after} ({@code before} is not needed); {@code
