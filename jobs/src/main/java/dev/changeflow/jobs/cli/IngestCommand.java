@@ -7,8 +7,10 @@ import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.IngestOptions;
 import dev.changeflow.jobs.config.KafkaOptions;
 import dev.changeflow.jobs.ingest.ClusterIngest;
+import dev.changeflow.jobs.ingest.IngestJob;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.KafkaSampler;
 import dev.changeflow.jobs.ingest.LocalIngest;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
@@ -217,7 +219,18 @@ public final class IngestCommand implements Callable<Integer> {
             throw new IllegalArgumentException(
                     "no input: give change-record files or folders, or Kafka with --kafka-bootstrap HOST:PORT --topics a,b");
         }
-        IngestPlan plan = IngestPlanner.plan(cfg, inputs);
+        IngestPlan plan =
+                cfg.kafka == null
+                        ? IngestPlanner.plan(cfg, inputs)
+                        : IngestPlanner.plan(
+                                cfg,
+                                inputs,
+                                KafkaSampler.firstRecords(
+                                        cfg.kafka.validate(),
+                                        cfg.kafka.groupId != null
+                                                ? cfg.kafka.groupId
+                                                : IngestJob.defaultGroupId(cfg),
+                                        KafkaSampler.DEFAULT_TIMEOUT));
         LocalIngest.Options o = new LocalIngest.Options();
         o.warehouse = local.warehouse;
         o.fromScratch = local.fromScratch;

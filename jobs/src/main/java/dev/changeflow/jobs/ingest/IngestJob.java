@@ -108,7 +108,12 @@ public final class IngestJob {
 
     /** The consumer group of a job whose Kafka input names none: {@code changeflow-<job name>}. */
     public static String defaultGroupId(IngestPlan plan) {
-        return "changeflow-" + (plan.config.name == null ? "ingest" : plan.config.name);
+        return defaultGroupId(plan.config);
+    }
+
+    /** The consumer group of a job of {@code config} whose Kafka input names none. */
+    public static String defaultGroupId(dev.changeflow.jobs.config.IngestConfig config) {
+        return "changeflow-" + (config.name == null ? "ingest" : config.name);
     }
 
     /**

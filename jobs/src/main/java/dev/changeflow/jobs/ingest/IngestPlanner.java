@@ -57,6 +57,27 @@ public final class IngestPlanner {
      * @throws dev.changeflow.operators.AutoCdcException when a definition breaks an A1 rule
      */
     public static IngestPlan plan(IngestConfig config, List<Path> inputs) throws IOException {
+        return plan(config, inputs, null);
+    }
+
+    /**
+     * Plans a job whose input is Kafka: as {@link #plan(IngestConfig, List)}, with the first
+     * records of the subscribed partitions ({@link KafkaSampler#firstRecords}) sampled in place of
+     * input files (A5): their {@code source.connector} chooses each flow's default sequence (none
+     * sampled for a flow: {@code source.lsn}, as before) and they give the columns of flows without
+     * a declared schema. The namespace is not taken from them ({@code namespace}, else {@value
+     * #DEFAULT_NAMESPACE}, as before).
+     *
+     * @param inputs files or folders (with {@code kafkaSample} null), else ignored
+     * @param kafkaSample the Kafka records to sample, or null to sample {@code inputs}
+     * @throws IllegalArgumentException when a flow has no declared schema and no sample record
+     * @throws dev.changeflow.operators.AutoCdcException when a definition breaks an A1 rule
+     */
+    public static IngestPlan plan(
+            IngestConfig config,
+            List<Path> inputs,
+            @javax.annotation.Nullable List<SchemaSampler.KafkaSample> kafkaSample)
+            throws IOException {
         if (config.flows.isEmpty()) {
             throw new IllegalArgumentException(
                     "no flows: the flows file has an empty 'flows:' list, or no flows file"
@@ -86,14 +107,19 @@ public final class IngestPlanner {
         }
         Map<String, RowType> sampled = Map.of();
         SchemaSampler.Result sample = null;
-        if (!toSample.isEmpty() || config.namespace == null) {
+        if (kafkaSample != null) {
+            if (!toSample.isEmpty()) {
+                sample = SchemaSampler.sampleKafka(kafkaSample, format(config.format), toSample);
+                sampled = sample.types();
+            }
+        } else if (!toSample.isEmpty() || config.namespace == null) {
             sample = SchemaSampler.sample(inputs, format(config.format), toSample);
             sampled = sample.types();
         }
         String namespace = config.namespace;
         if (namespace == null) {
             namespace =
-                    sample != null && sample.namespace() != null
+                    kafkaSample == null && sample != null && sample.namespace() != null
                             ? sample.namespace()
                             : DEFAULT_NAMESPACE;
         }
@@ -112,7 +138,11 @@ public final class IngestPlanner {
                                     + "': no record of table '"
                                     + f.table
                                     + "' found in "
-                                    + inputs
+                                    + (kafkaSample != null
+                                            ? "the first records of the Kafka topics ("
+                                                    + kafkaSample.size()
+                                                    + " sampled)"
+                                            : inputs)
                                     + " to infer its columns; declare them with 'schema: \"col TYPE, ...\"'");
                 }
             }

@@ -39,6 +39,13 @@ import java.util.List;
  * per connector"). {@code source.txId} that is not an integer (Oracle's transaction ids) reads as
  * null, not as a {@code TYPE_MISMATCH}.
  *
+ * <p>MongoDB (A5 "MongoDB documents"): when {@code source.connector} is {@code mongodb}, an {@code
+ * after} / {@code before} given as a JSON string is read after the pass as the Extended JSON
+ * document it holds ({@link MongoDocument}); {@code source.collection} routes like {@code
+ * source.table} (with {@code source.db} as the schema), and a key-only delete takes {@code _id}
+ * from the record key's {@code id}. A string image of another connector, or a string that is not a
+ * document, is the record's structure error ({@code MALFORMED_JSON}).
+ *
  * <h2>Operations (A5, K2, K5), after routing</h2>
  *
  * {@code c}, {@code r}, {@code u} → upsert of {@code after} ({@code before} is not needed); {@code
@@ -94,6 +101,15 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
     /** {@code source.connector}, or null. */
     @Nullable private String connector;
 
+    /** {@code source.collection} (MongoDB), or null. */
+    @Nullable private String collection;
+
+    /** {@code after} / {@code before} when a JSON string (MongoDB's document), else null. */
+    @Nullable private String afterText, beforeText;
+
+    /** {@link #beforeText} as plain JSON ({@link MongoDocument}), or null. */
+    @Nullable private byte[] beforeDoc;
+
     /** {@code source.txId} when it is not an integer (it reads as null), for messages. */
     @Nullable private String txIdText;
 
@@ -121,6 +137,9 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
         envelopeSeen = false;
         metaError = null;
         connector = null;
+        collection = null;
+        afterText = beforeText = null;
+        beforeDoc = null;
         txIdText = null;
         current = null;
         Arrays.fill(meta, null);
@@ -132,6 +151,9 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
             }
             scan(p, level);
             RecordForm.checkEnd(p);
+        }
+        if (afterText != null || beforeText != null) {
+            readDocumentStrings();
         }
         return form.tombstone(envelopeSeen) ? Parsed.TOMBSTONE : Parsed.RECORD;
     }
@@ -149,6 +171,8 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                         beforeStart = (int) p.currentTokenLocation().getByteOffset();
                         p.skipChildren();
                         beforeEnd = (int) p.currentLocation().getByteOffset();
+                    } else if (v == JsonToken.VALUE_STRING) {
+                        beforeText = p.getText(); // MongoDB; read after the pass
                     } else if (v != JsonToken.VALUE_NULL) {
                         form.wrongKind(p, v, "envelope member 'before'", "an object");
                     }
@@ -159,6 +183,8 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                         image.clear(form.buf());
                         image.readObject(p, 0);
                         imagePresent = true;
+                    } else if (v == JsonToken.VALUE_STRING) {
+                        afterText = p.getText(); // MongoDB; read after the pass
                     } else if (v != JsonToken.VALUE_NULL) {
                         form.wrongKind(p, v, "envelope member 'after'", "an object");
                     }
@@ -211,9 +237,58 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                 readMeta(p, v, i);
             } else if (v == JsonToken.VALUE_STRING && n.equals("connector")) {
                 connector = interner.text(p);
+            } else if (v == JsonToken.VALUE_STRING && n.equals("collection")) {
+                collection = interner.text(p);
             } else {
                 p.skipChildren();
             }
+        }
+    }
+
+    /**
+     * Reads {@code after} / {@code before} given as JSON strings (A5 "MongoDB documents"): for
+     * {@code source.connector = mongodb} the Extended JSON document in the string becomes the image
+     * ({@link MongoDocument}); for any other connector, or a string that is not a document, the
+     * record's structure error ({@code MALFORMED_JSON}) names the member.
+     */
+    private void readDocumentStrings() throws IOException {
+        if (!MongoDocument.isMongo(connector)) {
+            if (form.structureError == null) {
+                form.structureError =
+                        "envelope member '"
+                                + (afterText != null ? "after" : "before")
+                                + "' is a string, not an object (a string document is read only"
+                                + " for source.connector 'mongodb'; this record's connector is "
+                                + (connector == null ? "not named" : "'" + connector + "'")
+                                + ")";
+            }
+            return;
+        }
+        try {
+            if (afterText != null) {
+                byte[] doc =
+                        MongoDocument.toPlainJson(
+                                afterText, "envelope member 'after' (MongoDB document)", true);
+                image.clear(doc);
+                try (JsonParser p = factory.createParser(doc)) {
+                    p.nextToken();
+                    image.readObject(p, 0);
+                }
+                imagePresent = true;
+            }
+            if (beforeText != null) {
+                beforeDoc =
+                        MongoDocument.toPlainJson(
+                                beforeText, "envelope member 'before' (MongoDB document)", true);
+                beforeStart = 0;
+                beforeEnd = beforeDoc.length;
+            }
+        } catch (MongoDocument.Malformed e) {
+            if (form.structureError == null) {
+                form.structureError = e.getMessage();
+            }
+            imagePresent = false;
+            beforeStart = beforeEnd = -1;
         }
     }
 
@@ -554,7 +629,7 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
 
     /** Reads the {@code before} image (kept as a byte range during the pass). */
     private JsonFields before() throws IOException {
-        byte[] buf = form.buf();
+        byte[] buf = beforeDoc != null ? beforeDoc : form.buf();
         before.clear(buf);
         try (JsonParser p = factory.createParser(buf, beforeStart, beforeEnd - beforeStart)) {
             p.nextToken();
@@ -608,7 +683,45 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                 k.readObject(p, s);
             }
         }
+        if (MongoDocument.isMongo(connector)) {
+            int id = k.indexOf("id");
+            if (id >= 0 && k.indexOf("_id") < 0 && k.kinds[id] == JsonFields.STRING) {
+                mongoKey(k, k.texts[id]);
+                keySchema = null; // it describes the string, not the _id's type
+            }
+        }
         return rows.keyOnlyDelete(plan, this, k, keySchema);
+    }
+
+    /**
+     * Refills {@code k} with {@code _id} from a MongoDB record key {@code {"id": text}} (A5): the
+     * text is the {@code _id} in Extended JSON ({@code "{\"$oid\": \"5f...\"}"}, {@code "1004"},
+     * {@code "\"abc\""}), read by {@link MongoDocument}; text that is not JSON is the id itself.
+     */
+    private void mongoKey(JsonFields k, String text) throws IOException {
+        byte[] value;
+        try {
+            value = MongoDocument.toPlainJson(text, "record key member 'id'", false);
+        } catch (MongoDocument.Malformed e) {
+            value = quote(text);
+        }
+        byte[] doc = new byte[value.length + 8];
+        byte[] head = "{\"_id\":".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        System.arraycopy(head, 0, doc, 0, head.length);
+        System.arraycopy(value, 0, doc, head.length, value.length);
+        doc[head.length + value.length] = '}';
+        k.clear(doc);
+        try (JsonParser p = factory.createParser(doc, 0, head.length + value.length + 1)) {
+            p.nextToken();
+            k.readObject(p, 0);
+        }
+    }
+
+    /** {@code text} as a JSON string literal. */
+    private static byte[] quote(String text) {
+        StringBuilder b = new StringBuilder(text.length() + 2).append('"');
+        com.fasterxml.jackson.core.io.CharTypes.appendQuoted(b, text);
+        return b.append('"').toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     @Override
@@ -624,16 +737,23 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
         }
     }
 
+    /** {@code source.schema}; for a MongoDB record without one, {@code source.db} (A5). */
     @Override
     @Nullable
     String sourceSchema() {
-        return (String) meta[DebeziumMetadata.I_SCHEMA];
+        Object schema = meta[DebeziumMetadata.I_SCHEMA];
+        if (schema == null && collection != null && meta[DebeziumMetadata.I_TABLE] == null) {
+            return (String) meta[DebeziumMetadata.I_DB];
+        }
+        return (String) schema;
     }
 
+    /** {@code source.table}, else {@code source.collection} (MongoDB, A5). */
     @Override
     @Nullable
     String sourceTable() {
-        return (String) meta[DebeziumMetadata.I_TABLE];
+        Object table = meta[DebeziumMetadata.I_TABLE];
+        return table != null ? (String) table : collection;
     }
 
     @Override

@@ -189,6 +189,9 @@ public final class SchemaSampler {
                     try {
                         sampleRecord(
                                 record,
+                                RecordForm.RECORD,
+                                null,
+                                null,
                                 parser,
                                 router,
                                 names,
@@ -239,8 +242,78 @@ public final class SchemaSampler {
         return true;
     }
 
+    /** A Kafka record to sample: its topic, key (null = none) and value (null = tombstone). */
+    @PublicEvolving
+    public record KafkaSample(String topic, @Nullable byte[] key, @Nullable byte[] value) {}
+
+    /**
+     * Samples Kafka records as {@link #sampleFlinkPaths} samples file lines (same routing, types,
+     * connectors and namespace; A5 "Default sequence per connector"): each value is read as a Kafka
+     * value of its topic, with its key; tombstones and values that do not parse are skipped.
+     *
+     * @param records in the order to sample (the first record of a table names its connector)
+     * @param tables the source names of the flows to sample
+     */
+    public static Result sampleKafka(
+            List<KafkaSample> records, ChangeRecordFormat format, Collection<String> tables)
+            throws IOException {
+        Set<String> wanted = new LinkedHashSet<>(tables);
+        List<String> names = new ArrayList<>(wanted);
+        FlowRouter.Builder routes = FlowRouter.builder();
+        for (String name : names) {
+            routes.add(name, List.of(name));
+        }
+        FlowRouter router = routes.build();
+        ChangeRecordParser parser =
+                ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
+        Map<String, RowType> fromSchema = new LinkedHashMap<>();
+        Map<String, Inferred> inferred = new LinkedHashMap<>();
+        Map<String, String> connectors = new LinkedHashMap<>();
+        String[] namespace = {null};
+        long read = 0;
+        for (KafkaSample r : records) {
+            read++;
+            if (r.value() == null || RecordForm.notJson(r.value()) != null) {
+                continue;
+            }
+            try {
+                sampleRecord(
+                        r.value(),
+                        RecordForm.VALUE,
+                        r.topic(),
+                        r.key() != null && r.key().length > 0 ? r.key() : null,
+                        parser,
+                        router,
+                        names,
+                        fromSchema,
+                        inferred,
+                        connectors,
+                        namespace);
+            } catch (JsonProcessingException e) {
+                continue; // the decoder quarantines it
+            }
+        }
+        Map<String, RowType> result = new LinkedHashMap<>();
+        for (String t : wanted) {
+            if (fromSchema.containsKey(t)) {
+                result.put(t, fromSchema.get(t));
+            } else if (inferred.containsKey(t)) {
+                result.put(t, (RowType) inferred.get(t).toLogicalType());
+            }
+        }
+        LOG.info(
+                "Sampled {} Kafka records; tables found: {}; connectors: {}",
+                read,
+                result.keySet(),
+                connectors);
+        return new Result(result, connectors, namespace[0], read);
+    }
+
     private static void sampleRecord(
             byte[] record,
+            int level,
+            @Nullable String topic,
+            @Nullable byte[] key,
             ChangeRecordParser parser,
             FlowRouter router,
             List<String> names,
@@ -249,7 +322,7 @@ public final class SchemaSampler {
             Map<String, String> connectors,
             String[] namespace)
             throws IOException {
-        if (parser.parse(record, RecordForm.RECORD, null, null) != ChangeRecordParser.Parsed.RECORD
+        if (parser.parse(record, level, topic, key) != ChangeRecordParser.Parsed.RECORD
                 || parser.form.structureError != null) {
             return; // a tombstone, or a record the decoder quarantines before routing
         }

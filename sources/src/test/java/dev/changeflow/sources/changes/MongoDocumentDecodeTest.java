@@ -1,0 +1,278 @@
+package dev.changeflow.sources.changes;
+
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.types.RowKind;
+import org.junit.jupiter.api.Test;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Debezium's MongoDB envelope (semantics.md A5 "MongoDB documents"): {@code after} / {@code before}
+ * are JSON strings holding an Extended JSON document, the key is {@code {"id": "<_id as Extended
+ * JSON>"}}, records name {@code source.collection} (not {@code table}). Captures shaped like the
+ * connector's documented output (Debezium 2.x/3.x, {@code capture.mode} {@code
+ * change_streams_update_full}: updates carry the full {@code after} and an {@code
+ * updateDescription}).
+ */
+class MongoDocumentDecodeTest {
+    private static final String COLUMNS =
+            "_id BIGINT, first_name STRING, balance DECIMAL(10, 2), created TIMESTAMP(3), ref STRING";
+
+    private final Collected out = new Collected();
+
+    private static DecoderFlow.Builder customers() {
+        return DecoderFlow.builder(
+                        "customers",
+                        ChangeRecordFormat.DEBEZIUM_JSON,
+                        SchemaSampler.parseColumns(COLUMNS))
+                .sourceNames("inventory.customers")
+                .keys("_id")
+                .sequenceBy("source.ord")
+                .connector("mongodb");
+    }
+
+    /** A Debezium MongoDB change event as a capture line (no topic: routed by its source). */
+    private static String event(
+            long id, String op, String after, String before, String extra, int ord) {
+        return "{\"key\":{\"id\":\""
+                + id
+                + "\"},\"value\":{\"before\":"
+                + before
+                + ",\"after\":"
+                + after
+                + extra
+                + ",\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"mongodb\","
+                + "\"name\":\"fulfillment\",\"ts_ms\":1558965508000,\"snapshot\":\"false\","
+                + "\"db\":\"inventory\",\"sequence\":null,\"rs\":\"rs0\","
+                + "\"collection\":\"customers\",\"ord\":"
+                + ord
+                + ",\"lsid\":null,\"txnNumber\":null,\"wallTime\":1558965508123},\"op\":\""
+                + op
+                + "\",\"ts_ms\":1558965515240}}";
+    }
+
+    /** A JSON string literal holding {@code doc}. */
+    private static String str(String doc) {
+        return "\"" + doc.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    private static final String DOC_1004 =
+            "{\"_id\": {\"$numberLong\": \"1004\"}, \"first_name\": \"Anne\","
+                    + " \"balance\": {\"$numberDecimal\": \"12.30\"},"
+                    + " \"created\": {\"$date\": 1558965508123},"
+                    + " \"ref\": {\"$oid\": \"596e275826f08b2730779e1f\"}}";
+
+    private static final String DOC_1004_UPDATED =
+            "{\"_id\": {\"$numberLong\": \"1004\"}, \"first_name\": \"Anne Marie\","
+                    + " \"balance\": {\"$numberDecimal\": \"-0.05\"},"
+                    + " \"created\": {\"$date\": {\"$numberLong\": \"1558965508123\"}},"
+                    + " \"ref\": {\"$oid\": \"596e275826f08b2730779e1f\"}}";
+
+    private void decode(ChangeRecordDecoder d, String line) {
+        d.decode(line.getBytes(StandardCharsets.UTF_8), "mongo.jsonl", null, 1, 0L, out);
+    }
+
+    /** Data columns, the 12 metadata columns of {@link #event}, then {@code _source_ord}. */
+    private static GenericRowData row(RowKind kind, String op, int ord, Object... data) {
+        GenericRowData r = new GenericRowData(kind, 5 + 12 + 1);
+        for (int i = 0; i < data.length; i++) {
+            r.setField(i, data[i]);
+        }
+        Object[] meta = {
+            StringData.fromString(op),
+            1558965515240L,
+            null,
+            1558965508000L,
+            null,
+            StringData.fromString("false"),
+            StringData.fromString("inventory"),
+            null,
+            null,
+            null,
+            null,
+            null,
+            (long) ord
+        };
+        for (int i = 0; i < meta.length; i++) {
+            r.setField(5 + i, meta[i]);
+        }
+        return r;
+    }
+
+    private static Object[] anne(String name, String balance) {
+        return new Object[] {
+            1004L,
+            StringData.fromString(name),
+            DecimalData.fromBigDecimal(new BigDecimal(balance), 10, 2),
+            TimestampData.fromEpochMillis(1558965508123L),
+            StringData.fromString("596e275826f08b2730779e1f")
+        };
+    }
+
+    @Test
+    void insertUpdateDeleteAndTombstoneGiveExactRows() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
+        decode(d, event(1004, "c", str(DOC_1004), "null", "", 29));
+        decode(
+                d,
+                event(
+                        1004,
+                        "u",
+                        str(DOC_1004_UPDATED),
+                        "null",
+                        ",\"updateDescription\":{\"removedFields\":null,"
+                                + "\"updatedFields\":"
+                                + str("{\"first_name\": \"Anne Marie\"}")
+                                + ",\"truncatedArrays\":null}",
+                        30));
+        // delete: after null, before null (no pre-images): key columns from the record key
+        decode(d, event(1004, "d", "null", "null", ",\"updateDescription\":null", 31));
+        // the tombstone that follows a delete: nothing
+        decode(d, "{\"key\":{\"id\":\"1004\"},\"value\":null}");
+        assertThat(out.quarantined).isEmpty();
+        assertThat(out.changes)
+                .containsExactly(
+                        row(RowKind.INSERT, "c", 29, anne("Anne", "12.30")),
+                        row(RowKind.INSERT, "u", 30, anne("Anne Marie", "-0.05")),
+                        row(RowKind.DELETE, "d", 31, 1004L, null, null, null, null));
+    }
+
+    @Test
+    void deleteWithPreImageReadsTheBeforeString() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
+        decode(d, event(1004, "d", "null", str(DOC_1004), "", 31));
+        assertThat(out.quarantined).isEmpty();
+        assertThat(out.changes)
+                .containsExactly(row(RowKind.DELETE, "d", 31, anne("Anne", "12.30")));
+    }
+
+    @Test
+    void objectIdKeyOfAKeyOnlyDelete() {
+        DecoderFlow flow =
+                DecoderFlow.builder(
+                                "products",
+                                ChangeRecordFormat.DEBEZIUM_JSON,
+                                SchemaSampler.parseColumns("_id STRING, name STRING"))
+                        .sourceNames("products")
+                        .keys("_id")
+                        .sequenceBy("source.ord")
+                        .connector("mongodb")
+                        .build();
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(flow));
+        String line =
+                event(0, "d", "null", "null", "", 7)
+                        .replace(
+                                "{\"id\":\"0\"}",
+                                "{\"id\":" + str("{\"$oid\": \"596e275826f08b2730779e1f\"}") + "}")
+                        .replace("customers", "products");
+        decode(d, line);
+        assertThat(out.quarantined).isEmpty();
+        assertThat(out.changes).hasSize(1);
+        RowData r = out.changes.get(0);
+        assertThat(r.getRowKind()).isEqualTo(RowKind.DELETE);
+        assertThat(r.getString(0).toString()).isEqualTo("596e275826f08b2730779e1f");
+        assertThat(r.isNullAt(1)).isTrue();
+    }
+
+    @Test
+    void routesBySourceCollection() {
+        DecoderFlow orders =
+                DecoderFlow.builder(
+                                "orders",
+                                ChangeRecordFormat.DEBEZIUM_JSON,
+                                SchemaSampler.parseColumns(COLUMNS))
+                        .sourceNames("orders")
+                        .keys("_id")
+                        .sequenceBy("source.ord")
+                        .connector("mongodb")
+                        .build();
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build(), orders));
+        decode(d, event(1004, "c", str(DOC_1004), "null", "", 29)); // inventory.customers
+        decode(
+                d,
+                event(1004, "c", str(DOC_1004), "null", "", 30)
+                        .replace("\"collection\":\"customers\"", "\"collection\":\"orders\""));
+        assertThat(out.quarantined).isEmpty();
+        assertThat(out.changeFlows).containsExactly(0, 1);
+    }
+
+    @Test
+    void aStringAfterOfAnotherConnectorIsMalformed() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
+        decode(
+                d,
+                event(1004, "c", str(DOC_1004), "null", "", 29)
+                        .replace("\"connector\":\"mongodb\"", "\"connector\":\"mysql\""));
+        assertThat(out.changes).isEmpty();
+        assertThat(out.quarantined).hasSize(1);
+        RowData q = out.quarantined.get(0);
+        assertThat(q.getString(5).toString()).isEqualTo("MALFORMED_JSON");
+        assertThat(q.getString(6).toString())
+                .isEqualTo(
+                        "envelope member 'after' is a string, not an object (a string document is"
+                                + " read only for source.connector 'mongodb'; this record's"
+                                + " connector is 'mysql')");
+    }
+
+    @Test
+    void aMongoStringThatIsNotADocumentIsMalformed() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
+        decode(d, event(1004, "c", str("{\"_id\": 1004, \"first_name\": "), "null", "", 29));
+        decode(d, event(1004, "c", str("[1, 2]"), "null", "", 30));
+        decode(d, event(1004, "c", str("{\"_id\": {\"$numberLong\": \"x1\"}}"), "null", "", 31));
+        assertThat(out.changes).isEmpty();
+        assertThat(out.quarantined)
+                .extracting(q -> q.getString(5).toString())
+                .containsExactly("MALFORMED_JSON", "MALFORMED_JSON", "MALFORMED_JSON");
+        assertThat(out.quarantined)
+                .extracting(q -> q.getString(6).toString())
+                .satisfiesExactly(
+                        m ->
+                                assertThat(m)
+                                        .startsWith(
+                                                "envelope member 'after' (MongoDB document) is a"
+                                                        + " string that is not a MongoDB Extended"
+                                                        + " JSON document: Unexpected end-of-input"),
+                        m ->
+                                assertThat(m)
+                                        .isEqualTo(
+                                                "envelope member 'after' (MongoDB document) is a"
+                                                        + " string holding array, not a MongoDB"
+                                                        + " document (an object)"),
+                        m ->
+                                assertThat(m)
+                                        .isEqualTo(
+                                                "envelope member 'after' (MongoDB document):"
+                                                        + " $numberLong \"x1\" is not an integer"));
+    }
+
+    @Test
+    void extendedJsonDateFormsAndIntegers() throws Exception {
+        String iso =
+                "{\"_id\": 5, \"first_name\": null, \"balance\": {\"$numberDecimal\": \"1E+1\"},"
+                        + " \"created\": {\"$date\": \"2019-05-27T13:58:28.123Z\"},"
+                        + " \"ref\": \"plain\"}";
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
+        decode(d, event(5, "r", str(iso), "null", "", 1));
+        assertThat(out.quarantined).isEmpty();
+        assertThat(out.changes)
+                .containsExactly(
+                        row(
+                                RowKind.INSERT,
+                                "r",
+                                1,
+                                5L,
+                                null,
+                                DecimalData.fromBigDecimal(new BigDecimal("10.00"), 10, 2),
+                                TimestampData.fromEpochMillis(1558965508123L),
+                                StringData.fromString("plain")));
+    }
+}
