@@ -2,7 +2,6 @@ package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.operators.AutoCdcException;
-import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.changes.ChangeRecordException;
@@ -26,11 +25,9 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -168,7 +165,7 @@ public final class LocalIngest {
      */
     private static Summary run(IngestPlan plan, LocalInput input, Options o) throws Exception {
         List<String> added = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
+        SchemaChangeRepeats repeats = new SchemaChangeRepeats();
         for (int changes = 0; ; changes++) {
             try {
                 Summary s = runOnce(plan, input, o, o.fromScratch && changes == 0);
@@ -181,34 +178,9 @@ public final class LocalIngest {
                     throw e;
                 }
                 SchemaChangeException c = change.get();
-                String key =
-                        c.flowId()
-                                + "|"
-                                + c.source()
-                                + "|"
-                                + c.partition()
-                                + "|"
-                                + c.offset()
-                                + "|"
-                                + SchemaChangeException.describe(c.newColumns())
-                                + "|"
-                                + SchemaChangeException.describe(c.widenedColumns());
-                if (!seen.add(key)) {
-                    ChangeRecordException loop =
-                            new ChangeRecordException(
-                                    QuarantineReason.SCHEMA_CHANGED,
-                                    c.flowId(),
-                                    c.source(),
-                                    c.partition(),
-                                    c.offset(),
-                                    "the same schema change came back after the tables were evolved for it"
-                                            + " (on-schema-change: add-columns, "
-                                            + (added.isEmpty()
-                                                    ? "no columns added"
-                                                    : "evolved: " + String.join("; ", added))
-                                            + "): the job made no progress past this record, stopping"
-                                            + " instead of looping. Check that the flow's plan takes the"
-                                            + " table's columns, or use on-schema-change: quarantine");
+                try {
+                    repeats.check(c, added);
+                } catch (ChangeRecordException loop) {
                     loop.addSuppressed(e);
                     throw loop;
                 }
