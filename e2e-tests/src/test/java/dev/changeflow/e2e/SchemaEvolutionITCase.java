@@ -16,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 import static dev.changeflow.e2e.BadInputITCase.ev;
@@ -178,5 +179,144 @@ class SchemaEvolutionITCase {
         assertThat(items.schema().findField("v").type()).isEqualTo(Types.LongType.get());
         assertThat(TableRows.toCsvLines(items))
                 .containsExactly("1,a,3000000000", "2,b,20", "3,c,3");
+    }
+
+    private static final String ITEMS_FLOWS =
+            String.join(
+                    "\n",
+                    "name: items",
+                    "namespace: shop",
+                    "flows:",
+                    "  - table: items",
+                    "    keys: [id]",
+                    "    on-schema-change: add-columns");
+
+    private static String change(String op, String before, String after, long lsn) {
+        return ev(op, after, src(lsn)).replace("\"before\":null", "\"before\":" + before);
+    }
+
+    /** ids 1, 2 with (id, name); then id 3 and an update of id 1 with a DOUBLE price. */
+    private static List<String> pricesAppear() {
+        return List.of(
+                ev("c", "{\"id\":1,\"name\":\"apple\"}", src(100)),
+                ev("c", "{\"id\":2,\"name\":\"pear\"}", src(200)),
+                ev("c", "{\"id\":3,\"name\":\"plum\",\"price\":1.5}", src(300)),
+                change(
+                        "u",
+                        "{\"id\":1,\"name\":\"apple\"}",
+                        "{\"id\":1,\"name\":\"apple\",\"price\":2.25}",
+                        400));
+    }
+
+    /** A second new column, stock, with price; then a delete of id 3. */
+    private static List<String> stockAppears() {
+        return List.of(
+                ev("c", "{\"id\":4,\"name\":\"fig\",\"price\":3,\"stock\":7}", src(500)),
+                change(
+                        "u",
+                        "{\"id\":2,\"name\":\"pear\"}",
+                        "{\"id\":2,\"name\":\"pear\",\"price\":0.5,\"stock\":1}",
+                        600),
+                change("d", "{\"id\":3,\"name\":\"plum\",\"price\":1.5}", "null", 700));
+    }
+
+    private static List<String> columns(Catalog cat) {
+        return cat.loadTable(TableIdentifier.of("shop", "items")).schema().columns().stream()
+                .map(Types.NestedField::name)
+                .toList();
+    }
+
+    /**
+     * A column added by a later run goes after the columns earlier runs added (A7), where the saved
+     * state rows have them: the run resumes from its state, and so does the one after it.
+     */
+    @Test
+    void aSecondAddedColumnGoesLastAndLaterRunsResumeFromTheState() throws Exception {
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Path warehouse = tmp.resolve("warehouse");
+        Files.write(input.resolve("a1.jsonl"), pricesAppear());
+        LocalIngest.Summary first =
+                LocalIngest.run(
+                        IngestPlanner.plan(
+                                FlowsFile.parse(ITEMS_FLOWS, "flows.yaml"), List.of(input)),
+                        List.of(input),
+                        KeysCasesITCase.quiet(warehouse));
+        assertThat(first.quarantined).isZero();
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        assertThat(columns(cat)).containsExactly("id", "name", "price");
+
+        Files.write(input.resolve("a2.jsonl"), stockAppears());
+        LocalIngest.Summary second =
+                LocalIngest.run(
+                        IngestPlanner.plan(
+                                FlowsFile.parse(ITEMS_FLOWS, "flows.yaml"), List.of(input)),
+                        List.of(input),
+                        KeysCasesITCase.quiet(warehouse));
+        assertThat(second.addedColumns).containsExactly("shop.items: + stock BIGINT");
+        assertThat(second.quarantined).isZero();
+        assertThat(columns(cat)).containsExactly("id", "name", "price", "stock");
+        Table items = cat.loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,apple,2.25,", "2,pear,0.5,1", "4,fig,3.0,7");
+
+        // the state saved by run 2 reads back: an update of a row stored before stock was added
+        Files.write(
+                input.resolve("a3.jsonl"),
+                List.of(
+                        change(
+                                "u",
+                                "{\"id\":1,\"name\":\"apple\",\"price\":2.25}",
+                                "{\"id\":1,\"name\":\"apple\",\"price\":2.5,\"stock\":9}",
+                                800)));
+        LocalIngest.Summary third =
+                LocalIngest.run(
+                        IngestPlanner.plan(
+                                FlowsFile.parse(ITEMS_FLOWS, "flows.yaml"), List.of(input)),
+                        List.of(input),
+                        KeysCasesITCase.quiet(warehouse));
+        assertThat(third.addedColumns).isEmpty();
+        assertThat(third.applied).isEqualTo(1);
+        items.refresh();
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,apple,2.5,9", "2,pear,0.5,1", "4,fig,3.0,7");
+    }
+
+    /**
+     * {@code --from-scratch} drops the tables and the state once, at the start of the launch: the
+     * restarts after each schema change resume, and both new columns stay, in the order they came.
+     */
+    @Test
+    void fromScratchWithTwoSchemaChangesDropsTheTablesOnceAndResumesAfterEachChange()
+            throws Exception {
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Path warehouse = tmp.resolve("warehouse");
+        Files.write(input.resolve("p1.jsonl"), pricesAppear().subList(0, 2));
+        LocalIngest.run(
+                IngestPlanner.plan(FlowsFile.parse(ITEMS_FLOWS, "flows.yaml"), List.of(input)),
+                List.of(input),
+                KeysCasesITCase.quiet(warehouse));
+
+        // both changes in one file: the order files are read in is not fixed, the lines' is
+        List<String> changes = new ArrayList<>(pricesAppear().subList(2, 4));
+        changes.addAll(stockAppears());
+        Files.write(input.resolve("p2.jsonl"), changes);
+        LocalIngest.Options o = KeysCasesITCase.quiet(warehouse);
+        o.fromScratch = true;
+        LocalIngest.Summary s =
+                LocalIngest.run(
+                        IngestPlanner.plan(
+                                FlowsFile.parse(ITEMS_FLOWS, "flows.yaml"),
+                                List.of(input.resolve("p1.jsonl"))),
+                        List.of(input),
+                        o);
+        assertThat(s.addedColumns)
+                .containsExactly("shop.items: + price DOUBLE", "shop.items: + stock BIGINT");
+        assertThat(s.quarantined).isZero();
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        assertThat(columns(cat)).containsExactly("id", "name", "price", "stock");
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items"))))
+                .containsExactly("1,apple,2.25,", "2,pear,0.5,1", "4,fig,3.0,7");
     }
 }

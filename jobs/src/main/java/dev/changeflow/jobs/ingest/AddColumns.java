@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.ingest;
 
+import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.changes.ChangeRecordException;
@@ -14,11 +15,13 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@code on-schema-change = add-columns} (semantics.md A5) on the launcher's side: after the job
@@ -114,8 +117,7 @@ final class AddColumns {
                 StreamingTables.widenColumns(table, widen.get(f));
             }
             List<String> added =
-                    StreamingTables.addColumns(
-                            table, e.newColumns(), f.decoder.dataType().getFieldNames());
+                    StreamingTables.addColumns(table, e.newColumns(), dataColumns(table, f));
             if (!added.isEmpty()) {
                 changes.add(0, "+ " + String.join(", ", added));
             }
@@ -124,6 +126,28 @@ final class AddColumns {
             }
         }
         return done;
+    }
+
+    /**
+     * The data columns {@code table} holds now (A7): the flow's own, then every column of the table
+     * that is neither a metadata column of the flow nor SCD type 2's {@code __START_AT} / {@code
+     * __END_AT} — so columns an earlier schema change added count as data columns even when {@code
+     * f} comes from a plan made before that change, and a new column goes after them, where the
+     * next plan (which follows the table's column order) and the saved state rows expect it.
+     */
+    static List<String> dataColumns(Table table, IngestPlan.Flow f) {
+        List<String> data = new ArrayList<>(f.decoder.dataType().getFieldNames());
+        Set<String> metadata = f.decoder.metadataColumns();
+        for (Types.NestedField c : table.schema().columns()) {
+            String n = c.name();
+            if (!data.contains(n)
+                    && !metadata.contains(n)
+                    && !n.equals(AutoCdcSpec.START_AT)
+                    && !n.equals(AutoCdcSpec.END_AT)) {
+                data.add(n);
+            }
+        }
+        return data;
     }
 
     /**

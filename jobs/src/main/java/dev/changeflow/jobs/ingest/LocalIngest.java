@@ -4,6 +4,7 @@ import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
+import dev.changeflow.sources.changes.ChangeRecordException;
 import dev.changeflow.sources.changes.SchemaChangeException;
 import dev.changeflow.sources.kafka.KafkaInput;
 
@@ -154,12 +155,20 @@ public final class LocalIngest {
      * tables ({@link AddColumns}) and runs again from the last checkpoint with the wider plan
      * ({@link IngestPlanner#withAddedColumns}); the summary is the last run's, with the added
      * columns listed in {@link Summary#addedColumns}.
+     *
+     * <p>{@link Options#fromScratch} drops the tables and state once, before the first run of the
+     * launch; the runs after a schema change resume from the last checkpoint (A7).
+     *
+     * @throws ChangeRecordException SCHEMA_CHANGED when the same schema change (same record
+     *     position, same columns) comes back after the tables were evolved for it: the job made no
+     *     progress, and running again would loop
      */
     private static Summary run(IngestPlan plan, LocalInput input, Options o) throws Exception {
         List<String> added = new ArrayList<>();
+        SchemaChangeRepeats repeats = new SchemaChangeRepeats();
         for (int changes = 0; ; changes++) {
             try {
-                Summary s = runOnce(plan, input, o);
+                Summary s = runOnce(plan, input, o, o.fromScratch && changes == 0);
                 s.addedColumns.addAll(added);
                 return s;
             } catch (Exception e) {
@@ -168,10 +177,20 @@ public final class LocalIngest {
                 if (change.isEmpty() || changes >= MAX_SCHEMA_CHANGES_PER_RUN) {
                     throw e;
                 }
+                SchemaChangeException c = change.get();
+                try {
+                    repeats.check(c, added);
+                } catch (ChangeRecordException loop) {
+                    loop.addSuppressed(e);
+                    throw loop;
+                }
                 Catalog cat = catalog(plan, o.warehouse).open();
                 try {
                     boolean hasState = latestState(checkpointRoot(plan, o)).isPresent();
-                    List<String> done = AddColumns.apply(cat, plan, change.get(), hasState);
+                    // the plan this run used: with the columns earlier changes added, so the
+                    // state's row width and the new columns' place are judged against it
+                    IngestPlan current = IngestPlanner.withAddedColumns(plan, cat, hasState);
+                    List<String> done = AddColumns.apply(cat, current, c, hasState);
                     if (done.isEmpty()) {
                         // the tables have the columns already, yet the plan did not take them
                         // (e.g. a field named like a metadata column): running again would loop
@@ -203,7 +222,13 @@ public final class LocalIngest {
      */
     static final int MAX_SCHEMA_CHANGES_PER_RUN = 100;
 
-    private static Summary runOnce(IngestPlan plan, LocalInput input, Options o) throws Exception {
+    /**
+     * One run of the job.
+     *
+     * @param fromScratch drop the tables and the saved state first (only the launch's first run)
+     */
+    private static Summary runOnce(
+            IngestPlan plan, LocalInput input, Options o, boolean fromScratch) throws Exception {
         long t0 = System.nanoTime();
         Summary summary = new Summary();
         CatalogSettings catalog = catalog(plan, o.warehouse);
@@ -211,7 +236,7 @@ public final class LocalIngest {
         Catalog cat = catalog.open();
         LocalJobState state = checkpoints.lockJobState(plan.config.name);
         try {
-            if (o.fromScratch) {
+            if (fromScratch) {
                 for (IngestPlan.Flow f : plan.flows) {
                     StreamingTables.dropIfExists(cat, f.target);
                 }
