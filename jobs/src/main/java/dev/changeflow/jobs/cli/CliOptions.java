@@ -1,9 +1,19 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.operators.options.OptionParsers;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
+
+import org.apache.iceberg.Table;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import javax.annotation.Nullable;
+
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Map;
 
 /**
  * The picocli options several commands repeat, declared once as {@link Mixin}s: the same names,
@@ -46,5 +56,68 @@ public final class CliOptions {
                 names = "--from-scratch",
                 description = "Drop the target tables and the saved state first.")
         public boolean fromScratch;
+    }
+
+    /**
+     * The catalog a command opens: the local Hadoop catalog in {@code warehouse}, or, when {@code
+     * --catalog KEY=VALUE} properties are given, the catalog they describe (checked by {@link
+     * CatalogOptions}).
+     *
+     * @param name the catalog's name in the job
+     * @throws IllegalArgumentException naming the {@code --catalog} property that is wrong
+     */
+    static CatalogSettings catalogSettings(
+            Path warehouse, @Nullable Map<String, String> catalog, String name) {
+        return catalog == null || catalog.isEmpty()
+                ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                : CatalogSettings.of(name, CatalogOptions.fromFlags("--catalog", catalog));
+    }
+
+    /**
+     * The snapshot-expiry options of {@code expire} and {@code maintain --expire}: {@code
+     * --older-than}, {@code --retain-last}, {@code --consumer-expiry} (F7).
+     */
+    public static final class Expiry {
+        @Option(
+                names = "--older-than",
+                paramLabel = "AGE|TIME",
+                description =
+                        "Expire snapshots committed before now minus AGE (e.g. 5d, 12h, 30m, PT90M) or before TIME "
+                                + "(yyyy-MM-dd[ HH:mm:ss], UTC, or an ISO instant). Default: the table's history.expire.max-snapshot-age-ms (5 days).")
+        String olderThan;
+
+        @Option(
+                names = "--retain-last",
+                paramLabel = "N",
+                description =
+                        "Always keep the last N snapshots. Default: the table's history.expire.min-snapshots-to-keep (1).")
+        Integer retainLast;
+
+        @Option(
+                names = "--consumer-expiry",
+                paramLabel = "AGE",
+                defaultValue = "7d",
+                description =
+                        "Consumers not updated for AGE are reported and ignored. Default: ${DEFAULT-VALUE}.")
+        String consumerExpiry;
+
+        /**
+         * The expiry of {@code table} these options describe.
+         *
+         * @throws IllegalArgumentException naming the option whose value does not parse
+         */
+        ChangeFeedExpiry.Builder expiry(Table table, Instant now) {
+            ChangeFeedExpiry.Builder expiry =
+                    ChangeFeedExpiry.forTable(table)
+                            .consumerExpiry(
+                                    OptionParsers.duration(consumerExpiry, "--consumer-expiry"));
+            if (olderThan != null) {
+                expiry.olderThan(ExpireCommand.instant(olderThan, now));
+            }
+            if (retainLast != null) {
+                expiry.retainLast(retainLast);
+            }
+            return expiry;
+        }
     }
 }

@@ -1,7 +1,6 @@
 package dev.changeflow.jobs.cli;
 
 import dev.changeflow.operators.options.OptionParsers;
-import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
@@ -45,28 +44,7 @@ public final class ExpireCommand implements Callable<Integer> {
             description = "namespace.table, e.g. public.pgbench_accounts")
     String table;
 
-    @Option(
-            names = "--older-than",
-            paramLabel = "AGE|TIME",
-            description =
-                    "Expire snapshots committed before now minus AGE (e.g. 5d, 12h, 30m, PT90M) or before TIME "
-                            + "(yyyy-MM-dd[ HH:mm:ss], UTC, or an ISO instant). Default: the table's history.expire.max-snapshot-age-ms (5 days).")
-    String olderThan;
-
-    @Option(
-            names = "--retain-last",
-            paramLabel = "N",
-            description =
-                    "Always keep the last N snapshots. Default: the table's history.expire.min-snapshots-to-keep (1).")
-    Integer retainLast;
-
-    @Option(
-            names = "--consumer-expiry",
-            paramLabel = "AGE",
-            defaultValue = "7d",
-            description =
-                    "Consumers not updated for AGE are reported and ignored. Default: ${DEFAULT-VALUE}.")
-    String consumerExpiry;
+    @Mixin CliOptions.Expiry options;
 
     @Mixin CliOptions.Warehouse local;
 
@@ -79,10 +57,7 @@ public final class ExpireCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         CatalogSettings settings =
-                catalog == null || catalog.isEmpty()
-                        ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
-                        : CatalogSettings.of(
-                                "changeflow", CatalogOptions.fromFlags("--catalog", catalog));
+                CliOptions.catalogSettings(local.warehouse, catalog, "changeflow");
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
         if (!cat.tableExists(id)) {
@@ -90,18 +65,7 @@ public final class ExpireCommand implements Callable<Integer> {
                     "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
         }
         Table t = cat.loadTable(id);
-        Instant now = Instant.now();
-        ChangeFeedExpiry.Builder expiry =
-                ChangeFeedExpiry.forTable(t)
-                        .consumerExpiry(
-                                OptionParsers.duration(consumerExpiry, "--consumer-expiry"));
-        if (olderThan != null) {
-            expiry.olderThan(instant(olderThan, now));
-        }
-        if (retainLast != null) {
-            expiry.retainLast(retainLast);
-        }
-        System.out.println(expiry.execute().describe());
+        System.out.println(options.expiry(t, Instant.now()).execute().describe());
         return 0;
     }
 

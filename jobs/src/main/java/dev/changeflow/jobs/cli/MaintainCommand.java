@@ -3,7 +3,6 @@ package dev.changeflow.jobs.cli;
 import dev.changeflow.jobs.maintain.OrphanFileRemoval;
 import dev.changeflow.jobs.maintain.TableCompaction;
 import dev.changeflow.operators.options.OptionParsers;
-import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 
@@ -85,26 +84,8 @@ public final class MaintainCommand implements Callable<Integer> {
                             + " ${DEFAULT-VALUE}.")
     String orphanMinAge;
 
-    @Option(
-            names = "--older-than",
-            paramLabel = "AGE|TIME",
-            description = "With --expire: as for `changeflow expire --older-than`.")
-    String olderThan;
-
-    @Option(
-            names = "--retain-last",
-            paramLabel = "N",
-            description = "With --expire: as for `changeflow expire --retain-last`.")
-    Integer retainLast;
-
-    @Option(
-            names = "--consumer-expiry",
-            paramLabel = "AGE",
-            defaultValue = "7d",
-            description =
-                    "With --expire: consumers not updated for AGE are ignored. Default:"
-                            + " ${DEFAULT-VALUE}.")
-    String consumerExpiry;
+    /** With {@code --expire}: as for {@code changeflow expire}. */
+    @Mixin CliOptions.Expiry expiryOptions;
 
     @Mixin CliOptions.Warehouse local;
 
@@ -119,10 +100,7 @@ public final class MaintainCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         CatalogSettings settings =
-                catalog == null || catalog.isEmpty()
-                        ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
-                        : CatalogSettings.of(
-                                "changeflow", CatalogOptions.fromFlags("--catalog", catalog));
+                CliOptions.catalogSettings(local.warehouse, catalog, "changeflow");
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
         if (!cat.tableExists(id)) {
@@ -141,17 +119,7 @@ public final class MaintainCommand implements Callable<Integer> {
         }
         if (expire || all) {
             t.refresh();
-            ChangeFeedExpiry.Builder expiry =
-                    ChangeFeedExpiry.forTable(t)
-                            .consumerExpiry(
-                                    OptionParsers.duration(consumerExpiry, "--consumer-expiry"));
-            if (olderThan != null) {
-                expiry.olderThan(ExpireCommand.instant(olderThan, Instant.now()));
-            }
-            if (retainLast != null) {
-                expiry.retainLast(retainLast);
-            }
-            out.println(expiry.execute().describe());
+            out.println(expiryOptions.expiry(t, Instant.now()).execute().describe());
         }
         if (orphans || all) {
             t.refresh();

@@ -1,6 +1,5 @@
 package dev.changeflow.jobs.cli;
 
-import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.CdfException;
@@ -73,11 +72,7 @@ public final class SqlCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        CatalogSettings settings =
-                catalog == null || catalog.isEmpty()
-                        ? CatalogSettings.localHadoop(local.warehouse.toAbsolutePath())
-                        : CatalogSettings.of(
-                                CATALOG, CatalogOptions.fromFlags("--catalog", catalog));
+        CatalogSettings settings = CliOptions.catalogSettings(local.warehouse, catalog, CATALOG);
         TableEnvironment tEnv =
                 TableEnvironment.create(
                         streaming

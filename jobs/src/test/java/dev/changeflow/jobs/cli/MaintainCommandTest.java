@@ -89,7 +89,8 @@ class MaintainCommandTest {
     private MaintainCommand command(String table) {
         MaintainCommand c = new MaintainCommand();
         c.table = table;
-        c.consumerExpiry = "7d";
+        c.expiryOptions = new CliOptions.Expiry();
+        c.expiryOptions.consumerExpiry = "7d";
         c.orphanMinAge = "3d";
         c.local = new CliOptions.Warehouse();
         c.local.warehouse = warehouse;

@@ -157,21 +157,9 @@ public final class SchemaSampler {
     public static Result sampleFlinkPaths(
             List<Path> paths, ChangeRecordFormat format, Collection<String> tables, long maxLines)
             throws IOException {
-        Set<String> wanted = new LinkedHashSet<>(tables);
-        List<String> names = new ArrayList<>(wanted);
-        FlowRouter.Builder routes = FlowRouter.builder();
-        for (String name : names) {
-            routes.add(name, List.of(name));
-        }
-        FlowRouter router = routes.build();
-        ChangeRecordParser parser =
-                ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
-        Map<String, RowType> fromSchema = new LinkedHashMap<>();
-        Map<String, Inferred> inferred = new LinkedHashMap<>();
-        Map<String, String> connectors = new LinkedHashMap<>();
-        String[] namespace = {null};
+        Sampling sampling = new Sampling(format, tables);
         // with no table wanted, read until the namespace is known (the first Debezium record)
-        boolean wantNamespace = format == ChangeRecordFormat.DEBEZIUM_JSON && wanted.isEmpty();
+        boolean wantNamespace = format == ChangeRecordFormat.DEBEZIUM_JSON && tables.isEmpty();
         long lines = 0;
         files:
         for (Path file : listFiles(paths)) {
@@ -182,29 +170,9 @@ public final class SchemaSampler {
                 String line;
                 while (lines < maxLines && (line = r.readLine()) != null) {
                     lines++;
-                    byte[] record = line.getBytes(StandardCharsets.UTF_8);
-                    if (RecordForm.notJson(record) != null) {
-                        continue;
-                    }
-                    try {
-                        sampleRecord(
-                                record,
-                                RecordForm.RECORD,
-                                null,
-                                null,
-                                parser,
-                                router,
-                                names,
-                                fromSchema,
-                                inferred,
-                                connectors,
-                                namespace);
-                    } catch (JsonProcessingException e) {
-                        continue; // malformed lines do not describe a schema; the decoder
-                        // quarantines them
-                    }
-                    if (allSeen(wanted, fromSchema, inferred)
-                            && (!wantNamespace || namespace[0] != null)) {
+                    sampling.sample(
+                            line.getBytes(StandardCharsets.UTF_8), RecordForm.RECORD, null, null);
+                    if (sampling.allSeen() && (!wantNamespace || sampling.namespace != null)) {
                         break files;
                     }
                 }
@@ -216,30 +184,13 @@ public final class SchemaSampler {
                         e.toString());
             }
         }
-        Map<String, RowType> result = new LinkedHashMap<>();
-        for (String t : wanted) {
-            if (fromSchema.containsKey(t)) {
-                result.put(t, fromSchema.get(t));
-            } else if (inferred.containsKey(t)) {
-                result.put(t, (RowType) inferred.get(t).toLogicalType());
-            }
-        }
+        Result result = sampling.result(lines);
         LOG.info(
                 "Sampled {} lines; tables found: {}; namespace: {}",
                 lines,
-                result.keySet(),
-                namespace[0]);
-        return new Result(result, connectors, namespace[0], lines);
-    }
-
-    private static boolean allSeen(
-            Set<String> wanted, Map<String, RowType> a, Map<String, Inferred> b) {
-        for (String w : wanted) {
-            if (!a.containsKey(w) && !b.containsKey(w)) {
-                return false;
-            }
-        }
-        return true;
+                result.types().keySet(),
+                result.namespace());
+        return result;
     }
 
     /** A Kafka record to sample: its topic, key (null = none) and value (null = tombstone). */
@@ -257,101 +208,123 @@ public final class SchemaSampler {
     public static Result sampleKafka(
             List<KafkaSample> records, ChangeRecordFormat format, Collection<String> tables)
             throws IOException {
-        Set<String> wanted = new LinkedHashSet<>(tables);
-        List<String> names = new ArrayList<>(wanted);
-        FlowRouter.Builder routes = FlowRouter.builder();
-        for (String name : names) {
-            routes.add(name, List.of(name));
-        }
-        FlowRouter router = routes.build();
-        ChangeRecordParser parser =
-                ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
-        Map<String, RowType> fromSchema = new LinkedHashMap<>();
-        Map<String, Inferred> inferred = new LinkedHashMap<>();
-        Map<String, String> connectors = new LinkedHashMap<>();
-        String[] namespace = {null};
+        Sampling sampling = new Sampling(format, tables);
         long read = 0;
         for (KafkaSample r : records) {
             read++;
-            if (r.value() == null || RecordForm.notJson(r.value()) != null) {
-                continue;
-            }
-            try {
-                sampleRecord(
+            if (r.value() != null) {
+                sampling.sample(
                         r.value(),
                         RecordForm.VALUE,
                         r.topic(),
-                        r.key() != null && r.key().length > 0 ? r.key() : null,
-                        parser,
-                        router,
-                        names,
-                        fromSchema,
-                        inferred,
-                        connectors,
-                        namespace);
-            } catch (JsonProcessingException e) {
-                continue; // the decoder quarantines it
+                        r.key() != null && r.key().length > 0 ? r.key() : null);
             }
         }
-        Map<String, RowType> result = new LinkedHashMap<>();
-        for (String t : wanted) {
-            if (fromSchema.containsKey(t)) {
-                result.put(t, fromSchema.get(t));
-            } else if (inferred.containsKey(t)) {
-                result.put(t, (RowType) inferred.get(t).toLogicalType());
-            }
-        }
+        Result result = sampling.result(read);
         LOG.info(
                 "Sampled {} Kafka records; tables found: {}; connectors: {}",
                 read,
-                result.keySet(),
-                connectors);
-        return new Result(result, connectors, namespace[0], read);
+                result.types().keySet(),
+                result.connectors());
+        return result;
     }
 
-    private static void sampleRecord(
-            byte[] record,
-            int level,
-            @Nullable String topic,
-            @Nullable byte[] key,
-            ChangeRecordParser parser,
-            FlowRouter router,
-            List<String> names,
-            Map<String, RowType> fromSchema,
-            Map<String, Inferred> inferred,
-            Map<String, String> connectors,
-            String[] namespace)
-            throws IOException {
-        if (parser.parse(record, level, topic, key) != ChangeRecordParser.Parsed.RECORD
-                || parser.form.structureError != null) {
-            return; // a tombstone, or a record the decoder quarantines before routing
+    /**
+     * What one sampling pass has learnt so far: the decoder's own parser and routing (one route per
+     * wanted table name), the types from a Kafka Connect schema or inferred from the values, the
+     * connector per table, and the namespace of the first Debezium record.
+     */
+    private static final class Sampling {
+        private final Set<String> wanted;
+        private final List<String> names;
+        private final FlowRouter router;
+        private final ChangeRecordParser parser;
+        private final Map<String, RowType> fromSchema = new LinkedHashMap<>();
+        private final Map<String, Inferred> inferred = new LinkedHashMap<>();
+        private final Map<String, String> connectors = new LinkedHashMap<>();
+        @Nullable private String namespace;
+
+        Sampling(ChangeRecordFormat format, Collection<String> tables) {
+            this.wanted = new LinkedHashSet<>(tables);
+            this.names = new ArrayList<>(wanted);
+            FlowRouter.Builder routes = FlowRouter.builder();
+            for (String name : names) {
+                routes.add(name, List.of(name));
+            }
+            this.router = routes.build();
+            this.parser = ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
         }
-        if (namespace[0] == null) {
-            namespace[0] = parser.namespace();
+
+        boolean allSeen() {
+            for (String w : wanted) {
+                if (!fromSchema.containsKey(w) && !inferred.containsKey(w)) {
+                    return false;
+                }
+            }
+            return true;
         }
-        int route = router.route(parser.topic(), parser.sourceSchema(), parser.sourceTable());
-        if (route == FlowRouter.NONE) {
-            return;
+
+        /**
+         * Learns from one record; records that are not JSON or do not parse are skipped (they do
+         * not describe a schema; the decoder quarantines them).
+         */
+        void sample(byte[] record, int level, @Nullable String topic, @Nullable byte[] key)
+                throws IOException {
+            if (RecordForm.notJson(record) != null) {
+                return;
+            }
+            try {
+                learn(record, level, topic, key);
+            } catch (JsonProcessingException e) {
+                // skipped: the decoder quarantines it
+            }
         }
-        String name = names.get(route);
-        if (parser.connector() != null) {
-            connectors.putIfAbsent(name, parser.connector());
+
+        private void learn(byte[] record, int level, @Nullable String topic, @Nullable byte[] key)
+                throws IOException {
+            if (parser.parse(record, level, topic, key) != ChangeRecordParser.Parsed.RECORD
+                    || parser.form.structureError != null) {
+                return; // a tombstone, or a record the decoder quarantines before routing
+            }
+            if (namespace == null) {
+                namespace = parser.namespace();
+            }
+            int route = router.route(parser.topic(), parser.sourceSchema(), parser.sourceTable());
+            if (route == FlowRouter.NONE) {
+                return;
+            }
+            String name = names.get(route);
+            if (parser.connector() != null) {
+                connectors.putIfAbsent(name, parser.connector());
+            }
+            if (fromSchema.containsKey(name)) {
+                return;
+            }
+            JsonFields image = parser.sampleImage();
+            if (image == null) {
+                return;
+            }
+            ConnectSchema imageSchema = parser.imageSchema(parser.sampleImageName());
+            if (imageSchema != null && "struct".equals(imageSchema.type)) {
+                fromSchema.put(name, imageSchema.toRowType(true));
+                inferred.remove(name);
+                return;
+            }
+            inferred.computeIfAbsent(name, k -> new Inferred(Inferred.ROW))
+                    .mergeObject(image, parser.factory);
         }
-        if (fromSchema.containsKey(name)) {
-            return;
+
+        Result result(long read) {
+            Map<String, RowType> types = new LinkedHashMap<>();
+            for (String t : wanted) {
+                if (fromSchema.containsKey(t)) {
+                    types.put(t, fromSchema.get(t));
+                } else if (inferred.containsKey(t)) {
+                    types.put(t, (RowType) inferred.get(t).toLogicalType());
+                }
+            }
+            return new Result(types, connectors, namespace, read);
         }
-        JsonFields image = parser.sampleImage();
-        if (image == null) {
-            return;
-        }
-        ConnectSchema imageSchema = parser.imageSchema(parser.sampleImageName());
-        if (imageSchema != null && "struct".equals(imageSchema.type)) {
-            fromSchema.put(name, imageSchema.toRowType(true));
-            inferred.remove(name);
-            return;
-        }
-        inferred.computeIfAbsent(name, k -> new Inferred(Inferred.ROW))
-                .mergeObject(image, parser.factory);
     }
 
     private static BufferedReader open(Path file) throws IOException {
