@@ -40,7 +40,8 @@ import java.util.stream.Collectors;
  * {@code "}, CR or LF, or are empty; booleans {@code t}/{@code f}; timestamps {@code yyyy-MM-dd
  * HH:mm:ss[.ffffff]} with trailing fractional zeros trimmed ({@code 2026-11-30 03:17:21.882801},
  * {@code 2026-11-30 03:17:21.5}, {@code 2026-11-30 03:17:21}); {@code timestamptz} in UTC with
- * {@code +00}; binary as {@code \x} + lower-case hex.
+ * {@code +00}; binary as {@code \x} + lower-case hex; structs as PostgreSQL composites {@code
+ * (v1,v2)} and lists as PostgreSQL arrays {@code {v1,v2}} (then CSV-quoted, as they hold commas).
  */
 @PublicEvolving
 public final class TableRows {
@@ -175,13 +176,22 @@ public final class TableRows {
         return line.toString();
     }
 
-    /** One value as PostgreSQL's CSV output prints it; null → empty string. */
+    /**
+     * One value as PostgreSQL's CSV output prints it; null → empty string. A struct (for example
+     * the {@code __START_AT} of a multi-column SEQUENCE BY) prints as PostgreSQL prints a composite
+     * value, {@code (v1,v2)}, a list as PostgreSQL prints an array, {@code {v1,v2}}.
+     */
     public static String formatValue(Object value) {
         if (value == null) {
             return "";
         }
+        return quote(text(value));
+    }
+
+    /** The value in PostgreSQL's text output, before CSV quoting. */
+    private static String text(Object value) {
         if (value instanceof CharSequence) {
-            return quote(value.toString());
+            return value.toString();
         }
         if (value instanceof Boolean) {
             return ((Boolean) value) ? "t" : "f";
@@ -212,7 +222,58 @@ public final class TableRows {
         if (value instanceof byte[]) {
             return hex((byte[]) value);
         }
-        return quote(value.toString());
+        if (value instanceof StructLike) {
+            StructLike struct = (StructLike) value;
+            StringBuilder b = new StringBuilder("(");
+            for (int i = 0; i < struct.size(); i++) {
+                if (i > 0) {
+                    b.append(',');
+                }
+                Object field = struct.get(i, Object.class);
+                if (field != null) {
+                    b.append(element(text(field), "(),", false));
+                }
+            }
+            return b.append(')').toString();
+        }
+        if (value instanceof List) {
+            StringBuilder b = new StringBuilder("{");
+            List<?> list = (List<?>) value;
+            for (int i = 0; i < list.size(); i++) {
+                if (i > 0) {
+                    b.append(',');
+                }
+                Object element = list.get(i);
+                b.append(element == null ? "NULL" : element(text(element), "{},", true));
+            }
+            return b.append('}').toString();
+        }
+        return value.toString();
+    }
+
+    /**
+     * A field of a composite or an element of an array as PostgreSQL writes it: in double quotes
+     * (with {@code "} and {@code \} escaped) when empty, when it holds a delimiter, a quote, a
+     * backslash or white space, or (arrays) when it reads {@code NULL}.
+     */
+    private static String element(String t, String delimiters, boolean array) {
+        boolean needs = t.isEmpty() || (array && t.equalsIgnoreCase("NULL"));
+        for (int i = 0; i < t.length() && !needs; i++) {
+            char c = t.charAt(i);
+            needs =
+                    delimiters.indexOf(c) >= 0
+                            || c == '"'
+                            || c == '\\'
+                            || Character.isWhitespace(c);
+        }
+        if (!needs) {
+            return t;
+        }
+        String escaped =
+                array
+                        ? t.replace("\\", "\\\\").replace("\"", "\\\"")
+                        : t.replace("\"", "\"\"").replace("\\", "\\\\");
+        return '"' + escaped + '"';
     }
 
     private static String time(LocalTime t) {

@@ -514,16 +514,16 @@ class StreamingTableSinkTest {
         Table table = catalog.loadTable(id);
         assertThat(linesAtVersion(table, 3))
                 .containsExactly(
-                        "1,a,\"Record(bin.1, 5)\",\"Record(bin.2, 1)\"",
-                        "1,b,\"Record(bin.2, 1)\",",
-                        "2,x,\"Record(bin.1, 5)\",\"Record(bin.2, 7)\"",
-                        "3,p,\"Record(bin.1, 5)\",\"Record(bin.2, 7)\"");
+                        "1,a,\"(bin.1,5)\",\"(bin.2,1)\"",
+                        "1,b,\"(bin.2,1)\",",
+                        "2,x,\"(bin.1,5)\",\"(bin.2,7)\"",
+                        "3,p,\"(bin.1,5)\",\"(bin.2,7)\"");
         assertThat(linesAtVersion(table, 2))
                 .containsExactly(
-                        "1,a,\"Record(bin.1, 5)\",\"Record(bin.2, 1)\"",
-                        "1,b,\"Record(bin.2, 1)\",",
-                        "2,x,\"Record(bin.1, 5)\",",
-                        "3,p,\"Record(bin.1, 5)\",\"Record(bin.2, 7)\"");
+                        "1,a,\"(bin.1,5)\",\"(bin.2,1)\"",
+                        "1,b,\"(bin.2,1)\",",
+                        "2,x,\"(bin.1,5)\",",
+                        "3,p,\"(bin.1,5)\",\"(bin.2,7)\"");
         assertThat(summaryOf(table, 2))
                 .containsEntry("added-equality-deletes", "1")
                 .containsEntry("added-position-deletes", "1");

@@ -10,6 +10,8 @@ import java.nio.ByteBuffer;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.Arrays;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -36,6 +38,26 @@ class TableRowsTest {
         r.setField("delta", null);
         assertThat(TableRows.toCsvLine(r)).isEqualTo("4,,2026-11-30 03:17:21.88,");
         assertThat(TableRows.header(HISTORY)).isEqualTo("tid,delta,mtime,filler");
+    }
+
+    @Test
+    void structsPrintAsPostgresCompositesAndListsAsArrays() {
+        Schema period =
+                new Schema(
+                        Types.NestedField.required(1, "lsn", Types.LongType.get()),
+                        Types.NestedField.optional(2, "file", Types.StringType.get()));
+        GenericRecord start = GenericRecord.create(period);
+        start.setField("lsn", 5L);
+        start.setField("file", "bin.1");
+        assertThat(TableRows.formatValue(start)).isEqualTo("\"(5,bin.1)\"");
+        start.setField("file", null);
+        assertThat(TableRows.formatValue(start)).isEqualTo("\"(5,)\"");
+        start.setField("file", "a \"b\",c");
+        // composite field quoted by PostgreSQL's rules, then the whole value by CSV's
+        assertThat(TableRows.formatValue(start)).isEqualTo("\"(5,\"\"a \"\"\"\"b\"\"\"\",c\"\")\"");
+        assertThat(TableRows.formatValue(Arrays.asList("x", null, "", "NULL", "y z")))
+                .isEqualTo("\"{x,NULL,\"\"\"\",\"\"NULL\"\",\"\"y z\"\"}\"");
+        assertThat(TableRows.formatValue(List.of(1, 2))).isEqualTo("\"{1,2}\"");
     }
 
     @Test
