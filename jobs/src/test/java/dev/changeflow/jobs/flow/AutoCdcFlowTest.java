@@ -86,6 +86,99 @@ class AutoCdcFlowTest {
         assertThat(reasons).containsExactly("MALFORMED_JSON");
     }
 
+    /** A Debezium MongoDB change event as a capture line ({@code after} a JSON string or null). */
+    private static String mongo(long id, String op, String after, String extra, int ord) {
+        return "{\"key\":{\"id\":\""
+                + id
+                + "\"},\"value\":{\"before\":null,\"after\":"
+                + after
+                + extra
+                + ",\"source\":{\"connector\":\"mongodb\",\"db\":\"inventory\","
+                + "\"collection\":\"customers\",\"ord\":"
+                + ord
+                + "},\"op\":\""
+                + op
+                + "\",\"ts_ms\":1}}";
+    }
+
+    private static String str(String doc) {
+        return "\"" + doc.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    private static String updated(String fields, String removed) {
+        return ",\"updateDescription\":{\"removedFields\":"
+                + removed
+                + ",\"updatedFields\":"
+                + str(fields)
+                + ",\"truncatedArrays\":null}";
+    }
+
+    /**
+     * MongoDB updates without full documents (A5 "MongoDB partial updates") through the whole flow:
+     * the changed fields take their values, removed ones null, the others keep the stored value —
+     * SCD type 1 and 2; a partial update of a key without a stored row is quarantined.
+     */
+    @Test
+    void mongoPartialUpdatesKeepTheUntouchedColumnsInScd1AndScd2() throws Exception {
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        String doc =
+                "{\"_id\": {\"$numberLong\": \"1004\"}, \"name\": \"Anne\","
+                        + " \"balance\": {\"$numberDecimal\": \"12.30\"}, \"ref\": \"r1\"}";
+        List<String> lines =
+                List.of(
+                        mongo(1004, "c", str(doc), "", 1),
+                        mongo(
+                                1004,
+                                "u",
+                                "null",
+                                updated("{\"name\": \"Anne Marie\"}", "[\"ref\"]"),
+                                2),
+                        mongo(
+                                1004,
+                                "u",
+                                "null",
+                                updated("{\"balance\": {\"$numberDecimal\": \"7.10\"}}", "null"),
+                                3),
+                        mongo(1006, "u", "null", updated("{\"name\": \"Nobody\"}", "null"), 4));
+        for (ScdType type : List.of(ScdType.TYPE_1, ScdType.TYPE_2)) {
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+            String target = type == ScdType.TYPE_1 ? "shop.customers" : "shop.customers_history";
+            AutoCdcFlow.forStream(env.fromData(lines))
+                    .sourceTable("customers")
+                    .keys("_id")
+                    .sequenceBy("source.ord")
+                    .schema("_id BIGINT, name STRING, balance DECIMAL(10, 2), ref STRING")
+                    .storedAs(type)
+                    .catalog(catalog)
+                    .into(target);
+            env.execute("mongo partial updates " + type);
+        }
+        Catalog cat = catalog.open();
+        List<String> scd1 = new ArrayList<>();
+        for (Record r : TableRows.read(cat.loadTable(TableIdentifier.parse("shop.customers")))) {
+            scd1.add(TableRows.toCsvLine(r));
+        }
+        assertThat(scd1).containsExactly("1004,Anne Marie,7.10,");
+        Table history = cat.loadTable(TableIdentifier.parse("shop.customers_history"));
+        List<Record> rows = TableRows.read(history);
+        TableRows.sortByIdentifierFields(history.schema(), rows);
+        List<String> scd2 = new ArrayList<>();
+        for (Record r : rows) {
+            scd2.add(TableRows.toCsvLine(r));
+        }
+        assertThat(scd2)
+                .containsExactly(
+                        "1004,Anne,12.30,r1,1,2",
+                        "1004,Anne Marie,12.30,,2,3",
+                        "1004,Anne Marie,7.10,,3,");
+        List<String> reasons = new ArrayList<>();
+        for (Record r :
+                TableRows.read(cat.loadTable(QuarantineTable.identifier(Namespace.of("shop"))))) {
+            reasons.add(r.getField("reason") + " " + r.getField("flow"));
+        }
+        assertThat(reasons).hasSize(2).allMatch(r -> r.startsWith("UNAVAILABLE_VALUE "));
+    }
+
     @Test
     void badDefinitionsFailNamingTheOptionAndTheValue() {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);

@@ -43,5 +43,12 @@ public enum QuarantineReason {
      * A compressed file that fails its integrity checks (gzip: a member's CRC32 or ISIZE, a deflate
      * data error, a bad member header): everything from the first line not in a verified member on.
      */
-    DAMAGED_FILE
+    DAMAGED_FILE,
+    /**
+     * A MongoDB update that carries only what changed, where the change cannot be expressed as
+     * whole column values: a field inside a nested document ({@code a.b}), a truncated array, or an
+     * update operator other than {@code $set} / {@code $unset} (semantics.md A5 "MongoDB partial
+     * updates"). Capturing full documents avoids it.
+     */
+    PARTIAL_UPDATE
 }

@@ -110,6 +110,15 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
     /** {@link #beforeText} as plain JSON ({@link MongoDocument}), or null. */
     @Nullable private byte[] beforeDoc;
 
+    /**
+     * MongoDB updates that carry only the change (A5 "MongoDB partial updates"): {@code
+     * updateDescription} (change streams) or {@code patch} (oplog), else null.
+     */
+    @Nullable private MongoDocument.Change mongoChange;
+
+    /** MongoDB oplog capture: the {@code filter} string naming the updated document's _id. */
+    @Nullable private String filterText;
+
     /** {@code source.txId} when it is not an integer (it reads as null), for messages. */
     @Nullable private String txIdText;
 
@@ -140,6 +149,8 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
         collection = null;
         afterText = beforeText = null;
         beforeDoc = null;
+        mongoChange = null;
+        filterText = null;
         txIdText = null;
         current = null;
         Arrays.fill(meta, null);
@@ -209,6 +220,27 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                     break;
                 case "ts_ms":
                     readMeta(p, v, DebeziumMetadata.I_TS_MS);
+                    break;
+                case "updateDescription":
+                    if (v == JsonToken.START_OBJECT) {
+                        mongoChange = MongoDocument.Change.ofUpdateDescription(p);
+                    } else {
+                        p.skipChildren();
+                    }
+                    break;
+                case "patch":
+                    if (v == JsonToken.VALUE_STRING) {
+                        mongoChange = MongoDocument.Change.ofPatch(p.getText());
+                    } else {
+                        p.skipChildren();
+                    }
+                    break;
+                case "filter":
+                    if (v == JsonToken.VALUE_STRING) {
+                        filterText = p.getText();
+                    } else {
+                        p.skipChildren();
+                    }
                     break;
                 default:
                     int inner = form.readMember(p, n, v, level);
@@ -575,6 +607,9 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                             plan, QuarantineReason.UNKNOWN_OP, appendOnlyDetail(plan));
                 }
                 if (!imagePresent) {
+                    if (o == 'u' && mongoChange != null && MongoDocument.isMongo(connector)) {
+                        return mongoPartialUpdate(plan, rows, policy);
+                    }
                     return policy.quarantine(
                             plan, QuarantineReason.UNKNOWN_OP, "op '" + op + "' with null after");
                 }
@@ -641,25 +676,38 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
     /** A delete without {@code before}: its key columns come from the record key (K2, K5). */
     private DecodeOutcome keyOnlyDelete(FlowPlan plan, RowAssembler rows, QuarantinePolicy policy)
             throws IOException, ValueConverter.InvalidRecord {
+        String bad = readKey(plan, "delete without before image");
+        if (bad != null) {
+            return policy.quarantine(plan, QuarantineReason.NULL_KEY, bad);
+        }
+        return rows.keyOnlyDelete(plan, this, key, keySchema);
+    }
+
+    /** The key's schema from the record key's wrapper, set by {@link #readKey}, or null. */
+    @Nullable private ConnectSchema keySchema;
+
+    /**
+     * Reads the record key into {@link #key} (and {@link #keySchema}): the payload of a schema
+     * wrapper, and for MongoDB {@code _id} from {@code {"id": "<Extended JSON>"}}.
+     *
+     * @param what the record's kind, for the message
+     * @return null, or why the record has no usable key ({@code NULL_KEY})
+     */
+    @Nullable
+    private String readKey(FlowPlan plan, String what) throws IOException {
+        keySchema = null;
         byte[] keyBuf = form.keyBuf;
         if (keyBuf == null) {
-            return policy.quarantine(
-                    plan,
-                    QuarantineReason.NULL_KEY,
-                    form.keyNotObject
-                            ? "delete without before image; record key is not an object"
-                            : "delete without before image and without record key");
+            return form.keyNotObject
+                    ? what + "; record key is not an object"
+                    : what + " and without record key";
         }
         JsonFields k = key;
         k.clear(keyBuf);
-        ConnectSchema keySchema = null;
         try (JsonParser p =
                 factory.createParser(keyBuf, form.keyStart, form.keyEnd - form.keyStart)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return policy.quarantine(
-                        plan,
-                        QuarantineReason.NULL_KEY,
-                        "delete without before image; record key is not an object");
+                return what + "; record key is not an object";
             }
             k.readObject(p, form.keyStart);
         }
@@ -670,11 +718,7 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                 keySchema = keySchema(keyBuf, k.starts[ss], k.ends[ss]);
             }
             if (k.kinds[ps] != JsonFields.OBJECT) {
-                return policy.quarantine(
-                        plan,
-                        QuarantineReason.NULL_KEY,
-                        "delete without before image; record key payload is "
-                                + JsonFields.kindName(k.kinds[ps]));
+                return what + "; record key payload is " + JsonFields.kindName(k.kinds[ps]);
             }
             int s = k.starts[ps], e = k.ends[ps];
             k.clear(keyBuf);
@@ -690,7 +734,56 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
                 keySchema = null; // it describes the string, not the _id's type
             }
         }
-        return rows.keyOnlyDelete(plan, this, k, keySchema);
+        return null;
+    }
+
+    /**
+     * A MongoDB update that carries only what changed (A5 "MongoDB partial updates"): the key from
+     * the record key (or the oplog {@code filter}), the updated fields with their new values, the
+     * removed ones null, and every other column marked unavailable, so the AUTO CDC apply keeps its
+     * stored value (as for A3/A4 placeholders). A change the columns cannot express — a field
+     * inside a nested document, a truncated array, an update operator other than {@code $set} /
+     * {@code $unset} — is quarantined as {@code PARTIAL_UPDATE}.
+     */
+    private DecodeOutcome mongoPartialUpdate(
+            FlowPlan plan, RowAssembler rows, QuarantinePolicy policy)
+            throws IOException, ValueConverter.InvalidRecord {
+        MongoDocument.Change change = mongoChange;
+        String bad = readKey(plan, "MongoDB update without full document");
+        byte[] id = null;
+        if (bad == null && key.indexOf("_id") >= 0) {
+            id = valueJson(key, key.indexOf("_id"));
+        } else if (filterText != null) {
+            try {
+                id = MongoDocument.idOfFilter(filterText);
+            } catch (MongoDocument.Malformed e) {
+                return policy.quarantine(plan, QuarantineReason.MALFORMED_JSON, e.getMessage());
+            }
+        }
+        if (id == null) {
+            return policy.quarantine(
+                    plan,
+                    QuarantineReason.NULL_KEY,
+                    bad != null ? bad : "MongoDB update without full document and without _id");
+        }
+        byte[] doc;
+        try {
+            doc = change.document(id);
+        } catch (MongoDocument.Unsupported e) {
+            return policy.quarantine(plan, QuarantineReason.PARTIAL_UPDATE, e.getMessage());
+        } catch (MongoDocument.Malformed e) {
+            return policy.quarantine(plan, QuarantineReason.MALFORMED_JSON, e.getMessage());
+        }
+        image.clear(doc);
+        try (JsonParser p = factory.createParser(doc)) {
+            p.nextToken();
+            image.readObject(p, 0);
+        }
+        imagePresent = true;
+        if (change.whole) {
+            return rows.upsert(plan, this, image, null, RowKind.INSERT);
+        }
+        return rows.partialUpsert(plan, this, image);
     }
 
     /**
@@ -714,6 +807,27 @@ final class DebeziumJsonRecordParser extends ChangeRecordParser {
         try (JsonParser p = factory.createParser(doc, 0, head.length + value.length + 1)) {
             p.nextToken();
             k.readObject(p, 0);
+        }
+    }
+
+    /** Member {@code i} of {@code f} as JSON text. */
+    private static byte[] valueJson(JsonFields f, int i) {
+        switch (f.kinds[i]) {
+            case JsonFields.OBJECT:
+            case JsonFields.ARRAY:
+                return Arrays.copyOfRange(f.buf, f.starts[i], f.ends[i]);
+            case JsonFields.STRING:
+                return quote(f.texts[i]);
+            case JsonFields.INT:
+                return Long.toString(f.longs[i]).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            case JsonFields.TRUE:
+                return "true".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            case JsonFields.FALSE:
+                return "false".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            case JsonFields.NULL:
+                return "null".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            default: // BIG_INT, FLOAT
+                return f.texts[i].getBytes(java.nio.charset.StandardCharsets.UTF_8);
         }
     }
 

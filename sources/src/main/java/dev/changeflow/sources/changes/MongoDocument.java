@@ -1,5 +1,6 @@
 package dev.changeflow.sources.changes;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamWriteFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -9,10 +10,15 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.annotation.Internal;
 
+import javax.annotation.Nullable;
+
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -181,8 +187,205 @@ final class MongoDocument {
         }
     }
 
+    /**
+     * The {@code _id} of an oplog {@code filter} string ({@code "{\"_id\": {\"$oid\": ...}}"}) as
+     * plain JSON.
+     *
+     * @throws Malformed when the filter is not a document with an {@code _id}
+     */
+    static byte[] idOfFilter(String filter) throws Malformed {
+        JsonNode doc = read(filter, "envelope member 'filter'");
+        JsonNode id = doc.isObject() ? doc.get("_id") : null;
+        if (id == null) {
+            throw new Malformed("envelope member 'filter' names no _id: " + filter);
+        }
+        try {
+            return MAPPER.writeValueAsBytes(plain(id, "envelope member 'filter'"));
+        } catch (JsonProcessingException e) {
+            throw new Malformed("envelope member 'filter': " + e.getOriginalMessage());
+        }
+    }
+
+    private static JsonNode read(String text, String what) throws Malformed {
+        try {
+            JsonNode n = MAPPER.readTree(text);
+            if (n == null) {
+                throw new Malformed(what + " is an empty string");
+            }
+            return n;
+        } catch (JsonProcessingException e) {
+            throw new Malformed(
+                    what
+                            + " is a string that is not MongoDB Extended JSON: "
+                            + e.getOriginalMessage());
+        }
+    }
+
+    /**
+     * What a MongoDB update without its full document says changed (semantics.md A5 "MongoDB
+     * partial updates"): Debezium's change-streams {@code updateDescription} ({@code updatedFields}
+     * — a JSON string of the new top-level values in Extended JSON —, {@code removedFields}, {@code
+     * truncatedArrays}) or the oplog connector's {@code patch} (a JSON string: {@code {"$set":
+     * {...}, "$unset": {...}}}, or a whole replacement document).
+     */
+    static final class Change {
+        @Nullable private String updatedFields;
+        @Nullable private JsonNode updatedObject;
+        private final List<String> removed = new ArrayList<>();
+        private final List<String> truncated = new ArrayList<>();
+        @Nullable private String patch;
+
+        /** Set by {@link #document}: the change was a whole replacement document, not a patch. */
+        boolean whole;
+
+        private Change() {}
+
+        /** Reads {@code updateDescription}; the parser is on its START_OBJECT, left on its end. */
+        static Change ofUpdateDescription(JsonParser p) throws IOException {
+            Change c = new Change();
+            JsonNode d = MAPPER.readTree(p);
+            JsonNode updated = d.get("updatedFields");
+            if (updated != null && updated.isTextual()) {
+                c.updatedFields = updated.asText();
+            } else if (updated != null && updated.isObject()) {
+                c.updatedObject = updated;
+            }
+            JsonNode removed = d.get("removedFields");
+            if (removed != null && removed.isArray()) {
+                removed.forEach(n -> c.removed.add(n.asText()));
+            }
+            JsonNode truncated = d.get("truncatedArrays");
+            if (truncated != null && truncated.isArray()) {
+                truncated.forEach(
+                        n ->
+                                c.truncated.add(
+                                        n.has("field") ? n.get("field").asText() : n.toString()));
+            }
+            return c;
+        }
+
+        /** The oplog connector's {@code patch} string. */
+        static Change ofPatch(String patch) {
+            Change c = new Change();
+            c.patch = patch;
+            return c;
+        }
+
+        /**
+         * The document the change describes, as plain JSON: {@code _id}, every updated field with
+         * its new value, every removed field null (for a replacement document: that document,
+         * {@link #whole} set).
+         *
+         * @param id the document's {@code _id} as plain JSON
+         * @throws Malformed when a string member is not Extended JSON
+         * @throws Unsupported when the change touches a field inside a nested document ({@code
+         *     a.b}), truncates an array, or uses an update operator other than {@code $set} and
+         *     {@code $unset}: the new value of a column is then not in the record
+         */
+        byte[] document(byte[] id) throws Malformed {
+            ObjectNode doc = NODES.objectNode();
+            doc.set("_id", read(new String(id, java.nio.charset.StandardCharsets.UTF_8), "_id"));
+            ObjectNode set = null;
+            List<String> unset = new ArrayList<>(removed);
+            whole = false;
+            if (!truncated.isEmpty()) {
+                throw new Unsupported(
+                        "MongoDB update truncates the arrays "
+                                + truncated
+                                + " without sending their new value; capture full documents"
+                                + " (capture.mode change_streams_update_full)");
+            }
+            if (patch != null) {
+                JsonNode p = read(patch, "envelope member 'patch'");
+                if (!p.isObject()) {
+                    throw new Malformed("envelope member 'patch' is not a document: " + patch);
+                }
+                boolean operators = false;
+                for (Iterator<String> it = p.fieldNames(); it.hasNext(); ) {
+                    String f = it.next();
+                    if (!f.startsWith("$")) {
+                        continue;
+                    }
+                    operators = true;
+                    switch (f) {
+                        case "$set":
+                            set = (ObjectNode) plain(p.get(f), "patch $set");
+                            break;
+                        case "$unset":
+                            p.get(f).fieldNames().forEachRemaining(unset::add);
+                            break;
+                        case "$v":
+                            break;
+                        default:
+                            throw new Unsupported(
+                                    "MongoDB update operator "
+                                            + f
+                                            + " in 'patch' does not carry the new values; capture"
+                                            + " full documents");
+                    }
+                }
+                if (!operators) {
+                    ObjectNode replacement = (ObjectNode) plain(p, "envelope member 'patch'");
+                    replacement.set("_id", doc.get("_id"));
+                    whole = true;
+                    return bytes(replacement);
+                }
+            } else if (updatedFields != null) {
+                JsonNode u = read(updatedFields, "updateDescription.updatedFields");
+                if (!u.isObject()) {
+                    throw new Malformed(
+                            "updateDescription.updatedFields is not a document: " + updatedFields);
+                }
+                set = (ObjectNode) plain(u, "updateDescription.updatedFields");
+            } else if (updatedObject != null) {
+                set =
+                        (ObjectNode)
+                                plain(updatedObject.deepCopy(), "updateDescription.updatedFields");
+            }
+            if (set != null) {
+                for (Iterator<Map.Entry<String, JsonNode>> it = set.fields(); it.hasNext(); ) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    nested(e.getKey());
+                    doc.set(e.getKey(), e.getValue());
+                }
+            }
+            for (String r : unset) {
+                nested(r);
+                doc.putNull(r);
+            }
+            return bytes(doc);
+        }
+
+        private static void nested(String field) throws Unsupported {
+            if (field.indexOf('.') >= 0) {
+                throw new Unsupported(
+                        "MongoDB update changes the nested field '"
+                                + field
+                                + "' without sending the whole top-level value; capture full"
+                                + " documents (capture.mode change_streams_update_full)");
+            }
+        }
+
+        private static byte[] bytes(JsonNode n) throws Malformed {
+            try {
+                return MAPPER.writeValueAsBytes(n);
+            } catch (JsonProcessingException e) {
+                throw new Malformed("MongoDB update: " + e.getOriginalMessage());
+            }
+        }
+    }
+
+    /** A MongoDB partial update the columns cannot express; quarantined PARTIAL_UPDATE. */
+    static final class Unsupported extends Malformed {
+        private static final long serialVersionUID = 1L;
+
+        Unsupported(String message) {
+            super(message);
+        }
+    }
+
     /** A MongoDB document string that cannot be read; the decoder quarantines MALFORMED_JSON. */
-    static final class Malformed extends Exception {
+    static class Malformed extends Exception {
         private static final long serialVersionUID = 1L;
 
         Malformed(String message) {

@@ -80,6 +80,26 @@ final class RowAssembler {
     }
 
     /**
+     * Emits the upsert of an update that carries only the changed columns (MongoDB, A5 "MongoDB
+     * partial updates"): {@code image} holds the key, the changed columns and the removed ones
+     * (null); every other data column is marked unavailable, so the AUTO CDC apply keeps its stored
+     * value (as for an A3/A4 placeholder; a key without a stored row is quarantined there as {@code
+     * UNAVAILABLE_VALUE}).
+     */
+    DecodeOutcome partialUpsert(FlowPlan plan, ChangeRecordParser record, JsonFields image)
+            throws IOException, ValueConverter.InvalidRecord {
+        partial = true;
+        try {
+            return upsert(plan, record, image, null, RowKind.INSERT);
+        } finally {
+            partial = false;
+        }
+    }
+
+    /** Set while {@link #partialUpsert} runs. */
+    private boolean partial;
+
+    /**
      * Emits an upsert ({@code kind} INSERT) or delete ({@code kind} DELETE) built from {@code
      * image}.
      *
@@ -120,6 +140,17 @@ final class RowAssembler {
             conv.fillRow(plan.data, image, row, present, hint, "", 0);
         } finally {
             conv.placeholder = null;
+        }
+        if (partial) {
+            for (int c = 0; c < plan.dataArity; c++) {
+                if (!present[c]) {
+                    if (conv.unavailable == null) {
+                        conv.unavailable = new byte[(plan.data.arity() + 7) / 8];
+                    }
+                    conv.unavailable[c / 8] |= (byte) (1 << (c % 8));
+                    present[c] = true;
+                }
+            }
         }
         if (!conv.unknownFields.isEmpty()
                 && plan.flow.onSchemaChange() == OnSchemaChange.ADD_COLUMNS) {

@@ -145,6 +145,119 @@ class MongoDocumentDecodeTest {
                         row(RowKind.DELETE, "d", 31, 1004L, null, null, null, null));
     }
 
+    /** The row of a partial update: {@code mask} in the {@code _unavailable_columns} column. */
+    private static GenericRowData partial(String op, int ord, int mask, Object... data) {
+        GenericRowData r = row(RowKind.INSERT, op, ord, data);
+        r.setField(5 + 11, new byte[] {(byte) mask});
+        return r;
+    }
+
+    /**
+     * Debezium's change-streams capture without full documents ({@code capture.mode
+     * change_streams}): {@code after} null, {@code updateDescription} with the changed fields. The
+     * changed columns take their values, removed ones null, the others are marked unavailable (kept
+     * from the stored row by the AUTO CDC apply).
+     */
+    @Test
+    void updateDescriptionWithoutFullDocumentMarksUntouchedColumnsUnavailable() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
+        decode(
+                d,
+                event(
+                        1004,
+                        "u",
+                        "null",
+                        "null",
+                        ",\"updateDescription\":{\"removedFields\":[\"ref\"],"
+                                + "\"updatedFields\":"
+                                + str("{\"first_name\": \"Anne Marie\"}")
+                                + ",\"truncatedArrays\":[]}",
+                        30));
+        assertThat(out.quarantined).isEmpty();
+        // balance (2) and created (3) unavailable: mask 0b01100
+        assertThat(out.changes)
+                .containsExactly(
+                        partial("u", 30, 0b01100, 1004L, StringData.fromString("Anne Marie")));
+    }
+
+    /** The oplog connector's {@code patch}: {@code $set} / {@code $unset}, or a replacement. */
+    @Test
+    void oplogPatchSetAndUnsetAndReplacement() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
+        String set =
+                ",\"patch\":"
+                        + str(
+                                "{\"$v\": 1, \"$set\": {\"balance\": {\"$numberDecimal\": \"7.10\"}},"
+                                        + " \"$unset\": {\"first_name\": true}}")
+                        + ",\"filter\":"
+                        + str("{\"_id\": {\"$numberLong\": \"1004\"}}");
+        decode(d, event(1004, "u", "null", "null", set, 31));
+        decode(d, event(1004, "u", "null", "null", ",\"patch\":" + str(DOC_1004), 32));
+        assertThat(out.quarantined).isEmpty();
+        assertThat(out.changes)
+                .containsExactly(
+                        // created (3) and ref (4) unavailable
+                        partial(
+                                "u",
+                                31,
+                                0b11000,
+                                1004L,
+                                null,
+                                DecimalData.fromBigDecimal(new BigDecimal("7.10"), 10, 2)),
+                        row(RowKind.INSERT, "u", 32, anne("Anne", "12.30")));
+    }
+
+    /** Changes the columns cannot express are set aside with PARTIAL_UPDATE, never guessed. */
+    @Test
+    void nestedFieldsTruncatedArraysAndOtherOperatorsArePartialUpdates() {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
+        decode(
+                d,
+                event(
+                        1004,
+                        "u",
+                        "null",
+                        "null",
+                        ",\"updateDescription\":{\"removedFields\":null,\"updatedFields\":"
+                                + str("{\"address.city\": \"Oslo\"}")
+                                + ",\"truncatedArrays\":null}",
+                        33));
+        decode(
+                d,
+                event(
+                        1004,
+                        "u",
+                        "null",
+                        "null",
+                        ",\"updateDescription\":{\"removedFields\":null,\"updatedFields\":"
+                                + str("{}")
+                                + ",\"truncatedArrays\":[{\"field\":\"tags\",\"size\":1}]}",
+                        34));
+        decode(
+                d,
+                event(
+                        1004,
+                        "u",
+                        "null",
+                        "null",
+                        ",\"patch\":" + str("{\"$inc\": {\"balance\": 1}}"),
+                        35));
+        assertThat(out.changes).isEmpty();
+        assertThat(
+                        out.quarantined.stream()
+                                .map(q -> q.getString(5) + ": " + q.getString(6))
+                                .collect(java.util.stream.Collectors.toList()))
+                .containsExactly(
+                        "PARTIAL_UPDATE: MongoDB update changes the nested field 'address.city'"
+                                + " without sending the whole top-level value; capture full"
+                                + " documents (capture.mode change_streams_update_full)",
+                        "PARTIAL_UPDATE: MongoDB update truncates the arrays [tags] without"
+                                + " sending their new value; capture full documents"
+                                + " (capture.mode change_streams_update_full)",
+                        "PARTIAL_UPDATE: MongoDB update operator $inc in 'patch' does not carry"
+                                + " the new values; capture full documents");
+    }
+
     @Test
     void deleteWithPreImageReadsTheBeforeString() {
         ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
