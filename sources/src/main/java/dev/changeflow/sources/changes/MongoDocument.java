@@ -38,11 +38,16 @@ import java.util.Map;
  *   <li>{@code {"$date": n}}, {@code {"$date": {"$numberLong": "n"}}} or {@code {"$date":
  *       "2024-01-02T03:04:05.678Z"}} → n, milliseconds since the epoch (TIMESTAMP(3));
  *   <li>{@code {"$binary": {"base64": "...", ...}}} or {@code {"$binary": "...", "$type": ..}} →
- *       the base64 string (BYTES).
+ *       the base64 string (BYTES);
+ *   <li>{@code {"$timestamp": {"t": s, "i": n}}} → the object {@code {"t": s, "i": n}} (a {@code
+ *       ROW<t BIGINT, i BIGINT>} column);
+ *   <li>{@code {"$regularExpression": {"pattern": p, "options": o}}} and the legacy {@code
+ *       {"$regex": p, "$options": o}} → the string {@code /p/o}; {@code {"$symbol": s}} → s; {@code
+ *       {"$undefined": true}} → null.
  * </ul>
  *
- * Other objects (nested documents, {@code $timestamp}, {@code $regex}, ...) and arrays are kept,
- * with the wrappers inside them replaced the same way.
+ * Other objects (nested documents, {@code $minKey}, {@code $maxKey}, ...) and arrays are kept, with
+ * the wrappers inside them replaced the same way.
  */
 @Internal
 final class MongoDocument {
@@ -182,6 +187,30 @@ final class MongoDocument {
                     return v.get("base64");
                 }
                 return v.isTextual() ? v : null;
+            case "$timestamp":
+                // the oplog's (seconds, ordinal) pair: a ROW<t BIGINT, i BIGINT> column reads it
+                return o.size() == 1 && v.isObject() ? v : null;
+            case "$regularExpression":
+                if (o.size() == 1 && v.isObject() && v.get("pattern") != null) {
+                    JsonNode options = v.get("options");
+                    return NODES.textNode(
+                            "/"
+                                    + v.get("pattern").asText()
+                                    + "/"
+                                    + (options == null ? "" : options.asText()));
+                }
+                return null;
+            case "$regex":
+                if (v.isTextual() && (o.size() == 1 || o.size() == 2 && o.has("$options"))) {
+                    JsonNode options = o.get("$options");
+                    return NODES.textNode(
+                            "/" + v.asText() + "/" + (options == null ? "" : options.asText()));
+                }
+                return null;
+            case "$symbol":
+                return o.size() == 1 && v.isTextual() ? v : null;
+            case "$undefined":
+                return o.size() == 1 ? NODES.nullNode() : null;
             default:
                 return null;
         }

@@ -258,6 +258,39 @@ class MongoDocumentDecodeTest {
                                 + " the new values; capture full documents");
     }
 
+    /** $timestamp as a (t, i) ROW, regular expressions as /pattern/options, $symbol, $undefined. */
+    @Test
+    void timestampRegexSymbolAndUndefinedWrappers() {
+        DecoderFlow flow =
+                DecoderFlow.builder(
+                                "events",
+                                ChangeRecordFormat.DEBEZIUM_JSON,
+                                SchemaSampler.parseColumns(
+                                        "_id BIGINT, ts ROW<t BIGINT, i BIGINT>, re STRING,"
+                                                + " legacy STRING, sym STRING, u STRING"))
+                        .sourceNames("customers")
+                        .keys("_id")
+                        .sequenceBy("source.ord")
+                        .connector("mongodb")
+                        .build();
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(flow));
+        String doc =
+                "{\"_id\": 7, \"ts\": {\"$timestamp\": {\"t\": 1565545664, \"i\": 3}},"
+                        + " \"re\": {\"$regularExpression\": {\"pattern\": \"^a.*\", \"options\": \"i\"}},"
+                        + " \"legacy\": {\"$regex\": \"b+\", \"$options\": \"\"},"
+                        + " \"sym\": {\"$symbol\": \"s\"}, \"u\": {\"$undefined\": true}}";
+        decode(d, event(7, "c", str(doc), "null", "", 1));
+        assertThat(out.quarantined).isEmpty();
+        assertThat(out.changes).hasSize(1);
+        RowData r = out.changes.get(0);
+        RowData ts = r.getRow(1, 2);
+        assertThat(new long[] {ts.getLong(0), ts.getLong(1)}).containsExactly(1565545664L, 3L);
+        assertThat(r.getString(2).toString()).isEqualTo("/^a.*/i");
+        assertThat(r.getString(3).toString()).isEqualTo("/b+/");
+        assertThat(r.getString(4).toString()).isEqualTo("s");
+        assertThat(r.isNullAt(5)).isTrue();
+    }
+
     @Test
     void deleteWithPreImageReadsTheBeforeString() {
         ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(customers().build()));
