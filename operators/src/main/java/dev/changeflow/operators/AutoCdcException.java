@@ -6,8 +6,9 @@ import org.apache.flink.runtime.throwable.ThrowableType;
 
 /**
  * An AUTO CDC flow definition or target table that violates semantics.md A1, raised before any data
- * is read. {@link #code()} is a stable error code (see {@link Code}); the message names the clause,
- * the values and the fix.
+ * is read, or a snapshot that AUTO CDC FROM SNAPSHOT cannot apply (A6; raised while the job runs,
+ * and not retried: the job fails with the code). {@link #code()} is a stable error code (see {@link
+ * Code}); the message names the clause, the values and the fix.
  */
 @PublicEvolving
 @ThrowableAnnotation(ThrowableType.NonRecoverableError)
@@ -36,7 +37,29 @@ public class AutoCdcException extends RuntimeException {
          * type, or a widening the saved AUTO CDC state could not read. The message names the
          * column, the table's type and the source's type.
          */
-        INCOMPATIBLE_TYPE_CHANGE
+        INCOMPATIBLE_TYPE_CHANGE,
+        /**
+         * AUTO CDC FROM SNAPSHOT (semantics.md A6): one key appears twice in one snapshot. The
+         * message names the flow, the key and the version. The job fails (the snapshot is
+         * ambiguous); fix the source and restart from the last checkpoint.
+         */
+        DUPLICATE_KEY_VIOLATION,
+        /** A6: the first snapshot a flow reads has no rows (an empty export, a wrong path). */
+        FIRST_SNAPSHOT_EMPTY,
+        /** A6: a snapshot row or end marker without a version. */
+        NULL_SNAPSHOT_VERSION,
+        /**
+         * A6: a snapshot version that cannot be ordered: a version column whose type is not an
+         * integer, DATE or TIMESTAMP, a timestamp with digits below the millisecond, or a snapshot
+         * file whose name carries no integer version.
+         */
+        SNAPSHOT_VERSION_NOT_SORTABLE,
+        /**
+         * A6: a snapshot row that cannot be read: a value that does not fit its column's type, a
+         * null KEYS column, a malformed CSV or JSON line. The message names the file, the line and
+         * the column. A snapshot is never applied in part (a row left out would read as a delete).
+         */
+        MALFORMED_SNAPSHOT_ROW
     }
 
     private final Code code;

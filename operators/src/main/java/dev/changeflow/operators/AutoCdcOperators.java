@@ -6,6 +6,7 @@ import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.table.data.RowData;
@@ -118,6 +119,76 @@ public final class AutoCdcOperators {
                             + " AutoCdcOperators.applyFlow, which evaluates them");
         }
         return keyedApply(changes, truncates, spec);
+    }
+
+    /** Prefix of the uid of the snapshot ordering step ({@link SnapshotSequencer}). */
+    public static final String SNAPSHOT_SEQUENCER_UID_PREFIX = "snapshot-sequencer-";
+
+    /** Prefix of the uid of the keyed snapshot diff ({@link SnapshotDiffOperator}). */
+    public static final String SNAPSHOT_DIFF_UID_PREFIX = "snapshot-diff-";
+
+    /**
+     * AUTO CDC FROM SNAPSHOT (semantics.md A6): whole snapshots in, the changes between consecutive
+     * snapshots applied as SCD type 1 or 2 with the snapshot version as the sequence.
+     *
+     * <pre>
+     * snapshots ──> order (parallelism 1) ──keyBy(KEYS)──> diff ──> AUTO CDC apply (same subtask)
+     * </pre>
+     *
+     * The ordering step ({@link SnapshotSequencer}, uid {@code snapshot-sequencer-<flow>}) skips
+     * snapshots older than the applied one and ends each snapshot with a watermark; the keyed diff
+     * ({@link SnapshotDiffOperator}, uid {@code snapshot-diff-<flow>}) turns rows into inserts and
+     * updates and, at the watermark, absent keys into deletes; the apply operator (uid {@code
+     * auto-cdc-<flow>}, {@link AutoCdcApplyOperator}) runs chained behind it on the same keys, so
+     * SCD type 2 {@code __START_AT} / {@code __END_AT} are snapshot versions and TRACK HISTORY
+     * works as in A4.
+     *
+     * @param snapshots snapshot rows and end markers in the order of {@link SnapshotVersions}
+     *     (typed {@code InternalTypeInfo.of(spec.sourceType())}); the spec's SEQUENCE BY is the
+     *     version column
+     * @return the target rows ({@code spec.targetType()}) and the apply operator's quarantine
+     * @throws AutoCdcException {@code SNAPSHOT_VERSION_NOT_SORTABLE} for a version column that
+     *     cannot order snapshots
+     * @throws IllegalArgumentException when the spec has APPLY AS DELETE / TRUNCATE WHEN or
+     *     truncates (a snapshot has neither)
+     */
+    public static Applied applySnapshots(DataStream<RowData> snapshots, AutoCdcSpec spec) {
+        new SnapshotVersions(spec);
+        if (spec.deleteWhen() != null || spec.truncateEnabled()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + spec.name()
+                            + "' reads snapshots: deletes come from the diff, so APPLY AS DELETE /"
+                            + " TRUNCATE WHEN and truncates do not apply");
+        }
+        TypeInformation<RowData> rowType = InternalTypeInfo.of(spec.sourceType());
+        SingleOutputStreamOperator<RowData> ordered =
+                snapshots
+                        .transform(
+                                "snapshot order " + spec.name(),
+                                rowType,
+                                new SnapshotSequencer(spec))
+                        .uid(SNAPSHOT_SEQUENCER_UID_PREFIX + spec.name())
+                        .setParallelism(1)
+                        .setMaxParallelism(1);
+        AutoCdcKeySelector keys = new AutoCdcKeySelector(spec);
+        InternalTypeInfo<RowData> keyType = InternalTypeInfo.of(keys.keyType());
+        SingleOutputStreamOperator<RowData> changes =
+                ordered.keyBy(keys, keyType)
+                        .transform(
+                                "snapshot diff " + spec.name(),
+                                rowType,
+                                new SnapshotDiffOperator(spec))
+                        .uid(SNAPSHOT_DIFF_UID_PREFIX + spec.name());
+        SingleOutputStreamOperator<RowData> rows =
+                DataStreamUtils.reinterpretAsKeyedStream(changes, keys, keyType)
+                        .transform(
+                                "AUTO CDC " + spec.name(),
+                                InternalTypeInfo.of(spec.targetType()),
+                                new AutoCdcApplyOperator(spec))
+                        .uid(UID_PREFIX + spec.name())
+                        .name("AUTO CDC " + spec.name() + " (SCD " + spec.scdType() + ")");
+        return new Applied(rows, rows.getSideOutput(quarantineTag(spec)));
     }
 
     private static SingleOutputStreamOperator<RowData> keyedApply(

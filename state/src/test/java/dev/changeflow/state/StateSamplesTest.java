@@ -35,6 +35,9 @@ class StateSamplesTest {
             new SequenceCodec(RowType.of(VarCharType.STRING_TYPE, new BigIntType()));
     static final RowCodec ROW = new RowCodec(RowCodecTest.ALL_TYPES);
 
+    /** The hash in the AUTO CDC FROM SNAPSHOT sample: bytes 0..15 (the layout, not a real hash). */
+    static final byte[] SNAPSHOT_HASH = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
     /**
      * The v1 samples this release still writes (SCD type 1 and sequence values), as the v1 code
      * wrote them.
@@ -56,6 +59,7 @@ class StateSamplesTest {
         Scd2HistoryEntry.writeUpsert(w, hash, 0, row, 0, row.length);
         m.put("scd2-history-upsert.bin", w.toByteArray());
         m.put("scd2-history-delete.bin", Scd2HistoryEntry.delete());
+        m.put("snapshot-key.bin", SnapshotKeyValue.encode(42L, SNAPSHOT_HASH, 0));
         return m;
     }
 
@@ -139,6 +143,18 @@ class StateSamplesTest {
                 .isEqualTo(expectedRow);
         assertThat(new Scd2HistoryEntry().wrap(load("v1", "scd2-history-delete.bin")).isDelete())
                 .isTrue();
+    }
+
+    @Test
+    void snapshotKeySampleDecodes() throws IOException {
+        byte[] value = load("v1", "snapshot-key.bin");
+        assertThat(value).hasSize(SnapshotKeyValue.V1_LENGTH);
+        assertThat(SnapshotKeyValue.version(value)).isEqualTo(42L);
+        assertThat(SnapshotKeyValue.sameHash(value, SNAPSHOT_HASH, 0)).isTrue();
+        assertThat(SnapshotKeyValue.sameHash(value, new byte[16], 0)).isFalse();
+        assertThatThrownBy(() -> SnapshotKeyValue.version(Arrays.copyOf(value, 9)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("corrupt changeflow snapshot key state value");
     }
 
     @Test

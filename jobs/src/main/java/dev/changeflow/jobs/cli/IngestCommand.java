@@ -12,6 +12,7 @@ import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.KafkaSampler;
 import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.jobs.ingest.LocalSnapshotIngest;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
@@ -211,6 +212,19 @@ public final class IngestCommand implements Callable<Integer> {
         }
         IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
         applyOverrides(cfg);
+        if (LocalSnapshotIngest.isSnapshotConfig(cfg)) {
+            // A6: the snapshot folders come from the flows file
+            if (!inputs.isEmpty() || cfg.kafka != null || cluster) {
+                throw new IllegalArgumentException(
+                        "'from-snapshot' flows read their snapshot folders: give no input files,"
+                                + " Kafka or --cluster");
+            }
+            LocalIngest.Options o = new LocalIngest.Options();
+            o.warehouse = local.warehouse;
+            o.fromScratch = local.fromScratch;
+            LocalSnapshotIngest.run(cfg, o);
+            return 0;
+        }
         if (cfg.kafka != null && !inputs.isEmpty()) {
             throw new IllegalArgumentException(
                     "give either input files or Kafka (--kafka-bootstrap / the flows file's kafka: block), not both");

@@ -40,6 +40,12 @@ public final class FlowConfig implements Serializable {
      */
     public List<String> sequenceBy = new ArrayList<>();
 
+    /**
+     * AUTO CDC FROM SNAPSHOT (docs/semantics.md A6): the folder of snapshot files; null for a flow
+     * of change records.
+     */
+    @Nullable public String fromSnapshot;
+
     public ScdType scdType = FlowOptions.SCD_TYPE.defaultValue();
 
     /** Key-less source written as-is (every record an insert), e.g. pgbench_history. */
@@ -115,6 +121,9 @@ public final class FlowConfig implements Serializable {
         if (r.isSet(FlowOptions.SEQUENCE_BY)) {
             sequenceBy = r.get(FlowOptions.SEQUENCE_BY);
         }
+        if (r.isSet(FlowOptions.FROM_SNAPSHOT)) {
+            fromSnapshot = r.get(FlowOptions.FROM_SNAPSHOT);
+        }
         if (r.isSet(FlowOptions.SCD_TYPE)) {
             scdType = r.get(FlowOptions.SCD_TYPE);
         }
@@ -178,6 +187,48 @@ public final class FlowConfig implements Serializable {
         return this;
     }
 
+    /**
+     * A6: a snapshot flow takes its order from the snapshot versions and its deletes from the diff,
+     * so the options of change records do not apply.
+     */
+    private void validateFromSnapshot() {
+        List<String> refused = new ArrayList<>();
+        if (!sequenceBy.isEmpty()) {
+            refused.add(FlowOptions.SEQUENCE_BY.key());
+        }
+        if (appendOnly) {
+            refused.add(FlowOptions.APPEND_ONLY.key());
+        }
+        if (applyAsDeleteWhen != null) {
+            refused.add(FlowOptions.APPLY_AS_DELETE_WHEN.key());
+        }
+        if (applyAsTruncateWhen != null) {
+            refused.add(FlowOptions.APPLY_AS_TRUNCATE_WHEN.key());
+        }
+        if (truncate) {
+            refused.add(FlowOptions.TRUNCATE.key());
+        }
+        if (ignoreNullUpdates != null) {
+            refused.add(FlowOptions.IGNORE_NULL_UPDATES.key());
+        }
+        if (!refused.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': 'from-snapshot' takes no "
+                            + refused
+                            + " (the snapshot version orders the changes and absent keys are the"
+                            + " deletes, docs/semantics.md A6)");
+        }
+        if (schema == null) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': 'from-snapshot' needs 'schema' (the snapshot's columns as a Flink"
+                            + " DDL column list, e.g. \"id BIGINT, city STRING\")");
+        }
+    }
+
     /** Whether {@code format-version} was given (else nanosecond timestamps choose 3, A5). */
     public boolean formatVersionSet;
 
@@ -231,6 +282,9 @@ public final class FlowConfig implements Serializable {
                     "flow '"
                             + flowName()
                             + "': 'keys' is required (or set 'append-only: true' for a key-less table)");
+        }
+        if (fromSnapshot != null) {
+            validateFromSnapshot();
         }
         String inv = onInvalidRecord.toLowerCase(Locale.ROOT);
         if (!inv.equals("quarantine") && !inv.equals("fail")) {

@@ -69,6 +69,14 @@ public final class FlowOptions {
                             "SEQUENCE BY: a column, [a, b] or STRUCT(a, b); default for Debezium: the"
                                     + " connector's log position.");
 
+    public static final ConfigOption<String> FROM_SNAPSHOT =
+            key("from-snapshot")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "AUTO CDC FROM SNAPSHOT: a folder of snapshot files <name>_<n>.csv or .json, one"
+                                    + " per version n; each is compared with the previous one (A6).");
+
     public static final ConfigOption<ScdType> SCD_TYPE =
             key("scd-type")
                     .enumType(ScdType.class)
@@ -188,6 +196,7 @@ public final class FlowOptions {
                     .add(NAME, OptionParsers.text(NAME.key()))
                     .add(KEYS, OptionParsers.list())
                     .add(SEQUENCE_BY, FlowOptions::sequence)
+                    .add(FROM_SNAPSHOT, OptionParsers.text(FROM_SNAPSHOT.key()))
                     .add(SCD_TYPE, raw -> ScdType.parse(String.valueOf(raw)))
                     .add(APPEND_ONLY, OptionParsers.bool(APPEND_ONLY.key()))
                     .add(COLUMNS, selectionText(COLUMNS.key()))

@@ -8,6 +8,7 @@ import dev.changeflow.jobs.ingest.ClusterIngest;
 import dev.changeflow.jobs.ingest.IngestJob;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.SnapshotJob;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.operators.options.OptionLayer;
@@ -20,6 +21,7 @@ import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
@@ -29,6 +31,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,10 +69,12 @@ import java.util.Map;
  */
 @PublicEvolving
 public final class AutoCdcFlow {
-    private final IngestPlan plan;
+    private final TableIdentifier target;
+    @Nullable private final AutoCdcSpec spec;
 
-    private AutoCdcFlow(IngestPlan plan) {
-        this.plan = plan;
+    private AutoCdcFlow(TableIdentifier target, @Nullable AutoCdcSpec spec) {
+        this.target = target;
+        this.spec = spec;
     }
 
     /**
@@ -80,15 +85,78 @@ public final class AutoCdcFlow {
         return new Builder(records);
     }
 
+    /**
+     * AUTO CDC FROM SNAPSHOT (docs/semantics.md A6): a folder of snapshot files, one per version
+     * ({@code snapshot_1.csv}, {@code snapshot_2.json}, ...: {@code <name>_<n>.csv|json|jsonl}, n
+     * an integer), each compared with the previous one per key — a new key is an insert, changed
+     * values an update, an absent key a delete — and applied as SCD type 1 or 2 with the version as
+     * the sequence.
+     *
+     * <pre>{@code
+     * AutoCdcFlow.fromSnapshots(env, "/exports/cities")
+     *     .keys("id")
+     *     .schema("id BIGINT, city STRING")
+     *     .storedAs(ScdType.TYPE_2)                  // __START_AT / __END_AT: BIGINT versions
+     *     .catalog(CatalogSettings.localHadoop(warehouse))
+     *     .into("geo.cities");
+     * }</pre>
+     *
+     * @param folder a local folder or a Flink file system URI ({@code s3://bucket/exports/cities})
+     */
+    public static SnapshotBuilder fromSnapshots(StreamExecutionEnvironment env, String folder) {
+        return new SnapshotBuilder(env, folder);
+    }
+
     /** The target table. */
     public TableIdentifier target() {
-        return plan.flows.get(0).target;
+        return target;
     }
 
     /** The AUTO CDC definition as resolved and validated (A1); null for an append-only flow. */
     @Nullable
     public AutoCdcSpec spec() {
-        return plan.flows.get(0).spec;
+        return spec;
+    }
+
+    /** Resolves a builder's definition like a flows-file entry and checks it. */
+    private static FlowConfig resolve(Map<String, Object> definition, String target) {
+        int dot = target.lastIndexOf('.');
+        if (dot <= 0) {
+            throw new IllegalArgumentException(
+                    "AutoCdcFlow into '" + target + "': give the table as namespace.table");
+        }
+        Map<String, Object> values = new LinkedHashMap<>(definition);
+        values.putIfAbsent(FlowOptions.TABLE.key(), target.substring(dot + 1));
+        values.put(FlowOptions.TARGET.key(), target);
+        FlowConfig flow =
+                new FlowConfig()
+                        .apply(
+                                OptionsResolver.resolve(
+                                        FlowOptions.SET,
+                                        List.of(
+                                                OptionLayer.of(
+                                                        OptionSource.DEFINITION,
+                                                        "AutoCdcFlow into " + target,
+                                                        values))));
+        flow.validate();
+        return flow;
+    }
+
+    /** Opens the catalog, runs {@code action} on it, closes it. */
+    private static void withCatalog(
+            CatalogSettings catalog, java.util.function.Consumer<Catalog> action) {
+        Catalog cat = catalog.open();
+        try {
+            action.accept(cat);
+        } finally {
+            if (cat instanceof Closeable) {
+                try {
+                    ((Closeable) cat).close();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
     }
 
     /** Builds one flow; see {@link AutoCdcFlow}. */
@@ -190,25 +258,12 @@ public final class AutoCdcFlow {
                         "AutoCdcFlow into " + target + ": give catalog(CatalogSettings)");
             }
             int dot = target.lastIndexOf('.');
-            if (dot <= 0) {
-                throw new IllegalArgumentException(
-                        "AutoCdcFlow into '" + target + "': give the table as namespace.table");
-            }
-            Map<String, Object> values = new LinkedHashMap<>(definition);
-            values.putIfAbsent(FlowOptions.TABLE.key(), target.substring(dot + 1));
-            values.put(FlowOptions.TARGET.key(), target);
             String label = "AutoCdcFlow into " + target;
-            FlowConfig flow =
-                    new FlowConfig()
-                            .apply(
-                                    OptionsResolver.resolve(
-                                            FlowOptions.SET,
-                                            List.of(
-                                                    OptionLayer.of(
-                                                            OptionSource.DEFINITION,
-                                                            label,
-                                                            values))));
-            flow.validate();
+            FlowConfig flow = resolve(definition, target);
+            if (flow.fromSnapshot != null) {
+                throw new IllegalArgumentException(
+                        label + ": from-snapshot flows are built with AutoCdcFlow.fromSnapshots");
+            }
             if (flow.schema == null) {
                 throw new IllegalArgumentException(
                         label
@@ -236,18 +291,7 @@ public final class AutoCdcFlow {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            Catalog cat = catalog.open();
-            try {
-                ClusterIngest.ensureTables(cat, plan);
-            } finally {
-                if (cat instanceof Closeable) {
-                    try {
-                        ((Closeable) cat).close();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                }
-            }
+            withCatalog(catalog, cat -> ClusterIngest.ensureTables(cat, plan));
             String source = "stream " + flow.flowName();
             DataStream<SourceLine> lines =
                     records.map(new ToSourceLine(source), TypeInformation.of(SourceLine.class))
@@ -255,7 +299,88 @@ public final class AutoCdcFlow {
                             .uid("records-" + flow.flowName())
                             .setParallelism(records.getParallelism());
             IngestJob.build(lines, plan, catalog);
-            return new AutoCdcFlow(plan);
+            return new AutoCdcFlow(plan.flows.get(0).target, plan.flows.get(0).spec);
+        }
+    }
+
+    /** Builds one AUTO CDC FROM SNAPSHOT flow; see {@link #fromSnapshots}. */
+    public static final class SnapshotBuilder {
+        private final StreamExecutionEnvironment env;
+        private final Map<String, Object> definition = new LinkedHashMap<>();
+        @Nullable private CatalogSettings catalog;
+        @Nullable private Duration monitorInterval;
+
+        private SnapshotBuilder(StreamExecutionEnvironment env, String folder) {
+            this.env = env;
+            definition.put(FlowOptions.FROM_SNAPSHOT.key(), folder);
+        }
+
+        /** Any flow option by its flows-file name, e.g. {@code ("columns", "id, city")}. */
+        public SnapshotBuilder option(String key, String value) {
+            definition.put(key, value);
+            return this;
+        }
+
+        /** KEYS: one row per key in every snapshot. */
+        public SnapshotBuilder keys(String... columns) {
+            definition.put(FlowOptions.KEYS.key(), List.of(columns));
+            return this;
+        }
+
+        /** The snapshot's columns as a Flink DDL column list (required). */
+        public SnapshotBuilder schema(String columns) {
+            definition.put(FlowOptions.SCHEMA.key(), columns);
+            return this;
+        }
+
+        /** STORED AS SCD TYPE 1 (default: the latest snapshot) or 2 (history by version). */
+        public SnapshotBuilder storedAs(ScdType type) {
+            definition.put(FlowOptions.SCD_TYPE.key(), type == ScdType.TYPE_1 ? "1" : "2");
+            return this;
+        }
+
+        /** TRACK HISTORY ON these columns (SCD type 2). */
+        public SnapshotBuilder trackHistoryOn(String... columns) {
+            definition.put(FlowOptions.TRACK_HISTORY_ON.key(), List.of(columns));
+            return this;
+        }
+
+        /** The Iceberg catalog of the target table (required). */
+        public SnapshotBuilder catalog(CatalogSettings catalog) {
+            this.catalog = catalog;
+            return this;
+        }
+
+        /**
+         * Keeps reading new snapshot files, scanning the folder at this interval; default: read the
+         * files present when the job starts, then end.
+         */
+        public SnapshotBuilder monitorInterval(Duration interval) {
+            this.monitorInterval = interval;
+            return this;
+        }
+
+        /**
+         * Resolves and validates the flow, creates the target table when it does not exist (an
+         * existing table must match: A1), and adds the flow to the environment's job.
+         *
+         * @param target {@code namespace.table}
+         * @throws IllegalArgumentException for an unknown option, a bad value, a missing catalog or
+         *     schema, naming what is wrong
+         * @throws dev.changeflow.operators.AutoCdcException when the definition breaks an A1 rule,
+         *     or {@code SNAPSHOT_VERSION_NOT_SORTABLE} for a snapshot file name without a version
+         */
+        public AutoCdcFlow into(String target) {
+            if (catalog == null) {
+                throw new IllegalArgumentException(
+                        "AutoCdcFlow into " + target + ": give catalog(CatalogSettings)");
+            }
+            FlowConfig flow = resolve(definition, target);
+            SnapshotJob.Plan plan =
+                    SnapshotJob.plan(flow, target.substring(0, target.lastIndexOf('.')));
+            withCatalog(catalog, cat -> SnapshotJob.ensureTable(cat, plan));
+            SnapshotJob.build(env, plan, catalog, monitorInterval);
+            return new AutoCdcFlow(plan.target, plan.spec);
         }
     }
 

@@ -87,6 +87,14 @@ public final class IngestPlanner {
         Set<String> names = new HashSet<>();
         for (FlowConfig f : config.flows) {
             f.validate();
+            if (f.fromSnapshot != null) {
+                throw new IllegalArgumentException(
+                        "flow '"
+                                + f.flowName()
+                                + "': 'from-snapshot' flows are run by LocalSnapshotIngest (ingest"
+                                + " --flows with snapshot flows only) or AutoCdcFlow.fromSnapshots;"
+                                + " they do not mix with change-record flows");
+            }
             if (!names.add(f.flowName())) {
                 throw new IllegalArgumentException(
                         "two flows are named '"

@@ -1,5 +1,7 @@
 package dev.changeflow.jobs.ingest;
 
+import dev.changeflow.operators.SnapshotSequencer;
+
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
@@ -7,7 +9,9 @@ import org.apache.flink.metrics.MetricConfig;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.metrics.reporter.MetricReporter;
 import org.apache.flink.metrics.reporter.MetricReporterFactory;
+import org.apache.flink.runtime.metrics.scope.ScopeFormat;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -21,7 +25,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * metrics.reporter.changeflow.factory.class}; on a cluster, use Flink's own reporters.
  */
 public final class LocalMetrics implements MetricReporter {
+
     private static final Map<String, List<Metric>> METRICS = new ConcurrentHashMap<>();
+
+    /**
+     * Metrics registered in a group {@code flow=<name>} (key/value group), by {@code
+     * <metric>@<flow>}.
+     */
+    private static final Map<String, List<Metric>> FLOW_METRICS = new ConcurrentHashMap<>();
 
     /** Factory named in the Flink configuration. */
     public static final class Factory implements MetricReporterFactory {
@@ -37,12 +48,30 @@ public final class LocalMetrics implements MetricReporter {
     /** Forgets all metrics (call before starting a job). */
     public static void reset() {
         METRICS.clear();
+        FLOW_METRICS.clear();
     }
 
     /** Sum of all counters (or numeric gauges) with this simple name, over all subtasks. */
     public static long sum(String name) {
+        return sum(METRICS.getOrDefault(name, List.of()));
+    }
+
+    /**
+     * The values of the counters (or numeric gauges) with this simple name registered in the group
+     * {@code flow=<flow>} ({@code MetricGroup.addGroup("flow", flow)}), one per subtask; empty when
+     * none is registered (yet).
+     */
+    public static List<Long> values(String name, String flow) {
+        List<Long> values = new ArrayList<>();
+        for (Metric m : FLOW_METRICS.getOrDefault(name + "@" + flow, List.of())) {
+            values.add(sum(List.of(m)));
+        }
+        return values;
+    }
+
+    private static long sum(List<Metric> metrics) {
         long total = 0;
-        for (Metric m : METRICS.getOrDefault(name, List.of())) {
+        for (Metric m : metrics) {
             if (m instanceof Counter) {
                 total += ((Counter) m).getCount();
             } else if (m instanceof Gauge) {
@@ -69,6 +98,13 @@ public final class LocalMetrics implements MetricReporter {
     @Override
     public void notifyOfAddedMetric(Metric metric, String metricName, MetricGroup group) {
         METRICS.computeIfAbsent(metricName, k -> new CopyOnWriteArrayList<>()).add(metric);
+        String flow =
+                group.getAllVariables().get(ScopeFormat.asVariable(SnapshotSequencer.FLOW_GROUP));
+        if (flow != null) {
+            FLOW_METRICS
+                    .computeIfAbsent(metricName + "@" + flow, k -> new CopyOnWriteArrayList<>())
+                    .add(metric);
+        }
     }
 
     @Override

@@ -47,6 +47,35 @@ class IngestPlannerTest {
                                 + " (--flows) or --table/--keys flags were given");
     }
 
+    /**
+     * A6: a flows file may declare a from-snapshot flow (resolved like any flow) and SnapshotJob
+     * plans it; the change-record planner refuses it, naming where it runs.
+     */
+    @Test
+    void fromSnapshotFlowsArePlannedBySnapshotJobAndRefusedByIngest() throws Exception {
+        Path exports = Files.createDirectories(tmp.resolve("exports"));
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        "namespace: geo\nflows:\n  - table: cities\n    keys: [id]\n"
+                                + "    from-snapshot: "
+                                + exports
+                                + "\n    scd-type: 2\n    schema: 'id BIGINT, city STRING'\n",
+                        "f.yaml");
+        SnapshotJob.Plan plan = SnapshotJob.plan(cfg.flows.get(0), "geo");
+        assertThat(plan.target).isEqualTo(TableIdentifier.of("geo", "cities"));
+        assertThat(plan.spec.targetType().toString())
+                .isEqualTo(
+                        "ROW<`id` BIGINT NOT NULL, `city` STRING, `__START_AT` BIGINT NOT NULL,"
+                                + " `__END_AT` BIGINT>");
+        assertThat(plan.spec.identifierFields()).containsExactly("id", "__START_AT");
+        assertThatThrownBy(() -> IngestPlanner.plan(cfg, List.of()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "flow 'cities': 'from-snapshot' flows are run by LocalSnapshotIngest (ingest"
+                                + " --flows with snapshot flows only) or AutoCdcFlow.fromSnapshots;"
+                                + " they do not mix with change-record flows");
+    }
+
     @Test
     void debeziumDefaultsSequenceToSourceLsnAndNamespaceToTheSchema() throws Exception {
         IngestConfig cfg = FlowsFile.parse("flows:\n  - table: items\n    keys: [id]\n", "f.yaml");

@@ -303,7 +303,8 @@ class SqlPipelineTest {
                 "p.sql:1:1: INVALID_OPTION: table property 'changeflow.apply-bufer-keys' of t names"
                         + " no flow option (known: append-only, apply-as-delete-when,"
                         + " apply-as-truncate-when, apply-buffer-keys, columns, format,"
-                        + " format-version, ignore-null-updates, keys, name, on-invalid-record,"
+                        + " format-version, from-snapshot, ignore-null-updates, keys, name,"
+                        + " on-invalid-record,"
                         + " on-schema-change, partitioned-by, scd-type, schema, sequence-by, table,"
                         + " target, tombstone-gc-threshold, track-history-on, truncate,"
                         + " unavailable-value-placeholder)");

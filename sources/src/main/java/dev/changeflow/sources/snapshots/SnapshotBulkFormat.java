@@ -1,0 +1,236 @@
+package dev.changeflow.sources.snapshots;
+
+import dev.changeflow.operators.AutoCdcException;
+import dev.changeflow.operators.SnapshotVersions;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MappingIterator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvSchema;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.io.compression.InflaterInputStreamFactory;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.file.src.FileSourceSplit;
+import org.apache.flink.connector.file.src.compression.StandardDeCompressors;
+import org.apache.flink.connector.file.src.reader.BulkFormat;
+import org.apache.flink.connector.file.src.util.CheckpointedPosition;
+import org.apache.flink.connector.file.src.util.IteratorResultIterator;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import javax.annotation.Nullable;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Reads one snapshot file (semantics.md A6) as snapshot rows of the flow's source type — every
+ * column by name, the version column set to the version in the file name — followed by the end
+ * marker of that version ({@link SnapshotVersions#endOf}). CSV files have a header line naming the
+ * columns (in any order; columns the flow does not declare are ignored) and an empty field is null;
+ * JSON files hold one object per line, an absent member is null, nested values are read as their
+ * JSON text. Values are read by {@link SnapshotValues}. {@code .gz} files are decompressed.
+ *
+ * <p>Positions are record counts (the end marker counts), so a restored reader opens the file again
+ * and skips what it emitted before. Files are not split.
+ *
+ * <p>A value that does not fit its column, a declared column missing from a CSV header, or a line
+ * that is not a JSON object fails the job with {@code MALFORMED_SNAPSHOT_ROW} naming the file, the
+ * row and the column: a snapshot is never applied in part, since a row left out would read as a
+ * delete.
+ */
+@Internal
+final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
+    private static final long serialVersionUID = 1L;
+
+    /** Records per batch handed to Flink's reader thread. */
+    static final int BATCH = 1024;
+
+    private final RowType rowType;
+    private final SnapshotVersions versions;
+
+    SnapshotBulkFormat(RowType rowType, SnapshotVersions versions) {
+        this.rowType = rowType;
+        this.versions = versions;
+    }
+
+    @Override
+    public Reader<RowData> createReader(Configuration config, FileSourceSplit split)
+            throws IOException {
+        return new FileReader(split, 0);
+    }
+
+    @Override
+    public Reader<RowData> restoreReader(Configuration config, FileSourceSplit split)
+            throws IOException {
+        long skip =
+                split.getReaderPosition()
+                        .map(CheckpointedPosition::getRecordsAfterOffset)
+                        .orElse(0L);
+        return new FileReader(split, skip);
+    }
+
+    @Override
+    public boolean isSplittable() {
+        return false;
+    }
+
+    @Override
+    public TypeInformation<RowData> getProducedType() {
+        return InternalTypeInfo.of(rowType);
+    }
+
+    private final class FileReader implements Reader<RowData> {
+        private final String file;
+        private final Object version;
+        private final boolean csv;
+        private final InputStream stream;
+        @Nullable private final MappingIterator<Map<String, String>> csvRows;
+        @Nullable private final MappingIterator<JsonNode> jsonRows;
+        private long emitted;
+        private long row;
+        private boolean markerDone;
+
+        FileReader(FileSourceSplit split, long skip) throws IOException {
+            this.file = split.path().toString();
+            String name = split.path().getName();
+            this.version = versions.valueOf(SnapshotFileNames.version(name));
+            this.csv = SnapshotFileNames.format(name) == SnapshotFileNames.Format.CSV;
+            InputStream in = split.path().getFileSystem().open(split.path());
+            InflaterInputStreamFactory<?> inflater =
+                    StandardDeCompressors.getDecompressorForFileName(split.path().getPath());
+            this.stream = inflater == null ? in : inflater.create(in);
+            if (csv) {
+                this.csvRows =
+                        new CsvMapper()
+                                .readerFor(Map.class)
+                                .with(CsvSchema.emptySchema().withHeader())
+                                .readValues(stream);
+                this.jsonRows = null;
+            } else {
+                this.jsonRows = new ObjectMapper().readerFor(JsonNode.class).readValues(stream);
+                this.csvRows = null;
+            }
+            while (emitted < skip && next() != null) {
+                emitted++;
+            }
+        }
+
+        @Nullable
+        @Override
+        public RecordIterator<RowData> readBatch() throws IOException {
+            long before = emitted;
+            List<RowData> batch = new ArrayList<>(BATCH);
+            RowData r;
+            while (batch.size() < BATCH && (r = next()) != null) {
+                batch.add(r);
+            }
+            if (batch.isEmpty()) {
+                return null;
+            }
+            emitted += batch.size();
+            return new IteratorResultIterator<>(
+                    batch.iterator(), CheckpointedPosition.NO_OFFSET, before);
+        }
+
+        /** The next row, then the end marker, then null. */
+        @Nullable
+        private RowData next() throws IOException {
+            if (markerDone) {
+                return null;
+            }
+            try {
+                if (csv ? csvRows.hasNextValue() : jsonRows.hasNextValue()) {
+                    row++;
+                    return csv ? fromCsv(csvRows.nextValue()) : fromJson(jsonRows.nextValue());
+                }
+            } catch (IOException e) {
+                throw malformed("cannot be read: " + e.getMessage(), e);
+            }
+            markerDone = true;
+            return versions.endOf(version);
+        }
+
+        private RowData fromCsv(Map<String, String> values) {
+            return row(
+                    column -> {
+                        if (!values.containsKey(column)) {
+                            throw malformed(
+                                    "has no column '"
+                                            + column
+                                            + "' (header: "
+                                            + values.keySet()
+                                            + ")",
+                                    null);
+                        }
+                        String text = values.get(column);
+                        return text == null || text.isEmpty() ? null : text;
+                    });
+        }
+
+        private RowData fromJson(JsonNode node) {
+            if (!node.isObject()) {
+                throw malformed("is not a JSON object", null);
+            }
+            return row(
+                    column -> {
+                        JsonNode v = node.get(column);
+                        if (v == null || v.isNull()) {
+                            return null;
+                        }
+                        return v.isValueNode() ? v.asText() : v.toString();
+                    });
+        }
+
+        /** A snapshot row from the text of each column (null = null), the version set. */
+        private RowData row(Function<String, String> textOf) {
+            GenericRowData out = new GenericRowData(rowType.getFieldCount());
+            for (int i = 0; i < out.getArity(); i++) {
+                if (i == versions.index()) {
+                    out.setField(i, version);
+                    continue;
+                }
+                String column = rowType.getFieldNames().get(i);
+                String text = textOf.apply(column);
+                if (text != null) {
+                    out.setField(i, value(text, rowType.getTypeAt(i), column));
+                }
+            }
+            return out;
+        }
+
+        private Object value(String text, LogicalType type, String column) {
+            try {
+                return SnapshotValues.parse(text, type);
+            } catch (IllegalArgumentException e) {
+                throw malformed(
+                        "column '" + column + "': '" + text + "' is " + e.getMessage(), null);
+            }
+        }
+
+        private AutoCdcException malformed(String what, @Nullable Exception cause) {
+            AutoCdcException e =
+                    new AutoCdcException(
+                            AutoCdcException.Code.MALFORMED_SNAPSHOT_ROW,
+                            "snapshot file " + file + " row " + row + " " + what);
+            if (cause != null) {
+                e.initCause(cause);
+            }
+            return e;
+        }
+
+        @Override
+        public void close() throws IOException {
+            stream.close();
+        }
+    }
+}
