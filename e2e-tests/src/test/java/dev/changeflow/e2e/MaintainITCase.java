@@ -274,7 +274,7 @@ class MaintainITCase {
      * compaction on keeps them (F7); the change feed over them reads exactly as before the expiry.
      */
     @Test
-    @Order(Integer.MAX_VALUE)
+    @Order(Integer.MAX_VALUE - 1)
     void expiryKeepsWhatALiveConsumerNeedsAcrossCompactions() {
         Table t = catalog.loadTable(ITEMS);
         long latest = t.currentSnapshot().sequenceNumber();
@@ -314,6 +314,45 @@ class MaintainITCase {
                         "update_preimage 8,h,10",
                         "update_postimage 8,h2,18");
         assertThat(rows(TableRows.read(t))).containsExactlyInAnyOrderElementsOf(rowsBefore);
+    }
+
+    /**
+     * Runs after the expiry: {@code maintain --purge} (REORG ... APPLY (PURGE), S6). While the
+     * consumer registered there still needs older versions the purge says it is not complete (exit
+     * 3) and changes no row; once it is gone, every Parquet file left under the table's data folder
+     * — data and delete files, read directly, deletes not applied — holds exactly the live rows: no
+     * deleted row, no old value of an updated row.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void purgeLeavesNoDeletedRowInAnyFile() throws Exception {
+        Table t = catalog.loadTable(ITEMS);
+        List<String> live = rows(TableRows.read(t));
+        String warehouse = tmp.resolve("warehouse").toString();
+        assertThat(Main.execute("maintain", ITEMS.toString(), "--purge", "--warehouse", warehouse))
+                .as("a live consumer keeps older versions")
+                .isEqualTo(3);
+        t.refresh();
+        assertThat(rows(TableRows.read(t))).containsExactlyInAnyOrderElementsOf(live);
+
+        assertThat(ConsumerRegistry.forTable(t).remove("silver-reader")).isTrue();
+        assertThat(Main.execute("maintain", ITEMS.toString(), "--purge", "--warehouse", warehouse))
+                .isEqualTo(0);
+        t.refresh();
+        assertThat(rows(TableRows.read(t))).containsExactlyInAnyOrderElementsOf(live);
+        List<Snapshot> history = new ArrayList<>();
+        SnapshotUtil.currentAncestors(t).forEach(history::add);
+        assertThat(history).hasSize(1);
+        List<String> physical = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(Path.of(URI.create(t.location())).resolve("data"))) {
+            for (Path f : files.filter(f -> f.toString().endsWith(".parquet")).toList()) {
+                physical.addAll(readPath(t, f.toUri().toString()));
+            }
+        }
+        assertThat(physical)
+                .containsExactlyInAnyOrder(
+                        "1,a2,7", "3,c2,16", "4,d2,14", "7,g,9", "8,h2,18", "9,i,17")
+                .containsExactlyInAnyOrderElementsOf(live);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -362,9 +401,14 @@ class MaintainITCase {
 
     /** The rows physically in one data file, deletes not applied. */
     private static List<String> readFile(Table t, DataFile f) {
+        return readPath(t, f.location());
+    }
+
+    /** The rows of any Parquet file of the table, read with the table's schema (by field id). */
+    private static List<String> readPath(Table t, String location) {
         List<String> out = new ArrayList<>();
         try (CloseableIterable<Record> rows =
-                Parquet.read(t.io().newInputFile(f.location()))
+                Parquet.read(t.io().newInputFile(location))
                         .project(t.schema())
                         .createReaderFunc(
                                 type -> GenericParquetReaders.buildReader(t.schema(), type))

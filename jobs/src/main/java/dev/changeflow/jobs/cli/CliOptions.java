@@ -12,6 +12,7 @@ import picocli.CommandLine.Option;
 import javax.annotation.Nullable;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 
@@ -101,6 +102,11 @@ public final class CliOptions {
                         "Consumers not updated for AGE are reported and ignored. Default: ${DEFAULT-VALUE}.")
         String consumerExpiry;
 
+        /** {@code --consumer-expiry} as a duration. */
+        Duration consumerExpiryDuration() {
+            return OptionParsers.duration(consumerExpiry, "--consumer-expiry");
+        }
+
         /**
          * The expiry of {@code table} these options describe.
          *
@@ -108,9 +114,7 @@ public final class CliOptions {
          */
         ChangeFeedExpiry.Builder expiry(Table table, Instant now) {
             ChangeFeedExpiry.Builder expiry =
-                    ChangeFeedExpiry.forTable(table)
-                            .consumerExpiry(
-                                    OptionParsers.duration(consumerExpiry, "--consumer-expiry"));
+                    ChangeFeedExpiry.forTable(table).consumerExpiry(consumerExpiryDuration());
             if (olderThan != null) {
                 expiry.olderThan(ExpireCommand.instant(olderThan, now));
             }

@@ -2,6 +2,7 @@ package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.maintain.OrphanFileRemoval;
 import dev.changeflow.jobs.maintain.TableCompaction;
+import dev.changeflow.jobs.maintain.TablePurge;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
@@ -37,10 +38,15 @@ import java.util.concurrent.Callable;
  *       --orphan-min-age} (3 days) are deleted (M2).
  * </ol>
  *
- * Without a task flag all three run. Prints the files before and after, the delete files before and
- * after, and the expired versions. Two maintainers must not run on one table at once: the command
- * takes no lock (a concurrent compaction can fail with Iceberg's {@code ValidationException}, never
- * lose a commit, but their expiries can race).
+ * {@code --purge} ({@code REORG TABLE t APPLY (PURGE)}, S6) runs alone: every data file rewritten
+ * with its deletes applied, the delete files that no longer apply removed, every older snapshot
+ * expired (consumer-aware) — {@link TablePurge}; exit code 3 when a live consumer (or a concurrent
+ * commit) keeps older snapshots, so deleted rows may still be in their files.
+ *
+ * <p>Without a task flag the first three run. Prints the files before and after, the delete files
+ * before and after, and the expired versions. Two maintainers must not run on one table at once:
+ * the command takes no lock (a concurrent compaction can fail with Iceberg's {@code
+ * ValidationException}, never lose a commit, but their expiries can race).
  *
  * @see ExpireCommand
  */
@@ -74,6 +80,15 @@ public final class MaintainCommand implements Callable<Integer> {
             description =
                     "Delete files under the table's data folder that no snapshot references (M2).")
     boolean orphans;
+
+    @Option(
+            names = "--purge",
+            description =
+                    "REORG ... APPLY (PURGE): rewrite every data file with its deletes applied, drop"
+                            + " the delete files that no longer apply and expire every older snapshot"
+                            + " (consumer-aware), so no retained file holds a deleted row. Exit code 3"
+                            + " when a live consumer keeps older snapshots.")
+    boolean purge;
 
     @Option(
             names = "--orphan-min-age",
@@ -110,6 +125,27 @@ public final class MaintainCommand implements Callable<Integer> {
         boolean all = !rewrite && !expire && !orphans;
         Duration minAge = OptionParsers.duration(orphanMinAge, "--orphan-min-age");
         Table t = cat.loadTable(id);
+        if (purge) {
+            if (!all) {
+                throw new IllegalArgumentException(
+                        "--purge runs alone: it rewrites and expires itself (drop --rewrite,"
+                                + " --expire, --orphans)");
+            }
+            if (t.currentSnapshot() == null) {
+                out.println("Purge of " + id + ": the table has no snapshot yet, nothing to do");
+                return 0;
+            }
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(1);
+            TablePurge.Result r =
+                    TablePurge.run(
+                            env,
+                            TableLoader.fromCatalog(settings.loader(), id),
+                            t,
+                            expiryOptions.consumerExpiryDuration());
+            out.println(r.describe());
+            return r.complete() ? 0 : 3;
+        }
         if (rewrite || all) {
             if (t.currentSnapshot() == null) {
                 out.println("Rewrite of " + id + ": the table has no snapshot yet, nothing to do");

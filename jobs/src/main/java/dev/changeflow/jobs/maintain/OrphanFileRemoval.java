@@ -8,6 +8,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.maintenance.api.DeleteOrphanFiles;
+import org.apache.iceberg.flink.maintenance.api.MaintenanceTaskBuilder;
 import org.apache.iceberg.flink.maintenance.api.TableMaintenance;
 import org.apache.iceberg.flink.maintenance.api.TriggerLockFactory;
 import org.apache.iceberg.flink.maintenance.operator.TableChange;
@@ -54,6 +55,35 @@ public final class OrphanFileRemoval {
             throws Exception {
         String dataLocation = dataLocation(table);
         Set<String> before = list(table, dataLocation);
+        runOnce(
+                env,
+                loader,
+                table,
+                DeleteOrphanFiles.builder()
+                        .scheduleOnCommitCount(1)
+                        .location(dataLocation)
+                        .minAge(minAge),
+                "changeflow maintain: orphan files of " + table.name());
+        Set<String> after = list(table, dataLocation);
+        Set<String> removed = new TreeSet<>(before);
+        removed.removeAll(after);
+        return new Result(table.name(), dataLocation, before.size(), after.size(), removed);
+    }
+
+    /**
+     * Runs one Iceberg Flink maintenance {@code task} once on {@code table}, as a bounded job: a
+     * single {@link TableChange} triggers it through {@link TableMaintenance} with the in-process
+     * lock, released when the job ends.
+     *
+     * @throws Exception when the job fails
+     */
+    static void runOnce(
+            StreamExecutionEnvironment env,
+            TableLoader loader,
+            Table table,
+            MaintenanceTaskBuilder<?> task,
+            String jobName)
+            throws Exception {
         DataStream<TableChange> once =
                 env.fromData(
                         TypeInformation.of(TableChange.class),
@@ -61,21 +91,13 @@ public final class OrphanFileRemoval {
         TableMaintenance.forChangeStream(once, loader, new InProcessLockFactory(table.name()))
                 .rateLimit(Duration.ofMillis(1))
                 .parallelism(1)
-                .add(
-                        DeleteOrphanFiles.builder()
-                                .scheduleOnCommitCount(1)
-                                .location(dataLocation)
-                                .minAge(minAge))
+                .add(task)
                 .append();
         try {
-            env.execute("changeflow maintain: orphan files of " + table.name());
+            env.execute(jobName);
         } finally {
             InProcessLockFactory.release(table.name());
         }
-        Set<String> after = list(table, dataLocation);
-        Set<String> removed = new TreeSet<>(before);
-        removed.removeAll(after);
-        return new Result(table.name(), dataLocation, before.size(), after.size(), removed);
     }
 
     /** The folder new data files go to. */

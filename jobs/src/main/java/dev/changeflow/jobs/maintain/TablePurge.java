@@ -1,0 +1,244 @@
+package dev.changeflow.jobs.maintain;
+
+import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
+import dev.changeflow.sources.cdf.retention.ConsumerPosition;
+import dev.changeflow.sources.cdf.retention.ExpiryReport;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
+import org.apache.iceberg.RewriteFiles;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
+import org.apache.iceberg.io.CloseableIterable;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * {@code REORG TABLE t APPLY (PURGE)} (semantics.md S6, M3): removes deleted rows physically, so no
+ * file of the table's live snapshots holds a row that was deleted or an old value of an updated
+ * row. Three steps, each Iceberg's own operation:
+ *
+ * <ol>
+ *   <li><b>Rewrite every data file</b> with its deletes applied: Iceberg's Flink {@link
+ *       RewriteDataFiles} maintenance task with {@code rewriteAll}, run once as a bounded job. The
+ *       new files keep the data sequence number of the snapshot the rewrite planned on, so an
+ *       equality delete an ingest commits meanwhile still applies to them (M1).
+ *   <li><b>Drop the delete files that no longer apply</b>: an equality delete applies to data files
+ *       of a lower data sequence number, a position delete to those of a lower or equal one; once
+ *       every live data file is at or above that, the delete file is dangling — and changeflow's
+ *       equality deletes carry whole rows ({@code changeflow.eq-deletes-carry-rows}), so they must
+ *       go too. One {@link RewriteFiles} commit removes them ({@code replace}: no change rows, F2).
+ *   <li><b>Expire every older snapshot</b> with changeflow's consumer-aware expiry (F7): the files
+ *       only those snapshots referenced are deleted. Iceberg deletes a file when the snapshot that
+ *       removed it expires, so an empty commit (summary {@code changeflow.purge=true}, no change
+ *       rows) comes first and the rewrite and drop snapshots expire with the rest. Versions a live
+ *       change-feed consumer still needs are kept, and the result names the consumers that hold
+ *       them: the purge is then not complete until they move on (or are stale).
+ * </ol>
+ *
+ * <p>The change feed of the purged versions is gone (their snapshots are expired); later versions
+ * read as before. Two maintainers must not run on one table at once (an in-process lock only).
+ */
+@PublicEvolving
+public final class TablePurge {
+    /** Snapshot summary property of the empty commit that ends a purge. */
+    public static final String PURGE_PROPERTY = "changeflow.purge";
+
+    private TablePurge() {}
+
+    /**
+     * Purges {@code table}.
+     *
+     * @param env the environment of the rewrite job (bounded; executed here)
+     * @param loader loads the table inside the job
+     * @param consumerExpiry consumers not updated for this long do not hold snapshots back
+     * @return what each step did
+     * @throws IllegalArgumentException when the table has no snapshot yet
+     * @throws Exception when the rewrite job fails, or a concurrent commit conflicts with the drop
+     *     of the dangling delete files (Iceberg's {@code ValidationException}; run it again)
+     */
+    public static Result run(
+            StreamExecutionEnvironment env,
+            TableLoader loader,
+            Table table,
+            Duration consumerExpiry)
+            throws Exception {
+        Snapshot start = table.currentSnapshot();
+        if (start == null) {
+            throw new IllegalArgumentException(
+                    "table " + table.name() + " has no snapshot yet: nothing to purge");
+        }
+        TableCompaction.Files before = TableCompaction.Files.of(start);
+        OrphanFileRemoval.runOnce(
+                env,
+                loader,
+                table,
+                RewriteDataFiles.builder().scheduleOnCommitCount(1).rewriteAll(true),
+                "changeflow maintain: purge of " + table.name());
+        table.refresh();
+        int dropped = dropDanglingDeletes(table);
+        table.refresh();
+        TableCompaction.Files rewritten = TableCompaction.Files.of(table.currentSnapshot());
+        // Iceberg deletes a removed file when the snapshot that removed it is expired: an empty
+        // commit on top lets the expiry take the rewrite and the drop too (no change rows, F2)
+        table.newAppend().set(PURGE_PROPERTY, "true").commit();
+        table.refresh();
+        ExpiryReport expiry =
+                ChangeFeedExpiry.forTable(table)
+                        .olderThan(Instant.now())
+                        .retainLast(1)
+                        .consumerExpiry(consumerExpiry)
+                        .execute();
+        table.refresh();
+        long current = table.currentSnapshot().sequenceNumber();
+        List<ConsumerPosition> blocking = new ArrayList<>();
+        for (ConsumerPosition c : expiry.liveConsumers()) {
+            if (c.nextVersion() - 1 < current) {
+                blocking.add(c);
+            }
+        }
+        boolean complete =
+                expiry.oldestRetainedVersion() != null && expiry.oldestRetainedVersion() == current;
+        return new Result(table.name(), before, rewritten, dropped, expiry, blocking, complete);
+    }
+
+    /**
+     * Removes the live delete files that apply to no live data file, in one commit.
+     *
+     * @return how many were removed
+     */
+    static int dropDanglingDeletes(Table table) {
+        Snapshot current = table.currentSnapshot();
+        long minDataSequence = Long.MAX_VALUE;
+        try (CloseableIterable<FileScanTask> tasks =
+                table.newScan().useSnapshot(current.snapshotId()).planFiles()) {
+            for (FileScanTask task : tasks) {
+                minDataSequence = Math.min(minDataSequence, task.file().dataSequenceNumber());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        List<DeleteFile> dangling = new ArrayList<>();
+        for (ManifestFile manifest : current.deleteManifests(table.io())) {
+            try (ManifestReader<DeleteFile> reader =
+                    ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+                for (DeleteFile d : reader) {
+                    long seq = d.dataSequenceNumber();
+                    boolean applies =
+                            d.content() == FileContent.EQUALITY_DELETES
+                                    ? minDataSequence < seq
+                                    : minDataSequence <= seq;
+                    if (!applies) {
+                        dangling.add(d.copy());
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        if (dangling.isEmpty()) {
+            return 0;
+        }
+        RewriteFiles rewrite = table.newRewrite().validateFromSnapshot(current.snapshotId());
+        dangling.forEach(rewrite::deleteFile);
+        rewrite.commit();
+        return dangling.size();
+    }
+
+    /** What a purge did. */
+    public static final class Result {
+        /** The table's name. */
+        public final String table;
+
+        /** Live files before, and after the rewrite and the drop of dangling delete files. */
+        public final TableCompaction.Files before;
+
+        public final TableCompaction.Files after;
+
+        /** Delete files removed because they no longer applied. */
+        public final int droppedDeleteFiles;
+
+        /** The expiry of the older snapshots. */
+        public final ExpiryReport expiry;
+
+        /** Live consumers that kept older snapshots. */
+        public final List<ConsumerPosition> blockingConsumers;
+
+        private final boolean complete;
+
+        Result(
+                String table,
+                TableCompaction.Files before,
+                TableCompaction.Files after,
+                int droppedDeleteFiles,
+                ExpiryReport expiry,
+                List<ConsumerPosition> blockingConsumers,
+                boolean complete) {
+            this.table = table;
+            this.before = before;
+            this.after = after;
+            this.droppedDeleteFiles = droppedDeleteFiles;
+            this.expiry = expiry;
+            this.blockingConsumers = blockingConsumers;
+            this.complete = complete;
+        }
+
+        /**
+         * Whether only the purged snapshot is left in main's history, so no retained snapshot can
+         * hold a deleted row any more.
+         */
+        public boolean complete() {
+            return complete;
+        }
+
+        /** Lines for the command line. */
+        public String describe() {
+            String head =
+                    String.format(
+                            Locale.ROOT,
+                            "Purge of %s: data files %,d -> %,d, delete files %,d -> %,d"
+                                    + " (%,d no longer applying removed)%n%s",
+                            table,
+                            before.dataFiles,
+                            after.dataFiles,
+                            before.deleteFiles,
+                            after.deleteFiles,
+                            droppedDeleteFiles,
+                            expiry.describe());
+            if (complete()) {
+                return head
+                        + String.format(
+                                "%nPurge complete: no retained snapshot holds a deleted row");
+            }
+            return head
+                    + String.format(
+                            Locale.ROOT,
+                            "%nPurge NOT complete: versions from %d are kept%s; their files may"
+                                    + " still hold deleted rows. Run it again once they have moved"
+                                    + " on (or after --consumer-expiry).",
+                            expiry.oldestRetainedVersion(),
+                            blockingConsumers.isEmpty()
+                                    ? " (the table's history.expire.min-snapshots-to-keep, or a"
+                                            + " commit made during the purge)"
+                                    : " for the live change-feed consumers "
+                                            + blockingConsumers.stream()
+                                                    .map(ConsumerPosition::consumerId)
+                                                    .collect(Collectors.toList()));
+        }
+    }
+}
