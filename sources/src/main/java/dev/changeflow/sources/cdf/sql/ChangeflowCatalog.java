@@ -155,10 +155,8 @@ public class ChangeflowCatalog extends FlinkCatalog {
                 Schema.newBuilder().fromColumns(base.getUnresolvedSchema().getColumns());
         base.getUnresolvedSchema()
                 .getPrimaryKey()
-                .ifPresent(
-                        key ->
-                                schema.primaryKeyNamed(
-                                        key.getConstraintName(), key.getColumnNames()));
+                // a stable constraint name (Iceberg's is a random id): PK_<columns>
+                .ifPresent(key -> schema.primaryKey(key.getColumnNames()));
         Set<String> names = new HashSet<>();
         base.getUnresolvedSchema()
                 .getColumns()
