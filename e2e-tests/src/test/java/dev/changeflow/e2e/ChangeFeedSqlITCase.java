@@ -27,6 +27,8 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -302,6 +304,122 @@ class ChangeFeedSqlITCase {
                         + COLUMNS
                         + " FROM db.`o$changes` /*+ OPTIONS('starting-version'='1', 'ending-version'='5') */";
         assertThat(rowsInOrder(tableEnv(false), streaming)).containsExactlyElementsOf(expected);
+    }
+
+    /**
+     * The rows of a query grouped by their first column, each group in the order the job emitted it
+     * (a changelog keeps its order per key only).
+     */
+    private static Map<String, List<String>> perKey(StreamTableEnvironment tEnv, String sql)
+            throws Exception {
+        Map<String, List<String>> byKey = new TreeMap<>();
+        for (String row : rowsInOrder(tEnv, sql)) {
+            String key = row.substring(row.indexOf('[') + 1, row.indexOf(','));
+            byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(row);
+        }
+        return byKey;
+    }
+
+    /**
+     * G1 through SQL: {@code t$changelog} has t's columns and primary key and the two metadata
+     * columns; a bounded read from version 2 gives the table as of version 1 as +I, then the
+     * changes of 2 and 3 as -U/+U/+I per key in version order ({@code snapshot-then-changes}), or
+     * the changes only ({@code changes-only}); metadata columns may be selected in any subset.
+     */
+    @Test
+    void changelogReadGivesRowKinds() throws Exception {
+        StreamTableEnvironment tEnv = tableEnv(false);
+        assertThat(tEnv.from("db.`t$changelog`").getResolvedSchema().toString())
+                .isEqualTo(
+                        "(\n  `id` BIGINT NOT NULL,\n  `name` STRING,\n"
+                                + "  `_commit_version` BIGINT NOT NULL METADATA VIRTUAL,\n"
+                                + "  `_commit_timestamp` TIMESTAMP_LTZ(3) NOT NULL METADATA VIRTUAL,\n"
+                                + "  CONSTRAINT `PK_id` PRIMARY KEY (`id`) NOT ENFORCED\n)");
+        assertThat(
+                        perKey(
+                                tEnv,
+                                "SELECT id, name, _commit_version FROM db.`t$changelog` "
+                                        + "/*+ OPTIONS('starting-version'='2', 'bounded'='true') */"))
+                .isEqualTo(
+                        Map.of(
+                                "1", List.of("+I[1, a, 1]", "-U[1, a, 3]", "+U[1, a3, 3]"),
+                                "2", List.of("+I[2, b, 1]", "-U[2, b, 2]", "+U[2, b2, 2]"),
+                                "3", List.of("+I[3, c, 2]")));
+        Table t = iceberg.loadTable(TableIdentifier.of("db", "t"));
+        Instant t2 = Instant.ofEpochMilli(version(t, 2).timestampMillis());
+        Instant t3 = Instant.ofEpochMilli(version(t, 3).timestampMillis());
+        assertThat(
+                        perKey(
+                                tEnv,
+                                "SELECT * FROM db.`t$changelog` /*+ OPTIONS('starting-version'='2', "
+                                        + "'start-mode'='changes-only', 'bounded'='true') */"))
+                .isEqualTo(
+                        Map.of(
+                                "1",
+                                List.of("-U[1, a, 3, " + t3 + "]", "+U[1, a3, 3, " + t3 + "]"),
+                                "2",
+                                List.of("-U[2, b, 2, " + t2 + "]", "+U[2, b2, 2, " + t2 + "]"),
+                                "3",
+                                List.of("+I[3, c, 2, " + t2 + "]")));
+        // Flink SQL maintains a query's result from the row kinds: the final rows are t's
+        assertThat(
+                        ChangelogResults.finalRows(
+                                tEnv.executeSql(
+                                        "SELECT COUNT(*), MAX(name) FROM db.`t$changelog` "
+                                                + "/*+ OPTIONS('starting-version'='2', 'bounded'='true') */")))
+                .containsExactly("+I[3, c]");
+    }
+
+    /**
+     * G1 choices and bad input: a table without identifier fields has a changelog without a primary
+     * key; an unknown start mode names the option and the accepted values; an ending bound is not a
+     * changelog option; BATCH mode, which reads only insert-only tables, is refused with the fix; a
+     * changelog cannot be written.
+     */
+    @Test
+    void changelogWithoutKeyAndBadInput() throws Exception {
+        StreamTableEnvironment tEnv = tableEnv(false);
+        tEnv.executeSql(
+                "CREATE TABLE db.nokey (id BIGINT, name STRING) WITH ('format-version'='2')");
+        tEnv.executeSql("INSERT INTO db.nokey VALUES (1, 'x')").await();
+        assertThat(tEnv.from("db.`nokey$changelog`").getResolvedSchema().getPrimaryKey()).isEmpty();
+        assertThat(
+                        rows(
+                                tEnv,
+                                "SELECT * FROM db.`nokey$changelog` /*+ OPTIONS('bounded'='true') */"))
+                .hasSize(1)
+                .allSatisfy(r -> assertThat(r).startsWith("+I[1, x, 1, "));
+
+        assertThat(
+                        cdfError(
+                                tEnv,
+                                "SELECT * FROM db.`t$changelog` /*+ OPTIONS('start-mode'='snapshot') */"))
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: 'start-mode' = 'snapshot' for the change feed of table "
+                                + "c.db.t$changelog is not one of 'snapshot-then-changes', 'changes-only'.");
+        assertThat(
+                        cdfError(
+                                tEnv,
+                                "SELECT * FROM db.`t$changelog` /*+ OPTIONS('ending-version'='2') */"))
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: Unknown option 'ending-version' for the change feed of table "
+                                + "c.db.t$changelog. Accepted options: 'bounded', 'consumer-id', "
+                                + "'max-bytes-per-cycle', 'max-files-per-cycle', 'monitor-interval', "
+                                + "'start-mode', 'starting-timestamp', 'starting-version'.");
+        assertThat(cdfError(tableEnv(true), "SELECT * FROM db.`t$changelog`"))
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: c.db.t$changelog is a changelog (updates and deletes), which "
+                                + "Flink reads in STREAMING mode only, but 'execution.runtime-mode' is BATCH. Run "
+                                + "the statement in STREAMING mode, with 'bounded'='true' for a read that "
+                                + "finishes at the latest version.");
+        assertThatThrownBy(
+                        () ->
+                                tEnv.explainSql(
+                                        "INSERT INTO db.`t$changelog` (id, name) VALUES (9, 'x')"))
+                .rootCause()
+                .hasMessage(
+                        "Table c.db.t$changelog is a change data feed and cannot be written; write the table "
+                                + "without $changelog.");
     }
 
     @Test

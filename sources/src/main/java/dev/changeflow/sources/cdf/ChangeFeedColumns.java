@@ -67,6 +67,16 @@ public final class ChangeFeedColumns {
         return new RowType(false, fields);
     }
 
+    /**
+     * The Flink row type of a changelog read (G1): the data columns, {@code _commit_version} and
+     * {@code _commit_timestamp} — {@link #rowType} without {@code _change_type}.
+     */
+    static RowType changelogRowType(Schema dataSchema) {
+        List<RowType.RowField> fields = new ArrayList<>(rowType(dataSchema).getFields());
+        fields.remove(dataSchema.columns().size());
+        return new RowType(false, fields);
+    }
+
     private static LogicalType notNull(LogicalType type) {
         return type.copy(false);
     }

@@ -136,6 +136,20 @@ public final class ChangeFeedOptions {
                     ChangeFeedOptions::parseLong,
                     "a number of bytes (an integer >= 1)");
 
+    public static final ConfigOption<StartMode> START_MODE =
+            declare(
+                    ConfigOptions.key("start-mode")
+                            .enumType(StartMode.class)
+                            .noDefaultValue()
+                            .withDescription(
+                                    "Whether the table's rows as of the version before the first one read come "
+                                            + "first, as inserts: 'snapshot-then-changes' (the default of changelog "
+                                            + "reads, G1) or 'changes-only'. Without it a change-feed stream starts "
+                                            + "as F6 says: the current snapshot first only without a starting "
+                                            + "position."),
+                    StartMode::parse,
+                    "one of " + StartMode.allowed());
+
     public static final ConfigOption<Boolean> BOUNDED =
             declare(
                     ConfigOptions.key("bounded")
@@ -198,6 +212,60 @@ public final class ChangeFeedOptions {
      */
     public static final String OTHER_WRITER_COMMITS_EXPIRED =
             "changeflow.other-writer-commits-expired";
+
+    /**
+     * The values of {@link #START_MODE} (G1): where a stream starts relative to its first version
+     * N.
+     */
+    @PublicEvolving
+    public enum StartMode {
+        /** The table as of version N − 1 as inserts ({@code +I}), then the changes from N. */
+        SNAPSHOT_THEN_CHANGES("snapshot-then-changes"),
+        /** Only the changes from N. */
+        CHANGES_ONLY("changes-only");
+
+        private final String value;
+
+        StartMode(String value) {
+            this.value = value;
+        }
+
+        /** The option value, as written in options and hints. */
+        public String value() {
+            return value;
+        }
+
+        @Override
+        public String toString() {
+            return value;
+        }
+
+        /**
+         * The mode written as {@code value} (case-insensitive).
+         *
+         * @throws IllegalArgumentException for any other text
+         */
+        static StartMode parse(String value) {
+            for (StartMode mode : values()) {
+                if (mode.value.equalsIgnoreCase(value.trim())) {
+                    return mode;
+                }
+            }
+            throw new IllegalArgumentException(value);
+        }
+
+        /** The accepted values, quoted: {@code 'snapshot-then-changes', 'changes-only'}. */
+        static String allowed() {
+            StringBuilder out = new StringBuilder();
+            for (StartMode mode : values()) {
+                out.append(out.length() == 0 ? "" : ", ")
+                        .append('\'')
+                        .append(mode.value)
+                        .append('\'');
+            }
+            return out.toString();
+        }
+    }
 
     private ChangeFeedOptions() {}
 

@@ -73,6 +73,14 @@ public final class StreamingAccess {
     }
 
     /**
+     * The Flink row type of a changelog read over {@code dataSchema} (G1): {@link #rowType(Schema)}
+     * without {@code _change_type} (the row kind says it).
+     */
+    public static RowType changelogRowType(Schema dataSchema) {
+        return ChangeFeedColumns.changelogRowType(dataSchema);
+    }
+
+    /**
      * Whether the change feed of {@code table} pairs rows by row lineage ({@code _row_id}): a
      * format v3 table without identifier fields (design.md "Row identity"; same rule as the batch
      * feed).

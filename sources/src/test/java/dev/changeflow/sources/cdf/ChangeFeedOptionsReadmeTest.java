@@ -35,6 +35,25 @@ class ChangeFeedOptionsReadmeTest {
         assertThat(new ArrayList<>(sql.keySet())).isEqualTo(keys);
     }
 
+    /**
+     * The changelog table lists exactly {@link ChangeFeedSqlOptions#CHANGELOG_OPTIONS} in order,
+     * with their defaults; {@code start-mode}'s is the changelog's ({@code snapshot-then-changes}).
+     */
+    @Test
+    void theChangelogTableListsExactlyTheChangelogOptionsInOrder() throws IOException {
+        Map<String, String> changelog = table("## Silver→Gold in Flink SQL");
+        List<String> keys = new ArrayList<>();
+        ChangeFeedSqlOptions.CHANGELOG_OPTIONS.forEach(o -> keys.add(o.key()));
+        assertThat(new ArrayList<>(changelog.keySet())).isEqualTo(keys);
+        for (ConfigOption<?> o : ChangeFeedSqlOptions.CHANGELOG_OPTIONS) {
+            String expected =
+                    o.equals(ChangeFeedOptions.START_MODE)
+                            ? "`" + ChangeFeedOptions.StartMode.SNAPSHOT_THEN_CHANGES + "`"
+                            : o.hasDefaultValue() ? defaultText(o.defaultValue()) : "—";
+            assertThat(changelog.get(o.key())).as(o.key()).isEqualTo(expected);
+        }
+    }
+
     @Test
     void everyOptionIsDocumentedWithItsDefault() throws IOException {
         Map<String, String> sql = table("### Change data feed in SQL");

@@ -417,6 +417,92 @@ class ChangeFeedStreamTest {
                                 4L, List.of("3 insert (4, d, us)")));
     }
 
+    /**
+     * G1: the changelog of versions 2..3 — an update, an insert and a delete — as row kinds, with
+     * {@code snapshot-then-changes} (the default: the table as of version 1 as +I first) and with
+     * {@code changes-only}, each key's rows in version order.
+     */
+    @Test
+    void changelogWithAndWithoutTheSnapshotBefore() throws Exception {
+        table.newAppend()
+                .appendFile(
+                        tables.dataFile(
+                                table, row(1L, "a", "eu"), row(2L, "b", "us"), row(3L, "c", "eu")))
+                .commit();
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema(), row(1L, "a", "eu")))
+                .addRows(tables.dataFile(table, row(1L, "a2", "eu"), row(4L, "d", "us")))
+                .commit();
+        table.newRowDelta()
+                .addDeletes(tables.equalityDeletes(table, table.schema(), row(2L, "b", "us")))
+                .commit();
+
+        Map<Long, List<String>> snapshotThenChanges =
+                byId(
+                        changelog(
+                                ChangeFeedSource.forTable(loader)
+                                        .changelog(true)
+                                        .startingVersion(2)
+                                        .bounded(true)
+                                        .monitorInterval(Duration.ofMillis(50))
+                                        .build(env())));
+        Map<Long, List<String>> changesOnly =
+                byId(
+                        changelog(
+                                ChangeFeedSource.forTable(loader)
+                                        .changelog(true)
+                                        .options(
+                                                Map.of(
+                                                        "starting-version", "2",
+                                                        "start-mode", "changes-only",
+                                                        "bounded", "true",
+                                                        "monitor-interval", "50 ms"))
+                                        .build(env())));
+
+        assertThat(snapshotThenChanges)
+                .isEqualTo(
+                        Map.of(
+                                1L,
+                                        List.of(
+                                                "+I 1 (1, a, eu)",
+                                                "-U 2 (1, a, eu)",
+                                                "+U 2 (1, a2, eu)"),
+                                2L, List.of("+I 1 (2, b, us)", "-D 3 (2, b, us)"),
+                                3L, List.of("+I 1 (3, c, eu)"),
+                                4L, List.of("+I 2 (4, d, us)")));
+        assertThat(changesOnly)
+                .isEqualTo(
+                        Map.of(
+                                1L, List.of("-U 2 (1, a, eu)", "+U 2 (1, a2, eu)"),
+                                2L, List.of("-D 3 (2, b, us)"),
+                                4L, List.of("+I 2 (4, d, us)")));
+    }
+
+    /**
+     * The rows of a bounded changelog stream: {@code "<row kind> <_commit_version> (<columns>)"}.
+     */
+    private static List<String> changelog(DataStream<RowData> stream) throws Exception {
+        List<String> lines = new ArrayList<>();
+        try (CloseableIterator<String> it =
+                stream.map(
+                                row ->
+                                        row.getRowKind().shortString()
+                                                + " "
+                                                + row.getLong(3)
+                                                + " ("
+                                                + row.getLong(0)
+                                                + ", "
+                                                + row.getString(1)
+                                                + ", "
+                                                + row.getString(2)
+                                                + ")")
+                        .setParallelism(1)
+                        .executeAndCollect()) {
+            it.forEachRemaining(lines::add);
+        }
+        return lines;
+    }
+
     /** F6 {@code latest}: only versions committed after the stream was built. */
     @Test
     void latestReadsOnlyLaterCommits() throws Exception {

@@ -15,7 +15,8 @@ import java.util.Set;
  * Which {@link ChangeFeedOptions} a change-feed read in Flink SQL accepts ({@code OPTIONS} hints on
  * {@code t$changes}, or table properties): {@link ChangeFeedOptions#READ_CHANGE_FEED}, the range
  * options (F3, F4) and the streaming options except {@code bounded} (a SQL read is bounded by an
- * ending bound or the runtime mode). The options are read by {@link ChangeFeedOptions#resolve}.
+ * ending bound or the runtime mode). A changelog read ({@code t$changelog}) accepts {@link
+ * #CHANGELOG_OPTIONS}. The options are read by {@link ChangeFeedOptions#resolve}.
  */
 @PublicEvolving
 public final class ChangeFeedSqlOptions {
@@ -32,6 +33,21 @@ public final class ChangeFeedSqlOptions {
                     ChangeFeedOptions.MONITOR_INTERVAL,
                     ChangeFeedOptions.MAX_FILES_PER_CYCLE,
                     ChangeFeedOptions.MAX_BYTES_PER_CYCLE,
+                    ChangeFeedOptions.CONSUMER_ID);
+
+    /**
+     * Every option a changelog read ({@code t$changelog}, G1) accepts, in documentation order: the
+     * streaming change feed's, with {@code start-mode} and {@code bounded}; no ending bound.
+     */
+    public static final List<ConfigOption<?>> CHANGELOG_OPTIONS =
+            List.of(
+                    ChangeFeedOptions.STARTING_VERSION,
+                    ChangeFeedOptions.STARTING_TIMESTAMP,
+                    ChangeFeedOptions.START_MODE,
+                    ChangeFeedOptions.MONITOR_INTERVAL,
+                    ChangeFeedOptions.MAX_FILES_PER_CYCLE,
+                    ChangeFeedOptions.MAX_BYTES_PER_CYCLE,
+                    ChangeFeedOptions.BOUNDED,
                     ChangeFeedOptions.CONSUMER_ID);
 
     private ChangeFeedSqlOptions() {}

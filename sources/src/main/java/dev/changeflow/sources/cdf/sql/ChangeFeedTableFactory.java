@@ -22,9 +22,11 @@ import java.util.Set;
 
 /**
  * The table factory of a {@link ChangeflowCatalog}: a {@link ChangeFeedTableSource} for {@code
- * t$changes}, Iceberg's {@link FlinkDynamicTableFactory} for everything else (reads and writes of
- * {@code t}). Errors in the options or the range surface when the statement is planned, as {@link
- * CdfException}s (the root cause of Flink's {@code ValidationException}).
+ * t$changes}, a {@link ChangelogTableSource} for {@code t$changelog} (STREAMING mode only: {@code
+ * INVALID_CDC_OPTIONS} in BATCH mode), Iceberg's {@link FlinkDynamicTableFactory} for everything
+ * else (reads and writes of {@code t}). Errors in the options or the range surface when the
+ * statement is planned, as {@link CdfException}s (the root cause of Flink's {@code
+ * ValidationException}).
  */
 @Internal
 final class ChangeFeedTableFactory implements DynamicTableSourceFactory, DynamicTableSinkFactory {
@@ -42,7 +44,8 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
         ObjectPath path = context.getObjectIdentifier().toObjectPath();
         Map<String, String> options = context.getCatalogTable().getOptions();
         String name = context.getObjectIdentifier().asSummaryString();
-        if (!ChangeflowCatalog.isChangesTable(path.getObjectName())) {
+        if (!ChangeflowCatalog.isChangesTable(path.getObjectName())
+                && !ChangeflowCatalog.isChangelogTable(path.getObjectName())) {
             if (ChangeFeedSqlOptions.readsChangeFeed(name, options)) {
                 throw new CdfException(
                         CdfException.ErrorCode.INVALID_CDC_OPTIONS,
@@ -59,19 +62,37 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
             return iceberg.createDynamicTableSource(context);
         }
         Set<String> tableOptions = catalog.baseOptions(path).keySet();
-        ChangeFeedSettings settings =
-                ChangeFeedSqlOptions.changeFeedOptions(name, options, tableOptions);
-        Map<String, String> cdfOptions = settings.asMap();
-        boolean bounded =
-                ChangeFeedSqlOptions.hasEndingBound(settings)
-                        || context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
-                                == RuntimeExecutionMode.BATCH;
         RowType rowType =
                 (RowType)
                         context.getCatalogTable()
                                 .getResolvedSchema()
                                 .toPhysicalRowDataType()
                                 .getLogicalType();
+        boolean batchMode =
+                context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
+                        == RuntimeExecutionMode.BATCH;
+        if (ChangeflowCatalog.isChangelogTable(path.getObjectName())) {
+            if (batchMode) {
+                throw new CdfException(
+                        CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                        String.format(
+                                "%s is a changelog (updates and deletes), which Flink reads in STREAMING mode "
+                                        + "only, but '%s' is BATCH. Run the statement in STREAMING mode, with "
+                                        + "'%s'='true' for a read that finishes at the latest version.",
+                                name,
+                                ExecutionOptions.RUNTIME_MODE.key(),
+                                ChangeFeedOptions.BOUNDED.key()));
+            }
+            ChangeFeedSettings settings =
+                    ChangeFeedOptions.resolve(
+                            name, options, ChangeFeedSqlOptions.CHANGELOG_OPTIONS, tableOptions);
+            return ChangelogTableSource.create(
+                    name, catalog.tableLoader(path), settings.asMap(), rowType);
+        }
+        ChangeFeedSettings settings =
+                ChangeFeedSqlOptions.changeFeedOptions(name, options, tableOptions);
+        Map<String, String> cdfOptions = settings.asMap();
+        boolean bounded = ChangeFeedSqlOptions.hasEndingBound(settings) || batchMode;
         if (!bounded) {
             return ChangeFeedTableSource.unbounded(
                     name, catalog.tableLoader(path), cdfOptions, rowType);
@@ -86,12 +107,16 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
 
     @Override
     public DynamicTableSink createDynamicTableSink(Context context) {
-        if (ChangeflowCatalog.isChangesTable(context.getObjectIdentifier().getObjectName())) {
+        String object = context.getObjectIdentifier().getObjectName();
+        if (ChangeflowCatalog.isChangesTable(object)
+                || ChangeflowCatalog.isChangelogTable(object)) {
             throw new ValidationException(
                     String.format(
                             "Table %s is a change data feed and cannot be written; write the table without %s.",
                             context.getObjectIdentifier().asSummaryString(),
-                            ChangeflowCatalog.CHANGES_SUFFIX));
+                            ChangeflowCatalog.isChangesTable(object)
+                                    ? ChangeflowCatalog.CHANGES_SUFFIX
+                                    : ChangeflowCatalog.CHANGELOG_SUFFIX));
         }
         return iceberg.createDynamicTableSink(context);
     }

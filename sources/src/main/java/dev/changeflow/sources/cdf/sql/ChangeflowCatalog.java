@@ -20,14 +20,17 @@ import org.apache.iceberg.flink.TableLoader;
 
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
 /**
- * Iceberg's {@link FlinkCatalog} plus, for every Iceberg table {@code db.t}, a read-only table
- * {@code db.`t$changes`}: the table's change data feed (F1).
+ * Iceberg's {@link FlinkCatalog} plus, for every Iceberg table {@code db.t}, two read-only tables:
+ * {@code db.`t$changes`}, the table's change data feed (F1), and {@code db.`t$changelog`}, the same
+ * changes as a Flink changelog (G1; columns, options and why it has a name of its own: {@link
+ * ChangelogTableSource}).
  *
  * <p><b>Columns of {@code t$changes}</b>: the table's current columns (same names and types), then
  * {@code _change_type} STRING NOT NULL, {@code _commit_version} BIGINT NOT NULL and {@code
@@ -47,6 +50,9 @@ public class ChangeflowCatalog extends FlinkCatalog {
 
     /** Suffix of a change-feed table's name, {@value}. */
     public static final String CHANGES_SUFFIX = "$changes";
+
+    /** Suffix of a changelog table's name, {@value} (G1). */
+    public static final String CHANGELOG_SUFFIX = "$changelog";
 
     private final CatalogLoader loader;
     private final Namespace baseNamespace;
@@ -74,23 +80,38 @@ public class ChangeflowCatalog extends FlinkCatalog {
 
     /** True when {@code objectName} names a change-feed table ({@code t$changes}). */
     public static boolean isChangesTable(String objectName) {
-        return objectName.endsWith(CHANGES_SUFFIX) && objectName.length() > CHANGES_SUFFIX.length();
+        return hasSuffix(objectName, CHANGES_SUFFIX);
     }
 
-    /** The Iceberg table behind {@code path} ({@code t} for {@code t$changes}). */
+    /** True when {@code objectName} names a changelog table ({@code t$changelog}, G1). */
+    public static boolean isChangelogTable(String objectName) {
+        return hasSuffix(objectName, CHANGELOG_SUFFIX);
+    }
+
+    private static boolean hasSuffix(String objectName, String suffix) {
+        return objectName.endsWith(suffix) && objectName.length() > suffix.length();
+    }
+
+    /**
+     * The Iceberg table behind {@code path} ({@code t} for {@code t$changes} and {@code
+     * t$changelog}).
+     */
     static ObjectPath basePath(ObjectPath path) {
         String name = path.getObjectName();
-        return isChangesTable(name)
-                ? new ObjectPath(
-                        path.getDatabaseName(),
-                        name.substring(0, name.length() - CHANGES_SUFFIX.length()))
-                : path;
+        for (String suffix : List.of(CHANGES_SUFFIX, CHANGELOG_SUFFIX)) {
+            if (hasSuffix(name, suffix)) {
+                return new ObjectPath(
+                        path.getDatabaseName(), name.substring(0, name.length() - suffix.length()));
+            }
+        }
+        return path;
     }
 
     @Override
     public CatalogTable getTable(ObjectPath tablePath)
             throws TableNotExistException, CatalogException {
-        if (!isChangesTable(tablePath.getObjectName())) {
+        boolean changelog = isChangelogTable(tablePath.getObjectName());
+        if (!changelog && !isChangesTable(tablePath.getObjectName())) {
             return super.getTable(tablePath);
         }
         CatalogTable base;
@@ -98,6 +119,9 @@ public class ChangeflowCatalog extends FlinkCatalog {
             base = super.getTable(basePath(tablePath));
         } catch (TableNotExistException e) {
             throw new TableNotExistException(getName(), tablePath, e);
+        }
+        if (changelog) {
+            return changelogTable(tablePath, base);
         }
         Schema.Builder schema =
                 Schema.newBuilder().fromColumns(base.getUnresolvedSchema().getColumns());
@@ -121,12 +145,43 @@ public class ChangeflowCatalog extends FlinkCatalog {
                 .build();
     }
 
+    /**
+     * {@code t$changelog} (G1): {@code t}'s columns and primary key (its identifier fields, none
+     * when it has none), then {@code _commit_version} BIGINT and {@code _commit_timestamp}
+     * TIMESTAMP_LTZ(3) as virtual metadata columns; {@code t}'s options.
+     */
+    private static CatalogTable changelogTable(ObjectPath path, CatalogTable base) {
+        Schema.Builder schema =
+                Schema.newBuilder().fromColumns(base.getUnresolvedSchema().getColumns());
+        base.getUnresolvedSchema()
+                .getPrimaryKey()
+                // a stable constraint name (Iceberg's is a random id): PK_<columns>
+                .ifPresent(key -> schema.primaryKey(key.getColumnNames()));
+        Set<String> names = new HashSet<>();
+        base.getUnresolvedSchema()
+                .getColumns()
+                .forEach(c -> names.add(c.getName().toLowerCase(Locale.ROOT)));
+        // as for t$changes: a clashing table column fails with RESERVED_COLUMN_NAME when planned
+        if (names.stream().noneMatch(ChangeFeedColumns.RESERVED::contains)) {
+            ChangelogTableSource.METADATA.forEach(
+                    (key, type) -> schema.columnByMetadata(key, type, null, true));
+        }
+        return CatalogTable.newBuilder()
+                .schema(schema.build())
+                .comment("Changelog of " + basePath(path).getFullName())
+                .options(base.getOptions())
+                .build();
+    }
+
     @Override
     public boolean tableExists(ObjectPath tablePath) throws CatalogException {
         return super.tableExists(basePath(tablePath));
     }
 
-    /** Changeflow's table factory: the change feed for {@code t$changes}, Iceberg's otherwise. */
+    /**
+     * Changeflow's table factory: the change feed for {@code t$changes} and {@code t$changelog},
+     * Iceberg's otherwise.
+     */
     @Override
     public Optional<Factory> getFactory() {
         return Optional.of(new ChangeFeedTableFactory(this));

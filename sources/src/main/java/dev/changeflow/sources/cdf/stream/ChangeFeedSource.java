@@ -2,7 +2,9 @@ package dev.changeflow.sources.cdf.stream;
 
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.ChangeFeedOptions.StartMode;
 import dev.changeflow.sources.cdf.ChangeFeedSettings;
+import dev.changeflow.sources.cdf.ChangeType;
 import dev.changeflow.sources.cdf.StreamingAccess;
 import dev.changeflow.sources.cdf.retention.RegistryPositionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
@@ -83,6 +85,21 @@ import java.util.Map;
  * − 1} as {@code insert} rows tagged with that snapshot's version, then the changes from N. The
  * builder checks it, the enumerator resolves it. A checkpoint or savepoint restore resumes at its
  * position; the start only applies to a start without state.
+ *
+ * <p><b>Changelog</b> (G1, {@link Builder#changelog}): the same changes as Flink row kinds — the
+ * table's columns, {@code _commit_version}, {@code _commit_timestamp}, and {@code +I}/{@code
+ * -U}/{@code +U}/{@code -D} for {@code insert}/{@code update_preimage}/{@code
+ * update_postimage}/{@code delete} — in the same per-identity order, so a Flink SQL query or a
+ * retracting operator can maintain its result from it. {@code start-mode} ({@link
+ * Builder#startMode}, default {@code snapshot-then-changes} here) decides whether the table as of
+ * the version before the first one read comes first as {@code +I} rows. The table's identifier
+ * fields are the changelog's key; a table without them gives full-row retractions (updates as
+ * {@code -D} + {@code +I}, or {@code -U}/{@code +U} paired by {@code _row_id} on format v3).
+ *
+ * <pre>{@code
+ * DataStream<RowData> changelog =
+ *         ChangeFeedSource.forTable(tableLoader).changelog(true).startingVersion(76).build(env);
+ * }</pre>
  *
  * <p>The source alone ({@link Builder#buildSource}) emits rows of {@link #producedRowType()}: the
  * change feed's row type ({@link #rowType()}), plus each row's {@code _row_id} as a last column
@@ -268,6 +285,8 @@ public final class ChangeFeedSource
         private String consumerId;
         private ConsumerPositionListener consumerListener = ConsumerPositionListener.NONE;
         private String uidPrefix = "changeflow-cdf";
+        private boolean changelog;
+        @Nullable private StartMode startMode;
 
         private Builder(TableLoader tableLoader) {
             this.tableLoader = tableLoader;
@@ -317,6 +336,30 @@ public final class ChangeFeedSource
          */
         public Builder startResolver(ChangeFeedStart.Resolver resolver) {
             return starting(ChangeFeedStart.resolvedAtJobStart(resolver));
+        }
+
+        /**
+         * Whether {@link #build} gives a changelog (G1) instead of change rows (F1): each row is
+         * the table's columns, then {@code _commit_version} BIGINT and {@code _commit_timestamp}
+         * TIMESTAMP_LTZ(3), with the row kind of its change ({@link ChangeType#rowKind()}: {@code
+         * insert} → +I, {@code update_preimage} → -U, {@code update_postimage} → +U, {@code delete}
+         * → -D) instead of a {@code _change_type} column. Same order, position and options; the
+         * start mode defaults to {@link StartMode#SNAPSHOT_THEN_CHANGES}. Default {@code false}.
+         */
+        public Builder changelog(boolean changelog) {
+            this.changelog = changelog;
+            return this;
+        }
+
+        /**
+         * Whether the table as of the version before the first one read comes first, as inserts
+         * ({@link ChangeFeedOptions#START_MODE}, G1; {@link ChangeFeedStart#withMode}). Default:
+         * {@link StartMode#SNAPSHOT_THEN_CHANGES} for a {@link #changelog changelog}, else the
+         * start as given (F6).
+         */
+        public Builder startMode(StartMode mode) {
+            this.startMode = mode;
+            return this;
         }
 
         /** See {@link ChangeFeedOptions#MONITOR_INTERVAL}. */
@@ -392,6 +435,7 @@ public final class ChangeFeedSource
                     .ifPresent(this::startingVersion);
             settings.getOptional(ChangeFeedOptions.STARTING_TIMESTAMP)
                     .ifPresent(this::startingTimestamp);
+            settings.getOptional(ChangeFeedOptions.START_MODE).ifPresent(this::startMode);
             settings.getOptional(ChangeFeedOptions.MONITOR_INTERVAL)
                     .ifPresent(this::monitorInterval);
             settings.getOptional(ChangeFeedOptions.MAX_FILES_PER_CYCLE)
@@ -407,12 +451,15 @@ public final class ChangeFeedSource
          * Validates the options, checks the start against the table's current metadata and adds the
          * source and the pairing operator to {@code env}.
          *
-         * @return the change stream, rows as described on {@link ChangeFeedSource}
+         * @return the change stream, rows as described on {@link ChangeFeedSource}, or the
+         *     changelog ({@link #changelog})
          * @throws CdfException as listed on {@link ChangeFeedSource}
          */
         public DataStream<RowData> build(StreamExecutionEnvironment env) {
             ChangeFeedSource source = buildSource();
             RowType rowType = source.rowType();
+            RowType outputType =
+                    changelog ? StreamingAccess.changelogRowType(source.dataSchema()) : rowType;
             Schema dataSchema = source.dataSchema();
             boolean rowLineage = source.rowLineage();
             int[] identity = rowLineage ? null : StreamingAccess.keyPositions(dataSchema);
@@ -431,8 +478,8 @@ public final class ChangeFeedSource
                     .uid(uidPrefix + "-source")
                     .keyBy(keys)
                     .process(
-                            new ChangePairingFunction(dataSchema, rowType, rowLineage),
-                            InternalTypeInfo.of(rowType))
+                            new ChangePairingFunction(dataSchema, rowType, rowLineage, changelog),
+                            InternalTypeInfo.of(outputType))
                     .name(uidPrefix + "-pairing")
                     .uid(uidPrefix + "-pairing");
         }
@@ -456,6 +503,14 @@ public final class ChangeFeedSource
             }
             ChangeFeedStart start =
                     starts.isEmpty() ? ChangeFeedStart.currentSnapshot() : starts.get(0);
+            // G1: a changelog starts with the table's rows unless told otherwise
+            StartMode mode =
+                    startMode != null
+                            ? startMode
+                            : changelog ? StartMode.SNAPSHOT_THEN_CHANGES : null;
+            if (mode != null) {
+                start = start.withMode(mode);
+            }
             start.validate(String.valueOf(tableLoader));
             if (monitorInterval.isNegative() || monitorInterval.isZero()) {
                 throw invalid(

@@ -2,6 +2,7 @@ package dev.changeflow.sources.cdf.stream;
 
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.ChangeFeedOptions.StartMode;
 import dev.changeflow.sources.cdf.StreamingAccess;
 import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
 
@@ -37,6 +38,9 @@ import java.util.OptionalLong;
  *   <tr><td>{@link #snapshotThenChanges(long)}</td><td>— (G1)</td><td>the table as of version N −
  *       1 as {@code insert} rows tagged with that snapshot's version, then the changes from N</td>
  *   </tr>
+ *   <tr><td>{@link #withMode(StartMode)}</td><td>{@code start-mode} (G1)</td><td>the start
+ *       above with the table as of N − 1 first ({@code snapshot-then-changes}), or without it
+ *       ({@code changes-only})</td></tr>
  *   <tr><td>{@link #resolvedAtJobStart(Resolver)}</td><td>—</td><td>whatever the {@link Resolver}
  *       decides when the job starts without state (the Silver→Gold job)</td></tr>
  * </table>
@@ -142,6 +146,38 @@ public final class ChangeFeedStart implements Serializable {
         return new ChangeFeedStart(Kind.SNAPSHOT_THEN_CHANGES, version, null, null, null);
     }
 
+    /**
+     * This start with or without the table's rows first (G1, {@code start-mode}): {@link
+     * StartMode#SNAPSHOT_THEN_CHANGES} makes a start at version N (a version, a timestamp's first
+     * commit, or latest + 1 for {@code latest}) begin with the table as of N − 1 as {@code insert}
+     * rows; {@link StartMode#CHANGES_ONLY} makes every start read only changes (no starting
+     * position: the versions after the latest, as {@code latest}).
+     */
+    public ChangeFeedStart withMode(StartMode mode) {
+        boolean snapshot = mode == StartMode.SNAPSHOT_THEN_CHANGES;
+        switch (kind) {
+            case CURRENT_SNAPSHOT:
+            case LATEST:
+                return snapshot ? currentSnapshot() : latest();
+            case CHANGES_FROM:
+            case TIMESTAMP:
+            case SNAPSHOT_THEN_CHANGES:
+                return new ChangeFeedStart(
+                        snapshot
+                                ? Kind.SNAPSHOT_THEN_CHANGES
+                                : timestamp != null ? Kind.TIMESTAMP : Kind.CHANGES_FROM,
+                        version,
+                        timestamp,
+                        null,
+                        null);
+            case RESOLVED_AT_JOB_START:
+                Resolver decide = resolver;
+                return resolvedAtJobStart(table -> decide.start(table).withMode(mode));
+            default:
+                return this; // a position fixed by the builder stays fixed
+        }
+    }
+
     /** Whatever {@code resolver} returns when the job starts without state. */
     public static ChangeFeedStart resolvedAtJobStart(Resolver resolver) {
         return new ChangeFeedStart(
@@ -224,7 +260,7 @@ public final class ChangeFeedStart implements Serializable {
                         : PlanningPosition.initialSnapshot(
                                 current.snapshotId(), current.sequenceNumber());
             case SNAPSHOT_THEN_CHANGES:
-                long first = StreamingAccess.resolveStart(table, version, null);
+                long first = StreamingAccess.resolveStart(table, version, timestamp);
                 // the newest ancestor before the first version read: the parent of an available
                 // version is retained (F8), and there is none when the table had no snapshot
                 // before it
@@ -249,7 +285,9 @@ public final class ChangeFeedStart implements Serializable {
             case TIMESTAMP:
                 return ChangeFeedOptions.STARTING_TIMESTAMP.key() + " '" + timestamp + "'";
             case SNAPSHOT_THEN_CHANGES:
-                return "snapshot-then-changes from " + version;
+                return timestamp == null
+                        ? "snapshot-then-changes from " + version
+                        : "snapshot-then-changes from '" + timestamp + "'";
             case RESOLVED_AT_JOB_START:
                 return "a start resolver";
             default:
@@ -284,7 +322,11 @@ public final class ChangeFeedStart implements Serializable {
             case TIMESTAMP:
                 return "changes from the first commit at or after '" + timestamp + "'";
             case SNAPSHOT_THEN_CHANGES:
-                return "snapshot before version " + version + ", then changes from " + version;
+                return timestamp == null
+                        ? "snapshot before version " + version + ", then changes from " + version
+                        : "snapshot before the first commit at or after '"
+                                + timestamp
+                                + "', then changes from it";
             case RESOLVED_AT_JOB_START:
                 return "resolved at job start by " + resolver;
             default:

@@ -25,6 +25,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -224,6 +225,93 @@ class ChangeFeedSourceBuilderTest {
                 .isEqualTo(PlanningPosition.initialSnapshot(ids[3], 3));
     }
 
+    /**
+     * G1 start modes: a changelog starts with the table as of N − 1 unless {@code start-mode} is
+     * {@code changes-only}, for every way of naming N (a version, a timestamp, {@code latest},
+     * none); a change-feed stream keeps F6's start unless the mode is given; an unknown mode names
+     * the option and the accepted values.
+     */
+    @Test
+    void startModes() {
+        long[] ids = new long[4];
+        long v2Millis = 0;
+        for (Snapshot s : table.snapshots()) {
+            ids[(int) s.sequenceNumber()] = s.snapshotId();
+            if (s.sequenceNumber() == 2) {
+                v2Millis = s.timestampMillis();
+            }
+        }
+        String v2 =
+                DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS")
+                        .withZone(ZoneOffset.UTC)
+                        .format(Instant.ofEpochMilli(v2Millis));
+        PlanningPosition snapshot1 = PlanningPosition.initialSnapshot(ids[1], 1);
+        PlanningPosition snapshot2 = PlanningPosition.initialSnapshot(ids[2], 2);
+        PlanningPosition current = PlanningPosition.initialSnapshot(ids[3], 3);
+        Map<Map<String, String>, List<PlanningPosition>> expected =
+                Map.of(
+                        // options -> [changelog default, changelog changes-only]
+                        Map.of("starting-version", "3"),
+                        List.of(snapshot2, PlanningPosition.at(3)),
+                        Map.of("starting-timestamp", v2),
+                        List.of(snapshot1, PlanningPosition.at(2)),
+                        Map.of("starting-version", "latest"),
+                        List.of(current, PlanningPosition.at(4)),
+                        Map.of(),
+                        List.of(current, PlanningPosition.at(4)));
+        expected.forEach(
+                (options, positions) -> {
+                    assertThat(
+                                    ChangeFeedSource.forTable(loader)
+                                            .options(options)
+                                            .changelog(true)
+                                            .buildSource()
+                                            .startPosition())
+                            .as("changelog %s", options)
+                            .isEqualTo(positions.get(0));
+                    Map<String, String> changesOnly = new HashMap<>(options);
+                    changesOnly.put("start-mode", "CHANGES-ONLY");
+                    assertThat(
+                                    ChangeFeedSource.forTable(loader)
+                                            .options(changesOnly)
+                                            .changelog(true)
+                                            .buildSource()
+                                            .startPosition())
+                            .as("changelog %s", changesOnly)
+                            .isEqualTo(positions.get(1));
+                });
+        // the change feed: F6 unless a mode is given
+        assertThat(
+                        ChangeFeedSource.forTable(loader)
+                                .startingVersion(3)
+                                .buildSource()
+                                .startPosition())
+                .isEqualTo(PlanningPosition.at(3));
+        assertThat(
+                        ChangeFeedSource.forTable(loader)
+                                .startingVersion(3)
+                                .startMode(ChangeFeedOptions.StartMode.SNAPSHOT_THEN_CHANGES)
+                                .buildSource()
+                                .startPosition())
+                .isEqualTo(snapshot2);
+        assertThat(
+                        ChangeFeedSource.forTable(loader)
+                                .startMode(ChangeFeedOptions.StartMode.CHANGES_ONLY)
+                                .buildSource()
+                                .startPosition())
+                .isEqualTo(PlanningPosition.at(4));
+        assertCode(
+                () ->
+                        ChangeFeedSource.forTable(loader)
+                                .options(Map.of("start-mode", "snapshot-only"))
+                                .changelog(true)
+                                .buildSource(),
+                CdfException.ErrorCode.INVALID_CDC_OPTIONS,
+                "'start-mode' = 'snapshot-only' for the change feed of table "
+                        + loader
+                        + " is not one of 'snapshot-then-changes', 'changes-only'.");
+    }
+
     /** F8: a stream may start at latest + 1 (the replay case); later starts fail as in batch. */
     @Test
     void startAfterLatestPlusOneFails() {
@@ -302,6 +390,7 @@ class ChangeFeedSourceBuilderTest {
                 .containsExactlyInAnyOrder(
                         ChangeFeedOptions.STARTING_VERSION.key(),
                         ChangeFeedOptions.STARTING_TIMESTAMP.key(),
+                        ChangeFeedOptions.START_MODE.key(),
                         ChangeFeedOptions.MONITOR_INTERVAL.key(),
                         ChangeFeedOptions.MAX_FILES_PER_CYCLE.key(),
                         ChangeFeedOptions.MAX_BYTES_PER_CYCLE.key(),

@@ -139,6 +139,56 @@ class ChangePairingFunctionTest {
         }
     }
 
+    /**
+     * G1: in changelog mode each change leaves as a row of the table's columns, {@code
+     * _commit_version} and {@code _commit_timestamp}, with its row kind — insert +I,
+     * update_preimage -U, update_postimage +U, delete -D — in the per-key order of the feed.
+     */
+    @Test
+    void changelogModeGivesRowKindsAndDropsTheChangeType() throws Exception {
+        RowType rowType = StreamingAccess.rowType(KEYED);
+        try (var h =
+                new KeyedOneInputStreamOperatorTestHarness<>(
+                        new KeyedProcessOperator<>(
+                                new ChangePairingFunction(KEYED, rowType, false, true)),
+                        new RowIdentityKeySelector(rowType, new int[] {0}),
+                        Types.INT)) {
+            h.open();
+            h.processElement(row(1, "a", "insert", 2), 2);
+            h.processElement(row(2, "x", "insert", 2), 2);
+            h.processElement(row(1, "b", "insert", 3), 3);
+            h.processElement(row(1, "a", "delete", 3), 3);
+            h.processElement(row(2, "x", "delete", 4), 4);
+            h.processElement(row(1, "b", "delete", 4), 4);
+            h.processElement(row(1, "c", "insert", 4), 4);
+            h.processWatermark(new Watermark(4));
+            List<String> out = new ArrayList<>();
+            for (RowData r : h.extractOutputValues()) {
+                assertThat(r.getArity()).isEqualTo(4);
+                out.add(
+                        r.getRowKind().shortString()
+                                + " ("
+                                + r.getLong(0)
+                                + ", "
+                                + r.getString(1)
+                                + ") v"
+                                + r.getLong(2)
+                                + " t"
+                                + r.getTimestamp(3, 3).getMillisecond());
+            }
+            // per key in version order; keys interleave as their timers fire
+            assertThat(out.stream().filter(l -> l.contains("(1,")))
+                    .containsExactly(
+                            "+I (1, a) v2 t1002",
+                            "-U (1, a) v3 t1003",
+                            "+U (1, b) v3 t1003",
+                            "-U (1, b) v4 t1004",
+                            "+U (1, c) v4 t1004");
+            assertThat(out.stream().filter(l -> l.contains("(2,")))
+                    .containsExactly("+I (2, x) v2 t1002", "-D (2, x) v4 t1004");
+        }
+    }
+
     /** Buffered rows and timers are checkpointed: after a restore the version completes. */
     @Test
     void bufferedRowsSurviveSnapshotAndRestore() throws Exception {

@@ -1,5 +1,6 @@
 package dev.changeflow.sources.cdf.stream.pairing;
 
+import dev.changeflow.sources.cdf.ChangeType;
 import dev.changeflow.sources.cdf.StreamingAccess;
 
 import org.apache.flink.annotation.Internal;
@@ -30,13 +31,15 @@ import java.util.List;
  * over by a rewrite) cancel, the rest stay {@code delete} / {@code insert}. Versions are emitted in
  * order per key (event-time timers keyed on the version fire in order).
  *
- * <p>Output rows are of the change feed's row type (F1) and carry the version as their timestamp.
- * Input rows are of the source's row type: the same, plus a last {@code _row_id} column when the
- * table pairs by row lineage (a format v3 table without identifier fields; the operator is then
- * keyed by {@code _row_id}, see {@link RowIdentityKeySelector#forRowLineage}); the {@code _row_id}
- * is dropped on output. The pure decision logic is {@code StreamingAccess#pair} (over the batch
- * feed's {@code ChangePairing}); this class only adapts it to keyed state and timers. Buffered rows
- * are checkpointed ({@code MapState<version, rows>}).
+ * <p>Output rows are of the change feed's row type (F1) and carry the version as their timestamp;
+ * in changelog mode (G1) they are of {@code StreamingAccess#changelogRowType} and carry their
+ * change as row kind ({@link ChangeType#rowKind()}). Input rows are of the source's row type: the
+ * same, plus a last {@code _row_id} column when the table pairs by row lineage (a format v3 table
+ * without identifier fields; the operator is then keyed by {@code _row_id}, see {@link
+ * RowIdentityKeySelector#forRowLineage}); the {@code _row_id} is dropped on output. The pure
+ * decision logic is {@code StreamingAccess#pair} (over the batch feed's {@code ChangePairing});
+ * this class only adapts it to keyed state and timers. Buffered rows are checkpointed ({@code
+ * MapState<version, rows>}).
  */
 @Internal
 public final class ChangePairingFunction extends KeyedProcessFunction<Integer, RowData, RowData> {
@@ -47,6 +50,7 @@ public final class ChangePairingFunction extends KeyedProcessFunction<Integer, R
     private final RowType rowType;
     private final RowType inputType;
     private final boolean rowLineage;
+    private final boolean changelog;
     private final int columns;
 
     private transient MapState<Long, List<RowData>> buffered;
@@ -64,9 +68,20 @@ public final class ChangePairingFunction extends KeyedProcessFunction<Integer, R
      *     ({@code StreamingAccess#sourceRowType})
      */
     public ChangePairingFunction(Schema dataSchema, RowType rowType, boolean rowLineage) {
+        this(dataSchema, rowType, rowLineage, false);
+    }
+
+    /**
+     * @param changelog whether to emit a changelog (G1): rows of {@code
+     *     StreamingAccess#changelogRowType} (no {@code _change_type}) with the change's row kind
+     *     ({@link ChangeType#rowKind()})
+     */
+    public ChangePairingFunction(
+            Schema dataSchema, RowType rowType, boolean rowLineage, boolean changelog) {
         this.dataSchema = dataSchema;
         this.rowType = rowType;
         this.rowLineage = rowLineage;
+        this.changelog = changelog;
         this.inputType = StreamingAccess.sourceRowType(dataSchema, rowLineage);
         this.columns = dataSchema.columns().size();
     }
@@ -110,12 +125,27 @@ public final class ChangePairingFunction extends KeyedProcessFunction<Integer, R
                 StreamingAccess.pair(dataSchema, rowLineage, rows);
         cancelled.inc(rows.size() - changes.size());
         for (StreamingAccess.PairedRow change : changes) {
-            GenericRowData copy = new GenericRowData(getters.length);
-            for (int i = 0; i < getters.length; i++) {
-                copy.setField(i, getters[i].getFieldOrNull(change.row));
-            }
-            copy.setField(columns, StringData.fromString(change.type.value()));
-            out.collect(copy);
+            out.collect(changelog ? changelogRow(change) : changeRow(change));
         }
+    }
+
+    /** The change as a row of the change feed (F1): {@code _change_type} says what it is. */
+    private RowData changeRow(StreamingAccess.PairedRow change) {
+        GenericRowData copy = new GenericRowData(getters.length);
+        for (int i = 0; i < getters.length; i++) {
+            copy.setField(i, getters[i].getFieldOrNull(change.row));
+        }
+        copy.setField(columns, StringData.fromString(change.type.value()));
+        return copy;
+    }
+
+    /** The change as a changelog row (G1): its row kind says what it is. */
+    private RowData changelogRow(StreamingAccess.PairedRow change) {
+        GenericRowData copy = new GenericRowData(change.type.rowKind(), getters.length - 1);
+        for (int i = 0; i < copy.getArity(); i++) {
+            // skip _change_type, the column after the data columns
+            copy.setField(i, getters[i < columns ? i : i + 1].getFieldOrNull(change.row));
+        }
+        return copy;
     }
 }
