@@ -27,6 +27,7 @@ import java.util.Map;
  * <pre>
  * script      := (statement? ';')* statement?
  * statement   := set | use | createTable | createView | createFlow | applyChanges | alterTable
+ *              | refresh
  * set         := SET key '=' value                          -- key and value: any tokens
  * use         := USE CATALOG name | USE [SCHEMA | DATABASE | NAMESPACE] name
  * createTable := CREATE [OR REFRESH] STREAMING TABLE [IF NOT EXISTS] name
@@ -37,6 +38,7 @@ import java.util.Map;
  * schedule    := SCHEDULE [REFRESH] ( EVERY number (HOUR[S] | DAY[S] | WEEK[S])
  *                | CRON string [AT TIME ZONE string] )
  * alterTable  := ALTER STREAMING TABLE name ( ADD schedule | ALTER schedule | DROP SCHEDULE )
+ * refresh     := REFRESH STREAMING TABLE name (',' name)* [FULL]
  * column      := name type [NOT NULL] [COMMENT string]
  * createView  := CREATE [OR REPLACE] (TEMPORARY | TEMP) VIEW name AS query
  * createFlow  := CREATE FLOW name [COMMENT string] AS
@@ -59,11 +61,11 @@ import java.util.Map;
  * tokens up to {@code ,} or {@code )} outside {@code ()} and {@code <>}, or up to NOT / COMMENT.
  *
  * <p>Statements and clauses of the vendor's dialect that changeflow does not implement yet fail
- * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH, DROP, REORG, ALTER other
- * than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT ...
- * EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO CDC FROM SNAPSHOT, STORED AS
- * SCD TYPE BITEMPORAL, read_kafka, read_files arguments other than {@code format} and {@code
- * table}, and a query other than {@code SELECT * FROM STREAM source}.
+ * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH other than of a streaming
+ * table, DROP, REORG, ALTER other than a schedule change, ..., materialized views, CLUSTER BY, ROW
+ * FILTER, MASK, CONSTRAINT ... EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO
+ * CDC FROM SNAPSHOT, STORED AS SCD TYPE BITEMPORAL, read_kafka, read_files arguments other than
+ * {@code format} and {@code table}, and a query other than {@code SELECT * FROM STREAM source}.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -72,7 +74,6 @@ public final class SqlParser {
             List.of(
                     "GRANT",
                     "REVOKE",
-                    "REFRESH",
                     "DROP",
                     "REORG",
                     "DESCRIBE",
@@ -151,6 +152,9 @@ public final class SqlParser {
         }
         if (t.isWord("ALTER")) {
             return alter();
+        }
+        if (t.isWord("REFRESH")) {
+            return refresh();
         }
         if (t.kind() == SqlToken.Kind.WORD
                 && UNSUPPORTED_STATEMENTS.contains(t.text().toUpperCase(Locale.ROOT))) {
@@ -375,6 +379,36 @@ public final class SqlParser {
         return new AlterSchedule(alter.position(), table, what, schedule());
     }
 
+    /** {@code REFRESH STREAMING TABLE name (',' name)* [FULL]} (S1). */
+    private SqlStatement refresh() {
+        SqlToken refresh = next();
+        if (!peek().isWord("STREAMING") || !peekAt(1).isWord("TABLE")) {
+            if (peek().kind() == SqlToken.Kind.WORD) {
+                throw unsupported(
+                        peek(),
+                        "REFRESH "
+                                + peek().text().toUpperCase(Locale.ROOT)
+                                + " (only REFRESH STREAMING TABLE t [FULL])");
+            }
+            throw expected("STREAMING TABLE after REFRESH");
+        }
+        at += 2;
+        List<String> tables = new ArrayList<>();
+        do {
+            tables.add(name("a table name after REFRESH STREAMING TABLE"));
+        } while (acceptSymbol(","));
+        boolean full = false;
+        if (peek().isWord("FULL")) {
+            at++;
+            full = true;
+        }
+        if (!atStatementEnd()) {
+            throw expected(
+                    "FULL or ';' after REFRESH STREAMING TABLE " + String.join(", ", tables));
+        }
+        return new SqlStatement.Refresh(refresh.position(), tables, full);
+    }
+
     /**
      * {@code SCHEDULE [REFRESH] (EVERY n unit | CRON 'quartz' [AT TIME ZONE 'tz'])}, checked:
      * {@code n} in 1–72 hours, 1–31 days or 1–8 weeks, the Quartz expression convertible to a
@@ -471,6 +505,7 @@ public final class SqlParser {
         }
         String name = identifier("a column name");
         int from = at;
+        SqlPosition typePosition = peek().position();
         int depth = 0;
         while (true) {
             SqlToken x = peek();
@@ -517,7 +552,7 @@ public final class SqlParser {
                 break;
             }
         }
-        return new Column(name, type, notNull, comment);
+        return new Column(name, type, notNull, comment, typePosition);
     }
 
     private List<String> partitionItems() {
@@ -627,7 +662,9 @@ public final class SqlParser {
         }
         Source source = source();
         List<String> keys = null;
+        List<SqlPosition> keyPositions = new ArrayList<>();
         String sequenceBy = null;
+        SqlPosition sequencePosition = null;
         String deleteWhen = null;
         String truncateWhen = null;
         String columns = null;
@@ -640,12 +677,13 @@ public final class SqlParser {
                 at++;
                 once(keys, t, "KEYS");
                 expectSymbol("(", "'(' after KEYS");
-                keys = names();
+                keys = names(keyPositions);
                 expectSymbol(")", "',' or ')' in KEYS");
             } else if (t.isWord("SEQUENCE")) {
                 at++;
                 expectWord("BY", "BY after SEQUENCE");
                 once(sequenceBy, t, "SEQUENCE BY");
+                sequencePosition = peek().position();
                 sequenceBy = expression("SEQUENCE BY");
             } else if (t.isWord("APPLY")) {
                 at++;
@@ -724,7 +762,9 @@ public final class SqlParser {
                         columns,
                         ignoreNulls != null,
                         scdType,
-                        trackHistory));
+                        trackHistory,
+                        keyPositions,
+                        sequencePosition));
     }
 
     /** {@code SELECT * FROM source} and nothing after it. */
@@ -831,8 +871,14 @@ public final class SqlParser {
     }
 
     private List<String> names() {
+        return names(new ArrayList<>());
+    }
+
+    /** As {@link #names()}, adding where each name is written to {@code positions}. */
+    private List<String> names(List<SqlPosition> positions) {
         List<String> out = new ArrayList<>();
         do {
+            positions.add(peek().position());
             out.add(identifier("a column name"));
         } while (acceptSymbol(","));
         return out;
