@@ -8,6 +8,7 @@ import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlPipeline;
 import dev.changeflow.jobs.sql.SqlStatement;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -24,12 +25,14 @@ import java.util.concurrent.Callable;
 /**
  * {@code changeflow run FILE.sql}: runs a pipeline file of streaming-table statements ({@link
  * SqlPipeline}: {@code CREATE OR REFRESH STREAMING TABLE}, {@code CREATE FLOW ... AS AUTO CDC},
- * {@code APPLY CHANGES INTO}, temporary views over {@code read_files}, {@code SET}, {@code USE})
- * exactly as {@code ingest} runs a flows file: one local job over every {@code read_files} path,
- * planned by {@link SqlPipeline#plan} and run by {@link LocalIngest#run} — a bounded refresh that
- * resumes from the saved state and reads only new files (docs/semantics.md S1, S2). {@code
- * --dry-run} parses, compiles and plans (which may read a sample of the inputs to infer undeclared
- * columns) and prints the plan without writing a table or state.
+ * {@code APPLY CHANGES INTO}, temporary views, {@code SET}, {@code USE}) exactly as {@code ingest}
+ * runs a flows file: one local job over every {@code read_files} path ({@link LocalIngest#run}),
+ * over the Kafka subscription of its {@code read_kafka} calls ({@link LocalIngest#runKafka}), or
+ * over the change feeds of the tables its {@code STREAM(table)} sources name ({@link
+ * LocalIngest#runChangeFeeds}, S7), planned by {@link SqlPipeline#plan(CatalogSettings)} — a
+ * bounded refresh that resumes from the saved state and reads only what is new (docs/semantics.md
+ * S1, S2). {@code --dry-run} parses, compiles and plans (which may read a sample of the inputs to
+ * infer undeclared columns) and prints the plan without writing a table or state.
  *
  * <p>{@code --refresh t1,t2} runs only the flows writing those tables, as a job of its own with its
  * own saved state ({@link SqlPipeline#refreshOnly}); it is what the CronJob of a scheduled table
@@ -181,7 +184,9 @@ public final class RunCommand implements Callable<Integer> {
                                 + " FULL in the file (it empties the table in one commit,"
                                 + " history kept, and rereads its source)";
                     };
-            if (p.feeds().isEmpty()) {
+            if (plan.config.kafka != null) {
+                LocalIngest.runKafka(plan, plan.config.kafka, null, o);
+            } else if (p.feeds().isEmpty()) {
                 LocalIngest.run(plan, p.inputPaths(), o);
             } else {
                 LocalIngest.runChangeFeeds(plan, o);
@@ -244,6 +249,17 @@ public final class RunCommand implements Callable<Integer> {
         out.println("Inputs:");
         for (Path p : pipeline.inputPaths()) {
             out.println("  " + p);
+        }
+        if (cfg.kafka != null) {
+            out.println(
+                    "  Kafka "
+                            + cfg.kafka.bootstrapServers
+                            + " "
+                            + (cfg.kafka.topicPattern != null
+                                    ? "pattern " + cfg.kafka.topicPattern
+                                    : "topics " + cfg.kafka.topics)
+                            + " from "
+                            + cfg.kafka.startingOffsets);
         }
         java.util.Set<String> feeds = new java.util.LinkedHashSet<>();
         for (IngestPlan.Flow f : plan.flows) {

@@ -46,7 +46,8 @@ import java.util.Map;
  * applyChanges:= APPLY CHANGES INTO name FROM source cdcClause*
  * query       := SELECT '*' FROM source
  * source      := [STREAM] ( '(' sourceBody ')' | sourceBody )
- * sourceBody  := read_files '(' string (',' argName '=&gt;' value)* ')' | name
+ * sourceBody  := read_files '(' string (',' argName '=&gt;' value)* ')'
+ *              | read_kafka '(' [argName '=&gt;' value (',' argName '=&gt;' value)*] ')' | name
  * cdcClause   := KEYS '(' name (',' name)* ')' | SEQUENCE BY expr
  *              | APPLY AS DELETE WHEN expr | APPLY AS TRUNCATE WHEN expr
  *              | COLUMNS selection | IGNORE NULL UPDATES
@@ -64,8 +65,10 @@ import java.util.Map;
  * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH other than of a streaming
  * table, DROP, REORG, ALTER other than a schedule change, ..., materialized views, CLUSTER BY, ROW
  * FILTER, MASK, CONSTRAINT ... EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO
- * CDC FROM SNAPSHOT, STORED AS SCD TYPE BITEMPORAL, read_kafka, read_files arguments other than
- * {@code format} and {@code table}, and a query other than {@code SELECT * FROM STREAM source}.
+ * CDC FROM SNAPSHOT, STORED AS SCD TYPE BITEMPORAL, read_files arguments other than {@code format}
+ * and {@code table}, read_kafka arguments other than {@code bootstrapServers}, {@code subscribe},
+ * {@code subscribePattern} and {@code startingOffsets}, and a query other than {@code SELECT * FROM
+ * STREAM source}.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -98,6 +101,13 @@ public final class SqlParser {
                     "UNCACHE",
                     "RESTORE",
                     "COMMENT");
+
+    /** The named arguments of {@code read_files} this release takes. */
+    static final List<String> READ_FILES_ARGUMENTS = List.of("format", "table");
+
+    /** The arguments of {@code read_kafka} this release takes (names as the vendor spells them). */
+    static final List<String> READ_KAFKA_ARGUMENTS =
+            List.of("bootstrapServers", "subscribe", "subscribePattern", "startingOffsets");
 
     private final List<SqlToken> tokens;
     private int at;
@@ -811,28 +821,25 @@ public final class SqlParser {
             String path = string("the path as the first argument of read_files");
             Map<String, String> args = new LinkedHashMap<>();
             while (acceptSymbol(",")) {
-                SqlToken arg = peek();
-                String argName = name("a named argument of read_files (name => value)");
-                expectSymbol("=>", "'=>' after the argument name (read_files takes name => value)");
-                if (args.containsKey(argName)) {
-                    throw new SqlException(
-                            Code.DUPLICATE_CLAUSE,
-                            arg.position(),
-                            "read_files argument '" + argName + "' is given twice");
-                }
-                String v = value("a value for read_files argument '" + argName + "'");
-                if (!argName.equals("format") && !argName.equals("table")) {
-                    throw unsupported(
-                            arg,
-                            "read_files argument '"
-                                    + argName
-                                    + "' (this release takes format => and table =>)");
-                }
-                args.put(argName, v);
+                namedArgument("read_files", args, READ_FILES_ARGUMENTS, "format => and table =>");
             }
             expectSymbol(")", "',' or ')' in read_files(...)");
             source = new SqlStatement.ReadFiles(t.position(), path, args);
-        } else if ((t.isWord("read_kafka") || t.isWord("cloud_files")) && peekAt(1).isSymbol("(")) {
+        } else if (t.isWord("read_kafka") && peekAt(1).isSymbol("(")) {
+            at += 2;
+            Map<String, String> args = new LinkedHashMap<>();
+            if (!peek().isSymbol(")")) {
+                do {
+                    namedArgument(
+                            "read_kafka",
+                            args,
+                            READ_KAFKA_ARGUMENTS,
+                            String.join(", ", READ_KAFKA_ARGUMENTS));
+                } while (acceptSymbol(","));
+            }
+            expectSymbol(")", "',' or ')' in read_kafka(...)");
+            source = new SqlStatement.ReadKafka(t.position(), args);
+        } else if (t.isWord("cloud_files") && peekAt(1).isSymbol("(")) {
             throw unsupported(t, t.text() + "(...) sources (read_files is supported)");
         } else if (t.isIdentifier()) {
             source = new SqlStatement.Named(t.position(), name("a source"));
@@ -846,6 +853,31 @@ public final class SqlParser {
     }
 
     // ------------------------------------------------------------------------------ small rules
+
+    /**
+     * {@code name => value} of a source function into {@code args}: a name given twice is {@code
+     * DUPLICATE_CLAUSE}, one not in {@code allowed} {@code UNSUPPORTED_STATEMENT} (naming {@code
+     * takes}, what the function takes).
+     */
+    private void namedArgument(
+            String function, Map<String, String> args, List<String> allowed, String takes) {
+        SqlToken arg = peek();
+        String argName = name("a named argument of " + function + " (name => value)");
+        expectSymbol("=>", "'=>' after the argument name (" + function + " takes name => value)");
+        if (args.containsKey(argName)) {
+            throw new SqlException(
+                    Code.DUPLICATE_CLAUSE,
+                    arg.position(),
+                    function + " argument '" + argName + "' is given twice");
+        }
+        String v = value("a value for " + function + " argument '" + argName + "'");
+        if (!allowed.contains(argName)) {
+            throw unsupported(
+                    arg,
+                    function + " argument '" + argName + "' (this release takes " + takes + ")");
+        }
+        args.put(argName, v);
+    }
 
     /** {@code *}, {@code * EXCEPT (a, b)}, {@code (a, b)} or {@code a, b} → its text. */
     private String selection(String clause) {

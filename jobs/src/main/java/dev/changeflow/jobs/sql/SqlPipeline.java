@@ -4,8 +4,11 @@ import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.IngestOptions;
+import dev.changeflow.jobs.config.KafkaOptions;
+import dev.changeflow.jobs.ingest.IngestJob;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.KafkaSampler;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
@@ -28,8 +31,10 @@ import dev.changeflow.sources.cdf.ChangeFeedColumns;
 import dev.changeflow.sources.cdf.ChangeType;
 import dev.changeflow.sources.cdf.StreamingAccess;
 import dev.changeflow.sources.changes.SchemaSampler;
+import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -96,6 +101,14 @@ public final class SqlPipeline {
      */
     public static final String RESET_ALLOWED = "pipelines.reset.allowed";
 
+    /** The read_kafka arguments and the Kafka input options they set. */
+    private static final Map<String, ConfigOption<?>> READ_KAFKA_OPTIONS =
+            Map.of(
+                    "bootstrapServers", KafkaOptions.BOOTSTRAP_SERVERS,
+                    "subscribe", KafkaOptions.TOPICS,
+                    "subscribePattern", KafkaOptions.TOPIC_PATTERN,
+                    "startingOffsets", KafkaOptions.STARTING_OFFSETS);
+
     private static final Map<String, String> SET_ALIASES =
             Map.of(
                     "execution.checkpointing.interval", IngestOptions.CHECKPOINT_INTERVAL.key(),
@@ -125,6 +138,9 @@ public final class SqlPipeline {
 
     private final List<Feed> flowFeeds;
 
+    /** Per flow of {@link #config}: whether it reads {@link IngestConfig#kafka}. */
+    private final List<Boolean> flowKafka;
+
     /** Where a flow's statement, KEYS columns and SEQUENCE BY clause are written. */
     private record FlowPlaces(
             SqlPosition statement,
@@ -144,8 +160,10 @@ public final class SqlPipeline {
             Map<String, SqlPosition> resetForbidden,
             List<SqlStatement.Refresh> refreshes,
             List<Feed> feeds,
-            List<Feed> flowFeeds) {
+            List<Feed> flowFeeds,
+            List<Boolean> flowKafka) {
         this.config = config;
+        this.flowKafka = flowKafka;
         this.feeds = Collections.unmodifiableList(feeds);
         this.flowFeeds = flowFeeds;
         this.flowPlaces = flowPlaces;
@@ -213,6 +231,7 @@ public final class SqlPipeline {
         List<Input> ins = new ArrayList<>();
         List<FlowPlaces> places = new ArrayList<>();
         List<Feed> feedsOf = new ArrayList<>();
+        List<Boolean> kafkaOf = new ArrayList<>();
         List<Feed> distinctFeeds = new ArrayList<>();
         List<Input> distinct = new ArrayList<>();
         for (int i = 0; i < flowTargets.size(); i++) {
@@ -222,11 +241,15 @@ public final class SqlPipeline {
                 ins.add(flowInputs.get(i));
                 places.add(flowPlaces.get(i));
                 feedsOf.add(flowFeeds.get(i));
+                kafkaOf.add(flowKafka.get(i));
                 Feed feed = flowFeeds.get(i);
                 if (feed != null) {
                     if (!distinctFeeds.contains(feed)) {
                         distinctFeeds.add(feed);
                     }
+                    continue;
+                }
+                if (flowKafka.get(i)) {
                     continue;
                 }
                 Path path = flowInputs.get(i).path();
@@ -238,7 +261,7 @@ public final class SqlPipeline {
         for (int i = 0; i < flowTargets.size(); i++) {
             String other = flowTargets.get(i);
             if (flowInputs.get(i) == null) {
-                continue; // a change feed: every job reads it from a position of its own
+                continue; // a change feed or Kafka: every job reads from a position of its own
             }
             Path path = flowInputs.get(i).path();
             if (!chosen.contains(other.toLowerCase(Locale.ROOT))
@@ -265,6 +288,9 @@ public final class SqlPipeline {
             }
         }
         cfg.name = config.name + "-refresh-" + String.join("-", labels);
+        if (!kafkaOf.contains(true)) {
+            cfg.kafka = null;
+        }
         Map<String, Schedule> sc = new LinkedHashMap<>();
         schedules.forEach(
                 (t, v) -> {
@@ -291,7 +317,8 @@ public final class SqlPipeline {
                 resetForbidden,
                 List.of(),
                 distinctFeeds,
-                feedsOf);
+                feedsOf,
+                kafkaOf);
     }
 
     /**
@@ -330,6 +357,18 @@ public final class SqlPipeline {
      */
     public IngestPlan plan() throws IOException {
         try {
+            if (config.kafka != null) {
+                // A5: the first record of each partition chooses the default sequence
+                return IngestPlanner.plan(
+                        config,
+                        List.of(),
+                        KafkaSampler.firstRecords(
+                                config.kafka,
+                                config.kafka.groupId != null
+                                        ? config.kafka.groupId
+                                        : IngestJob.defaultGroupId(config),
+                                KafkaSampler.DEFAULT_TIMEOUT));
+            }
             return IngestPlanner.plan(config, inputPaths());
         } catch (IllegalArgumentException | AutoCdcException e) {
             throw locate(e);
@@ -350,24 +389,21 @@ public final class SqlPipeline {
      * @throws IOException when an input cannot be read
      */
     public IngestPlan plan(CatalogSettings catalog) throws IOException {
-        if (feeds.isEmpty()) {
-            return plan();
-        }
-        if (!inputs.isEmpty()) {
+        int kinds =
+                (inputs.isEmpty() ? 0 : 1)
+                        + (feeds.isEmpty() ? 0 : 1)
+                        + (config.kafka == null ? 0 : 1);
+        if (kinds > 1) {
             throw new SqlException(
                     Code.CONFLICTING_SOURCES,
-                    feeds.get(0).position(),
-                    "STREAM("
-                            + feeds.get(0).table()
-                            + ") is the change feed of a table, and read_files at "
-                            + inputs.get(0).position()
-                            + " reads files: one job reads one kind of source, so refresh their"
-                            + " tables separately (REFRESH STREAMING TABLE t; in the file, or run"
-                            + " --refresh t): tables "
-                            + String.join(", ", tablesReading(true))
-                            + " read change feeds, "
-                            + String.join(", ", tablesReading(false))
-                            + " read files");
+                    flowPlaces.get(0).statement(),
+                    "one job reads one kind of source, and the flows of this run read "
+                            + String.join("; ", sourceKinds())
+                            + ": refresh those tables separately (REFRESH STREAMING TABLE t; in"
+                            + " the file, or run --refresh t)");
+        }
+        if (feeds.isEmpty()) {
+            return plan();
         }
         String namespace =
                 config.namespace != null ? config.namespace : IngestPlanner.DEFAULT_NAMESPACE;
@@ -414,14 +450,18 @@ public final class SqlPipeline {
         }
     }
 
-    /** The tables whose flow reads a change feed ({@code true}) or files ({@code false}). */
-    private List<String> tablesReading(boolean feed) {
-        List<String> out = new ArrayList<>();
+    /** Per kind of source, the tables whose flows read it: "files (a, b)", ... */
+    private List<String> sourceKinds() {
+        Map<String, List<String>> byKind = new LinkedHashMap<>();
         for (int i = 0; i < flowTargets.size(); i++) {
-            if ((flowFeeds.get(i) != null) == feed) {
-                out.add(flowTargets.get(i));
-            }
+            String kind =
+                    flowFeeds.get(i) != null
+                            ? "change feeds"
+                            : flowKafka.get(i) ? "Kafka" : "files";
+            byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(flowTargets.get(i));
         }
+        List<String> out = new ArrayList<>();
+        byKind.forEach((k, t) -> out.add(k + " (" + String.join(", ", t) + ")"));
         return out;
     }
 
@@ -634,11 +674,14 @@ public final class SqlPipeline {
             // per flow: its read_files call, or null for a change feed (then in feedOf)
             List<ReadFiles> sources = new ArrayList<>();
             List<Feed> feedOf = new ArrayList<>();
+            List<SqlStatement.ReadKafka> kafkaOf = new ArrayList<>();
             for (FlowDef f : flows) {
                 Object source = resolve(f.flow().source());
                 sources.add(source instanceof ReadFiles r ? r : null);
                 feedOf.add(source instanceof Feed feed ? feed : null);
+                kafkaOf.add(source instanceof SqlStatement.ReadKafka k ? k : null);
             }
+            cfg.kafka = kafka(kafkaOf);
             List<OptionLayer> top = new ArrayList<>(fileLayers);
             List<ReadFiles> files = new ArrayList<>(sources);
             files.removeIf(java.util.Objects::isNull);
@@ -657,6 +700,7 @@ public final class SqlPipeline {
             List<FlowPlaces> flowPlaces = new ArrayList<>();
             List<Feed> feeds = new ArrayList<>();
             List<Feed> flowFeeds = new ArrayList<>();
+            List<Boolean> flowKafka = new ArrayList<>();
             for (int i = 0; i < flows.size(); i++) {
                 FlowDef f = flows.get(i);
                 CreateStreamingTable target = tables.get(key(f.target()));
@@ -684,8 +728,13 @@ public final class SqlPipeline {
                 }
                 ReadFiles source = sources.get(i);
                 Feed feed = feedOf.get(i);
+                SqlStatement.ReadKafka kafka = kafkaOf.get(i);
                 FlowConfig flow =
-                        feed != null ? feedFlow(f, target, feed) : flow(f, target, source);
+                        feed != null
+                                ? feedFlow(f, target, feed)
+                                : kafka != null
+                                        ? flow(f, target, shortName(target), Map.of())
+                                        : flow(f, target, source);
                 // a flow without a name is named after its target (FlowConfig.flowName)
                 other = byName.putIfAbsent(key(flow.flowName()), f);
                 if (other != null) {
@@ -710,9 +759,12 @@ public final class SqlPipeline {
                                         cdc.sequenceByPosition()));
                 flowTargets.add(target.name());
                 flowFeeds.add(feed);
-                if (feed != null) {
+                flowKafka.add(kafka != null);
+                if (feed != null || kafka != null) {
                     flowInputs.add(null);
-                    if (feeds.stream().noneMatch(x -> key(x.table()).equals(key(feed.table())))) {
+                    if (feed != null
+                            && feeds.stream()
+                                    .noneMatch(x -> key(x.table()).equals(key(feed.table())))) {
                         feeds.add(feed);
                     }
                     continue;
@@ -765,7 +817,8 @@ public final class SqlPipeline {
                             forbidden,
                             refreshes,
                             feeds,
-                            flowFeeds);
+                            flowFeeds,
+                            flowKafka);
             for (SqlStatement.Refresh r : refreshes) {
                 checkRefresh(pipeline, r);
             }
@@ -968,8 +1021,8 @@ public final class SqlPipeline {
          * (S7).
          */
         private Object resolve(Source source) {
-            if (source instanceof ReadFiles r) {
-                return r;
+            if (source instanceof ReadFiles || source instanceof SqlStatement.ReadKafka) {
+                return source;
             }
             SqlStatement.Named n = (SqlStatement.Named) source;
             CreateView v = views.get(key(n.name()));
@@ -1030,10 +1083,70 @@ public final class SqlPipeline {
         }
 
         private FlowConfig flow(FlowDef f, CreateStreamingTable target, ReadFiles source) {
-            String targetName = target.name();
-            int dot = targetName.lastIndexOf('.');
-            String shortName = dot < 0 ? targetName : targetName.substring(dot + 1);
-            return flow(f, target, source.arguments().getOrDefault("table", shortName), Map.of());
+            return flow(
+                    f,
+                    target,
+                    source.arguments().getOrDefault("table", shortName(target)),
+                    Map.of());
+        }
+
+        /** The target's name without namespace: the default source table of a flow. */
+        private static String shortName(CreateStreamingTable target) {
+            int dot = target.name().lastIndexOf('.');
+            return target.name().substring(dot + 1);
+        }
+
+        /**
+         * The Kafka input of the read_kafka calls (all alike: one job reads one subscription), or
+         * null without one; its arguments are resolved as {@link KafkaOptions} (INVALID_OPTION).
+         */
+        @Nullable
+        private KafkaInput kafka(List<SqlStatement.ReadKafka> calls) {
+            SqlStatement.ReadKafka first = null;
+            for (SqlStatement.ReadKafka k : calls) {
+                if (k == null) {
+                    continue;
+                }
+                if (first == null) {
+                    first = k;
+                } else if (!first.arguments().equals(k.arguments())) {
+                    throw new SqlException(
+                            Code.CONFLICTING_SOURCES,
+                            k.position(),
+                            "read_kafka "
+                                    + k.arguments()
+                                    + " differs from read_kafka "
+                                    + first.arguments()
+                                    + " at "
+                                    + first.position()
+                                    + ": the flows of one job read one Kafka subscription, and"
+                                    + " records reach the flow of their table (the topic's last"
+                                    + " segment or source.table)");
+                }
+            }
+            if (first == null) {
+                return null;
+            }
+            Map<String, Object> options = new LinkedHashMap<>();
+            for (Map.Entry<String, String> a : first.arguments().entrySet()) {
+                options.put(READ_KAFKA_OPTIONS.get(a.getKey()).key(), a.getValue());
+            }
+            KafkaInput input = new KafkaInput();
+            try {
+                KafkaOptions.apply(
+                        OptionsResolver.resolve(
+                                KafkaOptions.SET,
+                                List.of(
+                                        OptionLayer.of(
+                                                OptionSource.DEFINITION,
+                                                first.position() + ": read_kafka",
+                                                options))),
+                        input);
+                input.validate();
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_OPTION, first.position());
+            }
+            return input;
         }
 
         /**

@@ -195,6 +195,12 @@ public sealed interface SqlStatement {
             implements Source {}
 
     /**
+     * {@code read_kafka(bootstrapServers => ..., subscribe => ... | subscribePattern => ...,
+     * startingOffsets => ...)}: the named arguments as written (values without quotes), in order.
+     */
+    record ReadKafka(SqlPosition position, Map<String, String> arguments) implements Source {}
+
+    /**
      * {@code STREAM(name)}, {@code STREAM name}: a temporary view of the file, else the change feed
      * of the Iceberg table of that name (a streaming table of the file, or any table of the
      * catalog; docs/semantics.md S7).

@@ -242,6 +242,29 @@ class SqlParserTest {
     }
 
     @Test
+    void readKafkaTakesNamedArguments() {
+        CreateView v =
+                (CreateView)
+                        one(
+                                "CREATE TEMPORARY VIEW k AS SELECT * FROM STREAM read_kafka(\n"
+                                        + "  bootstrapServers => 'h:9092', subscribe => \"a.b.t\","
+                                        + " startingOffsets => 'latest')");
+        assertThat(v.source())
+                .isEqualTo(
+                        new SqlStatement.ReadKafka(
+                                at(1, 49),
+                                Map.of(
+                                        "bootstrapServers", "h:9092",
+                                        "subscribe", "a.b.t",
+                                        "startingOffsets", "latest")));
+        fails(
+                "APPLY CHANGES INTO t FROM STREAM read_kafka(subscribe => 'a', subscribe => 'b')"
+                        + " KEYS (id)",
+                SqlException.Code.DUPLICATE_CLAUSE,
+                "p.sql:1:63: DUPLICATE_CLAUSE: read_kafka argument 'subscribe' is given twice");
+    }
+
+    @Test
     void refreshStreamingTableWithAndWithoutFull() {
         assertThat(
                         parse(
@@ -538,9 +561,17 @@ class SqlParserTest {
                         + "read_files argument 'includeExistingFiles' (this release takes format =>"
                         + " and table =>)");
         fails(
-                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h')",
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h',"
+                        + " kafka.security.protocol => 'SSL')",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:49: " + u + "read_kafka(...) sources (read_files is supported)");
+                "p.sql:1:85: "
+                        + u
+                        + "read_kafka argument 'kafka.security.protocol' (this release takes"
+                        + " bootstrapServers, subscribe, subscribePattern, startingOffsets)");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM cloud_files('p', 'json')",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:49: " + u + "cloud_files(...) sources (read_files is supported)");
         fails(
                 "APPLY CHANGES INTO t FROM v KEYS (a) STORED AS SCD TYPE BITEMPORAL",
                 SqlException.Code.UNSUPPORTED_STATEMENT,

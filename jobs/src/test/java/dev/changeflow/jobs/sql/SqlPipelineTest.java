@@ -5,8 +5,10 @@ import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -286,6 +288,68 @@ class SqlPipelineTest {
                                         .plan())
                 .isInstanceOf(SqlException.class)
                 .hasMessageStartingWith("p.sql:3:1: INVALID_FLOW: ");
+    }
+
+    /** A job reads one kind of source; a change feed's table must exist when the run is planned. */
+    @Test
+    void oneKindOfSourcePerJobAndAFeedNeedsItsTable(@TempDir Path warehouse) {
+        String mixed =
+                ORDERS
+                        + "CREATE STREAMING TABLE dim;\n"
+                        + "APPLY CHANGES INTO dim FROM STREAM(orders) KEYS (id)"
+                        + " STORED AS SCD TYPE 2;\n";
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        assertThatThrownBy(() -> compile(mixed).plan(catalog))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        "p.sql:3:1: CONFLICTING_SOURCES: one job reads one kind of source, and the"
+                                + " flows of this run read files (orders); change feeds (dim):"
+                                + " refresh those tables separately (REFRESH STREAMING TABLE t; in"
+                                + " the file, or run --refresh t)");
+        assertThatThrownBy(() -> compile(mixed).refreshOnly(List.of("dim")).plan(catalog))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        "p.sql:7:36: UNKNOWN_SOURCE: STREAM(orders) names no temporary view of the"
+                                + " file, and table shop.orders, whose change feed it would read,"
+                                + " does not exist in the catalog (a streaming table of the file"
+                                + " exists once it was refreshed: REFRESH STREAMING TABLE orders;"
+                                + " above it)");
+    }
+
+    private static final String KAFKA =
+            "USE SCHEMA shop;\n"
+                    + "CREATE TEMPORARY VIEW cdc AS SELECT * FROM STREAM read_kafka(bootstrapServers"
+                    + " => 'h:9092', subscribe => 'srv.public.a, srv.public.b', startingOffsets =>"
+                    + " 'latest');\n"
+                    + "CREATE STREAMING TABLE a FLOW AUTO CDC FROM STREAM(cdc) KEYS (id);\n"
+                    + "CREATE STREAMING TABLE b FLOW AUTO CDC FROM STREAM(cdc) KEYS (id);\n";
+
+    /** read_kafka is the Kafka input of the flows file; the calls of one job must agree. */
+    @Test
+    void readKafkaIsTheKafkaInput() {
+        SqlPipeline p = compile(KAFKA);
+        assertThat(p.config().kafka.bootstrapServers).isEqualTo("h:9092");
+        assertThat(p.config().kafka.topics).containsExactly("srv.public.a", "srv.public.b");
+        assertThat(p.config().kafka.startingOffsets.toString()).isEqualTo("latest");
+        assertThat(p.config().flows).extracting(f -> f.table).containsExactly("a", "b");
+        assertThat(p.inputs()).isEmpty();
+        assertThat(p.refreshOnly(List.of("b")).config().kafka.topics).hasSize(2);
+        fails(
+                KAFKA.replace("'latest'", "'newest'"),
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:2:51: INVALID_OPTION: read_kafka: starting-offsets: expected earliest,"
+                        + " latest, committed or timestamp:<epoch ms>, got 'newest'");
+        fails(
+                KAFKA
+                        + "CREATE STREAMING TABLE c FLOW AUTO CDC FROM STREAM read_kafka("
+                        + "bootstrapServers => 'h:9092', subscribePattern => 'srv[.].*') KEYS (id);",
+                SqlException.Code.CONFLICTING_SOURCES,
+                "p.sql:5:52: CONFLICTING_SOURCES: read_kafka {bootstrapServers=h:9092,"
+                        + " subscribePattern=srv[.].*} differs from read_kafka"
+                        + " {bootstrapServers=h:9092, subscribe=srv.public.a, srv.public.b,"
+                        + " startingOffsets=latest} at p.sql:2:51: the flows of one job read one"
+                        + " Kafka subscription, and records reach the flow of their table (the"
+                        + " topic's last segment or source.table)");
     }
 
     /** REFRESH statements: checked with the file, kept in file order. */
