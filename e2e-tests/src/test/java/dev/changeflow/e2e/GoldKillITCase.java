@@ -13,9 +13,6 @@ import org.apache.flink.runtime.client.JobStatusMessage;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
@@ -26,12 +23,8 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.deletes.EqualityDeleteWriter;
-import org.apache.iceberg.io.DataWriter;
-import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.AfterEach;
@@ -48,7 +41,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -522,7 +514,6 @@ class GoldKillITCase {
         final Map<Long, Long> lastWritten = new HashMap<>();
 
         private long nextId;
-        private long files;
 
         SilverWriter(Table table, Random random) {
             this.table = table;
@@ -579,10 +570,14 @@ class GoldKillITCase {
             RowDelta delta = table.newRowDelta();
             int per = Math.max(1, (images.size() + dataFiles - 1) / dataFiles);
             for (int from = 0; from < images.size(); from += per) {
-                delta.addRows(dataFile(images.subList(from, Math.min(images.size(), from + per))));
+                delta.addRows(
+                        IcebergWrites.dataFile(
+                                table, images.subList(from, Math.min(images.size(), from + per))));
             }
             if (!deletes.isEmpty()) {
-                delta.addDeletes(equalityDeletes(deletes));
+                delta.addDeletes(
+                        IcebergWrites.equalityDeletes(
+                                table, SILVER_SCHEMA.select("id"), new int[] {1}, deletes));
             }
             delta.commit();
             table.refresh();
@@ -609,46 +604,6 @@ class GoldKillITCase {
             GenericRecord r = GenericRecord.create(SILVER_SCHEMA.select("id"));
             r.setField("id", id);
             return r;
-        }
-
-        private OutputFileFactory fileFactory() {
-            return OutputFileFactory.builderFor(table, 1, ++files)
-                    .format(FileFormat.PARQUET)
-                    .build();
-        }
-
-        private DataFile dataFile(List<Record> images) {
-            DataWriter<Record> writer =
-                    new GenericFileWriterFactory.Builder(table)
-                            .build()
-                            .newDataWriter(
-                                    fileFactory().newOutputFile(table.spec(), null),
-                                    table.spec(),
-                                    null);
-            try (writer) {
-                images.forEach(writer::write);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            return writer.toDataFile();
-        }
-
-        private DeleteFile equalityDeletes(List<Record> keys) {
-            EqualityDeleteWriter<Record> writer =
-                    new GenericFileWriterFactory.Builder(table)
-                            .equalityFieldIds(new int[] {1})
-                            .equalityDeleteRowSchema(SILVER_SCHEMA.select("id"))
-                            .build()
-                            .newEqualityDeleteWriter(
-                                    fileFactory().newOutputFile(table.spec(), null),
-                                    table.spec(),
-                                    null);
-            try (writer) {
-                keys.forEach(writer::write);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            return writer.toDeleteFile();
         }
     }
 }

@@ -26,7 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (docs/semantics.md S1, S3): a refresh reads the files that are new since the last one, each once;
  * a full refresh after a definition change the saved state cannot absorb empties the table in one
  * commit (earlier snapshots kept), starts a new state generation and rereads every file under the
- * new definition; {@code 'pipelines.reset.allowed' = 'false'} refuses it.
+ * new definition; {@code 'pipelines.reset.allowed' = 'false'} refuses it. The file's own {@code
+ * REFRESH STREAMING TABLE t [FULL]} statements run the same jobs as the flags, and a changed
+ * definition's error names the full refresh of the table as the fix.
  */
 class SqlRefreshITCase {
     @TempDir Path tmp;
@@ -42,11 +44,17 @@ class SqlRefreshITCase {
                     + "  KEYS (id) SEQUENCE BY seq;\n";
 
     private Path pipeline(String sequence, String props) throws Exception {
+        return pipeline(sequence, props, "");
+    }
+
+    /** The pipeline with {@code statements} (e.g. a REFRESH) after it. */
+    private Path pipeline(String sequence, String props, String statements) throws Exception {
         Path f = tmp.resolve("shop.sql");
         Files.writeString(
                 f,
                 PIPELINE.replace("SEQUENCE BY seq;", "SEQUENCE BY " + sequence + ";")
-                        .replace(" PROPS", props));
+                                .replace(" PROPS", props)
+                        + statements);
         return f;
     }
 
@@ -99,9 +107,28 @@ class SqlRefreshITCase {
                 .containsExactly("1,b,2,1", "2,x,3,3");
         List<Long> before = snapshotIds(table(warehouse, "orders"));
 
-        // SEQUENCE BY changed: the saved state cannot absorb it (K8), the table is left alone
+        // SEQUENCE BY changed: the saved state cannot absorb it (K8), the table is left alone,
+        // and the error names the full refresh of the table as the way out
         pipeline("seq2", "");
-        assertThat(run("run", "--warehouse", w, "--refresh", "orders", f.toString())).isEqualTo(2);
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            assertThat(run("run", "--warehouse", w, "--refresh", "orders", f.toString()))
+                    .isEqualTo(2);
+        } finally {
+            System.setErr(stderr);
+        }
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'orders': sequence-by changed from"
+                                + " [\"seq\"] to [\"seq2\"]")
+                .contains(
+                        "Restore the old definition, or rebuild table orders under the new"
+                                + " definition with a full refresh: run "
+                                + f
+                                + " --full-refresh orders, or REFRESH STREAMING TABLE orders FULL in"
+                                + " the file");
         assertThat(TableRows.toCsvLines(table(warehouse, "orders")))
                 .containsExactly("1,b,2,1", "2,x,3,3");
 
@@ -111,8 +138,12 @@ class SqlRefreshITCase {
                 .isEqualTo(2);
         assertThat(snapshotIds(table(warehouse, "orders"))).isEqualTo(before);
 
-        pipeline("seq2", " TBLPROPERTIES ('pipelines.reset.allowed' = 'true')");
-        assertThat(run("run", "--warehouse", w, "--full-refresh", "orders", f.toString())).isZero();
+        // the REFRESH ... FULL statement in the file does what --full-refresh orders does
+        pipeline(
+                "seq2",
+                " TBLPROPERTIES ('pipelines.reset.allowed' = 'true')",
+                "REFRESH STREAMING TABLE orders FULL;\n");
+        assertThat(run("run", "--warehouse", w, f.toString())).isZero();
         Table t = table(warehouse, "orders");
         assertThat(TableRows.toCsvLines(t)).containsExactly("1,a,1,2", "2,x,3,3");
         // history kept: the earlier snapshots are still there, then one delete commit
@@ -123,11 +154,13 @@ class SqlRefreshITCase {
         assertThat(TableRows.readSnapshot(t, truncate.snapshotId())).isEmpty();
         assertThat(TableRows.readSnapshot(t, before.get(before.size() - 1))).hasSize(2);
 
-        // and the next refresh continues from the new state: nothing is read twice
+        // and the next refresh (REFRESH STREAMING TABLE orders, the job of --refresh orders)
+        // continues from the new state: nothing is read twice
         Files.write(
                 orders.resolve("2.jsonl"),
                 List.of("{\"id\":3,\"status\":\"y\",\"seq\":4,\"seq2\":4}"));
-        assertThat(run("run", "--warehouse", w, "--refresh", "orders", f.toString())).isZero();
+        pipeline("seq2", "", "REFRESH STREAMING TABLE orders;\n");
+        assertThat(run("run", "--warehouse", w, f.toString())).isZero();
         assertThat(TableRows.toCsvLines(table(warehouse, "orders")))
                 .containsExactly("1,a,1,2", "2,x,3,3", "3,y,4,4");
     }

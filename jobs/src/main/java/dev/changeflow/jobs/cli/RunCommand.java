@@ -3,11 +3,12 @@ package dev.changeflow.jobs.cli;
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.ingest.IngestPlan;
-import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
 import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlPipeline;
+import dev.changeflow.jobs.sql.SqlStatement;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -17,25 +18,31 @@ import picocli.CommandLine.Parameters;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
  * {@code changeflow run FILE.sql}: runs a pipeline file of streaming-table statements ({@link
  * SqlPipeline}: {@code CREATE OR REFRESH STREAMING TABLE}, {@code CREATE FLOW ... AS AUTO CDC},
- * {@code APPLY CHANGES INTO}, temporary views over {@code read_files}, {@code SET}, {@code USE})
- * exactly as {@code ingest} runs a flows file: one local job over every {@code read_files} path,
- * planned by {@link IngestPlanner#plan} and run by {@link LocalIngest#run} — a bounded refresh that
- * resumes from the saved state and reads only new files (docs/semantics.md S1, S2). {@code
- * --dry-run} parses, compiles and plans (which may read a sample of the inputs to infer undeclared
- * columns) and prints the plan without writing a table or state.
+ * {@code APPLY CHANGES INTO}, temporary views, {@code SET}, {@code USE}) exactly as {@code ingest}
+ * runs a flows file: one local job over every {@code read_files} path ({@link LocalIngest#run}),
+ * over the Kafka subscription of its {@code read_kafka} calls ({@link LocalIngest#runKafka}), or
+ * over the change feeds of the tables its {@code STREAM(table)} sources name ({@link
+ * LocalIngest#runChangeFeeds}, S7), planned by {@link SqlPipeline#plan(CatalogSettings)} — a
+ * bounded refresh that resumes from the saved state and reads only what is new (docs/semantics.md
+ * S1, S2). {@code --dry-run} parses, compiles and plans (which may read a sample of the inputs to
+ * infer undeclared columns) and prints the plan without writing a table or state.
  *
  * <p>{@code --refresh t1,t2} runs only the flows writing those tables, as a job of its own with its
  * own saved state ({@link SqlPipeline#refreshOnly}); it is what the CronJob of a scheduled table
  * runs (S3). {@code --full-refresh t1,t2} selects the same way, then empties those tables in one
  * Iceberg commit each and drops the job's saved state and file progress before the run ({@link
  * LocalIngest.Options#fullRefresh}, S1); a table with {@code 'pipelines.reset.allowed' = 'false'}
- * is refused ({@code RESET_NOT_ALLOWED}).
+ * is refused ({@code RESET_NOT_ALLOWED}). The file's own {@code REFRESH STREAMING TABLE t [FULL]}
+ * statements do the same as those flags, one after the other in file order, when neither flag is
+ * given (a flag replaces them). A KEYS / SEQUENCE BY / SCD type change over saved state ({@code
+ * FLOW_CHANGED_FOR_EXISTING_STATE}) names the full refresh of the table as the fix.
  *
  * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
  * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
@@ -78,6 +85,9 @@ public final class RunCommand implements Callable<Integer> {
     /** Where the plan and the run's progress go (a test may replace it). */
     PrintStream out = System.out;
 
+    /** One refresh of a run: the flows it runs and whether it empties their tables first. */
+    private record Step(SqlPipeline pipeline, boolean full) {}
+
     @Override
     public Integer call() throws Exception {
         if (!Files.isRegularFile(file)) {
@@ -89,44 +99,107 @@ public final class RunCommand implements Callable<Integer> {
                     "give --refresh or --full-refresh, not both: a full refresh resets the saved"
                             + " state of its whole job");
         }
+        List<Step> steps = new ArrayList<>();
         if (refresh != null) {
-            pipeline = pipeline.refreshOnly(refresh);
+            steps.add(new Step(pipeline.refreshOnly(refresh), false));
+        } else if (fullRefresh != null) {
+            steps.add(new Step(pipeline.refreshOnly(fullRefresh, "--full-refresh"), true));
+        } else {
+            for (SqlStatement.Refresh r : pipeline.refreshes()) {
+                // checked when the file was compiled: the same job as --refresh / --full-refresh
+                steps.add(
+                        new Step(
+                                pipeline.refreshOnly(r.tables(), "REFRESH STREAMING TABLE"),
+                                r.full()));
+            }
+            if (steps.isEmpty()) {
+                steps.add(new Step(pipeline, false));
+            }
         }
-        if (fullRefresh != null) {
-            pipeline = pipeline.refreshOnly(fullRefresh, "--full-refresh");
-            pipeline.checkFullRefreshAllowed();
+        if ((refresh != null || fullRefresh != null) && !pipeline.refreshes().isEmpty()) {
+            out.println(
+                    "note: the file's REFRESH statements are not run: "
+                            + (refresh != null ? "--refresh" : "--full-refresh")
+                            + " names the tables");
         }
         for (String w : pipeline.warnings()) {
             out.println("warning: " + w);
         }
-        for (SqlPipeline.Input in : pipeline.inputs()) {
-            if (!Files.exists(in.path())) {
-                throw new SqlException(
-                        SqlException.Code.SOURCE_NOT_FOUND,
-                        in.position(),
-                        "read_files path "
-                                + in.path()
-                                + " does not exist (a relative path is resolved against the folder"
-                                + " of the pipeline file)");
+        // every step is checked and planned before the first one runs: a file that fails
+        // validation writes nothing
+        List<IngestPlan> plans = new ArrayList<>();
+        for (Step step : steps) {
+            SqlPipeline p = step.pipeline();
+            if (step.full()) {
+                step.pipeline().checkFullRefreshAllowed();
+            }
+            for (SqlPipeline.Input in : step.pipeline().inputs()) {
+                if (!Files.exists(in.path())) {
+                    throw new SqlException(
+                            SqlException.Code.SOURCE_NOT_FOUND,
+                            in.position(),
+                            "read_files path "
+                                    + in.path()
+                                    + " does not exist (a relative path is resolved against the"
+                                    + " folder of the pipeline file)");
+                }
+            }
+            try {
+                plans.add(p.plan(LocalIngest.catalog(p.config(), local.warehouse)));
+            } catch (SqlException e) {
+                // the change feed of a table an earlier REFRESH of the file creates: planned when
+                // its turn comes
+                if (e.code() != SqlException.Code.UNKNOWN_SOURCE || plans.isEmpty() || dryRun) {
+                    throw e;
+                }
+                plans.add(null);
             }
         }
-        List<Path> inputs = pipeline.inputPaths();
-        IngestPlan plan = IngestPlanner.plan(pipeline.config(), inputs);
-        if (dryRun) {
-            printPlan(plan, inputs);
-            return 0;
+        for (int i = 0; i < steps.size(); i++) {
+            SqlPipeline p = steps.get(i).pipeline();
+            IngestPlan plan =
+                    plans.get(i) != null
+                            ? plans.get(i)
+                            : p.plan(LocalIngest.catalog(p.config(), local.warehouse));
+            if (dryRun) {
+                printPlan(plan, p);
+                continue;
+            }
+            LocalIngest.Options o = new LocalIngest.Options();
+            o.warehouse = local.warehouse;
+            o.fromScratch = local.fromScratch;
+            o.fullRefresh = steps.get(i).full();
+            o.out = out;
+            o.rebuildFix =
+                    flow -> {
+                        String t = p.tableOfFlow(flow);
+                        return "rebuild table "
+                                + t
+                                + " under the new definition with a full refresh: run "
+                                + file
+                                + " --full-refresh "
+                                + t
+                                + ", or REFRESH STREAMING TABLE "
+                                + t
+                                + " FULL in the file (it empties the table in one commit,"
+                                + " history kept, and rereads its source)";
+                    };
+            if (plan.config.kafka != null) {
+                LocalIngest.runKafka(plan, plan.config.kafka, null, o);
+            } else if (p.feeds().isEmpty()) {
+                LocalIngest.run(plan, p.inputPaths(), o);
+            } else {
+                LocalIngest.runChangeFeeds(plan, o);
+            }
         }
-        LocalIngest.Options o = new LocalIngest.Options();
-        o.warehouse = local.warehouse;
-        o.fromScratch = local.fromScratch;
-        o.fullRefresh = fullRefresh != null;
-        o.out = out;
-        LocalIngest.run(plan, inputs, o);
+        if (dryRun) {
+            out.println("Dry run: no table or state was written.");
+        }
         return 0;
     }
 
     /** The plan as {@code --dry-run} prints it: one line per flow, then the inputs. */
-    void printPlan(IngestPlan plan, List<Path> inputs) {
+    void printPlan(IngestPlan plan, SqlPipeline pipeline) {
         IngestConfig cfg = plan.config;
         out.println(
                 "Pipeline "
@@ -146,7 +219,11 @@ public final class RunCommand implements Callable<Integer> {
         for (IngestPlan.Flow f : plan.flows) {
             FlowConfig c = f.config;
             StringBuilder line = new StringBuilder("  ").append(f.target);
-            line.append(" <- table ").append(c.table);
+            if (f.changeFeed != null) {
+                line.append(" <- change feed of ").append(f.changeFeed);
+            } else {
+                line.append(" <- table ").append(c.table);
+            }
             if (c.appendOnly) {
                 line.append(": append-only");
             } else {
@@ -170,9 +247,25 @@ public final class RunCommand implements Callable<Integer> {
             out.println(line);
         }
         out.println("Inputs:");
-        for (Path p : inputs) {
+        for (Path p : pipeline.inputPaths()) {
             out.println("  " + p);
         }
-        out.println("Dry run: no table or state was written.");
+        if (cfg.kafka != null) {
+            out.println(
+                    "  Kafka "
+                            + cfg.kafka.bootstrapServers
+                            + " "
+                            + (cfg.kafka.topicPattern != null
+                                    ? "pattern " + cfg.kafka.topicPattern
+                                    : "topics " + cfg.kafka.topics)
+                            + " from "
+                            + cfg.kafka.startingOffsets);
+        }
+        java.util.Set<String> feeds = new java.util.LinkedHashSet<>();
+        for (IngestPlan.Flow f : plan.flows) {
+            if (f.changeFeed != null && feeds.add(f.changeFeed.toString())) {
+                out.println("  change feed of " + f.changeFeed);
+            }
+        }
     }
 }

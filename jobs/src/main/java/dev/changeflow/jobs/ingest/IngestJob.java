@@ -6,6 +6,8 @@ import dev.changeflow.operators.quarantine.QuarantineRecords;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTableSink;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
+import dev.changeflow.sources.cdf.ChangeFeedColumns;
+import dev.changeflow.sources.cdf.stream.ChangeFeedSource;
 import dev.changeflow.sources.changes.DecoderFlow;
 import dev.changeflow.sources.files.ChangeFiles;
 import dev.changeflow.sources.files.DecodeFunction;
@@ -23,13 +25,17 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.TableLoader;
 
 import javax.annotation.Nullable;
 
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Builds the ingest topology on a {@link StreamExecutionEnvironment}:
@@ -38,6 +44,7 @@ import java.util.List;
  * change files ─┐
  *                ├─> decode ──(per flow)──> [APPLY AS ... WHEN] ──> keyBy(KEYS) ──> AUTO CDC ──> Iceberg
  * Kafka ─────────┘      └──> quarantine ──> &lt;namespace&gt;.changeflow_quarantine
+ * change feed of an Iceberg table ──(per flow)──┘   (no decoder: the rows are typed already)
  * </pre>
  *
  * Files and Kafka differ only in the reader and the decode adapter ({@link DecodeFunction} / {@link
@@ -214,40 +221,119 @@ public final class IngestJob {
             DecoderFlow decoder = decoders.get(decoderOf[i]);
             DataStream<RowData> changes =
                     decoded.getSideOutput(DecodeFunction.changesTag(decoderOf[i], decoder));
-            if (flow.spec == null) {
-                DataStream<RowData> rows =
-                        project(
-                                changes,
-                                flow.decoder.sourceType(),
-                                flow.decoder.dataType(),
-                                flow.name());
-                StreamingTableSink.append(
-                        rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
-                continue;
-            }
-            AutoCdcSpec spec = flow.spec;
             DataStream<RowData> truncates =
-                    spec.truncateEnabled()
+                    flow.spec != null && flow.spec.truncateEnabled()
                             ? decoded.getSideOutput(
                                     DecodeFunction.truncatesTag(decoderOf[i], decoder))
                             : null;
-            AutoCdcOperators.Applied applied = AutoCdcOperators.applyFlow(changes, truncates, spec);
-            extraQuarantine.add(applied.quarantine);
-            DataStream<RowData> out = applied.rows;
-            StreamingTableSink.write(
-                    out,
-                    catalog.loader(),
-                    flow.target,
-                    spec.identifierFields(),
-                    flow.tableOptions,
-                    flow.name());
+            writeFlow(changes, truncates, flow, catalog, extraQuarantine);
         }
         DataStream<RowData> quarantine = decoded.getSideOutput(DecodeFunction.quarantineTag());
-        for (DataStream<RowData> q : extraQuarantine) {
+        writeQuarantine(quarantine, extraQuarantine, plan, catalog);
+    }
+
+    /**
+     * One flow from its decoded rows: append (append-only flows), or [APPLY AS ... WHEN] →
+     * keyBy(KEYS) → AUTO CDC, into its Iceberg table; what the flow sets aside goes to {@code
+     * quarantine}.
+     *
+     * @param changes rows of {@code flow.decoder.sourceType()}
+     * @param truncates truncate records, or null
+     */
+    private static void writeFlow(
+            DataStream<RowData> changes,
+            @Nullable DataStream<RowData> truncates,
+            IngestPlan.Flow flow,
+            CatalogSettings catalog,
+            List<DataStream<RowData>> quarantine) {
+        if (flow.spec == null) {
+            DataStream<RowData> rows =
+                    project(
+                            changes,
+                            flow.decoder.sourceType(),
+                            flow.decoder.dataType(),
+                            flow.name());
+            StreamingTableSink.append(
+                    rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
+            return;
+        }
+        AutoCdcSpec spec = flow.spec;
+        AutoCdcOperators.Applied applied = AutoCdcOperators.applyFlow(changes, truncates, spec);
+        quarantine.add(applied.quarantine);
+        StreamingTableSink.write(
+                applied.rows,
+                catalog.loader(),
+                flow.target,
+                spec.identifierFields(),
+                flow.tableOptions,
+                flow.name());
+    }
+
+    /** The quarantine table of the plan's namespace, from {@code first} and {@code others}. */
+    private static void writeQuarantine(
+            DataStream<RowData> first,
+            List<DataStream<RowData>> others,
+            IngestPlan plan,
+            CatalogSettings catalog) {
+        DataStream<RowData> quarantine = first;
+        for (DataStream<RowData> q : others) {
             quarantine = quarantine.union(q);
         }
         QuarantineTable.append(
                 quarantine, catalog.loader(), plan.quarantineNamespace, "quarantine");
+    }
+
+    /**
+     * Adds the job of a plan whose flows read change feeds ({@link IngestPlanner#planChangeFeeds},
+     * docs/semantics.md S7): per source table one {@link ChangeFeedSource} (uids {@code
+     * cdf-<table>-source}, {@code cdf-<table>-pairing}; consumer id the job's name, F7) starting,
+     * without state, at the table's current snapshot, and its {@link ChangeFeedProgressOperator}
+     * (uid {@code cdf-<table>-progress}), shared by the flows reading that table; then each flow as
+     * {@link #build(DataStream, IngestPlan, CatalogSettings)} applies it.
+     *
+     * @param upTo per source table, the version the run reads up to (its latest at launch)
+     * @param monitorInterval how often a change feed looks for new versions
+     */
+    public static void buildChangeFeeds(
+            StreamExecutionEnvironment env,
+            IngestPlan plan,
+            CatalogSettings catalog,
+            Map<TableIdentifier, Long> upTo,
+            Duration monitorInterval) {
+        Map<TableIdentifier, DataStream<RowData>> feeds = new LinkedHashMap<>();
+        List<DataStream<RowData>> quarantine = new ArrayList<>();
+        for (IngestPlan.Flow flow : plan.flows) {
+            TableIdentifier source = flow.changeFeed;
+            if (source == null) {
+                throw new IllegalArgumentException(
+                        "flow '" + flow.name() + "' reads no change feed");
+            }
+            DataStream<RowData> changes =
+                    feeds.computeIfAbsent(
+                            source,
+                            id -> {
+                                String uid = "cdf-" + id;
+                                DataStream<RowData> rows =
+                                        ChangeFeedSource.forTable(
+                                                        TableLoader.fromCatalog(
+                                                                catalog.loader(), id))
+                                                .uidPrefix(uid)
+                                                .consumerId(plan.config.name)
+                                                .monitorInterval(monitorInterval)
+                                                .build(env);
+                                RowType type = flow.decoder.sourceType();
+                                return rows.transform(
+                                                "change feed " + id,
+                                                rows.getType(),
+                                                new ChangeFeedProgressOperator(
+                                                        upTo.get(id),
+                                                        type.getFieldIndex(
+                                                                ChangeFeedColumns.CHANGE_TYPE)))
+                                        .uid(uid + "-progress");
+                            });
+            writeFlow(changes, null, flow, catalog, quarantine);
+        }
+        writeQuarantine(quarantine.get(0), quarantine.subList(1, quarantine.size()), plan, catalog);
     }
 
     static boolean sameRouting(DecoderFlow a, DecoderFlow b) {

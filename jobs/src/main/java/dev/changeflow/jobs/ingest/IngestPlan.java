@@ -34,17 +34,26 @@ public final class IngestPlan implements Serializable {
         public final TableIdentifier target;
         public final StreamingTableOptions tableOptions;
 
+        /**
+         * The Iceberg table whose change feed the flow reads (docs/semantics.md S7); null for a
+         * flow reading change records (files, Kafka). The decoder of such a flow only types its
+         * rows: they are the change feed's, columns of {@link DecoderFlow#dataType()}.
+         */
+        @Nullable public final TableIdentifier changeFeed;
+
         Flow(
                 FlowConfig config,
                 DecoderFlow decoder,
                 @Nullable AutoCdcSpec spec,
                 TableIdentifier target,
-                StreamingTableOptions tableOptions) {
+                StreamingTableOptions tableOptions,
+                @Nullable TableIdentifier changeFeed) {
             this.config = config;
             this.decoder = decoder;
             this.spec = spec;
             this.target = target;
             this.tableOptions = tableOptions;
+            this.changeFeed = changeFeed;
         }
 
         public String name() {

@@ -8,6 +8,7 @@ import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTables;
+import dev.changeflow.sources.cdf.ChangeFeedColumns;
 import dev.changeflow.sources.changes.ChangeRecordFormat;
 import dev.changeflow.sources.changes.DebeziumMetadata;
 import dev.changeflow.sources.changes.DecoderFlow;
@@ -163,8 +164,15 @@ public final class IngestPlanner {
                             dataType,
                             namespace,
                             List.of(),
-                            DebeziumMetadata.defaultSequence(connector)));
+                            DebeziumMetadata.defaultSequence(connector),
+                            null));
         }
+        return plan(config, flows, namespace);
+    }
+
+    /** The plan of {@code flows}, each writing a table of its own. */
+    private static IngestPlan plan(
+            IngestConfig config, List<IngestPlan.Flow> flows, String namespace) {
         Set<TableIdentifier> targets = new HashSet<>();
         for (IngestPlan.Flow f : flows) {
             if (!targets.add(f.target)) {
@@ -175,7 +183,59 @@ public final class IngestPlanner {
         return new IngestPlan(config, flows, Namespace.of(namespace.split("\\.")));
     }
 
-    /** One flow of the plan: decoder routing, AUTO CDC definition, target and table options. */
+    /**
+     * Plans a job whose flows read the change feeds of Iceberg tables (docs/semantics.md S7). A
+     * flow's rows are its source table's change feed: the table's columns, then {@code
+     * _change_type}, {@code _commit_version} and {@code _commit_timestamp} (F1), which are metadata
+     * columns — usable by SEQUENCE BY and predicates, stored only when COLUMNS lists them. Every
+     * flow must be keyed and name its sequence and, if any, its delete predicate (the SQL front end
+     * gives the defaults {@code _commit_version} and {@code _change_type = 'delete'}).
+     *
+     * @param sources per flow of {@code config} (by index), the table whose change feed it reads
+     * @param feedTypes per source table, its change feed's row type ({@code
+     *     StreamingAccess.rowType})
+     * @throws IllegalArgumentException when a flow is append-only or its definition does not fit
+     *     the change feed's columns
+     * @throws dev.changeflow.operators.AutoCdcException when a definition breaks an A1 rule
+     */
+    public static IngestPlan planChangeFeeds(
+            IngestConfig config,
+            List<TableIdentifier> sources,
+            Map<TableIdentifier, RowType> feedTypes) {
+        String namespace = config.namespace != null ? config.namespace : DEFAULT_NAMESPACE;
+        List<IngestPlan.Flow> flows = new ArrayList<>();
+        for (int i = 0; i < config.flows.size(); i++) {
+            FlowConfig f = config.flows.get(i);
+            f.validate();
+            if (f.appendOnly) {
+                throw new IllegalArgumentException(
+                        "flow '"
+                                + f.flowName()
+                                + "': the change feed of "
+                                + sources.get(i)
+                                + " has updates and deletes; read it with an AUTO CDC flow (KEYS"
+                                + " ...), not append-only");
+            }
+            flows.add(
+                    flow(
+                            config,
+                            f,
+                            ChangeRecordFormat.JSON,
+                            feedTypes.get(sources.get(i)),
+                            namespace,
+                            List.of(),
+                            List.of(),
+                            sources.get(i)));
+        }
+        return plan(config, flows, namespace);
+    }
+
+    /**
+     * One flow of the plan: decoder routing, AUTO CDC definition, target and table options.
+     *
+     * @param changeFeed the table whose change feed the flow reads (its metadata columns are then
+     *     the change feed's), or null for change records
+     */
     private static IngestPlan.Flow flow(
             IngestConfig config,
             FlowConfig f,
@@ -183,7 +243,8 @@ public final class IngestPlanner {
             RowType dataType,
             String namespace,
             List<String> added,
-            List<String> defaultSequence) {
+            List<String> defaultSequence,
+            @javax.annotation.Nullable TableIdentifier changeFeed) {
         boolean debezium = format == ChangeRecordFormat.DEBEZIUM_JSON;
         List<String> sequence = new ArrayList<>();
         for (String s : f.sequenceBy) {
@@ -212,7 +273,10 @@ public final class IngestPlanner {
         if (!f.appendOnly) {
             spec =
                     AutoCdcSpec.builder(f.flowName(), decoder.sourceType())
-                            .metadataColumns(decoder.metadataColumns())
+                            .metadataColumns(
+                                    changeFeed != null
+                                            ? ChangeFeedColumns.RESERVED
+                                            : decoder.metadataColumns())
                             .keys(f.keys)
                             .sequenceBy(sequence)
                             .scdType(f.scdType)
@@ -238,7 +302,7 @@ public final class IngestPlanner {
                         .formatVersion(formatVersion)
                         .partitionBy(f.partitionedBy)
                         .build();
-        return new IngestPlan.Flow(f, decoder, spec, target, options);
+        return new IngestPlan.Flow(f, decoder, spec, target, options, changeFeed);
     }
 
     /** Whether a top-level column is TIMESTAMP(7..9) or TIMESTAMP_LTZ(7..9) (timestamp_ns). */
@@ -333,14 +397,20 @@ public final class IngestPlanner {
                             new RowType(merged),
                             plan.quarantineNamespace.toString(),
                             addedBySource.get(f.config.table),
-                            f.decoder.sequenceBy()));
+                            f.decoder.sequenceBy(),
+                            f.changeFeed));
         }
         return new IngestPlan(plan.config, flows, plan.quarantineNamespace);
     }
 
-    /** Add-columns flows, and flows whose columns come from the input (A7). */
+    /**
+     * Add-columns flows, and flows whose columns come from the input (A7); not a flow over a change
+     * feed, whose columns are its source table's.
+     */
     private static boolean followsTable(IngestPlan.Flow f) {
-        return f.decoder.onSchemaChange() == OnSchemaChange.ADD_COLUMNS || f.config.schema == null;
+        return f.changeFeed == null
+                && (f.decoder.onSchemaChange() == OnSchemaChange.ADD_COLUMNS
+                        || f.config.schema == null);
     }
 
     /**

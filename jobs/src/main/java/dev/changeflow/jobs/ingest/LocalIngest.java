@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.ingest;
 
+import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
@@ -29,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Runs an ingest job on a local MiniCluster (the embedded default): RocksDB with incremental
@@ -41,10 +43,10 @@ import java.util.TreeMap;
  * <p>K8: a start without state on a non-empty target fails with {@code
  * STATE_MISSING_FOR_EXISTING_TABLE} unless {@link Options#fromScratch} recreates the tables.
  *
- * <p>This class composes a run: the input ({@link LocalFileInput}, {@link LocalKafkaInput}), the
- * job's checkpoint folder ({@link LocalCheckpoints}, {@link LocalJobState} beside it), the local
- * runner ({@link LocalRunner}: configuration, submit, stop with savepoint) and the summary ({@link
- * SummaryPrinter}).
+ * <p>This class composes a run: the input ({@link LocalFileInput}, {@link LocalKafkaInput}, {@link
+ * LocalChangeFeedInput}), the job's checkpoint folder ({@link LocalCheckpoints}, {@link
+ * LocalJobState} beside it), the local runner ({@link LocalRunner}: configuration, submit, stop
+ * with savepoint) and the summary ({@link SummaryPrinter}).
  */
 public final class LocalIngest {
     /** Launcher options of a local run. */
@@ -63,6 +65,17 @@ public final class LocalIngest {
 
         public Duration progressInterval = Duration.ofSeconds(5);
         public PrintStream out = System.out;
+
+        /** The default of {@link #rebuildFix}: {@code --from-scratch}. */
+        public static final Function<String, String> FROM_SCRATCH_FIX =
+                flow -> "rebuild the table from its source with --from-scratch";
+
+        /**
+         * Given a flow's name, the way to rebuild its table that a {@code
+         * FLOW_CHANGED_FOR_EXISTING_STATE} error names (K8): {@code --from-scratch} for {@code
+         * ingest}; {@code run FILE.sql} names its full refresh.
+         */
+        public Function<String, String> rebuildFix = FROM_SCRATCH_FIX;
 
         /**
          * Test hook: stop after this many completed checkpoints even if input remains (0 = off).
@@ -105,10 +118,15 @@ public final class LocalIngest {
 
     /** The local catalog for a warehouse folder, unless the flows file names another one. */
     public static CatalogSettings catalog(IngestPlan plan, Path warehouse) {
-        if (plan.config.catalog.isEmpty()) {
+        return catalog(plan.config, warehouse);
+    }
+
+    /** As {@link #catalog(IngestPlan, Path)}, before a plan exists. */
+    public static CatalogSettings catalog(IngestConfig config, Path warehouse) {
+        if (config.catalog.isEmpty()) {
             return CatalogSettings.localHadoop(warehouse.toAbsolutePath());
         }
-        return CatalogSettings.of("changeflow", plan.config.catalog);
+        return CatalogSettings.of("changeflow", config.catalog);
     }
 
     /**
@@ -130,6 +148,18 @@ public final class LocalIngest {
      */
     public static Summary run(IngestPlan plan, List<Path> inputs, Options o) throws Exception {
         return run(plan, new LocalFileInput(inputs), o);
+    }
+
+    /**
+     * Runs a plan of {@link IngestPlanner#planChangeFeeds} (docs/semantics.md S7) until it has read
+     * every source table's changes up to the version that was its latest at launch, then stops with
+     * a savepoint; the next run resumes from the saved change-feed positions.
+     *
+     * @throws AutoCdcException as {@link #run(IngestPlan, List, Options)}
+     * @throws Exception when the job fails (a change-feed error is a {@code CdfException})
+     */
+    public static Summary runChangeFeeds(IngestPlan plan, Options o) throws Exception {
+        return run(plan, new LocalChangeFeedInput(plan, catalog(plan, o.warehouse)), o);
     }
 
     /**
@@ -259,7 +289,7 @@ public final class LocalIngest {
             }
             Optional<Path> restore = checkpoints.latest();
             List<String> removedFlows =
-                    restore.isPresent() ? state.checkDefinitions(plan) : List.of();
+                    restore.isPresent() ? state.checkDefinitions(plan, o.rebuildFix) : List.of();
             for (String removed : removedFlows) {
                 o.out.println(
                         "WARNING: flow '"

@@ -22,6 +22,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * What a local ingest job keeps beside its checkpoints in {@code
@@ -138,9 +139,19 @@ final class LocalJobState implements AutoCloseable {
      *
      * @return names of flows that have state but are no longer defined (their state is dropped)
      * @throws AutoCdcException FLOW_CHANGED_FOR_EXISTING_STATE when KEYS, SEQUENCE BY or the SCD
-     *     type of a flow changed
+     *     type of a flow changed; the message ends with the way out, rebuilding the table with
+     *     {@code --from-scratch}
      */
     List<String> checkDefinitions(IngestPlan plan) throws IOException {
+        return checkDefinitions(plan, LocalIngest.Options.FROM_SCRATCH_FIX);
+    }
+
+    /**
+     * As {@link #checkDefinitions(IngestPlan)}; the message of FLOW_CHANGED_FOR_EXISTING_STATE ends
+     * with {@code "Restore the old definition, or " + rebuild.apply(flowName) + "."}.
+     */
+    List<String> checkDefinitions(IngestPlan plan, Function<String, String> rebuild)
+            throws IOException {
         Path f = root.resolve("flows.json");
         List<String> removed = new ArrayList<>();
         if (!Files.exists(f)) {
@@ -178,8 +189,9 @@ final class LocalJobState implements AutoCloseable {
                                     + plan.config.name
                                     + "' was built with the old"
                                     + " definition (its sequences, tombstones and history would be compared with the"
-                                    + " new one and records silently dropped as late). Restore the old definition, or"
-                                    + " rebuild the table from its source with --from-scratch.");
+                                    + " new one and records silently dropped as late). Restore the old definition, or "
+                                    + rebuild.apply(name)
+                                    + ".");
                 }
             }
         }

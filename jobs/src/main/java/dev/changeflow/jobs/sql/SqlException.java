@@ -16,7 +16,8 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code UNSUPPORTED_STATEMENT}: a statement, clause or argument of the vendor's dialect that
  *       changeflow recognises but does not implement yet (SCHEDULE, REPLACE WHERE, GRANT, a query
  *       other than {@code SELECT * FROM STREAM source}, ...); it is named, never ignored.
- *   <li>{@code UNKNOWN_SOURCE}: {@code STREAM(name)} names no temporary view of the file.
+ *   <li>{@code UNKNOWN_SOURCE}: {@code STREAM(name)} names no temporary view of the file and no
+ *       table of the catalog (found when the run is planned, S7).
  *   <li>{@code UNKNOWN_TABLE}: a flow writes a table that no {@code CREATE STREAMING TABLE}
  *       declares.
  *   <li>{@code DUPLICATE_TABLE}, {@code DUPLICATE_VIEW}: a name declared twice.
@@ -36,6 +37,13 @@ import org.apache.flink.annotation.PublicEvolving;
  *       or changing or dropping one it has not (docs/semantics.md S3).
  *   <li>{@code RESET_NOT_ALLOWED}: a full refresh of a table whose {@code TBLPROPERTIES} set {@code
  *       'pipelines.reset.allowed' = 'false'} (S1).
+ *   <li>{@code UNKNOWN_COLUMN}: a KEYS or SEQUENCE BY column the flow's records do not have (found
+ *       when the run is planned; the position is the column or the clause).
+ *   <li>{@code UNKNOWN_TYPE}: a declared column whose type is no Flink SQL type ({@code INTEGR}).
+ *   <li>{@code INVALID_REFRESH}: a {@code REFRESH STREAMING TABLE} that cannot run on its own (a
+ *       {@code read_files} path of its table also feeds a table it leaves out) (S1).
+ *   <li>{@code CONFLICTING_SOURCES}: one job would read files and the change feed of a table (S7);
+ *       refresh those tables separately.
  * </ul>
  */
 @PublicEvolving
@@ -58,7 +66,11 @@ public final class SqlException extends IllegalArgumentException {
         INVALID_FLOW,
         SOURCE_NOT_FOUND,
         INVALID_SCHEDULE,
-        RESET_NOT_ALLOWED
+        RESET_NOT_ALLOWED,
+        UNKNOWN_COLUMN,
+        UNKNOWN_TYPE,
+        INVALID_REFRESH,
+        CONFLICTING_SOURCES
     }
 
     private final Code code;

@@ -27,6 +27,7 @@ import java.util.Map;
  * <pre>
  * script      := (statement? ';')* statement?
  * statement   := set | use | createTable | createView | createFlow | applyChanges | alterTable
+ *              | refresh
  * set         := SET key '=' value                          -- key and value: any tokens
  * use         := USE CATALOG name | USE [SCHEMA | DATABASE | NAMESPACE] name
  * createTable := CREATE [OR REFRESH] STREAMING TABLE [IF NOT EXISTS] name
@@ -37,6 +38,7 @@ import java.util.Map;
  * schedule    := SCHEDULE [REFRESH] ( EVERY number (HOUR[S] | DAY[S] | WEEK[S])
  *                | CRON string [AT TIME ZONE string] )
  * alterTable  := ALTER STREAMING TABLE name ( ADD schedule | ALTER schedule | DROP SCHEDULE )
+ * refresh     := REFRESH STREAMING TABLE name (',' name)* [FULL]
  * column      := name type [NOT NULL] [COMMENT string]
  * createView  := CREATE [OR REPLACE] (TEMPORARY | TEMP) VIEW name AS query
  * createFlow  := CREATE FLOW name [COMMENT string] AS
@@ -44,7 +46,8 @@ import java.util.Map;
  * applyChanges:= APPLY CHANGES INTO name FROM source cdcClause*
  * query       := SELECT '*' FROM source
  * source      := [STREAM] ( '(' sourceBody ')' | sourceBody )
- * sourceBody  := read_files '(' string (',' argName '=&gt;' value)* ')' | name
+ * sourceBody  := read_files '(' string (',' argName '=&gt;' value)* ')'
+ *              | read_kafka '(' [argName '=&gt;' value (',' argName '=&gt;' value)*] ')' | name
  * cdcClause   := KEYS '(' name (',' name)* ')' | SEQUENCE BY expr
  *              | APPLY AS DELETE WHEN expr | APPLY AS TRUNCATE WHEN expr
  *              | COLUMNS selection | IGNORE NULL UPDATES
@@ -59,11 +62,13 @@ import java.util.Map;
  * tokens up to {@code ,} or {@code )} outside {@code ()} and {@code <>}, or up to NOT / COMMENT.
  *
  * <p>Statements and clauses of the vendor's dialect that changeflow does not implement yet fail
- * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH, DROP, REORG, ALTER other
- * than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT ...
- * EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO CDC FROM SNAPSHOT, STORED AS
- * SCD TYPE BITEMPORAL, read_kafka, read_files arguments other than {@code format} and {@code
- * table}, and a query other than {@code SELECT * FROM STREAM source}.
+ * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH other than of a streaming
+ * table, DROP, REORG, ALTER other than a schedule change, ..., materialized views, CLUSTER BY, ROW
+ * FILTER, MASK, CONSTRAINT ... EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO
+ * CDC FROM SNAPSHOT, STORED AS SCD TYPE BITEMPORAL, read_files arguments other than {@code format}
+ * and {@code table}, read_kafka arguments other than {@code bootstrapServers}, {@code subscribe},
+ * {@code subscribePattern} and {@code startingOffsets}, and a query other than {@code SELECT * FROM
+ * STREAM source}.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -72,7 +77,6 @@ public final class SqlParser {
             List.of(
                     "GRANT",
                     "REVOKE",
-                    "REFRESH",
                     "DROP",
                     "REORG",
                     "DESCRIBE",
@@ -97,6 +101,13 @@ public final class SqlParser {
                     "UNCACHE",
                     "RESTORE",
                     "COMMENT");
+
+    /** The named arguments of {@code read_files} this release takes. */
+    static final List<String> READ_FILES_ARGUMENTS = List.of("format", "table");
+
+    /** The arguments of {@code read_kafka} this release takes (names as the vendor spells them). */
+    static final List<String> READ_KAFKA_ARGUMENTS =
+            List.of("bootstrapServers", "subscribe", "subscribePattern", "startingOffsets");
 
     private final List<SqlToken> tokens;
     private int at;
@@ -151,6 +162,9 @@ public final class SqlParser {
         }
         if (t.isWord("ALTER")) {
             return alter();
+        }
+        if (t.isWord("REFRESH")) {
+            return refresh();
         }
         if (t.kind() == SqlToken.Kind.WORD
                 && UNSUPPORTED_STATEMENTS.contains(t.text().toUpperCase(Locale.ROOT))) {
@@ -375,6 +389,36 @@ public final class SqlParser {
         return new AlterSchedule(alter.position(), table, what, schedule());
     }
 
+    /** {@code REFRESH STREAMING TABLE name (',' name)* [FULL]} (S1). */
+    private SqlStatement refresh() {
+        SqlToken refresh = next();
+        if (!peek().isWord("STREAMING") || !peekAt(1).isWord("TABLE")) {
+            if (peek().kind() == SqlToken.Kind.WORD) {
+                throw unsupported(
+                        peek(),
+                        "REFRESH "
+                                + peek().text().toUpperCase(Locale.ROOT)
+                                + " (only REFRESH STREAMING TABLE t [FULL])");
+            }
+            throw expected("STREAMING TABLE after REFRESH");
+        }
+        at += 2;
+        List<String> tables = new ArrayList<>();
+        do {
+            tables.add(name("a table name after REFRESH STREAMING TABLE"));
+        } while (acceptSymbol(","));
+        boolean full = false;
+        if (peek().isWord("FULL")) {
+            at++;
+            full = true;
+        }
+        if (!atStatementEnd()) {
+            throw expected(
+                    "FULL or ';' after REFRESH STREAMING TABLE " + String.join(", ", tables));
+        }
+        return new SqlStatement.Refresh(refresh.position(), tables, full);
+    }
+
     /**
      * {@code SCHEDULE [REFRESH] (EVERY n unit | CRON 'quartz' [AT TIME ZONE 'tz'])}, checked:
      * {@code n} in 1–72 hours, 1–31 days or 1–8 weeks, the Quartz expression convertible to a
@@ -471,6 +515,7 @@ public final class SqlParser {
         }
         String name = identifier("a column name");
         int from = at;
+        SqlPosition typePosition = peek().position();
         int depth = 0;
         while (true) {
             SqlToken x = peek();
@@ -517,7 +562,7 @@ public final class SqlParser {
                 break;
             }
         }
-        return new Column(name, type, notNull, comment);
+        return new Column(name, type, notNull, comment, typePosition);
     }
 
     private List<String> partitionItems() {
@@ -627,7 +672,9 @@ public final class SqlParser {
         }
         Source source = source();
         List<String> keys = null;
+        List<SqlPosition> keyPositions = new ArrayList<>();
         String sequenceBy = null;
+        SqlPosition sequencePosition = null;
         String deleteWhen = null;
         String truncateWhen = null;
         String columns = null;
@@ -640,12 +687,13 @@ public final class SqlParser {
                 at++;
                 once(keys, t, "KEYS");
                 expectSymbol("(", "'(' after KEYS");
-                keys = names();
+                keys = names(keyPositions);
                 expectSymbol(")", "',' or ')' in KEYS");
             } else if (t.isWord("SEQUENCE")) {
                 at++;
                 expectWord("BY", "BY after SEQUENCE");
                 once(sequenceBy, t, "SEQUENCE BY");
+                sequencePosition = peek().position();
                 sequenceBy = expression("SEQUENCE BY");
             } else if (t.isWord("APPLY")) {
                 at++;
@@ -724,7 +772,9 @@ public final class SqlParser {
                         columns,
                         ignoreNulls != null,
                         scdType,
-                        trackHistory));
+                        trackHistory,
+                        keyPositions,
+                        sequencePosition));
     }
 
     /** {@code SELECT * FROM source} and nothing after it. */
@@ -771,28 +821,25 @@ public final class SqlParser {
             String path = string("the path as the first argument of read_files");
             Map<String, String> args = new LinkedHashMap<>();
             while (acceptSymbol(",")) {
-                SqlToken arg = peek();
-                String argName = name("a named argument of read_files (name => value)");
-                expectSymbol("=>", "'=>' after the argument name (read_files takes name => value)");
-                if (args.containsKey(argName)) {
-                    throw new SqlException(
-                            Code.DUPLICATE_CLAUSE,
-                            arg.position(),
-                            "read_files argument '" + argName + "' is given twice");
-                }
-                String v = value("a value for read_files argument '" + argName + "'");
-                if (!argName.equals("format") && !argName.equals("table")) {
-                    throw unsupported(
-                            arg,
-                            "read_files argument '"
-                                    + argName
-                                    + "' (this release takes format => and table =>)");
-                }
-                args.put(argName, v);
+                namedArgument("read_files", args, READ_FILES_ARGUMENTS, "format => and table =>");
             }
             expectSymbol(")", "',' or ')' in read_files(...)");
             source = new SqlStatement.ReadFiles(t.position(), path, args);
-        } else if ((t.isWord("read_kafka") || t.isWord("cloud_files")) && peekAt(1).isSymbol("(")) {
+        } else if (t.isWord("read_kafka") && peekAt(1).isSymbol("(")) {
+            at += 2;
+            Map<String, String> args = new LinkedHashMap<>();
+            if (!peek().isSymbol(")")) {
+                do {
+                    namedArgument(
+                            "read_kafka",
+                            args,
+                            READ_KAFKA_ARGUMENTS,
+                            String.join(", ", READ_KAFKA_ARGUMENTS));
+                } while (acceptSymbol(","));
+            }
+            expectSymbol(")", "',' or ')' in read_kafka(...)");
+            source = new SqlStatement.ReadKafka(t.position(), args);
+        } else if (t.isWord("cloud_files") && peekAt(1).isSymbol("(")) {
             throw unsupported(t, t.text() + "(...) sources (read_files is supported)");
         } else if (t.isIdentifier()) {
             source = new SqlStatement.Named(t.position(), name("a source"));
@@ -806,6 +853,31 @@ public final class SqlParser {
     }
 
     // ------------------------------------------------------------------------------ small rules
+
+    /**
+     * {@code name => value} of a source function into {@code args}: a name given twice is {@code
+     * DUPLICATE_CLAUSE}, one not in {@code allowed} {@code UNSUPPORTED_STATEMENT} (naming {@code
+     * takes}, what the function takes).
+     */
+    private void namedArgument(
+            String function, Map<String, String> args, List<String> allowed, String takes) {
+        SqlToken arg = peek();
+        String argName = name("a named argument of " + function + " (name => value)");
+        expectSymbol("=>", "'=>' after the argument name (" + function + " takes name => value)");
+        if (args.containsKey(argName)) {
+            throw new SqlException(
+                    Code.DUPLICATE_CLAUSE,
+                    arg.position(),
+                    function + " argument '" + argName + "' is given twice");
+        }
+        String v = value("a value for " + function + " argument '" + argName + "'");
+        if (!allowed.contains(argName)) {
+            throw unsupported(
+                    arg,
+                    function + " argument '" + argName + "' (this release takes " + takes + ")");
+        }
+        args.put(argName, v);
+    }
 
     /** {@code *}, {@code * EXCEPT (a, b)}, {@code (a, b)} or {@code a, b} → its text. */
     private String selection(String clause) {
@@ -831,8 +903,14 @@ public final class SqlParser {
     }
 
     private List<String> names() {
+        return names(new ArrayList<>());
+    }
+
+    /** As {@link #names()}, adding where each name is written to {@code positions}. */
+    private List<String> names(List<SqlPosition> positions) {
         List<String> out = new ArrayList<>();
         do {
+            positions.add(peek().position());
             out.add(identifier("a column name"));
         } while (acceptSymbol(","));
         return out;

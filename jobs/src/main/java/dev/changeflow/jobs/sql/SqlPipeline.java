@@ -4,6 +4,11 @@ import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.IngestOptions;
+import dev.changeflow.jobs.config.KafkaOptions;
+import dev.changeflow.jobs.ingest.IngestJob;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.KafkaSampler;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
@@ -16,12 +21,26 @@ import dev.changeflow.jobs.sql.SqlStatement.ReadFiles;
 import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.jobs.sql.SqlStatement.Source;
 import dev.changeflow.jobs.sql.SqlStatement.Use;
+import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.sinks.iceberg.CatalogOptions;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.cdf.ChangeFeedColumns;
+import dev.changeflow.sources.cdf.ChangeType;
+import dev.changeflow.sources.cdf.StreamingAccess;
+import dev.changeflow.sources.changes.SchemaSampler;
+import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+import javax.annotation.Nullable;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -82,6 +101,14 @@ public final class SqlPipeline {
      */
     public static final String RESET_ALLOWED = "pipelines.reset.allowed";
 
+    /** The read_kafka arguments and the Kafka input options they set. */
+    private static final Map<String, ConfigOption<?>> READ_KAFKA_OPTIONS =
+            Map.of(
+                    "bootstrapServers", KafkaOptions.BOOTSTRAP_SERVERS,
+                    "subscribe", KafkaOptions.TOPICS,
+                    "subscribePattern", KafkaOptions.TOPIC_PATTERN,
+                    "startingOffsets", KafkaOptions.STARTING_OFFSETS);
+
     private static final Map<String, String> SET_ALIASES =
             Map.of(
                     "execution.checkpointing.interval", IngestOptions.CHECKPOINT_INTERVAL.key(),
@@ -100,6 +127,27 @@ public final class SqlPipeline {
 
     private final List<Input> flowInputs;
 
+    /** Per flow of {@link #config}, in its order: where its statement and clauses are written. */
+    private final List<FlowPlaces> flowPlaces;
+
+    /** The file's REFRESH statements, in file order. */
+    private final List<SqlStatement.Refresh> refreshes;
+
+    /** Every distinct change-feed source; per flow its feed (null for read_files). */
+    private final List<Feed> feeds;
+
+    private final List<Feed> flowFeeds;
+
+    /** Per flow of {@link #config}: whether it reads {@link IngestConfig#kafka}. */
+    private final List<Boolean> flowKafka;
+
+    /** Where a flow's statement, KEYS columns and SEQUENCE BY clause are written. */
+    private record FlowPlaces(
+            SqlPosition statement,
+            List<String> keys,
+            List<SqlPosition> keyPositions,
+            @Nullable SqlPosition sequenceBy) {}
+
     private SqlPipeline(
             IngestConfig config,
             List<Input> inputs,
@@ -108,8 +156,18 @@ public final class SqlPipeline {
             List<String> tables,
             List<String> flowTargets,
             List<Input> flowInputs,
-            Map<String, SqlPosition> resetForbidden) {
+            List<FlowPlaces> flowPlaces,
+            Map<String, SqlPosition> resetForbidden,
+            List<SqlStatement.Refresh> refreshes,
+            List<Feed> feeds,
+            List<Feed> flowFeeds,
+            List<Boolean> flowKafka) {
         this.config = config;
+        this.flowKafka = flowKafka;
+        this.feeds = Collections.unmodifiableList(feeds);
+        this.flowFeeds = flowFeeds;
+        this.flowPlaces = flowPlaces;
+        this.refreshes = Collections.unmodifiableList(refreshes);
         this.resetForbidden = resetForbidden;
         this.inputs = Collections.unmodifiableList(inputs);
         this.warnings = Collections.unmodifiableList(warnings);
@@ -171,12 +229,29 @@ public final class SqlPipeline {
         cfg.flows.clear();
         List<String> targets = new ArrayList<>();
         List<Input> ins = new ArrayList<>();
+        List<FlowPlaces> places = new ArrayList<>();
+        List<Feed> feedsOf = new ArrayList<>();
+        List<Boolean> kafkaOf = new ArrayList<>();
+        List<Feed> distinctFeeds = new ArrayList<>();
         List<Input> distinct = new ArrayList<>();
         for (int i = 0; i < flowTargets.size(); i++) {
             if (chosen.contains(flowTargets.get(i).toLowerCase(Locale.ROOT))) {
                 cfg.flows.add(config.flows.get(i));
                 targets.add(flowTargets.get(i));
                 ins.add(flowInputs.get(i));
+                places.add(flowPlaces.get(i));
+                feedsOf.add(flowFeeds.get(i));
+                kafkaOf.add(flowKafka.get(i));
+                Feed feed = flowFeeds.get(i);
+                if (feed != null) {
+                    if (!distinctFeeds.contains(feed)) {
+                        distinctFeeds.add(feed);
+                    }
+                    continue;
+                }
+                if (flowKafka.get(i)) {
+                    continue;
+                }
                 Path path = flowInputs.get(i).path();
                 if (distinct.stream().noneMatch(in -> in.path().equals(path))) {
                     distinct.add(flowInputs.get(i));
@@ -185,6 +260,9 @@ public final class SqlPipeline {
         }
         for (int i = 0; i < flowTargets.size(); i++) {
             String other = flowTargets.get(i);
+            if (flowInputs.get(i) == null) {
+                continue; // a change feed or Kafka: every job reads from a position of its own
+            }
             Path path = flowInputs.get(i).path();
             if (!chosen.contains(other.toLowerCase(Locale.ROOT))
                     && distinct.stream().anyMatch(in -> in.path().equals(path))) {
@@ -198,7 +276,7 @@ public final class SqlPipeline {
                                 + other
                                 + ", which is not refreshed; refresh them together ("
                                 + flag
-                                + " ...,"
+                                + (flag.startsWith("--") ? " ...," : " ..., ")
                                 + other
                                 + ") or give each table a path of its own");
             }
@@ -210,6 +288,9 @@ public final class SqlPipeline {
             }
         }
         cfg.name = config.name + "-refresh-" + String.join("-", labels);
+        if (!kafkaOf.contains(true)) {
+            cfg.kafka = null;
+        }
         Map<String, Schedule> sc = new LinkedHashMap<>();
         schedules.forEach(
                 (t, v) -> {
@@ -224,7 +305,197 @@ public final class SqlPipeline {
                         kept.add(t);
                     }
                 });
-        return new SqlPipeline(cfg, distinct, warnings, sc, kept, targets, ins, resetForbidden);
+        return new SqlPipeline(
+                cfg,
+                distinct,
+                warnings,
+                sc,
+                kept,
+                targets,
+                ins,
+                places,
+                resetForbidden,
+                List.of(),
+                distinctFeeds,
+                feedsOf,
+                kafkaOf);
+    }
+
+    /**
+     * The file's {@code REFRESH STREAMING TABLE} statements in file order (S1), each already
+     * checked against the file ({@link #refreshOnly(List, String)} accepts its tables). {@code run}
+     * runs each as {@code --refresh} ({@code --full-refresh} with FULL) would, one after the other,
+     * unless a flag names the tables; empty for a pipeline returned by {@link #refreshOnly}.
+     */
+    public List<SqlStatement.Refresh> refreshes() {
+        return refreshes;
+    }
+
+    /**
+     * The streaming table a flow of {@link #config()} writes, as declared in the file.
+     *
+     * @param flowName the flow's {@link FlowConfig#flowName()}
+     * @throws IllegalArgumentException when no flow of this pipeline has that name
+     */
+    public String tableOfFlow(String flowName) {
+        for (int i = 0; i < config.flows.size(); i++) {
+            if (config.flows.get(i).flowName().equals(flowName)) {
+                return flowTargets.get(i);
+            }
+        }
+        throw new IllegalArgumentException("no flow '" + flowName + "' in the pipeline");
+    }
+
+    /**
+     * Plans the pipeline's job over its {@code read_files} inputs ({@link IngestPlanner#plan}),
+     * giving an error of a flow the place it is about: a KEYS column the records do not have at
+     * that column ({@code UNKNOWN_COLUMN}), a SEQUENCE BY the records cannot give at the clause
+     * ({@code UNKNOWN_COLUMN}), any other error of a flow at its statement ({@code INVALID_FLOW}).
+     *
+     * @throws SqlException for an error of a flow
+     * @throws IOException when an input cannot be read
+     */
+    public IngestPlan plan() throws IOException {
+        try {
+            if (config.kafka != null) {
+                // A5: the first record of each partition chooses the default sequence
+                return IngestPlanner.plan(
+                        config,
+                        List.of(),
+                        KafkaSampler.firstRecords(
+                                config.kafka,
+                                config.kafka.groupId != null
+                                        ? config.kafka.groupId
+                                        : IngestJob.defaultGroupId(config),
+                                KafkaSampler.DEFAULT_TIMEOUT));
+            }
+            return IngestPlanner.plan(config, inputPaths());
+        } catch (IllegalArgumentException | AutoCdcException e) {
+            throw locate(e);
+        }
+    }
+
+    /**
+     * Plans the pipeline's job: over its {@code read_files} inputs ({@link #plan()}), or over the
+     * change feeds of the tables its {@code STREAM(table)} sources name ({@link
+     * IngestPlanner#planChangeFeeds}, S7), read from {@code catalog}: an unqualified name is a
+     * table of the pipeline's namespace ({@code USE SCHEMA}, else {@value
+     * IngestPlanner#DEFAULT_NAMESPACE}). Errors of a flow are placed as {@link #plan()} places
+     * them.
+     *
+     * @throws SqlException {@code UNKNOWN_SOURCE} for a table that is not in the catalog, {@code
+     *     CONFLICTING_SOURCES} when the job would read files and change feeds (one job reads one
+     *     kind: refresh them separately), or an error of a flow
+     * @throws IOException when an input cannot be read
+     */
+    public IngestPlan plan(CatalogSettings catalog) throws IOException {
+        int kinds =
+                (inputs.isEmpty() ? 0 : 1)
+                        + (feeds.isEmpty() ? 0 : 1)
+                        + (config.kafka == null ? 0 : 1);
+        if (kinds > 1) {
+            throw new SqlException(
+                    Code.CONFLICTING_SOURCES,
+                    flowPlaces.get(0).statement(),
+                    "one job reads one kind of source, and the flows of this run read "
+                            + String.join("; ", sourceKinds())
+                            + ": refresh those tables separately (REFRESH STREAMING TABLE t; in"
+                            + " the file, or run --refresh t)");
+        }
+        if (feeds.isEmpty()) {
+            return plan();
+        }
+        String namespace =
+                config.namespace != null ? config.namespace : IngestPlanner.DEFAULT_NAMESPACE;
+        List<TableIdentifier> sources = new ArrayList<>();
+        Map<TableIdentifier, RowType> types = new LinkedHashMap<>();
+        Catalog cat = catalog.open();
+        try {
+            for (Feed feed : flowFeeds) {
+                TableIdentifier id =
+                        feed.table().contains(".")
+                                ? TableIdentifier.parse(feed.table())
+                                : TableIdentifier.of(
+                                        Namespace.of(namespace.split("\\.")), feed.table());
+                sources.add(id);
+                if (types.containsKey(id)) {
+                    continue;
+                }
+                if (!cat.tableExists(id)) {
+                    throw new SqlException(
+                            Code.UNKNOWN_SOURCE,
+                            feed.position(),
+                            "STREAM("
+                                    + feed.table()
+                                    + ") names no temporary view of the file, and table "
+                                    + id
+                                    + ", whose change feed it would read, does not exist in the"
+                                    + " catalog (a streaming table of the file exists once it was"
+                                    + " refreshed: REFRESH STREAMING TABLE "
+                                    + feed.table()
+                                    + "; above it)");
+                }
+                types.put(
+                        id, StreamingAccess.rowType(StreamingAccess.dataSchema(cat.loadTable(id))));
+            }
+        } finally {
+            if (cat instanceof java.io.Closeable c) {
+                c.close();
+            }
+        }
+        try {
+            return IngestPlanner.planChangeFeeds(config, sources, types);
+        } catch (IllegalArgumentException | AutoCdcException e) {
+            throw locate(e);
+        }
+    }
+
+    /** Per kind of source, the tables whose flows read it: "files (a, b)", ... */
+    private List<String> sourceKinds() {
+        Map<String, List<String>> byKind = new LinkedHashMap<>();
+        for (int i = 0; i < flowTargets.size(); i++) {
+            String kind =
+                    flowFeeds.get(i) != null
+                            ? "change feeds"
+                            : flowKafka.get(i) ? "Kafka" : "files";
+            byKind.computeIfAbsent(kind, k -> new ArrayList<>()).add(flowTargets.get(i));
+        }
+        List<String> out = new ArrayList<>();
+        byKind.forEach((k, t) -> out.add(k + " (" + String.join(", ", t) + ")"));
+        return out;
+    }
+
+    /**
+     * {@code e} as a {@link SqlException} at the place of the flow its message names, or {@code e}
+     * itself when it names none (see {@link #plan()}).
+     */
+    RuntimeException locate(RuntimeException e) {
+        if (e instanceof SqlException || e.getMessage() == null) {
+            return e;
+        }
+        String msg = e.getMessage();
+        for (int i = 0; i < config.flows.size(); i++) {
+            if (!msg.contains("flow '" + config.flows.get(i).flowName() + "'")) {
+                continue;
+            }
+            FlowPlaces p = flowPlaces.get(i);
+            boolean unknown =
+                    msg.contains("is not a data column")
+                            || msg.contains("is not a source column")
+                            || msg.contains("is not in the source schema");
+            Code code = unknown ? Code.UNKNOWN_COLUMN : Code.INVALID_FLOW;
+            for (int k = 0; k < p.keys().size(); k++) {
+                String named = "column '" + p.keys().get(k) + "'";
+                if (msg.contains("key " + named) || msg.contains("KEYS " + named)) {
+                    return new SqlException(code, p.keyPositions().get(k), msg, e);
+                }
+            }
+            if (msg.contains("SEQUENCE BY column '") && p.sequenceBy() != null) {
+                return new SqlException(code, p.sequenceBy(), msg, e);
+            }
+            return new SqlException(Code.INVALID_FLOW, p.statement(), msg, e);
+        }
+        return e;
     }
 
     /**
@@ -267,6 +538,17 @@ public final class SqlPipeline {
 
     /** A {@code read_files} path resolved against the file's folder, and where it is named. */
     public record Input(Path path, SqlPosition position) {}
+
+    /**
+     * {@code STREAM(table)} naming no temporary view: the change feed of that Iceberg table (S7),
+     * the name as written (without {@code LIVE.}), and where it is named.
+     */
+    public record Feed(String table, SqlPosition position) {}
+
+    /** Every distinct change-feed source, in the order the flows name them. */
+    public List<Feed> feeds() {
+        return feeds;
+    }
 
     /** The flows and file-level options, validated as {@code FlowsFile} validates its own. */
     public IngestConfig config() {
@@ -327,6 +609,7 @@ public final class SqlPipeline {
         private final List<FlowDef> flows = new ArrayList<>();
         private final List<String> warnings = new ArrayList<>();
         private final Map<String, Schedule> schedules = new LinkedHashMap<>();
+        private final List<SqlStatement.Refresh> refreshes = new ArrayList<>();
 
         /** A flow with the statement defining it. */
         private record FlowDef(SqlPosition position, String name, String target, Flow flow) {}
@@ -363,6 +646,7 @@ public final class SqlPipeline {
                                         + " is already defined at "
                                         + before.position());
                     }
+                    checkColumnTypes(t);
                     if (t.flow() != null) {
                         flows.add(new FlowDef(t.position(), null, t.name(), t.flow()));
                     }
@@ -373,6 +657,8 @@ public final class SqlPipeline {
                     alterSchedule(a);
                 } else if (s instanceof CreateFlow f) {
                     flows.add(new FlowDef(f.position(), f.name(), f.target(), f.flow()));
+                } else if (s instanceof SqlStatement.Refresh r) {
+                    refreshes.add(r);
                 }
             }
             if (flows.isEmpty()) {
@@ -385,12 +671,21 @@ public final class SqlPipeline {
             }
             IngestConfig cfg = new IngestConfig();
             cfg.name = defaultName;
+            // per flow: its read_files call, or null for a change feed (then in feedOf)
             List<ReadFiles> sources = new ArrayList<>();
+            List<Feed> feedOf = new ArrayList<>();
+            List<SqlStatement.ReadKafka> kafkaOf = new ArrayList<>();
             for (FlowDef f : flows) {
-                sources.add(readFiles(f.flow().source()));
+                Object source = resolve(f.flow().source());
+                sources.add(source instanceof ReadFiles r ? r : null);
+                feedOf.add(source instanceof Feed feed ? feed : null);
+                kafkaOf.add(source instanceof SqlStatement.ReadKafka k ? k : null);
             }
+            cfg.kafka = kafka(kafkaOf);
             List<OptionLayer> top = new ArrayList<>(fileLayers);
-            formatLayer(sources).ifPresent(top::add);
+            List<ReadFiles> files = new ArrayList<>(sources);
+            files.removeIf(java.util.Objects::isNull);
+            formatLayer(files).ifPresent(top::add);
             try {
                 cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
             } catch (IllegalArgumentException e) {
@@ -402,6 +697,10 @@ public final class SqlPipeline {
             List<Input> inputs = new ArrayList<>();
             List<String> flowTargets = new ArrayList<>();
             List<Input> flowInputs = new ArrayList<>();
+            List<FlowPlaces> flowPlaces = new ArrayList<>();
+            List<Feed> feeds = new ArrayList<>();
+            List<Feed> flowFeeds = new ArrayList<>();
+            List<Boolean> flowKafka = new ArrayList<>();
             for (int i = 0; i < flows.size(); i++) {
                 FlowDef f = flows.get(i);
                 CreateStreamingTable target = tables.get(key(f.target()));
@@ -428,7 +727,14 @@ public final class SqlPipeline {
                                     + "; a table is written by one flow");
                 }
                 ReadFiles source = sources.get(i);
-                FlowConfig flow = flow(f, target, source);
+                Feed feed = feedOf.get(i);
+                SqlStatement.ReadKafka kafka = kafkaOf.get(i);
+                FlowConfig flow =
+                        feed != null
+                                ? feedFlow(f, target, feed)
+                                : kafka != null
+                                        ? flow(f, target, shortName(target), Map.of())
+                                        : flow(f, target, source);
                 // a flow without a name is named after its target (FlowConfig.flowName)
                 other = byName.putIfAbsent(key(flow.flowName()), f);
                 if (other != null) {
@@ -442,8 +748,28 @@ public final class SqlPipeline {
                                     + " (a flow without a name is named after its table)");
                 }
                 cfg.flows.add(flow);
-                Path path = path(source);
+                AutoCdc cdc = f.flow().autoCdc();
+                flowPlaces.add(
+                        cdc == null
+                                ? new FlowPlaces(f.position(), List.of(), List.of(), null)
+                                : new FlowPlaces(
+                                        f.position(),
+                                        cdc.keys(),
+                                        cdc.keyPositions(),
+                                        cdc.sequenceByPosition()));
                 flowTargets.add(target.name());
+                flowFeeds.add(feed);
+                flowKafka.add(kafka != null);
+                if (feed != null || kafka != null) {
+                    flowInputs.add(null);
+                    if (feed != null
+                            && feeds.stream()
+                                    .noneMatch(x -> key(x.table()).equals(key(feed.table())))) {
+                        feeds.add(feed);
+                    }
+                    continue;
+                }
+                Path path = path(source);
                 flowInputs.add(new Input(path, source.position()));
                 if (inputs.stream().noneMatch(in -> in.path().equals(path))) {
                     inputs.add(new Input(path, source.position()));
@@ -478,15 +804,79 @@ public final class SqlPipeline {
                     forbidden.put(t.name(), t.position());
                 }
             }
-            return new SqlPipeline(
-                    cfg,
-                    inputs,
-                    warnings,
-                    scheduled,
-                    tableNames,
-                    flowTargets,
-                    flowInputs,
-                    forbidden);
+            SqlPipeline pipeline =
+                    new SqlPipeline(
+                            cfg,
+                            inputs,
+                            warnings,
+                            scheduled,
+                            tableNames,
+                            flowTargets,
+                            flowInputs,
+                            flowPlaces,
+                            forbidden,
+                            refreshes,
+                            feeds,
+                            flowFeeds,
+                            flowKafka);
+            for (SqlStatement.Refresh r : refreshes) {
+                checkRefresh(pipeline, r);
+            }
+            return pipeline;
+        }
+
+        /**
+         * A REFRESH statement must name streaming tables of the file that can be refreshed on their
+         * own ({@link SqlPipeline#refreshOnly(List, String)}), and FULL tables that allow it.
+         */
+        private void checkRefresh(SqlPipeline pipeline, SqlStatement.Refresh r) {
+            for (String t : r.tables()) {
+                if (!tables.containsKey(key(t))) {
+                    throw new SqlException(
+                            Code.UNKNOWN_TABLE,
+                            r.position(),
+                            "REFRESH STREAMING TABLE "
+                                    + t
+                                    + ": no CREATE STREAMING TABLE of the file declares that table"
+                                    + " (tables: "
+                                    + String.join(", ", pipeline.tables())
+                                    + ")");
+                }
+            }
+            SqlPipeline selected;
+            try {
+                selected = pipeline.refreshOnly(r.tables(), "REFRESH STREAMING TABLE");
+            } catch (SqlException e) {
+                throw e;
+            } catch (IllegalArgumentException e) {
+                throw new SqlException(Code.INVALID_REFRESH, r.position(), e.getMessage(), e);
+            }
+            if (r.full()) {
+                selected.checkFullRefreshAllowed();
+            }
+        }
+
+        /**
+         * Every declared column's type must be a Flink SQL type ({@code UNKNOWN_TYPE} at the type,
+         * e.g. {@code INTEGR}).
+         */
+        private void checkColumnTypes(CreateStreamingTable t) {
+            for (Column c : t.columns()) {
+                try {
+                    SchemaSampler.parseColumns("`" + c.name() + "` " + c.type());
+                } catch (IllegalArgumentException e) {
+                    throw new SqlException(
+                            Code.UNKNOWN_TYPE,
+                            c.typePosition(),
+                            "streaming table "
+                                    + t.name()
+                                    + ": "
+                                    + e.getMessage()
+                                    + " (Flink SQL types: INT, BIGINT, STRING, DECIMAL(p, s),"
+                                    + " TIMESTAMP(p), DATE, BOOLEAN, ARRAY<t>, ROW<...>, ...)",
+                            e);
+                }
+            }
         }
 
         /**
@@ -625,28 +1015,19 @@ public final class SqlPipeline {
             return Optional.of(layer);
         }
 
-        /** The read_files call of a source: itself, or the one of the view it names. */
-        private ReadFiles readFiles(Source source) {
-            if (source instanceof ReadFiles r) {
-                return r;
+        /**
+         * What a source reads: a {@link ReadFiles} call (itself, or the one of the view it names),
+         * or a {@link Feed}: a name that is no view of the file is the change feed of that table
+         * (S7).
+         */
+        private Object resolve(Source source) {
+            if (source instanceof ReadFiles || source instanceof SqlStatement.ReadKafka) {
+                return source;
             }
             SqlStatement.Named n = (SqlStatement.Named) source;
             CreateView v = views.get(key(n.name()));
             if (v == null) {
-                throw new SqlException(
-                        Code.UNKNOWN_SOURCE,
-                        n.position(),
-                        "no temporary view "
-                                + n.name()
-                                + " in the file"
-                                + (views.isEmpty()
-                                        ? ""
-                                        : " (views: " + String.join(", ", viewNames()) + ")")
-                                + "; define it with CREATE TEMPORARY VIEW "
-                                + n.name()
-                                + " AS SELECT * FROM STREAM read_files('path', format =>"
-                                + " 'debezium-json'), or read the files directly with FROM STREAM"
-                                + " read_files(...)");
+                return new Feed(n.name(), n.position());
             }
             if (v.source() instanceof SqlStatement.Named inner
                     && key(inner.name()).equals(key(v.name()))) {
@@ -655,7 +1036,7 @@ public final class SqlPipeline {
                         inner.position(),
                         "view " + v.name() + " reads itself");
             }
-            return readFiles(v.source());
+            return resolve(v.source());
         }
 
         private List<String> viewNames() {
@@ -664,12 +1045,125 @@ public final class SqlPipeline {
             return out;
         }
 
+        /**
+         * A flow over the change feed of a table (S7): an AUTO CDC flow (refused otherwise) whose
+         * SEQUENCE BY defaults to {@code _commit_version} and APPLY AS DELETE WHEN to {@code
+         * _change_type = 'delete'}; its columns are the source table's, so the target declares
+         * none.
+         */
+        private FlowConfig feedFlow(FlowDef f, CreateStreamingTable target, Feed feed) {
+            if (f.flow().autoCdc() == null) {
+                throw new SqlException(
+                        Code.UNSUPPORTED_STATEMENT,
+                        feed.position(),
+                        "not supported by changeflow yet: an append flow over STREAM("
+                                + feed.table()
+                                + "), which is the change feed of a table (with updates and"
+                                + " deletes): read it with AUTO CDC ... KEYS (...), or name a"
+                                + " temporary view over read_files");
+            }
+            if (!target.columns().isEmpty()) {
+                throw new SqlException(
+                        Code.UNSUPPORTED_STATEMENT,
+                        target.position(),
+                        "not supported by changeflow yet: a column list on streaming table "
+                                + target.name()
+                                + ", which reads the change feed of "
+                                + feed.table()
+                                + ": its columns are the source table's; choose them with COLUMNS");
+            }
+            int dot = feed.table().lastIndexOf('.');
+            Map<String, Object> defaults = new LinkedHashMap<>();
+            defaults.put(FlowOptions.FORMAT.key(), "json");
+            defaults.put(FlowOptions.SEQUENCE_BY.key(), ChangeFeedColumns.COMMIT_VERSION);
+            defaults.put(
+                    FlowOptions.APPLY_AS_DELETE_WHEN.key(),
+                    ChangeFeedColumns.CHANGE_TYPE + " = '" + ChangeType.DELETE.value() + "'");
+            return flow(f, target, feed.table().substring(dot + 1), defaults);
+        }
+
         private FlowConfig flow(FlowDef f, CreateStreamingTable target, ReadFiles source) {
+            return flow(
+                    f,
+                    target,
+                    source.arguments().getOrDefault("table", shortName(target)),
+                    Map.of());
+        }
+
+        /** The target's name without namespace: the default source table of a flow. */
+        private static String shortName(CreateStreamingTable target) {
+            int dot = target.name().lastIndexOf('.');
+            return target.name().substring(dot + 1);
+        }
+
+        /**
+         * The Kafka input of the read_kafka calls (all alike: one job reads one subscription), or
+         * null without one; its arguments are resolved as {@link KafkaOptions} (INVALID_OPTION).
+         */
+        @Nullable
+        private KafkaInput kafka(List<SqlStatement.ReadKafka> calls) {
+            SqlStatement.ReadKafka first = null;
+            for (SqlStatement.ReadKafka k : calls) {
+                if (k == null) {
+                    continue;
+                }
+                if (first == null) {
+                    first = k;
+                } else if (!first.arguments().equals(k.arguments())) {
+                    throw new SqlException(
+                            Code.CONFLICTING_SOURCES,
+                            k.position(),
+                            "read_kafka "
+                                    + k.arguments()
+                                    + " differs from read_kafka "
+                                    + first.arguments()
+                                    + " at "
+                                    + first.position()
+                                    + ": the flows of one job read one Kafka subscription, and"
+                                    + " records reach the flow of their table (the topic's last"
+                                    + " segment or source.table)");
+                }
+            }
+            if (first == null) {
+                return null;
+            }
+            Map<String, Object> options = new LinkedHashMap<>();
+            for (Map.Entry<String, String> a : first.arguments().entrySet()) {
+                options.put(READ_KAFKA_OPTIONS.get(a.getKey()).key(), a.getValue());
+            }
+            KafkaInput input = new KafkaInput();
+            try {
+                KafkaOptions.apply(
+                        OptionsResolver.resolve(
+                                KafkaOptions.SET,
+                                List.of(
+                                        OptionLayer.of(
+                                                OptionSource.DEFINITION,
+                                                first.position() + ": read_kafka",
+                                                options))),
+                        input);
+                input.validate();
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_OPTION, first.position());
+            }
+            return input;
+        }
+
+        /**
+         * A flow's options from its statement and its target's declaration.
+         *
+         * @param table the source table ({@code table})
+         * @param defaults options the statement's clauses override (same layer)
+         */
+        private FlowConfig flow(
+                FlowDef f,
+                CreateStreamingTable target,
+                String table,
+                Map<String, Object> defaults) {
             String targetName = target.name();
             int dot = targetName.lastIndexOf('.');
             String shortName = dot < 0 ? targetName : targetName.substring(dot + 1);
-            String table = source.arguments().getOrDefault("table", shortName);
-            Map<String, Object> def = new LinkedHashMap<>();
+            Map<String, Object> def = new LinkedHashMap<>(defaults);
             def.put(FlowOptions.TABLE.key(), table);
             if (dot >= 0 || !shortName.equals(table)) {
                 def.put(FlowOptions.TARGET.key(), targetName);

@@ -131,8 +131,26 @@ public sealed interface SqlStatement {
     record CreateFlow(SqlPosition position, @Nullable String name, String target, Flow flow)
             implements SqlStatement {}
 
-    /** A declared column: name, Flink SQL type text, NOT NULL, comment. */
-    record Column(String name, String type, boolean notNull, @Nullable String comment) {}
+    /**
+     * A declared column: name, Flink SQL type text, NOT NULL, comment, and where its type starts
+     * (errors about the type point there).
+     */
+    record Column(
+            String name,
+            String type,
+            boolean notNull,
+            @Nullable String comment,
+            SqlPosition typePosition) {}
+
+    /**
+     * {@code REFRESH STREAMING TABLE t [, t2 ...] [FULL]} (docs/semantics.md S1): what {@code run
+     * --refresh t} ({@code --full-refresh t} with FULL) does, run when the file is run.
+     *
+     * @param tables the table names as written, without {@code LIVE.}
+     * @param full whether FULL is given
+     */
+    record Refresh(SqlPosition position, List<String> tables, boolean full)
+            implements SqlStatement {}
 
     /**
      * What a flow reads and how it applies it.
@@ -148,6 +166,8 @@ public sealed interface SqlStatement {
      * @param keys KEYS, never empty
      * @param scdType 1 or 2 from STORED AS SCD TYPE
      * @param ignoreNullUpdates {@code true} when IGNORE NULL UPDATES is given
+     * @param keyPositions where each of {@code keys} is written, in the same order
+     * @param sequenceByPosition where the SEQUENCE BY clause starts; null without one
      */
     record AutoCdc(
             List<String> keys,
@@ -157,7 +177,9 @@ public sealed interface SqlStatement {
             @Nullable String columns,
             boolean ignoreNullUpdates,
             @Nullable Integer scdType,
-            @Nullable String trackHistoryOn) {}
+            @Nullable String trackHistoryOn,
+            List<SqlPosition> keyPositions,
+            @Nullable SqlPosition sequenceByPosition) {}
 
     /** The source of a view or flow. */
     sealed interface Source {
@@ -172,6 +194,16 @@ public sealed interface SqlStatement {
     record ReadFiles(SqlPosition position, String path, Map<String, String> arguments)
             implements Source {}
 
-    /** {@code STREAM(name)}: a temporary view of the file. */
+    /**
+     * {@code read_kafka(bootstrapServers => ..., subscribe => ... | subscribePattern => ...,
+     * startingOffsets => ...)}: the named arguments as written (values without quotes), in order.
+     */
+    record ReadKafka(SqlPosition position, Map<String, String> arguments) implements Source {}
+
+    /**
+     * {@code STREAM(name)}, {@code STREAM name}: a temporary view of the file, else the change feed
+     * of the Iceberg table of that name (a streaming table of the file, or any table of the
+     * catalog; docs/semantics.md S7).
+     */
     record Named(SqlPosition position, String name) implements Source {}
 }

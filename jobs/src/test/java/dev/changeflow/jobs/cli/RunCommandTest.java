@@ -85,9 +85,11 @@ class RunCommandTest {
             List<String> all = new ArrayList<>(List.of(args));
             all.add(f.toString());
             assertThatThrownBy(() -> command(all.toArray(String[]::new)).call())
-                    .isInstanceOf(IllegalArgumentException.class)
+                    .isInstanceOf(SqlException.class)
                     .hasMessageStartingWith(
-                            "flow 'orders': APPLY AS DELETE WHEN 'status === 'gone'' / APPLY AS"
+                            f
+                                    + ":5:1: INVALID_FLOW: flow 'orders': APPLY AS DELETE WHEN"
+                                    + " 'status === 'gone'' / APPLY AS"
                                     + " TRUNCATE WHEN (none) is not a valid Flink SQL predicate over"
                                     + " the columns [id, status");
             assertThat(warehouse).doesNotExist();
@@ -138,6 +140,21 @@ class RunCommandTest {
                     + "CREATE OR REFRESH STREAMING TABLE audit (id INT, note STRING)\n"
                     + "  AS SELECT * FROM STREAM read_files('in/audit');\n";
 
+    /** What --dry-run prints for the job of --refresh orders over TWO_INPUTS in file {@code f}. */
+    private String ordersRefreshPlan(Path f) {
+        return "Pipeline shop-refresh-orders ("
+                + f
+                + "): 1 flow, format debezium-json, checkpoint interval 5000 ms,"
+                + " quarantine default.changeflow_quarantine\n"
+                + "  default.orders <- table orders: AUTO CDC KEYS (id) SEQUENCE BY"
+                + " source.lsn (Debezium default) STORED AS SCD TYPE 1"
+                + " (id INT NOT NULL, status STRING)\n"
+                + "Inputs:\n"
+                + "  "
+                + dir.resolve("in/cdc.jsonl")
+                + "\n";
+    }
+
     @Test
     void refreshRunsTheNamedTablesAsAJobOfTheirOwn() throws Exception {
         Path f = pipeline(TWO_INPUTS);
@@ -147,25 +164,48 @@ class RunCommandTest {
         c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
         assertThat(c.call()).isZero();
         assertThat(buf.toString(StandardCharsets.UTF_8))
-                .isEqualTo(
-                        "Pipeline shop-refresh-orders ("
-                                + f
-                                + "): 1 flow, format debezium-json, checkpoint interval 5000 ms,"
-                                + " quarantine default.changeflow_quarantine\n"
-                                + "  default.orders <- table orders: AUTO CDC KEYS (id) SEQUENCE BY"
-                                + " source.lsn (Debezium default) STORED AS SCD TYPE 1"
-                                + " (id INT NOT NULL, status STRING)\n"
-                                + "Inputs:\n"
-                                + "  "
-                                + dir.resolve("in/cdc.jsonl")
-                                + "\n"
-                                + "Dry run: no table or state was written.\n");
+                .isEqualTo(ordersRefreshPlan(f) + "Dry run: no table or state was written.\n");
         RunCommand all = command("--dry-run", "--refresh", "audit,orders", f.toString());
         ByteArrayOutputStream allOut = new ByteArrayOutputStream();
         all.out = new PrintStream(allOut, true, StandardCharsets.UTF_8);
         assertThat(all.call()).isZero();
         assertThat(allOut.toString(StandardCharsets.UTF_8))
                 .startsWith("Pipeline shop (" + f + "): 2 flows,");
+    }
+
+    @Test
+    void refreshStatementsRunLikeTheFlagsInFileOrderAndAFlagReplacesThem() throws Exception {
+        Path f =
+                pipeline(
+                        TWO_INPUTS
+                                + "REFRESH STREAMING TABLE audit;\n"
+                                + "REFRESH STREAMING TABLE orders FULL;\n");
+        Files.createDirectories(dir.resolve("in/audit"));
+        RunCommand c = command("--dry-run", f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        assertThat(buf.toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "Pipeline shop-refresh-audit ("
+                                + f
+                                + "): 1 flow, format debezium-json, checkpoint interval 5000 ms,"
+                                + " quarantine default.changeflow_quarantine\n"
+                                + "  default.audit <- table audit: append-only (id INT, note STRING)\n"
+                                + "Inputs:\n"
+                                + "  "
+                                + dir.resolve("in/audit")
+                                + "\n"
+                                + ordersRefreshPlan(f)
+                                + "Dry run: no table or state was written.\n");
+        RunCommand flag = command("--dry-run", "--refresh", "orders", f.toString());
+        ByteArrayOutputStream flagOut = new ByteArrayOutputStream();
+        flag.out = new PrintStream(flagOut, true, StandardCharsets.UTF_8);
+        assertThat(flag.call()).isZero();
+        assertThat(flagOut.toString(StandardCharsets.UTF_8))
+                .startsWith(
+                        "note: the file's REFRESH statements are not run: --refresh names the"
+                                + " tables\nPipeline shop-refresh-orders (");
     }
 
     @Test

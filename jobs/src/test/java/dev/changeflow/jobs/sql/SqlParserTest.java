@@ -92,11 +92,13 @@ class SqlParserTest {
                                 at(1, 1),
                                 "silver.accounts",
                                 List.of(
-                                        new Column("aid", "INT", true, "key"),
-                                        new Column("at", "TIMESTAMP(6)", false, null),
-                                        new Column("amount", "DECIMAL(12, 2)", false, null),
-                                        new Column("tags", "ARRAY<STRING>", false, null),
-                                        new Column("pos", "ROW<x INT, y INT>", true, null)),
+                                        new Column("aid", "INT", true, "key", at(2, 8)),
+                                        new Column("at", "TIMESTAMP(6)", false, null, at(2, 39)),
+                                        new Column(
+                                                "amount", "DECIMAL(12, 2)", false, null, at(2, 60)),
+                                        new Column("tags", "ARRAY<STRING>", false, null, at(3, 9)),
+                                        new Column(
+                                                "pos", "ROW<x INT, y INT>", true, null, at(3, 28))),
                                 List.of("bid", "bucket(16, aid)", "days(at)"),
                                 "accounts",
                                 Map.of(
@@ -138,7 +140,9 @@ class SqlParserTest {
                                         "* EXCEPT (operation, sequenceNum)",
                                         false,
                                         2,
-                                        null)));
+                                        null,
+                                        List.of(at(4, 9)),
+                                        at(6, 15))));
     }
 
     @Test
@@ -180,6 +184,8 @@ class SqlParserTest {
                                                 null,
                                                 false,
                                                 null,
+                                                null,
+                                                List.of(at(1, 71)),
                                                 null))),
                         new CreateFlow(
                                 at(2, 1),
@@ -201,6 +207,8 @@ class SqlParserTest {
                                                 null,
                                                 false,
                                                 null,
+                                                null,
+                                                List.of(at(3, 53)),
                                                 null))));
     }
 
@@ -228,7 +236,53 @@ class SqlParserTest {
 
     @Test
     void keysTakeSeveralColumns() {
-        assertThat(cdc("KEYS (id, `region code`)").keys()).containsExactly("id", "region code");
+        AutoCdc c = cdc("KEYS (id, `region code`)");
+        assertThat(c.keys()).containsExactly("id", "region code");
+        assertThat(c.keyPositions()).containsExactly(at(1, 55), at(1, 59));
+    }
+
+    @Test
+    void readKafkaTakesNamedArguments() {
+        CreateView v =
+                (CreateView)
+                        one(
+                                "CREATE TEMPORARY VIEW k AS SELECT * FROM STREAM read_kafka(\n"
+                                        + "  bootstrapServers => 'h:9092', subscribe => \"a.b.t\","
+                                        + " startingOffsets => 'latest')");
+        assertThat(v.source())
+                .isEqualTo(
+                        new SqlStatement.ReadKafka(
+                                at(1, 49),
+                                Map.of(
+                                        "bootstrapServers", "h:9092",
+                                        "subscribe", "a.b.t",
+                                        "startingOffsets", "latest")));
+        fails(
+                "APPLY CHANGES INTO t FROM STREAM read_kafka(subscribe => 'a', subscribe => 'b')"
+                        + " KEYS (id)",
+                SqlException.Code.DUPLICATE_CLAUSE,
+                "p.sql:1:63: DUPLICATE_CLAUSE: read_kafka argument 'subscribe' is given twice");
+    }
+
+    @Test
+    void refreshStreamingTableWithAndWithoutFull() {
+        assertThat(
+                        parse(
+                                "REFRESH STREAMING TABLE sales;\n"
+                                        + "refresh streaming table LIVE.a, b FULL;"))
+                .containsExactly(
+                        new SqlStatement.Refresh(at(1, 1), List.of("sales"), false),
+                        new SqlStatement.Refresh(at(2, 1), List.of("a", "b"), true));
+        fails(
+                "REFRESH STREAMING TABLE t PARTIAL",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:27: SYNTAX_ERROR: expected FULL or ';' after REFRESH STREAMING TABLE t,"
+                        + " found 'PARTIAL'");
+        fails(
+                "REFRESH STREAMING TABLE;",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:24: SYNTAX_ERROR: expected a table name after REFRESH STREAMING TABLE,"
+                        + " found ';'");
     }
 
     @Test
@@ -420,9 +474,9 @@ class SqlParserTest {
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:1: " + u + "REVOKE statements");
         fails(
-                "REFRESH STREAMING TABLE t FULL",
+                "REFRESH MATERIALIZED VIEW m",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:1: " + u + "REFRESH statements");
+                "p.sql:1:9: " + u + "REFRESH MATERIALIZED (only REFRESH STREAMING TABLE t [FULL])");
         fails(
                 "CREATE MATERIALIZED VIEW m AS SELECT 1",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
@@ -507,9 +561,17 @@ class SqlParserTest {
                         + "read_files argument 'includeExistingFiles' (this release takes format =>"
                         + " and table =>)");
         fails(
-                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h')",
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h',"
+                        + " kafka.security.protocol => 'SSL')",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:49: " + u + "read_kafka(...) sources (read_files is supported)");
+                "p.sql:1:85: "
+                        + u
+                        + "read_kafka argument 'kafka.security.protocol' (this release takes"
+                        + " bootstrapServers, subscribe, subscribePattern, startingOffsets)");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM cloud_files('p', 'json')",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:49: " + u + "cloud_files(...) sources (read_files is supported)");
         fails(
                 "APPLY CHANGES INTO t FROM v KEYS (a) STORED AS SCD TYPE BITEMPORAL",
                 SqlException.Code.UNSUPPORTED_STATEMENT,

@@ -5,8 +5,10 @@ import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -178,14 +180,7 @@ class SqlPipelineTest {
     // ------------------------------------------------------------------------------ errors
 
     @Test
-    void unknownSourceAndTable() {
-        fails(
-                "CREATE STREAMING TABLE t;\nAPPLY CHANGES INTO t FROM STREAM(cdc) KEYS (id)",
-                SqlException.Code.UNKNOWN_SOURCE,
-                "p.sql:2:34: UNKNOWN_SOURCE: no temporary view cdc in the file; define it with"
-                        + " CREATE TEMPORARY VIEW cdc AS SELECT * FROM STREAM read_files('path', format"
-                        + " => 'debezium-json'), or read the files directly with FROM STREAM"
-                        + " read_files(...)");
+    void unknownTableAndAppendOrColumnsOverAChangeFeed() {
         fails(
                 "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x');\n"
                         + "CREATE FLOW f AS AUTO CDC INTO t FROM STREAM(v) KEYS (id)",
@@ -193,14 +188,212 @@ class SqlPipelineTest {
                 "p.sql:2:1: UNKNOWN_TABLE: the flow writes t, which no CREATE STREAMING TABLE of the"
                         + " file declares (declare the target first: CREATE OR REFRESH STREAMING TABLE"
                         + " t;)");
+        // a name that is no view is the change feed of that table (S7): AUTO CDC only
         fails(
                 "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM w;\n"
                         + "CREATE STREAMING TABLE t AS SELECT * FROM STREAM v",
-                SqlException.Code.UNKNOWN_SOURCE,
-                "p.sql:1:49: UNKNOWN_SOURCE: no temporary view w in the file (views: v); define it"
-                        + " with CREATE TEMPORARY VIEW w AS SELECT * FROM STREAM read_files('path',"
-                        + " format => 'debezium-json'), or read the files directly with FROM STREAM"
-                        + " read_files(...)");
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:49: UNSUPPORTED_STATEMENT: not supported by changeflow yet: an append flow"
+                        + " over STREAM(w), which is the change feed of a table (with updates and"
+                        + " deletes): read it with AUTO CDC ... KEYS (...), or name a temporary view"
+                        + " over read_files");
+        fails(
+                "CREATE STREAMING TABLE dim (id INT);\n"
+                        + "APPLY CHANGES INTO dim FROM STREAM(silver) KEYS (id)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:1: UNSUPPORTED_STATEMENT: not supported by changeflow yet: a column list on"
+                        + " streaming table dim, which reads the change feed of silver: its columns"
+                        + " are the source table's; choose them with COLUMNS");
+    }
+
+    /** STREAM(table): the change feed's defaults, overridden by the clauses (S7). */
+    @Test
+    void aChangeFeedSourceDefaultsItsSequenceAndDeletes() {
+        SqlPipeline p =
+                compile(
+                        "USE SCHEMA shop;\n"
+                                + "CREATE STREAMING TABLE dim;\n"
+                                + "APPLY CHANGES INTO LIVE.dim FROM STREAM(LIVE.silver) KEYS (id)"
+                                + " STORED AS SCD TYPE 2;\n"
+                                + "CREATE STREAMING TABLE dim2;\n"
+                                + "CREATE FLOW d2 AS AUTO CDC INTO dim2 FROM STREAM silver KEYS (id)"
+                                + " SEQUENCE BY updated_at APPLY AS DELETE WHEN _change_type = 'delete'"
+                                + " AND id > 0;");
+        assertThat(p.feeds()).extracting(SqlPipeline.Feed::table).containsExactly("silver");
+        assertThat(p.inputs()).isEmpty();
+        FlowConfig dim = p.config().flows.get(0);
+        assertThat(dim.table).isEqualTo("silver");
+        assertThat(dim.target).isEqualTo("dim");
+        assertThat(dim.format).isEqualTo("json");
+        assertThat(dim.sequenceBy).containsExactly("_commit_version");
+        assertThat(dim.applyAsDeleteWhen).isEqualTo("_change_type = 'delete'");
+        assertThat(dim.scdType).isEqualTo(ScdType.TYPE_2);
+        FlowConfig dim2 = p.config().flows.get(1);
+        assertThat(dim2.sequenceBy).containsExactly("updated_at");
+        assertThat(dim2.applyAsDeleteWhen).isEqualTo("_change_type = 'delete' AND id > 0");
+        // each table of a change feed may be refreshed on its own
+        assertThat(p.refreshOnly(List.of("dim2")).config().flows).hasSize(1);
+    }
+
+    private static final String ORDERS =
+            "USE SCHEMA shop;\n"
+                    + "CREATE STREAMING TABLE orders (id INT, status STRING, seq BIGINT);\n"
+                    + "CREATE FLOW orders AS AUTO CDC INTO orders\n"
+                    + "  FROM STREAM read_files('orders', format => 'json')\n"
+                    + "  KEYS (id) SEQUENCE BY seq;\n";
+
+    private static void planFails(String text, SqlException.Code code, String message) {
+        assertThatThrownBy(() -> compile(text).plan())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(message)
+                .satisfies(e -> assertThat(((SqlException) e).code()).isEqualTo(code));
+    }
+
+    /** Errors of a flow found when it is planned name the column or clause they are about. */
+    @Test
+    void flowErrorsNameTheirColumnTypeKeyAndSequence() throws Exception {
+        assertThat(compile(ORDERS).plan().flows).hasSize(1);
+        fails(
+                ORDERS.replace("id INT,", "id INTEGR,"),
+                SqlException.Code.UNKNOWN_TYPE,
+                "p.sql:2:35: UNKNOWN_TYPE: streaming table orders: column 'id': cannot parse type"
+                        + " 'INTEGR': unknown type (Flink SQL types: INT, BIGINT, STRING, DECIMAL(p,"
+                        + " s), TIMESTAMP(p), DATE, BOOLEAN, ARRAY<t>, ROW<...>, ...)");
+        planFails(
+                ORDERS.replace("KEYS (id)", "KEYS (id, region)"),
+                SqlException.Code.UNKNOWN_COLUMN,
+                "p.sql:5:13: UNKNOWN_COLUMN: flow 'orders': key column 'region' is not a data"
+                        + " column; data columns: [id, status, seq]");
+        planFails(
+                ORDERS.replace("SEQUENCE BY seq", "SEQUENCE BY sequence_nr"),
+                SqlException.Code.UNKNOWN_COLUMN,
+                "p.sql:5:25: UNKNOWN_COLUMN: flow 'orders': SEQUENCE BY column 'sequence_nr' is not"
+                        + " a source column; source columns: [id, status, seq]");
+        planFails(
+                ORDERS.replace("SEQUENCE BY seq", "SEQUENCE BY status")
+                        .replace("(id INT,", "(id DOUBLE,"),
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:5:9: INVALID_FLOW: KEY_TYPE_NOT_SUPPORTED: flow 'orders': KEYS column 'id'"
+                        + " has type DOUBLE, which cannot be a key (FLOAT/DOUBLE and nested types are"
+                        + " not supported); use an integer, decimal, string, binary, date, time or"
+                        + " timestamp column");
+        // an error about no one clause: at the flow's statement
+        assertThatThrownBy(
+                        () ->
+                                compile(
+                                                ORDERS.replace(
+                                                        "SEQUENCE BY seq",
+                                                        "SEQUENCE BY seq APPLY AS DELETE WHEN"
+                                                                + " status === 'x'"))
+                                        .plan())
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith("p.sql:3:1: INVALID_FLOW: ");
+    }
+
+    /** A job reads one kind of source; a change feed's table must exist when the run is planned. */
+    @Test
+    void oneKindOfSourcePerJobAndAFeedNeedsItsTable(@TempDir Path warehouse) {
+        String mixed =
+                ORDERS
+                        + "CREATE STREAMING TABLE dim;\n"
+                        + "APPLY CHANGES INTO dim FROM STREAM(orders) KEYS (id)"
+                        + " STORED AS SCD TYPE 2;\n";
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        assertThatThrownBy(() -> compile(mixed).plan(catalog))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        "p.sql:3:1: CONFLICTING_SOURCES: one job reads one kind of source, and the"
+                                + " flows of this run read files (orders); change feeds (dim):"
+                                + " refresh those tables separately (REFRESH STREAMING TABLE t; in"
+                                + " the file, or run --refresh t)");
+        assertThatThrownBy(() -> compile(mixed).refreshOnly(List.of("dim")).plan(catalog))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        "p.sql:7:36: UNKNOWN_SOURCE: STREAM(orders) names no temporary view of the"
+                                + " file, and table shop.orders, whose change feed it would read,"
+                                + " does not exist in the catalog (a streaming table of the file"
+                                + " exists once it was refreshed: REFRESH STREAMING TABLE orders;"
+                                + " above it)");
+    }
+
+    private static final String KAFKA =
+            "USE SCHEMA shop;\n"
+                    + "CREATE TEMPORARY VIEW cdc AS SELECT * FROM STREAM read_kafka(bootstrapServers"
+                    + " => 'h:9092', subscribe => 'srv.public.a, srv.public.b', startingOffsets =>"
+                    + " 'latest');\n"
+                    + "CREATE STREAMING TABLE a FLOW AUTO CDC FROM STREAM(cdc) KEYS (id);\n"
+                    + "CREATE STREAMING TABLE b FLOW AUTO CDC FROM STREAM(cdc) KEYS (id);\n";
+
+    /** read_kafka is the Kafka input of the flows file; the calls of one job must agree. */
+    @Test
+    void readKafkaIsTheKafkaInput() {
+        SqlPipeline p = compile(KAFKA);
+        assertThat(p.config().kafka.bootstrapServers).isEqualTo("h:9092");
+        assertThat(p.config().kafka.topics).containsExactly("srv.public.a", "srv.public.b");
+        assertThat(p.config().kafka.startingOffsets.toString()).isEqualTo("latest");
+        assertThat(p.config().flows).extracting(f -> f.table).containsExactly("a", "b");
+        assertThat(p.inputs()).isEmpty();
+        assertThat(p.refreshOnly(List.of("b")).config().kafka.topics).hasSize(2);
+        fails(
+                KAFKA.replace("'latest'", "'newest'"),
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:2:51: INVALID_OPTION: read_kafka: starting-offsets: expected earliest,"
+                        + " latest, committed or timestamp:<epoch ms>, got 'newest'");
+        fails(
+                KAFKA
+                        + "CREATE STREAMING TABLE c FLOW AUTO CDC FROM STREAM read_kafka("
+                        + "bootstrapServers => 'h:9092', subscribePattern => 'srv[.].*') KEYS (id);",
+                SqlException.Code.CONFLICTING_SOURCES,
+                "p.sql:5:52: CONFLICTING_SOURCES: read_kafka {bootstrapServers=h:9092,"
+                        + " subscribePattern=srv[.].*} differs from read_kafka"
+                        + " {bootstrapServers=h:9092, subscribe=srv.public.a, srv.public.b,"
+                        + " startingOffsets=latest} at p.sql:2:51: the flows of one job read one"
+                        + " Kafka subscription, and records reach the flow of their table (the"
+                        + " topic's last segment or source.table)");
+    }
+
+    /** REFRESH statements: checked with the file, kept in file order. */
+    @Test
+    void refreshStatementsNameTablesOfTheFile() {
+        String two =
+                ORDERS
+                        + "CREATE STREAMING TABLE events (id INT) TBLPROPERTIES"
+                        + " ('pipelines.reset.allowed' = 'false')\n"
+                        + "  AS SELECT * FROM STREAM read_files('events', format => 'json');\n";
+        SqlPipeline p =
+                compile(
+                        two
+                                + "REFRESH STREAMING TABLE LIVE.orders FULL;\n"
+                                + "REFRESH STREAMING TABLE events, orders;");
+        assertThat(p.refreshes())
+                .containsExactly(
+                        new SqlStatement.Refresh(
+                                new SqlPosition("p.sql", 8, 1), List.of("orders"), true),
+                        new SqlStatement.Refresh(
+                                new SqlPosition("p.sql", 9, 1),
+                                List.of("events", "orders"),
+                                false));
+        assertThat(p.refreshOnly(List.of("orders")).refreshes()).isEmpty();
+        assertThat(p.tableOfFlow("orders")).isEqualTo("orders");
+        fails(
+                two + "REFRESH STREAMING TABLE order;",
+                SqlException.Code.UNKNOWN_TABLE,
+                "p.sql:8:1: UNKNOWN_TABLE: REFRESH STREAMING TABLE order: no CREATE STREAMING TABLE"
+                        + " of the file declares that table (tables: orders, events)");
+        fails(
+                two + "REFRESH STREAMING TABLE events FULL;",
+                SqlException.Code.RESET_NOT_ALLOWED,
+                "p.sql:6:1: RESET_NOT_ALLOWED: streaming table events sets"
+                        + " 'pipelines.reset.allowed' = 'false': a full refresh would empty it, so it"
+                        + " is refused; refresh it without FULL, or remove the property first");
+        fails(
+                two.replace("read_files('events'", "read_files('orders'")
+                        + "REFRESH STREAMING TABLE events;",
+                SqlException.Code.INVALID_REFRESH,
+                "p.sql:8:1: INVALID_REFRESH: REFRESH STREAMING TABLE events: read_files path"
+                        + " /pipelines/orders also feeds streaming table orders, which is not"
+                        + " refreshed; refresh them together (REFRESH STREAMING TABLE ..., orders) or"
+                        + " give each table a path of its own");
     }
 
     @Test
