@@ -1,0 +1,752 @@
+package dev.changeflow.jobs.sql;
+
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowOptions;
+import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.config.IngestOptions;
+import dev.changeflow.jobs.config.KafkaOptions;
+import dev.changeflow.jobs.sql.SqlException.Code;
+import dev.changeflow.jobs.sql.SqlPipeline.Feed;
+import dev.changeflow.jobs.sql.SqlPipeline.FlowPlaces;
+import dev.changeflow.jobs.sql.SqlPipeline.Input;
+import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
+import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
+import dev.changeflow.jobs.sql.SqlStatement.Column;
+import dev.changeflow.jobs.sql.SqlStatement.CreateFlow;
+import dev.changeflow.jobs.sql.SqlStatement.CreateStreamingTable;
+import dev.changeflow.jobs.sql.SqlStatement.CreateView;
+import dev.changeflow.jobs.sql.SqlStatement.Flow;
+import dev.changeflow.jobs.sql.SqlStatement.ReadFiles;
+import dev.changeflow.jobs.sql.SqlStatement.Schedule;
+import dev.changeflow.jobs.sql.SqlStatement.Source;
+import dev.changeflow.jobs.sql.SqlStatement.Use;
+import dev.changeflow.operators.options.OptionLayer;
+import dev.changeflow.operators.options.OptionSource;
+import dev.changeflow.operators.options.OptionsResolver;
+import dev.changeflow.sinks.iceberg.CatalogOptions;
+import dev.changeflow.sources.cdf.ChangeFeedColumns;
+import dev.changeflow.sources.cdf.ChangeType;
+import dev.changeflow.sources.changes.SchemaSampler;
+import dev.changeflow.sources.kafka.KafkaInput;
+
+import javax.annotation.Nullable;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * Compiles the statements of a pipeline file into a {@link SqlPipeline} (the flow model of the
+ * flows file, semantics.md S1–S7): views, streaming tables and their flows, {@code SET} / {@code
+ * USE}, schedules and {@code REFRESH} statements, each error a {@link SqlException} with its
+ * position. One pass over the statements collects them, a second compiles the flows.
+ */
+final class SqlCompiler {
+    private final Path baseDir;
+    private final String where;
+    private final List<OptionLayer> fileLayers = new ArrayList<>();
+    private final List<OptionLayer> catalog = new ArrayList<>();
+    private final Map<String, CreateView> views = new LinkedHashMap<>();
+    private final Map<String, CreateStreamingTable> tables = new LinkedHashMap<>();
+    private final List<FlowDef> flows = new ArrayList<>();
+    private final List<String> warnings = new ArrayList<>();
+    private final Map<String, Schedule> schedules = new LinkedHashMap<>();
+    private final List<SqlStatement.Refresh> refreshes = new ArrayList<>();
+
+    /** A flow with the statement defining it. */
+    private record FlowDef(SqlPosition position, String name, String target, Flow flow) {}
+
+    SqlCompiler(Path baseDir, String where) {
+        this.baseDir = baseDir;
+        this.where = where;
+    }
+
+    SqlPipeline compile(List<SqlStatement> statements, String defaultName) {
+        for (SqlStatement s : statements) {
+            if (s instanceof SqlStatement.Set set) {
+                set(set);
+            } else if (s instanceof Use use) {
+                use(use);
+            } else if (s instanceof CreateView v) {
+                if (views.putIfAbsent(key(v.name()), v) != null) {
+                    throw new SqlException(
+                            Code.DUPLICATE_VIEW,
+                            v.position(),
+                            "view "
+                                    + v.name()
+                                    + " is already defined at "
+                                    + views.get(key(v.name())).position());
+                }
+            } else if (s instanceof CreateStreamingTable t) {
+                CreateStreamingTable before = tables.putIfAbsent(key(t.name()), t);
+                if (before != null) {
+                    throw new SqlException(
+                            Code.DUPLICATE_TABLE,
+                            t.position(),
+                            "streaming table "
+                                    + t.name()
+                                    + " is already defined at "
+                                    + before.position());
+                }
+                checkColumnTypes(t);
+                if (t.flow() != null) {
+                    flows.add(new FlowDef(t.position(), null, t.name(), t.flow()));
+                }
+                if (t.schedule() != null) {
+                    schedules.put(key(t.name()), t.schedule());
+                }
+            } else if (s instanceof AlterSchedule a) {
+                alterSchedule(a);
+            } else if (s instanceof CreateFlow f) {
+                flows.add(new FlowDef(f.position(), f.name(), f.target(), f.flow()));
+            } else if (s instanceof SqlStatement.Refresh r) {
+                refreshes.add(r);
+            }
+        }
+        if (flows.isEmpty()) {
+            throw new SqlException(
+                    Code.INVALID_FLOW,
+                    firstPosition(statements),
+                    "the file defines no flow: give a streaming table FLOW AUTO CDC FROM"
+                            + " STREAM(...) KEYS (...), or add CREATE FLOW ... AS AUTO CDC INTO"
+                            + " ...");
+        }
+        IngestConfig cfg = new IngestConfig();
+        cfg.name = defaultName;
+        // per flow: its read_files call, or null for a change feed (then in feedOf)
+        List<ReadFiles> sources = new ArrayList<>();
+        List<Feed> feedOf = new ArrayList<>();
+        List<SqlStatement.ReadKafka> kafkaOf = new ArrayList<>();
+        for (FlowDef f : flows) {
+            Object source = resolve(f.flow().source());
+            sources.add(source instanceof ReadFiles r ? r : null);
+            feedOf.add(source instanceof Feed feed ? feed : null);
+            kafkaOf.add(source instanceof SqlStatement.ReadKafka k ? k : null);
+        }
+        cfg.kafka = kafka(kafkaOf);
+        List<OptionLayer> top = new ArrayList<>(fileLayers);
+        List<ReadFiles> files = new ArrayList<>(sources);
+        files.removeIf(java.util.Objects::isNull);
+        formatLayer(files).ifPresent(top::add);
+        try {
+            cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
+        } catch (IllegalArgumentException e) {
+            throw asSqlException(e, Code.INVALID_OPTION, firstPosition(statements));
+        }
+        cfg.catalog.putAll(CatalogOptions.resolve(catalog));
+        Map<String, FlowDef> byTarget = new LinkedHashMap<>();
+        Map<String, FlowDef> byName = new LinkedHashMap<>();
+        List<Input> inputs = new ArrayList<>();
+        List<String> flowTargets = new ArrayList<>();
+        List<Input> flowInputs = new ArrayList<>();
+        List<FlowPlaces> flowPlaces = new ArrayList<>();
+        List<Feed> feeds = new ArrayList<>();
+        List<Feed> flowFeeds = new ArrayList<>();
+        List<Boolean> flowKafka = new ArrayList<>();
+        for (int i = 0; i < flows.size(); i++) {
+            FlowDef f = flows.get(i);
+            CreateStreamingTable target = tables.get(key(f.target()));
+            if (target == null) {
+                throw new SqlException(
+                        Code.UNKNOWN_TABLE,
+                        f.position(),
+                        "the flow writes "
+                                + f.target()
+                                + ", which no CREATE STREAMING TABLE of the file declares"
+                                + " (declare the target first: CREATE OR REFRESH STREAMING TABLE "
+                                + f.target()
+                                + ";)");
+            }
+            FlowDef other = byTarget.putIfAbsent(key(target.name()), f);
+            if (other != null) {
+                throw new SqlException(
+                        Code.DUPLICATE_FLOW,
+                        f.position(),
+                        "streaming table "
+                                + target.name()
+                                + " is already written by the flow at "
+                                + other.position()
+                                + "; a table is written by one flow");
+            }
+            ReadFiles source = sources.get(i);
+            Feed feed = feedOf.get(i);
+            SqlStatement.ReadKafka kafka = kafkaOf.get(i);
+            FlowConfig flow =
+                    feed != null
+                            ? feedFlow(f, target, feed)
+                            : kafka != null
+                                    ? flow(f, target, shortName(target), Map.of())
+                                    : flow(f, target, source);
+            // a flow without a name is named after its target (FlowConfig.flowName)
+            other = byName.putIfAbsent(key(flow.flowName()), f);
+            if (other != null) {
+                throw new SqlException(
+                        Code.DUPLICATE_FLOW,
+                        f.position(),
+                        "flow "
+                                + flow.flowName()
+                                + " is already defined at "
+                                + other.position()
+                                + " (a flow without a name is named after its table)");
+            }
+            cfg.flows.add(flow);
+            AutoCdc cdc = f.flow().autoCdc();
+            flowPlaces.add(
+                    cdc == null
+                            ? new FlowPlaces(f.position(), List.of(), List.of(), null)
+                            : new FlowPlaces(
+                                    f.position(),
+                                    cdc.keys(),
+                                    cdc.keyPositions(),
+                                    cdc.sequenceByPosition()));
+            flowTargets.add(target.name());
+            flowFeeds.add(feed);
+            flowKafka.add(kafka != null);
+            if (feed != null || kafka != null) {
+                flowInputs.add(null);
+                if (feed != null
+                        && feeds.stream()
+                                .noneMatch(x -> key(x.table()).equals(key(feed.table())))) {
+                    feeds.add(feed);
+                }
+                continue;
+            }
+            Path path = path(source);
+            flowInputs.add(new Input(path, source.position()));
+            if (inputs.stream().noneMatch(in -> in.path().equals(path))) {
+                inputs.add(new Input(path, source.position()));
+            }
+        }
+        for (CreateStreamingTable t : tables.values()) {
+            if (!byTarget.containsKey(key(t.name()))) {
+                throw new SqlException(
+                        Code.TABLE_WITHOUT_FLOW,
+                        t.position(),
+                        "no flow writes streaming table "
+                                + t.name()
+                                + ": add CREATE FLOW ... AS AUTO CDC INTO "
+                                + t.name()
+                                + " FROM STREAM(...) KEYS (...), or give the table FLOW AUTO CDC"
+                                + " or AS SELECT * FROM STREAM(...)");
+            }
+        }
+        Map<String, Schedule> scheduled = new LinkedHashMap<>();
+        List<String> tableNames = new ArrayList<>();
+        for (CreateStreamingTable t : tables.values()) {
+            tableNames.add(t.name());
+            Schedule sc = schedules.get(key(t.name()));
+            if (sc != null) {
+                scheduled.put(t.name(), sc);
+            }
+        }
+        Map<String, SqlPosition> forbidden = new LinkedHashMap<>();
+        for (CreateStreamingTable t : tables.values()) {
+            String v = t.properties().get(SqlPipeline.RESET_ALLOWED);
+            if (v != null && v.trim().equalsIgnoreCase("false")) {
+                forbidden.put(t.name(), t.position());
+            }
+        }
+        SqlPipeline pipeline =
+                new SqlPipeline(
+                        cfg,
+                        inputs,
+                        warnings,
+                        scheduled,
+                        tableNames,
+                        flowTargets,
+                        flowInputs,
+                        flowPlaces,
+                        forbidden,
+                        refreshes,
+                        feeds,
+                        flowFeeds,
+                        flowKafka);
+        for (SqlStatement.Refresh r : refreshes) {
+            checkRefresh(pipeline, r);
+        }
+        return pipeline;
+    }
+
+    /**
+     * A REFRESH statement must name streaming tables of the file that can be refreshed on their own
+     * ({@link SqlPipeline#refreshOnly(List, String)}), and FULL tables that allow it.
+     */
+    private void checkRefresh(SqlPipeline pipeline, SqlStatement.Refresh r) {
+        for (String t : r.tables()) {
+            if (!tables.containsKey(key(t))) {
+                throw new SqlException(
+                        Code.UNKNOWN_TABLE,
+                        r.position(),
+                        "REFRESH STREAMING TABLE "
+                                + t
+                                + ": no CREATE STREAMING TABLE of the file declares that table"
+                                + " (tables: "
+                                + String.join(", ", pipeline.tables())
+                                + ")");
+            }
+        }
+        SqlPipeline selected;
+        try {
+            selected = pipeline.refreshOnly(r.tables(), "REFRESH STREAMING TABLE");
+        } catch (SqlException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new SqlException(Code.INVALID_REFRESH, r.position(), e.getMessage(), e);
+        }
+        if (r.full()) {
+            selected.checkFullRefreshAllowed();
+        }
+    }
+
+    /**
+     * Every declared column's type must be a Flink SQL type ({@code UNKNOWN_TYPE} at the type, e.g.
+     * {@code INTEGR}).
+     */
+    private void checkColumnTypes(CreateStreamingTable t) {
+        for (Column c : t.columns()) {
+            try {
+                SchemaSampler.parseColumns("`" + c.name() + "` " + c.type());
+            } catch (IllegalArgumentException e) {
+                throw new SqlException(
+                        Code.UNKNOWN_TYPE,
+                        c.typePosition(),
+                        "streaming table "
+                                + t.name()
+                                + ": "
+                                + e.getMessage()
+                                + " (Flink SQL types: INT, BIGINT, STRING, DECIMAL(p, s),"
+                                + " TIMESTAMP(p), DATE, BOOLEAN, ARRAY<t>, ROW<...>, ...)",
+                        e);
+            }
+        }
+    }
+
+    /**
+     * Applies {@code ALTER STREAMING TABLE ... SCHEDULE} to a table declared above it (S3): ADD
+     * needs a table without a schedule, ALTER and DROP one with a schedule.
+     */
+    private void alterSchedule(AlterSchedule a) {
+        CreateStreamingTable t = tables.get(key(a.table()));
+        if (t == null) {
+            throw new SqlException(
+                    Code.UNKNOWN_TABLE,
+                    a.position(),
+                    "ALTER STREAMING TABLE "
+                            + a.table()
+                            + ": no CREATE STREAMING TABLE above it declares that table");
+        }
+        boolean has = schedules.containsKey(key(a.table()));
+        if (a.action() == AlterSchedule.Action.ADD && has) {
+            throw new SqlException(
+                    Code.INVALID_SCHEDULE,
+                    a.position(),
+                    "streaming table "
+                            + t.name()
+                            + " already has a schedule: change it with ALTER SCHEDULE");
+        }
+        if (a.action() != AlterSchedule.Action.ADD && !has) {
+            throw new SqlException(
+                    Code.INVALID_SCHEDULE,
+                    a.position(),
+                    "streaming table "
+                            + t.name()
+                            + " has no schedule to "
+                            + a.action()
+                            + ": add one with ADD SCHEDULE");
+        }
+        if (a.action() == AlterSchedule.Action.DROP) {
+            schedules.remove(key(a.table()));
+        } else {
+            schedules.put(key(a.table()), a.schedule());
+        }
+    }
+
+    private void set(SqlStatement.Set s) {
+        String key = s.key().trim();
+        String label = s.position() + ": SET " + key;
+        if (key.regionMatches(true, 0, "catalog.", 0, 8) && key.length() > 8) {
+            OptionLayer property =
+                    OptionLayer.single(OptionSource.DEFINITION, label, key.substring(8), s.value());
+            try {
+                CatalogOptions.resolve(List.of(property));
+            } catch (IllegalArgumentException e) {
+                throw asSqlException(e, Code.INVALID_OPTION, s.position());
+            }
+            catalog.add(property);
+            return;
+        }
+        String option = SqlPipeline.SET_ALIASES.getOrDefault(key, key);
+        if (!IngestOptions.SET.keys().contains(option)) {
+            throw new SqlException(
+                    Code.INVALID_OPTION,
+                    s.position(),
+                    "unknown SET key '"
+                            + key
+                            + "' (known: "
+                            + String.join(", ", new TreeSet<>(IngestOptions.SET.keys()))
+                            + ", "
+                            + String.join(", ", new TreeSet<>(SqlPipeline.SET_ALIASES.keySet()))
+                            + ", catalog.<Iceberg catalog property>)");
+        }
+        OptionLayer layer = OptionLayer.single(OptionSource.DEFINITION, label, option, s.value());
+        try {
+            OptionsResolver.resolve(IngestOptions.SET, List.of(layer));
+        } catch (IllegalArgumentException e) {
+            throw asSqlException(e, Code.INVALID_OPTION, s.position());
+        }
+        fileLayers.add(layer);
+    }
+
+    private void use(Use u) {
+        if (u.catalog() != null) {
+            warnings.add(
+                    u.position()
+                            + ": USE CATALOG "
+                            + u.catalog()
+                            + " changes nothing: the tables go to the catalog of --warehouse"
+                            + " or of SET catalog.<property>");
+            return;
+        }
+        fileLayers.add(
+                OptionLayer.single(
+                        OptionSource.DEFINITION,
+                        u.position() + ": USE",
+                        IngestOptions.NAMESPACE.key(),
+                        u.namespace()));
+    }
+
+    /** The layer of the {@code format =>} of the read_files calls, which must agree. */
+    private Optional<OptionLayer> formatLayer(List<ReadFiles> sources) {
+        ReadFiles first = null;
+        for (ReadFiles r : sources) {
+            String f = r.arguments().get("format");
+            if (f == null) {
+                continue;
+            }
+            if (first == null) {
+                first = r;
+            } else if (!first.arguments().get("format").equalsIgnoreCase(f)) {
+                throw new SqlException(
+                        Code.CONFLICTING_FORMATS,
+                        r.position(),
+                        "read_files format '"
+                                + f
+                                + "' differs from format '"
+                                + first.arguments().get("format")
+                                + "' at "
+                                + first.position()
+                                + ": the files of one pipeline are read with one format");
+            }
+        }
+        if (first == null) {
+            return Optional.empty();
+        }
+        OptionLayer layer =
+                OptionLayer.single(
+                        OptionSource.DEFINITION,
+                        first.position() + ": read_files",
+                        IngestOptions.FORMAT.key(),
+                        first.arguments().get("format"));
+        try {
+            OptionsResolver.resolve(IngestOptions.SET, List.of(layer));
+        } catch (IllegalArgumentException e) {
+            throw asSqlException(e, Code.INVALID_OPTION, first.position());
+        }
+        return Optional.of(layer);
+    }
+
+    /**
+     * What a source reads: a {@link ReadFiles} call (itself, or the one of the view it names), or a
+     * {@link Feed}: a name that is no view of the file is the change feed of that table (S7).
+     */
+    private Object resolve(Source source) {
+        if (source instanceof ReadFiles || source instanceof SqlStatement.ReadKafka) {
+            return source;
+        }
+        SqlStatement.Named n = (SqlStatement.Named) source;
+        CreateView v = views.get(key(n.name()));
+        if (v == null) {
+            return new Feed(n.name(), n.position());
+        }
+        if (v.source() instanceof SqlStatement.Named inner
+                && key(inner.name()).equals(key(v.name()))) {
+            throw new SqlException(
+                    Code.UNKNOWN_SOURCE, inner.position(), "view " + v.name() + " reads itself");
+        }
+        return resolve(v.source());
+    }
+
+    private List<String> viewNames() {
+        List<String> out = new ArrayList<>();
+        views.values().forEach(v -> out.add(v.name()));
+        return out;
+    }
+
+    /**
+     * A flow over the change feed of a table (S7): an AUTO CDC flow (refused otherwise) whose
+     * SEQUENCE BY defaults to {@code _commit_version} and APPLY AS DELETE WHEN to {@code
+     * _change_type = 'delete'}; its columns are the source table's, so the target declares none.
+     */
+    private FlowConfig feedFlow(FlowDef f, CreateStreamingTable target, Feed feed) {
+        if (f.flow().autoCdc() == null) {
+            throw new SqlException(
+                    Code.UNSUPPORTED_STATEMENT,
+                    feed.position(),
+                    "not supported by changeflow yet: an append flow over STREAM("
+                            + feed.table()
+                            + "), which is the change feed of a table (with updates and"
+                            + " deletes): read it with AUTO CDC ... KEYS (...), or name a"
+                            + " temporary view over read_files");
+        }
+        if (!target.columns().isEmpty()) {
+            throw new SqlException(
+                    Code.UNSUPPORTED_STATEMENT,
+                    target.position(),
+                    "not supported by changeflow yet: a column list on streaming table "
+                            + target.name()
+                            + ", which reads the change feed of "
+                            + feed.table()
+                            + ": its columns are the source table's; choose them with COLUMNS");
+        }
+        int dot = feed.table().lastIndexOf('.');
+        Map<String, Object> defaults = new LinkedHashMap<>();
+        defaults.put(FlowOptions.FORMAT.key(), "json");
+        defaults.put(FlowOptions.SEQUENCE_BY.key(), ChangeFeedColumns.COMMIT_VERSION);
+        defaults.put(
+                FlowOptions.APPLY_AS_DELETE_WHEN.key(),
+                ChangeFeedColumns.CHANGE_TYPE + " = '" + ChangeType.DELETE.value() + "'");
+        return flow(f, target, feed.table().substring(dot + 1), defaults);
+    }
+
+    private FlowConfig flow(FlowDef f, CreateStreamingTable target, ReadFiles source) {
+        return flow(
+                f, target, source.arguments().getOrDefault("table", shortName(target)), Map.of());
+    }
+
+    /** The target's name without namespace: the default source table of a flow. */
+    private static String shortName(CreateStreamingTable target) {
+        int dot = target.name().lastIndexOf('.');
+        return target.name().substring(dot + 1);
+    }
+
+    /**
+     * The Kafka input of the read_kafka calls (all alike: one job reads one subscription), or null
+     * without one; its arguments are resolved as {@link KafkaOptions} (INVALID_OPTION).
+     */
+    @Nullable
+    private KafkaInput kafka(List<SqlStatement.ReadKafka> calls) {
+        SqlStatement.ReadKafka first = null;
+        for (SqlStatement.ReadKafka k : calls) {
+            if (k == null) {
+                continue;
+            }
+            if (first == null) {
+                first = k;
+            } else if (!first.arguments().equals(k.arguments())) {
+                throw new SqlException(
+                        Code.CONFLICTING_SOURCES,
+                        k.position(),
+                        "read_kafka "
+                                + k.arguments()
+                                + " differs from read_kafka "
+                                + first.arguments()
+                                + " at "
+                                + first.position()
+                                + ": the flows of one job read one Kafka subscription, and"
+                                + " records reach the flow of their table (the topic's last"
+                                + " segment or source.table)");
+            }
+        }
+        if (first == null) {
+            return null;
+        }
+        Map<String, Object> options = new LinkedHashMap<>();
+        for (Map.Entry<String, String> a : first.arguments().entrySet()) {
+            options.put(SqlPipeline.READ_KAFKA_OPTIONS.get(a.getKey()).key(), a.getValue());
+        }
+        KafkaInput input = new KafkaInput();
+        try {
+            KafkaOptions.apply(
+                    OptionsResolver.resolve(
+                            KafkaOptions.SET,
+                            List.of(
+                                    OptionLayer.of(
+                                            OptionSource.DEFINITION,
+                                            first.position() + ": read_kafka",
+                                            options))),
+                    input);
+            input.validate();
+        } catch (IllegalArgumentException e) {
+            throw asSqlException(e, Code.INVALID_OPTION, first.position());
+        }
+        return input;
+    }
+
+    /**
+     * A flow's options from its statement and its target's declaration.
+     *
+     * @param table the source table ({@code table})
+     * @param defaults options the statement's clauses override (same layer)
+     */
+    private FlowConfig flow(
+            FlowDef f, CreateStreamingTable target, String table, Map<String, Object> defaults) {
+        String targetName = target.name();
+        int dot = targetName.lastIndexOf('.');
+        String shortName = dot < 0 ? targetName : targetName.substring(dot + 1);
+        Map<String, Object> def = new LinkedHashMap<>(defaults);
+        def.put(FlowOptions.TABLE.key(), table);
+        if (dot >= 0 || !shortName.equals(table)) {
+            def.put(FlowOptions.TARGET.key(), targetName);
+        }
+        if (f.name() != null && !f.name().equals(shortName)) {
+            def.put(FlowOptions.NAME.key(), f.name());
+        }
+        AutoCdc cdc = f.flow().autoCdc();
+        if (cdc == null) {
+            def.put(FlowOptions.APPEND_ONLY.key(), "true");
+        } else {
+            def.put(FlowOptions.KEYS.key(), cdc.keys());
+            putIfSet(def, FlowOptions.SEQUENCE_BY.key(), cdc.sequenceBy());
+            putIfSet(
+                    def,
+                    FlowOptions.SCD_TYPE.key(),
+                    cdc.scdType() == null ? null : cdc.scdType().toString());
+            putIfSet(def, FlowOptions.COLUMNS.key(), cdc.columns());
+            putIfSet(
+                    def,
+                    FlowOptions.IGNORE_NULL_UPDATES.key(),
+                    cdc.ignoreNullUpdates() ? "true" : null);
+            putIfSet(def, FlowOptions.TRACK_HISTORY_ON.key(), cdc.trackHistoryOn());
+            putIfSet(def, FlowOptions.APPLY_AS_DELETE_WHEN.key(), cdc.applyAsDeleteWhen());
+            putIfSet(def, FlowOptions.APPLY_AS_TRUNCATE_WHEN.key(), cdc.applyAsTruncateWhen());
+        }
+        if (!target.columns().isEmpty()) {
+            List<String> cols = new ArrayList<>();
+            for (Column c : target.columns()) {
+                cols.add(c.name() + " " + c.type() + (c.notNull() ? " NOT NULL" : ""));
+            }
+            def.put(FlowOptions.SCHEMA.key(), String.join(", ", cols));
+        }
+        if (!target.partitionedBy().isEmpty()) {
+            def.put(FlowOptions.PARTITIONED_BY.key(), target.partitionedBy());
+        }
+        Map<String, Object> props = new LinkedHashMap<>();
+        for (Map.Entry<String, String> p : target.properties().entrySet()) {
+            String k = p.getKey();
+            if (k.equals(SqlPipeline.RESET_ALLOWED)) {
+                String v = p.getValue().trim().toLowerCase(Locale.ROOT);
+                if (!v.equals("true") && !v.equals("false")) {
+                    throw new SqlException(
+                            Code.INVALID_OPTION,
+                            target.position(),
+                            "table property '"
+                                    + SqlPipeline.RESET_ALLOWED
+                                    + "' of "
+                                    + targetName
+                                    + " is '"
+                                    + p.getValue()
+                                    + "': give 'true' or 'false'");
+                }
+                continue;
+            }
+            if (!k.startsWith(SqlPipeline.PROPERTY_PREFIX)) {
+                warnings.add(
+                        target.position()
+                                + ": table property '"
+                                + k
+                                + "' of "
+                                + targetName
+                                + " is not used (flow options take the prefix '"
+                                + SqlPipeline.PROPERTY_PREFIX
+                                + "')");
+                continue;
+            }
+            String option = k.substring(SqlPipeline.PROPERTY_PREFIX.length());
+            if (!FlowOptions.SET.keys().contains(option)) {
+                throw new SqlException(
+                        Code.INVALID_OPTION,
+                        target.position(),
+                        "table property '"
+                                + k
+                                + "' of "
+                                + targetName
+                                + " names no flow option (known: "
+                                + String.join(", ", new TreeSet<>(FlowOptions.SET.keys()))
+                                + ")");
+            }
+            props.put(option, p.getValue());
+        }
+        OptionLayer definition =
+                OptionLayer.of(
+                        OptionSource.DEFINITION, f.position() + ": flow into " + targetName, def);
+        OptionLayer properties =
+                OptionLayer.of(
+                        OptionSource.TABLE_PROPERTY,
+                        target.position() + ": TBLPROPERTIES of " + targetName,
+                        props);
+        try {
+            OptionsResolver.resolve(FlowOptions.SET, List.of(properties));
+        } catch (IllegalArgumentException e) {
+            throw asSqlException(e, Code.INVALID_OPTION, target.position());
+        }
+        FlowConfig flow;
+        try {
+            flow =
+                    new FlowConfig()
+                            .apply(
+                                    OptionsResolver.resolve(
+                                            FlowOptions.SET, List.of(definition, properties)));
+        } catch (IllegalArgumentException e) {
+            throw asSqlException(e, Code.INVALID_OPTION, f.position());
+        }
+        try {
+            flow.validate();
+        } catch (IllegalArgumentException e) {
+            throw asSqlException(e, Code.INVALID_FLOW, f.position());
+        }
+        return flow;
+    }
+
+    private Path path(ReadFiles r) {
+        String p = r.path();
+        if (p.contains("://")) {
+            throw new SqlException(
+                    Code.UNSUPPORTED_STATEMENT,
+                    r.position(),
+                    "not supported by changeflow yet: read_files of '"
+                            + p
+                            + "' (run reads local files; object stores are planned)");
+        }
+        Path path = Path.of(p);
+        return (path.isAbsolute() ? path : baseDir.resolve(path)).normalize();
+    }
+
+    private static void putIfSet(Map<String, Object> m, String key, Object value) {
+        if (value != null) {
+            m.put(key, value);
+        }
+    }
+
+    /** Names compare without case, as the vendor's identifiers do. */
+    private static String key(String name) {
+        return name.toLowerCase(Locale.ROOT);
+    }
+
+    private SqlPosition firstPosition(List<SqlStatement> statements) {
+        return statements.isEmpty() ? new SqlPosition(where, 1, 1) : statements.get(0).position();
+    }
+
+    /** The resolver's message already names the place: keep it, add the code. */
+    private static SqlException asSqlException(
+            IllegalArgumentException e, Code code, SqlPosition position) {
+        String msg = e.getMessage();
+        String prefix = position + ": ";
+        String detail = msg.startsWith(prefix) ? msg.substring(prefix.length()) : msg;
+        return new SqlException(code, position, detail, e);
+    }
+}
