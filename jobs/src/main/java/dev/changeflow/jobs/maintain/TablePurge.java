@@ -6,6 +6,7 @@ import dev.changeflow.sources.cdf.retention.ExpiryReport;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
@@ -18,6 +19,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.util.SnapshotUtil;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,6 +28,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
@@ -46,9 +50,11 @@ import java.util.stream.Collectors;
  *   <li><b>Expire every older snapshot</b> with changeflow's consumer-aware expiry (F7): the files
  *       only those snapshots referenced are deleted. Iceberg deletes a file when the snapshot that
  *       removed it expires, so an empty commit (summary {@code changeflow.purge=true}, no change
- *       rows) comes first and the rewrite and drop snapshots expire with the rest. Versions a live
- *       change-feed consumer still needs are kept, and the result names the consumers that hold
- *       them: the purge is then not complete until they move on (or are stale).
+ *       rows) comes first and the rewrite and drop snapshots expire with the rest. It carries the
+ *       Flink sink's commit properties of the newest snapshot that has them, so the ingest job
+ *       writing the table resumes from its checkpoint as before. Versions a live change-feed
+ *       consumer still needs are kept, and the result names the consumers that hold them: the purge
+ *       is then not complete until they move on (or are stale).
  * </ol>
  *
  * <p>The change feed of the purged versions is gone (their snapshots are expired); later versions
@@ -96,7 +102,9 @@ public final class TablePurge {
         TableCompaction.Files rewritten = TableCompaction.Files.of(table.currentSnapshot());
         // Iceberg deletes a removed file when the snapshot that removed it is expired: an empty
         // commit on top lets the expiry take the rewrite and the drop too (no change rows, F2)
-        table.newAppend().set(PURGE_PROPERTY, "true").commit();
+        AppendFiles closing = table.newAppend().set(PURGE_PROPERTY, "true");
+        flinkCommitProperties(table).forEach(closing::set);
+        closing.commit();
         table.refresh();
         ExpiryReport expiry =
                 ChangeFeedExpiry.forTable(table)
@@ -115,6 +123,31 @@ public final class TablePurge {
         boolean complete =
                 expiry.oldestRetainedVersion() != null && expiry.oldestRetainedVersion() == current;
         return new Result(table.name(), before, rewritten, dropped, expiry, blocking, complete);
+    }
+
+    /**
+     * The Flink sink's commit properties ({@code flink.job-id}, {@code flink.operator-id}, {@code
+     * flink.max-committed-checkpoint-id}, ...) of the newest snapshot that has them. The closing
+     * commit carries them on: Iceberg's Flink committer finds the last checkpoint it committed by
+     * walking back from the current snapshot, and without them — once the expiry has removed the
+     * ingest's own snapshots — a resumed ingest would commit its last checkpoint again from
+     * manifests the expiry deleted.
+     */
+    static Map<String, String> flinkCommitProperties(Table table) {
+        for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
+            Map<String, String> flink = new TreeMap<>();
+            s.summary()
+                    .forEach(
+                            (k, v) -> {
+                                if (k.startsWith("flink.")) {
+                                    flink.put(k, v);
+                                }
+                            });
+            if (!flink.isEmpty()) {
+                return flink;
+            }
+        }
+        return Map.of();
     }
 
     /**

@@ -27,6 +27,7 @@ import javax.annotation.Nullable;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PushbackInputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -99,6 +100,7 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
         private long emitted;
         private long row;
         private boolean markerDone;
+        private final boolean empty;
 
         FileReader(FileSourceSplit split, long skip) throws IOException {
             this.file = split.path().toString();
@@ -108,8 +110,18 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
             InputStream in = split.path().getFileSystem().open(split.path());
             InflaterInputStreamFactory<?> inflater =
                     StandardDeCompressors.getDecompressorForFileName(split.path().getPath());
-            this.stream = inflater == null ? in : inflater.create(in);
-            if (csv) {
+            PushbackInputStream data =
+                    new PushbackInputStream(inflater == null ? in : inflater.create(in), 1);
+            this.stream = data;
+            int first = data.read();
+            this.empty = first < 0; // a zero-byte file: a snapshot without rows, CSV or JSON
+            if (!empty) {
+                data.unread(first);
+            }
+            if (empty) {
+                this.csvRows = null;
+                this.jsonRows = null;
+            } else if (csv) {
                 this.csvRows =
                         new CsvMapper()
                                 .readerFor(Map.class)
@@ -149,7 +161,7 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
                 return null;
             }
             try {
-                if (csv ? csvRows.hasNextValue() : jsonRows.hasNextValue()) {
+                if (!empty && (csv ? csvRows.hasNextValue() : jsonRows.hasNextValue())) {
                     row++;
                     return csv ? fromCsv(csvRows.nextValue()) : fromJson(jsonRows.nextValue());
                 }

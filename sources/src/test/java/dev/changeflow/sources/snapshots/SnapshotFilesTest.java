@@ -121,6 +121,15 @@ class SnapshotFilesTest {
         assertThat(read("snapshot_2.csv", 2)).containsExactly("-D(null,null,null,null,null,2)");
     }
 
+    /** A zero-byte file is a snapshot without rows, CSV or JSON alike (only the end marker). */
+    @Test
+    void aZeroByteFileIsAnEmptySnapshot() throws IOException {
+        Files.writeString(dir.resolve("snapshot_5.csv"), "");
+        Files.writeString(dir.resolve("snapshot_6.json"), "");
+        assertThat(read("snapshot_5.csv", 0)).containsExactly("-D(null,null,null,null,null,5)");
+        assertThat(read("snapshot_6.json", 0)).containsExactly("-D(null,null,null,null,null,6)");
+    }
+
     @Test
     void jsonLinesByMemberName() throws IOException {
         Files.writeString(
