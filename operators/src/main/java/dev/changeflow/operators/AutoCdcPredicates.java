@@ -171,7 +171,9 @@ public final class AutoCdcPredicates {
         if (spec.deleteWhen() == null && spec.truncateWhen() == null) {
             return;
         }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+        // the context's environment (a fresh instance per call, never executed): a local
+        // environment is refused inside a test cluster and in application mode
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         // a stream that is only planned, never executed: its element type is all the query needs
         DataStream<RowData> planned =
                 env.fromSequence(0, 0)
