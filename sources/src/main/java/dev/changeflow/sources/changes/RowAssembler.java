@@ -136,10 +136,25 @@ final class RowAssembler {
         conv.debezium = plan.debezium;
         conv.placeholder = plan.placeholder;
         conv.placeholderBase64 = plan.placeholderBase64;
+        boolean addColumns = plan.flow.onSchemaChange() == OnSchemaChange.ADD_COLUMNS;
+        conv.detectWidening = addColumns;
         try {
             conv.fillRow(plan.data, image, row, present, hint, "", 0);
+        } catch (ValueConverter.InvalidRecord e) {
+            if (addColumns
+                    && e.widenTo != null
+                    && !plan.flow.keys().contains(e.column)
+                    && !plan.flow.sequenceBy().contains(e.column)) {
+                // A7 item 4 without a schema wrapper: the value itself shows the wider type
+                throw policy.widenedColumns(
+                        plan,
+                        record.tableName(plan),
+                        List.of(new RowType.RowField(e.column, e.widenTo)));
+            }
+            throw e;
         } finally {
             conv.placeholder = null;
+            conv.detectWidening = false;
         }
         if (partial) {
             for (int c = 0; c < plan.dataArity; c++) {

@@ -12,6 +12,10 @@ import org.apache.flink.table.data.GenericMapData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.DoubleType;
+import org.apache.flink.table.types.logical.LogicalType;
 
 import javax.annotation.Nullable;
 
@@ -112,6 +116,14 @@ final class ValueConverter {
      * number may be a Connect {@code Decimal} sent without its schema (padded base64).
      */
     boolean debezium;
+
+    /**
+     * Set by the caller per record under {@code on-schema-change: add-columns} (A7 item 4): a
+     * top-level FLOAT value that a FLOAT cannot hold exactly is refused with {@link
+     * InvalidRecord#widenTo} DOUBLE instead of being rounded. INT and DECIMAL overflows carry their
+     * widening whatever this says (they fail either way).
+     */
+    boolean detectWidening;
 
     ValueConverter(JsonFactory factory) {
         this.factory = factory;
@@ -217,15 +229,24 @@ final class ValueConverter {
             case RowShape.Column.SMALLINT:
                 return (short) integer(c, f, i, path, Short.MIN_VALUE, Short.MAX_VALUE);
             case RowShape.Column.INT:
+                if (depth == 0 && k == JsonFields.INT && f.longs[i] != (int) f.longs[i]) {
+                    throw widening(c, f, i, "out of range", new BigIntType(true));
+                }
                 return (int) integer(c, f, i, path, Integer.MIN_VALUE, Integer.MAX_VALUE);
             case RowShape.Column.BIGINT:
                 return integer(c, f, i, path, Long.MIN_VALUE, Long.MAX_VALUE);
             case RowShape.Column.FLOAT:
-                return (float) floating(c, f, i, path);
+                double d = floating(c, f, i, path);
+                float narrowed = (float) d;
+                if (detectWidening && depth == 0 && narrowed != d && !fitsFloat(f, i, narrowed)) {
+                    throw widening(
+                            c, f, i, "cannot be held exactly by a FLOAT", new DoubleType(true));
+                }
+                return narrowed;
             case RowShape.Column.DOUBLE:
                 return floating(c, f, i, path);
             case RowShape.Column.DECIMAL:
-                return decimal(c, f, i, hint, path);
+                return decimal(c, f, i, hint, path, depth);
             case RowShape.Column.STRING:
                 return StringData.fromString(text(f, i));
             case RowShape.Column.BYTES:
@@ -355,7 +376,12 @@ final class ValueConverter {
     }
 
     private DecimalData decimal(
-            RowShape.Column c, JsonFields f, int i, @Nullable ConnectSchema hint, String path)
+            RowShape.Column c,
+            JsonFields f,
+            int i,
+            @Nullable ConnectSchema hint,
+            String path,
+            int depth)
             throws InvalidRecord, IOException {
         BigDecimal bd;
         switch (f.kinds[i]) {
@@ -411,6 +437,15 @@ final class ValueConverter {
         }
         DecimalData d = DecimalData.fromBigDecimal(bd, c.precision, c.scale);
         if (d == null) {
+            int wider = bd.precision() <= 18 ? 18 : 38;
+            if (depth == 0 && bd.precision() <= 38 && wider > c.precision) {
+                throw widening(
+                        c,
+                        f,
+                        i,
+                        "exceeds precision " + c.precision,
+                        new DecimalType(true, wider, c.scale));
+            }
             throw mismatch(c, f, i, path, "exceeds precision " + c.precision);
         }
         return d;
@@ -699,11 +734,50 @@ final class ValueConverter {
                         + why);
     }
 
+    /**
+     * Whether the JSON number at {@code i} is exactly {@code narrowed}: its shortest decimal form
+     * ({@link Float#toString}) has the value the JSON text has. Debezium writes a FLOAT (float32)
+     * column's value that way, so {@code 0.1} fits though 0.1 is no binary fraction.
+     */
+    private static boolean fitsFloat(JsonFields f, int i, float narrowed) {
+        if (Float.isNaN(narrowed) || Float.isInfinite(narrowed)) {
+            return f.kinds[i] == JsonFields.STRING; // "NaN", "Infinity": a FLOAT holds them
+        }
+        if (f.kinds[i] == JsonFields.INT) {
+            return (long) narrowed == f.longs[i];
+        }
+        try {
+            return new BigDecimal(Float.toString(narrowed)).compareTo(new BigDecimal(f.texts[i]))
+                    == 0;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /** A top-level {@code TYPE_MISMATCH} that a wider column would hold (A7 item 4). */
+    private static InvalidRecord widening(
+            RowShape.Column c, JsonFields f, int i, String why, LogicalType to) {
+        InvalidRecord e = mismatch(c, f, i, "", why);
+        e.column = c.name;
+        e.widenTo = to;
+        return e;
+    }
+
     /** A record-level validation failure: reason and detail; no stack trace (control flow). */
     static final class InvalidRecord extends Exception {
         private static final long serialVersionUID = 1L;
         final QuarantineReason reason;
         final String detail;
+
+        /**
+         * The top-level column whose value a wider type (an Iceberg promotion of its type) would
+         * hold, or null: INT out of range (BIGINT), a FLOAT value a FLOAT cannot hold (DOUBLE,
+         * under {@link #detectWidening}), a DECIMAL exceeding its precision at its scale
+         * (DECIMAL(18, s) or DECIMAL(38, s)).
+         */
+        @Nullable String column;
+
+        @Nullable LogicalType widenTo;
 
         InvalidRecord(QuarantineReason reason, String detail) {
             super(detail, null, false, false);

@@ -182,4 +182,84 @@ class SchemaEvolutionDecodeTest {
         assertThat(quarantined())
                 .containsExactly("TYPE_MISMATCH: column 'v' INT: integer 3000000000 out of range");
     }
+
+    private static DecoderFlow typedFlow(OnSchemaChange onSchemaChange) {
+        return DecoderFlow.builder(
+                        "items",
+                        ChangeRecordFormat.DEBEZIUM_JSON,
+                        SchemaSampler.parseColumns(
+                                "id INT, v INT, f FLOAT, d DECIMAL(10, 2), seq INT"))
+                .sourceNames("items")
+                .keys("id")
+                .sequenceBy("seq")
+                .onSchemaChange(onSchemaChange)
+                .build();
+    }
+
+    /** The SchemaChangeException that decoding {@code after} raises, as "columns @ offset". */
+    private String widenedBy(DecoderFlow flow, String after) {
+        ChangeRecordDecoder d = new ChangeRecordDecoder(List.of(flow));
+        byte[] bytes = ev("u", after, 100).getBytes(StandardCharsets.UTF_8);
+        try {
+            d.decode(bytes, "items.jsonl", null, 9, NOW, out);
+        } catch (SchemaChangeException e) {
+            assertThat(e.newColumns()).isEmpty();
+            return SchemaChangeException.describe(e.widenedColumns()) + " @ " + e.offset();
+        }
+        return "decoded";
+    }
+
+    /**
+     * A7 item 4 without the schema wrapper: under add-columns the value itself shows the wider type
+     * — an INT beyond 32 bits (BIGINT), a FLOAT value a FLOAT cannot hold exactly (DOUBLE), a
+     * DECIMAL beyond its precision at its scale (DECIMAL(18, s), or (38, s) beyond 18 digits) — and
+     * the job stops before the record applies, so the table widens and nothing is lost. Values a
+     * FLOAT holds (0.1 as Debezium writes a float32) decode as before; KEYS and SEQUENCE BY columns
+     * and a scale change stay TYPE_MISMATCH, as does every overflow under quarantine.
+     */
+    @Test
+    void withoutTheWrapperAValueBeyondItsColumnWidensItUnderAddColumns() {
+        DecoderFlow add = typedFlow(OnSchemaChange.ADD_COLUMNS);
+        assertThat(widenedBy(add, "{'id':1,'v':3000000000,'f':1,'d':1,'seq':1}"))
+                .isEqualTo("v BIGINT @ 9");
+        assertThat(widenedBy(add, "{'id':1,'v':1,'f':0.123456789012,'d':1,'seq':1}"))
+                .isEqualTo("f DOUBLE @ 9");
+        assertThat(widenedBy(add, "{'id':1,'v':1,'f':16777217,'d':1,'seq':1}"))
+                .isEqualTo("f DOUBLE @ 9");
+        assertThat(widenedBy(add, "{'id':1,'v':1,'f':1,'d':123456789012.25,'seq':1}"))
+                .isEqualTo("d DECIMAL(18, 2) @ 9");
+        assertThat(widenedBy(add, "{'id':1,'v':1,'f':1,'d':12345678901234567890.25,'seq':1}"))
+                .isEqualTo("d DECIMAL(38, 2) @ 9");
+        assertThat(out.total()).isZero();
+        // values the columns hold decode as before, 0.1 and 3.4028235E38 included
+        assertThat(widenedBy(add, "{'id':1,'v':2147483647,'f':0.1,'d':12345678.99,'seq':1}"))
+                .isEqualTo("decoded");
+        assertThat(widenedBy(add, "{'id':2,'v':-2147483648,'f':3.4028235E38,'d':-1,'seq':2}"))
+                .isEqualTo("decoded");
+        assertThat(out.changes).hasSize(2);
+        assertThat(out.changes.get(0).getFloat(2)).isEqualTo(0.1f);
+        assertThat(out.changes.get(1).getFloat(2)).isEqualTo(Float.MAX_VALUE);
+        out.changes.clear();
+        // keys, sequence, a scale change: quarantined, under add-columns too
+        assertThat(widenedBy(add, "{'id':3000000000,'v':1,'f':1,'d':1,'seq':1}"))
+                .isEqualTo("decoded");
+        assertThat(widenedBy(add, "{'id':1,'v':1,'f':1,'d':1,'seq':3000000000}"))
+                .isEqualTo("decoded");
+        assertThat(widenedBy(add, "{'id':1,'v':1,'f':1,'d':1.125,'seq':1}")).isEqualTo("decoded");
+        // under quarantine: TYPE_MISMATCH, and a FLOAT rounds as a FLOAT column does
+        DecoderFlow quarantine = typedFlow(OnSchemaChange.QUARANTINE);
+        assertThat(widenedBy(quarantine, "{'id':1,'v':3000000000,'f':1,'d':1,'seq':1}"))
+                .isEqualTo("decoded");
+        assertThat(widenedBy(quarantine, "{'id':1,'v':1,'f':0.123456789012,'d':1,'seq':1}"))
+                .isEqualTo("decoded");
+        assertThat(out.changes).hasSize(1);
+        assertThat(out.changes.get(0).getFloat(2)).isEqualTo(0.12345679f);
+        assertThat(quarantined())
+                .containsExactly(
+                        "TYPE_MISMATCH: column 'id' INT: integer 3000000000 out of range",
+                        "TYPE_MISMATCH: column 'seq' INT: integer 3000000000 out of range",
+                        "TYPE_MISMATCH: column 'd' DECIMAL(10, 2): decimal number 1.125 has more than 2"
+                                + " fractional digits",
+                        "TYPE_MISMATCH: column 'v' INT: integer 3000000000 out of range");
+    }
 }
