@@ -18,6 +18,7 @@ import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.operators.options.ResolvedOptions;
 import dev.changeflow.sinks.iceberg.CatalogOptions;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.ConfigOption;
@@ -233,18 +234,24 @@ public final class IngestCommand implements Callable<Integer> {
             throw new IllegalArgumentException(
                     "no input: give change-record files or folders, or Kafka with --kafka-bootstrap HOST:PORT --topics a,b");
         }
+        // the targets' catalog: columns the source dropped are taken from the tables (A7)
+        CatalogSettings tables =
+                cfg.catalog.isEmpty() && local.warehouse == null
+                        ? null
+                        : LocalIngest.catalog(cfg, local.warehouse);
         IngestPlan plan =
-                cfg.kafka == null
-                        ? IngestPlanner.plan(cfg, inputs)
-                        : IngestPlanner.plan(
-                                cfg,
-                                inputs,
-                                KafkaSampler.firstRecords(
+                IngestPlanner.plan(
+                        cfg,
+                        inputs,
+                        cfg.kafka == null
+                                ? null
+                                : KafkaSampler.firstRecords(
                                         cfg.kafka.validate(),
                                         cfg.kafka.groupId != null
                                                 ? cfg.kafka.groupId
                                                 : IngestJob.defaultGroupId(cfg),
-                                        KafkaSampler.DEFAULT_TIMEOUT));
+                                        KafkaSampler.DEFAULT_TIMEOUT),
+                        tables);
         LocalIngest.Options o = new LocalIngest.Options();
         o.warehouse = local.warehouse;
         o.fromScratch = local.fromScratch;

@@ -6,6 +6,7 @@ import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcPredicates;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.cdf.ChangeFeedColumns;
@@ -79,6 +80,24 @@ public final class IngestPlanner {
             List<Path> inputs,
             @javax.annotation.Nullable List<SchemaSampler.KafkaSample> kafkaSample)
             throws IOException {
+        return plan(config, inputs, kafkaSample, null);
+    }
+
+    /**
+     * As {@link #plan(IngestConfig, List, List)}, with the catalog of the target tables: a flow
+     * without a declared schema whose option (COLUMNS, IGNORE NULL UPDATES ON, TRACK HISTORY ON)
+     * names a column its sampled records lack — the source dropped it (A7 item 3) — takes that
+     * column from its existing target table, typed as there, instead of failing with {@code
+     * UNKNOWN_COLUMN}. The catalog is opened only when such a flow exists.
+     *
+     * @param tables the catalog of the targets, or null to look at no table
+     */
+    public static IngestPlan plan(
+            IngestConfig config,
+            List<Path> inputs,
+            @javax.annotation.Nullable List<SchemaSampler.KafkaSample> kafkaSample,
+            @javax.annotation.Nullable CatalogSettings tables)
+            throws IOException {
         if (config.flows.isEmpty()) {
             throw new IllegalArgumentException(
                     "no flows: the flows file has an empty 'flows:' list, or no flows file"
@@ -133,6 +152,38 @@ public final class IngestPlanner {
                             : DEFAULT_NAMESPACE;
         }
         List<IngestPlan.Flow> flows = new ArrayList<>();
+        List<Catalog> openedCatalog = new ArrayList<>(1);
+        try {
+            planFlows(
+                    config,
+                    inputs,
+                    kafkaSample,
+                    tables,
+                    sampled,
+                    sample,
+                    namespace,
+                    flows,
+                    openedCatalog);
+        } finally {
+            for (Catalog c : openedCatalog) {
+                if (c instanceof java.io.Closeable) {
+                    ((java.io.Closeable) c).close();
+                }
+            }
+        }
+        return plan(config, flows, namespace);
+    }
+
+    private static void planFlows(
+            IngestConfig config,
+            List<Path> inputs,
+            @javax.annotation.Nullable List<SchemaSampler.KafkaSample> kafkaSample,
+            @javax.annotation.Nullable CatalogSettings tables,
+            Map<String, RowType> sampled,
+            @javax.annotation.Nullable SchemaSampler.Result sample,
+            String namespace,
+            List<IngestPlan.Flow> flows,
+            List<Catalog> openedCatalog) {
         for (FlowConfig f : config.flows) {
             ChangeRecordFormat format = format(f.format != null ? f.format : config.format);
             RowType dataType;
@@ -155,6 +206,11 @@ public final class IngestPlanner {
                                     + " to infer its columns; declare them with 'schema: \"col TYPE, ...\"'");
                 }
             }
+            if (f.schema == null && tables != null) {
+                dataType =
+                        withDroppedOptionColumns(
+                                f, dataType, format, namespace, tables, openedCatalog);
+            }
             String connector = sample == null ? null : sample.connectors().get(f.table);
             flows.add(
                     flow(
@@ -167,7 +223,74 @@ public final class IngestPlanner {
                             DebeziumMetadata.defaultSequence(connector),
                             null));
         }
-        return plan(config, flows, namespace);
+    }
+
+    /**
+     * {@code sampled} plus the columns that {@code f}'s options name and its sample lacks, where
+     * its target table has them (typed from the table, nullable); {@code sampled} itself when there
+     * are none. Opens the catalog into {@code opened} the first time it is needed.
+     */
+    private static RowType withDroppedOptionColumns(
+            FlowConfig f,
+            RowType sampled,
+            ChangeRecordFormat format,
+            String namespace,
+            CatalogSettings tables,
+            List<Catalog> opened) {
+        boolean debezium = format == ChangeRecordFormat.DEBEZIUM_JSON;
+        Set<String> wanted = new LinkedHashSet<>();
+        for (ColumnSelection c :
+                java.util.Arrays.asList(f.columns, f.ignoreNullUpdates, f.trackHistoryOn)) {
+            if (c == null || c.mode() == ColumnSelection.Mode.ALL) {
+                continue;
+            }
+            for (String name : c.columns()) {
+                String n = debezium ? DebeziumMetadata.resolveAlias(name) : name;
+                if (!sampled.getFieldNames().contains(n)
+                        && !DebeziumMetadata.NAMES.contains(n)
+                        && !n.startsWith("_source")
+                        && !n.contains(".")) {
+                    wanted.add(n);
+                }
+            }
+        }
+        if (wanted.isEmpty()) {
+            return sampled;
+        }
+        if (opened.isEmpty()) {
+            opened.add(tables.open());
+        }
+        Catalog catalog = opened.get(0);
+        TableIdentifier target = target(f, namespace);
+        if (!catalog.tableExists(target)) {
+            return sampled; // a new table: the option names an unknown column (UNKNOWN_COLUMN)
+        }
+        // the sampled columns and the wanted ones the table has, in the table's column order
+        Map<String, RowType.RowField> rest = new LinkedHashMap<>();
+        for (RowType.RowField d : sampled.getFields()) {
+            rest.put(d.getName(), d);
+        }
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (Types.NestedField c : catalog.loadTable(target).schema().columns()) {
+            RowType.RowField d = rest.remove(c.name());
+            if (d != null) {
+                fields.add(d);
+            } else if (wanted.contains(c.name())) {
+                fields.add(
+                        new RowType.RowField(
+                                c.name(), FlinkSchemaUtil.convert(c.type()).copy(true)));
+            }
+        }
+        fields.addAll(rest.values());
+        return new RowType(fields);
+    }
+
+    /**
+     * The table a flow writes: its {@code target} (namespace-qualified or in {@code namespace}).
+     */
+    private static TableIdentifier target(FlowConfig f, String namespace) {
+        String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
+        return TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
     }
 
     /** The plan of {@code flows}, each writing a table of its own. */
@@ -292,8 +415,7 @@ public final class IngestPlanner {
             // a bad APPLY AS DELETE/TRUNCATE WHEN fails here, before any table is created
             AutoCdcPredicates.validate(spec);
         }
-        String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
-        TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
+        TableIdentifier target = target(f, namespace);
         // A5: nanosecond timestamps (Iceberg timestamp_ns) need format v3; chosen when not given
         RowType stored = spec != null ? spec.targetType() : decoder.dataType();
         int formatVersion = !f.formatVersionSet && hasNanoTimestamp(stored) ? 3 : f.formatVersion;

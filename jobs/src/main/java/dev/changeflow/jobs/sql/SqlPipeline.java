@@ -338,6 +338,11 @@ public final class SqlPipeline {
      * @throws IOException when an input cannot be read
      */
     public IngestPlan plan() throws IOException {
+        return planAgainst(null);
+    }
+
+    /** As {@link #plan()}, taking columns the source dropped from the existing tables (A7). */
+    private IngestPlan planAgainst(@Nullable CatalogSettings tables) throws IOException {
         try {
             if (config.kafka != null) {
                 // A5: the first record of each partition chooses the default sequence
@@ -349,9 +354,10 @@ public final class SqlPipeline {
                                 config.kafka.groupId != null
                                         ? config.kafka.groupId
                                         : IngestJob.defaultGroupId(config),
-                                KafkaSampler.DEFAULT_TIMEOUT));
+                                KafkaSampler.DEFAULT_TIMEOUT),
+                        tables);
             }
-            return IngestPlanner.plan(config, inputPaths());
+            return IngestPlanner.plan(config, inputPaths(), null, tables);
         } catch (IllegalArgumentException | AutoCdcException e) {
             throw locate(e);
         }
@@ -385,7 +391,7 @@ public final class SqlPipeline {
                             + " the file, or run --refresh t)");
         }
         if (feeds.isEmpty()) {
-            return plan();
+            return planAgainst(catalog);
         }
         String namespace =
                 config.namespace != null ? config.namespace : IngestPlanner.DEFAULT_NAMESPACE;

@@ -215,4 +215,48 @@ class SchemaEvolutionPlannerTest {
         assertThat(AddColumns.apply(cat, plan, widened("f DOUBLE"), false))
                 .containsExactly("silver.items: f FLOAT → DOUBLE");
     }
+
+    /**
+     * A7 item 3: an option naming a column the source dropped (the sampled records lack it) plans
+     * with the column taken from the existing table when the planner sees the catalog; without the
+     * catalog, or when the table never had the column, it stays {@code UNKNOWN_COLUMN}.
+     */
+    @Test
+    void anOptionNamingADroppedColumnTakesItFromTheTable() throws Exception {
+        String flows =
+                "namespace: silver\nflows:\n  - table: items\n    keys: [id]\n"
+                        + "    ignore-null-updates: [region]\n"
+                        + "    columns: [id, region, v]\n";
+        CatalogSettings settings = CatalogSettings.localHadoop(tmp.resolve("wh"));
+        Catalog cat = settings.open();
+        IngestPlan first =
+                IngestPlanner.plan(
+                        FlowsFile.parse(flows, "f.yaml"),
+                        List.of(capture("1.jsonl", "{\"id\":1,\"region\":\"a\",\"v\":1}")),
+                        null,
+                        settings);
+        ClusterIngest.ensureTables(cat, first);
+        List<java.nio.file.Path> dropped = List.of(capture("2.jsonl", "{\"id\":2,\"v\":2}"));
+        IngestPlan later =
+                IngestPlanner.plan(FlowsFile.parse(flows, "f.yaml"), dropped, null, settings);
+        assertThat(later.flows.get(0).decoder.dataType().toString())
+                .isEqualTo("ROW<`id` BIGINT, `region` STRING, `v` BIGINT>");
+        // the table already has every column of the plan: nothing more to follow
+        assertThat(IngestPlanner.withAddedColumns(later, cat, true)).isSameAs(later);
+        ClusterIngest.ensureTables(cat, later);
+
+        assertThatThrownBy(() -> IngestPlanner.plan(FlowsFile.parse(flows, "f.yaml"), dropped))
+                .isInstanceOfSatisfying(
+                        AutoCdcException.class,
+                        e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.UNKNOWN_COLUMN));
+        String never = flows.replace("[region]", "[colour]");
+        assertThatThrownBy(
+                        () ->
+                                IngestPlanner.plan(
+                                        FlowsFile.parse(never, "f.yaml"), dropped, null, settings))
+                .isInstanceOfSatisfying(
+                        AutoCdcException.class,
+                        e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.UNKNOWN_COLUMN))
+                .hasMessageContaining("colour");
+    }
 }
