@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.flow;
 
+import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
@@ -177,6 +178,20 @@ class AutoCdcFlowTest {
             reasons.add(r.getField("reason") + " " + r.getField("flow"));
         }
         assertThat(reasons).hasSize(2).allMatch(r -> r.startsWith("UNAVAILABLE_VALUE "));
+        // the partial update of 1006, a key without a stored row, says what is missing (A5)
+        List<String> details = new ArrayList<>();
+        for (Record r :
+                TableRows.read(cat.loadTable(QuarantineTable.identifier(Namespace.of("shop"))))) {
+            details.add(r.getField("flow") + ": " + r.getField("detail"));
+        }
+        assertThat(details)
+                .containsExactlyInAnyOrder(
+                        "customers: columns [balance, ref] were not in the MongoDB partial update"
+                                + " (an update without the full document) and the key has no"
+                                + " stored row to keep their values from",
+                        "customers_history: columns [balance, ref] were not in the MongoDB partial"
+                                + " update (an update without the full document) and the key has"
+                                + " no stored row below this record to keep their values from");
     }
 
     @Test
@@ -320,5 +335,42 @@ class AutoCdcFlowTest {
                 .hasMessage(
                         "AutoCdcFlow into shop.items: from-snapshot flows are built with"
                                 + " AutoCdcFlow.fromSnapshots");
+    }
+
+    /**
+     * AUTO CDC FROM SNAPSHOT (A6): a KEYS column outside the declared schema lists the declared
+     * columns only (not the internal version column), and a missing folder is
+     * SNAPSHOT_FOLDER_NOT_FOUND naming the flow and the folder.
+     */
+    @Test
+    void fromSnapshotsNamesDeclaredColumnsAndAMissingFolder() throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        Path folder = java.nio.file.Files.createDirectories(warehouse.resolve("exports"));
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.fromSnapshots(env, folder.toString())
+                                        .keys("code")
+                                        .schema("id BIGINT, city STRING")
+                                        .catalog(catalog)
+                                        .into("geo.cities"))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "KEY_NOT_IN_SOURCE: flow 'cities': KEYS column 'code' is not in the"
+                                + " flow's schema [id, city]; name an existing column");
+        Path missing = warehouse.resolve("no-such-exports").toAbsolutePath();
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.fromSnapshots(env, missing.toString())
+                                        .keys("id")
+                                        .schema("id BIGINT, city STRING")
+                                        .catalog(catalog)
+                                        .into("geo.cities"))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "SNAPSHOT_FOLDER_NOT_FOUND: flow 'cities': snapshot folder "
+                                + missing
+                                + " does not exist; 'from-snapshot' names the folder that holds"
+                                + " the snapshot files (snapshot_1.csv, snapshot_2.csv, ...)");
     }
 }
