@@ -1,11 +1,13 @@
 package dev.changeflow.jobs.flow;
 
+import dev.changeflow.jobs.ingest.LocalMetrics;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
 
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.Table;
@@ -141,8 +143,13 @@ class AutoCdcFlowTest {
                                 updated("{\"balance\": {\"$numberDecimal\": \"7.10\"}}", "null"),
                                 3),
                         mongo(1006, "u", "null", updated("{\"name\": \"Nobody\"}", "null"), 4));
+        // the launcher's metric reporter: its sum of 'quarantined' is the run summary's count
+        Configuration conf = new Configuration();
+        conf.setString(LocalMetrics.CONFIG_KEY, LocalMetrics.Factory.class.getName());
+        LocalMetrics.reset();
         for (ScdType type : List.of(ScdType.TYPE_1, ScdType.TYPE_2)) {
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+            StreamExecutionEnvironment env =
+                    StreamExecutionEnvironment.createLocalEnvironment(1, conf);
             String target = type == ScdType.TYPE_1 ? "shop.customers" : "shop.customers_history";
             AutoCdcFlow.forStream(env.fromData(lines))
                     .sourceTable("customers")
@@ -178,6 +185,8 @@ class AutoCdcFlowTest {
             reasons.add(r.getField("reason") + " " + r.getField("flow"));
         }
         assertThat(reasons).hasSize(2).allMatch(r -> r.startsWith("UNAVAILABLE_VALUE "));
+        // the AUTO CDC operator's quarantine rows are counted as the summary counts quarantined
+        assertThat(LocalMetrics.sum("quarantined")).isEqualTo(2);
         // the partial update of 1006, a key without a stored row, says what is missing (A5)
         List<String> details = new ArrayList<>();
         for (Record r :
