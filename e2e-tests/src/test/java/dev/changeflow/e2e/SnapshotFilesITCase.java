@@ -42,7 +42,8 @@ class SnapshotFilesITCase {
      * Two runs of the launcher over a flows file with two flows: example (c) from folder {@code
      * history} into an SCD type 2 table, and from folder {@code current} into an SCD type 1 table
      * that gets a third snapshot (snapshot 2 plus one key) and a late file, {@code snapshot_0.csv},
-     * in the second run. Each run applies the files new since the last and stops with a savepoint.
+     * in the second run, skipped and named by its path in the run summary. Each run applies the
+     * files new since the last and stops with a savepoint.
      */
     @Test
     void exampleCThroughAFlowsFile() throws Exception {
@@ -97,6 +98,9 @@ class SnapshotFilesITCase {
                         FlowsFile.parse(flows, "flows.yaml"), KeysCasesITCase.quiet(warehouse));
         assertThat(run2.applied).isEqualTo(3); // snapshot 2 of each flow, snapshot 3 of one
         assertThat(run2.skipped).isEqualTo(1); // snapshot_0, older than the applied 1
+        assertThat(run2.skippedNames)
+                .containsExactly(
+                        "cities: snapshot 0 (file " + current.resolve("snapshot_0.csv") + ")");
         assertThat(rows(cat, HISTORY)).containsExactly(EXAMPLE_C_SCD2);
         assertThat(rows(cat, CURRENT))
                 .containsExactly("2,Carmel", "3,Los Angeles", "4,Death Valley", "5,Yuma");

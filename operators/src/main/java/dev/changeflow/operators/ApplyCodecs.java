@@ -45,6 +45,9 @@ public final class ApplyCodecs {
     /** Source position of {@link AutoCdcSpec#UNAVAILABLE_COLUMNS}, or -1. */
     final int unavailableIndex;
 
+    /** Arity of the source type: the partial-update bit's position in the unavailable mask. */
+    private final int sourceArity;
+
     private final RowData.FieldGetter[] getters;
     private final ByteWriter trackedBuffer = new ByteWriter();
 
@@ -85,6 +88,7 @@ public final class ApplyCodecs {
             }
         }
         this.unavailableIndex = spec.unavailableColumnsIndex();
+        this.sourceArity = spec.sourceType().getFieldCount();
         this.getters = new RowData.FieldGetter[projection.length];
         for (int i = 0; i < getters.length; i++) {
             getters[i] = RowData.createFieldGetter(rowType.getTypeAt(i), i);
@@ -118,6 +122,24 @@ public final class ApplyCodecs {
             }
         }
         return marked;
+    }
+
+    /**
+     * The start of an {@code UNAVAILABLE_VALUE} detail for {@code source} whose {@code marked}
+     * columns have no value: {@code columns [a, b] carry the connector's unavailable-value
+     * placeholder} (A3/A4), or for a partial update ({@link AutoCdcSpec#isPartialUpdateMask})
+     * {@code columns [a, b] were not in the MongoDB partial update} (A5); the caller adds why the
+     * value cannot be kept.
+     */
+    String unavailableText(RowData source, boolean[] marked) {
+        boolean partial =
+                AutoCdcSpec.isPartialUpdateMask(source.getBinary(unavailableIndex), sourceArity);
+        return "columns "
+                + names(marked)
+                + (partial
+                        ? " were not in the MongoDB partial update (an update without the full"
+                                + " document)"
+                        : " carry the connector's unavailable-value placeholder");
     }
 
     /** The names of the marked target columns, for a quarantine detail. */

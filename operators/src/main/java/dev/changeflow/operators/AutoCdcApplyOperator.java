@@ -4,6 +4,7 @@ import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.state.Scd1RowValue;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.core.memory.MemorySegment;
@@ -62,8 +63,10 @@ import java.util.Map;
  * <p>Records the logic cannot apply (A3/A4 unavailable values without a stored row) leave at once
  * on the side output {@link AutoCdcOperators#quarantineTag} as quarantine rows.
  *
- * <p>Metrics besides the logic's counters: {@code bufferFlushes} (flushes of a non-empty buffer)
- * and {@code bufferedKeysFlushed} (keys written back to the state backend).
+ * <p>Metrics besides the logic's counters: {@code bufferFlushes} (flushes of a non-empty buffer),
+ * {@code bufferedKeysFlushed} (keys written back to the state backend) and {@code quarantined}
+ * (records sent to the quarantine side output; the decoders' counter of the same name, so a run's
+ * quarantined count includes them).
  */
 @Internal
 public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
@@ -101,6 +104,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private transient Scd1RowValue view;
     private transient OutputTag<RowData> quarantineTag;
     private transient QuarantineRows quarantineRows;
+    private transient Counter quarantined;
 
     /**
      * @param spec the flow; its truncate records, if any, are not seen here ({@link
@@ -132,13 +136,22 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
             view = new Scd1RowValue();
         }
         quarantineTag = AutoCdcOperators.quarantineTag(spec);
-        quarantineRows = new QuarantineRows(spec);
+        quarantined = getMetricGroup().counter(QuarantineRows.COUNTER);
+        quarantineRows = new QuarantineRows(spec, quarantined);
         buffer = new LinkedHashMap<>();
         probe = new KeyBytes();
         reuse = new StreamRecord<>(null);
         collector = row -> output.collect(reuse.replace(row));
         flushes = getMetricGroup().counter("bufferFlushes");
         keysFlushed = getMetricGroup().counter("bufferedKeysFlushed");
+    }
+
+    /**
+     * Records this instance sent to the quarantine side output (the {@code quarantined} counter).
+     */
+    @VisibleForTesting
+    long quarantinedRecords() {
+        return quarantined.getCount();
     }
 
     @Override

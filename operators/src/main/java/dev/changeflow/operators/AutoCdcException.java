@@ -59,7 +59,12 @@ public class AutoCdcException extends RuntimeException {
          * null KEYS column, a malformed CSV or JSON line. The message names the file, the line and
          * the column. A snapshot is never applied in part (a row left out would read as a delete).
          */
-        MALFORMED_SNAPSHOT_ROW
+        MALFORMED_SNAPSHOT_ROW,
+        /**
+         * A6: the snapshot folder of a flow ({@code from-snapshot}) does not exist or is not a
+         * folder. The message names the flow's folder.
+         */
+        SNAPSHOT_FOLDER_NOT_FOUND
     }
 
     private final Code code;

@@ -153,6 +153,17 @@ public final class AutoCdcOperators {
      *     truncates (a snapshot has neither)
      */
     public static Applied applySnapshots(DataStream<RowData> snapshots, AutoCdcSpec spec) {
+        return applySnapshots(snapshots, spec, null);
+    }
+
+    /**
+     * As {@link #applySnapshots(DataStream, AutoCdcSpec)}, with {@code origin} naming where a
+     * version came from (the snapshot file) in the messages of errors and skipped snapshots.
+     *
+     * @param origin names a version's input (see {@link SnapshotOrigin}), or null for none
+     */
+    public static Applied applySnapshots(
+            DataStream<RowData> snapshots, AutoCdcSpec spec, @Nullable SnapshotOrigin origin) {
         new SnapshotVersions(spec);
         if (spec.deleteWhen() != null || spec.truncateEnabled()) {
             throw new IllegalArgumentException(
@@ -167,7 +178,7 @@ public final class AutoCdcOperators {
                         .transform(
                                 "snapshot order " + spec.name(),
                                 rowType,
-                                new SnapshotSequencer(spec))
+                                new SnapshotSequencer(spec, origin))
                         .uid(SNAPSHOT_SEQUENCER_UID_PREFIX + spec.name())
                         .setParallelism(1)
                         .setMaxParallelism(1);
@@ -178,7 +189,7 @@ public final class AutoCdcOperators {
                         .transform(
                                 "snapshot diff " + spec.name(),
                                 rowType,
-                                new SnapshotDiffOperator(spec))
+                                new SnapshotDiffOperator(spec, origin))
                         .uid(SNAPSHOT_DIFF_UID_PREFIX + spec.name());
         SingleOutputStreamOperator<RowData> rows =
                 DataStreamUtils.reinterpretAsKeyedStream(changes, keys, keyType)

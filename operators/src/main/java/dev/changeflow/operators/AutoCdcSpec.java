@@ -53,9 +53,34 @@ public final class AutoCdcSpec implements Serializable {
      * columns whose value the connector did not send (TOAST placeholder, A3/A4 unavailable values):
      * bit {@code i % 8} of byte {@code i / 8} set = source column {@code i} unavailable (its value
      * is null). Null when every value was sent. A source type without this column has no
-     * unavailable values.
+     * unavailable values. Bit {@code n} (n = the source type's arity, one past the last column) set
+     * means the marked columns were absent from a partial update (MongoDB, A5 "MongoDB partial
+     * updates") rather than carrying the connector's placeholder ({@link #isPartialUpdateMask},
+     * {@link #markPartialUpdate}); it only changes the wording of {@code UNAVAILABLE_VALUE}.
      */
     public static final String UNAVAILABLE_COLUMNS = "_unavailable_columns";
+
+    /**
+     * Whether an {@link #UNAVAILABLE_COLUMNS} mask of a source row with {@code sourceArity} columns
+     * comes from a partial update (bit {@code sourceArity} set).
+     */
+    public static boolean isPartialUpdateMask(byte[] mask, int sourceArity) {
+        return sourceArity / 8 < mask.length
+                && (mask[sourceArity / 8] & (1 << (sourceArity % 8))) != 0;
+    }
+
+    /**
+     * {@code mask}, grown if needed, with the partial-update bit {@code sourceArity} set (see
+     * {@link #UNAVAILABLE_COLUMNS}).
+     */
+    public static byte[] markPartialUpdate(byte[] mask, int sourceArity) {
+        byte[] out =
+                mask.length > sourceArity / 8
+                        ? mask
+                        : java.util.Arrays.copyOf(mask, sourceArity / 8 + 1);
+        out[sourceArity / 8] |= (byte) (1 << (sourceArity % 8));
+        return out;
+    }
 
     /** Default time a tombstone is kept (A3 Decision: 2 days of processing time). */
     public static final Duration DEFAULT_TOMBSTONE_GC_THRESHOLD = Duration.ofDays(2);

@@ -153,10 +153,8 @@ public final class Scd1Logic {
                 out.quarantine(
                         record,
                         QuarantineReason.UNAVAILABLE_VALUE,
-                        "columns "
-                                + codecs.names(unavailable)
-                                + " carry the connector's unavailable-value placeholder and the key"
-                                + " has no stored row to keep their values from");
+                        codecs.unavailableText(record, unavailable)
+                                + " and the key has no stored row to keep their values from");
                 return;
             }
             if (tombstone != null) {

@@ -138,7 +138,9 @@ public final class Scd1TruncateFunction
         Collector<RowData> collector;
         ReadOnlyContext context;
         private final OutputTag<RowData> tag = AutoCdcOperators.quarantineTag(spec);
-        private final QuarantineRows rows = new QuarantineRows(spec);
+        private final QuarantineRows rows =
+                new QuarantineRows(
+                        spec, getRuntimeContext().getMetricGroup().counter(QuarantineRows.COUNTER));
 
         @Override
         public void quarantine(RowData record, QuarantineReason reason, String detail) {

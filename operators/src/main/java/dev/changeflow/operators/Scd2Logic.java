@@ -989,10 +989,9 @@ public final class Scd2Logic {
         quarantine.quarantine(
                 record,
                 QuarantineReason.UNAVAILABLE_VALUE,
-                "columns "
-                        + codecs.names(unavailable)
-                        + " carry the connector's unavailable-value placeholder and the key has no"
-                        + " stored row below this record to keep their values from");
+                codecs.unavailableText(record, unavailable)
+                        + " and the key has no stored row below this record to keep their values"
+                        + " from");
     }
 
     /**

@@ -16,6 +16,8 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 
+import javax.annotation.Nullable;
+
 /**
  * The keyed diff of AUTO CDC FROM SNAPSHOT (semantics.md A6), keyed by KEYS, between {@link
  * SnapshotSequencer} and the AUTO CDC apply operator: turns whole snapshots into change records.
@@ -34,9 +36,9 @@ import org.apache.flink.types.RowKind;
  * applyToAllKeys}) per snapshot, never by reading the target.
  *
  * <p>Errors: {@code DUPLICATE_KEY_VIOLATION} ({@link AutoCdcException}) when a key appears twice in
- * one snapshot. Counters: {@code snapshotInserts}, {@code snapshotUpdates}, {@code
- * snapshotUnchanged}, {@code snapshotDeletes}, {@code snapshotLateRows} (rows older than the key's
- * last snapshot: ignored).
+ * one snapshot, naming the key, the version and, with a {@link SnapshotOrigin}, the snapshot file.
+ * Counters: {@code snapshotInserts}, {@code snapshotUpdates}, {@code snapshotUnchanged}, {@code
+ * snapshotDeletes}, {@code snapshotLateRows} (rows older than the key's last snapshot: ignored).
  */
 @Internal
 public final class SnapshotDiffOperator extends AbstractStreamOperator<RowData>
@@ -48,6 +50,7 @@ public final class SnapshotDiffOperator extends AbstractStreamOperator<RowData>
 
     private final AutoCdcSpec spec;
     private final SnapshotVersions versions;
+    @Nullable private final SnapshotOrigin origin;
 
     private transient SnapshotDiffLogic logic;
     private transient ValueState<byte[]> keyState;
@@ -61,9 +64,18 @@ public final class SnapshotDiffOperator extends AbstractStreamOperator<RowData>
     private transient Counter deletes;
     private transient Counter late;
 
+    /** A diff whose messages name versions only (no {@link SnapshotOrigin}). */
     public SnapshotDiffOperator(AutoCdcSpec spec) {
+        this(spec, null);
+    }
+
+    /**
+     * @param origin names the input of a version in messages (the snapshot file), or null
+     */
+    public SnapshotDiffOperator(AutoCdcSpec spec, @Nullable SnapshotOrigin origin) {
         this.spec = spec;
         this.versions = new SnapshotVersions(spec);
+        this.origin = origin;
     }
 
     /** The descriptor of the per-key state. */
@@ -121,8 +133,8 @@ public final class SnapshotDiffOperator extends AbstractStreamOperator<RowData>
                                 + spec.name()
                                 + "': key "
                                 + keyText((RowData) getCurrentKey())
-                                + " appears more than once in snapshot "
-                                + versions.valueOf(version)
+                                + " appears more than once in "
+                                + SnapshotOrigin.phrase(origin, versions, version)
                                 + "; a snapshot holds one row per key (KEYS "
                                 + spec.keys()
                                 + ")");

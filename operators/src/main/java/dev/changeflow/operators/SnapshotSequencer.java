@@ -7,6 +7,7 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -16,8 +17,11 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.table.data.RowData;
 
+import javax.annotation.Nullable;
+
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The ordering step of AUTO CDC FROM SNAPSHOT (semantics.md A6), at parallelism 1 right after the
@@ -26,12 +30,14 @@ import java.util.List;
  *
  * <ul>
  *   <li>A snapshot whose version is not above the last applied one is skipped whole — its rows and
- *       its marker — and counted ({@code skippedSnapshots}, {@code skippedSnapshotRows}, and a
- *       warning naming the versions): versions apply in ascending order only.
+ *       its marker — and counted ({@code skippedSnapshots}, {@code skippedSnapshotRows}), and
+ *       named: a warning naming the versions and, through the {@link SnapshotOrigin}, the file, and
+ *       the gauge {@link #SKIPPED_GAUGE}: versions apply in ascending order only.
  *   <li>The first snapshot (no version applied yet) with no rows fails with {@code
  *       FIRST_SNAPSHOT_EMPTY}; a row or marker without a version with {@code
  *       NULL_SNAPSHOT_VERSION}; a row with a null KEYS column with {@code MALFORMED_SNAPSHOT_ROW}
- *       (all {@link AutoCdcException}, not retried).
+ *       (all {@link AutoCdcException}, not retried). Messages name the version and, when the flow
+ *       has a {@link SnapshotOrigin}, where it came from (the snapshot file).
  *   <li>Rows of a second version before the first one's marker break the input contract: {@link
  *       IllegalStateException}.
  * </ul>
@@ -41,7 +47,8 @@ import java.util.List;
  * (operator list state, one subtask): the last applied version, the version being read and its row
  * count so far, so a restore in the middle of a snapshot goes on counting it. Counters: {@code
  * snapshots} (applied); gauge {@code lastAppliedSnapshot} (the ordering {@code long} of the last
- * applied version, {@code Long.MIN_VALUE} before the first) in the group {@code flow=<flow name>}.
+ * applied version, {@code Long.MIN_VALUE} before the first) and gauge {@link #SKIPPED_GAUGE} in the
+ * group {@code flow=<flow name>}.
  */
 @Internal
 public final class SnapshotSequencer extends AbstractStreamOperator<RowData>
@@ -59,8 +66,19 @@ public final class SnapshotSequencer extends AbstractStreamOperator<RowData>
     /** Gauge: the last applied version (as its ordering {@code long}). */
     public static final String LAST_APPLIED_GAUGE = "lastAppliedSnapshot";
 
+    /**
+     * Gauge (a {@code String}): the snapshots this instance skipped since it started, each as
+     * {@code snapshot <version>} plus its origin in parentheses (the file), joined by {@code "; "};
+     * empty when none was. At most {@link #SKIPPED_NAMED} are named, then {@code ... and <n> more}.
+     */
+    public static final String SKIPPED_GAUGE = "skippedSnapshotNames";
+
+    /** How many skipped snapshots {@link #SKIPPED_GAUGE} names at most. */
+    static final int SKIPPED_NAMED = 100;
+
     private final AutoCdcSpec spec;
     private final SnapshotVersions versions;
+    @Nullable private final SnapshotOrigin origin;
 
     private transient ListState<Long> state;
     private transient long applied;
@@ -70,10 +88,20 @@ public final class SnapshotSequencer extends AbstractStreamOperator<RowData>
     private transient Counter snapshots;
     private transient Counter skipped;
     private transient Counter skippedRows;
+    private transient List<String> skippedNames;
 
+    /** An ordering step whose messages name versions only (no {@link SnapshotOrigin}). */
     public SnapshotSequencer(AutoCdcSpec spec) {
+        this(spec, null);
+    }
+
+    /**
+     * @param origin names the input of a version in messages (the snapshot file), or null
+     */
+    public SnapshotSequencer(AutoCdcSpec spec, @Nullable SnapshotOrigin origin) {
         this.spec = spec;
         this.versions = new SnapshotVersions(spec);
+        this.origin = origin;
     }
 
     @Override
@@ -111,9 +139,10 @@ public final class SnapshotSequencer extends AbstractStreamOperator<RowData>
         snapshots = getMetricGroup().counter("snapshots");
         skipped = getMetricGroup().counter("skippedSnapshots");
         skippedRows = getMetricGroup().counter("skippedSnapshotRows");
-        getMetricGroup()
-                .addGroup(FLOW_GROUP, spec.name())
-                .gauge(LAST_APPLIED_GAUGE, (Gauge<Long>) () -> applied);
+        skippedNames = new CopyOnWriteArrayList<>();
+        MetricGroup flow = getMetricGroup().addGroup(FLOW_GROUP, spec.name());
+        flow.gauge(LAST_APPLIED_GAUGE, (Gauge<Long>) () -> applied);
+        flow.gauge(SKIPPED_GAUGE, (Gauge<String>) this::skippedSnapshotNames);
     }
 
     @Override
@@ -124,11 +153,15 @@ public final class SnapshotSequencer extends AbstractStreamOperator<RowData>
         if (applied != NONE && version <= applied) {
             if (end) {
                 skipped.inc();
+                String name = SnapshotOrigin.phrase(origin, versions, version);
+                if (skippedNames.size() < SKIPPED_NAMED) {
+                    skippedNames.add(name);
+                }
                 LOG.warn(
-                        "Flow '{}': skipped snapshot {}, not newer than the applied snapshot {}"
+                        "Flow '{}': skipped {}, not newer than the applied snapshot {}"
                                 + " (semantics.md A6)",
                         spec.name(),
-                        versions.valueOf(version),
+                        name,
                         versions.valueOf(applied));
             } else {
                 skippedRows.inc();
@@ -147,12 +180,14 @@ public final class SnapshotSequencer extends AbstractStreamOperator<RowData>
         }
         if (end) {
             if (applied == NONE && rows == 0) {
+                String where = origin == null ? null : origin.describe(version);
                 throw new AutoCdcException(
                         AutoCdcException.Code.FIRST_SNAPSHOT_EMPTY,
                         "flow '"
                                 + spec.name()
                                 + "': the first snapshot ("
                                 + versions.valueOf(version)
+                                + (where == null ? "" : ", " + where)
                                 + ") has no rows; an empty first snapshot is refused (a wrong path"
                                 + " or an empty export?)");
             }
@@ -169,8 +204,8 @@ public final class SnapshotSequencer extends AbstractStreamOperator<RowData>
                         AutoCdcException.Code.MALFORMED_SNAPSHOT_ROW,
                         "flow '"
                                 + spec.name()
-                                + "': a row of snapshot "
-                                + versions.valueOf(version)
+                                + "': a row of "
+                                + SnapshotOrigin.phrase(origin, versions, version)
                                 + " has a null KEYS column '"
                                 + spec.sourceType().getFieldNames().get(p)
                                 + "'");
@@ -185,6 +220,13 @@ public final class SnapshotSequencer extends AbstractStreamOperator<RowData>
     @VisibleForTesting
     long skippedSnapshots() {
         return skipped.getCount();
+    }
+
+    /** The value of the gauge {@link #SKIPPED_GAUGE}. */
+    @VisibleForTesting
+    String skippedSnapshotNames() {
+        long more = skipped.getCount() - skippedNames.size();
+        return String.join("; ", skippedNames) + (more > 0 ? " ... and " + more + " more" : "");
     }
 
     @Override

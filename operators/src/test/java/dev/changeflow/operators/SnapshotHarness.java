@@ -13,6 +13,8 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 
+import javax.annotation.Nullable;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
@@ -27,6 +29,7 @@ final class SnapshotHarness implements AutoCloseable {
     private final AutoCdcSpec spec;
     private final SnapshotVersions versions;
     private final boolean rocksDb;
+    @Nullable private final SnapshotOrigin origin;
     private OneInputStreamOperatorTestHarness<RowData, RowData> sequencer;
     private KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> diff;
     final OperatorHarness apply;
@@ -34,7 +37,14 @@ final class SnapshotHarness implements AutoCloseable {
     private long checkpointId;
 
     SnapshotHarness(AutoCdcSpec spec, boolean rocksDb) throws Exception {
+        this(spec, rocksDb, null);
+    }
+
+    /** With {@code origin} naming versions in the operators' messages. */
+    SnapshotHarness(AutoCdcSpec spec, boolean rocksDb, @Nullable SnapshotOrigin origin)
+            throws Exception {
         this.spec = spec;
+        this.origin = origin;
         this.versions = new SnapshotVersions(spec);
         this.rocksDb = rocksDb;
         this.apply = new OperatorHarness(spec, rocksDb, false);
@@ -43,11 +53,13 @@ final class SnapshotHarness implements AutoCloseable {
 
     private void start(OperatorSubtaskState sequencerState, OperatorSubtaskState diffState)
             throws Exception {
-        sequencer = new OneInputStreamOperatorTestHarness<>(new SnapshotSequencer(spec));
+        sequencer = new OneInputStreamOperatorTestHarness<>(new SnapshotSequencer(spec, origin));
         AutoCdcKeySelector keys = new AutoCdcKeySelector(spec);
         diff =
                 new KeyedOneInputStreamOperatorTestHarness<>(
-                        new SnapshotDiffOperator(spec), keys, InternalTypeInfo.of(keys.keyType()));
+                        new SnapshotDiffOperator(spec, origin),
+                        keys,
+                        InternalTypeInfo.of(keys.keyType()));
         StateBackend backend =
                 rocksDb ? new EmbeddedRocksDBStateBackend(false) : new HashMapStateBackend();
         diff.setStateBackend(backend);
@@ -138,6 +150,11 @@ final class SnapshotHarness implements AutoCloseable {
     /** Snapshots the sequencer skipped since the last restart (A6: older than the applied one). */
     long skippedSnapshots() {
         return ((SnapshotSequencer) sequencer.getOperator()).skippedSnapshots();
+    }
+
+    /** The sequencer's gauge {@link SnapshotSequencer#SKIPPED_GAUGE} (since the last restart). */
+    String skippedSnapshotNames() {
+        return ((SnapshotSequencer) sequencer.getOperator()).skippedSnapshotNames();
     }
 
     private static Object field(Object value) {

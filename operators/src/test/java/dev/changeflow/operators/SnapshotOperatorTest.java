@@ -338,4 +338,64 @@ class SnapshotOperatorTest {
                                     + " millisecond");
         }
     }
+
+    /** Names snapshot v as the file {@code /exports/snapshot_<v>.csv}, as the file source does. */
+    static final SnapshotOrigin FILES = v -> "file /exports/snapshot_" + v + ".csv";
+
+    /** With an origin (the snapshot files), every A6 error and skipped snapshot names the file. */
+    @Test
+    void errorsAndSkippedSnapshotsNameTheFile() throws Exception {
+        AutoCdcSpec spec = flow(new BigIntType(), "city").build();
+        try (SnapshotHarness h = new SnapshotHarness(spec, false, FILES)) {
+            assertThatThrownBy(() -> h.end(1L))
+                    .isInstanceOf(AutoCdcException.class)
+                    .hasMessage(
+                            "FIRST_SNAPSHOT_EMPTY: flow 'snap': the first snapshot (1, file"
+                                    + " /exports/snapshot_1.csv) has no rows; an empty first"
+                                    + " snapshot is refused (a wrong path or an empty export?)");
+        }
+        try (SnapshotHarness h = new SnapshotHarness(spec, false, FILES)) {
+            assertThatThrownBy(() -> h.row(2L, null, "Oaxaca"))
+                    .isInstanceOf(AutoCdcException.class)
+                    .hasMessage(
+                            "MALFORMED_SNAPSHOT_ROW: flow 'snap': a row of snapshot 2 (file"
+                                    + " /exports/snapshot_2.csv) has a null KEYS column 'id'");
+        }
+        try (SnapshotHarness h = new SnapshotHarness(spec, false, FILES)) {
+            h.row(3L, 1L, "Oaxaca");
+            assertThatThrownBy(() -> h.row(3L, 1L, "Puebla"))
+                    .isInstanceOf(AutoCdcException.class)
+                    .hasMessage(
+                            "DUPLICATE_KEY_VIOLATION: flow 'snap': key (id=1) appears more than"
+                                    + " once in snapshot 3 (file /exports/snapshot_3.csv); a"
+                                    + " snapshot holds one row per key (KEYS [id])");
+        }
+        try (SnapshotHarness h = new SnapshotHarness(spec, false, FILES)) {
+            h.snapshot(5L, r(1L, "Oaxaca"));
+            assertThat(h.skippedSnapshotNames()).isEmpty();
+            h.snapshot(4L, r(1L, "late"));
+            h.snapshot(5L, r(1L, "again"));
+            assertThat(h.skippedSnapshots()).isEqualTo(2);
+            assertThat(h.skippedSnapshotNames())
+                    .isEqualTo(
+                            "snapshot 4 (file /exports/snapshot_4.csv); snapshot 5 (file"
+                                    + " /exports/snapshot_5.csv)");
+            assertThat(h.table()).containsExactly("(1,Oaxaca)");
+        }
+    }
+
+    /** The gauge names at most {@link SnapshotSequencer#SKIPPED_NAMED} snapshots, then counts. */
+    @Test
+    void skippedSnapshotNamesAreCapped() throws Exception {
+        AutoCdcSpec spec = flow(new BigIntType(), "city").build();
+        try (SnapshotHarness h = new SnapshotHarness(spec, false)) {
+            h.snapshot(1000L, r(1L, "Oaxaca"));
+            for (long v = 1; v <= SnapshotSequencer.SKIPPED_NAMED + 2; v++) {
+                h.end(v);
+            }
+            assertThat(h.skippedSnapshotNames())
+                    .startsWith("snapshot 1; snapshot 2; ")
+                    .endsWith("; snapshot 100 ... and 2 more");
+        }
+    }
 }

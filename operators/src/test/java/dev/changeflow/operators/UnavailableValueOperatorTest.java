@@ -147,4 +147,48 @@ class UnavailableValueOperatorTest {
                                     + " | +I(1,null,3,31,[2])");
         }
     }
+
+    /**
+     * A MongoDB partial update (A5) marks the columns it did not carry with the partial-update bit
+     * (bit 5 here, one past the last source column): a key without a stored row is quarantined
+     * saying the columns were not in the update; every quarantined record is counted in {@code
+     * quarantined}.
+     */
+    @ParameterizedTest(name = "rocksDb={0}")
+    @ValueSource(booleans = {false, true})
+    void partialUpdateOfAKeyWithoutRowSaysTheColumnsWereNotInTheUpdate(boolean rocksDb)
+            throws Exception {
+        byte[] partial = {(byte) (BODY[0] | 1 << 5)};
+        assertThat(AutoCdcSpec.isPartialUpdateMask(partial, SOURCE.getFieldCount())).isTrue();
+        assertThat(AutoCdcSpec.isPartialUpdateMask(BODY, SOURCE.getFieldCount())).isFalse();
+        String detail =
+                "UNAVAILABLE_VALUE: columns [body] were not in the MongoDB partial update (an"
+                        + " update without the full document) and the key has no ";
+        try (OperatorHarness h =
+                new OperatorHarness(spec(ScdType.TYPE_1).build(), rocksDb, false)) {
+            h.apply(up(1, null, 5, 10, partial), up(2, null, 6, 11, BODY));
+            h.apply(up(1, "big", 1, 12, null), up(1, null, 2, 13, partial));
+            assertThat(h.take()).containsExactly("+I(1,big,1)", "-U(1,big,1)", "+U(1,big,2)");
+            assertThat(h.quarantined())
+                    .containsExactly(
+                            detail + "stored row to keep their values from | +I(1,null,5,10,[34])",
+                            BODY_DETAIL
+                                    + "stored row to keep their values from | +I(2,null,6,11,[2])");
+            assertThat(quarantinedCount(h)).isEqualTo(2);
+        }
+        try (OperatorHarness h =
+                new OperatorHarness(spec(ScdType.TYPE_2).build(), rocksDb, false)) {
+            h.apply(up(1, null, 5, 10, partial));
+            assertThat(h.quarantined())
+                    .containsExactly(
+                            detail
+                                    + "stored row below this record to keep their values from"
+                                    + " | +I(1,null,5,10,[34])");
+            assertThat(quarantinedCount(h)).isEqualTo(1);
+        }
+    }
+
+    private static long quarantinedCount(OperatorHarness h) {
+        return ((AutoCdcApplyOperator) h.harness().getOperator()).quarantinedRecords();
+    }
 }

@@ -69,6 +69,23 @@ public final class LocalMetrics implements MetricReporter {
         return values;
     }
 
+    /**
+     * The non-empty texts of the gauges with this simple name registered in the group {@code
+     * flow=<flow>}, one per subtask that has one (e.g. {@code SnapshotSequencer.SKIPPED_GAUGE}).
+     */
+    public static List<String> texts(String name, String flow) {
+        List<String> texts = new ArrayList<>();
+        for (Metric m : FLOW_METRICS.getOrDefault(name + "@" + flow, List.of())) {
+            if (m instanceof Gauge) {
+                Object v = ((Gauge<?>) m).getValue();
+                if (v != null && !v.toString().isEmpty()) {
+                    texts.add(v.toString());
+                }
+            }
+        }
+        return texts;
+    }
+
     private static long sum(List<Metric> metrics) {
         long total = 0;
         for (Metric m : metrics) {

@@ -32,7 +32,8 @@ import java.util.TreeMap;
  * retained checkpoint or savepoint there. It reads every snapshot file up to the newest version in
  * each flow's folder at launch (files read by earlier runs are known to the restored source and not
  * read again), then stops with a savepoint and prints a summary: snapshots applied, snapshots
- * skipped because they were not newer than the applied one, rows per table.
+ * skipped because they were not newer than the applied one (each named by its file), rows per
+ * table.
  *
  * <p>Local folders only; a flows file holds either snapshot flows or change-record flows.
  */
@@ -47,6 +48,12 @@ public final class LocalSnapshotIngest {
 
         /** Snapshots skipped by this run: not newer than the applied one (A6). */
         public long skipped;
+
+        /**
+         * The snapshots skipped by this run, named: per flow with a skipped snapshot, {@code
+         * <flow>: snapshot <version> (file <path>)}, several joined by {@code "; "}.
+         */
+        public final List<String> skippedNames = new ArrayList<>();
 
         /** Live rows per table after the run. */
         public final Map<String, Long> rows = new TreeMap<>();
@@ -158,6 +165,12 @@ public final class LocalSnapshotIngest {
                     job -> summary.savepoint = watch(job, newest, checkpoints));
             summary.applied = LocalMetrics.sum("snapshots");
             summary.skipped = LocalMetrics.sum("skippedSnapshots");
+            for (SnapshotJob.Plan p : plans) {
+                for (String names :
+                        LocalMetrics.texts(SnapshotSequencer.SKIPPED_GAUGE, p.spec.name())) {
+                    summary.skippedNames.add(p.spec.name() + ": " + names);
+                }
+            }
             Path savepoint = Path.of(URI.create(summary.savepoint));
             state.markCommitted(savepoint);
             checkpoints.cleanUpOlderState(savepoint);
@@ -165,6 +178,9 @@ public final class LocalSnapshotIngest {
                     "Done: %d snapshot(s) applied, %d skipped (not newer than the applied one, not"
                             + " applied). State saved in %s%n",
                     summary.applied, summary.skipped, summary.savepoint);
+            for (String skipped : summary.skippedNames) {
+                o.out.println("  skipped " + skipped);
+            }
             for (SnapshotJob.Plan p : plans) {
                 long rows = TableRows.count(cat.loadTable(p.target));
                 summary.rows.put(p.target.toString(), rows);

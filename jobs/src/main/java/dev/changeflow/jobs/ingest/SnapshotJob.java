@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.SnapshotVersions;
@@ -79,14 +80,30 @@ public final class SnapshotJob {
      *
      * @param namespace the target's namespace when {@code target} names none
      * @throws IllegalArgumentException for a bad schema or a flow without {@code from-snapshot}
-     * @throws dev.changeflow.operators.AutoCdcException for a definition that breaks A1, or {@code
-     *     SNAPSHOT_VERSION_NOT_SORTABLE} for a snapshot file name without a version (A6)
+     * @throws AutoCdcException for a definition that breaks A1 ({@code KEY_NOT_IN_SOURCE} lists the
+     *     declared columns, not the internal version column), or, for a local folder, {@code
+     *     SNAPSHOT_VERSION_NOT_SORTABLE} for a snapshot file name without a version and {@code
+     *     SNAPSHOT_FOLDER_NOT_FOUND} for a folder that does not exist, naming the flow (A6)
      */
     public static Plan plan(FlowConfig f, String namespace) {
         if (f.fromSnapshot == null) {
             throw new IllegalArgumentException("flow '" + f.flowName() + "' has no from-snapshot");
         }
         RowType declared = SchemaSampler.parseColumns(f.schema);
+        for (String k : f.keys) {
+            // checked here, against the declared columns only: the version column is internal
+            if (!declared.getFieldNames().contains(k)) {
+                throw new AutoCdcException(
+                        AutoCdcException.Code.KEY_NOT_IN_SOURCE,
+                        "flow '"
+                                + f.flowName()
+                                + "': KEYS column '"
+                                + k
+                                + "' is not in the flow's schema "
+                                + declared.getFieldNames()
+                                + "; name an existing column");
+            }
+        }
         List<RowType.RowField> fields = new ArrayList<>();
         for (RowType.RowField c : declared.getFields()) {
             fields.add(
@@ -107,7 +124,15 @@ public final class SnapshotJob {
                         .build();
         String folder = folderUri(f.fromSnapshot);
         if (folder.startsWith("file:")) {
-            SnapshotFileNames.list(java.nio.file.Path.of(URI.create(folder)));
+            try {
+                SnapshotFileNames.list(java.nio.file.Path.of(URI.create(folder)));
+            } catch (AutoCdcException e) {
+                if (e.code() != AutoCdcException.Code.SNAPSHOT_FOLDER_NOT_FOUND) {
+                    throw e;
+                }
+                String message = e.getMessage().substring(e.code().name().length() + 2);
+                throw new AutoCdcException(e.code(), "flow '" + f.flowName() + "': " + message);
+            }
         }
         String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
         TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
@@ -152,7 +177,9 @@ public final class SnapshotJob {
             @Nullable Duration monitorInterval) {
         DataStream<RowData> snapshots =
                 SnapshotFiles.stream(env, new Path(plan.folder), plan.spec, monitorInterval);
-        AutoCdcOperators.Applied applied = AutoCdcOperators.applySnapshots(snapshots, plan.spec);
+        AutoCdcOperators.Applied applied =
+                AutoCdcOperators.applySnapshots(
+                        snapshots, plan.spec, SnapshotFiles.origin(new Path(plan.folder)));
         StreamingTableSink.write(
                 applied.rows,
                 catalog.loader(),

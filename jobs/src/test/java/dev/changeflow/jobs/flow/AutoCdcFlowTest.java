@@ -1,10 +1,13 @@
 package dev.changeflow.jobs.flow;
 
+import dev.changeflow.jobs.ingest.LocalMetrics;
+import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
 
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.Table;
@@ -140,8 +143,13 @@ class AutoCdcFlowTest {
                                 updated("{\"balance\": {\"$numberDecimal\": \"7.10\"}}", "null"),
                                 3),
                         mongo(1006, "u", "null", updated("{\"name\": \"Nobody\"}", "null"), 4));
+        // the launcher's metric reporter: its sum of 'quarantined' is the run summary's count
+        Configuration conf = new Configuration();
+        conf.setString(LocalMetrics.CONFIG_KEY, LocalMetrics.Factory.class.getName());
+        LocalMetrics.reset();
         for (ScdType type : List.of(ScdType.TYPE_1, ScdType.TYPE_2)) {
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+            StreamExecutionEnvironment env =
+                    StreamExecutionEnvironment.createLocalEnvironment(1, conf);
             String target = type == ScdType.TYPE_1 ? "shop.customers" : "shop.customers_history";
             AutoCdcFlow.forStream(env.fromData(lines))
                     .sourceTable("customers")
@@ -177,6 +185,22 @@ class AutoCdcFlowTest {
             reasons.add(r.getField("reason") + " " + r.getField("flow"));
         }
         assertThat(reasons).hasSize(2).allMatch(r -> r.startsWith("UNAVAILABLE_VALUE "));
+        // the AUTO CDC operator's quarantine rows are counted as the summary counts quarantined
+        assertThat(LocalMetrics.sum("quarantined")).isEqualTo(2);
+        // the partial update of 1006, a key without a stored row, says what is missing (A5)
+        List<String> details = new ArrayList<>();
+        for (Record r :
+                TableRows.read(cat.loadTable(QuarantineTable.identifier(Namespace.of("shop"))))) {
+            details.add(r.getField("flow") + ": " + r.getField("detail"));
+        }
+        assertThat(details)
+                .containsExactlyInAnyOrder(
+                        "customers: columns [balance, ref] were not in the MongoDB partial update"
+                                + " (an update without the full document) and the key has no"
+                                + " stored row to keep their values from",
+                        "customers_history: columns [balance, ref] were not in the MongoDB partial"
+                                + " update (an update without the full document) and the key has"
+                                + " no stored row below this record to keep their values from");
     }
 
     @Test
@@ -320,5 +344,42 @@ class AutoCdcFlowTest {
                 .hasMessage(
                         "AutoCdcFlow into shop.items: from-snapshot flows are built with"
                                 + " AutoCdcFlow.fromSnapshots");
+    }
+
+    /**
+     * AUTO CDC FROM SNAPSHOT (A6): a KEYS column outside the declared schema lists the declared
+     * columns only (not the internal version column), and a missing folder is
+     * SNAPSHOT_FOLDER_NOT_FOUND naming the flow and the folder.
+     */
+    @Test
+    void fromSnapshotsNamesDeclaredColumnsAndAMissingFolder() throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        Path folder = java.nio.file.Files.createDirectories(warehouse.resolve("exports"));
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.fromSnapshots(env, folder.toString())
+                                        .keys("code")
+                                        .schema("id BIGINT, city STRING")
+                                        .catalog(catalog)
+                                        .into("geo.cities"))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "KEY_NOT_IN_SOURCE: flow 'cities': KEYS column 'code' is not in the"
+                                + " flow's schema [id, city]; name an existing column");
+        Path missing = warehouse.resolve("no-such-exports").toAbsolutePath();
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.fromSnapshots(env, missing.toString())
+                                        .keys("id")
+                                        .schema("id BIGINT, city STRING")
+                                        .catalog(catalog)
+                                        .into("geo.cities"))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "SNAPSHOT_FOLDER_NOT_FOUND: flow 'cities': snapshot folder "
+                                + missing
+                                + " does not exist; 'from-snapshot' names the folder that holds"
+                                + " the snapshot files (snapshot_1.csv, snapshot_2.csv, ...)");
     }
 }

@@ -1,5 +1,6 @@
 package dev.changeflow.sources.changes;
 
+import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.quarantine.QuarantineReason;
 
 import org.apache.flink.annotation.Internal;
@@ -84,7 +85,8 @@ final class RowAssembler {
      * partial updates"): {@code image} holds the key, the changed columns and the removed ones
      * (null); every other data column is marked unavailable, so the AUTO CDC apply keeps its stored
      * value (as for an A3/A4 placeholder; a key without a stored row is quarantined there as {@code
-     * UNAVAILABLE_VALUE}).
+     * UNAVAILABLE_VALUE}). The mask carries the partial-update bit ({@link
+     * AutoCdcSpec#markPartialUpdate}), so that quarantine says the columns were not in the update.
      */
     DecodeOutcome partialUpsert(FlowPlan plan, ChangeRecordParser record, JsonFields image)
             throws IOException, ValueConverter.InvalidRecord {
@@ -165,6 +167,10 @@ final class RowAssembler {
                     conv.unavailable[c / 8] |= (byte) (1 << (c % 8));
                     present[c] = true;
                 }
+            }
+            if (conv.unavailable != null) {
+                // the operator's UNAVAILABLE_VALUE then says "not in the partial update"
+                conv.unavailable = AutoCdcSpec.markPartialUpdate(conv.unavailable, plan.arity);
             }
         }
         if (!conv.unknownFields.isEmpty()

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvParser;
 import com.fasterxml.jackson.dataformat.csv.CsvSchema;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.io.compression.InflaterInputStreamFactory;
@@ -44,10 +45,11 @@ import java.util.function.Function;
  * <p>Positions are record counts (the end marker counts), so a restored reader opens the file again
  * and skips what it emitted before. Files are not split.
  *
- * <p>A value that does not fit its column, a declared column missing from a CSV header, or a line
- * that is not a JSON object fails the job with {@code MALFORMED_SNAPSHOT_ROW} naming the file, the
- * row and the column: a snapshot is never applied in part, since a row left out would read as a
- * delete.
+ * <p>A value that does not fit its column, a declared column missing from a CSV header, a CSV row
+ * with fewer fields than the header, a line that is not a JSON object, or a null KEYS column fails
+ * the job with {@code MALFORMED_SNAPSHOT_ROW} naming the file (whose name holds the version), the
+ * row and the column (and for CSV the file's header): a snapshot is never applied in part, since a
+ * row left out would read as a delete. Rows are counted from 1, the CSV header not counted.
  */
 @Internal
 final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
@@ -58,10 +60,16 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
 
     private final RowType rowType;
     private final SnapshotVersions versions;
+    private final int[] keyPositions;
 
-    SnapshotBulkFormat(RowType rowType, SnapshotVersions versions) {
+    /**
+     * @param rowType the flow's source type (its version column is {@code versions.index()})
+     * @param keyPositions positions of the KEYS columns in {@code rowType}: null there is an error
+     */
+    SnapshotBulkFormat(RowType rowType, SnapshotVersions versions, int[] keyPositions) {
         this.rowType = rowType;
         this.versions = versions;
+        this.keyPositions = keyPositions.clone();
     }
 
     @Override
@@ -103,7 +111,7 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
         private final boolean empty;
 
         FileReader(FileSourceSplit split, long skip) throws IOException {
-            this.file = split.path().toString();
+            this.file = SnapshotFiles.display(split.path());
             String name = split.path().getName();
             this.version = versions.valueOf(SnapshotFileNames.version(name));
             this.csv = SnapshotFileNames.format(name) == SnapshotFileNames.Format.CSV;
@@ -163,7 +171,19 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
             try {
                 if (!empty && (csv ? csvRows.hasNextValue() : jsonRows.hasNextValue())) {
                     row++;
-                    return csv ? fromCsv(csvRows.nextValue()) : fromJson(jsonRows.nextValue());
+                    RowData r = csv ? fromCsv(csvRows.nextValue()) : fromJson(jsonRows.nextValue());
+                    for (int k : keyPositions) {
+                        if (r.isNullAt(k)) {
+                            throw malformed(
+                                    "has a null KEYS column '"
+                                            + rowType.getFieldNames().get(k)
+                                            + "' (snapshot "
+                                            + version
+                                            + ")",
+                                    null);
+                        }
+                    }
+                    return r;
                 }
             } catch (IOException e) {
                 throw malformed("cannot be read: " + e.getMessage(), e);
@@ -176,17 +196,38 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
             return row(
                     column -> {
                         if (!values.containsKey(column)) {
+                            List<String> header = header();
                             throw malformed(
-                                    "has no column '"
-                                            + column
-                                            + "' (header: "
-                                            + values.keySet()
-                                            + ")",
+                                    header.contains(column)
+                                            ? "has "
+                                                    + values.size()
+                                                    + " field(s), the header has "
+                                                    + header.size()
+                                                    + ": no value for column '"
+                                                    + column
+                                                    + "' (header: "
+                                                    + header
+                                                    + ")"
+                                            : "has no column '"
+                                                    + column
+                                                    + "' (header: "
+                                                    + header
+                                                    + ")",
                                     null);
                         }
                         String text = values.get(column);
                         return text == null || text.isEmpty() ? null : text;
                     });
+        }
+
+        /** The column names of the CSV file's header line (read with the first row). */
+        private List<String> header() {
+            CsvSchema schema = ((CsvParser) csvRows.getParser()).getSchema();
+            List<String> names = new ArrayList<>(schema.size());
+            for (int i = 0; i < schema.size(); i++) {
+                names.add(schema.columnName(i));
+            }
+            return names;
         }
 
         private RowData fromJson(JsonNode node) {

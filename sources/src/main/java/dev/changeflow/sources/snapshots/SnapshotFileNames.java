@@ -75,10 +75,22 @@ public final class SnapshotFileNames {
      * The snapshot files of a local folder by version, checked as the source will read them: every
      * file not {@link #ignored} must carry a version, and no two files the same one.
      *
-     * @throws AutoCdcException {@code SNAPSHOT_VERSION_NOT_SORTABLE} naming the file(s)
-     * @throws UncheckedIOException when the folder cannot be listed
+     * @throws AutoCdcException {@code SNAPSHOT_VERSION_NOT_SORTABLE} naming the file(s), {@code
+     *     SNAPSHOT_FOLDER_NOT_FOUND} naming the folder when it does not exist or is a file
+     * @throws UncheckedIOException when the folder exists but cannot be listed
      */
     public static TreeMap<Long, Path> list(Path folder) {
+        if (!Files.isDirectory(folder)) {
+            throw new AutoCdcException(
+                    AutoCdcException.Code.SNAPSHOT_FOLDER_NOT_FOUND,
+                    "snapshot folder "
+                            + folder
+                            + (Files.exists(folder)
+                                    ? " is a file, not a folder"
+                                    : " does not exist")
+                            + "; 'from-snapshot' names the folder that holds the snapshot files"
+                            + " (snapshot_1.csv, snapshot_2.csv, ...)");
+        }
         List<Path> files = new ArrayList<>();
         try (Stream<Path> s = Files.list(folder)) {
             s.filter(Files::isRegularFile)

@@ -2,11 +2,13 @@ package dev.changeflow.sources.snapshots;
 
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.SnapshotOrigin;
 import dev.changeflow.operators.SnapshotVersions;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.connector.file.src.FileSource;
+import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -16,7 +18,11 @@ import org.apache.flink.table.types.logical.RowType;
 
 import javax.annotation.Nullable;
 
+import java.io.File;
+import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Entry point of the snapshot-folder source of AUTO CDC FROM SNAPSHOT (semantics.md A6): a Flink
@@ -33,7 +39,7 @@ import java.time.Duration;
  *
  * <pre>{@code
  * DataStream<RowData> snapshots = SnapshotFiles.stream(env, new Path("/exports/customers"), spec, null);
- * AutoCdcOperators.applySnapshots(snapshots, spec);
+ * AutoCdcOperators.applySnapshots(snapshots, spec, SnapshotFiles.origin(folder));
  * }</pre>
  */
 @PublicEvolving
@@ -81,7 +87,9 @@ public final class SnapshotFiles {
             }
         }
         FileSource.FileSourceBuilder<RowData> b =
-                FileSource.forBulkFileFormat(new SnapshotBulkFormat(type, versions), folder)
+                FileSource.forBulkFileFormat(
+                                new SnapshotBulkFormat(type, versions, spec.keyIndexesInSource()),
+                                folder)
                         .setSplitAssigner(SnapshotSplitAssigner::new);
         if (monitorInterval != null) {
             b.monitorContinuously(monitorInterval);
@@ -104,5 +112,60 @@ public final class SnapshotFiles {
                         "snapshot files " + spec.name())
                 .uid(UID_PREFIX + spec.name())
                 .setParallelism(1);
+    }
+
+    /**
+     * Names the snapshot file of a version of {@code folder} in the messages of the snapshot
+     * operators ({@code file /exports/customers/snapshot_3.csv}), for {@code
+     * AutoCdcOperators.applySnapshots}. It lists the folder when asked (only on an error or a
+     * skipped snapshot, never per row); several files of one version are all named ({@code files a,
+     * b}); a version without a file (the file was removed since) reads {@code no file of version 3
+     * left in /exports/customers}, a folder that cannot be listed {@code a file of version 3 in
+     * /exports/customers}.
+     */
+    public static SnapshotOrigin origin(Path folder) {
+        String uri = folder.toUri().toString();
+        return version -> describe(new Path(uri), version);
+    }
+
+    private static String describe(Path folder, long version) {
+        List<String> files = new ArrayList<>();
+        try {
+            FileStatus[] listed = folder.getFileSystem().listStatus(folder);
+            if (listed == null) {
+                throw new IOException("cannot list " + folder);
+            }
+            for (FileStatus f : listed) {
+                String name = f.getPath().getName();
+                if (!f.isDir() && !SnapshotFileNames.ignored(name) && versionOf(name) == version) {
+                    files.add(display(f.getPath()));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return "a file of version " + version + " in " + display(folder);
+        }
+        if (files.isEmpty()) {
+            return "no file of version " + version + " left in " + display(folder);
+        }
+        files.sort(null);
+        return (files.size() == 1 ? "file " : "files ") + String.join(", ", files);
+    }
+
+    /** The version in a file's name, or {@code Long.MIN_VALUE} when it has none. */
+    private static long versionOf(String name) {
+        try {
+            return SnapshotFileNames.version(name);
+        } catch (AutoCdcException e) {
+            return Long.MIN_VALUE;
+        }
+    }
+
+    /** A path as messages show it: a local path without {@code file:}, else the URI. */
+    static String display(Path path) {
+        java.net.URI uri = path.toUri();
+        if (uri.getScheme() == null || "file".equals(uri.getScheme())) {
+            return new File(uri.getPath()).getPath();
+        }
+        return path.toString();
     }
 }

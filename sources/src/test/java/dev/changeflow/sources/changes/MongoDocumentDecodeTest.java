@@ -145,10 +145,14 @@ class MongoDocumentDecodeTest {
                         row(RowKind.DELETE, "d", 31, 1004L, null, null, null, null));
     }
 
-    /** The row of a partial update: {@code mask} in the {@code _unavailable_columns} column. */
+    /**
+     * The row of a partial update: {@code mask} in the {@code _unavailable_columns} column, with
+     * the partial-update bit 18 (one past the last of the 18 source columns, {@code
+     * AutoCdcSpec.markPartialUpdate}) set.
+     */
     private static GenericRowData partial(String op, int ord, int mask, Object... data) {
         GenericRowData r = row(RowKind.INSERT, op, ord, data);
-        r.setField(5 + 11, new byte[] {(byte) mask});
+        r.setField(5 + 11, new byte[] {(byte) mask, 0, 0b100});
         return r;
     }
 

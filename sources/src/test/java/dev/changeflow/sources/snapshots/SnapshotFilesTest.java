@@ -161,6 +161,80 @@ class SnapshotFilesTest {
                 .hasMessageEndingWith("snapshot_6.json row 1 is not a JSON object");
     }
 
+    /**
+     * A CSV row shorter than the header names the header line of the file (not the fields the row
+     * has), and a null KEYS column names the file, the row and the version.
+     */
+    @Test
+    void shortCsvRowAndNullKeyNameTheFileHeaderAndRow() throws IOException {
+        Files.writeString(dir.resolve("snapshot_7.csv"), "id,city,n,amount,day\n1,a,2,3,\n2,b\n");
+        assertThatThrownBy(() -> read("snapshot_7.csv", 0))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + dir.resolve("snapshot_7.csv")
+                                + " row 2 has 2 field(s), the header has 5: no value for column"
+                                + " 'n' (header: [id, city, n, amount, day])");
+        Files.writeString(dir.resolve("snapshot_8.csv"), "id,city,n,amount,day\n1,a,,,\n,b,,,\n");
+        assertThatThrownBy(() -> read("snapshot_8.csv", 0))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + dir.resolve("snapshot_8.csv")
+                                + " row 2 has a null KEYS column 'id' (snapshot 8)");
+        Files.writeString(dir.resolve("snapshot_9.json"), "{\"city\": \"a\"}\n");
+        assertThatThrownBy(() -> read("snapshot_9.json", 0))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + dir.resolve("snapshot_9.json")
+                                + " row 1 has a null KEYS column 'id' (snapshot 9)");
+    }
+
+    /** A folder that does not exist (or is a file) is SNAPSHOT_FOLDER_NOT_FOUND naming it. */
+    @Test
+    void missingFolderIsAnErrorNamingIt() throws IOException {
+        java.nio.file.Path missing = dir.resolve("exports");
+        assertThatThrownBy(() -> SnapshotFileNames.list(missing))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "SNAPSHOT_FOLDER_NOT_FOUND: snapshot folder "
+                                + missing
+                                + " does not exist; 'from-snapshot' names the folder that holds"
+                                + " the snapshot files (snapshot_1.csv, snapshot_2.csv, ...)");
+        Files.writeString(missing, "id\n");
+        assertThatThrownBy(() -> SnapshotFileNames.list(missing))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "SNAPSHOT_FOLDER_NOT_FOUND: snapshot folder "
+                                + missing
+                                + " is a file, not a folder; 'from-snapshot' names the folder"
+                                + " that holds the snapshot files (snapshot_1.csv, snapshot_2.csv,"
+                                + " ...)");
+    }
+
+    /** The origin of a version is its file in the folder, listed when asked. */
+    @Test
+    void originNamesTheFileOfAVersion() throws IOException {
+        Files.writeString(dir.resolve("snapshot_3.csv"), "id\n");
+        Files.writeString(dir.resolve("snapshot_4.json"), "{}\n");
+        Files.writeString(dir.resolve(".snapshot_4.csv"), "id\n");
+        Files.writeString(dir.resolve("notes.txt"), "x");
+        dev.changeflow.operators.SnapshotOrigin origin =
+                SnapshotFiles.origin(new Path(dir.toUri()));
+        assertThat(origin.describe(3)).isEqualTo("file " + dir.resolve("snapshot_3.csv"));
+        assertThat(origin.describe(5)).isEqualTo("no file of version 5 left in " + dir);
+        Files.writeString(dir.resolve("export_4.csv"), "id\n");
+        assertThat(origin.describe(4))
+                .isEqualTo(
+                        "files "
+                                + dir.resolve("export_4.csv")
+                                + ", "
+                                + dir.resolve("snapshot_4.json"));
+        assertThat(SnapshotFiles.origin(new Path(dir.resolve("gone").toUri())).describe(1))
+                .isEqualTo("a file of version 1 in " + dir.resolve("gone"));
+    }
+
     private FileSourceSplit split(String name) {
         return new FileSourceSplit(name, new Path(dir.resolve(name).toUri()), 0, 1, 0, 1);
     }
@@ -182,7 +256,8 @@ class SnapshotFilesTest {
                                 : new CheckpointedPosition(CheckpointedPosition.NO_OFFSET, skip));
         AutoCdcSpec spec = spec();
         SnapshotBulkFormat format =
-                new SnapshotBulkFormat(spec.sourceType(), new SnapshotVersions(spec));
+                new SnapshotBulkFormat(
+                        spec.sourceType(), new SnapshotVersions(spec), spec.keyIndexesInSource());
         List<String> out = new ArrayList<>();
         try (BulkFormat.Reader<RowData> reader =
                 skip == 0
