@@ -3,6 +3,7 @@ package dev.changeflow.jobs.cli;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalogFactory;
 import dev.changeflow.sources.cdf.sql.TableChangesRewrite;
 
@@ -21,6 +22,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.PrintStream;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -39,16 +41,29 @@ import java.util.concurrent.Callable;
  * that re-distributes rows (join, GROUP BY) needs {@code ORDER BY _commit_version}, which BATCH
  * mode supports on any column.
  *
+ * <p>In STREAMING mode a query's result is a changelog (semantics.md G1: {@code db.`t$changelog`},
+ * or any aggregate or join): each row starts with its row kind in column {@code op} ({@code +I},
+ * {@code -U}, {@code +U}, {@code -D}), as Flink's SQL client prints it. {@code SELECT *} leaves out
+ * virtual metadata columns ({@link ChangeflowCatalog#excludeMetadataColumnsFromSelectStar}: {@code
+ * _commit_version} and {@code _commit_timestamp} of {@code t$changelog} are selectable by name).
+ *
  * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1.
  */
 @Command(
         name = "sql",
         mixinStandardHelpOptions = true,
         description =
-                "Run Flink SQL statements (table_changes(...) and db.`t$changes` read change feeds) on the local warehouse.")
+                "Run Flink SQL statements on the local warehouse. table_changes(...) and db.`t$changes` "
+                        + "read change feeds; db.`t$changelog` reads one as a changelog (+I/-U/+U/-D row "
+                        + "kinds, --streaming only; add /*+ OPTIONS('bounded'='true') */ for a read that "
+                        + "finishes). SELECT * leaves out the virtual metadata columns _commit_version "
+                        + "and _commit_timestamp of t$changelog; select them by name.")
 public final class SqlCommand implements Callable<Integer> {
     /** Name of the catalog the statements run in. */
     static final String CATALOG = "changeflow";
+
+    /** Header of the row-kind column of STREAMING-mode results, as Flink's SQL client names it. */
+    static final String ROW_KIND_COLUMN = "op";
 
     @Option(
             names = {"-e", "--execute"},
@@ -67,8 +82,14 @@ public final class SqlCommand implements Callable<Integer> {
 
     @Option(
             names = "--streaming",
-            description = "Run in STREAMING mode (change-feed reads then need an ending bound).")
+            description =
+                    "Run in STREAMING mode: t$changes and table_changes(...) reads then need an ending "
+                            + "bound, t$changelog reads 'bounded'='true' to finish; query rows start with "
+                            + "their row kind, column op (+I, -U, +U, -D).")
     boolean streaming;
+
+    /** Where results print (standard output; tests replace it). */
+    PrintStream out = System.out;
 
     @Override
     public Integer call() throws Exception {
@@ -78,6 +99,7 @@ public final class SqlCommand implements Callable<Integer> {
                         streaming
                                 ? EnvironmentSettings.inStreamingMode()
                                 : EnvironmentSettings.inBatchMode());
+        ChangeflowCatalog.excludeMetadataColumnsFromSelectStar(tEnv.getConfig());
         tEnv.createCatalog(
                 CATALOG,
                 CatalogDescriptor.of(
@@ -85,7 +107,7 @@ public final class SqlCommand implements Callable<Integer> {
         tEnv.useCatalog(CATALOG);
         for (String statement : statements) {
             String rewritten = TableChangesRewrite.rewrite(statement);
-            print(rewritten, execute(tEnv, rewritten));
+            print(rewritten, execute(tEnv, rewritten), streaming, out);
         }
         return 0;
     }
@@ -103,26 +125,36 @@ public final class SqlCommand implements Callable<Integer> {
         }
     }
 
-    private static void print(String statement, TableResult result) throws Exception {
+    /**
+     * Prints {@code OK} for a statement without rows, else CSV: a header, then one line per row;
+     * with {@code changelog} (STREAMING mode) column {@code op} first, the row's kind.
+     */
+    private static void print(
+            String statement, TableResult result, boolean changelog, PrintStream out)
+            throws Exception {
         String keyword = statement.strip().split("\\s+", 2)[0].toUpperCase(Locale.ROOT);
         boolean writes = keyword.equals("INSERT") || keyword.equals("EXECUTE");
         if (writes || result.getResultKind() != ResultKind.SUCCESS_WITH_CONTENT) {
             result.await();
-            System.out.println("OK");
+            out.println("OK");
             return;
         }
-        System.out.println(String.join(",", result.getResolvedSchema().getColumnNames()));
+        List<String> columns = result.getResolvedSchema().getColumnNames();
+        out.println((changelog ? ROW_KIND_COLUMN + "," : "") + String.join(",", columns));
         try (CloseableIterator<Row> rows = result.collect()) {
             while (rows.hasNext()) {
                 Row row = rows.next();
                 StringBuilder line = new StringBuilder();
+                if (changelog) {
+                    line.append(row.getKind().shortString()).append(',');
+                }
                 for (int i = 0; i < row.getArity(); i++) {
                     if (i > 0) {
                         line.append(',');
                     }
                     line.append(TableRows.formatValue(row.getField(i)));
                 }
-                System.out.println(line);
+                out.println(line);
             }
         }
     }

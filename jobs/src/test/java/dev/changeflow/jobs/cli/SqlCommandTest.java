@@ -3,13 +3,127 @@ package dev.changeflow.jobs.cli;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+/**
+ * The {@code sql} command: its catalog options, and statements run on a local warehouse (a
+ * MiniCluster per run) — reads of {@code db.`t$changelog`} (semantics.md G1) in STREAMING mode
+ * print each row's kind in column {@code op} and leave the metadata columns out of {@code *}.
+ */
 class SqlCommandTest {
+
+    @TempDir Path warehouse;
+
+    /** The lines the command prints for {@code statements}; it must succeed. */
+    private List<String> sql(boolean streaming, String... statements) {
+        SqlCommand command = new SqlCommand();
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        command.out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+        List<String> args = new ArrayList<>(List.of("--warehouse", warehouse.toString()));
+        if (streaming) {
+            args.add("--streaming");
+        }
+        for (String statement : statements) {
+            args.add("-e");
+            args.add(statement);
+        }
+        assertThat(new CommandLine(command).execute(args.toArray(new String[0]))).isZero();
+        return List.of(printed.toString(StandardCharsets.UTF_8).split("\n"));
+    }
+
+    /**
+     * The results of a run of queries, one per query: its header, then its rows (a new result
+     * starts at each header, a line starting with {@code header}).
+     */
+    private static List<List<String>> results(List<String> lines, String header) {
+        List<List<String>> results = new ArrayList<>();
+        for (String line : lines) {
+            if (line.startsWith(header)) {
+                results.add(new ArrayList<>());
+            }
+            results.get(results.size() - 1).add(line);
+        }
+        return results;
+    }
+
+    /**
+     * G1 through {@code changeflow sql --streaming}: {@code db.t} (key id) has version 1 = (1, a),
+     * (2, b) and version 2 = 2 updated to b2. A changelog read prints {@code op} first and, for
+     * {@code *}, t's columns only; the metadata columns are selectable by name; a bounded read from
+     * {@code latest} with {@code changes-only} has nothing to read and prints its header only; from
+     * {@code latest} with the default {@code snapshot-then-changes} it prints the current rows.
+     * BATCH mode prints no {@code op}.
+     */
+    @Test
+    void changelogReadsPrintRowKindsAndTheTablesColumns() {
+        assertThat(
+                        sql(
+                                false,
+                                "CREATE DATABASE db",
+                                "CREATE TABLE db.t (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) "
+                                        + "WITH ('format-version'='2', 'write.upsert.enabled'='true')",
+                                "INSERT INTO db.t VALUES (1, 'a'), (2, 'b')",
+                                "INSERT INTO db.t VALUES (2, 'b2')",
+                                "SELECT * FROM db.t WHERE id = 2"))
+                .containsExactly("OK", "OK", "OK", "OK", "id,name", "2,b2");
+
+        List<List<String>> results =
+                results(
+                        sql(
+                                true,
+                                "SELECT * FROM db.`t$changelog` "
+                                        + "/*+ OPTIONS('starting-version'='2', 'bounded'='true') */",
+                                "SELECT id, _commit_version FROM db.`t$changelog` /*+ OPTIONS("
+                                        + "'starting-version'='2', 'start-mode'='changes-only', 'bounded'='true') */",
+                                "SELECT * FROM db.`t$changelog` /*+ OPTIONS('starting-version'='latest', "
+                                        + "'start-mode'='changes-only', 'bounded'='true') */",
+                                "SELECT * FROM db.`t$changelog` "
+                                        + "/*+ OPTIONS('starting-version'='latest', 'bounded'='true') */"),
+                        "op,");
+        assertThat(results).hasSize(4);
+        // the table as of version 1 as +I, then version 2; per key in order
+        assertThat(results.get(0).get(0)).isEqualTo("op,id,name");
+        assertThat(results.get(0).subList(1, results.get(0).size()))
+                .containsExactlyInAnyOrder("+I,1,a", "+I,2,b", "-U,2,b", "+U,2,b2");
+        assertThat(results.get(0).stream().filter(line -> line.contains(",2,")))
+                .containsExactly("+I,2,b", "-U,2,b", "+U,2,b2");
+        assertThat(results.get(1)).containsExactly("op,id,_commit_version", "-U,2,2", "+U,2,2");
+        assertThat(results.get(2)).containsExactly("op,id,name");
+        assertThat(results.get(3).get(0)).isEqualTo("op,id,name");
+        assertThat(results.get(3).subList(1, results.get(3).size()))
+                .containsExactlyInAnyOrder("+I,1,a", "+I,2,b2");
+    }
+
+    /**
+     * {@code changeflow sql --help} names {@code t$changelog} next to {@code t$changes}, and the
+     * row-kind column of {@code --streaming}.
+     */
+    @Test
+    void helpNamesChangesAndChangelog() {
+        CommandLine command = new CommandLine(new SqlCommand());
+        assertThat(command.getUsageMessage()).contains("`t$changes`").contains("`t$changelog`");
+        assertThat(String.join(" ", command.getCommandSpec().usageMessage().description()))
+                .contains(
+                        "table_changes(...) and db.`t$changes` read change feeds; db.`t$changelog` "
+                                + "reads one as a changelog (+I/-U/+U/-D row kinds, --streaming only;");
+        assertThat(
+                        String.join(
+                                " ",
+                                command.getCommandSpec().findOption("--streaming").description()))
+                .contains("query rows start with their row kind, column op (+I, -U, +U, -D)");
+    }
+
     @Test
     void icebergCatalogPropertiesBecomeChangeflowCatalogOptions() {
         Path warehouse = Path.of("/tmp/wh");

@@ -150,6 +150,9 @@ public final class StreamingAccess {
      * first version to read. A version may be up to latest + 1 (F8, the replay case); beyond that,
      * and for every other rule, the batch errors apply: {@code START_AFTER_LATEST_COMMIT}, {@code
      * VERSION_NOT_AVAILABLE}, {@code INVALID_TIMESTAMP}, {@code TABLE_HISTORY_REWRITTEN} (F3, F4).
+     * Their advice names only options of streams ({@code START_AFTER_LATEST_COMMIT}: an earlier
+     * start or {@code starting-version} = {@code latest}; a stream has no {@code
+     * timestamp-out-of-range.enabled}).
      */
     public static long resolveStart(Table table, Long version, String timestamp) {
         TableVersions versions = TableVersions.of(table);
@@ -157,7 +160,8 @@ public final class StreamingAccess {
         if (version != null && version == latest + 1) {
             return version; // never expired: the earliest available version is at most latest + 1
         }
-        VersionRange range = VersionRange.resolve(versions, version, timestamp, null, null, false);
+        VersionRange range =
+                VersionRange.resolve(versions, version, timestamp, null, null, false, true);
         return range.isEmpty() ? latest + 1 : range.start();
     }
 

@@ -47,8 +47,10 @@ final class VersionRange {
     }
 
     /**
-     * Resolves the bounds against the table's versions. Exactly one of {@code startVersion} and
-     * {@code startTimestamp} is set; at most one of the ending bounds is set (none = latest).
+     * Resolves the bounds of a batch read against the table's versions. Exactly one of {@code
+     * startVersion} and {@code startTimestamp} is set; at most one of the ending bounds is set
+     * (none = latest). A {@code START_AFTER_LATEST_COMMIT} error advises {@code
+     * timestamp-out-of-range.enabled}, an option of batch reads.
      */
     static VersionRange resolve(
             TableVersions versions,
@@ -57,6 +59,31 @@ final class VersionRange {
             Long endVersion,
             String endTimestamp,
             boolean tolerateOutOfRange) {
+        return resolve(
+                versions,
+                startVersion,
+                startTimestamp,
+                endVersion,
+                endTimestamp,
+                tolerateOutOfRange,
+                false);
+    }
+
+    /**
+     * As {@link #resolve(TableVersions, Long, String, Long, String, boolean)}; with {@code stream}
+     * (the start of a streaming read, F6: no ending bound, no tolerance) a {@code
+     * START_AFTER_LATEST_COMMIT} error advises only what a stream accepts — an earlier start, or
+     * {@code starting-version} = {@code latest} — since streams (the changelog {@code t$changelog}
+     * among them) have no {@code timestamp-out-of-range.enabled} (F4, G1).
+     */
+    static VersionRange resolve(
+            TableVersions versions,
+            Long startVersion,
+            String startTimestamp,
+            Long endVersion,
+            String endTimestamp,
+            boolean tolerateOutOfRange,
+            boolean stream) {
         String table = versions.tableName();
         long latest = versions.latestVersion();
         Long startMillis =
@@ -95,6 +122,20 @@ final class VersionRange {
                 if (tolerateOutOfRange) {
                     return empty(startVersion, startVersion);
                 }
+                if (stream) {
+                    throw new CdfException(
+                            CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
+                            String.format(
+                                    "The starting version %d of the change feed of table %s is after the latest "
+                                            + "version %d. Start at version %d or earlier; '%s' = '%s' starts "
+                                            + "after the latest commit.",
+                                    startVersion,
+                                    table,
+                                    latest,
+                                    latest + 1,
+                                    ChangeFeedOptions.STARTING_VERSION.key(),
+                                    ChangeFeedOptions.LATEST));
+                }
                 throw new CdfException(
                         CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
                         String.format(
@@ -109,6 +150,19 @@ final class VersionRange {
             if (start < 0) {
                 if (tolerateOutOfRange) {
                     return empty(latest + 1, latest);
+                }
+                if (stream) {
+                    throw new CdfException(
+                            CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
+                            String.format(
+                                    "The starting timestamp '%s' of the change feed of table %s is after the last "
+                                            + "commit: %s. Give an earlier starting timestamp, or set '%s' = '%s' "
+                                            + "instead to start after the latest commit.",
+                                    startTimestamp,
+                                    table,
+                                    versions.describeLatestCommit(),
+                                    ChangeFeedOptions.STARTING_VERSION.key(),
+                                    ChangeFeedOptions.LATEST));
                 }
                 throw new CdfException(
                         CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,

@@ -3,6 +3,7 @@ package dev.changeflow.sources.cdf;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
+import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
 import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
 import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
@@ -19,8 +20,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import static dev.changeflow.sources.cdf.CdfTestTables.row;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,15 +37,54 @@ class ChangeFeedEnumeratorTest {
 
     @TempDir Path warehouse;
 
-    private MockSplitEnumeratorContext<ChangeFeedSplit> context;
+    private Table table;
+    private RecordingContext context;
     private ChangeFeedEnumerator enumerator;
+
+    /**
+     * Flink's enumerator harness that also records, per reader and in the order the enumerator sent
+     * them, the versions completed ({@code "completed v"}) and the end ({@code "no more splits"}).
+     */
+    private static final class RecordingContext
+            extends MockSplitEnumeratorContext<ChangeFeedSplit> {
+        private final Map<Integer, List<String>> sent =
+                Collections.synchronizedMap(new TreeMap<>());
+
+        RecordingContext(int parallelism) {
+            super(parallelism);
+        }
+
+        private void record(int subtask, String what) {
+            sent.computeIfAbsent(subtask, s -> Collections.synchronizedList(new ArrayList<>()))
+                    .add(what);
+        }
+
+        @Override
+        public void sendEventToSourceReader(int subtaskId, SourceEvent event) {
+            record(subtaskId, "completed " + ((VersionCompletedEvent) event).version());
+            super.sendEventToSourceReader(subtaskId, event);
+        }
+
+        @Override
+        public void signalNoMoreSplits(int subtask) {
+            record(subtask, "no more splits");
+            super.signalNoMoreSplits(subtask);
+        }
+
+        /** What reader {@code subtask} was sent, in order (waits for pending handlers first). */
+        List<String> sentTo(int subtask) throws Exception {
+            getSentSourceEvent();
+            return new ArrayList<>(sent.getOrDefault(subtask, List.of()));
+        }
+    }
+
     private final List<String> consumerPositions = new ArrayList<>();
 
     /** v1: 2 files appended; v2: an update (equality delete + file); v3: an empty commit. */
     @BeforeEach
     void setUp() throws Throwable {
         CdfTestTables tables = new CdfTestTables(warehouse);
-        Table table = tables.create("t", 2);
+        table = tables.create("t", 2);
         table.newAppend()
                 .appendFile(tables.dataFile(table, row(1L, "a", "eu")))
                 .appendFile(tables.dataFile(table, row(2L, "b", "us")))
@@ -55,7 +97,7 @@ class ChangeFeedEnumeratorTest {
                 .commit();
         table.newAppend().commit();
 
-        context = new MockSplitEnumeratorContext<>(2);
+        context = new RecordingContext(2);
         enumerator =
                 new ChangeFeedEnumerator(
                         context,
@@ -100,7 +142,7 @@ class ChangeFeedEnumeratorTest {
     }
 
     @Test
-    void versionsCompleteForEveryReaderAndTheBoundedStreamEnds() throws Exception {
+    void versionsCompleteForEveryReaderAndTheBoundedStreamEnds() throws Throwable {
         enumerator.handleSplitRequest(0, "localhost");
         enumerator.handleSplitRequest(1, "localhost");
         assertThat(assigned()).containsExactly("0:1-A0", "1:1-A1");
@@ -123,15 +165,62 @@ class ChangeFeedEnumeratorTest {
         assertThat(consumerPositions).containsExactly("gold 2 5");
 
         enumerator.handleSplitRequest(0, "localhost");
-        assertThat(context.hasNoMoreSplits(0)).isFalse();
         enumerator.handleSplitRequest(1, "localhost");
         assertThat(assigned()).containsExactly("0:1-A0", "1:1-A1", "0:2-R0", "1:2-A0");
-        assertThat(context.hasNoMoreSplits(0)).isTrue(); // bound 3 planned and handed out
-        assertThat(context.hasNoMoreSplits(1)).isTrue();
+        // bound 3 planned and handed out, but not read yet: the readers go on
+        assertThat(context.hasNoMoreSplits(0)).isFalse();
+        assertThat(context.hasNoMoreSplits(1)).isFalse();
 
         finished(0, "2-R0");
+        assertThat(context.hasNoMoreSplits(0)).isFalse();
         finished(1, "2-A0");
         assertThat(completedSentTo(1)).containsExactly(0L, 1L, 3L); // 2 and the empty 3
+        assertThat(context.hasNoMoreSplits(0)).isTrue();
+        assertThat(context.hasNoMoreSplits(1)).isTrue();
+        // later cycles and requests send nothing more: a reader finishes on "no more splits"
+        context.runPeriodicCallable(0);
+        enumerator.handleSplitRequest(0, "localhost");
+        for (int subtask = 0; subtask < 2; subtask++) {
+            assertThat(context.sentTo(subtask))
+                    .containsExactly("completed 0", "completed 1", "completed 3", "no more splits");
+        }
+    }
+
+    /**
+     * A bounded read with nothing to read ({@code starting-version} = {@code latest} with {@code
+     * bounded}: the start is after the bound) ends at once, and cleanly: each reader is sent the
+     * completed bound, then the end, then nothing — before the fix the end came first and the
+     * completion event then reached a finished reader, which fails the job ("Task is not running,
+     * but in state FINISHED").
+     */
+    @Test
+    void boundedReadWithNothingToReadEndsWithNoEventAfterTheEnd() throws Throwable {
+        RecordingContext empty = new RecordingContext(2);
+        ChangeFeedEnumerator afterBound =
+                new ChangeFeedEnumerator(
+                        empty,
+                        new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE),
+                        "db.t",
+                        1000,
+                        null,
+                        ConsumerPositionListener.NONE,
+                        new ChangeFeedEnumState(
+                                PlanningPosition.at(4), 3, -1, List.of(), Map.of()));
+        afterBound.start();
+        for (int subtask = 0; subtask < 2; subtask++) {
+            empty.registerReader(new ReaderInfo(subtask, "localhost"));
+            afterBound.addReader(subtask);
+        }
+        empty.runPeriodicCallable(0);
+        empty.getSentSourceEvent(); // waits for the cycle's handler
+        afterBound.handleSplitRequest(0, "localhost");
+        afterBound.handleSplitRequest(1, "localhost");
+        empty.runPeriodicCallable(0);
+
+        assertThat(empty.getSplitsAssignmentSequence()).isEmpty();
+        for (int subtask = 0; subtask < 2; subtask++) {
+            assertThat(empty.sentTo(subtask)).containsExactly("completed 3", "no more splits");
+        }
     }
 
     /** A regional failover hands a finished split back: its version is outstanding again. */

@@ -6,6 +6,9 @@ import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.TableConfig;
+import org.apache.flink.table.api.config.TableConfigOptions;
+import org.apache.flink.table.api.config.TableConfigOptions.ColumnExpansionStrategy;
 import org.apache.flink.table.catalog.CatalogTable;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.exceptions.CatalogException;
@@ -18,6 +21,7 @@ import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.FlinkCatalog;
 import org.apache.iceberg.flink.TableLoader;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -44,6 +48,13 @@ import java.util.Set;
  * Paimon's {@code t$audit_log}. A read of {@code t} itself with {@code 'read-change-feed'='true'}
  * fails with {@code INVALID_CDC_OPTIONS} naming {@code t$changes}; every other read or write of
  * {@code t} is served by Iceberg's own table factory.
+ *
+ * <p><b>{@code SELECT *} of {@code t$changelog}</b> gives {@code t}'s columns only when the session
+ * leaves virtual metadata columns out of {@code *}: Flink expands them by default, and only the
+ * session option {@code table.column-expansion-strategy} changes that, which a catalog cannot set.
+ * {@link #excludeMetadataColumnsFromSelectStar} sets it (changeflow's {@code sql} command does); in
+ * a Flink SQL client: {@code SET 'table.column-expansion-strategy' =
+ * 'EXCLUDE_DEFAULT_VIRTUAL_METADATA_COLUMNS';}.
  */
 @PublicEvolving
 public class ChangeflowCatalog extends FlinkCatalog {
@@ -76,6 +87,24 @@ public class ChangeflowCatalog extends FlinkCatalog {
                 cacheExpirationIntervalMs);
         this.loader = catalogLoader;
         this.baseNamespace = baseNamespace;
+    }
+
+    /**
+     * Makes {@code SELECT *} in the session of {@code config} leave out virtual metadata columns
+     * declared without an alias, such as {@code _commit_version} and {@code _commit_timestamp} of
+     * {@code t$changelog} (G1), which stay selectable by name: adds {@link
+     * ColumnExpansionStrategy#EXCLUDE_DEFAULT_VIRTUAL_METADATA_COLUMNS} to {@link
+     * TableConfigOptions#TABLE_COLUMN_EXPANSION_STRATEGY}, keeping strategies already set. It
+     * applies to every table of the session (Flink has no per-table setting).
+     */
+    public static void excludeMetadataColumnsFromSelectStar(TableConfig config) {
+        List<ColumnExpansionStrategy> strategies =
+                new ArrayList<>(config.get(TableConfigOptions.TABLE_COLUMN_EXPANSION_STRATEGY));
+        if (!strategies.contains(
+                ColumnExpansionStrategy.EXCLUDE_DEFAULT_VIRTUAL_METADATA_COLUMNS)) {
+            strategies.add(ColumnExpansionStrategy.EXCLUDE_DEFAULT_VIRTUAL_METADATA_COLUMNS);
+        }
+        config.set(TableConfigOptions.TABLE_COLUMN_EXPANSION_STRATEGY, strategies);
     }
 
     /** True when {@code objectName} names a change-feed table ({@code t$changes}). */

@@ -40,7 +40,9 @@ import java.util.Map;
  * <p><b>Columns</b>: the table's columns; its identifier fields are the primary key (NOT ENFORCED;
  * a table without identifier fields has none, and its updates are full-row retractions); {@code
  * _commit_version} BIGINT and {@code _commit_timestamp} TIMESTAMP_LTZ(3) are virtual metadata
- * columns ({@link #METADATA}): selectable, not required. {@link ChangelogMode#all()}.
+ * columns ({@code METADATA VIRTUAL}, {@link #METADATA}): selectable by name, not required, and left
+ * out of {@code SELECT *} in a session that excludes virtual metadata columns from {@code *}
+ * ({@link ChangeflowCatalog#excludeMetadataColumnsFromSelectStar}). {@link ChangelogMode#all()}.
  *
  * <p><b>Why a table of its own</b> rather than an option on {@code t$changes}: Flink takes a
  * table's columns and primary key from the catalog before it applies {@code OPTIONS} hints, and a

@@ -312,13 +312,45 @@ class ChangeFeedSourceBuilderTest {
                         + " is not one of 'snapshot-then-changes', 'changes-only'.");
     }
 
-    /** F8: a stream may start at latest + 1 (the replay case); later starts fail as in batch. */
+    /**
+     * F8: a stream may start at latest + 1 (the replay case); later starts fail as in batch, with
+     * advice a stream accepts (G1: also the changelog's): an earlier start or {@code
+     * starting-version} = {@code latest}, never the batch option {@code
+     * timestamp-out-of-range.enabled}.
+     */
     @Test
     void startAfterLatestPlusOneFails() {
-        assertCode(
-                () -> ChangeFeedSource.forTable(loader).startingVersion(5).buildSource(),
-                CdfException.ErrorCode.START_AFTER_LATEST_COMMIT,
-                "The starting version 5 of the change feed of table");
+        table.refresh();
+        Snapshot last = table.currentSnapshot();
+        for (boolean changelog : List.of(false, true)) {
+            assertThatThrownBy(
+                            () ->
+                                    ChangeFeedSource.forTable(loader)
+                                            .changelog(changelog)
+                                            .startingVersion(5)
+                                            .buildSource())
+                    .isInstanceOf(CdfException.class)
+                    .hasMessage(
+                            "START_AFTER_LATEST_COMMIT: The starting version 5 of the change feed of "
+                                    + "table %s is after the latest version 3. Start at version 4 or "
+                                    + "earlier; 'starting-version' = 'latest' starts after the latest "
+                                    + "commit.",
+                            table.name());
+            assertThatThrownBy(
+                            () ->
+                                    ChangeFeedSource.forTable(loader)
+                                            .changelog(changelog)
+                                            .options(Map.of("starting-timestamp", "2999-01-01"))
+                                            .buildSource())
+                    .isInstanceOf(CdfException.class)
+                    .hasMessage(
+                            "START_AFTER_LATEST_COMMIT: The starting timestamp '2999-01-01' of the change "
+                                    + "feed of table %s is after the last commit: the last commit is "
+                                    + "version 3 at %s. Give an earlier starting timestamp, or set "
+                                    + "'starting-version' = 'latest' instead to start after the latest "
+                                    + "commit.",
+                            table.name(), Instant.ofEpochMilli(last.timestampMillis()));
+        }
     }
 
     @Test

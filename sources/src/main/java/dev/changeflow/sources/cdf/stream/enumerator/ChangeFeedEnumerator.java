@@ -32,8 +32,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * VersionCompletedEvent}{@code (v)} to every reader, which then emits watermark {@code v}
  * (design.md "Order and pairing — how").
  *
- * <p>Bounded (available-now) mode: once every version up to the bound was planned and handed out,
- * readers are told there are no more splits; they finish after their last split (F6).
+ * <p>Bounded (available-now) mode: once every version up to the bound was planned and every split
+ * of them finished — the last {@link VersionCompletedEvent} sent — readers are told there are no
+ * more splits, and they finish (F6). Nothing is sent to a reader after that signal: a reader
+ * finishes as soon as it has it, and an event to a finished task fails the job ("Task is not
+ * running, but in state FINISHED"), which a bounded read with nothing to read (say {@code
+ * starting-version} = {@code latest}) used to hit.
  *
  * <p>State: {@link ChangeFeedEnumState}. A regional failover resets the readers to a checkpoint but
  * keeps this enumerator: splits handed back re-open their versions, and each reader holds its
@@ -129,6 +133,7 @@ public final class ChangeFeedEnumerator
         }
         assignPending();
         advance();
+        signalNoMoreSplitsIfDone();
     }
 
     private void assignPending() {
@@ -141,11 +146,17 @@ public final class ChangeFeedEnumerator
                 context.assignSplit(pending.poll(), subtask);
             }
         }
-        signalNoMoreSplitsIfDone();
     }
 
+    /**
+     * Bounded mode: once every version up to the bound is planned and complete (its completion
+     * event already sent by {@link #advance}), tells every reader once that no more splits come.
+     */
     private void signalNoMoreSplitsIfDone() {
-        if (boundVersion == Long.MAX_VALUE || !pending.isEmpty()) {
+        if (noMoreSplitsSignalled
+                || boundVersion == Long.MAX_VALUE
+                || !pending.isEmpty()
+                || !tracker.isEmpty()) {
             return;
         }
         PlanningPosition p = position.get();
@@ -155,12 +166,8 @@ public final class ChangeFeedEnumerator
         for (int subtask : context.registeredReaders().keySet()) {
             context.signalNoMoreSplits(subtask);
         }
-        if (!noMoreSplitsSignalled) {
-            LOG.info(
-                    "Change feed of {} planned every version up to {} (bounded)",
-                    tableName,
-                    boundVersion);
-        }
+        LOG.info(
+                "Change feed of {} read every version up to {} (bounded)", tableName, boundVersion);
         noMoreSplitsSignalled = true;
     }
 
@@ -185,6 +192,7 @@ public final class ChangeFeedEnumerator
         if (sourceEvent instanceof SplitsFinishedEvent finished) {
             finished.splitIds().forEach(tracker::finished);
             advance();
+            signalNoMoreSplitsIfDone();
         } else {
             LOG.warn("Ignoring unknown source event {} from subtask {}", sourceEvent, subtaskId);
         }
