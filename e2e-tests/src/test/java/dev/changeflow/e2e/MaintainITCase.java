@@ -13,6 +13,7 @@ import dev.changeflow.sources.cdf.TableChanges;
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.util.TestStreamEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
@@ -274,7 +275,7 @@ class MaintainITCase {
      * compaction on keeps them (F7); the change feed over them reads exactly as before the expiry.
      */
     @Test
-    @Order(Integer.MAX_VALUE - 1)
+    @Order(Integer.MAX_VALUE - 3)
     void expiryKeepsWhatALiveConsumerNeedsAcrossCompactions() {
         Table t = catalog.loadTable(ITEMS);
         long latest = t.currentSnapshot().sequenceNumber();
@@ -324,7 +325,7 @@ class MaintainITCase {
      * deleted row, no old value of an updated row.
      */
     @Test
-    @Order(Integer.MAX_VALUE)
+    @Order(Integer.MAX_VALUE - 2)
     void purgeLeavesNoDeletedRowInAnyFile() throws Exception {
         Table t = catalog.loadTable(ITEMS);
         List<String> live = rows(TableRows.read(t));
@@ -343,6 +344,11 @@ class MaintainITCase {
         List<Snapshot> history = new ArrayList<>();
         SnapshotUtil.currentAncestors(t).forEach(history::add);
         assertThat(history).hasSize(1);
+        // the closing commit carries the ingest's committer stamp, so the ingest can resume
+        assertThat(history.get(0).summary())
+                .containsEntry("changeflow.purge", "true")
+                .containsKeys(
+                        "flink.job-id", "flink.operator-id", "flink.max-committed-checkpoint-id");
         List<String> physical = new ArrayList<>();
         try (Stream<Path> files = Files.walk(Path.of(URI.create(t.location())).resolve("data"))) {
             for (Path f : files.filter(f -> f.toString().endsWith(".parquet")).toList()) {
@@ -353,6 +359,63 @@ class MaintainITCase {
                 .containsExactlyInAnyOrder(
                         "1,a2,7", "3,c2,16", "4,d2,14", "7,g,9", "8,h2,18", "9,i,17")
                 .containsExactlyInAnyOrderElementsOf(live);
+    }
+
+    /**
+     * Runs after the purge (issue #17): the ingest that wrote the table resumes from its savepoint
+     * with new input, and its rows land exactly once — the purge removed none of the files the
+     * sink's committer reads on restore, and the committer still recognises its last checkpoint as
+     * committed.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE - 1)
+    void ingestResumesAfterAPurge() throws Exception {
+        Path warehouse = tmp.resolve("warehouse");
+        ingest(warehouse, tmp.resolve("in"), 6, ins(10, "j", 19), del(7, 20), ins(1, "a3", 21));
+        Table t = catalog.loadTable(ITEMS);
+        assertThat(rows(TableRows.read(t)))
+                .containsExactlyInAnyOrder(
+                        "1,a3,21", "3,c2,16", "4,d2,14", "8,h2,18", "9,i,17", "10,j,19");
+    }
+
+    /**
+     * Runs last: {@code maintain --rewrite}, then {@code --expire --older-than 0s --retain-last 1},
+     * then the ingest resumes from its savepoint again (issue #17: the expiry used to take the
+     * ingest's last commit, and the resumed ingest failed on the deleted temporary manifest of its
+     * last checkpoint).
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void ingestResumesAfterARewriteAndAnExpiryOfAllOlderSnapshots() throws Exception {
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        assertThat(Main.execute("maintain", ITEMS.toString(), "--rewrite", "--warehouse", w))
+                .isEqualTo(0);
+        assertThat(
+                        Main.execute(
+                                "maintain",
+                                ITEMS.toString(),
+                                "--expire",
+                                "--older-than",
+                                "0s",
+                                "--retain-last",
+                                "1",
+                                "--warehouse",
+                                w))
+                .isEqualTo(0);
+        Table t = catalog.loadTable(ITEMS);
+        List<Snapshot> history = new ArrayList<>();
+        SnapshotUtil.currentAncestors(t).forEach(history::add);
+        // the ingest's newest commit stays reachable under the compaction: its restore walks there
+        assertThat(history).hasSize(2);
+        assertThat(history.get(0).operation()).isEqualTo(DataOperations.REPLACE);
+        assertThat(history.get(1).summary())
+                .containsKeys("flink.job-id", "flink.max-committed-checkpoint-id");
+        ingest(warehouse, tmp.resolve("in"), 7, del(3, 22), ins(11, "k", 23), ins(9, "i2", 24));
+        t.refresh();
+        assertThat(rows(TableRows.read(t)))
+                .containsExactlyInAnyOrder(
+                        "1,a3,21", "4,d2,14", "8,h2,18", "9,i2,24", "10,j,19", "11,k,23");
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -366,9 +429,15 @@ class MaintainITCase {
         return String.format("{\"id\":%d,\"op\":\"DELETE\",\"seq\":%d}", id, seq);
     }
 
-    /** One local ingest run over one new file (the previous files were read by earlier runs). */
+    /**
+     * One local ingest run over one new file (the previous files were read by earlier runs). It
+     * runs on its own local cluster ({@link LocalIngest}); inside a test method the extension's
+     * MiniCluster is the context environment, which forbids local environments, so it is unset
+     * first (the extension sets it again before the next test).
+     */
     private static void ingest(Path warehouse, Path input, int run, String... lines)
             throws Exception {
+        TestStreamEnvironment.unsetAsContext();
         Files.write(input.resolve("batch-" + run + ".jsonl"), List.of(lines));
         IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(FLOWS, "flows.yaml"), List.of(input));
         LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));

@@ -3,13 +3,16 @@ package dev.changeflow.jobs.maintain;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ConsumerPosition;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
+import dev.changeflow.sources.cdf.retention.FlinkCommitters;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestReader;
@@ -19,7 +22,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.util.SnapshotUtil;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -29,7 +31,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
@@ -51,10 +52,14 @@ import java.util.stream.Collectors;
  *       only those snapshots referenced are deleted. Iceberg deletes a file when the snapshot that
  *       removed it expires, so an empty commit (summary {@code changeflow.purge=true}, no change
  *       rows) comes first and the rewrite and drop snapshots expire with the rest. It carries the
- *       Flink sink's commit properties of the newest snapshot that has them, so the ingest job
- *       writing the table resumes from its checkpoint as before. Versions a live change-feed
- *       consumer still needs are kept, and the result names the consumers that hold them: the purge
- *       is then not complete until they move on (or are stale).
+ *       {@code flink.*} stamp (job id, operator id, last committed checkpoint) of the newest commit
+ *       of the Iceberg Flink sink committer that wrote the table — one closing commit per live
+ *       committer ({@link FlinkCommitters#live}) — and is made only on top of the snapshot that
+ *       stamp was read from ({@link #closingCommits}). The expiry keeps each committer's newest
+ *       commit reachable (F7, issue #17), which after the closing commits is the closing commit:
+ *       the ingest writing the table resumes from its checkpoint or savepoint as before. Versions a
+ *       live change-feed consumer still needs are kept, and the result names the consumers that
+ *       hold them: the purge is then not complete until they move on (or are stale).
  * </ol>
  *
  * <p>The change feed of the purged versions is gone (their snapshots are expired); later versions
@@ -102,9 +107,7 @@ public final class TablePurge {
         TableCompaction.Files rewritten = TableCompaction.Files.of(table.currentSnapshot());
         // Iceberg deletes a removed file when the snapshot that removed it is expired: an empty
         // commit on top lets the expiry take the rewrite and the drop too (no change rows, F2)
-        AppendFiles closing = table.newAppend().set(PURGE_PROPERTY, "true");
-        flinkCommitProperties(table).forEach(closing::set);
-        closing.commit();
+        long closingFrom = closingCommits(table, consumerExpiry);
         table.refresh();
         ExpiryReport expiry =
                 ChangeFeedExpiry.forTable(table)
@@ -113,41 +116,86 @@ public final class TablePurge {
                         .consumerExpiry(consumerExpiry)
                         .execute();
         table.refresh();
-        long current = table.currentSnapshot().sequenceNumber();
         List<ConsumerPosition> blocking = new ArrayList<>();
         for (ConsumerPosition c : expiry.liveConsumers()) {
-            if (c.nextVersion() - 1 < current) {
+            if (c.nextVersion() - 1 < closingFrom) {
                 blocking.add(c);
             }
         }
         boolean complete =
-                expiry.oldestRetainedVersion() != null && expiry.oldestRetainedVersion() == current;
+                expiry.oldestRetainedVersion() != null
+                        && expiry.oldestRetainedVersion() >= closingFrom;
         return new Result(table.name(), before, rewritten, dropped, expiry, blocking, complete);
     }
 
+    /** Closing rounds tried before a purge gives up on commits racing it. */
+    static final int CLOSING_ATTEMPTS = 10;
+
     /**
-     * The Flink sink's commit properties ({@code flink.job-id}, {@code flink.operator-id}, {@code
-     * flink.max-committed-checkpoint-id}, ...) of the newest snapshot that has them. The closing
-     * commit carries them on: Iceberg's Flink committer finds the last checkpoint it committed by
-     * walking back from the current snapshot, and without them — once the expiry has removed the
-     * ingest's own snapshots — a resumed ingest would commit its last checkpoint again from
-     * manifests the expiry deleted.
+     * The empty closing commits (summary {@value #PURGE_PROPERTY}{@code =true}, no change rows,
+     * F2): one per live Iceberg Flink sink committer ({@link FlinkCommitters#live}), oldest first,
+     * each carrying the {@code flink.*} summary properties of that committer's newest commit — or
+     * one without them when no Flink job committed. The expiry after them keeps every committer's
+     * newest commit reachable, so without the copies it would keep the snapshots that still hold
+     * the purged rows; with them, a resumed ingest finds its last committed checkpoint in a closing
+     * commit (issue #17).
+     *
+     * <p>The copies are only right when nothing was committed between the snapshot they were read
+     * from and the closing commit: a copy of checkpoint n on top of the commit of checkpoint n + 1
+     * would make a restored ingest commit checkpoint n + 1 again. So each closing commit is made
+     * only on top of the snapshot it expects ({@link ParentGuard}); when an ingest commits
+     * meanwhile, the round starts again from the new current snapshot.
+     *
+     * @return the version of the first closing commit of the round that went through
+     * @throws IllegalStateException when commits raced every one of {@value #CLOSING_ATTEMPTS}
+     *     rounds
      */
-    static Map<String, String> flinkCommitProperties(Table table) {
-        for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
-            Map<String, String> flink = new TreeMap<>();
-            s.summary()
-                    .forEach(
-                            (k, v) -> {
-                                if (k.startsWith("flink.")) {
-                                    flink.put(k, v);
-                                }
-                            });
-            if (!flink.isEmpty()) {
-                return flink;
+    static long closingCommits(Table table, Duration consumerExpiry) {
+        for (int attempt = 1; attempt <= CLOSING_ATTEMPTS; attempt++) {
+            table.refresh();
+            long parent = table.currentSnapshot().snapshotId();
+            List<Map<String, String>> stamps = new ArrayList<>();
+            for (FlinkCommitters.Committer c :
+                    FlinkCommitters.live(table, Instant.now(), consumerExpiry)) {
+                stamps.add(c.properties());
+            }
+            if (stamps.isEmpty()) {
+                stamps.add(Map.of());
+            }
+            Long first = null;
+            try {
+                for (Map<String, String> stamp : stamps) {
+                    Snapshot closing = commitOnTop(table, parent, stamp);
+                    parent = closing.snapshotId();
+                    first = first == null ? closing.sequenceNumber() : first;
+                }
+                return first;
+            } catch (ParentGuard.MainMovedException e) {
+                // an ingest committed meanwhile: stamp again on top of it
             }
         }
-        return Map.of();
+        throw new IllegalStateException(
+                "purge of "
+                        + table.name()
+                        + ": commits to main raced each of "
+                        + CLOSING_ATTEMPTS
+                        + " attempts at the closing commit; run it again");
+    }
+
+    /**
+     * One empty append on {@code main} whose parent is exactly {@code parentId}, its summary
+     * {@value #PURGE_PROPERTY}{@code =true} and {@code stamp}.
+     *
+     * @return the committed snapshot
+     * @throws ParentGuard.MainMovedException when {@code main} is no longer at {@code parentId}
+     */
+    static Snapshot commitOnTop(Table table, long parentId, Map<String, String> stamp) {
+        ParentGuard guard = new ParentGuard(((HasTableOperations) table).operations(), parentId);
+        AppendFiles closing =
+                new BaseTable(guard, table.name()).newFastAppend().set(PURGE_PROPERTY, "true");
+        stamp.forEach(closing::set);
+        closing.commit();
+        return guard.committed();
     }
 
     /**
@@ -232,8 +280,8 @@ public final class TablePurge {
         }
 
         /**
-         * Whether only the purged snapshot is left in main's history, so no retained snapshot can
-         * hold a deleted row any more.
+         * Whether only the closing commits (and commits made after them) are left in main's
+         * history, so no retained snapshot can hold a deleted row any more.
          */
         public boolean complete() {
             return complete;

@@ -189,6 +189,60 @@ class ChangeFeedRetentionTest {
                 .containsExactly("forgotten", "gold");
     }
 
+    /**
+     * Issue #17: the newest commit of each Iceberg Flink sink committer stays reachable from the
+     * current snapshot (its restore walks there), however small retainLast; a committer whose
+     * newest commit is older than the consumer expiry is stale, unless it made the newest Flink
+     * commit.
+     */
+    @Test
+    void expiryKeepsTheNewestCommitOfEachFlinkCommitterReachable() {
+        table = tableOf("flink_committers", 3);
+        stampedCommit("job-b", "op-b", 7); // version 4
+        stampedCommit("job-a", "op-a", 3); // version 5
+        stampedCommit("job-a", "op-a", 4); // version 6
+        table.newFastAppend().set("changeflow.test", "compaction").commit(); // version 7
+        CdfTestTables.clockPast(table.currentSnapshot().timestampMillis() + 1);
+        Instant now = Instant.now();
+
+        ExpiryReport report =
+                ChangeFeedExpiry.forTable(table).olderThan(now).retainLast(1).execute();
+
+        assertThat(report.expiredVersions()).isEqualTo(versions(1, 3));
+        assertThat(report.oldestRetainedVersion()).isEqualTo(4L);
+        assertThat(report.keptForFlinkCommittersFrom()).isEqualTo(4L);
+        assertThat(report.flinkCommitters()).containsExactly("op-b", "op-a");
+        assertThat(report.describe())
+                .contains("kept for Flink sink committers from version: 4 [op-b, op-a]\n");
+
+        // an hour later, with a consumer expiry of 30 minutes, op-b is stale; op-a made the newest
+        // Flink commit and stays, however old
+        Instant later = now.plus(Duration.ofHours(1));
+        ExpiryReport second =
+                ChangeFeedExpiry.forTable(table)
+                        .olderThan(later)
+                        .retainLast(1)
+                        .consumerExpiry(Duration.ofMinutes(30))
+                        .clock(Clock.fixed(later, ZoneOffset.UTC))
+                        .execute();
+        assertThat(second.expiredVersions()).isEqualTo(versions(4, 5));
+        assertThat(second.oldestRetainedVersion()).isEqualTo(6L);
+        assertThat(second.flinkCommitters()).containsExactly("op-a");
+        table.refresh();
+        assertThat(table.currentSnapshot().parentId()).isNotNull();
+        assertThat(table.snapshot(table.currentSnapshot().parentId()).summary())
+                .containsEntry("flink.max-committed-checkpoint-id", "4");
+    }
+
+    private void stampedCommit(String job, String operator, long checkpoint) {
+        table.newFastAppend()
+                .set("flink.job-id", job)
+                .set("flink.operator-id", operator)
+                .set("flink.max-committed-checkpoint-id", Long.toString(checkpoint))
+                .commit();
+        CdfTestTables.clockPast(table.currentSnapshot().timestampMillis() + 1);
+    }
+
     @Test
     void registryWritesReadsListsAndRemovesThroughTheTablesFileIO() throws IOException {
         table = tableOf("registry", 3);

@@ -30,6 +30,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * consumer whose file was not updated within {@link Builder#consumerExpiry} (default {@link
  * #DEFAULT_CONSUMER_EXPIRY}) is stale: reported, and ignored.
  *
+ * <p>It also keeps {@code main}'s history from the newest commit of each Iceberg Flink sink
+ * committer up ({@link FlinkCommitters#live}: the committer of the newest Flink commit always,
+ * others while their newest commit is younger than the consumer expiry), so the ingest that wrote
+ * the table still finds its last committed checkpoint when it resumes from its checkpoint or
+ * savepoint (M2, issue #17). After a compaction on top of the last ingest commit, {@code
+ * --retain-last 1} therefore keeps two snapshots until the ingest commits again.
+ *
  * <p>Iceberg removes the files only the expired snapshots referenced. Other tools' expiry (Spark's
  * {@code expire_snapshots}, Iceberg's table maintenance) does not read the consumer registry.
  *
@@ -112,6 +119,20 @@ public final class ChangeFeedExpiry {
             keepFrom = keepFrom == null ? needed : Math.min(keepFrom, needed);
         }
 
+        // the newest commit of each Flink sink committer stays reachable from main's current
+        // snapshot, or a restored ingest would commit its last checkpoint again (FlinkCommitters)
+        List<FlinkCommitters.Committer> committers =
+                FlinkCommitters.live(table, now, consumerExpiry);
+        Long keptForCommittersFrom =
+                committers.isEmpty() ? null : committers.get(0).newest().sequenceNumber();
+        Long keepFromAll = keepFrom;
+        if (keptForCommittersFrom != null) {
+            keepFromAll =
+                    keepFrom == null
+                            ? keptForCommittersFrom
+                            : Long.valueOf(Math.min(keepFrom, keptForCommittersFrom));
+        }
+
         long cutoff =
                 olderThan != null
                         ? olderThan.toEpochMilli()
@@ -120,9 +141,9 @@ public final class ChangeFeedExpiry {
                                         table.properties(),
                                         TableProperties.MAX_SNAPSHOT_AGE_MS,
                                         TableProperties.MAX_SNAPSHOT_AGE_MS_DEFAULT);
-        if (keepFrom != null) {
+        if (keepFromAll != null) {
             for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
-                if (s.sequenceNumber() >= keepFrom) {
+                if (s.sequenceNumber() >= keepFromAll) {
                     cutoff = Math.min(cutoff, s.timestampMillis());
                 }
             }
@@ -158,6 +179,8 @@ public final class ChangeFeedExpiry {
                 expired,
                 oldestRetained == Long.MAX_VALUE ? null : oldestRetained,
                 keepFrom,
+                keptForCommittersFrom,
+                committers.stream().map(FlinkCommitters.Committer::key).toList(),
                 Instant.ofEpochMilli(cutoff),
                 live,
                 stale,

@@ -8,8 +8,9 @@ import java.util.List;
 /**
  * What a {@link ChangeFeedExpiry} did: the versions (snapshot sequence numbers) of the snapshots it
  * expired, ascending; the oldest version still in {@code main}'s history; the version from which
- * snapshots were kept for live consumers (null without live consumer); the effective cutoff; the
- * live and the stale (ignored) consumers; and how many files Iceberg deleted.
+ * snapshots were kept for live consumers (null without live consumer); the version from which they
+ * were kept for Flink sink committers ({@link FlinkCommitters}); the effective cutoff; the live and
+ * the stale (ignored) consumers; and how many files Iceberg deleted.
  */
 @PublicEvolving
 public final class ExpiryReport {
@@ -18,6 +19,8 @@ public final class ExpiryReport {
     private final List<Long> expiredVersions;
     private final Long oldestRetainedVersion;
     private final Long keptForConsumersFrom;
+    private final Long keptForFlinkCommittersFrom;
+    private final List<String> flinkCommitters;
     private final Instant cutoff;
     private final List<ConsumerPosition> liveConsumers;
     private final List<ConsumerPosition> staleConsumers;
@@ -28,6 +31,8 @@ public final class ExpiryReport {
             List<Long> expiredVersions,
             Long oldestRetainedVersion,
             Long keptForConsumersFrom,
+            Long keptForFlinkCommittersFrom,
+            List<String> flinkCommitters,
             Instant cutoff,
             List<ConsumerPosition> liveConsumers,
             List<ConsumerPosition> staleConsumers,
@@ -36,6 +41,8 @@ public final class ExpiryReport {
         this.expiredVersions = List.copyOf(expiredVersions);
         this.oldestRetainedVersion = oldestRetainedVersion;
         this.keptForConsumersFrom = keptForConsumersFrom;
+        this.keptForFlinkCommittersFrom = keptForFlinkCommittersFrom;
+        this.flinkCommitters = List.copyOf(flinkCommitters);
         this.cutoff = cutoff;
         this.liveConsumers = List.copyOf(liveConsumers);
         this.staleConsumers = List.copyOf(staleConsumers);
@@ -62,6 +69,20 @@ public final class ExpiryReport {
     /** The smallest {@code next-version − 1} of the live consumers, or null when there is none. */
     public Long keptForConsumersFrom() {
         return keptForConsumersFrom;
+    }
+
+    /**
+     * The oldest newest commit of the Flink sink committers kept reachable ({@link
+     * FlinkCommitters#live}): main's history from this version up was kept for them; null when the
+     * table has no Flink commit in main.
+     */
+    public Long keptForFlinkCommittersFrom() {
+        return keptForFlinkCommittersFrom;
+    }
+
+    /** The keys (operator ids) of those committers, oldest newest commit first. */
+    public List<String> flinkCommitters() {
+        return flinkCommitters;
     }
 
     /** Snapshots committed before this instant were eligible for expiry. */
@@ -99,6 +120,13 @@ public final class ExpiryReport {
         b.append("kept for consumers from version: ")
                 .append(keptForConsumersFrom == null ? "-" : keptForConsumersFrom)
                 .append('\n');
+        if (keptForFlinkCommittersFrom != null) {
+            b.append("kept for Flink sink committers from version: ")
+                    .append(keptForFlinkCommittersFrom)
+                    .append(' ')
+                    .append(flinkCommitters)
+                    .append('\n');
+        }
         b.append("live consumers: ")
                 .append(liveConsumers.isEmpty() ? "-" : liveConsumers.toString())
                 .append('\n');
