@@ -359,6 +359,12 @@ class MaintainITCase {
                 .containsExactlyInAnyOrder(
                         "1,a2,7", "3,c2,16", "4,d2,14", "7,g,9", "8,h2,18", "9,i,17")
                 .containsExactlyInAnyOrderElementsOf(live);
+        // a second purge finds nothing to do and writes no version
+        long head = history.get(0).snapshotId();
+        assertThat(Main.execute("maintain", ITEMS.toString(), "--purge", "--warehouse", warehouse))
+                .isEqualTo(0);
+        t.refresh();
+        assertThat(t.currentSnapshot().snapshotId()).isEqualTo(head);
     }
 
     /**

@@ -9,6 +9,7 @@ import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
@@ -22,6 +23,9 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.util.SnapshotUtil;
+
+import javax.annotation.Nullable;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -95,6 +99,10 @@ public final class TablePurge {
                     "table " + table.name() + " has no snapshot yet: nothing to purge");
         }
         TableCompaction.Files before = TableCompaction.Files.of(start);
+        if (alreadyPurged(table)) {
+            // nothing to rewrite and nothing older to expire: no new version either
+            return new Result(table.name(), before, before, 0, null, List.of(), true);
+        }
         OrphanFileRemoval.runOnce(
                 env,
                 loader,
@@ -126,6 +134,29 @@ public final class TablePurge {
                 expiry.oldestRetainedVersion() != null
                         && expiry.oldestRetainedVersion() >= closingFrom;
         return new Result(table.name(), before, rewritten, dropped, expiry, blocking, complete);
+    }
+
+    /**
+     * Whether {@code table} needs no purge: {@code main}'s retained history is the closing commits
+     * of an earlier purge, optionally followed by appends that left the table without any delete
+     * file (so no row was deleted or updated since). Then no retained snapshot can reference a data
+     * file holding a deleted row.
+     */
+    static boolean alreadyPurged(Table table) {
+        boolean sawClosing = false;
+        for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
+            boolean closing = "true".equals(s.summary().get(PURGE_PROPERTY));
+            if (sawClosing && !closing) {
+                return false; // a version older than the closing commits is kept
+            }
+            if (!closing
+                    && (!DataOperations.APPEND.equals(s.operation())
+                            || TableCompaction.Files.of(s).deleteFiles > 0)) {
+                return false;
+            }
+            sawClosing |= closing;
+        }
+        return sawClosing;
     }
 
     /** Closing rounds tried before a purge gives up on commits racing it. */
@@ -254,8 +285,8 @@ public final class TablePurge {
         /** Delete files removed because they no longer applied. */
         public final int droppedDeleteFiles;
 
-        /** The expiry of the older snapshots. */
-        public final ExpiryReport expiry;
+        /** The expiry of the older snapshots; null when the table was already purged. */
+        @Nullable public final ExpiryReport expiry;
 
         /** Live consumers that kept older snapshots. */
         public final List<ConsumerPosition> blockingConsumers;
@@ -267,7 +298,7 @@ public final class TablePurge {
                 TableCompaction.Files before,
                 TableCompaction.Files after,
                 int droppedDeleteFiles,
-                ExpiryReport expiry,
+                @Nullable ExpiryReport expiry,
                 List<ConsumerPosition> blockingConsumers,
                 boolean complete) {
             this.table = table;
@@ -289,6 +320,14 @@ public final class TablePurge {
 
         /** Lines for the command line. */
         public String describe() {
+            if (expiry == null) {
+                return String.format(
+                        Locale.ROOT,
+                        "Purge of %s: nothing to do, already purged (no delete file, and no version"
+                                + " older than the last purge's closing commit is kept); no version"
+                                + " written",
+                        table);
+            }
             String head =
                     String.format(
                             Locale.ROOT,

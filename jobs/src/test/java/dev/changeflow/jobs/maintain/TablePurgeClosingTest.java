@@ -101,6 +101,34 @@ class TablePurgeClosingTest {
         assertThat(closing.parentId()).isEqualTo(head);
     }
 
+    /**
+     * A table whose retained history is an earlier purge's closing commits, then appends without
+     * delete files, needs no purge (no new version); anything else does.
+     */
+    @Test
+    void onlyClosingCommitsFollowedByCleanAppendsCountAsAlreadyPurged() {
+        assertThat(TablePurge.alreadyPurged(table)).as("no snapshot").isFalse();
+        commit(Map.of("a", "1"));
+        assertThat(TablePurge.alreadyPurged(table)).as("never purged").isFalse();
+        TablePurge.closingCommits(table, Duration.ofDays(7));
+        table.refresh();
+        assertThat(TablePurge.alreadyPurged(table))
+                .as("an older version than the closing commit is kept")
+                .isFalse();
+        table.expireSnapshots()
+                .expireOlderThan(System.currentTimeMillis() + 1)
+                .retainLast(1)
+                .commit();
+        table.refresh();
+        assertThat(TablePurge.alreadyPurged(table)).as("only the closing commit").isTrue();
+        commit(stamp("job-1", "op-a", 3)); // an ingest appends rows, deleting none
+        table.refresh();
+        assertThat(TablePurge.alreadyPurged(table)).as("a clean append on top").isTrue();
+        table.newOverwrite().set("x", "y").commit(); // any other operation may delete rows
+        table.refresh();
+        assertThat(TablePurge.alreadyPurged(table)).as("an overwrite on top").isFalse();
+    }
+
     private static Map<String, String> stamp(String job, String operator, long checkpoint) {
         return Map.of(
                 FlinkCommitters.JOB_ID,
