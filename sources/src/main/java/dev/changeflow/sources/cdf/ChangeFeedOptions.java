@@ -214,6 +214,16 @@ public final class ChangeFeedOptions {
             "changeflow.other-writer-commits-expired";
 
     /**
+     * Table property set by {@code ChangeFeedExpiry} before it expires snapshots whose ancestry one
+     * changelog writer alone committed: that writer's {@link #CHANGELOG_WRITER} value (empty when
+     * no expired commit changed rows). Where expiry cut a snapshot's ancestry, the expired part
+     * counts as this writer's; without the property (expiry by another tool, or by a changeflow
+     * release before it existed) it counts as another writer's, so carried rows are not trusted
+     * (F2).
+     */
+    public static final String EXPIRED_HISTORY_WRITER = "changeflow.expired-history-writer";
+
+    /**
      * The values of {@link #START_MODE} (G1): where a stream starts relative to its first version
      * N.
      */

@@ -21,10 +21,12 @@ import java.util.Map;
  * the same writer, apart from snapshots that change no row ({@code replace}, commits that add and
  * remove no file).
  *
- * <p>Where the ancestry is cut by snapshot expiry, the expired part counts as that one writer's
- * unless the table property {@value ChangeFeedOptions#OTHER_WRITER_COMMITS_EXPIRED}{@code =true}
- * says another writer's commits were expired ({@code ChangeFeedExpiry} sets it; expiry by other
- * tools does not). Results are cached per instance; not thread-safe.
+ * <p>Where the ancestry is cut by snapshot expiry, the expired part counts as the writer named by
+ * the table property {@value ChangeFeedOptions#EXPIRED_HISTORY_WRITER}, which {@code
+ * ChangeFeedExpiry} sets before it expires the commits of one writer alone; without it (expiry by
+ * another tool, which cannot say whose commits it expired), or with {@value
+ * ChangeFeedOptions#OTHER_WRITER_COMMITS_EXPIRED}{@code =true}, as another writer's. Results are
+ * cached per instance; not thread-safe.
  */
 @PublicEvolving
 public final class ChangelogLineage {
@@ -75,8 +77,8 @@ public final class ChangelogLineage {
             }
             chain.add(s);
             Snapshot parent = s.parentId() == null ? null : table.snapshot(s.parentId());
-            if (s.parentId() != null && parent == null && otherWriterCommitsExpired()) {
-                base = MIXED_WRITERS; // the ancestry was cut where another writer had committed
+            if (s.parentId() != null && parent == null) {
+                base = expiredHistoryWriter(); // the ancestry was cut by snapshot expiry
             }
             s = parent;
         }
@@ -95,10 +97,26 @@ public final class ChangelogLineage {
         return base;
     }
 
-    private boolean otherWriterCommitsExpired() {
-        return Boolean.parseBoolean(
-                table.properties()
-                        .getOrDefault(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "false"));
+    /**
+     * The changelog writer of {@code snapshot}'s retained ancestry (itself included) when one
+     * writer alone committed the commits that changed rows — empty when none did — or null when
+     * another writer committed too (see the class comment for expired history).
+     */
+    @javax.annotation.Nullable
+    public String soleWriter(Snapshot snapshot) {
+        String w = lineageWriter(snapshot);
+        return w.equals(MIXED_WRITERS) ? null : w;
+    }
+
+    /** Whose commits the expired part of the ancestry holds (class comment). */
+    private String expiredHistoryWriter() {
+        Map<String, String> p = table.properties();
+        if (Boolean.parseBoolean(
+                p.getOrDefault(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "false"))) {
+            return MIXED_WRITERS;
+        }
+        String writer = p.get(ChangeFeedOptions.EXPIRED_HISTORY_WRITER);
+        return writer == null ? MIXED_WRITERS : writer;
     }
 
     /** A {@code replace} snapshot, or one whose summary counts no added or removed file. */

@@ -230,6 +230,53 @@ class TableChangesTest {
     }
 
     /**
+     * F2: an ancestry cut by another tool's expiry (Iceberg's API here, as Spark's {@code
+     * expire_snapshots}) may have held another writer's commits, so carried rows are no longer
+     * trusted: the deliberately different carried row shows the parent lookup is taken. The same
+     * cut made by {@code ChangeFeedExpiry} records the sole writer and keeps trusting them.
+     */
+    @Test
+    void f2AncestryCutByAnotherToolsExpiryIsNotTrusted() {
+        for (boolean ours : new boolean[] {false, true}) {
+            Table table =
+                    tables.create(
+                            "cut" + ours,
+                            CdfTestTables.SCHEMA,
+                            PartitionSpec.unpartitioned(),
+                            2,
+                            Map.of(ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+            for (long id = 1; id <= 2; id++) {
+                table.newAppend()
+                        .appendFile(tables.dataFile(table, row(id, "r" + id, "eu")))
+                        .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                        .commit();
+            }
+            table.newRowDelta()
+                    .addDeletes(
+                            tables.equalityDeletes(table, table.schema(), row(1L, "carried", "eu")))
+                    .set(ChangeFeedOptions.CHANGELOG_WRITER, "flow")
+                    .commit();
+            table.refresh();
+            if (ours) {
+                ChangeFeedExpiry.forTable(table)
+                        .olderThan(Instant.now().plusSeconds(60))
+                        .retainLast(2)
+                        .execute();
+            } else {
+                table.expireSnapshots()
+                        .expireOlderThan(System.currentTimeMillis() + 60_000)
+                        .retainLast(2)
+                        .commit();
+            }
+            table.refresh();
+            assertThat(table.snapshots()).hasSize(2);
+            assertThat(changes(table, 3, 3))
+                    .as("expired by changeflow: " + ours)
+                    .containsExactly(ours ? "3 delete (1, carried, eu)" : "3 delete (1, r1, eu)");
+        }
+    }
+
+    /**
      * F2: once another writer's commit is expired by {@code ChangeFeedExpiry}, the table remembers
      * it ({@value ChangeFeedOptions#OTHER_WRITER_COMMITS_EXPIRED}), so a later changeflow version
      * whose carried row is stale still gets the row it deleted; a table without another writer
@@ -281,7 +328,8 @@ class TableChangesTest {
                         .containsEntry(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "true");
             } else {
                 assertThat(table.properties())
-                        .doesNotContainKey(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED);
+                        .doesNotContainKey(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED)
+                        .containsEntry(ChangeFeedOptions.EXPIRED_HISTORY_WRITER, "flow");
             }
             assertThat(changes(table, 4, 4))
                     .as("other writer: " + otherWriter)

@@ -70,10 +70,12 @@ public final class ChangeFeedExpiry {
     }
 
     /**
-     * Before expiring: when the current snapshot's ancestry holds commits of a writer other than
-     * changeflow's changelog sink, records {@value ChangeFeedOptions#OTHER_WRITER_COMMITS_EXPIRED}
-     * {@code =true} on a table whose equality deletes carry rows, so the change feed does not trust
-     * carried rows once those commits are expired (F2).
+     * Before expiring, on a table whose equality deletes carry rows: when the current snapshot's
+     * ancestry holds commits of a writer other than changeflow's changelog sink, records {@value
+     * ChangeFeedOptions#OTHER_WRITER_COMMITS_EXPIRED}{@code =true}, so the change feed does not
+     * trust carried rows once those commits are expired; when one changelog writer alone committed
+     * it, records that writer as {@value ChangeFeedOptions#EXPIRED_HISTORY_WRITER}, so the change
+     * feed keeps trusting that writer's carried rows after the expiry cuts the ancestry (F2).
      */
     private void markOtherWriters() {
         Snapshot current = table.currentSnapshot();
@@ -87,10 +89,14 @@ public final class ChangeFeedExpiry {
                                         ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "false"))) {
             return;
         }
-        if (new ChangelogLineage(table).hasOtherWriters(current)) {
+        String writer = new ChangelogLineage(table).soleWriter(current);
+        if (writer == null) {
             table.updateProperties()
                     .set(ChangeFeedOptions.OTHER_WRITER_COMMITS_EXPIRED, "true")
                     .commit();
+        } else if (!writer.equals(
+                table.properties().get(ChangeFeedOptions.EXPIRED_HISTORY_WRITER))) {
+            table.updateProperties().set(ChangeFeedOptions.EXPIRED_HISTORY_WRITER, writer).commit();
         }
     }
 
