@@ -4,10 +4,13 @@ import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.state.Scd1RowValue;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -15,6 +18,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.OutputTag;
 
@@ -64,6 +68,11 @@ import java.util.Map;
  *
  * <p>Metrics besides the logic's counters: {@code bufferFlushes} (flushes of a non-empty buffer)
  * and {@code bufferedKeysFlushed} (keys written back to the state backend).
+ *
+ * <p>Widened columns (A7 item 4): every snapshot records the row type the keyed state's rows are
+ * encoded with ({@link AutoCdcStateDescriptors#ROW_TYPE}); a restore under a flow whose row type
+ * changed a column's stored form since (FLOAT → DOUBLE, DECIMAL across 18 digits) rewrites the
+ * stored rows in the new form before the first record ({@link StateMigration}).
  */
 @Internal
 public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
@@ -101,6 +110,8 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private transient Scd1RowValue view;
     private transient OutputTag<RowData> quarantineTag;
     private transient QuarantineRows quarantineRows;
+    private transient ListState<String> rowTypeState;
+    private transient String rowType;
 
     /**
      * @param spec the flow; its truncate records, if any, are not seen here ({@link
@@ -108,6 +119,28 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
      */
     public AutoCdcApplyOperator(AutoCdcSpec spec) {
         this.spec = spec;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        rowTypeState =
+                context.getOperatorStateStore()
+                        .getUnionListState(AutoCdcStateDescriptors.rowType());
+        RowType current = StateMigration.storedRowType(spec);
+        rowType = current.asSerializableString();
+        if (context.isRestored()) {
+            RowType recorded = StateMigration.recorded(rowTypeState, getUserCodeClassloader());
+            if (recorded != null) {
+                StateMigration.migrate(getKeyedStateBackend(), spec, recorded);
+            }
+        }
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        rowTypeState.update(List.of(rowType));
     }
 
     @Override
@@ -185,7 +218,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
 
     /** Writes every buffered key's state back to the state backend and emits its net changes. */
     private void flush() throws Exception {
-        if (buffer.isEmpty()) {
+        if (buffer == null || buffer.isEmpty()) { // null: not opened (its restore failed)
             return;
         }
         Object keyBefore = getCurrentKey();

@@ -26,7 +26,7 @@ import java.util.List;
  * #endInput()} flush.
  */
 final class OperatorHarness implements AutoCloseable {
-    private final AutoCdcSpec spec;
+    private AutoCdcSpec spec;
     private final boolean rocksDb;
     private final boolean withTruncates;
     private AbstractStreamOperatorTestHarness<RowData> harness;
@@ -133,6 +133,20 @@ final class OperatorHarness implements AutoCloseable {
         drain();
         OperatorSubtaskState snapshot = harness.snapshot(checkpointId, checkpointId);
         harness.close();
+        start(snapshot);
+        return this;
+    }
+
+    /**
+     * Snapshot, close, and restore into a fresh operator instance of {@code evolved} (a flow whose
+     * columns changed, A7): the target table is kept.
+     */
+    OperatorHarness restartWith(AutoCdcSpec evolved) throws Exception {
+        harness.prepareSnapshotPreBarrier(++checkpointId);
+        drain();
+        OperatorSubtaskState snapshot = harness.snapshot(checkpointId, checkpointId);
+        harness.close();
+        spec = evolved;
         start(snapshot);
         return this;
     }
