@@ -109,6 +109,29 @@ class WideningOperatorTest {
 
     @ParameterizedTest(name = "rocksDb={0}")
     @ValueSource(booleans = {false, true})
+    void scd1WithTruncatesMigratesToo(boolean rocksDb) throws Exception {
+        try (OperatorHarness h =
+                new OperatorHarness(
+                        spec(NARROW, ScdType.TYPE_1).truncateEnabled(true).build(),
+                        rocksDb,
+                        true)) {
+            h.apply(narrow(1, 1.5f, "12.34", 10), narrow(2, 2.25f, "99999999.99", 11));
+            h.take();
+            h.restartWith(spec(WIDE, ScdType.TYPE_1).truncateEnabled(true).build());
+            h.apply(wide(1, 1.5, "12.34", 12));
+            assertThat(h.take()).isEmpty();
+            h.apply(wide(3, 4.0, "1.00", 30));
+            // the truncate's deletes carry the migrated rows
+            h.truncate(delete(0, 20));
+            assertThat(h.take())
+                    .containsExactlyInAnyOrder(
+                            "+I(3,4.0,1.00)", "-D(1,1.5,12.34)", "-D(2,2.25,99999999.99)");
+            assertThat(h.table.snapshot()).containsExactly("(3,4.0,1.00)");
+        }
+    }
+
+    @ParameterizedTest(name = "rocksDb={0}")
+    @ValueSource(booleans = {false, true})
     void ignoreNullUpdatesKeepsTheMigratedValues(boolean rocksDb) throws Exception {
         try (OperatorHarness h =
                 new OperatorHarness(

@@ -1,0 +1,54 @@
+package dev.changeflow.operators;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+
+import java.util.List;
+
+/**
+ * The operator of {@link Scd1TruncateFunction} (SCD type 1 with truncate records, semantics.md A3):
+ * Flink's keyed broadcast operator, plus the record of the row type its keyed rows are encoded with
+ * ({@link AutoCdcStateDescriptors#ROW_TYPE}) and the migration of those rows at a restore after a
+ * widened column (A7 item 4, {@link StateMigration}), as {@link AutoCdcApplyOperator} does.
+ */
+@Internal
+public final class Scd1TruncateOperator
+        extends CoBroadcastWithKeyedOperator<RowData, RowData, RowData, RowData> {
+    private static final long serialVersionUID = 1L;
+
+    private final AutoCdcSpec spec;
+    private transient ListState<String> rowTypeState;
+    private transient String rowType;
+
+    public Scd1TruncateOperator(AutoCdcSpec spec) {
+        super(new Scd1TruncateFunction(spec), List.of(AutoCdcStateDescriptors.truncate()));
+        this.spec = spec;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        rowTypeState =
+                context.getOperatorStateStore()
+                        .getUnionListState(AutoCdcStateDescriptors.rowType());
+        RowType current = StateMigration.storedRowType(spec);
+        rowType = current.asSerializableString();
+        if (context.isRestored()) {
+            RowType recorded = StateMigration.recorded(rowTypeState, getUserCodeClassloader());
+            if (recorded != null) {
+                StateMigration.migrate(getKeyedStateBackend(), spec, recorded);
+            }
+        }
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        rowTypeState.update(List.of(rowType));
+    }
+}
