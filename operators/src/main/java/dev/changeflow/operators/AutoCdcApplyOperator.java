@@ -4,7 +4,6 @@ import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.state.Scd1RowValue;
 
 import org.apache.flink.annotation.Internal;
-import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.core.memory.MemorySegment;
@@ -18,7 +17,6 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
-import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.OutputTag;
 
@@ -110,8 +108,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private transient Scd1RowValue view;
     private transient OutputTag<RowData> quarantineTag;
     private transient QuarantineRows quarantineRows;
-    private transient ListState<String> rowTypeState;
-    private transient String rowType;
+    private transient StateMigration.RowTypeRecord rowType;
 
     /**
      * @param spec the flow; its truncate records, if any, are not seen here ({@link
@@ -124,23 +121,15 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
-        rowTypeState =
-                context.getOperatorStateStore()
-                        .getUnionListState(AutoCdcStateDescriptors.rowType());
-        RowType current = StateMigration.storedRowType(spec);
-        rowType = current.asSerializableString();
-        if (context.isRestored()) {
-            RowType recorded = StateMigration.recorded(rowTypeState, getUserCodeClassloader());
-            if (recorded != null) {
-                StateMigration.migrate(getKeyedStateBackend(), spec, recorded);
-            }
-        }
+        rowType =
+                StateMigration.RowTypeRecord.initialize(
+                        context, getKeyedStateBackend(), spec, getUserCodeClassloader());
     }
 
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        rowTypeState.update(List.of(rowType));
+        rowType.snapshot();
     }
 
     @Override

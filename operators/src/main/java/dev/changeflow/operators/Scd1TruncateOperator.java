@@ -1,12 +1,10 @@
 package dev.changeflow.operators;
 
 import org.apache.flink.annotation.Internal;
-import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.types.logical.RowType;
 
 import java.util.List;
 
@@ -22,8 +20,7 @@ public final class Scd1TruncateOperator
     private static final long serialVersionUID = 1L;
 
     private final AutoCdcSpec spec;
-    private transient ListState<String> rowTypeState;
-    private transient String rowType;
+    private transient StateMigration.RowTypeRecord rowType;
 
     public Scd1TruncateOperator(AutoCdcSpec spec) {
         super(new Scd1TruncateFunction(spec), List.of(AutoCdcStateDescriptors.truncate()));
@@ -33,22 +30,14 @@ public final class Scd1TruncateOperator
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
-        rowTypeState =
-                context.getOperatorStateStore()
-                        .getUnionListState(AutoCdcStateDescriptors.rowType());
-        RowType current = StateMigration.storedRowType(spec);
-        rowType = current.asSerializableString();
-        if (context.isRestored()) {
-            RowType recorded = StateMigration.recorded(rowTypeState, getUserCodeClassloader());
-            if (recorded != null) {
-                StateMigration.migrate(getKeyedStateBackend(), spec, recorded);
-            }
-        }
+        rowType =
+                StateMigration.RowTypeRecord.initialize(
+                        context, getKeyedStateBackend(), spec, getUserCodeClassloader());
     }
 
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        rowTypeState.update(List.of(rowType));
+        rowType.snapshot();
     }
 }

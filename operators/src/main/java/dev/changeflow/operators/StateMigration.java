@@ -7,6 +7,7 @@ import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -41,6 +42,49 @@ final class StateMigration {
     private static final Logger LOG = LoggerFactory.getLogger(StateMigration.class);
 
     private StateMigration() {}
+
+    /**
+     * The {@link AutoCdcStateDescriptors#ROW_TYPE} record of one operator instance: read (and the
+     * keyed state migrated) when the operator's state is initialized, written at every snapshot.
+     */
+    static final class RowTypeRecord {
+        private final ListState<String> state;
+        private final String current;
+
+        private RowTypeRecord(ListState<String> state, String current) {
+            this.state = state;
+            this.current = current;
+        }
+
+        /**
+         * Registers the record and, on a restore, migrates {@code backend}'s rows from the recorded
+         * type (see {@link #migrate}).
+         *
+         * @throws IllegalStateException as {@link #migrate}
+         */
+        static RowTypeRecord initialize(
+                StateInitializationContext context,
+                KeyedStateBackend<Object> backend,
+                AutoCdcSpec spec,
+                ClassLoader classLoader)
+                throws Exception {
+            ListState<String> state =
+                    context.getOperatorStateStore()
+                            .getUnionListState(AutoCdcStateDescriptors.rowType());
+            if (context.isRestored()) {
+                RowType recorded = recorded(state, classLoader);
+                if (recorded != null) {
+                    migrate(backend, spec, recorded);
+                }
+            }
+            return new RowTypeRecord(state, storedRowType(spec).asSerializableString());
+        }
+
+        /** Records the current row type in the snapshot being taken. */
+        void snapshot() throws Exception {
+            state.update(List.of(current));
+        }
+    }
 
     /** The row type the operator's keyed state encodes rows with: the flow's projected row. */
     static RowType storedRowType(AutoCdcSpec spec) {

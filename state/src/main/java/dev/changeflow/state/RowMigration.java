@@ -6,8 +6,10 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 
 import javax.annotation.Nullable;
 
@@ -23,7 +25,8 @@ import java.util.function.UnaryOperator;
  * Rewrites AUTO CDC state values whose rows were encoded ({@link RowCodec}) for an older row type
  * into the encoding of the current one, after a column was widened at the source (semantics.md A7
  * item 4): FLOAT → DOUBLE and DECIMAL(p, s) → DECIMAL(p', s) crossing 18 digits change a row's
- * stored form; INT → BIGINT and DECIMAL within one form do not (they never need this class).
+ * stored form (so does a TIMESTAMP precision crossing 3, which Iceberg's microsecond timestamps do
+ * not show); INT → BIGINT and DECIMAL within one form do not (they never need this class).
  *
  * <p>What a migration keeps: every value's layout and format version byte ({@link Scd1RowValue},
  * {@link Scd2CurrentValue}, {@link Scd2HistoryChunk}, {@link Scd2HistoryEntry}), sequences, flags
@@ -100,10 +103,11 @@ public final class RowMigration {
     }
 
     /**
-     * Whether rows stored for {@code from} must be rewritten to be read as {@code to}: some column
-     * changed from FLOAT to DOUBLE, or from a DECIMAL of at most 18 digits (unscaled long) to one
-     * of more (unscaled bytes) or back. INT → BIGINT, a DECIMAL widened within one form and columns
-     * appended after the stored ones (A7 item 2) read as they are.
+     * Whether rows stored for {@code from} must be rewritten to be read as {@code to}: some
+     * column's stored form ({@link RowCodec}) changed — FLOAT to DOUBLE, a DECIMAL of at most 18
+     * digits (unscaled long) to one of more (unscaled bytes) or back, a TIMESTAMP's precision
+     * across 3 (nano-of-millisecond stored or not). INT → BIGINT, a DECIMAL widened within one
+     * form, string lengths and columns appended after the stored ones (A7 item 2) read as they are.
      *
      * @throws IllegalArgumentException when {@code to} is not a supported evolution of {@code from}
      *     ({@link #check})
@@ -111,27 +115,96 @@ public final class RowMigration {
     public static boolean changesStoredForm(RowType from, RowType to) {
         check(from, to);
         for (int i = 0; i < from.getFieldCount(); i++) {
-            LogicalType a = from.getTypeAt(i);
-            LogicalType b = to.getTypeAt(i);
-            if (a.getTypeRoot() == LogicalTypeRoot.FLOAT
-                    && b.getTypeRoot() == LogicalTypeRoot.DOUBLE) {
-                return true;
-            }
-            if (a instanceof DecimalType
-                    && b instanceof DecimalType
-                    && DecimalData.isCompact(((DecimalType) a).getPrecision())
-                            != DecimalData.isCompact(((DecimalType) b).getPrecision())) {
+            if (!storedForm(from.getTypeAt(i)).equals(storedForm(to.getTypeAt(i)))) {
                 return true;
             }
         }
         return false;
     }
 
+    /** What decides the bytes {@link RowCodec} writes for a value of {@code t}. */
+    private static String storedForm(LogicalType t) {
+        switch (t.getTypeRoot()) {
+            case BOOLEAN:
+            case TINYINT:
+            case FLOAT:
+            case DOUBLE:
+                return t.getTypeRoot().name();
+            case SMALLINT:
+            case INTEGER:
+            case DATE:
+            case TIME_WITHOUT_TIME_ZONE:
+            case INTERVAL_YEAR_MONTH:
+            case BIGINT:
+            case INTERVAL_DAY_TIME:
+                return "zigzag"; // int and long varints of one value are the same bytes
+            case DECIMAL:
+                return DecimalData.isCompact(((DecimalType) t).getPrecision())
+                        ? "unscaled long"
+                        : "unscaled bytes";
+            case CHAR:
+            case VARCHAR:
+            case BINARY:
+            case VARBINARY:
+                return "length-prefixed";
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return LogicalTypeChecks.getPrecision(t) > 3 ? "millis+nanos" : "millis";
+            default:
+                StringBuilder b = new StringBuilder(t.getTypeRoot().name()).append('(');
+                for (LogicalType c : t.getChildren()) {
+                    b.append(storedForm(c)).append(',');
+                }
+                return b.append(')').toString();
+        }
+    }
+
+    /**
+     * Whether values of {@code a} are values of {@code b} as they are: the same type apart from
+     * nullability, string and binary lengths, timestamp precision and nested field names.
+     */
+    private static boolean sameKind(LogicalType a, LogicalType b) {
+        LogicalTypeRoot ra = a.getTypeRoot();
+        LogicalTypeRoot rb = b.getTypeRoot();
+        if (ra.getFamilies().contains(LogicalTypeFamily.CHARACTER_STRING)) {
+            return rb.getFamilies().contains(LogicalTypeFamily.CHARACTER_STRING);
+        }
+        if (ra.getFamilies().contains(LogicalTypeFamily.BINARY_STRING)) {
+            return rb.getFamilies().contains(LogicalTypeFamily.BINARY_STRING);
+        }
+        if (ra != rb) {
+            return false;
+        }
+        switch (ra) {
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return true;
+            case ROW:
+            case ARRAY:
+            case MULTISET:
+            case MAP:
+                List<LogicalType> ca = a.getChildren();
+                List<LogicalType> cb = b.getChildren();
+                if (ca.size() != cb.size()) {
+                    return false;
+                }
+                for (int i = 0; i < ca.size(); i++) {
+                    if (!sameKind(ca.get(i), cb.get(i))) {
+                        return false;
+                    }
+                }
+                return true;
+            default:
+                return a.copy(true).equals(b.copy(true));
+        }
+    }
+
     /**
      * Checks that {@code to} evolves {@code from} the ways A7 allows over saved state: the same
      * column names in the same order, possibly followed by more columns, each column of the same
-     * type (nullability aside) or widened by INT → BIGINT, FLOAT → DOUBLE or DECIMAL(p, s) →
-     * DECIMAL(p', s) with p' ≥ p.
+     * type (nullability, string and binary lengths, timestamp precision and nested field names
+     * aside) or widened by INT → BIGINT, FLOAT → DOUBLE or DECIMAL(p, s) → DECIMAL(p', s) with p' ≥
+     * p.
      *
      * @throws IllegalArgumentException naming the first column that breaks this
      */
@@ -165,7 +238,7 @@ public final class RowMigration {
     /** The conversion of a non-null value of {@code a} to {@code b}; null when none is needed. */
     @Nullable
     private static UnaryOperator<Object> conversion(LogicalType a, LogicalType b, String name) {
-        if (a.copy(true).equals(b.copy(true))) {
+        if (sameKind(a, b)) {
             return null;
         }
         LogicalTypeRoot ra = a.getTypeRoot();

@@ -2,6 +2,8 @@ package dev.changeflow.state;
 
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.DoubleType;
@@ -9,6 +11,7 @@ import org.apache.flink.table.types.logical.FloatType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.api.Test;
 
@@ -92,6 +95,32 @@ class RowMigrationTest {
                         },
                         new String[] {"a", "f", "d", "e"});
         assertThat(RowMigration.changesStoredForm(ints, appended)).isFalse();
+    }
+
+    @Test
+    void stringLengthsAndTimestampPrecisionsAreNoTypeChange() {
+        RowType from =
+                RowType.of(
+                        new LogicalType[] {new VarCharType(10), new TimestampType(3)},
+                        new String[] {"s", "t"});
+        RowType longer =
+                RowType.of(
+                        new LogicalType[] {VarCharType.STRING_TYPE, new TimestampType(3)},
+                        new String[] {"s", "t"});
+        assertThat(RowMigration.changesStoredForm(from, longer)).isFalse();
+        // TIMESTAMP(6) stores the nano-of-millisecond, TIMESTAMP(3) does not
+        RowType micros =
+                RowType.of(
+                        new LogicalType[] {VarCharType.STRING_TYPE, new TimestampType(6)},
+                        new String[] {"s", "t"});
+        assertThat(RowMigration.changesStoredForm(from, micros)).isTrue();
+        GenericRowData row =
+                GenericRowData.of(
+                        StringData.fromString("x"),
+                        TimestampData.fromEpochMillis(1_700_000_000_123L));
+        byte[] stored = new RowCodec(from).encode(row);
+        byte[] migrated = new RowMigration(from, micros, null).row(stored, 0, stored.length);
+        assertThat(migrated).isEqualTo(new RowCodec(micros).encode(row));
     }
 
     @Test
