@@ -58,6 +58,10 @@ public final class RowMigration {
     private final RowCodec fromCodec;
     private final RowCodec toCodec;
     @Nullable private final int[] tracked;
+
+    /** The tracked positions the old type has (columns appended since were not hashed). */
+    @Nullable private final int[] fromTrackedPositions;
+
     @Nullable private final RowCodec fromTracked;
     @Nullable private final RowCodec toTracked;
     private final UnaryOperator<Object>[] conversions;
@@ -71,8 +75,9 @@ public final class RowMigration {
     /**
      * @param from the row type the stored rows were encoded with (the last snapshot's)
      * @param to the current row type; {@link #check} must accept the pair
-     * @param tracked SCD type 2: positions of the tracked columns in both row types (their hash is
-     *     part of stored values); null for SCD type 1
+     * @param tracked SCD type 2: positions of the tracked columns in {@code to} (their hash is part
+     *     of stored values; those below {@code from}'s arity were hashed under {@code from}); null
+     *     for SCD type 1
      * @throws IllegalArgumentException when {@code to} is not a supported evolution of {@code from}
      */
     @SuppressWarnings("unchecked")
@@ -83,7 +88,12 @@ public final class RowMigration {
         this.fromCodec = new RowCodec(from);
         this.toCodec = new RowCodec(to);
         this.tracked = tracked;
-        this.fromTracked = tracked == null ? null : new RowCodec(project(from, tracked));
+        this.fromTrackedPositions =
+                tracked == null
+                        ? null
+                        : Arrays.stream(tracked).filter(p -> p < from.getFieldCount()).toArray();
+        this.fromTracked =
+                tracked == null ? null : new RowCodec(project(from, fromTrackedPositions));
         this.toTracked = tracked == null ? null : new RowCodec(project(to, tracked));
         this.conversions = new UnaryOperator[from.getFieldCount()];
         for (int i = 0; i < conversions.length; i++) {
@@ -320,7 +330,7 @@ public final class RowMigration {
         byte[] out = new byte[Hash128.BYTES + buffer.size()];
         System.arraycopy(buffer.buffer(), 0, out, Hash128.BYTES, buffer.size());
         System.arraycopy(bytes, hashOff, out, 0, Hash128.BYTES);
-        if (tracked != null && sameHash(bytes, hashOff, fromTracked, old)) {
+        if (tracked != null && sameOldHash(bytes, hashOff, old)) {
             buffer.reset();
             toTracked.encode(now, tracked, buffer);
             hash.reset();
@@ -330,9 +340,9 @@ public final class RowMigration {
         return out;
     }
 
-    private boolean sameHash(byte[] bytes, int hashOff, RowCodec codec, RowData row) {
+    private boolean sameOldHash(byte[] bytes, int hashOff, RowData old) {
         buffer.reset();
-        codec.encode(row, tracked, buffer);
+        fromTracked.encode(old, fromTrackedPositions, buffer);
         hash.reset();
         Hash128.hash(buffer.buffer(), 0, buffer.size(), hash);
         return Arrays.equals(

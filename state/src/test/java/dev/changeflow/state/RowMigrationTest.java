@@ -249,6 +249,48 @@ class RowMigrationTest {
     }
 
     @Test
+    void aTrackedColumnAppendedWithTheWideningIsHashedInTheNewTypeOnly() {
+        RowType to =
+                RowType.of(
+                        new LogicalType[] {
+                            new BigIntType(),
+                            new DoubleType(),
+                            new DecimalType(20, 2),
+                            new IntType()
+                        },
+                        new String[] {"a", "f", "d", "e"});
+        int[] tracked = {1, 2, 3};
+        RowMigration m = new RowMigration(OLD, to, tracked);
+        GenericRowData old = oldRow(1, 2.5f, "1.00");
+        byte[] row = new RowCodec(OLD).encode(old);
+        byte[] h = hash(OLD, old); // hashed by the old flow: f, d
+        ByteWriter w = new ByteWriter();
+        Scd2CurrentValue.writeLive(
+                w, 1, new byte[] {1}, 0, 1, new byte[] {1}, 0, 1, h, 0, row, 0, row.length);
+        Scd2CurrentValue view = new Scd2CurrentValue().wrap(m.scd2Head(w.toByteArray()));
+        GenericRowData now = GenericRowData.of(1L, 2.5, dec("1.00", 20), null);
+        byte[] expectedHash =
+                Hash128.hash(
+                        new RowCodec(
+                                        RowType.of(
+                                                new LogicalType[] {
+                                                    new DoubleType(),
+                                                    new DecimalType(20, 2),
+                                                    new IntType()
+                                                },
+                                                new String[] {"f", "d", "e"}))
+                                .encode(GenericRowData.of(2.5, dec("1.00", 20), null)));
+        byte[] migratedHash = new byte[Hash128.BYTES];
+        System.arraycopy(view.bytes(), view.hashOffset(), migratedHash, 0, Hash128.BYTES);
+        assertThat(migratedHash).isEqualTo(expectedHash);
+        assertThat(
+                        new RowCodec(to)
+                                .decode(view.bytes(), view.rowOffset(), view.rowLength())
+                                .toString())
+                .isEqualTo(now.toString());
+    }
+
+    @Test
     void aHashNotOfTheOldTypeIsKept() {
         RowMigration m = new RowMigration(OLD, NEW, TRACKED);
         byte[] row = new RowCodec(OLD).encode(oldRow(1, 2.5f, "1.00"));
