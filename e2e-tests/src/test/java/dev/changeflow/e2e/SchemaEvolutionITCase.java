@@ -233,6 +233,105 @@ class SchemaEvolutionITCase {
                 .containsExactly("1,3000000000,1.50", "2,21,123456789012.75", "3,3,0.01");
     }
 
+    /**
+     * FLOAT → DOUBLE and DECIMAL(10, 2) → DECIMAL(20, 2) in the middle of a run, over saved state
+     * of an SCD type 1 and an SCD type 2 flow (A7 item 4): the job stops at the widening record,
+     * the columns are widened, and the resumed job migrates its stored rows, so a record carrying
+     * the stored values changes nothing and the later changes give exact rows.
+     */
+    @Test
+    void aFloatAndADecimalWidenedMidRunOverSavedStateLoseNothing() throws Exception {
+        String flows =
+                String.join(
+                        "\n",
+                        "name: schema-widening-stored",
+                        "namespace: shop",
+                        "flows:",
+                        "  - table: items",
+                        "    keys: [id]",
+                        "    schema: 'id INT, region STRING, f FLOAT, d DECIMAL(10, 2)'",
+                        "    on-schema-change: add-columns",
+                        "  - table: items",
+                        "    target: items_history",
+                        "    keys: [id]",
+                        "    scd-type: 2",
+                        "    schema: 'id INT, region STRING, f FLOAT, d DECIMAL(10, 2)'",
+                        "    on-schema-change: add-columns");
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Path warehouse = tmp.resolve("warehouse");
+        Files.write(
+                input.resolve("1.jsonl"),
+                List.of(
+                        ev("c", "{\"id\":1,\"region\":\"a\",\"f\":1.5,\"d\":12.34}", src(100)),
+                        ev("c", "{\"id\":2,\"region\":\"b\",\"f\":2.25,\"d\":7.5}", src(101))));
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
+        assertThat(
+                        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse))
+                                .quarantined)
+                .isZero();
+
+        // the source widened f to float64 and d to DECIMAL(20, 2): the wrapper says so, and the
+        // values need it (0.1 is no float; 20 digits)
+        String widenedSchema =
+                "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"before\","
+                        + "\"optional\":true,\"fields\":[]},{\"type\":\"struct\",\"field\":\"after\","
+                        + "\"optional\":true,\"fields\":[{\"type\":\"int32\",\"field\":\"id\"},"
+                        + "{\"type\":\"string\",\"field\":\"region\",\"optional\":true},"
+                        + "{\"type\":\"float64\",\"field\":\"f\",\"optional\":true},"
+                        + "{\"type\":\"bytes\",\"field\":\"d\",\"optional\":true,"
+                        + "\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":"
+                        + "{\"scale\":\"2\",\"connect.decimal.precision\":\"20\"}}]}]}";
+        String d =
+                java.util.Base64.getEncoder()
+                        .encodeToString(
+                                new java.math.BigInteger("12345678901234567899").toByteArray());
+        String wide =
+                ev("u", "{\"id\":1,\"region\":\"a\",\"f\":0.1,\"d\":\"" + d + "\"}", src(103));
+        int valueAt = wide.indexOf("\"value\":") + "\"value\":".length();
+        int topicAt = wide.lastIndexOf(",\"topic\":");
+        wide =
+                wide.substring(0, valueAt)
+                        + "{\"schema\":"
+                        + widenedSchema
+                        + ",\"payload\":"
+                        + wide.substring(valueAt, topicAt)
+                        + "}"
+                        + wide.substring(topicAt);
+        Files.write(
+                input.resolve("2.jsonl"),
+                List.of(
+                        // the stored values again: no change, before and after the widening
+                        ev("u", "{\"id\":2,\"region\":\"b\",\"f\":2.25,\"d\":7.5}", src(102)),
+                        wide,
+                        ev("c", "{\"id\":3,\"region\":\"c\",\"f\":3,\"d\":1}", src(104))));
+        LocalIngest.Summary second =
+                LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        assertThat(second.addedColumns)
+                .containsExactly(
+                        "shop.items: f FLOAT → DOUBLE, d DECIMAL(10, 2) → DECIMAL(20, 2)",
+                        "shop.items_history: f FLOAT → DOUBLE, d DECIMAL(10, 2) → DECIMAL(20, 2)");
+        assertThat(second.quarantined).isZero();
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Table items = cat.loadTable(TableIdentifier.of("shop", "items"));
+        assertThat(items.schema().findField("f").type()).isEqualTo(Types.DoubleType.get());
+        assertThat(items.schema().findField("d").type()).isEqualTo(Types.DecimalType.of(20, 2));
+        assertThat(TableRows.toCsvLines(items))
+                .containsExactly("1,a,0.1,123456789012345678.99", "2,b,2.25,7.50", "3,c,3.0,1.00");
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items_history"))))
+                .containsExactly(
+                        // the version closed at the widening carries the stored row, exact
+                        "1,a,1.5,12.34,100,103",
+                        "1,a,0.1,123456789012345678.99,103,",
+                        // the update with the stored values opened no version
+                        "2,b,2.25,7.50,101,",
+                        "3,c,3.0,1.00,104,");
+        assertThat(
+                        TableRows.read(
+                                cat.loadTable(TableIdentifier.of("shop", "changeflow_quarantine"))))
+                .isEmpty();
+    }
+
     private static final String ITEMS_FLOWS =
             String.join(
                     "\n",

@@ -9,6 +9,8 @@ import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -67,6 +69,11 @@ import java.util.Map;
  * {@code bufferedKeysFlushed} (keys written back to the state backend) and {@code quarantined}
  * (records sent to the quarantine side output; the decoders' counter of the same name, so a run's
  * quarantined count includes them).
+ *
+ * <p>Widened columns (A7 item 4): every snapshot records the row type the keyed state's rows are
+ * encoded with ({@link AutoCdcStateDescriptors#ROW_TYPE}); a restore under a flow whose row type
+ * changed a column's stored form since (FLOAT → DOUBLE, DECIMAL across 18 digits) rewrites the
+ * stored rows in the new form before the first record ({@link StateMigration}).
  */
 @Internal
 public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
@@ -105,6 +112,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
     private transient OutputTag<RowData> quarantineTag;
     private transient QuarantineRows quarantineRows;
     private transient Counter quarantined;
+    private transient StateMigration.RowTypeRecord rowType;
 
     /**
      * @param spec the flow; its truncate records, if any, are not seen here ({@link
@@ -112,6 +120,20 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
      */
     public AutoCdcApplyOperator(AutoCdcSpec spec) {
         this.spec = spec;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        rowType =
+                StateMigration.RowTypeRecord.initialize(
+                        context, getKeyedStateBackend(), spec, getUserCodeClassloader());
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        rowType.snapshot();
     }
 
     @Override
@@ -198,7 +220,7 @@ public final class AutoCdcApplyOperator extends AbstractStreamOperator<RowData>
 
     /** Writes every buffered key's state back to the state backend and emits its net changes. */
     private void flush() throws Exception {
-        if (buffer.isEmpty()) {
+        if (buffer == null || buffer.isEmpty()) { // null: not opened (its restore failed)
             return;
         }
         Object keyBefore = getCurrentKey();

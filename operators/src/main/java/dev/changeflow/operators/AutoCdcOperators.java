@@ -4,7 +4,6 @@ import dev.changeflow.operators.quarantine.QuarantineRecords;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
@@ -221,9 +220,14 @@ public final class AutoCdcOperators {
                             + spec.name()
                             + "': truncate records require STORED AS SCD TYPE 1 (A1)");
         } else {
-            BroadcastStream<RowData> broadcast =
-                    truncates.broadcast(AutoCdcStateDescriptors.truncate());
-            applied = keyed.connect(broadcast).process(new Scd1TruncateFunction(spec), outType);
+            // keyed × broadcast, as BroadcastConnectedStream#process builds it, with the operator
+            // that also migrates its rows after a widened column (A7 item 4)
+            applied =
+                    keyed.connect(truncates.broadcast())
+                            .transform(
+                                    "AUTO CDC " + spec.name(),
+                                    outType,
+                                    new Scd1TruncateOperator(spec));
         }
         return applied.uid(UID_PREFIX + spec.name())
                 .name("AUTO CDC " + spec.name() + " (SCD " + spec.scdType() + ")");

@@ -3,6 +3,7 @@ package dev.changeflow.operators;
 import dev.changeflow.state.ChangeflowStateBackends;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
@@ -43,7 +44,20 @@ public final class AutoCdcStateDescriptors {
      */
     public static final String SCD2_HISTORY = "auto-cdc-scd2-history";
 
+    /**
+     * Operator (union list) state of the keyed apply operator: the serializable string form ({@link
+     * org.apache.flink.table.types.logical.LogicalType#asSerializableString()}) of the row type its
+     * keyed state's rows are encoded with, written at every snapshot (one element per subtask, all
+     * equal). Absent in state of earlier releases (A7 item 4, {@link StateMigration}).
+     */
+    public static final String ROW_TYPE = "auto-cdc-row-type";
+
     private AutoCdcStateDescriptors() {}
+
+    /** The {@link #ROW_TYPE} list state. */
+    public static ListStateDescriptor<String> rowType() {
+        return new ListStateDescriptor<>(ROW_TYPE, StringSerializer.INSTANCE);
+    }
 
     public static ValueStateDescriptor<byte[]> scd1Row() {
         return new ValueStateDescriptor<>(SCD1_ROW, BytePrimitiveArraySerializer.INSTANCE);

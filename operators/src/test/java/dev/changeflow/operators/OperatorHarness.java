@@ -1,11 +1,9 @@
 package dev.changeflow.operators;
 
-import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
@@ -26,7 +24,7 @@ import java.util.List;
  * #endInput()} flush.
  */
 final class OperatorHarness implements AutoCloseable {
-    private final AutoCdcSpec spec;
+    private AutoCdcSpec spec;
     private final boolean rocksDb;
     private final boolean withTruncates;
     private AbstractStreamOperatorTestHarness<RowData> harness;
@@ -50,16 +48,9 @@ final class OperatorHarness implements AutoCloseable {
         AutoCdcKeySelector keys = new AutoCdcKeySelector(spec);
         InternalTypeInfo<RowData> keyType = InternalTypeInfo.of(keys.keyType());
         if (withTruncates) {
-            MapStateDescriptor<String, byte[]> d = AutoCdcStateDescriptors.truncate();
             harness =
                     new KeyedBroadcastOperatorTestHarness<>(
-                            new CoBroadcastWithKeyedOperator<>(
-                                    new Scd1TruncateFunction(spec), List.of(d)),
-                            keys,
-                            keyType,
-                            1,
-                            1,
-                            0);
+                            new Scd1TruncateOperator(spec), keys, keyType, 1, 1, 0);
         } else {
             harness =
                     new KeyedOneInputStreamOperatorTestHarness<>(
@@ -133,6 +124,20 @@ final class OperatorHarness implements AutoCloseable {
         drain();
         OperatorSubtaskState snapshot = harness.snapshot(checkpointId, checkpointId);
         harness.close();
+        start(snapshot);
+        return this;
+    }
+
+    /**
+     * Snapshot, close, and restore into a fresh operator instance of {@code evolved} (a flow whose
+     * columns changed, A7): the target table is kept.
+     */
+    OperatorHarness restartWith(AutoCdcSpec evolved) throws Exception {
+        harness.prepareSnapshotPreBarrier(++checkpointId);
+        drain();
+        OperatorSubtaskState snapshot = harness.snapshot(checkpointId, checkpointId);
+        harness.close();
+        spec = evolved;
         start(snapshot);
         return this;
     }

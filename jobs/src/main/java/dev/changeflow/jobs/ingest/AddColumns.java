@@ -33,9 +33,9 @@ import java.util.Set;
  * last checkpoint.
  *
  * <p>Columns the record's schema wrapper widens ({@link SchemaChangeException#widenedColumns()}, A7
- * item 4) are widened with {@link StreamingTables#widenColumns} (Iceberg promotions), unless the
- * saved state could not read them ({@code INCOMPATIBLE_TYPE_CHANGE}); the next plan reads them in
- * the table's type.
+ * item 4) are widened with {@link StreamingTables#widenColumns} (Iceberg promotions); the next plan
+ * reads them in the table's type, and saved AUTO CDC state follows (its rows are rewritten at the
+ * restore when the stored encoding changes: FLOAT → DOUBLE, DECIMAL across 18 digits).
  *
  * <p>Saved AUTO CDC state rows stay readable with the wider row type when the stored row's null
  * bitmap keeps its size ({@link RowCodec#canWiden}: the stored row grows within the same multiple
@@ -98,7 +98,7 @@ final class AddColumns {
         }
         Map<IngestPlan.Flow, Map<String, Type.PrimitiveType>> widen = new LinkedHashMap<>();
         for (IngestPlan.Flow f : affected) {
-            widen.put(f, widenings(catalog.loadTable(f.target), f, e, hasState));
+            widen.put(f, widenings(catalog.loadTable(f.target), e));
         }
         List<String> done = new ArrayList<>();
         for (IngestPlan.Flow f : affected) {
@@ -154,12 +154,8 @@ final class AddColumns {
      * The columns of {@code e} to widen in {@code table} (A7 item 4): those the table holds in a
      * type the wrapper's type is an Iceberg promotion of; a column the table has in that type or
      * wider already is left alone.
-     *
-     * @throws dev.changeflow.operators.AutoCdcException {@code INCOMPATIBLE_TYPE_CHANGE} when the
-     *     saved AUTO CDC state could not read the wider type
      */
-    private static Map<String, Type.PrimitiveType> widenings(
-            Table table, IngestPlan.Flow f, SchemaChangeException e, boolean hasState) {
+    private static Map<String, Type.PrimitiveType> widenings(Table table, SchemaChangeException e) {
         Map<String, Type.PrimitiveType> out = new LinkedHashMap<>();
         for (RowType.RowField w : e.widenedColumns()) {
             Type have = table.schema().findType(w.getName());
@@ -170,17 +166,6 @@ final class AddColumns {
                     || have.equals(want)
                     || !TypeUtil.isPromotionAllowed(have, want.asPrimitiveType())) {
                 continue;
-            }
-            if (hasState && f.spec != null && !IngestPlanner.sameStoredForm(have, want)) {
-                throw IngestPlanner.incompatible(
-                        f,
-                        w.getName(),
-                        have,
-                        want,
-                        "the saved AUTO CDC state holds its values in the "
-                                + have
-                                + " encoding, which cannot be read as "
-                                + want);
             }
             out.put(w.getName(), want.asPrimitiveType());
         }

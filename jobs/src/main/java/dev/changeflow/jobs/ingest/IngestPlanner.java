@@ -27,7 +27,6 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.types.TypeUtil;
-import org.apache.iceberg.types.Types;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -439,11 +438,6 @@ public final class IngestPlanner {
         return false;
     }
 
-    /** As {@link #withAddedColumns(IngestPlan, Catalog, boolean)} with saved state assumed. */
-    public static IngestPlan withAddedColumns(IngestPlan plan, Catalog catalog) {
-        return withAddedColumns(plan, catalog, true);
-    }
-
     /**
      * The plan with every flow's data columns following its existing target table (semantics.md
      * A7), for flows under {@code on-schema-change = add-columns} and flows whose columns were
@@ -468,14 +462,15 @@ public final class IngestPlanner {
      * nothing changes. Call it before building the job, so a restart — local or on a cluster —
      * reads the evolved tables with the wider row type.
      *
-     * @param hasState whether the job resumes from saved AUTO CDC state (a widening whose stored
-     *     encoding differs, FLOAT → DOUBLE or DECIMAL across 18 digits, is refused then)
+     * <p>Saved AUTO CDC state follows every such widening, also FLOAT → DOUBLE and DECIMAL across
+     * 18 digits, whose stored encoding differs: the apply operators rewrite their stored rows when
+     * they are restored with the wider type ({@code dev.changeflow.operators.StateMigration}).
+     *
      * @throws AutoCdcException {@code INCOMPATIBLE_TYPE_CHANGE} naming the column, the table's and
      *     the source's type: a change that is no Iceberg promotion either way, a KEYS or SEQUENCE
-     *     BY column that changed type, a widening without {@code add-columns}, or one the saved
-     *     state could not read
+     *     BY column that changed type, or a widening without {@code add-columns}
      */
-    public static IngestPlan withAddedColumns(IngestPlan plan, Catalog catalog, boolean hasState) {
+    public static IngestPlan withAddedColumns(IngestPlan plan, Catalog catalog) {
         Map<String, List<RowType.RowField>> bySource = new LinkedHashMap<>();
         Map<String, List<String>> addedBySource = new LinkedHashMap<>();
         for (IngestPlan.Flow f : plan.flows) {
@@ -487,7 +482,7 @@ public final class IngestPlanner {
                     bySource.getOrDefault(f.config.table, f.decoder.dataType().getFields());
             List<String> added =
                     addedBySource.computeIfAbsent(f.config.table, k -> new ArrayList<>());
-            List<RowType.RowField> merged = followTable(f, table, data, added, hasState);
+            List<RowType.RowField> merged = followTable(f, table, data, added);
             bySource.put(f.config.table, merged);
         }
         boolean changed = false;
@@ -541,11 +536,7 @@ public final class IngestPlanner {
      * wider.
      */
     private static List<RowType.RowField> followTable(
-            IngestPlan.Flow f,
-            Table table,
-            List<RowType.RowField> data,
-            List<String> added,
-            boolean hasState) {
+            IngestPlan.Flow f, Table table, List<RowType.RowField> data, List<String> added) {
         Map<String, RowType.RowField> byName = new LinkedHashMap<>();
         for (RowType.RowField d : data) {
             byName.put(d.getName(), d);
@@ -596,12 +587,6 @@ public final class IngestPlanner {
                     problem =
                             "the flow's on-schema-change is not add-columns (set it to widen the"
                                     + " table, A7)";
-                } else if (hasState && f.spec != null && !sameStoredForm(have, want)) {
-                    problem =
-                            "the saved AUTO CDC state holds its values in the "
-                                    + have
-                                    + " encoding, which cannot be read as "
-                                    + want;
                 }
                 if (problem != null) {
                     throw incompatible(f, n, have, want, problem);
@@ -638,25 +623,6 @@ public final class IngestPlanner {
             }
         }
         return true;
-    }
-
-    /**
-     * Whether the AUTO CDC state's row encoding ({@code RowCodec}) of {@code have} reads as {@code
-     * want}: INT and BIGINT are both zig-zag varints; DECIMALs are an unscaled long up to 18 digits
-     * and bytes beyond, so a widening within one of the two forms keeps the encoding.
-     */
-    static boolean sameStoredForm(
-            org.apache.iceberg.types.Type have, org.apache.iceberg.types.Type want) {
-        if (have.typeId() == org.apache.iceberg.types.Type.TypeID.INTEGER
-                && want.typeId() == org.apache.iceberg.types.Type.TypeID.LONG) {
-            return true;
-        }
-        if (have instanceof Types.DecimalType && want instanceof Types.DecimalType) {
-            int p1 = ((Types.DecimalType) have).precision();
-            int p2 = ((Types.DecimalType) want).precision();
-            return (p1 <= 18) == (p2 <= 18);
-        }
-        return false;
     }
 
     static AutoCdcException incompatible(

@@ -219,7 +219,7 @@ public final class LocalIngest {
                     boolean hasState = latestState(checkpointRoot(plan, o)).isPresent();
                     // the plan this run used: with the columns earlier changes added, so the
                     // state's row width and the new columns' place are judged against it
-                    IngestPlan current = IngestPlanner.withAddedColumns(plan, cat, hasState);
+                    IngestPlan current = IngestPlanner.withAddedColumns(plan, cat);
                     List<String> done = AddColumns.apply(cat, current, c, hasState);
                     if (done.isEmpty()) {
                         // the tables have the columns already, yet the plan did not take them
@@ -312,7 +312,7 @@ public final class LocalIngest {
                     }
                 }
             }
-            plan = IngestPlanner.withAddedColumns(plan, cat, restore.isPresent());
+            plan = IngestPlanner.withAddedColumns(plan, cat);
             ClusterIngest.ensureTables(cat, plan);
 
             boolean work = input.prepare(checkpoints, restore, state, o.out);

@@ -79,11 +79,11 @@ class SchemaEvolutionPlannerTest {
                 IngestPlanner.plan(
                         FlowsFile.parse(flows, "f.yaml"),
                         List.of(capture("2.jsonl", "{\"id\":2,\"v\":2}")));
-        IngestPlan followed = IngestPlanner.withAddedColumns(later, cat, true);
+        IngestPlan followed = IngestPlanner.withAddedColumns(later, cat);
         assertThat(followed.flows.get(0).decoder.dataType().toString())
                 .isEqualTo("ROW<`id` BIGINT, `region` STRING, `v` BIGINT>");
         ClusterIngest.ensureTables(cat, followed); // no TARGET_SCHEMA_MISMATCH, no rebuild
-        assertThat(IngestPlanner.withAddedColumns(first, cat, true)).isSameAs(first);
+        assertThat(IngestPlanner.withAddedColumns(first, cat)).isSameAs(first);
     }
 
     @Test
@@ -94,60 +94,72 @@ class SchemaEvolutionPlannerTest {
         ClusterIngest.ensureTables(cat, narrow);
         IngestPlan wide =
                 declared("id INT, v BIGINT, f DOUBLE, d DECIMAL(12, 2), s STRING", "add-columns");
-        IngestPlan widened = IngestPlanner.withAddedColumns(wide, cat, false);
+        IngestPlan widened = IngestPlanner.withAddedColumns(wide, cat);
         assertThat(columns(cat)).isEqualTo("id int, v long, f double, d decimal(12, 2), s string");
         assertThat(widened.flows.get(0).decoder.dataType())
                 .isEqualTo(wide.flows.get(0).decoder.dataType());
         ClusterIngest.ensureTables(cat, widened);
         // the narrower definition again (older records): read in the table's wider types
-        IngestPlan followed = IngestPlanner.withAddedColumns(narrow, cat, true);
+        IngestPlan followed = IngestPlanner.withAddedColumns(narrow, cat);
         assertThat(followed.flows.get(0).decoder.dataType().toString())
                 .isEqualTo("ROW<`id` INT, `v` BIGINT, `f` DOUBLE, `d` DECIMAL(12, 2), `s` STRING>");
         ClusterIngest.ensureTables(cat, followed);
     }
 
     @Test
-    void overSavedStateOnlyWideningsWithTheSameStoredFormAreMade() throws Exception {
+    void overSavedStateEveryWideningIsMadeAndANarrowingStillFails() throws Exception {
+        // the apply operators migrate their stored rows (A7 item 4): the plan widens FLOAT →
+        // DOUBLE and DECIMAL across 18 digits too, whether the job resumes or not
         Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
         ClusterIngest.ensureTables(
                 cat, declared("id INT, v INT, f FLOAT, d DECIMAL(10, 2)", "add-columns"));
-        IngestPlan intAndDecimal =
-                declared("id INT, v BIGINT, f FLOAT, d DECIMAL(18, 2)", "add-columns");
-        IngestPlanner.withAddedColumns(intAndDecimal, cat, true);
-        assertThat(columns(cat)).isEqualTo("id int, v long, f float, d decimal(18, 2)");
+        IngestPlan wider = declared("id INT, v BIGINT, f DOUBLE, d DECIMAL(20, 2)", "add-columns");
+        IngestPlan followed = IngestPlanner.withAddedColumns(wider, cat);
+        assertThat(columns(cat)).isEqualTo("id int, v long, f double, d decimal(20, 2)");
+        assertThat(followed.flows.get(0).decoder.dataType().toString())
+                .isEqualTo("ROW<`id` INT, `v` BIGINT, `f` DOUBLE, `d` DECIMAL(20, 2)>");
+        ClusterIngest.ensureTables(cat, followed);
 
+        // a source narrower than the table reads in the table's type
+        IngestPlan narrower = declared("id INT, v INT, f FLOAT, d DECIMAL(10, 2)", "add-columns");
+        assertThat(IngestPlanner.withAddedColumns(narrower, cat).flows.get(0).decoder.dataType())
+                .isEqualTo(followed.flows.get(0).decoder.dataType());
+        // a scale change is no promotion either way
         assertThatThrownBy(
                         () ->
                                 IngestPlanner.withAddedColumns(
                                         declared(
-                                                "id INT, v BIGINT, f DOUBLE, d DECIMAL(18, 2)",
+                                                "id INT, v BIGINT, f DOUBLE, d DECIMAL(20, 3)",
                                                 "add-columns"),
-                                        cat,
-                                        true))
+                                        cat))
                 .isInstanceOfSatisfying(
                         AutoCdcException.class,
                         e ->
                                 assertThat(e.code())
                                         .isEqualTo(AutoCdcException.Code.INCOMPATIBLE_TYPE_CHANGE))
                 .hasMessageStartingWith(
-                        "INCOMPATIBLE_TYPE_CHANGE: flow 'items': column 'f' is float in table"
-                                + " silver.items but double at the source, and the table cannot"
-                                + " follow: the saved AUTO CDC state holds its values in the float"
-                                + " encoding, which cannot be read as double. Nothing was changed;"
-                                + " the table and its history are kept.")
+                        "INCOMPATIBLE_TYPE_CHANGE: flow 'items': column 'd' is decimal(20, 2) in"
+                                + " table silver.items but decimal(20, 3) at the source, and the"
+                                + " table cannot follow: neither type is an Iceberg promotion of"
+                                + " the other")
                 .hasMessageNotContaining("--from-scratch");
+        assertThat(columns(cat)).isEqualTo("id int, v long, f double, d decimal(20, 2)");
+    }
+
+    @Test
+    void aKeyColumnWidenedOverFloatOrDecimalStillFails() throws Exception {
+        Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
+        ClusterIngest.ensureTables(cat, declared("id DECIMAL(10, 0), v FLOAT", "add-columns"));
         assertThatThrownBy(
                         () ->
                                 IngestPlanner.withAddedColumns(
-                                        declared(
-                                                "id INT, v BIGINT, f FLOAT, d DECIMAL(20, 2)",
-                                                "add-columns"),
-                                        cat,
-                                        true))
+                                        declared("id DECIMAL(20, 0), v DOUBLE", "add-columns"),
+                                        cat))
                 .hasMessageContaining(
-                        "column 'd' is decimal(18, 2) in table silver.items but decimal(20, 2) at"
-                                + " the source");
-        assertThat(columns(cat)).isEqualTo("id int, v long, f float, d decimal(18, 2)");
+                        "column 'id' is decimal(10, 0) in table silver.items but decimal(20, 0) at"
+                                + " the source, and the table cannot follow: it is a KEYS or"
+                                + " SEQUENCE BY column");
+        assertThat(columns(cat)).isEqualTo("id decimal(10, 0), v float");
     }
 
     @Test
@@ -157,9 +169,7 @@ class SchemaEvolutionPlannerTest {
         assertThatThrownBy(
                         () ->
                                 IngestPlanner.withAddedColumns(
-                                        declared("id INT, v STRING, s STRING", "add-columns"),
-                                        cat,
-                                        false))
+                                        declared("id INT, v STRING, s STRING", "add-columns"), cat))
                 .hasMessageStartingWith(
                         "INCOMPATIBLE_TYPE_CHANGE: flow 'items': column 'v' is int in table"
                                 + " silver.items but string at the source, and the table cannot"
@@ -167,15 +177,13 @@ class SchemaEvolutionPlannerTest {
         assertThatThrownBy(
                         () ->
                                 IngestPlanner.withAddedColumns(
-                                        declared("id BIGINT, v INT, s STRING", "add-columns"),
-                                        cat,
-                                        false))
+                                        declared("id BIGINT, v INT, s STRING", "add-columns"), cat))
                 .hasMessageContaining(
                         "column 'id' is int in table silver.items but long at the source, and the"
                                 + " table cannot follow: it is a KEYS or SEQUENCE BY column");
         // a declared schema without add-columns is the user's word: left to A1's check
         IngestPlan declaredOnly = declared("id INT, v BIGINT, s STRING", "quarantine");
-        assertThat(IngestPlanner.withAddedColumns(declaredOnly, cat, false)).isSameAs(declaredOnly);
+        assertThat(IngestPlanner.withAddedColumns(declaredOnly, cat)).isSameAs(declaredOnly);
         assertThat(columns(cat)).isEqualTo("id int, v int, s string");
     }
 
@@ -202,18 +210,16 @@ class SchemaEvolutionPlannerTest {
                 .as("idempotent")
                 .isEmpty();
         assertThat(columns(cat)).isEqualTo("id int, v long, f float, d decimal(12, 2)");
-        IngestPlan next = IngestPlanner.withAddedColumns(plan, cat, true);
+        IngestPlan next = IngestPlanner.withAddedColumns(plan, cat);
         assertThat(next.flows.get(0).decoder.dataType().toString())
                 .isEqualTo("ROW<`id` INT, `v` BIGINT, `f` FLOAT, `d` DECIMAL(12, 2)>");
         ClusterIngest.ensureTables(cat, next);
 
-        assertThatThrownBy(() -> AddColumns.apply(cat, plan, widened("f DOUBLE"), true))
-                .hasMessageStartingWith(
-                        "INCOMPATIBLE_TYPE_CHANGE: flow 'items': column 'f' is float in table"
-                                + " silver.items but double at the source");
-        // without saved state nothing stored needs reading back
-        assertThat(AddColumns.apply(cat, plan, widened("f DOUBLE"), false))
-                .containsExactly("silver.items: f FLOAT → DOUBLE");
+        // over saved state too: the apply operators migrate their stored rows (A7 item 4)
+        assertThat(AddColumns.apply(cat, plan, widened("f DOUBLE", "d DECIMAL(20, 2)"), true))
+                .containsExactly(
+                        "silver.items: f FLOAT → DOUBLE, d DECIMAL(12, 2) → DECIMAL(20, 2)");
+        assertThat(columns(cat)).isEqualTo("id int, v long, f double, d decimal(20, 2)");
     }
 
     /**
@@ -242,7 +248,7 @@ class SchemaEvolutionPlannerTest {
         assertThat(later.flows.get(0).decoder.dataType().toString())
                 .isEqualTo("ROW<`id` BIGINT, `region` STRING, `v` BIGINT>");
         // the table already has every column of the plan: nothing more to follow
-        assertThat(IngestPlanner.withAddedColumns(later, cat, true)).isSameAs(later);
+        assertThat(IngestPlanner.withAddedColumns(later, cat)).isSameAs(later);
         ClusterIngest.ensureTables(cat, later);
 
         assertThatThrownBy(() -> IngestPlanner.plan(FlowsFile.parse(flows, "f.yaml"), dropped))
