@@ -84,6 +84,11 @@ public final class GoldSql {
     private static final Pattern SPAN =
             Pattern.compile("From line (\\d+), column (\\d+) to line (\\d+), column (\\d+)");
 
+    private static final Pattern SET =
+            Pattern.compile("(?is)SET\\s+'((?:[^']|'')+)'\\s*=\\s*'((?:[^']|'')*)'\\s*");
+
+    private static final Pattern RESET = Pattern.compile("(?is)RESET\\s+'((?:[^']|'')+)'\\s*");
+
     private static final Pattern CHANGELOG_MODE = Pattern.compile("changelogMode=\\[([^\\]]*)\\]");
 
     /** How a run goes. */
@@ -154,6 +159,14 @@ public final class GoldSql {
                 continue;
             }
             String first = s.words().isEmpty() ? "" : s.words().get(0);
+            if ((first.equals("SET") && !SET.matcher(s.text()).matches())
+                    || (first.equals("RESET") && !RESET.matcher(s.text()).matches())) {
+                throw new SqlException(
+                        Code.SYNTAX_ERROR,
+                        s.position(),
+                        "expected SET 'key' = 'value' or RESET 'key' (quoted, as in Flink's SQL"
+                                + " client)");
+            }
             if (!List.of("SET", "RESET", "USE", "CREATE", "ALTER").contains(first)) {
                 String hint =
                         first.equals("EXECUTE") || first.equals("BEGIN") || first.equals("END")
@@ -239,6 +252,21 @@ public final class GoldSql {
                 inserts.add(s);
                 // resolved now: a later USE does not change where an earlier INSERT writes
                 targets.add(resolve(tEnv, s.target()));
+                continue;
+            }
+            Matcher set = SET.matcher(s.text());
+            Matcher reset = RESET.matcher(s.text());
+            if (s.startsWith("SET") && set.matches()) {
+                // Flink's TableEnvironment runs no SET (its SQL client does): set the session's
+                // configuration, which the job's configuration takes when it is planned
+                tEnv.getConfig()
+                        .getConfiguration()
+                        .setString(
+                                set.group(1).replace("''", "'"), set.group(2).replace("''", "'"));
+                continue;
+            }
+            if (s.startsWith("RESET") && reset.matches()) {
+                tEnv.getConfig().getConfiguration().removeKey(reset.group(1).replace("''", "'"));
                 continue;
             }
             try {

@@ -110,6 +110,10 @@ class GoldSqlTest {
                         SqlException.class,
                         e -> assertThat(e.code()).isEqualTo(Code.UNSUPPORTED_STATEMENT))
                 .hasMessageContaining("one statement set");
+        assertThatThrownBy(() -> GoldSql.parse("SET a = b;\nINSERT INTO g.t SELECT 1", "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.SYNTAX_ERROR))
+                .hasMessageContaining("SET 'key' = 'value'");
         assertThatThrownBy(() -> GoldSql.parse("INSERT INTO (SELECT 1)", "g.sql"))
                 .isInstanceOfSatisfying(
                         SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.SYNTAX_ERROR));
