@@ -122,7 +122,8 @@ class GoldSqlITCase {
         commit(branches, BRANCHES, "bid", List.of(), List.of(5L));
 
         Path file = tmp.resolve("gold_branches.sql");
-        Files.copy(Path.of("..", "examples", "gold_branches.sql"), file);
+        Files.copy(
+                SharedData.repositoryRoot().resolve("examples").resolve("gold_branches.sql"), file);
         assertThat(
                         Main.execute(
                                 "gold",
