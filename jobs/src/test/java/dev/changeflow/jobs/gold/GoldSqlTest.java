@@ -212,6 +212,10 @@ class GoldSqlTest {
         assertThat(gold.schema().identifierFieldNames()).containsExactly("g");
     }
 
+    /**
+     * The flag form's definition flags, {@code --cluster} (not built for files) and {@code
+     * --bounded} without a file are refused before anything runs.
+     */
     @Test
     void theCommandRefusesDefinitionFlagsWithAFile() throws Exception {
         Path file = warehouse.resolve("g.sql");
@@ -226,5 +230,28 @@ class GoldSqlTest {
                                 "silver.s"))
                 .isNotZero();
         assertThat(Main.execute("gold", "--warehouse", warehouse.toString())).isNotZero();
+        assertThat(
+                        Main.execute(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--cluster",
+                                "--catalog",
+                                "type=rest",
+                                file.toString()))
+                .isNotZero();
+        assertThat(
+                        Main.execute(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--bounded",
+                                "--source",
+                                "silver.s",
+                                "--upsert-table",
+                                "gold.t"))
+                .isNotZero();
+        // nothing was created or run
+        assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
     }
 }
