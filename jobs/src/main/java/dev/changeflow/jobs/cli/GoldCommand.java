@@ -2,6 +2,7 @@ package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.gold.GoldRunner;
 import dev.changeflow.jobs.gold.GoldSpec;
+import dev.changeflow.jobs.gold.GoldSql;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
@@ -9,6 +10,7 @@ import dev.changeflow.sinks.iceberg.CatalogSettings;
 import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,19 +19,44 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code changeflow gold}: keeps Gold tables (an upsert projection and/or an aggregate) current
- * from the change feed of a Silver table, exactly once. See {@link GoldRunner} for local and
- * cluster runs and {@link dev.changeflow.jobs.gold.GoldStart} for where a run starts.
+ * {@code changeflow gold}: keeps Gold tables current from Silver's change feed, exactly once, in
+ * one of two forms:
+ *
+ * <ul>
+ *   <li>{@code gold FILE.sql}: the file's Flink SQL statements ({@code SET}, {@code CREATE TABLE},
+ *       {@code INSERT INTO gold.t SELECT ... FROM silver.`s$changelog`}) as one streaming job
+ *       ({@link GoldSql}); {@code --bounded} ends it once Silver's versions latest at the start are
+ *       read and committed;
+ *   <li>the definition flags ({@code --source}, {@code --upsert-table}, {@code --aggregate-table},
+ *       ...): an upsert projection and/or a SUM/COUNT aggregate. See {@link GoldRunner} for local
+ *       and cluster runs and {@link dev.changeflow.jobs.gold.GoldStart} for where a run starts.
+ * </ul>
  */
 @Command(
         name = "gold",
         mixinStandardHelpOptions = true,
         description =
-                "Maintain Gold tables (upsert projection, aggregate) from the change feed of a Silver table, exactly once.")
+                "Maintain Gold tables from Silver's change feed, exactly once: the INSERT INTO statements of a "
+                        + "Flink SQL file (gold FILE.sql), or an upsert projection and aggregate given by flags.")
 public final class GoldCommand implements Callable<Integer> {
+    @Parameters(
+            index = "0",
+            arity = "0..1",
+            paramLabel = "FILE.sql",
+            description =
+                    "Flink SQL file: SET, CREATE TABLE (with PRIMARY KEY), INSERT INTO ... SELECT over "
+                            + "db.`t$changelog` reads; its INSERTs run as one job. Instead of --source.")
+    Path file;
+
+    @Option(
+            names = "--bounded",
+            description =
+                    "With FILE.sql: read Silver up to its versions latest when the job starts, commit, "
+                            + "and end (every t$changelog read gets 'bounded'='true'). Default: run until stopped.")
+    boolean bounded;
+
     @Option(
             names = "--source",
-            required = true,
             paramLabel = "NS.TABLE",
             description = "The Silver table whose change feed is read.")
     String source;
@@ -137,6 +164,9 @@ public final class GoldCommand implements Callable<Integer> {
      * @throws dev.changeflow.jobs.gold.GoldException GOLD_DEFINITION_INVALID for an aggregate form
      */
     public GoldSpec spec() {
+        if (source == null) {
+            throw new IllegalArgumentException("give FILE.sql or --source NS.TABLE");
+        }
         TableIdentifier silver = table(source, "--source");
         GoldSpec.Upsert upsert = null;
         if (upsertTable != null) {
@@ -172,6 +202,49 @@ public final class GoldCommand implements Callable<Integer> {
                 name != null ? name : "gold-" + silver.name(), silver, upsert, aggregate);
     }
 
+    /** {@code gold FILE.sql}: the definition flags do not apply. */
+    private Integer runFile() throws Exception {
+        List<String> wrong = new ArrayList<>();
+        addIf(wrong, source != null, "--source");
+        addIf(wrong, upsertTable != null, "--upsert-table");
+        addIf(wrong, columns != null, "--columns");
+        addIf(wrong, where != null, "--where");
+        addIf(wrong, aggregateTable != null, "--aggregate-table");
+        addIf(wrong, groupBy != null, "--group-by");
+        addIf(wrong, aggregates != null, "--aggregate");
+        addIf(wrong, startingVersion != null, "--starting-version");
+        addIf(wrong, fromScratch, "--from-scratch");
+        if (!wrong.isEmpty()) {
+            throw new IllegalArgumentException(
+                    String.join(", ", wrong)
+                            + (wrong.size() == 1 ? " belongs" : " belong")
+                            + " to the flag form of gold; FILE.sql says what to maintain");
+        }
+        if (cluster) {
+            throw new IllegalArgumentException(
+                    "--cluster with FILE.sql is not built yet (issue #16); run it locally");
+        }
+        if (parallelism < 1) {
+            throw new IllegalArgumentException(
+                    "--parallelism must be at least 1, got " + parallelism);
+        }
+        GoldSql.File gold = GoldSql.read(file);
+        GoldSql.Options o = new GoldSql.Options();
+        o.warehouse = warehouse;
+        o.name = name;
+        o.parallelism = parallelism;
+        o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
+        o.bounded = bounded;
+        GoldSql.runLocal(gold, CliOptions.catalogSettings(warehouse, catalog, GoldSql.CATALOG), o);
+        return 0;
+    }
+
+    private static void addIf(List<String> out, boolean given, String flag) {
+        if (given) {
+            out.add(flag);
+        }
+    }
+
     private static TableIdentifier table(String text, String flag) {
         TableIdentifier id = TableIdentifier.parse(text);
         if (!id.hasNamespace()) {
@@ -182,6 +255,13 @@ public final class GoldCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (file != null) {
+            return runFile();
+        }
+        if (bounded) {
+            throw new IllegalArgumentException(
+                    "--bounded applies to gold FILE.sql (a local run of --source ends at Silver's latest version anyway)");
+        }
         GoldSpec spec = spec();
         GoldRunner.Options o = new GoldRunner.Options();
         o.warehouse = warehouse;

@@ -1,23 +1,17 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.sql.FlinkSqlSession;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
-import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
-import dev.changeflow.sources.cdf.sql.ChangeflowCatalogFactory;
 import dev.changeflow.sources.cdf.sql.TableChangesRewrite;
 
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.ResultKind;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
-import org.apache.flink.table.catalog.CatalogDescriptor;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
-import org.apache.iceberg.CatalogProperties;
-import org.apache.iceberg.CatalogUtil;
-import org.apache.iceberg.flink.FlinkCatalogFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -26,7 +20,6 @@ import java.io.PrintStream;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.Callable;
 
 /**
@@ -99,12 +92,7 @@ public final class SqlCommand implements Callable<Integer> {
                         streaming
                                 ? EnvironmentSettings.inStreamingMode()
                                 : EnvironmentSettings.inBatchMode());
-        ChangeflowCatalog.excludeMetadataColumnsFromSelectStar(tEnv.getConfig());
-        tEnv.createCatalog(
-                CATALOG,
-                CatalogDescriptor.of(
-                        CATALOG, Configuration.fromMap(flinkCatalogOptions(settings))));
-        tEnv.useCatalog(CATALOG);
+        FlinkSqlSession.open(tEnv, settings, CATALOG, Map.of());
         for (String statement : statements) {
             String rewritten = TableChangesRewrite.rewrite(statement);
             print(rewritten, execute(tEnv, rewritten), streaming, out);
@@ -113,16 +101,7 @@ public final class SqlCommand implements Callable<Integer> {
     }
 
     private static TableResult execute(TableEnvironment tEnv, String statement) {
-        try {
-            return tEnv.executeSql(statement);
-        } catch (RuntimeException e) {
-            for (Throwable t = e; t != null; t = t.getCause()) {
-                if (t instanceof CdfException) {
-                    throw (CdfException) t;
-                }
-            }
-            throw e;
-        }
+        return FlinkSqlSession.execute(tEnv, statement);
     }
 
     /**
@@ -165,19 +144,6 @@ public final class SqlCommand implements Callable<Integer> {
      * catalog-impl} (jdbc, glue, nessie), as Iceberg's Flink catalog expects.
      */
     static Map<String, String> flinkCatalogOptions(CatalogSettings settings) {
-        Map<String, String> options = new TreeMap<>(settings.properties());
-        String type = options.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
-        if (!options.containsKey(CatalogProperties.CATALOG_IMPL)) {
-            String lower = type == null ? "" : type.toLowerCase(Locale.ROOT);
-            if (lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP)
-                    || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_REST)
-                    || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HIVE)) {
-                options.put(FlinkCatalogFactory.ICEBERG_CATALOG_TYPE, lower);
-            } else {
-                options.put(CatalogProperties.CATALOG_IMPL, settings.catalogImpl());
-            }
-        }
-        options.put("type", ChangeflowCatalogFactory.IDENTIFIER);
-        return options;
+        return FlinkSqlSession.flinkCatalogOptions(settings);
     }
 }

@@ -44,7 +44,16 @@ import org.apache.flink.annotation.PublicEvolving;
  *       {@code read_files} path of its table also feeds a table it leaves out) (S1).
  *   <li>{@code CONFLICTING_SOURCES}: one job would read files and the change feed of a table (S7);
  *       refresh those tables separately.
+ *   <li>{@code NO_INSERT}: a Gold file ({@code bin/changeflow gold FILE.sql}) without an {@code
+ *       INSERT INTO} statement: its INSERTs are its job.
+ *   <li>{@code UPDATES_WITHOUT_PRIMARY_KEY}: a Gold file's {@code INSERT INTO} whose query is an
+ *       update stream (an aggregate, a join or a ranking over a changelog) into a table without
+ *       {@code PRIMARY KEY}: Iceberg would append its retractions as rows (docs/semantics.md G2).
  * </ul>
+ *
+ * <p>Gold files ({@code bin/changeflow gold FILE.sql}) report {@code SYNTAX_ERROR}, {@code
+ * UNSUPPORTED_STATEMENT}, {@code UNKNOWN_TABLE} (a table the file reads or writes that the catalog
+ * does not have, named), {@code NO_INSERT} and {@code UPDATES_WITHOUT_PRIMARY_KEY}.
  */
 @PublicEvolving
 public final class SqlException extends IllegalArgumentException {
@@ -70,7 +79,9 @@ public final class SqlException extends IllegalArgumentException {
         UNKNOWN_COLUMN,
         UNKNOWN_TYPE,
         INVALID_REFRESH,
-        CONFLICTING_SOURCES
+        CONFLICTING_SOURCES,
+        NO_INSERT,
+        UPDATES_WITHOUT_PRIMARY_KEY
     }
 
     private final Code code;
@@ -89,7 +100,8 @@ public final class SqlException extends IllegalArgumentException {
         this.detail = detail;
     }
 
-    SqlException(Code code, SqlPosition position, String detail, Throwable cause) {
+    /** As {@link #SqlException(Code, SqlPosition, String)}, caused by {@code cause}. */
+    public SqlException(Code code, SqlPosition position, String detail, Throwable cause) {
         this(code, position, detail);
         initCause(cause);
     }

@@ -65,8 +65,17 @@ public class ChangeflowCatalog extends FlinkCatalog {
     /** Suffix of a changelog table's name, {@value} (G1). */
     public static final String CHANGELOG_SUFFIX = "$changelog";
 
+    /**
+     * Prefix of catalog options that are defaults of every {@code t$changelog} read: {@code
+     * 'changelog.bounded'='true'} gives each read {@code 'bounded'='true'} unless its {@code
+     * OPTIONS} hint sets {@code bounded} itself (hints win, as Flink merges them over a table's
+     * options). {@code bin/changeflow gold FILE.sql --bounded} sets it.
+     */
+    public static final String CHANGELOG_DEFAULTS_PREFIX = "changelog.";
+
     private final CatalogLoader loader;
     private final Namespace baseNamespace;
+    private final Map<String, String> changelogDefaults = new HashMap<>();
 
     /** See {@link FlinkCatalog}'s constructor; {@link ChangeflowCatalogFactory} calls it. */
     public ChangeflowCatalog(
@@ -87,6 +96,13 @@ public class ChangeflowCatalog extends FlinkCatalog {
                 cacheExpirationIntervalMs);
         this.loader = catalogLoader;
         this.baseNamespace = baseNamespace;
+        catalogProps.forEach(
+                (k, v) -> {
+                    if (k.startsWith(CHANGELOG_DEFAULTS_PREFIX)
+                            && k.length() > CHANGELOG_DEFAULTS_PREFIX.length()) {
+                        changelogDefaults.put(k.substring(CHANGELOG_DEFAULTS_PREFIX.length()), v);
+                    }
+                });
     }
 
     /**
@@ -177,9 +193,10 @@ public class ChangeflowCatalog extends FlinkCatalog {
     /**
      * {@code t$changelog} (G1): {@code t}'s columns and primary key (its identifier fields, none
      * when it has none), then {@code _commit_version} BIGINT and {@code _commit_timestamp}
-     * TIMESTAMP_LTZ(3) as virtual metadata columns; {@code t}'s options.
+     * TIMESTAMP_LTZ(3) as virtual metadata columns; {@code t}'s options, then the catalog's {@link
+     * #CHANGELOG_DEFAULTS_PREFIX} defaults.
      */
-    private static CatalogTable changelogTable(ObjectPath path, CatalogTable base) {
+    private CatalogTable changelogTable(ObjectPath path, CatalogTable base) {
         Schema.Builder schema =
                 Schema.newBuilder().fromColumns(base.getUnresolvedSchema().getColumns());
         base.getUnresolvedSchema()
@@ -195,10 +212,12 @@ public class ChangeflowCatalog extends FlinkCatalog {
             ChangelogTableSource.METADATA.forEach(
                     (key, type) -> schema.columnByMetadata(key, type, null, true));
         }
+        Map<String, String> options = new HashMap<>(base.getOptions());
+        options.putAll(changelogDefaults);
         return CatalogTable.newBuilder()
                 .schema(schema.build())
                 .comment("Changelog of " + basePath(path).getFullName())
-                .options(base.getOptions())
+                .options(options)
                 .build();
     }
 

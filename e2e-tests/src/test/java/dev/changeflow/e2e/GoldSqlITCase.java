@@ -1,0 +1,280 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.RowDelta;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code bin/changeflow gold FILE.sql --bounded} (docs/semantics.md G2) on the example file {@code
+ * examples/gold_branches.sql}: two Silver tables written with Iceberg's API as an SCD1 table gets
+ * its versions (new row images and equality deletes of the keys they replace or delete) — 6
+ * versions of accounts with inserts, updates (balances and branch moves) and deletes, 3 of branches
+ * with a rename and a delete. The file's two INSERTs (per-branch COUNT/MIN/MAX/COUNT DISTINCT/AVG
+ * with HAVING; a join of the two changelogs ranked per branch, top 2) run as one bounded job read
+ * from version 1, so every update and delete reaches Flink as a retraction; each Gold table must
+ * equal the same query evaluated in Java over Silver's final rows.
+ */
+class GoldSqlITCase {
+    @TempDir Path tmp;
+
+    private static final Schema ACCOUNTS =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "aid", Types.LongType.get()),
+                            Types.NestedField.optional(2, "bid", Types.LongType.get()),
+                            Types.NestedField.optional(3, "balance", Types.LongType.get())),
+                    Set.of(1));
+
+    private static final Schema BRANCHES =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "bid", Types.LongType.get()),
+                            Types.NestedField.optional(2, "name", Types.StringType.get())),
+                    Set.of(1));
+
+    @Test
+    void goldTablesOfAFlinkSqlFileEqualItsQueriesOverSilversFinalRows() throws Exception {
+        Path warehouse = tmp.resolve("warehouse");
+        Catalog catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Map<String, String> v2 = Map.of(TableProperties.FORMAT_VERSION, "2");
+        Table accounts =
+                catalog.createTable(
+                        TableIdentifier.of("silver", "accounts"),
+                        ACCOUNTS,
+                        PartitionSpec.unpartitioned(),
+                        v2);
+        Table branches =
+                catalog.createTable(
+                        TableIdentifier.of("silver", "branches"),
+                        BRANCHES,
+                        PartitionSpec.unpartitioned(),
+                        v2);
+
+        // Silver: 5 branches; 40 accounts over 6 versions of updates, moves and deletes
+        Map<Long, String> branchRows = new TreeMap<>();
+        for (long b = 1; b <= 5; b++) {
+            branchRows.put(b, "branch-" + b);
+        }
+        commit(branches, BRANCHES, "bid", branchImages(branchRows, branchRows.keySet()), List.of());
+        Map<Long, long[]> accountRows = new TreeMap<>(); // aid -> {bid, balance}
+        Random random = new Random(16);
+        for (long a = 1; a <= 40; a++) {
+            accountRows.put(a, new long[] {1 + random.nextInt(5), random.nextInt(6) * 10});
+        }
+        commit(
+                accounts,
+                ACCOUNTS,
+                "aid",
+                accountImages(accountRows, accountRows.keySet()),
+                List.of());
+        for (int version = 2; version <= 6; version++) {
+            Set<Long> changed = new HashSet<>();
+            List<Long> deleted = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                long aid = 1 + random.nextInt(45);
+                if (deleted.contains(aid) || changed.contains(aid)) {
+                    continue;
+                }
+                if (accountRows.containsKey(aid) && random.nextInt(4) == 0) {
+                    accountRows.remove(aid);
+                    deleted.add(aid);
+                } else {
+                    long[] row = accountRows.computeIfAbsent(aid, k -> new long[2]);
+                    if (random.nextBoolean()) {
+                        row[0] = 1 + random.nextInt(5);
+                    }
+                    row[1] = random.nextInt(6) * 10;
+                    changed.add(aid);
+                }
+            }
+            commit(accounts, ACCOUNTS, "aid", accountImages(accountRows, changed), deleted);
+        }
+        // branch 2 is renamed, branch 5 deleted (its accounts leave the join)
+        branchRows.put(2L, "branch-two");
+        commit(branches, BRANCHES, "bid", branchImages(branchRows, Set.of(2L)), List.of());
+        branchRows.remove(5L);
+        commit(branches, BRANCHES, "bid", List.of(), List.of(5L));
+
+        Path file = tmp.resolve("gold_branches.sql");
+        Files.copy(
+                SharedData.repositoryRoot().resolve("examples").resolve("gold_branches.sql"), file);
+        assertThat(
+                        Main.execute(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--bounded",
+                                "--checkpoint-interval",
+                                "1s",
+                                "--parallelism",
+                                "1",
+                                file.toString()))
+                .isZero();
+
+        // Silver's final rows, read back (the oracle's input is what Silver holds, not the map)
+        Map<Long, long[]> finalAccounts = new TreeMap<>();
+        for (Record r :
+                TableRows.read(catalog.loadTable(TableIdentifier.of("silver", "accounts")))) {
+            finalAccounts.put(
+                    (Long) r.getField("aid"),
+                    new long[] {(Long) r.getField("bid"), (Long) r.getField("balance")});
+        }
+        assertThat(finalAccounts.keySet()).isEqualTo(accountRows.keySet());
+        Map<Long, String> finalBranches = new TreeMap<>();
+        for (Record r :
+                TableRows.read(catalog.loadTable(TableIdentifier.of("silver", "branches")))) {
+            finalBranches.put((Long) r.getField("bid"), (String) r.getField("name"));
+        }
+        assertThat(finalBranches).isEqualTo(branchRows);
+
+        List<String> stats = branchStats(finalAccounts);
+        List<String> top = topAccounts(finalAccounts, finalBranches);
+        assertThat(stats).hasSizeGreaterThan(2);
+        assertThat(
+                        TableRows.toCsvLines(
+                                catalog.loadTable(TableIdentifier.of("gold", "branch_stats"))))
+                .containsExactlyInAnyOrderElementsOf(stats);
+        assertThat(
+                        TableRows.toCsvLines(
+                                catalog.loadTable(TableIdentifier.of("gold", "top_accounts"))))
+                .containsExactlyInAnyOrderElementsOf(top);
+    }
+
+    /** bid, accounts, min, max, distinct balances, avg (BIGINT, truncated) where accounts >= 2. */
+    private static List<String> branchStats(Map<Long, long[]> accounts) {
+        Map<Long, List<Long>> byBranch = new TreeMap<>();
+        accounts.values()
+                .forEach(r -> byBranch.computeIfAbsent(r[0], k -> new ArrayList<>()).add(r[1]));
+        List<String> out = new ArrayList<>();
+        byBranch.forEach(
+                (bid, balances) -> {
+                    if (balances.size() < 2) {
+                        return;
+                    }
+                    long sum = balances.stream().mapToLong(Long::longValue).sum();
+                    out.add(
+                            String.join(
+                                    ",",
+                                    String.valueOf(bid),
+                                    String.valueOf(balances.size()),
+                                    String.valueOf(
+                                            balances.stream()
+                                                    .mapToLong(Long::longValue)
+                                                    .min()
+                                                    .getAsLong()),
+                                    String.valueOf(
+                                            balances.stream()
+                                                    .mapToLong(Long::longValue)
+                                                    .max()
+                                                    .getAsLong()),
+                                    String.valueOf(new HashSet<>(balances).size()),
+                                    String.valueOf(sum / balances.size())));
+                });
+        return out;
+    }
+
+    /** branch name, rank, aid, balance: the 2 largest balances per branch name (ties by aid). */
+    private static List<String> topAccounts(
+            Map<Long, long[]> accounts, Map<Long, String> branches) {
+        Map<String, List<long[]>> byName = new TreeMap<>();
+        accounts.forEach(
+                (aid, r) -> {
+                    String name = branches.get(r[0]);
+                    if (name != null) {
+                        byName.computeIfAbsent(name, k -> new ArrayList<>())
+                                .add(new long[] {aid, r[1]});
+                    }
+                });
+        List<String> out = new ArrayList<>();
+        byName.forEach(
+                (name, rows) -> {
+                    rows.sort(
+                            Comparator.<long[]>comparingLong(r -> -r[1])
+                                    .thenComparingLong(r -> r[0]));
+                    for (int i = 0; i < Math.min(2, rows.size()); i++) {
+                        out.add(name + "," + (i + 1) + "," + rows.get(i)[0] + "," + rows.get(i)[1]);
+                    }
+                });
+        return out;
+    }
+
+    private static List<Record> accountImages(Map<Long, long[]> rows, Set<Long> keys) {
+        List<Record> out = new ArrayList<>();
+        for (long aid : new java.util.TreeSet<>(keys)) {
+            GenericRecord r = GenericRecord.create(ACCOUNTS);
+            r.setField("aid", aid);
+            r.setField("bid", rows.get(aid)[0]);
+            r.setField("balance", rows.get(aid)[1]);
+            out.add(r);
+        }
+        return out;
+    }
+
+    private static List<Record> branchImages(Map<Long, String> rows, Set<Long> keys) {
+        List<Record> out = new ArrayList<>();
+        for (long bid : new java.util.TreeSet<>(keys)) {
+            GenericRecord r = GenericRecord.create(BRANCHES);
+            r.setField("bid", bid);
+            r.setField("name", rows.get(bid));
+            out.add(r);
+        }
+        return out;
+    }
+
+    /**
+     * One version as an SCD1 table gets it: equality deletes of every changed or deleted key, then
+     * the new images (a delete applies to older data only, so the images survive it).
+     */
+    private static void commit(
+            Table table, Schema schema, String key, List<Record> images, List<Long> deletedKeys) {
+        RowDelta delta = table.newRowDelta();
+        Schema keySchema = schema.select(key);
+        List<Record> keys = new ArrayList<>();
+        for (Record image : images) {
+            GenericRecord k = GenericRecord.create(keySchema);
+            k.setField(key, image.getField(key));
+            keys.add(k);
+        }
+        for (long d : deletedKeys) {
+            GenericRecord k = GenericRecord.create(keySchema);
+            k.setField(key, d);
+            keys.add(k);
+        }
+        if (!images.isEmpty()) {
+            delta.addRows(IcebergWrites.dataFile(table, images));
+        }
+        if (!keys.isEmpty()) {
+            delta.addDeletes(
+                    IcebergWrites.equalityDeletes(
+                            table, keySchema, new int[] {schema.findField(key).fieldId()}, keys));
+        }
+        delta.commit();
+        table.refresh();
+    }
+}

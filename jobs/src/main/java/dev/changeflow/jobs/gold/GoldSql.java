@@ -1,0 +1,467 @@
+package dev.changeflow.jobs.gold;
+
+import dev.changeflow.jobs.local.LocalRunner;
+import dev.changeflow.jobs.sql.FlinkSqlSession;
+import dev.changeflow.jobs.sql.SqlException;
+import dev.changeflow.jobs.sql.SqlException.Code;
+import dev.changeflow.jobs.sql.SqlPosition;
+import dev.changeflow.jobs.sql.SqlScript;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.ExplainDetail;
+import org.apache.flink.table.api.StatementSet;
+import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.catalog.Catalog;
+import org.apache.flink.table.catalog.CatalogBaseTable;
+import org.apache.flink.table.catalog.ObjectPath;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.TableUtil;
+import org.apache.iceberg.UpdateProperties;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.FlinkCatalog;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code bin/changeflow gold FILE.sql}: a Gold job written as Flink SQL (docs/semantics.md G2). The
+ * file's statements, split by {@link SqlScript}, run in order in a STREAMING session over catalog
+ * {@value #CATALOG} (type {@code changeflow}: every Iceberg table, plus {@code db.`t$changelog`},
+ * G1): {@code SET}, {@code RESET}, {@code USE}, {@code CREATE} (tables, views, functions) and
+ * {@code ALTER} run as they are read; the {@code INSERT INTO} statements are collected and run at
+ * the end as <em>one</em> Flink job (a statement set) on a local MiniCluster, with RocksDB and
+ * exactly-once checkpoints ({@link LocalRunner#configuration}) — Iceberg's Flink sink commits on
+ * each checkpoint, so the changelog reads' positions and the Gold commits are in the same
+ * checkpoints.
+ *
+ * <p><b>Gold tables.</b> Before the job is planned, every INSERT's target with a primary key
+ * (Iceberg identifier fields; {@code CREATE TABLE gold.t (..., PRIMARY KEY (k) NOT ENFORCED)}) is
+ * made an upsert table: format version at least 2 and {@code write.upsert.enabled=true}, so each
+ * update or delete the query emits replaces or removes the row of its key. An INSERT whose query is
+ * an update stream (anything other than insert-only rows: an aggregate, a join, a ranking over a
+ * changelog) into a table without primary key fails with {@code UPDATES_WITHOUT_PRIMARY_KEY}.
+ *
+ * <p><b>Ending.</b> By default the job runs until it is stopped (Ctrl-C). With {@link
+ * Options#bounded} every changelog read defaults to {@code 'bounded'='true'} (catalog option {@code
+ * changelog.bounded}; a hint on a read overrides it): each read stops at the Silver version that
+ * was latest when the job was planned, the job finishes, and its final checkpoint commits the last
+ * Gold rows. Each run starts without Flink state (the checkpoints of a run are deleted when the
+ * next run of the same name starts), from the reads' start positions (by default Silver's current
+ * snapshot, then its changes).
+ *
+ * <p>Errors ({@link SqlException}, {@code file:line:column: CODE: detail}): {@code NO_INSERT},
+ * {@code UNSUPPORTED_STATEMENT} (e.g. a {@code SELECT}, {@code INSERT OVERWRITE}, {@code EXECUTE
+ * STATEMENT SET}), {@code UNKNOWN_TABLE} (a table read or written that the catalog does not have,
+ * named), {@code UPDATES_WITHOUT_PRIMARY_KEY}, {@code SYNTAX_ERROR} (a missing INSERT target, an
+ * unterminated literal). Flink's own errors (a query it cannot plan) pass through, a change-feed
+ * error ({@code CdfException}) with its code.
+ */
+@PublicEvolving
+public final class GoldSql {
+    /** Name of the catalog the statements run in. */
+    public static final String CATALOG = "changeflow";
+
+    private static final Pattern NOT_FOUND =
+            Pattern.compile("Object '([^']+)' not found(?: within '([^']+)')?");
+
+    private static final Pattern SPAN =
+            Pattern.compile("From line (\\d+), column (\\d+) to line (\\d+), column (\\d+)");
+
+    private static final Pattern SET =
+            Pattern.compile("(?is)SET\\s+'((?:[^']|'')+)'\\s*=\\s*'((?:[^']|'')*)'\\s*");
+
+    private static final Pattern RESET = Pattern.compile("(?is)RESET\\s+'((?:[^']|'')+)'\\s*");
+
+    private static final Pattern CHANGELOG_MODE = Pattern.compile("changelogMode=\\[([^\\]]*)\\]");
+
+    /** How a run goes. */
+    public static final class Options {
+        /** Local warehouse (checkpoint root). */
+        public Path warehouse = Path.of("warehouse");
+
+        /** Job name (checkpoint folder); default: the file's name without {@code .sql}. */
+        public String name;
+
+        /** Default parallelism of the job. */
+        public int parallelism = 2;
+
+        /** Checkpoint interval: one Gold commit per checkpoint. */
+        public Duration checkpointInterval = Duration.ofSeconds(5);
+
+        /** Every changelog read ends at the version latest at planning; the job then finishes. */
+        public boolean bounded;
+
+        /** Where progress lines print. */
+        public PrintStream out = System.out;
+    }
+
+    /** A parsed Gold file: its statements in order and which of them are INSERTs. */
+    public record File(String name, List<SqlScript.Statement> statements) {
+        /** The INSERT statements, in file order. */
+        public List<SqlScript.Statement> inserts() {
+            return statements.stream().filter(s -> s.startsWith("INSERT")).toList();
+        }
+    }
+
+    private GoldSql() {}
+
+    /**
+     * Reads and checks a Gold file.
+     *
+     * @throws SqlException as {@link #parse(String, String)}
+     */
+    public static File read(Path file) throws IOException {
+        return parse(Files.readString(file), file.toString());
+    }
+
+    /**
+     * Splits and checks the text of a Gold file (nothing is planned or read).
+     *
+     * @param file how positions name the file
+     * @throws SqlException {@code NO_INSERT}; {@code UNSUPPORTED_STATEMENT} for a statement other
+     *     than SET, RESET, USE, CREATE, ALTER, INSERT INTO; {@code SYNTAX_ERROR} for an INSERT
+     *     without a target or an unterminated literal or comment
+     */
+    public static File parse(String text, String file) {
+        List<SqlScript.Statement> statements = SqlScript.split(text, file);
+        for (SqlScript.Statement s : statements) {
+            if (s.startsWith("INSERT", "OVERWRITE")) {
+                throw new SqlException(
+                        Code.UNSUPPORTED_STATEMENT,
+                        s.position(),
+                        "INSERT OVERWRITE: a Gold job is a streaming job, which Flink cannot run"
+                                + " OVERWRITE in; use INSERT INTO a table with a PRIMARY KEY");
+            }
+            if (s.startsWith("INSERT")) {
+                if (!s.startsWith("INSERT", "INTO") || s.target().isEmpty()) {
+                    throw new SqlException(
+                            Code.SYNTAX_ERROR,
+                            s.position(),
+                            "expected INSERT INTO [[catalog.]db.]table followed by a query");
+                }
+                continue;
+            }
+            String first = s.words().isEmpty() ? "" : s.words().get(0);
+            if ((first.equals("SET") && !SET.matcher(s.text()).matches())
+                    || (first.equals("RESET") && !RESET.matcher(s.text()).matches())) {
+                throw new SqlException(
+                        Code.SYNTAX_ERROR,
+                        s.position(),
+                        "expected SET 'key' = 'value' or RESET 'key' (quoted, as in Flink's SQL"
+                                + " client)");
+            }
+            if (!List.of("SET", "RESET", "USE", "CREATE", "ALTER").contains(first)) {
+                String hint =
+                        first.equals("EXECUTE") || first.equals("BEGIN") || first.equals("END")
+                                ? "the file's INSERT INTO statements already run as one statement"
+                                        + " set; write them without EXECUTE STATEMENT SET"
+                                : "a Gold file holds SET, RESET, USE, CREATE, ALTER and INSERT INTO"
+                                        + " statements (run queries with bin/changeflow sql)";
+                throw new SqlException(
+                        Code.UNSUPPORTED_STATEMENT,
+                        s.position(),
+                        (first.isEmpty() ? "this statement" : first) + ": " + hint);
+            }
+        }
+        if (statements.stream().noneMatch(s -> s.startsWith("INSERT"))) {
+            throw new SqlException(
+                    Code.NO_INSERT,
+                    new SqlPosition(file, 1, 1),
+                    "no INSERT INTO statement: a Gold file's INSERT INTO gold_table SELECT ..."
+                            + " statements are its job");
+        }
+        return new File(jobName(file), statements);
+    }
+
+    private static String jobName(String file) {
+        String base = Path.of(file).getFileName().toString();
+        return base.toLowerCase(Locale.ROOT).endsWith(".sql")
+                ? base.substring(0, base.length() - 4)
+                : base;
+    }
+
+    /**
+     * Runs the file's statements and then its INSERTs as one job on a local MiniCluster; returns
+     * when the job finishes (with {@link Options#bounded}) or fails.
+     *
+     * @throws SqlException see the class comment
+     * @throws Exception the job's failure
+     */
+    public static void runLocal(File file, CatalogSettings settings, Options o) throws Exception {
+        String name = o.name != null ? o.name : file.name();
+        Path ckRoot = LocalRunner.checkpointRoot(o.warehouse, null, "gold-sql-" + name);
+        LocalRunner.deleteRecursively(ckRoot);
+        Configuration conf =
+                LocalRunner.configuration(ckRoot.resolve("checkpoints"), o.checkpointInterval);
+        conf.setString("pipeline.name", "changeflow gold " + name);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(o.parallelism);
+        StreamTableEnvironment tEnv =
+                StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
+        StatementSet set = plan(file, tEnv, settings, o.bounded, o.out);
+        TableResult result = set.execute();
+        o.out.printf(
+                "Running %d INSERT statement(s) of %s as one job%s%n",
+                file.inserts().size(),
+                file.name(),
+                o.bounded ? " up to Silver's latest versions" : " until stopped");
+        result.await();
+        o.out.println("Done: the Gold tables are committed.");
+    }
+
+    /**
+     * Runs the file's non-INSERT statements in {@code tEnv} (a STREAMING session), prepares each
+     * INSERT's target, and returns the statement set of the INSERTs, not yet executed.
+     *
+     * @throws SqlException see the class comment
+     */
+    public static StatementSet plan(
+            File file,
+            StreamTableEnvironment tEnv,
+            CatalogSettings settings,
+            boolean bounded,
+            PrintStream out) {
+        FlinkSqlSession.open(
+                tEnv,
+                settings,
+                CATALOG,
+                bounded
+                        ? Map.of(ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX + "bounded", "true")
+                        : Map.of());
+        List<SqlScript.Statement> inserts = new ArrayList<>();
+        List<List<String>> targets = new ArrayList<>();
+        for (SqlScript.Statement s : file.statements()) {
+            if (s.startsWith("INSERT")) {
+                inserts.add(s);
+                // resolved now: a later USE does not change where an earlier INSERT writes
+                targets.add(resolve(tEnv, s.target()));
+                continue;
+            }
+            Matcher set = SET.matcher(s.text());
+            Matcher reset = RESET.matcher(s.text());
+            if (s.startsWith("SET") && set.matches()) {
+                // Flink's TableEnvironment runs no SET (its SQL client does): set the session's
+                // configuration, which the job's configuration takes when it is planned
+                tEnv.getConfig()
+                        .getConfiguration()
+                        .setString(
+                                set.group(1).replace("''", "'"), set.group(2).replace("''", "'"));
+                continue;
+            }
+            if (s.startsWith("RESET") && reset.matches()) {
+                tEnv.getConfig().getConfiguration().removeKey(reset.group(1).replace("''", "'"));
+                continue;
+            }
+            try {
+                FlinkSqlSession.execute(tEnv, s.text());
+            } catch (RuntimeException e) {
+                throw translate(s, e);
+            }
+        }
+        StatementSet set = tEnv.createStatementSet();
+        for (int i = 0; i < inserts.size(); i++) {
+            SqlScript.Statement s = inserts.get(i);
+            prepareTarget(tEnv, s, targets.get(i), out);
+            try {
+                set.addInsertSql(s.text());
+            } catch (RuntimeException e) {
+                throw translate(s, e);
+            }
+        }
+        return set;
+    }
+
+    private static List<String> resolve(StreamTableEnvironment tEnv, List<String> target) {
+        List<String> full = new ArrayList<>();
+        if (target.size() < 3) {
+            full.add(tEnv.getCurrentCatalog());
+        }
+        if (target.size() < 2) {
+            full.add(tEnv.getCurrentDatabase());
+        }
+        full.addAll(target);
+        return full;
+    }
+
+    /**
+     * Checks that the target exists; makes a target with a primary key an Iceberg upsert table
+     * (format v2+, {@code write.upsert.enabled}); refuses an update stream into one without.
+     */
+    private static void prepareTarget(
+            StreamTableEnvironment tEnv,
+            SqlScript.Statement insert,
+            List<String> target,
+            PrintStream out) {
+        String shown = String.join(".", target);
+        if (target.size() != 3) {
+            throw new SqlException(
+                    Code.SYNTAX_ERROR,
+                    insert.position(),
+                    "INSERT INTO " + shown + ": expected [[catalog.]db.]table");
+        }
+        Catalog catalog = tEnv.getCatalog(target.get(0)).orElse(null);
+        ObjectPath path = new ObjectPath(target.get(1), target.get(2));
+        CatalogBaseTable table;
+        try {
+            table = catalog == null ? null : catalog.getTable(path);
+        } catch (Exception e) {
+            table = null;
+        }
+        if (table == null) {
+            throw new SqlException(
+                    Code.UNKNOWN_TABLE,
+                    insert.position(),
+                    "INSERT INTO "
+                            + shown
+                            + ": no such table; create it first (CREATE TABLE "
+                            + target.get(1)
+                            + "."
+                            + target.get(2)
+                            + " (..., PRIMARY KEY (...) NOT ENFORCED))");
+        }
+        boolean hasKey = table.getUnresolvedSchema().getPrimaryKey().isPresent();
+        if (!hasKey) {
+            if (updates(tEnv, insert)) {
+                throw new SqlException(
+                        Code.UPDATES_WITHOUT_PRIMARY_KEY,
+                        insert.position(),
+                        "INSERT INTO "
+                                + shown
+                                + ": the query is an update stream (its rows are updated and"
+                                + " retracted as Silver changes), and the table has no PRIMARY KEY,"
+                                + " so Iceberg would append retractions as rows. Declare the key"
+                                + " the query's rows are unique by: CREATE TABLE ... (...,"
+                                + " PRIMARY KEY (...) NOT ENFORCED)");
+            }
+            return;
+        }
+        if (catalog instanceof FlinkCatalog) {
+            Table iceberg =
+                    ((FlinkCatalog) catalog)
+                            .catalog()
+                            .loadTable(
+                                    TableIdentifier.of(Namespace.of(target.get(1)), target.get(2)));
+            UpdateProperties update = iceberg.updateProperties();
+            boolean change = false;
+            if (TableUtil.formatVersion(iceberg) < 2) {
+                update.set(TableProperties.FORMAT_VERSION, "2");
+                change = true;
+            }
+            if (!"true"
+                    .equalsIgnoreCase(iceberg.properties().get(TableProperties.UPSERT_ENABLED))) {
+                update.set(TableProperties.UPSERT_ENABLED, "true");
+                change = true;
+            }
+            if (change) {
+                update.commit();
+                out.printf(
+                        "Gold table %s: set %s=true (format version 2 or later): written by"
+                                + " upsert on its primary key%n",
+                        shown, TableProperties.UPSERT_ENABLED);
+            }
+        }
+    }
+
+    /**
+     * Whether the INSERT's query emits other rows than inserts, by the changelog mode Flink's
+     * planner gives the sink's input.
+     */
+    private static boolean updates(StreamTableEnvironment tEnv, SqlScript.Statement insert) {
+        String plan;
+        try {
+            plan = tEnv.explainSql(insert.text(), ExplainDetail.CHANGELOG_MODE);
+        } catch (RuntimeException e) {
+            throw translate(insert, e);
+        }
+        int physical = plan.indexOf("== Optimized Physical Plan ==");
+        if (physical < 0) {
+            physical = 0;
+        }
+        String[] lines = plan.substring(physical).split("\n");
+        for (int i = 0; i < lines.length; i++) {
+            if (lines[i].startsWith("Sink(") && i + 1 < lines.length) {
+                Matcher m = CHANGELOG_MODE.matcher(lines[i + 1]);
+                if (m.find()) {
+                    for (String kind : m.group(1).split(",")) {
+                        if (!kind.strip().equals("I")) {
+                            return true;
+                        }
+                    }
+                }
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A Flink error while planning {@code s}: an unknown table becomes {@code UNKNOWN_TABLE} naming
+     * it; a change-feed error its {@code CdfException}; others stay as they are.
+     */
+    private static RuntimeException translate(SqlScript.Statement s, RuntimeException e) {
+        RuntimeException cdf = FlinkSqlSession.unwrapCdf(e);
+        if (cdf != e) {
+            return cdf;
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            Matcher m = t.getMessage() == null ? null : NOT_FOUND.matcher(t.getMessage());
+            if (m != null && m.find()) {
+                // Calcite names the first part it could not resolve (the database for db.t); the
+                // span it reports gives the name as written
+                Matcher span = SPAN.matcher(String.valueOf(e.getMessage()));
+                String written = span.find() ? span(s.text(), span) : null;
+                String name =
+                        written != null
+                                ? written
+                                : m.group(2) != null ? m.group(2) + "." + m.group(1) : m.group(1);
+                return new SqlException(
+                        Code.UNKNOWN_TABLE,
+                        s.position(),
+                        "table " + name + " does not exist (" + firstLine(e) + ")",
+                        e);
+            }
+        }
+        return e;
+    }
+
+    /** The text between two 1-based line/column positions (inclusive) of {@code text}. */
+    private static String span(String text, Matcher m) {
+        int from = offset(text, Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)));
+        int to = offset(text, Integer.parseInt(m.group(3)), Integer.parseInt(m.group(4)));
+        return from < 0 || to < from || to >= text.length() ? null : text.substring(from, to + 1);
+    }
+
+    private static int offset(String text, int line, int column) {
+        int at = 0;
+        for (int l = 1; l < line; l++) {
+            at = text.indexOf('\n', at) + 1;
+            if (at == 0) {
+                return -1;
+            }
+        }
+        return at + column - 1;
+    }
+
+    private static String firstLine(Throwable e) {
+        String m = String.valueOf(e.getMessage());
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+}

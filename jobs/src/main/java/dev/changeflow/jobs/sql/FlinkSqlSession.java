@@ -1,0 +1,94 @@
+package dev.changeflow.jobs.sql;
+
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
+import dev.changeflow.sources.cdf.sql.ChangeflowCatalogFactory;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.catalog.CatalogDescriptor;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.flink.FlinkCatalogFactory;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What {@code bin/changeflow sql} and {@code bin/changeflow gold FILE.sql} share to run Flink SQL:
+ * the {@code changeflow} catalog over the warehouse's Iceberg catalog as the session's current
+ * catalog, {@code SELECT *} without virtual metadata columns, and a change-feed error ({@link
+ * CdfException}, F3/F4) surfaced with its code rather than wrapped in Flink's exceptions.
+ */
+@Internal
+public final class FlinkSqlSession {
+    private FlinkSqlSession() {}
+
+    /**
+     * Registers catalog {@code name} of type {@code changeflow} over {@code settings} (plus {@code
+     * extraOptions}, e.g. {@link ChangeflowCatalog#CHANGELOG_DEFAULTS_PREFIX} defaults) in {@code
+     * tEnv}, makes it current, and leaves virtual metadata columns out of {@code SELECT *} ({@link
+     * ChangeflowCatalog#excludeMetadataColumnsFromSelectStar}).
+     */
+    public static void open(
+            TableEnvironment tEnv,
+            CatalogSettings settings,
+            String name,
+            Map<String, String> extraOptions) {
+        ChangeflowCatalog.excludeMetadataColumnsFromSelectStar(tEnv.getConfig());
+        Map<String, String> options = flinkCatalogOptions(settings);
+        options.putAll(extraOptions);
+        tEnv.createCatalog(name, CatalogDescriptor.of(name, Configuration.fromMap(options)));
+        tEnv.useCatalog(name);
+    }
+
+    /**
+     * {@code tEnv.executeSql(statement)}, with a {@link CdfException} anywhere in the cause chain
+     * thrown as it is.
+     */
+    public static TableResult execute(TableEnvironment tEnv, String statement) {
+        try {
+            return tEnv.executeSql(statement);
+        } catch (RuntimeException e) {
+            throw unwrapCdf(e);
+        }
+    }
+
+    /** The first {@link CdfException} in {@code e}'s cause chain, else {@code e}. */
+    public static RuntimeException unwrapCdf(RuntimeException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof CdfException) {
+                return (CdfException) t;
+            }
+        }
+        return e;
+    }
+
+    /**
+     * The options of a {@code changeflow} Flink catalog over the Iceberg catalog {@code settings}
+     * describe: Iceberg's {@code type} becomes {@code catalog-type} (hadoop, rest, hive) or {@code
+     * catalog-impl} (jdbc, glue, nessie), as Iceberg's Flink catalog expects.
+     *
+     * @return a mutable sorted map
+     */
+    public static Map<String, String> flinkCatalogOptions(CatalogSettings settings) {
+        Map<String, String> options = new TreeMap<>(settings.properties());
+        String type = options.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
+        if (!options.containsKey(CatalogProperties.CATALOG_IMPL)) {
+            String lower = type == null ? "" : type.toLowerCase(Locale.ROOT);
+            if (lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP)
+                    || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_REST)
+                    || lower.equals(CatalogUtil.ICEBERG_CATALOG_TYPE_HIVE)) {
+                options.put(FlinkCatalogFactory.ICEBERG_CATALOG_TYPE, lower);
+            } else {
+                options.put(CatalogProperties.CATALOG_IMPL, settings.catalogImpl());
+            }
+        }
+        options.put("type", ChangeflowCatalogFactory.IDENTIFIER);
+        return options;
+    }
+}

@@ -1,0 +1,257 @@
+package dev.changeflow.jobs.gold;
+
+import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.jobs.sql.SqlException;
+import dev.changeflow.jobs.sql.SqlException.Code;
+import dev.changeflow.jobs.sql.SqlScript;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.TableUtil;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link GoldSql}: splitting and checking a Gold file, and the errors found when its statements are
+ * planned over a real Hadoop catalog on disk (docs/semantics.md G2). Nothing here runs a job.
+ */
+class GoldSqlTest {
+
+    @TempDir Path warehouse;
+
+    private static final Schema SILVER =
+            new Schema(
+                    java.util.List.of(
+                            Types.NestedField.required(1, "id", Types.LongType.get()),
+                            Types.NestedField.optional(2, "grp", Types.StringType.get()),
+                            Types.NestedField.optional(3, "amount", Types.LongType.get())),
+                    Set.of(1));
+
+    @Test
+    void splitsAtSemicolonsOutsideLiteralsAndCommentsAndFindsTargets() {
+        GoldSql.File f =
+                GoldSql.parse(
+                        "SET 'parallelism.default' = '1';\n"
+                                + "-- a comment; not a statement\n"
+                                + "CREATE TABLE IF NOT EXISTS gold.t (g STRING, n BIGINT,"
+                                + " PRIMARY KEY (g) NOT ENFORCED);;\n"
+                                + "INSERT INTO `gold`.`t` SELECT grp, COUNT(*) FROM silver.`s$changelog`"
+                                + " /*+ OPTIONS('starting-version'='2') */ WHERE grp <> ';' GROUP BY grp;\n"
+                                + "insert into changeflow.gold.u SELECT 1",
+                        "g.sql");
+        assertThat(f.name()).isEqualTo("g");
+        assertThat(f.statements()).hasSize(4);
+        assertThat(f.statements().get(2).text())
+                .isEqualTo(
+                        "INSERT INTO `gold`.`t` SELECT grp, COUNT(*) FROM silver.`s$changelog`"
+                                + " /*+ OPTIONS('starting-version'='2') */ WHERE grp <> ';' GROUP BY grp");
+        assertThat(f.statements().get(2).position().line()).isEqualTo(4);
+        assertThat(f.inserts())
+                .extracting(SqlScript.Statement::target)
+                .containsExactly(
+                        java.util.List.of("gold", "t"),
+                        java.util.List.of("changeflow", "gold", "u"));
+    }
+
+    @Test
+    void aFileWithoutInsertIsNoInsert() {
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.parse(
+                                        "CREATE TABLE gold.t (a INT, PRIMARY KEY (a) NOT ENFORCED);",
+                                        "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.NO_INSERT))
+                .hasMessageStartingWith("g.sql:1:1: NO_INSERT: ");
+        assertThatThrownBy(() -> GoldSql.parse("-- nothing\n", "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.NO_INSERT));
+    }
+
+    @Test
+    void queriesOverwriteAndStatementSetBlocksAreUnsupported() {
+        assertThatThrownBy(() -> GoldSql.parse("INSERT INTO g.t SELECT 1;\nSELECT 1", "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(Code.UNSUPPORTED_STATEMENT))
+                .hasMessageStartingWith("g.sql:2:1: UNSUPPORTED_STATEMENT: SELECT: ");
+        assertThatThrownBy(() -> GoldSql.parse("INSERT OVERWRITE g.t SELECT 1", "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(Code.UNSUPPORTED_STATEMENT));
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.parse(
+                                        "EXECUTE STATEMENT SET BEGIN INSERT INTO g.t SELECT 1; END",
+                                        "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(Code.UNSUPPORTED_STATEMENT))
+                .hasMessageContaining("one statement set");
+        assertThatThrownBy(() -> GoldSql.parse("SET a = b;\nINSERT INTO g.t SELECT 1", "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.SYNTAX_ERROR))
+                .hasMessageContaining("SET 'key' = 'value'");
+        assertThatThrownBy(() -> GoldSql.parse("INSERT INTO (SELECT 1)", "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.SYNTAX_ERROR));
+        assertThatThrownBy(() -> GoldSql.parse("INSERT INTO g.t SELECT 'open", "g.sql"))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.SYNTAX_ERROR));
+    }
+
+    /** Plans {@code text} over the warehouse (Silver table silver.s with key id). */
+    private void plan(String text) {
+        StreamTableEnvironment tEnv =
+                StreamTableEnvironment.create(
+                        StreamExecutionEnvironment.getExecutionEnvironment(),
+                        EnvironmentSettings.inStreamingMode());
+        GoldSql.plan(
+                GoldSql.parse(text, "g.sql"),
+                tEnv,
+                settings(),
+                true,
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+    }
+
+    private CatalogSettings settings() {
+        return CatalogSettings.localHadoop(warehouse.toAbsolutePath());
+    }
+
+    private Catalog silver() {
+        Catalog catalog = settings().open();
+        ((SupportsNamespaces) catalog).createNamespace(Namespace.of("silver"));
+        ((SupportsNamespaces) catalog).createNamespace(Namespace.of("gold"));
+        catalog.createTable(
+                TableIdentifier.of("silver", "s"),
+                SILVER,
+                PartitionSpec.unpartitioned(),
+                Map.of(TableProperties.FORMAT_VERSION, "2"));
+        return catalog;
+    }
+
+    @Test
+    void unknownSourceAndTargetTablesAreNamed() {
+        silver();
+        assertThatThrownBy(
+                        () ->
+                                plan(
+                                        "CREATE TABLE gold.t (g STRING, n BIGINT, PRIMARY KEY (g) NOT ENFORCED);\n"
+                                                + "INSERT INTO gold.t SELECT grp, COUNT(*) FROM silver.`nope$changelog` GROUP BY grp"))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.UNKNOWN_TABLE))
+                .hasMessageStartingWith("g.sql:2:1: UNKNOWN_TABLE: ")
+                .hasMessageContaining("nope$changelog");
+        assertThatThrownBy(
+                        () ->
+                                plan(
+                                        "INSERT INTO gold.missing SELECT grp, COUNT(*) FROM silver.`s$changelog` GROUP BY grp"))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.UNKNOWN_TABLE))
+                .hasMessageContaining("changeflow.gold.missing");
+    }
+
+    @Test
+    void anUpdateStreamIntoATableWithoutKeyIsRefused() {
+        silver();
+        assertThatThrownBy(
+                        () ->
+                                plan(
+                                        "CREATE TABLE gold.t (g STRING, n BIGINT);\n"
+                                                + "INSERT INTO gold.t SELECT grp, COUNT(*) FROM silver.`s$changelog` GROUP BY grp"))
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(Code.UPDATES_WITHOUT_PRIMARY_KEY))
+                .hasMessageStartingWith(
+                        "g.sql:2:1: UPDATES_WITHOUT_PRIMARY_KEY: INSERT INTO changeflow.gold.t");
+    }
+
+    @Test
+    void anInsertOnlyQueryIntoATableWithoutKeyIsAccepted() {
+        Catalog catalog = silver();
+        // a plain (append) read of the Iceberg table is insert-only
+        plan(
+                "CREATE TABLE gold.t (id BIGINT, grp STRING);\n"
+                        + "INSERT INTO gold.t SELECT id, grp FROM silver.s");
+        assertThat(catalog.loadTable(TableIdentifier.of("gold", "t")).properties())
+                .doesNotContainKey(TableProperties.UPSERT_ENABLED);
+    }
+
+    @Test
+    void aTargetWithPrimaryKeyBecomesAnUpsertTableOfFormatTwoOrLater() {
+        Catalog catalog = silver();
+        plan(
+                "CREATE TABLE gold.t (g STRING, n BIGINT, PRIMARY KEY (g) NOT ENFORCED)"
+                        + " WITH ('format-version'='1');\n"
+                        + "INSERT INTO gold.t SELECT grp, COUNT(*) FROM silver.`s$changelog` GROUP BY grp");
+        Table gold = catalog.loadTable(TableIdentifier.of("gold", "t"));
+        assertThat(gold.properties()).containsEntry(TableProperties.UPSERT_ENABLED, "true");
+        assertThat(TableUtil.formatVersion(gold)).isEqualTo(2);
+        assertThat(gold.schema().identifierFieldNames()).containsExactly("g");
+    }
+
+    /**
+     * The flag form's definition flags, {@code --cluster} (not built for files) and {@code
+     * --bounded} without a file are refused before anything runs.
+     */
+    @Test
+    void theCommandRefusesDefinitionFlagsWithAFile() throws Exception {
+        Path file = warehouse.resolve("g.sql");
+        Files.writeString(file, "INSERT INTO gold.t SELECT 1");
+        assertThat(
+                        Main.execute(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                file.toString(),
+                                "--source",
+                                "silver.s"))
+                .isNotZero();
+        assertThat(Main.execute("gold", "--warehouse", warehouse.toString())).isNotZero();
+        assertThat(
+                        Main.execute(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--cluster",
+                                "--catalog",
+                                "type=rest",
+                                file.toString()))
+                .isNotZero();
+        assertThat(
+                        Main.execute(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--bounded",
+                                "--source",
+                                "silver.s",
+                                "--upsert-table",
+                                "gold.t"))
+                .isNotZero();
+        // nothing was created or run
+        assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
+    }
+}
