@@ -44,6 +44,11 @@ import org.apache.flink.annotation.PublicEvolving;
  *       {@code read_files} path of its table also feeds a table it leaves out) (S1).
  *   <li>{@code CONFLICTING_SOURCES}: one job would read files and the change feed of a table (S7);
  *       refresh those tables separately.
+ *   <li>{@code DUPLICATE_EXPECTATION}: two {@code CONSTRAINT}s of one table share a name (S8).
+ *   <li>{@code INVALID_EXPECTATION}: an {@code EXPECT (...)} expression that is not a Flink SQL
+ *       boolean expression over the flow's source columns (found when the run is planned; the
+ *       position is the CONSTRAINT). One naming a column the records do not have is {@code
+ *       UNKNOWN_COLUMN} at the CONSTRAINT (S8).
  * </ul>
  */
 @PublicEvolving
@@ -70,7 +75,9 @@ public final class SqlException extends IllegalArgumentException {
         UNKNOWN_COLUMN,
         UNKNOWN_TYPE,
         INVALID_REFRESH,
-        CONFLICTING_SOURCES
+        CONFLICTING_SOURCES,
+        DUPLICATE_EXPECTATION,
+        INVALID_EXPECTATION
     }
 
     private final Code code;
