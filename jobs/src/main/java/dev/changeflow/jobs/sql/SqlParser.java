@@ -23,8 +23,8 @@ import java.util.Map;
 
 /**
  * A hand-written recursive-descent parser for the streaming-table statements of a pipeline file
- * (docs/semantics.md S1, S2). Keywords are case-insensitive and not reserved; statements end with
- * {@code ;} (the last one may omit it). The grammar, one method per rule:
+ * (docs/semantics.md S1, S2, S8). Keywords are case-insensitive and not reserved; statements end
+ * with {@code ;} (the last one may omit it). The grammar, one method per rule:
  *
  * <pre>
  * script      := (statement? ';')* statement?
@@ -33,7 +33,7 @@ import java.util.Map;
  * set         := SET key '=' value                          -- key and value: any tokens
  * use         := USE CATALOG name | USE [SCHEMA | DATABASE | NAMESPACE] name
  * createTable := CREATE [OR REFRESH] STREAMING TABLE [IF NOT EXISTS] name
- *                [ '(' column (',' column)* ')' ]
+ *                [ '(' (column | constraint) (',' (column | constraint))* ')' ]
  *                { PARTITIONED BY '(' transform (',' transform)* ')' | COMMENT string
  *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' | schedule }
  *                [ AS query | FLOW AUTO CDC FROM source cdcClause* ]
@@ -42,6 +42,8 @@ import java.util.Map;
  * alterTable  := ALTER STREAMING TABLE name ( ADD schedule | ALTER schedule | DROP SCHEDULE )
  * refresh     := REFRESH STREAMING TABLE name (',' name)* [FULL]
  * column      := name type [NOT NULL] [COMMENT string]
+ * constraint  := CONSTRAINT name EXPECT '(' expr ')'        -- S8
+ *                [ON VIOLATION (DROP ROW | FAIL UPDATE)]
  * createView  := CREATE [OR REPLACE] (TEMPORARY | TEMP) VIEW name AS query
  * createFlow  := CREATE FLOW name [COMMENT string] AS
  *                ( AUTO CDC INTO name FROM source cdcClause* | INSERT INTO name [BY NAME] query )

@@ -40,6 +40,7 @@ public sealed interface SqlStatement {
      *
      * @param flow the flow the statement defines itself; null for a target declared without one
      * @param schedule the SCHEDULE clause; null without one (S3)
+     * @param constraints the column list's {@code CONSTRAINT ... EXPECT} items, in order (S8)
      */
     record CreateStreamingTable(
             SqlPosition position,
