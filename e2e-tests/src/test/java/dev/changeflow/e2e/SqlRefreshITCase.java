@@ -8,6 +8,7 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -165,12 +166,117 @@ class SqlRefreshITCase {
                 .containsExactly("1,a,1,2", "2,x,3,3", "3,y,4,4");
     }
 
+    /**
+     * S8: CONSTRAINT ... EXPECT on the flow into a streaming table — a kept violation is applied
+     * and counted in the summary, a DROP ROW violation goes to the quarantine table with its
+     * reason, a FAIL UPDATE violation fails the run naming the record and commits nothing.
+     */
+    @Test
+    void expectationsKeepDropToQuarantineAndFailTheUpdate() throws Exception {
+        Path orders = Files.createDirectories(tmp.resolve("orders"));
+        Files.write(
+                orders.resolve("1.jsonl"),
+                List.of(
+                        "{\"id\":1,\"status\":\"a\",\"seq\":1}",
+                        "{\"id\":2,\"status\":\"bad\",\"seq\":2}",
+                        "{\"id\":3,\"status\":null,\"seq\":3}",
+                        "{\"id\":1,\"status\":\"bad\",\"seq\":4}"));
+        String table =
+                "USE SCHEMA shop;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE orders (\n"
+                        + "  id INT, status STRING, seq BIGINT,\n"
+                        + "  CONSTRAINT not_bad EXPECT (status <> \"bad\"),\n"
+                        + "  CONSTRAINT has_status EXPECT (status IS NOT NULL) ON VIOLATION DROP"
+                        + " ROW FAIL\n"
+                        + ") FLOW AUTO CDC FROM STREAM read_files('orders', format => 'json')\n"
+                        + "  KEYS (id) SEQUENCE BY seq;\n";
+        Path f = tmp.resolve("shop.sql");
+        Files.writeString(f, table.replace(" FAIL\n", "\n"));
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, f.toString())).isZero();
+        // 'bad' violates not_bad (kept, counted twice); the NULL status passes not_bad and
+        // violates has_status (dropped)
+        assertThat(TableRows.toCsvLines(table(warehouse, "orders")))
+                .containsExactly("1,bad,4", "2,bad,2");
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "expectation orders.not_bad: 2 violated\n"
+                                + "expectation orders.has_status: 1 violated\n");
+        assertThat(quarantine(warehouse))
+                .containsExactly(
+                        "orders | EXPECTATION_VIOLATED | expectation 'has_status' (status IS NOT"
+                                + " NULL) ON VIOLATION DROP ROW violated by the record with KEYS"
+                                + " {id=3}");
+
+        // FAIL UPDATE: the run fails naming the record; nothing of it is committed
+        List<Long> before = snapshotIds(table(warehouse, "orders"));
+        Files.write(
+                orders.resolve("2.jsonl"),
+                List.of(
+                        "{\"id\":4,\"status\":\"ok\",\"seq\":5}",
+                        "{\"id\":5,\"status\":\"x\",\"seq\":5000}"));
+        Files.writeString(
+                f,
+                table.replace(
+                        " FAIL\n",
+                        ",\n  CONSTRAINT small_seq EXPECT (seq < 1000) ON VIOLATION FAIL UPDATE\n"));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            assertThat(run(new ByteArrayOutputStream(), "run", "--warehouse", w, f.toString()))
+                    .isNotZero();
+        } finally {
+            System.setErr(stderr);
+        }
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "EXPECTATION_FAILED: flow 'orders': expectation 'small_seq' (seq < 1000)"
+                                + " ON VIOLATION FAIL UPDATE failed on the record with KEYS {id=5},"
+                                + " values {id=5, status=x, seq=5000");
+        assertThat(snapshotIds(table(warehouse, "orders"))).isEqualTo(before);
+        assertThat(TableRows.toCsvLines(table(warehouse, "orders")))
+                .containsExactly("1,bad,4", "2,bad,2");
+    }
+
+    private static List<String> quarantine(Path warehouse) throws Exception {
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        List<String> rows = new ArrayList<>();
+        for (Record r :
+                TableRows.read(
+                        cat.loadTable(TableIdentifier.of("shop", "changeflow_quarantine")))) {
+            rows.add(
+                    r.getField("flow")
+                            + " | "
+                            + r.getField("reason")
+                            + " | "
+                            + r.getField("detail"));
+        }
+        return rows;
+    }
+
     private static List<Long> snapshotIds(Table t) {
         List<Long> ids = new ArrayList<>();
         for (Snapshot s : t.snapshots()) {
             ids.add(s.snapshotId());
         }
         return ids;
+    }
+
+    /** As {@link #run(String...)}, also copying what it printed to {@code out}. */
+    private static int run(ByteArrayOutputStream out, String... args) {
+        PrintStream stdout = System.out;
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            code = Main.execute(args);
+        } finally {
+            System.setOut(stdout);
+        }
+        System.out.print(out.toString(StandardCharsets.UTF_8));
+        return code;
     }
 
     /** Runs the command line in-process, printing what it printed; returns the exit code. */

@@ -64,7 +64,16 @@ public class AutoCdcException extends RuntimeException {
          * A6: the snapshot folder of a flow ({@code from-snapshot}) does not exist or is not a
          * folder. The message names the flow's folder.
          */
-        SNAPSHOT_FOLDER_NOT_FOUND
+        SNAPSHOT_FOLDER_NOT_FOUND,
+        /** S8: two expectations of one flow share a name. */
+        DUPLICATE_EXPECTATION,
+        /**
+         * S8: a record violated an expectation with {@code ON VIOLATION FAIL UPDATE}. Raised while
+         * the job runs and not retried: the job fails before the running checkpoint completes, so
+         * nothing of it is committed. The message names the flow, the expectation, its expression,
+         * the record's KEYS and its values.
+         */
+        EXPECTATION_FAILED
     }
 
     private final Code code;

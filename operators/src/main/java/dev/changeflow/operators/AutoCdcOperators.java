@@ -70,8 +70,9 @@ public final class AutoCdcOperators {
     }
 
     /**
-     * The whole AUTO CDC flow after decoding: APPLY AS DELETE / TRUNCATE WHEN ({@link
-     * AutoCdcPredicates}, Flink SQL, when the spec has them), then keyBy(KEYS) and apply (A2–A5).
+     * The whole AUTO CDC flow after decoding: APPLY AS DELETE / TRUNCATE WHEN and expectations
+     * ({@link AutoCdcPredicates}, Flink SQL, when the spec has them; S8), then keyBy(KEYS) and
+     * apply (A2–A5).
      *
      * @param changes upserts and deletes, typed {@code InternalTypeInfo.of(spec.sourceType())}
      * @param truncates truncate records of the source (Debezium {@code op = t}), or null
@@ -83,7 +84,7 @@ public final class AutoCdcOperators {
             @Nullable DataStream<RowData> truncates,
             AutoCdcSpec spec) {
         DataStream<RowData> predicates = null;
-        if (spec.deleteWhen() != null || spec.truncateWhen() != null) {
+        if (spec.hasPredicates()) {
             AutoCdcPredicates.Result r = AutoCdcPredicates.apply(changes, spec);
             changes = r.changes;
             predicates = r.quarantine;
@@ -116,6 +117,13 @@ public final class AutoCdcOperators {
                             + spec.name()
                             + "' has APPLY AS DELETE / TRUNCATE WHEN: apply it with"
                             + " AutoCdcOperators.applyFlow, which evaluates them");
+        }
+        if (!spec.expectations().isEmpty()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + spec.name()
+                            + "' has expectations: apply it with AutoCdcOperators.applyFlow,"
+                            + " which evaluates them (S8)");
         }
         return keyedApply(changes, truncates, spec);
     }
@@ -164,6 +172,13 @@ public final class AutoCdcOperators {
     public static Applied applySnapshots(
             DataStream<RowData> snapshots, AutoCdcSpec spec, @Nullable SnapshotOrigin origin) {
         new SnapshotVersions(spec);
+        if (!spec.expectations().isEmpty()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + spec.name()
+                            + "' reads snapshots: expectations (CONSTRAINT ... EXPECT) are not"
+                            + " supported on AUTO CDC FROM SNAPSHOT yet (S8)");
+        }
         if (spec.deleteWhen() != null || spec.truncateEnabled()) {
             throw new IllegalArgumentException(
                     "flow '"

@@ -5,6 +5,9 @@ import dev.changeflow.operators.quarantine.QuarantineRecords;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -30,17 +33,28 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Evaluates APPLY AS DELETE WHEN / APPLY AS TRUNCATE WHEN with Flink SQL before the keyBy
- * (semantics.md A5 "Predicates"): {@code SELECT *, (<delete>) AS __changeflow_delete, (<truncate>)
- * AS __changeflow_truncate FROM changes}, converted back to a DataStream; the AUTO CDC operator
+ * Evaluates APPLY AS DELETE WHEN / APPLY AS TRUNCATE WHEN and the flow's expectations with Flink
+ * SQL before the keyBy (semantics.md A5 "Predicates", S8): {@code SELECT *, (<delete>) IS TRUE AS
+ * __changeflow_delete, (<truncate>) IS TRUE AS __changeflow_truncate, (<expectation>) IS FALSE AS
+ * __changeflow_violates_0, ... FROM changes}, converted back to a DataStream; the AUTO CDC operator
  * only sees the outcome (row kind DELETE, or a row on the truncate stream). A record whose
  * predicate is NULL is an upsert (SQL's three-valued logic: only TRUE deletes).
+ *
+ * <p><b>Expectations (S8)</b> are checked on upserts only — a record that is (or APPLY AS DELETE
+ * WHEN makes) a delete, a truncate, or a null-key record (quarantined {@code NULL_KEY}) is not
+ * checked. A record violates an expectation when its expression is FALSE (NULL passes, as an SQL
+ * CHECK constraint). Every violation is counted in the counter {@link Expectation#counterName()} of
+ * the metric group {@code flow=<flow>}; then, if any violated expectation is {@code FAIL UPDATE},
+ * the job fails with {@link AutoCdcException.Code#EXPECTATION_FAILED} (not retried); otherwise, if
+ * any is {@code DROP ROW}, the record goes to the quarantine side output as {@link
+ * QuarantineReason#EXPECTATION_VIOLATED} (counted in {@code quarantined}); otherwise it is applied.
  */
 @PublicEvolving
 public final class AutoCdcPredicates {
     static final String IS_DELETE = AutoCdcSpec.RESERVED_PREFIX + "is_delete";
     static final String DELETE = AutoCdcSpec.RESERVED_PREFIX + "delete";
     static final String TRUNCATE = AutoCdcSpec.RESERVED_PREFIX + "truncate";
+    static final String VIOLATES = AutoCdcSpec.RESERVED_PREFIX + "violates_";
 
     /** The outcome of the predicates: changes, truncates and set-aside records. */
     public static final class Result {
@@ -51,7 +65,8 @@ public final class AutoCdcPredicates {
         @Nullable public final DataStream<RowData> truncates;
 
         /**
-         * Records with a null key that turned out not to be truncates (NULL_KEY, A2), as {@link
+         * Records with a null key that turned out not to be truncates (NULL_KEY, A2) and upserts
+         * that violated a DROP ROW expectation (EXPECTATION_VIOLATED, S8), as {@link
          * QuarantineRecords#ROW_TYPE} rows.
          */
         public final DataStream<RowData> quarantine;
@@ -69,13 +84,14 @@ public final class AutoCdcPredicates {
     private AutoCdcPredicates() {}
 
     /**
-     * Evaluates the flow's {@link AutoCdcSpec#deleteWhen()} and {@link AutoCdcSpec#truncateWhen()}
-     * over {@code changes} (operator uids {@code flag-deletes-<flow>} and {@code
-     * apply-predicates-<flow>}).
+     * Evaluates the flow's {@link AutoCdcSpec#deleteWhen()}, {@link AutoCdcSpec#truncateWhen()} and
+     * {@link AutoCdcSpec#expectations()} over {@code changes} (operator uids {@code
+     * flag-deletes-<flow>} and {@code apply-predicates-<flow>}).
      *
      * @param changes upserts and deletes typed {@code InternalTypeInfo.of(spec.sourceType())}
      * @throws IllegalArgumentException when a predicate is not valid Flink SQL over the source
-     *     columns, naming the flow, the predicates and the columns
+     *     columns, naming the flow, the predicates and the columns; for an expectation, the message
+     *     starts {@code flow '<flow>': expectation '<name>' (<expression>)}
      */
     public static Result apply(DataStream<RowData> changes, AutoCdcSpec spec) {
         RowType source = spec.sourceType();
@@ -99,26 +115,39 @@ public final class AutoCdcPredicates {
         String del = spec.deleteWhen() == null ? "FALSE" : "(" + spec.deleteWhen() + ") IS TRUE";
         String trunc =
                 spec.truncateWhen() == null ? "FALSE" : "(" + spec.truncateWhen() + ") IS TRUE";
-        StringBuilder cols = new StringBuilder();
+        StringBuilder select = new StringBuilder("SELECT ");
         for (String f : flagged.getFieldNames()) {
-            cols.append('`').append(f).append("`, ");
+            select.append('`').append(f).append("`, ");
         }
+        select.append(del).append(" AS `").append(DELETE).append("`, ");
+        select.append(trunc).append(" AS `").append(TRUNCATE).append('`');
+        for (int i = 0; i < spec.expectations().size(); i++) {
+            Expectation e = spec.expectations().get(i);
+            String check = "(" + e.expression() + ") IS FALSE";
+            try {
+                // each expectation on its own first, so an error names the one at fault
+                tenv.sqlQuery("SELECT " + check + " FROM `" + view + "`");
+            } catch (RuntimeException ex) {
+                String msg = String.valueOf(ex.getMessage()).split("\n")[0];
+                throw new IllegalArgumentException(
+                        "flow '"
+                                + spec.name()
+                                + "': expectation '"
+                                + e.name()
+                                + "' ("
+                                + e.expression()
+                                + ") is not a valid Flink SQL boolean expression over the columns "
+                                + source.getFieldNames()
+                                + ": "
+                                + msg,
+                        ex);
+            }
+            select.append(", ").append(check).append(" AS `").append(VIOLATES + i).append('`');
+        }
+        select.append(" FROM `").append(view).append('`');
         Table evaluated;
         try {
-            evaluated =
-                    tenv.sqlQuery(
-                            "SELECT "
-                                    + cols
-                                    + del
-                                    + " AS `"
-                                    + DELETE
-                                    + "`, "
-                                    + trunc
-                                    + " AS `"
-                                    + TRUNCATE
-                                    + "` FROM `"
-                                    + view
-                                    + "`");
+            evaluated = tenv.sqlQuery(select.toString());
         } catch (RuntimeException e) {
             String msg = String.valueOf(e.getMessage()).split("\n")[0];
             throw new IllegalArgumentException(
@@ -137,6 +166,9 @@ public final class AutoCdcPredicates {
         List<RowType.RowField> outFields = new ArrayList<>(withFlag);
         outFields.add(new RowType.RowField(DELETE, new BooleanType(false)));
         outFields.add(new RowType.RowField(TRUNCATE, new BooleanType(false)));
+        for (int i = 0; i < spec.expectations().size(); i++) {
+            outFields.add(new RowType.RowField(VIOLATES + i, new BooleanType(false)));
+        }
         RowType outType = new RowType(outFields);
         DataStream<RowData> rows =
                 tenv.toDataStream(
@@ -168,7 +200,7 @@ public final class AutoCdcPredicates {
      * @throws IllegalArgumentException as {@link #apply}
      */
     public static void validate(AutoCdcSpec spec) {
-        if (spec.deleteWhen() == null && spec.truncateWhen() == null) {
+        if (!spec.hasPredicates()) {
             return;
         }
         // the context's environment (a fresh instance per call, never executed): a local
@@ -234,7 +266,11 @@ public final class AutoCdcPredicates {
         private final OutputTag<RowData> quarantineTag;
         private final int[] keys;
         private final List<String> keyNames;
+        private final List<String> columnNames;
+        private final List<Expectation> expectations;
         private final String flow;
+        private transient Counter[] violated;
+        private transient Counter quarantined;
 
         Split(AutoCdcSpec spec, OutputTag<RowData> truncTag, OutputTag<RowData> quarantineTag) {
             this.truncTag = truncTag;
@@ -242,7 +278,22 @@ public final class AutoCdcPredicates {
             this.getters = getters(spec.sourceType());
             this.keys = spec.keyIndexesInSource();
             this.keyNames = spec.keys();
+            this.columnNames = spec.sourceType().getFieldNames();
+            this.expectations = spec.expectations();
             this.flow = spec.name();
+        }
+
+        @Override
+        public void open(OpenContext context) {
+            MetricGroup group =
+                    getRuntimeContext()
+                            .getMetricGroup()
+                            .addGroup(SnapshotSequencer.FLOW_GROUP, flow);
+            violated = new Counter[expectations.size()];
+            for (int i = 0; i < violated.length; i++) {
+                violated[i] = group.counter(expectations.get(i).counterName());
+            }
+            quarantined = getRuntimeContext().getMetricGroup().counter(QuarantineRows.COUNTER);
         }
 
         @Override
@@ -276,8 +327,78 @@ public final class AutoCdcPredicates {
             }
             if (in.getBoolean(n) || in.getBoolean(n + 1)) {
                 row.setRowKind(RowKind.DELETE);
+                out.collect(row); // S8: deletes are not checked
+                return;
+            }
+            Expectation fail = null;
+            List<Expectation> dropped = null;
+            for (int i = 0; i < violated.length; i++) {
+                if (!in.getBoolean(n + 3 + i)) {
+                    continue;
+                }
+                violated[i].inc();
+                Expectation e = expectations.get(i);
+                if (e.onViolation() == Expectation.OnViolation.FAIL_UPDATE && fail == null) {
+                    fail = e;
+                } else if (e.onViolation() == Expectation.OnViolation.DROP_ROW) {
+                    dropped = dropped == null ? new ArrayList<>() : dropped;
+                    dropped.add(e);
+                }
+            }
+            if (fail != null) {
+                throw new AutoCdcException(
+                        AutoCdcException.Code.EXPECTATION_FAILED,
+                        "flow '"
+                                + flow
+                                + "': expectation '"
+                                + fail.name()
+                                + "' ("
+                                + fail.expression()
+                                + ") ON VIOLATION FAIL UPDATE failed on the record with KEYS "
+                                + values(row, keys)
+                                + ", values "
+                                + values(row, null)
+                                + "; the update stops and nothing of the running checkpoint is"
+                                + " committed: fix the record at its source, or relax the"
+                                + " expectation (DROP ROW, or no ON VIOLATION) and run again");
+            }
+            if (dropped != null) {
+                quarantined.inc();
+                List<String> named = new ArrayList<>();
+                for (Expectation e : dropped) {
+                    named.add("'" + e.name() + "' (" + e.expression() + ")");
+                }
+                ctx.output(
+                        quarantineTag,
+                        QuarantineRecords.of(
+                                flow,
+                                "flow " + flow,
+                                null,
+                                -1L,
+                                row.toString().getBytes(StandardCharsets.UTF_8),
+                                QuarantineReason.EXPECTATION_VIOLATED,
+                                "expectation "
+                                        + String.join(", ", named)
+                                        + " ON VIOLATION DROP ROW violated by the record with KEYS "
+                                        + values(row, keys),
+                                System.currentTimeMillis()));
+                return;
             }
             out.collect(row);
+        }
+
+        /** {@code {id=2, name=b}}: the named columns ({@code null}: all) and their values. */
+        private String values(GenericRowData row, @Nullable int[] positions) {
+            StringBuilder b = new StringBuilder("{");
+            int count = positions == null ? row.getArity() : positions.length;
+            for (int i = 0; i < count; i++) {
+                int p = positions == null ? i : positions[i];
+                b.append(i == 0 ? "" : ", ")
+                        .append(columnNames.get(p))
+                        .append('=')
+                        .append(row.getField(p));
+            }
+            return b.append('}').toString();
         }
     }
 }

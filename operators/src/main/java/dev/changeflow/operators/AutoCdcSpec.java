@@ -102,6 +102,7 @@ public final class AutoCdcSpec implements Serializable {
     private final ColumnSelection trackHistory;
     @Nullable private final String deleteWhen;
     @Nullable private final String truncateWhen;
+    private final List<Expectation> expectations;
     private final boolean truncateEnabled;
     private final Duration tombstoneGcThreshold;
     private final int applyBufferKeys;
@@ -119,6 +120,7 @@ public final class AutoCdcSpec implements Serializable {
         this.trackHistory = b.trackHistory();
         this.deleteWhen = b.deleteWhen;
         this.truncateWhen = b.truncateWhen;
+        this.expectations = List.copyOf(b.expectations);
         this.truncateEnabled = b.truncateEnabled || b.truncateWhen != null;
         this.tombstoneGcThreshold = b.tombstoneGcThreshold;
         this.applyBufferKeys = b.applyBufferKeys;
@@ -187,6 +189,22 @@ public final class AutoCdcSpec implements Serializable {
     @Nullable
     public String truncateWhen() {
         return truncateWhen;
+    }
+
+    /**
+     * The data-quality expectations (semantics.md S8), in declaration order; empty for none.
+     * Evaluated by {@link AutoCdcPredicates} on upserts before the apply.
+     */
+    public List<Expectation> expectations() {
+        return expectations;
+    }
+
+    /**
+     * Whether the flow has APPLY AS DELETE / TRUNCATE WHEN or expectations, which {@link
+     * AutoCdcPredicates} evaluates with Flink SQL before the keyed apply.
+     */
+    public boolean hasPredicates() {
+        return deleteWhen != null || truncateWhen != null || !expectations.isEmpty();
     }
 
     /** Whether truncate records are applied (a predicate, or a source with native truncates). */
@@ -306,6 +324,7 @@ public final class AutoCdcSpec implements Serializable {
                 && trackHistory.equals(s.trackHistory)
                 && Objects.equals(deleteWhen, s.deleteWhen)
                 && Objects.equals(truncateWhen, s.truncateWhen)
+                && expectations.equals(s.expectations)
                 && truncateEnabled == s.truncateEnabled
                 && tombstoneGcThreshold.equals(s.tombstoneGcThreshold)
                 && applyBufferKeys == s.applyBufferKeys;
@@ -346,6 +365,7 @@ public final class AutoCdcSpec implements Serializable {
         @Nullable private ColumnSelection trackHistory;
         @Nullable private String deleteWhen;
         @Nullable private String truncateWhen;
+        private List<Expectation> expectations = List.of();
         private boolean truncateEnabled;
         private Duration tombstoneGcThreshold = DEFAULT_TOMBSTONE_GC_THRESHOLD;
         private int applyBufferKeys = DEFAULT_APPLY_BUFFER_KEYS;
@@ -409,6 +429,15 @@ public final class AutoCdcSpec implements Serializable {
 
         public Builder truncateWhen(@Nullable String predicate) {
             this.truncateWhen = predicate;
+            return this;
+        }
+
+        /**
+         * The data-quality expectations (semantics.md S8), replacing earlier ones; names must be
+         * distinct ({@link #build()} checks).
+         */
+        public Builder expectations(List<Expectation> expectations) {
+            this.expectations = List.copyOf(expectations);
             return this;
         }
 
@@ -498,6 +527,10 @@ public final class AutoCdcSpec implements Serializable {
 
         boolean truncateEnabled() {
             return truncateEnabled;
+        }
+
+        List<Expectation> expectations() {
+            return expectations;
         }
     }
 }

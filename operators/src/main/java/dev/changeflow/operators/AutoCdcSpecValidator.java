@@ -89,6 +89,17 @@ public final class AutoCdcSpecValidator {
                                 + " use an integer, decimal, string, binary, date, time or timestamp column");
             }
         }
+        java.util.Set<String> expectationNames = new java.util.HashSet<>();
+        for (Expectation e : b.expectations()) {
+            if (!expectationNames.add(e.name().toLowerCase(java.util.Locale.ROOT))) {
+                throw new AutoCdcException(
+                        Code.DUPLICATE_EXPECTATION,
+                        flow
+                                + ": two expectations are named '"
+                                + e.name()
+                                + "'; give each CONSTRAINT its own name (S8)");
+            }
+        }
         if (b.sequenceBy().isEmpty()) {
             throw new AutoCdcException(
                     Code.EMPTY_SEQUENCE,

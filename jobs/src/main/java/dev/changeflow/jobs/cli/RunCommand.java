@@ -240,6 +240,9 @@ public final class RunCommand implements Callable<Integer> {
                 if (c.applyAsTruncateWhen != null) {
                     line.append(" APPLY AS TRUNCATE WHEN ").append(c.applyAsTruncateWhen);
                 }
+                for (dev.changeflow.operators.Expectation e : c.expectations) {
+                    line.append(' ').append(e); // S8
+                }
             }
             if (c.schema != null) {
                 line.append(" (").append(c.schema).append(")");

@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.config;
 
 import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.operators.options.ResolvedOptions;
 
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * One flow: which source table it reads and how it is applied to its streaming table — the typed
@@ -70,6 +72,9 @@ public final class FlowConfig implements Serializable {
 
     /** APPLY AS TRUNCATE WHEN (Flink SQL predicate; SCD type 1 only). */
     @Nullable public String applyAsTruncateWhen;
+
+    /** Data-quality expectations (docs/semantics.md S8), in order; empty for none. */
+    public List<Expectation> expectations = new ArrayList<>();
 
     /** Applies Debezium truncate records ({@code op = t}); else they are quarantined. */
     public boolean truncate;
@@ -158,6 +163,14 @@ public final class FlowConfig implements Serializable {
         if (r.isSet(FlowOptions.APPLY_AS_TRUNCATE_WHEN)) {
             applyAsTruncateWhen = r.get(FlowOptions.APPLY_AS_TRUNCATE_WHEN);
         }
+        if (r.isSet(FlowOptions.EXPECTATIONS)) {
+            List<Expectation> list = new ArrayList<>();
+            List<Map<String, String>> items = r.get(FlowOptions.EXPECTATIONS);
+            for (int i = 0; i < items.size(); i++) {
+                list.add(FlowOptions.expectation(items.get(i), i + 1));
+            }
+            expectations = list;
+        }
         if (r.isSet(FlowOptions.TRUNCATE)) {
             truncate = r.get(FlowOptions.TRUNCATE);
         }
@@ -207,6 +220,9 @@ public final class FlowConfig implements Serializable {
         }
         if (truncate) {
             refused.add(FlowOptions.TRUNCATE.key());
+        }
+        if (!expectations.isEmpty()) {
+            refused.add(FlowOptions.EXPECTATIONS.key()); // not implemented for snapshots yet (S8)
         }
         if (ignoreNullUpdates != null) {
             refused.add(FlowOptions.IGNORE_NULL_UPDATES.key());
@@ -276,6 +292,14 @@ public final class FlowConfig implements Serializable {
                             + flowName()
                             + "': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no"
                             + " AUTO CDC state to buffer)");
+        }
+        if (appendOnly && !expectations.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': expectations (CONSTRAINT ... EXPECT) are checked before the AUTO"
+                            + " CDC apply, and an append-only flow has none: they are supported"
+                            + " on AUTO CDC flows only (docs/semantics.md S8)");
         }
         if (!appendOnly && keys.isEmpty()) {
             throw new IllegalArgumentException(

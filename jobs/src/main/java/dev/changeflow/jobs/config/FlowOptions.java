@@ -2,6 +2,7 @@ package dev.changeflow.jobs.config;
 
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.operators.options.OptionParser;
 import dev.changeflow.operators.options.OptionParsers;
@@ -11,8 +12,11 @@ import dev.changeflow.sources.changes.DecoderFlow;
 import org.apache.flink.configuration.ConfigOption;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -134,6 +138,16 @@ public final class FlowOptions {
                     .noDefaultValue()
                     .withDescription("APPLY AS TRUNCATE WHEN: a Flink SQL predicate (SCD type 1).");
 
+    public static final ConfigOption<List<Map<String, String>>> EXPECTATIONS =
+            key("expectations")
+                    .mapType()
+                    .asList()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Data-quality expectations (docs/semantics.md S8): a list of {name,"
+                                    + " expect: Flink SQL boolean over the source columns,"
+                                    + " on-violation: keep (default) | drop-row | fail-update}.");
+
     public static final ConfigOption<Boolean> TRUNCATE =
             key("truncate")
                     .booleanType()
@@ -206,6 +220,7 @@ public final class FlowOptions {
                     .add(PARTITIONED_BY, OptionParsers.list())
                     .add(APPLY_AS_DELETE_WHEN, OptionParsers.text(APPLY_AS_DELETE_WHEN.key()))
                     .add(APPLY_AS_TRUNCATE_WHEN, OptionParsers.text(APPLY_AS_TRUNCATE_WHEN.key()))
+                    .add(EXPECTATIONS, FlowOptions::expectations)
                     .add(TRUNCATE, OptionParsers.bool(TRUNCATE.key()))
                     .add(
                             TOMBSTONE_GC_THRESHOLD,
@@ -230,6 +245,70 @@ public final class FlowOptions {
     private static final Pattern STRUCT = Pattern.compile("(?i)^\\s*STRUCT\\s*\\((.*)\\)\\s*$");
     private static final Pattern EXCEPT =
             Pattern.compile("(?i)^\\s*\\*\\s*EXCEPT\\s*\\((.*)\\)\\s*$");
+
+    /** The keys of one item of {@code expectations}. */
+    private static final List<String> EXPECTATION_KEYS = List.of("name", "expect", "on-violation");
+
+    /**
+     * {@code expectations}: a list of maps {@code {name, expect, on-violation}} (on-violation
+     * optional) → the same, as text, in order; each item checked with {@link #expectation}.
+     *
+     * @throws IllegalArgumentException for anything but such a list, naming the item and the keys
+     */
+    public static List<Map<String, String>> expectations(Object raw) {
+        String shape =
+                "'expectations' must be a list of {name: ..., expect: <Flink SQL boolean>,"
+                        + " on-violation: keep | drop-row | fail-update}";
+        if (!(raw instanceof List)) {
+            throw new IllegalArgumentException(shape + ", got '" + raw + "'");
+        }
+        List<Map<String, String>> out = new ArrayList<>();
+        int n = 0;
+        for (Object item : (List<?>) raw) {
+            n++;
+            if (!(item instanceof Map)) {
+                throw new IllegalArgumentException(shape + "; item " + n + " is '" + item + "'");
+            }
+            Map<String, String> e = new LinkedHashMap<>();
+            for (Map.Entry<?, ?> kv : ((Map<?, ?>) item).entrySet()) {
+                String k = String.valueOf(kv.getKey());
+                if (!EXPECTATION_KEYS.contains(k)) {
+                    throw new IllegalArgumentException(
+                            "expectation "
+                                    + n
+                                    + " has the unknown key '"
+                                    + k
+                                    + "' (known: name, expect, on-violation)");
+                }
+                e.put(k, kv.getValue() == null ? null : String.valueOf(kv.getValue()));
+            }
+            expectation(e, n);
+            out.add(e);
+        }
+        return out;
+    }
+
+    /**
+     * One item of {@code expectations} as an {@link Expectation}.
+     *
+     * @param n the item's 1-based position, for messages
+     * @throws IllegalArgumentException for a missing name or expect, a bad name or on-violation
+     */
+    public static Expectation expectation(Map<String, String> item, int n) {
+        String name = item.get("name");
+        String expect = item.get("expect");
+        if (name == null || name.isBlank() || expect == null || expect.isBlank()) {
+            throw new IllegalArgumentException(
+                    "expectation " + n + " needs 'name' and 'expect', got " + item);
+        }
+        String on = item.get("on-violation");
+        return new Expectation(
+                name.trim(),
+                expect,
+                on == null
+                        ? Expectation.OnViolation.KEEP
+                        : Expectation.OnViolation.fromConfigName(on));
+    }
 
     /** Record formats: {@code debezium-json} or {@code json} (lower case). */
     static OptionParser<String> format(String key) {

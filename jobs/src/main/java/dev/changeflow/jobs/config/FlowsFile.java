@@ -217,16 +217,31 @@ public final class FlowsFile {
         return OptionLayer.of(OptionSource.DEFINITION, label, values);
     }
 
+    /**
+     * An option's value as the option parsers take it: text, a list of texts, or — for a list of
+     * mappings such as {@code expectations} (S8) — a list of maps of texts.
+     */
     private static Object raw(JsonNode v) {
         if (v.isArray()) {
-            List<String> items = new ArrayList<>();
-            v.forEach(e -> items.add(e.asText()));
+            List<Object> items = new ArrayList<>();
+            v.forEach(e -> items.add(e.isObject() ? texts(e) : e.asText()));
             return items;
         }
         if (v.isNull() || v.isMissingNode()) {
             return null;
         }
         return v.isValueNode() ? v.asText() : v.toString();
+    }
+
+    private static Map<String, String> texts(JsonNode object) {
+        Map<String, String> out = new LinkedHashMap<>();
+        object.fields()
+                .forEachRemaining(
+                        f ->
+                                out.put(
+                                        f.getKey(),
+                                        f.getValue().isNull() ? null : f.getValue().asText()));
+        return out;
     }
 
     private static void checkKeys(JsonNode n, Set<String> known, String label) {

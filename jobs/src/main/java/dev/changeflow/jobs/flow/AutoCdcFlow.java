@@ -10,6 +10,7 @@ import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.SnapshotJob;
 import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
@@ -32,6 +33,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -207,6 +209,28 @@ public final class AutoCdcFlow {
         /** APPLY AS TRUNCATE WHEN: a Flink SQL predicate (SCD type 1). */
         public Builder applyAsTruncateWhen(String predicate) {
             definition.put(FlowOptions.APPLY_AS_TRUNCATE_WHEN.key(), predicate);
+            return this;
+        }
+
+        /**
+         * Adds a data-quality expectation (docs/semantics.md S8): {@code CONSTRAINT name EXPECT
+         * (expression) [ON VIOLATION DROP ROW | FAIL UPDATE]}, checked on upserts before the apply.
+         *
+         * @param expression a Flink SQL boolean expression over the source columns (NULL passes)
+         * @param onViolation KEEP (applied and counted), DROP_ROW (to the quarantine table) or
+         *     FAIL_UPDATE (the run fails)
+         */
+        @SuppressWarnings("unchecked")
+        public Builder expect(String name, String expression, Expectation.OnViolation onViolation) {
+            List<Map<String, String>> list =
+                    (List<Map<String, String>>)
+                            definition.computeIfAbsent(
+                                    FlowOptions.EXPECTATIONS.key(), k -> new ArrayList<>());
+            Map<String, String> item = new LinkedHashMap<>();
+            item.put("name", name);
+            item.put("expect", expression);
+            item.put("on-violation", onViolation.configName());
+            list.add(item);
             return this;
         }
 

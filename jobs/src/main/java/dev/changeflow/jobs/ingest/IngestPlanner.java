@@ -408,11 +408,13 @@ public final class IngestPlanner {
                             .trackHistory(f.trackHistoryOn)
                             .deleteWhen(f.applyAsDeleteWhen)
                             .truncateWhen(f.applyAsTruncateWhen)
+                            .expectations(f.expectations)
                             .truncateEnabled(f.truncate)
                             .tombstoneGcThreshold(f.tombstoneGcThreshold)
                             .applyBufferKeys(f.applyBufferKeys)
                             .build();
-            // a bad APPLY AS DELETE/TRUNCATE WHEN fails here, before any table is created
+            // a bad APPLY AS DELETE/TRUNCATE WHEN or expectation (S8) fails here, before any table
+            // is created
             AutoCdcPredicates.validate(spec);
         }
         TableIdentifier target = target(f, namespace);

@@ -112,6 +112,12 @@ public final class LocalIngest {
          * shop.items: + w STRING}.
          */
         public final List<String> addedColumns = new ArrayList<>();
+
+        /**
+         * Violations per expectation (docs/semantics.md S8) during the run, by {@code
+         * <table>.<expectation>} in plan order; flows without expectations add nothing.
+         */
+        public final Map<String, Long> expectations = new java.util.LinkedHashMap<>();
     }
 
     private LocalIngest() {}
@@ -355,6 +361,18 @@ public final class LocalIngest {
             summary.quarantined = LocalMetrics.sum("quarantined");
             summary.applied = LocalMetrics.sum("applied");
             summary.late = LocalMetrics.sum("late");
+            for (IngestPlan.Flow f : plan.flows) {
+                if (f.spec == null) {
+                    continue;
+                }
+                for (dev.changeflow.operators.Expectation e : f.spec.expectations()) {
+                    long n = 0;
+                    for (long v : LocalMetrics.values(e.counterName(), f.name())) {
+                        n += v;
+                    }
+                    summary.expectations.put(f.target.name() + "." + e.name(), n);
+                }
+            }
             summary.seconds = (System.nanoTime() - t0) / 1e9;
             SummaryPrinter.done(summary, o.out);
             SummaryPrinter.tables(

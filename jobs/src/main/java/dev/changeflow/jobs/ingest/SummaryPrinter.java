@@ -27,7 +27,8 @@ final class SummaryPrinter {
 
     /**
      * {@code Done in 2.1 s: 1,000 records (900/s while running), applied ..., late ..., quarantined
-     * .... State saved in <savepoint>}.
+     * .... State saved in <savepoint>}, then {@code expectation <table>.<name>: N violated} per
+     * expectation of the plan (S8).
      */
     static void done(LocalIngest.Summary summary, PrintStream out) {
         out.printf(
@@ -39,6 +40,9 @@ final class SummaryPrinter {
                 summary.late,
                 summary.quarantined,
                 summary.savepoint);
+        // S8: one line per expectation, after the totals
+        summary.expectations.forEach(
+                (name, n) -> out.printf("expectation %s: %,d violated%n", name, n));
     }
 
     /**

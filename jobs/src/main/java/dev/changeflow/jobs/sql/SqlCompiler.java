@@ -198,12 +198,14 @@ final class SqlCompiler {
             AutoCdc cdc = f.flow().autoCdc();
             flowPlaces.add(
                     cdc == null
-                            ? new FlowPlaces(f.position(), List.of(), List.of(), null)
+                            ? new FlowPlaces(
+                                    f.position(), List.of(), List.of(), null, target.constraints())
                             : new FlowPlaces(
                                     f.position(),
                                     cdc.keys(),
                                     cdc.keyPositions(),
-                                    cdc.sequenceByPosition()));
+                                    cdc.sequenceByPosition(),
+                                    target.constraints()));
             flowTargets.add(target.name());
             flowFeeds.add(feed);
             flowKafka.add(kafka != null);
@@ -624,6 +626,18 @@ final class SqlCompiler {
             putIfSet(def, FlowOptions.TRACK_HISTORY_ON.key(), cdc.trackHistoryOn());
             putIfSet(def, FlowOptions.APPLY_AS_DELETE_WHEN.key(), cdc.applyAsDeleteWhen());
             putIfSet(def, FlowOptions.APPLY_AS_TRUNCATE_WHEN.key(), cdc.applyAsTruncateWhen());
+        }
+        if (!target.constraints().isEmpty()) {
+            // S8: the table's expectations check the flow into it (an append-only flow refuses)
+            List<Map<String, String>> expectations = new ArrayList<>();
+            for (SqlStatement.Constraint c : target.constraints()) {
+                Map<String, String> item = new LinkedHashMap<>();
+                item.put("name", c.name());
+                item.put("expect", c.expression());
+                item.put("on-violation", c.onViolation().configName());
+                expectations.add(item);
+            }
+            def.put(FlowOptions.EXPECTATIONS.key(), expectations);
         }
         if (!target.columns().isEmpty()) {
             List<String> cols = new ArrayList<>();

@@ -49,6 +49,11 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code UPDATES_WITHOUT_PRIMARY_KEY}: a Gold file's {@code INSERT INTO} whose query is an
  *       update stream (an aggregate, a join or a ranking over a changelog) into a table without
  *       {@code PRIMARY KEY}: Iceberg would append its retractions as rows (docs/semantics.md G2).
+ *   <li>{@code DUPLICATE_EXPECTATION}: two {@code CONSTRAINT}s of one table share a name (S8).
+ *   <li>{@code INVALID_EXPECTATION}: an {@code EXPECT (...)} expression that is not a Flink SQL
+ *       boolean expression over the flow's source columns (found when the run is planned; the
+ *       position is the CONSTRAINT). One naming a column the records do not have is {@code
+ *       UNKNOWN_COLUMN} at the CONSTRAINT (S8).
  * </ul>
  *
  * <p>Gold files ({@code bin/changeflow gold FILE.sql}) report {@code SYNTAX_ERROR}, {@code
@@ -81,7 +86,9 @@ public final class SqlException extends IllegalArgumentException {
         INVALID_REFRESH,
         CONFLICTING_SOURCES,
         NO_INSERT,
-        UPDATES_WITHOUT_PRIMARY_KEY
+        UPDATES_WITHOUT_PRIMARY_KEY,
+        DUPLICATE_EXPECTATION,
+        INVALID_EXPECTATION
     }
 
     private final Code code;

@@ -4,9 +4,11 @@ import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
 import dev.changeflow.jobs.sql.SqlStatement.Column;
+import dev.changeflow.jobs.sql.SqlStatement.Constraint;
 import dev.changeflow.jobs.sql.SqlStatement.Flow;
 import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.jobs.sql.SqlStatement.Source;
+import dev.changeflow.operators.Expectation;
 
 import org.apache.flink.annotation.PublicEvolving;
 
@@ -21,8 +23,8 @@ import java.util.Map;
 
 /**
  * A hand-written recursive-descent parser for the streaming-table statements of a pipeline file
- * (docs/semantics.md S1, S2). Keywords are case-insensitive and not reserved; statements end with
- * {@code ;} (the last one may omit it). The grammar, one method per rule:
+ * (docs/semantics.md S1, S2, S8). Keywords are case-insensitive and not reserved; statements end
+ * with {@code ;} (the last one may omit it). The grammar, one method per rule:
  *
  * <pre>
  * script      := (statement? ';')* statement?
@@ -31,7 +33,7 @@ import java.util.Map;
  * set         := SET key '=' value                          -- key and value: any tokens
  * use         := USE CATALOG name | USE [SCHEMA | DATABASE | NAMESPACE] name
  * createTable := CREATE [OR REFRESH] STREAMING TABLE [IF NOT EXISTS] name
- *                [ '(' column (',' column)* ')' ]
+ *                [ '(' (column | constraint) (',' (column | constraint))* ')' ]
  *                { PARTITIONED BY '(' transform (',' transform)* ')' | COMMENT string
  *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' | schedule }
  *                [ AS query | FLOW AUTO CDC FROM source cdcClause* ]
@@ -40,6 +42,8 @@ import java.util.Map;
  * alterTable  := ALTER STREAMING TABLE name ( ADD schedule | ALTER schedule | DROP SCHEDULE )
  * refresh     := REFRESH STREAMING TABLE name (',' name)* [FULL]
  * column      := name type [NOT NULL] [COMMENT string]
+ * constraint  := CONSTRAINT name EXPECT '(' expr ')'        -- S8
+ *                [ON VIOLATION (DROP ROW | FAIL UPDATE)]
  * createView  := CREATE [OR REPLACE] (TEMPORARY | TEMP) VIEW name AS query
  * createFlow  := CREATE FLOW name [COMMENT string] AS
  *                ( AUTO CDC INTO name FROM source cdcClause* | INSERT INTO name [BY NAME] query )
@@ -261,10 +265,30 @@ public final class SqlParser {
         }
         String name = name("a table name after STREAMING TABLE");
         List<Column> columns = new ArrayList<>();
+        List<Constraint> constraints = new ArrayList<>();
         if (peek().isSymbol("(")) {
             at++;
             do {
-                columns.add(column());
+                if (peek().isWord("CONSTRAINT")) {
+                    Constraint c = constraint();
+                    for (Constraint o : constraints) {
+                        if (o.name().equalsIgnoreCase(c.name())) {
+                            throw new SqlException(
+                                    Code.DUPLICATE_EXPECTATION,
+                                    c.position(),
+                                    "table "
+                                            + name
+                                            + " already has the expectation '"
+                                            + o.name()
+                                            + "' (at "
+                                            + o.position()
+                                            + "); give each CONSTRAINT its own name");
+                        }
+                    }
+                    constraints.add(c);
+                } else {
+                    columns.add(column());
+                }
             } while (acceptSymbol(","));
             expectSymbol(")", "',' or ')' in the column list");
         }
@@ -336,7 +360,68 @@ public final class SqlParser {
                 comment,
                 properties == null ? Map.of() : properties,
                 flow,
-                schedule);
+                schedule,
+                constraints);
+    }
+
+    /**
+     * {@code CONSTRAINT name EXPECT (expression) [ON VIOLATION DROP ROW | FAIL UPDATE]}
+     * (docs/semantics.md S8); the expression is kept as Flink SQL text, checked when planned.
+     */
+    private Constraint constraint() {
+        SqlToken kw = peek();
+        at++;
+        String name = identifier("a constraint name after CONSTRAINT");
+        SqlToken t = peek();
+        if (t.isWord("CHECK") || t.isWord("PRIMARY") || t.isWord("FOREIGN")) {
+            throw unsupported(
+                    t,
+                    "CONSTRAINT ... "
+                            + t.text().toUpperCase(Locale.ROOT)
+                            + " (only CONSTRAINT ... EXPECT; KEYS of the flow give the key)");
+        }
+        expectWord("EXPECT", "EXPECT after CONSTRAINT " + name);
+        expectSymbol("(", "'(' after EXPECT");
+        int from = at;
+        int depth = 0;
+        while (true) {
+            SqlToken x = peek();
+            if (x.kind() == SqlToken.Kind.END || x.isSymbol(";")) {
+                throw expected("')' to close EXPECT (...) of CONSTRAINT " + name);
+            }
+            if (x.isSymbol("(")) {
+                depth++;
+            } else if (x.isSymbol(")")) {
+                if (depth == 0) {
+                    break;
+                }
+                depth--;
+            }
+            at++;
+        }
+        if (at == from) {
+            throw expected("an expression in EXPECT (...) of CONSTRAINT " + name);
+        }
+        String expression = text(from, at);
+        at++; // ')'
+        Expectation.OnViolation on = Expectation.OnViolation.KEEP;
+        if (peek().isWord("ON")) {
+            at++;
+            expectWord("VIOLATION", "VIOLATION after ON");
+            SqlToken what = peek();
+            if (what.isWord("DROP")) {
+                at++;
+                expectWord("ROW", "ROW after ON VIOLATION DROP");
+                on = Expectation.OnViolation.DROP_ROW;
+            } else if (what.isWord("FAIL")) {
+                at++;
+                expectWord("UPDATE", "UPDATE after ON VIOLATION FAIL");
+                on = Expectation.OnViolation.FAIL_UPDATE;
+            } else {
+                throw expected("DROP ROW or FAIL UPDATE after ON VIOLATION");
+            }
+        }
+        return new Constraint(kw.position(), name, expression, on);
     }
 
     /**
@@ -507,9 +592,6 @@ public final class SqlParser {
 
     private Column column() {
         SqlToken t = peek();
-        if (t.isWord("CONSTRAINT")) {
-            throw unsupported(t, "CONSTRAINT ... EXPECT (expectations)");
-        }
         if (t.isWord("PRIMARY") || t.isWord("FOREIGN")) {
             throw unsupported(t, "table constraints (KEYS of the flow give the key)");
         }

@@ -128,7 +128,8 @@ public final class SqlPipeline {
             SqlPosition statement,
             List<String> keys,
             List<SqlPosition> keyPositions,
-            @Nullable SqlPosition sequenceBy) {}
+            @Nullable SqlPosition sequenceBy,
+            List<SqlStatement.Constraint> constraints) {}
 
     SqlPipeline(
             IngestConfig config,
@@ -467,6 +468,16 @@ public final class SqlPipeline {
                 continue;
             }
             FlowPlaces p = flowPlaces.get(i);
+            for (SqlStatement.Constraint c : p.constraints()) {
+                if (msg.contains("expectation '" + c.name() + "' (")) {
+                    // S8: Flink's planner names a column it cannot resolve "Column 'x' not found"
+                    Code expectation =
+                            msg.contains("not found in any table")
+                                    ? Code.UNKNOWN_COLUMN
+                                    : Code.INVALID_EXPECTATION;
+                    return new SqlException(expectation, c.position(), msg, e);
+                }
+            }
             boolean unknown =
                     msg.contains("is not a data column")
                             || msg.contains("is not a source column")

@@ -40,6 +40,7 @@ public sealed interface SqlStatement {
      *
      * @param flow the flow the statement defines itself; null for a target declared without one
      * @param schedule the SCHEDULE clause; null without one (S3)
+     * @param constraints the column list's {@code CONSTRAINT ... EXPECT} items, in order (S8)
      */
     record CreateStreamingTable(
             SqlPosition position,
@@ -49,10 +50,33 @@ public sealed interface SqlStatement {
             @Nullable String comment,
             Map<String, String> properties,
             @Nullable Flow flow,
-            @Nullable Schedule schedule)
+            @Nullable Schedule schedule,
+            List<Constraint> constraints)
             implements SqlStatement {
 
-        /** A table without a SCHEDULE clause. */
+        /** A table without expectations. */
+        public CreateStreamingTable(
+                SqlPosition position,
+                String name,
+                List<Column> columns,
+                List<String> partitionedBy,
+                @Nullable String comment,
+                Map<String, String> properties,
+                @Nullable Flow flow,
+                @Nullable Schedule schedule) {
+            this(
+                    position,
+                    name,
+                    columns,
+                    partitionedBy,
+                    comment,
+                    properties,
+                    flow,
+                    schedule,
+                    List.of());
+        }
+
+        /** A table without a SCHEDULE clause or expectations. */
         public CreateStreamingTable(
                 SqlPosition position,
                 String name,
@@ -135,6 +159,22 @@ public sealed interface SqlStatement {
      * A declared column: name, Flink SQL type text, NOT NULL, comment, and where its type starts
      * (errors about the type point there).
      */
+    /**
+     * {@code CONSTRAINT name EXPECT (expression) [ON VIOLATION DROP ROW | FAIL UPDATE]} in the
+     * column list of a streaming table: a data-quality expectation of the flow into it
+     * (docs/semantics.md S8).
+     *
+     * @param position where CONSTRAINT starts
+     * @param expression the Flink SQL text between the parentheses (normalised as other
+     *     expressions)
+     * @param onViolation KEEP without an ON VIOLATION clause
+     */
+    record Constraint(
+            SqlPosition position,
+            String name,
+            String expression,
+            dev.changeflow.operators.Expectation.OnViolation onViolation) {}
+
     record Column(
             String name,
             String type,

@@ -104,6 +104,30 @@ class RunCommandTest {
                                 + " (e.g. 5s, 500ms; a bare number is seconds).");
     }
 
+    /** S8: the dry-run plan shows a flow's expectations. */
+    @Test
+    void dryRunShowsTheExpectations() throws Exception {
+        Path f =
+                pipeline(
+                        PIPELINE.replace(
+                                "(id INT NOT NULL, status STRING);",
+                                "(id INT NOT NULL, status STRING,\n"
+                                        + "  CONSTRAINT known EXPECT (status IN ('new', 'gone')),\n"
+                                        + "  CONSTRAINT pos EXPECT (id > 0) ON VIOLATION FAIL"
+                                        + " UPDATE);"));
+        RunCommand c = command("--dry-run", f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        assertThat(buf.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "  sales.orders <- table orders: AUTO CDC KEYS (id) SEQUENCE BY"
+                                + " source.lsn (Debezium default) STORED AS SCD TYPE 2 APPLY AS DELETE"
+                                + " WHEN status = 'gone' CONSTRAINT known EXPECT (status IN ('new',"
+                                + " 'gone')) CONSTRAINT pos EXPECT (id > 0) ON VIOLATION FAIL UPDATE"
+                                + " (id INT NOT NULL, status STRING)\n");
+    }
+
     @Test
     void aMissingInputFailsWithItsPlaceBeforeAnythingIsWritten() throws Exception {
         Path f = pipeline(PIPELINE.replace("'in/cdc.jsonl',", "'in/missing.jsonl',"));

@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.config;
 
 import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 
 import org.apache.flink.configuration.ConfigOption;
@@ -149,6 +150,47 @@ class FlowsFileTest {
                         "flow 'h': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no AUTO CDC state to buffer)");
         assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
                 .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
+    }
+
+    /** S8: expectations as a list of {name, expect, on-violation}; bad shapes are named. */
+    @Test
+    void expectationsAreAListOfNameExpectAndOnViolation() throws Exception {
+        assertThat(
+                        flow("expectations:\n"
+                                        + "      - {name: pos, expect: 'v > 0'}\n"
+                                        + "      - {name: named, expect: 'n IS NOT NULL',"
+                                        + " on-violation: drop-row}\n"
+                                        + "      - {name: small, expect: 'v < 9', on-violation:"
+                                        + " FAIL_UPDATE}")
+                                .expectations)
+                .containsExactly(
+                        new Expectation("pos", "v > 0", Expectation.OnViolation.KEEP),
+                        new Expectation("named", "n IS NOT NULL", Expectation.OnViolation.DROP_ROW),
+                        new Expectation("small", "v < 9", Expectation.OnViolation.FAIL_UPDATE));
+        assertThat(flow("scd-type: 1").expectations).isEmpty();
+        assertThatThrownBy(() -> flow("expectations: 'v > 0'"))
+                .hasMessageContaining(
+                        "'expectations' must be a list of {name: ..., expect: <Flink SQL boolean>,"
+                                + " on-violation: keep | drop-row | fail-update}, got 'v > 0'");
+        assertThatThrownBy(() -> flow("expectations: [{name: a, check: 'v > 0'}]"))
+                .hasMessageContaining(
+                        "expectation 1 has the unknown key 'check' (known: name, expect,"
+                                + " on-violation)");
+        assertThatThrownBy(() -> flow("expectations: [{name: a}]"))
+                .hasMessageContaining("expectation 1 needs 'name' and 'expect', got {name=a}");
+        assertThatThrownBy(() -> flow("expectations: [{name: a, expect: x, on-violation: warn}]"))
+                .hasMessageContaining(
+                        "on-violation must be keep, drop-row or fail-update, got 'warn'");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - table: h\n    append-only: true\n"
+                                                + "    expectations: [{name: a, expect: 'x > 0'}]\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "flow 'h': expectations (CONSTRAINT ... EXPECT) are checked before the AUTO"
+                                + " CDC apply, and an append-only flow has none: they are supported"
+                                + " on AUTO CDC flows only (docs/semantics.md S8)");
     }
 
     @Test

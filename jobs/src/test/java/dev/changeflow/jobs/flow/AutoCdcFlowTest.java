@@ -2,6 +2,7 @@ package dev.changeflow.jobs.flow;
 
 import dev.changeflow.jobs.ingest.LocalMetrics;
 import dev.changeflow.operators.AutoCdcException;
+import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
@@ -201,6 +202,39 @@ class AutoCdcFlowTest {
                         "customers_history: columns [balance, ref] were not in the MongoDB partial"
                                 + " update (an update without the full document) and the key has"
                                 + " no stored row below this record to keep their values from");
+    }
+
+    /** S8: the builder's expect(...) becomes the spec's expectations; a bad one fails in into. */
+    @Test
+    void expectationsOfTheBuilderReachTheSpec() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        AutoCdcFlow flow =
+                AutoCdcFlow.forStream(env.fromData("{}"))
+                        .sourceTable("items")
+                        .keys("id")
+                        .schema("id INT, name STRING")
+                        .expect("named", "name IS NOT NULL", Expectation.OnViolation.DROP_ROW)
+                        .expect("pos", "id > 0", Expectation.OnViolation.KEEP)
+                        .catalog(catalog)
+                        .into("shop.items");
+        assertThat(flow.spec().expectations())
+                .containsExactly(
+                        new Expectation(
+                                "named", "name IS NOT NULL", Expectation.OnViolation.DROP_ROW),
+                        new Expectation("pos", "id > 0", Expectation.OnViolation.KEEP));
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.forStream(env.fromData("{}"))
+                                        .sourceTable("items")
+                                        .keys("id")
+                                        .schema("id INT, name STRING")
+                                        .expect("bad", "nme > 0", Expectation.OnViolation.KEEP)
+                                        .catalog(catalog)
+                                        .into("shop.items2"))
+                .hasMessageStartingWith(
+                        "flow 'items2': expectation 'bad' (nme > 0) is not a valid Flink SQL"
+                                + " boolean expression over the columns");
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.changeflow.jobs.sql;
 import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
 import dev.changeflow.jobs.sql.SqlStatement.Column;
+import dev.changeflow.jobs.sql.SqlStatement.Constraint;
 import dev.changeflow.jobs.sql.SqlStatement.CreateFlow;
 import dev.changeflow.jobs.sql.SqlStatement.CreateStreamingTable;
 import dev.changeflow.jobs.sql.SqlStatement.CreateView;
@@ -11,6 +12,7 @@ import dev.changeflow.jobs.sql.SqlStatement.Named;
 import dev.changeflow.jobs.sql.SqlStatement.ReadFiles;
 import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.jobs.sql.SqlStatement.Use;
+import dev.changeflow.operators.Expectation.OnViolation;
 
 import org.junit.jupiter.api.Test;
 
@@ -112,6 +114,92 @@ class SqlParserTest {
                 .isEqualTo(
                         new CreateStreamingTable(
                                 at(1, 1), "t", List.of(), List.of(), null, Map.of(), null));
+    }
+
+    @Test
+    void constraintsExpectWithEachViolationPolicy() {
+        CreateStreamingTable t =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE OR REFRESH STREAMING TABLE t (\n"
+                                        + "  id INT NOT NULL,\n"
+                                        + "  CONSTRAINT valid_v EXPECT (v >= 0),\n"
+                                        + "  CONSTRAINT has_name EXPECT (name IS NOT NULL AND"
+                                        + " (length(name) > 0)) ON VIOLATION DROP ROW,\n"
+                                        + "  constraint small expect (v < 100 OR op = \"x\") on"
+                                        + " violation fail update\n"
+                                        + ") FLOW AUTO CDC FROM STREAM(s) KEYS (id) SEQUENCE BY"
+                                        + " seq;");
+        assertThat(t.columns()).containsExactly(new Column("id", "INT", true, null, at(2, 6)));
+        assertThat(t.constraints())
+                .containsExactly(
+                        new Constraint(at(3, 3), "valid_v", "v >= 0", OnViolation.KEEP),
+                        new Constraint(
+                                at(4, 3),
+                                "has_name",
+                                "name IS NOT NULL AND (length(name) > 0)",
+                                OnViolation.DROP_ROW),
+                        new Constraint(
+                                at(5, 3), "small", "v < 100 OR op = 'x'", OnViolation.FAIL_UPDATE));
+        assertThat(t.flow()).isNotNull();
+        CreateStreamingTable only =
+                (CreateStreamingTable)
+                        one("CREATE STREAMING TABLE t (CONSTRAINT c EXPECT (a > 0))");
+        assertThat(only.columns()).isEmpty();
+        assertThat(only.constraints())
+                .containsExactly(new Constraint(at(1, 27), "c", "a > 0", OnViolation.KEEP));
+    }
+
+    @Test
+    void constraintErrorsNameThePlaceAndWhatWasExpected() {
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT EXPECT (a > 0))",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:45: SYNTAX_ERROR: expected EXPECT after CONSTRAINT EXPECT, found '('");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT (a > 0))",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:38: SYNTAX_ERROR: expected a constraint name after CONSTRAINT, found '('");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c (a > 0))",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:40: SYNTAX_ERROR: expected EXPECT after CONSTRAINT c, found '('");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c EXPECT a > 0)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:47: SYNTAX_ERROR: expected '(' after EXPECT, found 'a'");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c EXPECT ())",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:48: SYNTAX_ERROR: expected an expression in EXPECT (...) of CONSTRAINT c,"
+                        + " found ')'");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c EXPECT (f(a > 0);",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:56: SYNTAX_ERROR: expected ')' to close EXPECT (...) of CONSTRAINT c,"
+                        + " found ';'");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c EXPECT (a > 0) ON DROP ROW)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:58: SYNTAX_ERROR: expected VIOLATION after ON, found 'DROP'");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c EXPECT (a > 0) ON VIOLATION WARN)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:68: SYNTAX_ERROR: expected DROP ROW or FAIL UPDATE after ON VIOLATION,"
+                        + " found 'WARN'");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c EXPECT (a > 0) ON VIOLATION DROP)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:72: SYNTAX_ERROR: expected ROW after ON VIOLATION DROP, found ')'");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c EXPECT (a > 0) ON VIOLATION FAIL ROW)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:73: SYNTAX_ERROR: expected UPDATE after ON VIOLATION FAIL, found 'ROW'");
+        fails(
+                "CREATE STREAMING TABLE t (CONSTRAINT c EXPECT (a > 0), CONSTRAINT C EXPECT (b))",
+                SqlException.Code.DUPLICATE_EXPECTATION,
+                "p.sql:1:56: DUPLICATE_EXPECTATION: table t already has the expectation 'c' (at"
+                        + " p.sql:1:27); give each CONSTRAINT its own name");
     }
 
     @Test
@@ -513,9 +601,12 @@ class SqlParserTest {
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:38: " + u + "column MASK (access control is planned: S6)");
         fails(
-                "CREATE STREAMING TABLE t (a INT, CONSTRAINT c EXPECT (a > 0))",
+                "CREATE STREAMING TABLE t (a INT, CONSTRAINT c CHECK (a > 0))",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:34: " + u + "CONSTRAINT ... EXPECT (expectations)");
+                "p.sql:1:47: "
+                        + u
+                        + "CONSTRAINT ... CHECK (only CONSTRAINT ... EXPECT; KEYS of the flow give"
+                        + " the key)");
         fails(
                 "CREATE STREAMING TABLE t TRIGGER ON UPDATE AS SELECT * FROM STREAM v",
                 SqlException.Code.UNSUPPORTED_STATEMENT,

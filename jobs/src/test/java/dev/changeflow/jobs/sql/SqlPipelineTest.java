@@ -4,6 +4,7 @@ import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
@@ -247,6 +248,60 @@ class SqlPipelineTest {
                 .isInstanceOf(SqlException.class)
                 .hasMessage(message)
                 .satisfies(e -> assertThat(((SqlException) e).code()).isEqualTo(code));
+    }
+
+    /**
+     * S8: a table's CONSTRAINTs become its flow's expectations; an expression the planner refuses
+     * is an error at the CONSTRAINT.
+     */
+    @Test
+    void constraintsBecomeExpectationsAndTheirErrorsNameTheConstraint() throws Exception {
+        String text =
+                "USE SCHEMA shop;\n"
+                        + "CREATE STREAMING TABLE orders (id INT, status STRING, seq BIGINT,\n"
+                        + "  CONSTRAINT ok EXPECT (status <> \"x\") ON VIOLATION DROP ROW);\n"
+                        + "CREATE FLOW orders AS AUTO CDC INTO orders\n"
+                        + "  FROM STREAM read_files('orders', format => 'json')\n"
+                        + "  KEYS (id) SEQUENCE BY seq;\n";
+        SqlPipeline p = compile(text);
+        assertThat(p.config().flows.get(0).expectations)
+                .containsExactly(
+                        new Expectation("ok", "status <> 'x'", Expectation.OnViolation.DROP_ROW));
+        assertThat(p.plan().flows.get(0).spec.expectations())
+                .containsExactly(
+                        new Expectation("ok", "status <> 'x'", Expectation.OnViolation.DROP_ROW));
+        assertThatThrownBy(() -> compile(text.replace("(status <>", "(stat <>")).plan())
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith(
+                        "p.sql:3:3: UNKNOWN_COLUMN: flow 'orders': expectation 'ok' (stat <> 'x')"
+                                + " is not a valid Flink SQL boolean expression over the columns"
+                                + " [id, status, seq")
+                .hasMessageContaining("'stat'")
+                .satisfies(
+                        e ->
+                                assertThat(((SqlException) e).code())
+                                        .isEqualTo(SqlException.Code.UNKNOWN_COLUMN));
+        assertThatThrownBy(() -> compile(text.replace("status <> \"x\"", "seq + 1")).plan())
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith(
+                        "p.sql:3:3: INVALID_EXPECTATION: flow 'orders': expectation 'ok' (seq + 1)"
+                                + " is not a valid Flink SQL boolean expression over the columns")
+                .satisfies(
+                        e ->
+                                assertThat(((SqlException) e).code())
+                                        .isEqualTo(SqlException.Code.INVALID_EXPECTATION));
+        assertThatThrownBy(
+                        () ->
+                                compile(
+                                        "CREATE STREAMING TABLE events (id INT,"
+                                                + " CONSTRAINT c EXPECT (id > 0))\n"
+                                                + "  AS SELECT * FROM STREAM read_files('events',"
+                                                + " format => 'json');\n"))
+                .isInstanceOf(SqlException.class)
+                .hasMessageContaining(
+                        "INVALID_FLOW: flow 'events': expectations (CONSTRAINT ... EXPECT) are"
+                                + " checked before the AUTO CDC apply, and an append-only flow has"
+                                + " none");
     }
 
     /** Errors of a flow found when it is planned name the column or clause they are about. */
@@ -495,7 +550,7 @@ class SqlPipelineTest {
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: table property 'changeflow.apply-bufer-keys' of t names"
                         + " no flow option (known: append-only, apply-as-delete-when,"
-                        + " apply-as-truncate-when, apply-buffer-keys, columns, format,"
+                        + " apply-as-truncate-when, apply-buffer-keys, columns, expectations, format,"
                         + " format-version, from-snapshot, ignore-null-updates, keys, name,"
                         + " on-invalid-record,"
                         + " on-schema-change, partitioned-by, scd-type, schema, sequence-by, table,"

@@ -50,5 +50,10 @@ public enum QuarantineReason {
      * update operator other than {@code $set} / {@code $unset} (semantics.md A5 "MongoDB partial
      * updates"). Capturing full documents avoids it.
      */
-    PARTIAL_UPDATE
+    PARTIAL_UPDATE,
+    /**
+     * An upsert that violated a flow's expectation with {@code ON VIOLATION DROP ROW} (semantics.md
+     * S8); the detail names the expectations it violated and their expressions.
+     */
+    EXPECTATION_VIOLATED
 }
