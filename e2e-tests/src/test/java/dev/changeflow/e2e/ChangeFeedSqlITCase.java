@@ -439,8 +439,9 @@ class ChangeFeedSqlITCase {
                 .hasMessage(
                         "INVALID_CDC_OPTIONS: c.db.t$changelog is a changelog (updates and deletes), which "
                                 + "Flink reads in STREAMING mode only, but 'execution.runtime-mode' is BATCH. Run "
-                                + "the statement in STREAMING mode, with 'bounded'='true' for a read that "
-                                + "finishes at the latest version.");
+                                + "the statement in STREAMING mode (changeflow sql --streaming, or SET "
+                                + "'execution.runtime-mode' = 'streaming'), with 'bounded'='true' for a read "
+                                + "that finishes at the latest version.");
         assertThatThrownBy(
                         () ->
                                 tEnv.explainSql(

@@ -47,9 +47,9 @@ import java.util.function.Function;
  *
  * <p>A value that does not fit its column, a declared column missing from a CSV header, a CSV row
  * with fewer fields than the header, a line that is not a JSON object, or a null KEYS column fails
- * the job with {@code MALFORMED_SNAPSHOT_ROW} naming the file (whose name holds the version), the
- * row and the column (and for CSV the file's header): a snapshot is never applied in part, since a
- * row left out would read as a delete. Rows are counted from 1, the CSV header not counted.
+ * the job with {@code MALFORMED_SNAPSHOT_ROW} naming the file and its snapshot version, the row and
+ * the column (and for CSV the file's header): a snapshot is never applied in part, since a row left
+ * out would read as a delete. Rows are counted from 1, the CSV header not counted.
  */
 @Internal
 final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
@@ -177,9 +177,7 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
                             throw malformed(
                                     "has a null KEYS column '"
                                             + rowType.getFieldNames().get(k)
-                                            + "' (snapshot "
-                                            + version
-                                            + ")",
+                                            + "'",
                                     null);
                         }
                     }
@@ -274,7 +272,14 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
             AutoCdcException e =
                     new AutoCdcException(
                             AutoCdcException.Code.MALFORMED_SNAPSHOT_ROW,
-                            "snapshot file " + file + " row " + row + " " + what);
+                            "snapshot file "
+                                    + file
+                                    + " (snapshot "
+                                    + version
+                                    + ") row "
+                                    + row
+                                    + " "
+                                    + what);
             if (cause != null) {
                 e.initCause(cause);
             }

@@ -150,15 +150,15 @@ class SnapshotFilesTest {
                 .isInstanceOf(AutoCdcException.class)
                 .hasMessageContaining("MALFORMED_SNAPSHOT_ROW: snapshot file ")
                 .hasMessageEndingWith(
-                        "snapshot_4.csv row 1 column 'n': 'seven' is not of type INT");
+                        "snapshot_4.csv (snapshot 4) row 1 column 'n': 'seven' is not of type INT");
         Files.writeString(dir.resolve("snapshot_5.csv"), "id,city\n1,a\n");
         assertThatThrownBy(() -> read("snapshot_5.csv", 0))
                 .isInstanceOf(AutoCdcException.class)
-                .hasMessageContaining("snapshot_5.csv row 1 has no column 'n'");
+                .hasMessageContaining("snapshot_5.csv (snapshot 5) row 1 has no column 'n'");
         Files.writeString(dir.resolve("snapshot_6.json"), "[1, 2]\n");
         assertThatThrownBy(() -> read("snapshot_6.json", 0))
                 .isInstanceOf(AutoCdcException.class)
-                .hasMessageEndingWith("snapshot_6.json row 1 is not a JSON object");
+                .hasMessageEndingWith("snapshot_6.json (snapshot 6) row 1 is not a JSON object");
     }
 
     /**
@@ -173,7 +173,7 @@ class SnapshotFilesTest {
                 .hasMessage(
                         "MALFORMED_SNAPSHOT_ROW: snapshot file "
                                 + dir.resolve("snapshot_7.csv")
-                                + " row 2 has 2 field(s), the header has 5: no value for column"
+                                + " (snapshot 7) row 2 has 2 field(s), the header has 5: no value for column"
                                 + " 'n' (header: [id, city, n, amount, day])");
         Files.writeString(dir.resolve("snapshot_8.csv"), "id,city,n,amount,day\n1,a,,,\n,b,,,\n");
         assertThatThrownBy(() -> read("snapshot_8.csv", 0))
@@ -181,14 +181,14 @@ class SnapshotFilesTest {
                 .hasMessage(
                         "MALFORMED_SNAPSHOT_ROW: snapshot file "
                                 + dir.resolve("snapshot_8.csv")
-                                + " row 2 has a null KEYS column 'id' (snapshot 8)");
+                                + " (snapshot 8) row 2 has a null KEYS column 'id'");
         Files.writeString(dir.resolve("snapshot_9.json"), "{\"city\": \"a\"}\n");
         assertThatThrownBy(() -> read("snapshot_9.json", 0))
                 .isInstanceOf(AutoCdcException.class)
                 .hasMessage(
                         "MALFORMED_SNAPSHOT_ROW: snapshot file "
                                 + dir.resolve("snapshot_9.json")
-                                + " row 1 has a null KEYS column 'id' (snapshot 9)");
+                                + " (snapshot 9) row 1 has a null KEYS column 'id'");
     }
 
     /** A folder that does not exist (or is a file) is SNAPSHOT_FOLDER_NOT_FOUND naming it. */

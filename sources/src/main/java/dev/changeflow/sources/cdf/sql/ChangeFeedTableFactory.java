@@ -77,7 +77,8 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
                         CdfException.ErrorCode.INVALID_CDC_OPTIONS,
                         String.format(
                                 "%s is a changelog (updates and deletes), which Flink reads in STREAMING mode "
-                                        + "only, but '%s' is BATCH. Run the statement in STREAMING mode, with "
+                                        + "only, but '%s' is BATCH. Run the statement in STREAMING mode (changeflow sql "
+                                        + "--streaming, or SET 'execution.runtime-mode' = 'streaming'), with "
                                         + "'%s'='true' for a read that finishes at the latest version.",
                                 name,
                                 ExecutionOptions.RUNTIME_MODE.key(),
