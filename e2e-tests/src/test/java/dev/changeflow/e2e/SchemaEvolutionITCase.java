@@ -182,9 +182,10 @@ class SchemaEvolutionITCase {
     }
 
     /**
-     * The same without a schema wrapper (A7 item 4): a value beyond its INT column, then one beyond
-     * its DECIMAL(10, 2) column, each stop the run before they apply; the table widens (BIGINT,
-     * DECIMAL(18, 2)) and the run resumes from its last checkpoint, over its saved state.
+     * The same without a schema wrapper (A7 item 4): a value beyond its INT column, one beyond its
+     * DECIMAL(10, 2) column and one its FLOAT column cannot hold each stop the run before they
+     * apply; the table widens (BIGINT, DECIMAL(18, 2), DOUBLE) and the run resumes from its last
+     * checkpoint, over its saved state (migrated for the FLOAT).
      */
     @Test
     void aValueBeyondItsColumnWithoutWrapperWidensTheTableAndNothingIsLost() throws Exception {
@@ -196,7 +197,7 @@ class SchemaEvolutionITCase {
                         "flows:",
                         "  - table: items",
                         "    keys: [id]",
-                        "    schema: 'id INT, v INT, price DECIMAL(10, 2)'",
+                        "    schema: 'id INT, v INT, price DECIMAL(10, 2), f FLOAT'",
                         "    on-schema-change: add-columns");
         Path input = tmp.resolve("in");
         Files.createDirectories(input);
@@ -204,8 +205,8 @@ class SchemaEvolutionITCase {
         Files.write(
                 input.resolve("1.jsonl"),
                 List.of(
-                        ev("c", "{\"id\":1,\"v\":1,\"price\":1.50}", src(100)),
-                        ev("c", "{\"id\":2,\"v\":2,\"price\":2.25}", src(101))));
+                        ev("c", "{\"id\":1,\"v\":1,\"price\":1.50,\"f\":0.5}", src(100)),
+                        ev("c", "{\"id\":2,\"v\":2,\"price\":2.25,\"f\":0.1}", src(101))));
         IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
         assertThat(
                         LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse))
@@ -215,22 +216,25 @@ class SchemaEvolutionITCase {
                 input.resolve("2.jsonl"),
                 List.of(
                         ev("u", "{\"id\":2,\"v\":20,\"price\":2.25}", src(102)),
-                        ev("u", "{\"id\":1,\"v\":3000000000,\"price\":1.50}", src(103)),
+                        ev("u", "{\"id\":1,\"v\":3000000000,\"price\":1.50,\"f\":0.5}", src(103)),
                         ev("u", "{\"id\":2,\"v\":21,\"price\":123456789012.75}", src(104)),
-                        ev("c", "{\"id\":3,\"v\":3,\"price\":0.01}", src(105))));
+                        ev("c", "{\"id\":3,\"v\":3,\"price\":0.01}", src(105)),
+                        ev("u", "{\"id\":2,\"v\":21,\"f\":0.123456789012}", src(106))));
         LocalIngest.Summary second =
                 LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
         assertThat(second.addedColumns)
                 .containsExactly(
                         "shop.items: v INT → BIGINT",
-                        "shop.items: price DECIMAL(10, 2) → DECIMAL(18, 2)");
+                        "shop.items: price DECIMAL(10, 2) → DECIMAL(18, 2)",
+                        "shop.items: f FLOAT → DOUBLE");
         assertThat(second.quarantined).isZero();
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
         Table items = cat.loadTable(TableIdentifier.of("shop", "items"));
         assertThat(items.schema().findField("v").type()).isEqualTo(Types.LongType.get());
         assertThat(items.schema().findField("price").type()).isEqualTo(Types.DecimalType.of(18, 2));
         assertThat(TableRows.toCsvLines(items))
-                .containsExactly("1,3000000000,1.50", "2,21,123456789012.75", "3,3,0.01");
+                .containsExactly("1,3000000000,1.50,0.5", "2,21,,0.123456789012", "3,3,0.01,");
+        assertThat(items.schema().findField("f").type()).isEqualTo(Types.DoubleType.get());
     }
 
     /**
