@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -108,7 +109,32 @@ public final class AutoCdcSpec implements Serializable {
     private final int applyBufferKeys;
     private final RowType targetType;
 
+    /** Column → serializable Flink type of state without a row-type record; see accessor. */
+    private final Map<String, String> unrecordedStateTypes;
+
+    /** {@code o} with {@code unrecordedStateTypes}. */
+    private AutoCdcSpec(AutoCdcSpec o, Map<String, String> unrecordedStateTypes) {
+        this.name = o.name;
+        this.sourceType = o.sourceType;
+        this.metadataColumns = o.metadataColumns;
+        this.keys = o.keys;
+        this.sequenceBy = o.sequenceBy;
+        this.scdType = o.scdType;
+        this.columns = o.columns;
+        this.ignoreNullUpdates = o.ignoreNullUpdates;
+        this.trackHistory = o.trackHistory;
+        this.deleteWhen = o.deleteWhen;
+        this.truncateWhen = o.truncateWhen;
+        this.expectations = o.expectations;
+        this.truncateEnabled = o.truncateEnabled;
+        this.tombstoneGcThreshold = o.tombstoneGcThreshold;
+        this.applyBufferKeys = o.applyBufferKeys;
+        this.targetType = o.targetType;
+        this.unrecordedStateTypes = Map.copyOf(unrecordedStateTypes);
+    }
+
     private AutoCdcSpec(Builder b, RowType targetType) {
+        this.unrecordedStateTypes = Map.of();
         this.name = b.name;
         this.sourceType = b.sourceType;
         this.metadataColumns = Set.copyOf(b.metadataColumns);
@@ -125,6 +151,22 @@ public final class AutoCdcSpec implements Serializable {
         this.tombstoneGcThreshold = b.tombstoneGcThreshold;
         this.applyBufferKeys = b.applyBufferKeys;
         this.targetType = targetType;
+    }
+
+    /**
+     * The types, per target column, that keyed state saved without a row-type record (by a release
+     * before it, semantics.md A7 item 4) holds its rows in, where they differ from this flow's: the
+     * types the table's columns had before this release first widened them (table property {@code
+     * changeflow.pre-widening-type.<column>}, serializable Flink SQL type strings). Empty when no
+     * column was widened. Not part of the definition ({@link #equals}).
+     */
+    public Map<String, String> unrecordedStateTypes() {
+        return unrecordedStateTypes;
+    }
+
+    /** This flow with {@link #unrecordedStateTypes()} {@code types}. */
+    public AutoCdcSpec withUnrecordedStateTypes(Map<String, String> types) {
+        return types.equals(unrecordedStateTypes) ? this : new AutoCdcSpec(this, types);
     }
 
     public static Builder builder(String name, RowType sourceType) {

@@ -73,6 +73,9 @@ final class StateMigration {
                             .getUnionListState(AutoCdcStateDescriptors.rowType());
             if (context.isRestored()) {
                 RowType recorded = recorded(state, classLoader);
+                if (recorded == null) {
+                    recorded = unrecorded(spec, classLoader);
+                }
                 if (recorded != null) {
                     migrate(backend, spec, recorded);
                 }
@@ -84,6 +87,45 @@ final class StateMigration {
         void snapshot() throws Exception {
             state.update(List.of(current));
         }
+    }
+
+    /**
+     * The row type of state saved without a record (an earlier release): the flow's stored row with
+     * the columns of {@link AutoCdcSpec#unrecordedStateTypes()} in their pre-widening types; null
+     * when there are none (the state is of the current type).
+     *
+     * @throws IllegalStateException when a recorded type does not parse
+     */
+    @Nullable
+    static RowType unrecorded(AutoCdcSpec spec, ClassLoader classLoader) {
+        Map<String, String> types = spec.unrecordedStateTypes();
+        if (types.isEmpty()) {
+            return null;
+        }
+        RowType current = storedRowType(spec);
+        List<RowType.RowField> fields = new ArrayList<>();
+        boolean any = false;
+        for (RowType.RowField f : current.getFields()) {
+            String before = types.get(f.getName());
+            if (before == null) {
+                fields.add(f);
+                continue;
+            }
+            LogicalType t;
+            try {
+                t = LogicalTypeParser.parse(before, classLoader);
+            } catch (RuntimeException e) {
+                throw new IllegalStateException(
+                        "cannot read the pre-widening type of column '"
+                                + f.getName()
+                                + "': "
+                                + before,
+                        e);
+            }
+            fields.add(new RowType.RowField(f.getName(), t.copy(f.getType().isNullable())));
+            any = true;
+        }
+        return any ? new RowType(current.isNullable(), fields) : null;
     }
 
     /** The row type the operator's keyed state encodes rows with: the flow's projected row. */

@@ -142,6 +142,23 @@ final class OperatorHarness implements AutoCloseable {
         return this;
     }
 
+    /**
+     * As {@link #restartWith}, keeping only the keyed state of the snapshot: what a release before
+     * the row-type record (A7 item 4) left.
+     */
+    OperatorHarness restartFromEarlierReleaseWith(AutoCdcSpec evolved) throws Exception {
+        harness.prepareSnapshotPreBarrier(++checkpointId);
+        drain();
+        OperatorSubtaskState snapshot = harness.snapshot(checkpointId, checkpointId);
+        harness.close();
+        spec = evolved;
+        start(
+                OperatorSubtaskState.builder()
+                        .setManagedKeyedState(snapshot.getManagedKeyedState())
+                        .build());
+        return this;
+    }
+
     /** Sets the processing time the tombstone TTL sees (milliseconds). */
     OperatorHarness processingTime(long millis) {
         processingTime = millis;

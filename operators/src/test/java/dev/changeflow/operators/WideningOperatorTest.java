@@ -107,6 +107,35 @@ class WideningOperatorTest {
         }
     }
 
+    /**
+     * State of a release before the row-type record, restored in the same restart as the widening:
+     * the flow carries the table's pre-widening types ({@link AutoCdcSpec#unrecordedStateTypes()},
+     * recorded by the widening), so the stored rows are read as FLOAT / DECIMAL(10, 2) and
+     * migrated, values exact.
+     */
+    @ParameterizedTest(name = "rocksDb={0}")
+    @ValueSource(booleans = {false, true})
+    void stateOfAnEarlierReleaseIsReadInThePreWideningTypes(boolean rocksDb) throws Exception {
+        try (OperatorHarness h =
+                new OperatorHarness(spec(NARROW, ScdType.TYPE_1).build(), rocksDb, false)) {
+            h.apply(narrow(1, 1.5f, "12.34", 10), narrow(2, 2.25f, "-7.50", 11));
+            assertThat(h.take()).containsExactly("+I(1,1.5,12.34)", "+I(2,2.25,-7.50)");
+            h.restartFromEarlierReleaseWith(
+                    spec(WIDE, ScdType.TYPE_1)
+                            .build()
+                            .withUnrecordedStateTypes(
+                                    java.util.Map.of("f", "FLOAT", "d", "DECIMAL(10, 2)")));
+            h.apply(wide(1, 1.5, "12.34", 13));
+            assertThat(h.take()).isEmpty();
+            h.apply(wide(2, 3.5, "-7.50", 14));
+            assertThat(h.take()).containsExactly("-U(2,2.25,-7.50)", "+U(2,3.5,-7.50)");
+            h.restart(); // recorded now: the pre-widening types are not used again
+            h.apply(wide(2, 3.5, "-7.50", 15));
+            assertThat(h.take()).isEmpty();
+            assertThat(h.table.snapshot()).containsExactly("(1,1.5,12.34)", "(2,3.5,-7.50)");
+        }
+    }
+
     @ParameterizedTest(name = "rocksDb={0}")
     @ValueSource(booleans = {false, true})
     void scd1WithTruncatesMigratesToo(boolean rocksDb) throws Exception {

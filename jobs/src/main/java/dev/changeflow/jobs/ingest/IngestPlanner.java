@@ -498,7 +498,7 @@ public final class IngestPlanner {
             }
         }
         if (!changed) {
-            return plan;
+            return withStateTypes(plan, catalog);
         }
         List<IngestPlan.Flow> flows = new ArrayList<>();
         for (IngestPlan.Flow f : plan.flows) {
@@ -520,7 +520,50 @@ public final class IngestPlanner {
                             f.decoder.sequenceBy(),
                             f.changeFeed));
         }
-        return new IngestPlan(plan.config, flows, plan.quarantineNamespace);
+        return withStateTypes(
+                new IngestPlan(plan.config, flows, plan.quarantineNamespace), catalog);
+    }
+
+    /**
+     * Gives each keyed flow the pre-widening types its table records ({@link
+     * StreamingTables#PRE_WIDENING_TYPE_PREFIX}), so AUTO CDC state saved by a release without the
+     * row-type record is read in the types it was written in (A7 item 4, {@link
+     * AutoCdcSpec#unrecordedStateTypes()}); {@code plan} itself when no table records any.
+     */
+    static IngestPlan withStateTypes(IngestPlan plan, Catalog catalog) {
+        List<IngestPlan.Flow> flows = new ArrayList<>();
+        boolean changed = false;
+        for (IngestPlan.Flow f : plan.flows) {
+            Map<String, String> types = new LinkedHashMap<>();
+            if (f.spec != null && catalog.tableExists(f.target)) {
+                catalog.loadTable(f.target)
+                        .properties()
+                        .forEach(
+                                (k, v) -> {
+                                    if (k.startsWith(StreamingTables.PRE_WIDENING_TYPE_PREFIX)) {
+                                        types.put(
+                                                k.substring(
+                                                        StreamingTables.PRE_WIDENING_TYPE_PREFIX
+                                                                .length()),
+                                                v);
+                                    }
+                                });
+            }
+            if (types.isEmpty() || types.equals(f.spec.unrecordedStateTypes())) {
+                flows.add(f);
+                continue;
+            }
+            flows.add(
+                    new IngestPlan.Flow(
+                            f.config,
+                            f.decoder,
+                            f.spec.withUnrecordedStateTypes(types),
+                            f.target,
+                            f.tableOptions,
+                            f.changeFeed));
+            changed = true;
+        }
+        return changed ? new IngestPlan(plan.config, flows, plan.quarantineNamespace) : plan;
     }
 
     /**

@@ -265,4 +265,42 @@ class SchemaEvolutionPlannerTest {
                         e -> assertThat(e.code()).isEqualTo(AutoCdcException.Code.UNKNOWN_COLUMN))
                 .hasMessageContaining("colour");
     }
+
+    /**
+     * A widening records each column's type before its first widening on the table, and the plan
+     * hands those types to the AUTO CDC operator for state saved without a row-type record (an
+     * earlier release, A7 item 4); a later widening of the same column keeps the first type.
+     */
+    @Test
+    void aWideningRecordsThePreWideningTypesForStateOfEarlierReleases() throws Exception {
+        Catalog cat = CatalogSettings.localHadoop(tmp.resolve("wh")).open();
+        ClusterIngest.ensureTables(
+                cat, declared("id INT, v INT, f FLOAT, d DECIMAL(10, 2)", "add-columns"));
+        IngestPlan first =
+                IngestPlanner.withAddedColumns(
+                        declared("id INT, v BIGINT, f DOUBLE, d DECIMAL(12, 2)", "add-columns"),
+                        cat);
+        assertThat(first.flows.get(0).spec.unrecordedStateTypes())
+                .containsExactlyInAnyOrderEntriesOf(
+                        java.util.Map.of("v", "INT", "f", "FLOAT", "d", "DECIMAL(10, 2)"));
+        IngestPlan second =
+                IngestPlanner.withAddedColumns(
+                        declared("id INT, v BIGINT, f DOUBLE, d DECIMAL(20, 2)", "add-columns"),
+                        cat);
+        assertThat(columns(cat)).isEqualTo("id int, v long, f double, d decimal(20, 2)");
+        assertThat(second.flows.get(0).spec.unrecordedStateTypes())
+                .containsEntry("d", "DECIMAL(10, 2)");
+        assertThat(cat.loadTable(ITEMS).properties())
+                .containsEntry("changeflow.pre-widening-type.f", "FLOAT");
+        // a table never widened gives the flow none
+        assertThat(
+                        IngestPlanner.withAddedColumns(
+                                        declared("id INT, v BIGINT", "add-columns"),
+                                        CatalogSettings.localHadoop(tmp.resolve("wh2")).open())
+                                .flows
+                                .get(0)
+                                .spec
+                                .unrecordedStateTypes())
+                .isEmpty();
+    }
 }

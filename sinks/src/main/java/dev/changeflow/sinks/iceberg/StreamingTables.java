@@ -10,6 +10,8 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.UpdateProperties;
 import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -592,10 +594,20 @@ public final class StreamingTables {
     }
 
     /**
+     * Table property prefix of a column's type before its first widening ({@link #widenColumns}).
+     */
+    public static final String PRE_WIDENING_TYPE_PREFIX = "changeflow.pre-widening-type.";
+
+    /**
      * Widens columns of {@code table} to the given types with Iceberg's {@link
      * UpdateSchema#updateColumn} (semantics.md A7 item 4); Iceberg allows exactly the promotions
      * INT → BIGINT, FLOAT → DOUBLE and DECIMAL(p, s) → DECIMAL(p', s) with p' &gt; p. Rows written
      * before read their values in the wider type. Retries up to 5 times on concurrent commits.
+     *
+     * <p>In the same commit, the first widening of each column records the column's type before it
+     * as table property {@value #PRE_WIDENING_TYPE_PREFIX}{@code <column>} (a serializable Flink
+     * SQL type, e.g. {@code FLOAT}): the type that AUTO CDC state saved without a row-type record
+     * holds the column in ({@code AutoCdcSpec.unrecordedStateTypes}).
      *
      * @param columns column name → its new, wider Iceberg type
      * @throws IllegalArgumentException from Iceberg when a change is not a promotion
@@ -604,12 +616,22 @@ public final class StreamingTables {
     public static void widenColumns(Table table, Map<String, Type.PrimitiveType> columns) {
         for (int attempt = 0; ; attempt++) {
             table.refresh();
-            UpdateSchema update = table.updateSchema();
+            Transaction tx = table.newTransaction();
+            UpdateSchema update = tx.updateSchema();
+            Map<String, String> before = new LinkedHashMap<>();
             boolean any = false;
             for (Map.Entry<String, Type.PrimitiveType> c : columns.entrySet()) {
                 Types.NestedField have = table.schema().findField(c.getKey());
                 if (have != null && !have.type().equals(c.getValue())) {
                     update.updateColumn(c.getKey(), c.getValue());
+                    String key = PRE_WIDENING_TYPE_PREFIX + c.getKey();
+                    if (!table.properties().containsKey(key)) {
+                        before.put(
+                                key,
+                                FlinkSchemaUtil.convert(have.type())
+                                        .copy(true)
+                                        .asSerializableString());
+                    }
                     any = true;
                 }
             }
@@ -618,6 +640,12 @@ public final class StreamingTables {
             }
             try {
                 update.commit();
+                if (!before.isEmpty()) {
+                    UpdateProperties props = tx.updateProperties();
+                    before.forEach(props::set);
+                    props.commit();
+                }
+                tx.commitTransaction();
                 LOG.info("Widened columns of {}: {}", table.name(), columns);
                 return;
             } catch (CommitFailedException conflict) {
