@@ -309,6 +309,7 @@ class GoldKillITCase {
                             }
                         },
                         "gold-run");
+        long t0 = System.nanoTime();
         run.start();
         int commits = 0;
         boolean killed = false;
@@ -340,8 +341,11 @@ class GoldKillITCase {
             throw new AssertionError("the Gold run failed without being killed", failure.get());
         }
         System.out.printf(
-                "GoldKillITCase: run %s after %d new Gold snapshot(s); Gold versions %s%n",
-                killed ? "killed" : "finished", commits, goldVersions(gold));
+                "GoldKillITCase: run %s after %d new Gold snapshot(s); Gold versions %s in %d ms%n",
+                killed ? "killed" : "finished",
+                commits,
+                goldVersions(gold),
+                (System.nanoTime() - t0) / 1_000_000);
         return killed;
     }
 

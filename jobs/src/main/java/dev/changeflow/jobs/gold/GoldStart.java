@@ -215,7 +215,7 @@ public final class GoldStart implements Serializable {
                 (upsertConfigured && gUpsert.isEmpty())
                         || (aggregateConfigured && gAggregate.isEmpty());
         if (requested == null) {
-            checkAvailable(silver, replayFrom, latest, tables, g);
+            checkAvailable(silver, replayFrom, latest, tables, g, false);
             return rowless ? snapshotThenChanges(replayFrom) : changesFrom(replayFrom);
         }
         if (requested <= g) {
@@ -234,7 +234,7 @@ public final class GoldStart implements Serializable {
                     "start at version " + (g + 1) + " or omit the starting version");
         }
         if (requested > g + 1) {
-            long changes = checkAvailable(silver, g + 1, requested - 1, tables, g);
+            long changes = checkAvailable(silver, g + 1, requested - 1, tables, g, true);
             if (changes > 0) {
                 throw new GoldException(
                         GoldException.Code.GOLD_VERSION_MISMATCH,
@@ -272,14 +272,24 @@ public final class GoldStart implements Serializable {
     }
 
     /**
-     * Counts the changes of versions from..to (none when from > to), failing clearly when they are
-     * expired.
+     * Checks that versions from..to are still available (their snapshots not expired, F4) and, when
+     * {@code count} is set, counts their changes (none when from > to). The check alone only plans
+     * the range from the table's metadata; the job reads the changes anyway, and a data file gone
+     * since fails it with {@code VERSION_NOT_AVAILABLE} (K6).
+     *
+     * @return the number of changes, or 0 when not counted
+     * @throws GoldException GOLD_VERSION_MISMATCH when a version of the range has expired
      */
-    private static long checkAvailable(Table silver, long from, long to, String tables, long g) {
+    private static long checkAvailable(
+            Table silver, long from, long to, String tables, long g, boolean count) {
         if (from > to) {
             return 0;
         }
         try {
+            if (!count) {
+                TableChanges.forTable(silver).startingVersion(from).endingVersion(to).build();
+                return 0;
+            }
             return countChanges(silver, from, to);
         } catch (CdfException e) {
             if (e.code() != CdfException.ErrorCode.VERSION_NOT_AVAILABLE) {

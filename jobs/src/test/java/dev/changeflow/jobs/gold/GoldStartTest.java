@@ -31,6 +31,7 @@ import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Where a Silver→Gold job starts without state: defaults, overlaps, gaps (GOLD_VERSION_MISMATCH).
@@ -226,6 +227,30 @@ class GoldStartTest {
                 GoldException.Code.GOLD_VERSION_MISMATCH,
                 assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, at5, 8L))
                         .code());
+    }
+
+    /**
+     * F4: a Gold table whose next Silver versions have expired cannot continue exactly; the start
+     * fails before any job runs, naming the rebuild.
+     */
+    @Test
+    void expiredVersionsAfterTheGoldVersionFail() throws IOException {
+        Table agg = gold("a", 3);
+        silver.expireSnapshots()
+                .expireOlderThan(System.currentTimeMillis() + 1)
+                .retainLast(1)
+                .commit();
+        GoldException e =
+                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, null));
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
+        assertTrue(
+                e.getMessage()
+                        .startsWith(
+                                "GOLD_VERSION_MISMATCH: hadoop.gold.a (_source_version 3) contain Silver"
+                                        + " hadoop.silver.accounts up to version 3, but versions from 4 on are no longer"
+                                        + " available (snapshots expired), so Gold cannot continue exactly: rebuild it"
+                                        + " with --from-scratch."),
+                e.getMessage());
     }
 
     private static Record row(Schema schema, Object... values) {
