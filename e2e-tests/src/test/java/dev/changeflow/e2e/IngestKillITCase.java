@@ -54,9 +54,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>System properties: {@code kill.seeds} (default 1, to keep CI short: seeds 1..N for files),
  * {@code kill.kafka-seeds} (default 1), {@code kill.seed} (replay one seed, both inputs), {@code
- * kill.kills} (kills per seed, default 5). The seeds and the kill moments are printed. A
- * benchmark-style run: {@code ./mvnw -B verify -pl e2e-tests -am -Dit.test=IngestKillITCase
- * -Dkill.seeds=20 -DskipTests=false -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false}.
+ * kill.kills} (kills per seed, default 4: each kind of moment once). The seeds and the kill moments
+ * are printed. A benchmark-style run: {@code ./mvnw -B verify -pl e2e-tests -am
+ * -Dit.test=IngestKillITCase -Dkill.seeds=20 -DskipTests=false -Dtest=none
+ * -Dsurefire.failIfNoSpecifiedTests=false}.
  */
 class IngestKillITCase {
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(5);
@@ -199,7 +200,7 @@ class IngestKillITCase {
             String input, long seed, Path dir, List<String> inputArgs, String againSays)
             throws Exception {
         Path warehouse = dir.resolve("warehouse");
-        List<Kill> kills = schedule(seed, Integer.getInteger("kill.kills", 5));
+        List<Kill> kills = schedule(seed, Integer.getInteger("kill.kills", 4));
         System.out.println(
                 "IngestKillITCase "
                         + input
