@@ -132,18 +132,14 @@ class SchemaEvolutionITCase {
                         "    schema: 'id INT, region STRING, v INT'",
                         "    on-schema-change: add-columns");
         Path input = tmp.resolve("in");
-        Files.createDirectories(input);
         Path warehouse = tmp.resolve("warehouse");
-        Files.write(
-                input.resolve("1.jsonl"),
-                List.of(
+        IngestPlan plan =
+                firstRun(
+                        flows,
+                        input,
+                        warehouse,
                         ev("c", "{\"id\":1,\"region\":\"a\",\"v\":1}", src(100)),
-                        ev("c", "{\"id\":2,\"region\":\"b\",\"v\":2}", src(101))));
-        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
-        assertThat(
-                        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse))
-                                .quarantined)
-                .isZero();
+                        ev("c", "{\"id\":2,\"region\":\"b\",\"v\":2}", src(101)));
 
         // the source widened v to BIGINT: the second record's wrapper says int64, its value needs
         // it
@@ -153,17 +149,10 @@ class SchemaEvolutionITCase {
                         + "\"optional\":true,\"fields\":[{\"type\":\"int32\",\"field\":\"id\"},"
                         + "{\"type\":\"string\",\"field\":\"region\",\"optional\":true},"
                         + "{\"type\":\"int64\",\"field\":\"v\",\"optional\":true}]}]}";
-        String wide = ev("u", "{\"id\":1,\"region\":\"a\",\"v\":3000000000}", src(103));
-        int valueAt = wide.indexOf("\"value\":") + "\"value\":".length();
-        int topicAt = wide.lastIndexOf(",\"topic\":");
-        wide =
-                wide.substring(0, valueAt)
-                        + "{\"schema\":"
-                        + widenedSchema
-                        + ",\"payload\":"
-                        + wide.substring(valueAt, topicAt)
-                        + "}"
-                        + wide.substring(topicAt);
+        String wide =
+                withSchema(
+                        ev("u", "{\"id\":1,\"region\":\"a\",\"v\":3000000000}", src(103)),
+                        widenedSchema);
         Files.write(
                 input.resolve("2.jsonl"),
                 List.of(
@@ -262,18 +251,14 @@ class SchemaEvolutionITCase {
                         "    schema: 'id INT, region STRING, f FLOAT, d DECIMAL(10, 2)'",
                         "    on-schema-change: add-columns");
         Path input = tmp.resolve("in");
-        Files.createDirectories(input);
         Path warehouse = tmp.resolve("warehouse");
-        Files.write(
-                input.resolve("1.jsonl"),
-                List.of(
+        IngestPlan plan =
+                firstRun(
+                        flows,
+                        input,
+                        warehouse,
                         ev("c", "{\"id\":1,\"region\":\"a\",\"f\":1.5,\"d\":12.34}", src(100)),
-                        ev("c", "{\"id\":2,\"region\":\"b\",\"f\":2.25,\"d\":7.5}", src(101))));
-        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
-        assertThat(
-                        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse))
-                                .quarantined)
-                .isZero();
+                        ev("c", "{\"id\":2,\"region\":\"b\",\"f\":2.25,\"d\":7.5}", src(101)));
 
         // the source widened f to float64 and d to DECIMAL(20, 2): the wrapper says so, and the
         // values need it (0.1 is no float; 20 digits)
@@ -291,17 +276,12 @@ class SchemaEvolutionITCase {
                         .encodeToString(
                                 new java.math.BigInteger("12345678901234567899").toByteArray());
         String wide =
-                ev("u", "{\"id\":1,\"region\":\"a\",\"f\":0.1,\"d\":\"" + d + "\"}", src(103));
-        int valueAt = wide.indexOf("\"value\":") + "\"value\":".length();
-        int topicAt = wide.lastIndexOf(",\"topic\":");
-        wide =
-                wide.substring(0, valueAt)
-                        + "{\"schema\":"
-                        + widenedSchema
-                        + ",\"payload\":"
-                        + wide.substring(valueAt, topicAt)
-                        + "}"
-                        + wide.substring(topicAt);
+                withSchema(
+                        ev(
+                                "u",
+                                "{\"id\":1,\"region\":\"a\",\"f\":0.1,\"d\":\"" + d + "\"}",
+                                src(103)),
+                        widenedSchema);
         Files.write(
                 input.resolve("2.jsonl"),
                 List.of(
@@ -473,5 +453,38 @@ class SchemaEvolutionITCase {
         assertThat(columns(cat)).containsExactly("id", "name", "price", "stock");
         assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items"))))
                 .containsExactly("1,apple,2.25,", "2,pear,0.5,1", "4,fig,3.0,7");
+    }
+
+    /**
+     * Writes {@code lines} as {@code input/1.jsonl} and runs the flows over it once: nothing may be
+     * quarantined.
+     *
+     * @return the plan, for the next runs
+     */
+    private static IngestPlan firstRun(String flows, Path input, Path warehouse, String... lines)
+            throws Exception {
+        Files.createDirectories(input);
+        Files.write(input.resolve("1.jsonl"), List.of(lines));
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of());
+        assertThat(
+                        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse))
+                                .quarantined)
+                .isZero();
+        return plan;
+    }
+
+    /**
+     * The record {@code line} with its value wrapped as {@code {"schema": ..., "payload": value}}.
+     */
+    private static String withSchema(String line, String schema) {
+        int valueAt = line.indexOf("\"value\":") + "\"value\":".length();
+        int topicAt = line.lastIndexOf(",\"topic\":");
+        return line.substring(0, valueAt)
+                + "{\"schema\":"
+                + schema
+                + ",\"payload\":"
+                + line.substring(valueAt, topicAt)
+                + "}"
+                + line.substring(topicAt);
     }
 }
