@@ -97,10 +97,13 @@ public final class CliOptions {
         @Option(
                 names = "--consumer-expiry",
                 paramLabel = "AGE",
-                defaultValue = "7d",
+                defaultValue = DEFAULT_CONSUMER_EXPIRY,
                 description =
                         "Consumers not updated for AGE are reported and ignored. Default: ${DEFAULT-VALUE}.")
         String consumerExpiry;
+
+        /** The default of {@code --consumer-expiry}. */
+        static final String DEFAULT_CONSUMER_EXPIRY = "7d";
 
         /** {@code --consumer-expiry} as a duration. */
         Duration consumerExpiryDuration() {

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.maintain.MaintenanceActions;
 import dev.changeflow.jobs.maintain.OrphanFileRemoval;
 import dev.changeflow.jobs.maintain.TableCompaction;
 import dev.changeflow.jobs.maintain.TablePurge;
@@ -7,11 +8,9 @@ import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.flink.TableLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -131,27 +130,18 @@ public final class MaintainCommand implements Callable<Integer> {
                         "--purge runs alone: it rewrites and expires itself (drop --rewrite,"
                                 + " --expire, --orphans)");
             }
-            if (t.currentSnapshot() == null) {
-                out.println("Purge of " + id + ": the table has no snapshot yet, nothing to do");
+            TablePurge.Result r =
+                    MaintenanceActions.purge(
+                            settings, id, t, expiryOptions.consumerExpiryDuration());
+            if (r == null) {
+                out.println(MaintenanceActions.nothingToPurge(id));
                 return 0;
             }
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-            env.setParallelism(1);
-            TablePurge.Result r =
-                    TablePurge.run(
-                            env,
-                            TableLoader.fromCatalog(settings.loader(), id),
-                            t,
-                            expiryOptions.consumerExpiryDuration());
             out.println(r.describe());
             return r.complete() ? 0 : 3;
         }
         if (rewrite || all) {
-            if (t.currentSnapshot() == null) {
-                out.println("Rewrite of " + id + ": the table has no snapshot yet, nothing to do");
-            } else {
-                out.println(TableCompaction.rewrite(null, t).describe());
-            }
+            out.println(MaintenanceActions.rewrite(id, t));
         }
         if (expire || all) {
             t.refresh();
@@ -159,12 +149,7 @@ public final class MaintainCommand implements Callable<Integer> {
         }
         if (orphans || all) {
             t.refresh();
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-            env.setParallelism(1);
-            out.println(
-                    OrphanFileRemoval.run(
-                                    env, TableLoader.fromCatalog(settings.loader(), id), t, minAge)
-                            .describe());
+            out.println(MaintenanceActions.removeOrphans(settings, id, t, minAge));
         }
         return 0;
     }

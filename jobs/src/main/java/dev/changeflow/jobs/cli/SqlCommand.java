@@ -1,6 +1,10 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.maintain.MaintenanceActions;
+import dev.changeflow.jobs.maintain.TablePurge;
 import dev.changeflow.jobs.sql.FlinkSqlSession;
+import dev.changeflow.jobs.sql.MaintenanceStatement;
+import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
@@ -12,14 +16,21 @@ import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.Closeable;
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
@@ -40,6 +51,12 @@ import java.util.concurrent.Callable;
  * virtual metadata columns ({@link ChangeflowCatalog#excludeMetadataColumnsFromSelectStar}: {@code
  * _commit_version} and {@code _commit_timestamp} of {@code t$changelog} are selectable by name).
  *
+ * <p>Table-maintenance statements run outside Flink SQL ({@link MaintenanceStatement}): {@code
+ * OPTIMIZE t} (compaction, M1), {@code REORG TABLE t APPLY (PURGE)} (M3, S6; exit code 3 while a
+ * live consumer needs older versions, as {@code maintain --purge}) and {@code VACUUM t [RETAIN n
+ * HOURS]} (orphan files, M2), each printing {@code maintain}'s report; a table named without
+ * namespace is in the session's current database.
+ *
  * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1.
  */
 @Command(
@@ -50,10 +67,24 @@ import java.util.concurrent.Callable;
                         + "read change feeds; db.`t$changelog` reads one as a changelog (+I/-U/+U/-D row "
                         + "kinds, --streaming only; add /*+ OPTIONS('bounded'='true') */ for a read that "
                         + "finishes). SELECT * leaves out the virtual metadata columns _commit_version "
-                        + "and _commit_timestamp of t$changelog; select them by name.")
+                        + "and _commit_timestamp of t$changelog; select them by name. OPTIMIZE t, "
+                        + "REORG TABLE t APPLY (PURGE) and VACUUM t [RETAIN n HOURS] maintain a table "
+                        + "(as changeflow maintain).")
 public final class SqlCommand implements Callable<Integer> {
     /** Name of the catalog the statements run in. */
     static final String CATALOG = "changeflow";
+
+    /**
+     * Exit code when a {@code REORG ... APPLY (PURGE)} left older snapshots (as {@code maintain}).
+     */
+    static final int PURGE_INCOMPLETE = 3;
+
+    /**
+     * Consumers of a purged table's change feed silent for longer than this keep nothing (F7), as
+     * {@code maintain --purge}'s default {@code --consumer-expiry}.
+     */
+    static final Duration PURGE_CONSUMER_EXPIRY =
+            OptionParsers.duration(CliOptions.Expiry.DEFAULT_CONSUMER_EXPIRY, "--consumer-expiry");
 
     /** Header of the row-kind column of STREAMING-mode results, as Flink's SQL client names it. */
     static final String ROW_KIND_COLUMN = "op";
@@ -93,11 +124,64 @@ public final class SqlCommand implements Callable<Integer> {
                                 ? EnvironmentSettings.inStreamingMode()
                                 : EnvironmentSettings.inBatchMode());
         FlinkSqlSession.open(tEnv, settings, CATALOG, Map.of());
-        for (String statement : statements) {
+        int exit = 0;
+        for (int i = 0; i < statements.size(); i++) {
+            String statement = statements.get(i);
+            Optional<MaintenanceStatement> maintenance =
+                    MaintenanceStatement.parse(statement, "statement " + (i + 1));
+            if (maintenance.isPresent()) {
+                if (!maintain(maintenance.get(), settings, tEnv.getCurrentDatabase())) {
+                    exit = PURGE_INCOMPLETE;
+                }
+                continue;
+            }
             String rewritten = TableChangesRewrite.rewrite(statement);
             print(rewritten, execute(tEnv, rewritten), streaming, out);
         }
-        return 0;
+        return exit;
+    }
+
+    /**
+     * Runs a maintenance statement on its table ({@link MaintenanceActions}) and prints its report.
+     *
+     * @param database the session's current database: the namespace of a table named without one
+     * @return false when a purge could not expire every older snapshot (a live consumer needs one)
+     * @throws IllegalArgumentException when the table does not exist
+     */
+    private boolean maintain(MaintenanceStatement s, CatalogSettings settings, String database)
+            throws Exception {
+        TableIdentifier id =
+                s.table().hasNamespace()
+                        ? s.table()
+                        : TableIdentifier.of(Namespace.of(database), s.table().name());
+        Catalog cat = settings.open();
+        try {
+            if (!cat.tableExists(id)) {
+                throw new IllegalArgumentException(
+                        "no table "
+                                + id
+                                + " in "
+                                + settings.name()
+                                + " catalog (check --warehouse)");
+            }
+            Table t = cat.loadTable(id);
+            switch (s.kind()) {
+                case OPTIMIZE -> out.println(MaintenanceActions.rewrite(id, t));
+                case VACUUM ->
+                        out.println(MaintenanceActions.removeOrphans(settings, id, t, s.retain()));
+                case PURGE -> {
+                    TablePurge.Result r =
+                            MaintenanceActions.purge(settings, id, t, PURGE_CONSUMER_EXPIRY);
+                    out.println(r == null ? MaintenanceActions.nothingToPurge(id) : r.describe());
+                    return r == null || r.complete();
+                }
+            }
+            return true;
+        } finally {
+            if (cat instanceof Closeable) {
+                ((Closeable) cat).close();
+            }
+        }
     }
 
     private static TableResult execute(TableEnvironment tEnv, String statement) {

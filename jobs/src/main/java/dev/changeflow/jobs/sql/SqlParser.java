@@ -11,15 +11,18 @@ import dev.changeflow.jobs.sql.SqlStatement.Source;
 import dev.changeflow.operators.Expectation;
 
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.iceberg.catalog.TableIdentifier;
 
 import javax.annotation.Nullable;
 
+import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A hand-written recursive-descent parser for the streaming-table statements of a pipeline file
@@ -131,6 +134,29 @@ public final class SqlParser {
      */
     public static List<SqlStatement> parse(String text, String file) {
         return new SqlParser(SqlTokenizer.tokenize(text, file)).script();
+    }
+
+    /**
+     * Parses a table-maintenance statement of {@code bin/changeflow sql} ({@link
+     * MaintenanceStatement}: {@code OPTIMIZE t}, {@code REORG TABLE t APPLY (PURGE)}, {@code VACUUM
+     * t [RETAIN n HOURS]}, an optional {@code ;}).
+     *
+     * @param label how positions name the statement
+     * @return empty when the text starts with another word
+     * @throws SqlException {@code SYNTAX_ERROR} or {@code UNSUPPORTED_STATEMENT} at the first error
+     */
+    static Optional<MaintenanceStatement> parseMaintenance(String text, String label) {
+        SqlParser p = new SqlParser(SqlTokenizer.tokenize(text, label));
+        SqlToken first = p.peek();
+        if (!first.isWord("OPTIMIZE") && !first.isWord("REORG") && !first.isWord("VACUUM")) {
+            return Optional.empty();
+        }
+        MaintenanceStatement s = p.maintenance();
+        p.acceptSymbol(";");
+        if (p.peek().kind() != SqlToken.Kind.END) {
+            throw p.expected("the end of the statement");
+        }
+        return Optional.of(s);
     }
 
     // ------------------------------------------------------------------------------ statements
@@ -1047,6 +1073,64 @@ public final class SqlParser {
     }
 
     /** A possibly qualified name; a leading {@code LIVE.} is dropped. */
+    /** {@code OPTIMIZE name | REORG TABLE name APPLY (PURGE) | VACUUM name [RETAIN n HOURS]}. */
+    private MaintenanceStatement maintenance() {
+        SqlToken keyword = next();
+        if (keyword.isWord("OPTIMIZE")) {
+            String t = name("a table name after OPTIMIZE");
+            if (peek().isWord("WHERE") || peek().isWord("ZORDER")) {
+                throw unsupported(
+                        peek(),
+                        "OPTIMIZE ... "
+                                + peek().text().toUpperCase(Locale.ROOT)
+                                + " (OPTIMIZE compacts the whole table: give its name only)");
+            }
+            return new MaintenanceStatement(
+                    MaintenanceStatement.Kind.OPTIMIZE, TableIdentifier.parse(t), null);
+        }
+        if (keyword.isWord("REORG")) {
+            expectWord("TABLE", "TABLE after REORG");
+            String t = name("a table name after REORG TABLE");
+            expectWord("APPLY", "APPLY after REORG TABLE " + t);
+            expectSymbol("(", "'(' after APPLY");
+            if (!peek().isWord("PURGE") && peek().kind() == SqlToken.Kind.WORD) {
+                throw unsupported(
+                        peek(),
+                        "REORG ... APPLY ("
+                                + peek().text().toUpperCase(Locale.ROOT)
+                                + ") (only APPLY (PURGE))");
+            }
+            expectWord("PURGE", "PURGE after APPLY (");
+            expectSymbol(")", "')' after APPLY (PURGE");
+            return new MaintenanceStatement(
+                    MaintenanceStatement.Kind.PURGE, TableIdentifier.parse(t), null);
+        }
+        String t = name("a table name after VACUUM");
+        Duration retain = MaintenanceStatement.DEFAULT_RETAIN;
+        if (peek().isWord("RETAIN")) {
+            at++;
+            SqlToken n = peek();
+            if (n.kind() != SqlToken.Kind.NUMBER || !n.text().matches("\\d{1,9}")) {
+                throw expected("a whole number of hours after RETAIN");
+            }
+            at++;
+            if (!peek().isWord("HOURS") && !peek().isWord("HOUR")) {
+                throw expected("HOURS after RETAIN " + n.text());
+            }
+            at++;
+            retain = Duration.ofHours(Long.parseLong(n.text()));
+        }
+        if (peek().isWord("DRY") || peek().isWord("LITE") || peek().isWord("FULL")) {
+            throw unsupported(
+                    peek(),
+                    "VACUUM ... "
+                            + peek().text().toUpperCase(Locale.ROOT)
+                            + " (VACUUM t [RETAIN n HOURS])");
+        }
+        return new MaintenanceStatement(
+                MaintenanceStatement.Kind.VACUUM, TableIdentifier.parse(t), retain);
+    }
+
     private String name(String what) {
         List<String> parts = new ArrayList<>();
         parts.add(identifier(what));
