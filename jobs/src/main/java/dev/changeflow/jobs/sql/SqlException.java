@@ -88,7 +88,13 @@ public final class SqlException extends IllegalArgumentException {
         NO_INSERT,
         UPDATES_WITHOUT_PRIMARY_KEY,
         DUPLICATE_EXPECTATION,
-        INVALID_EXPECTATION
+        INVALID_EXPECTATION,
+        /** DROP TABLE without IF EXISTS of a table the catalog does not have (S9). */
+        TABLE_NOT_FOUND,
+        /**
+         * DROP TABLE of a table whose flow shares a job's saved state with a table that stays (S9).
+         */
+        DROP_SHARES_STATE
     }
 
     private final Code code;
