@@ -394,6 +394,7 @@ public final class TableStatements {
                 list.filter(Files::isDirectory).forEach(p -> jobs.add(p.getFileName().toString()));
             }
         }
+        java.util.Collections.sort(jobs);
         List<String> dropped = new ArrayList<>();
         pipeline.drops().forEach(d -> dropped.add(d.table().toLowerCase(java.util.Locale.ROOT)));
         List<DropPlan> plans = new ArrayList<>();
