@@ -353,7 +353,12 @@ public final class TableStatements {
         }
         String tz = s.timeZone() == null ? "" : " AT TIME ZONE '" + s.timeZone() + "'";
         if (s instanceof Schedule.Every e) {
-            return "EVERY " + e.count() + " " + e.unit() + tz;
+            String unit = e.unit().name();
+            return "EVERY "
+                    + e.count()
+                    + " "
+                    + (e.count() == 1 ? unit.substring(0, unit.length() - 1) : unit)
+                    + tz;
         }
         return "CRON '" + ((Schedule.Cron) s).quartz() + "'" + tz;
     }
