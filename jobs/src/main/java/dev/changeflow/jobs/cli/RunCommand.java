@@ -52,6 +52,13 @@ import java.util.concurrent.Callable;
  * given (a flag replaces them). A KEYS / SEQUENCE BY / SCD type change over saved state ({@code
  * FLOW_CHANGED_FOR_EXISTING_STATE}) names the full refresh of the table as the fix.
  *
+ * <p>docs/semantics.md S9: each refresh is recorded, at its end and also when it fails, in the
+ * properties of every table it writes ({@link TableStatements.RefreshRecord}); the file's {@code
+ * DROP TABLE} statements are all checked, then run before its refreshes ({@link
+ * TableStatements#planDrops}, {@link TableStatements#drop}; {@code --dry-run} prints them); its
+ * {@code DESCRIBE [TABLE] [EXTENDED]} statements print after them ({@link
+ * TableStatements#describe}). A file of DROP / DESCRIBE statements alone runs no job.
+ *
  * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
  * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
  * {@code SOURCE_NOT_FOUND}.
