@@ -54,7 +54,8 @@ import java.util.concurrent.Callable;
  *
  * <p>docs/semantics.md S9: each refresh is recorded, at its end and also when it fails, in the
  * properties of every table it writes ({@link TableStatements.RefreshRecord}); the file's {@code
- * DROP TABLE} statements are all checked, then run before its refreshes ({@link
+ * DROP TABLE} statements are all checked, then run before its refreshes (not with {@code --refresh}
+ * / {@code --full-refresh}, which name what runs: a scheduled table's CronJob never drops) ({@link
  * TableStatements#planDrops}, {@link TableStatements#drop}; {@code --dry-run} prints them); its
  * {@code DESCRIBE [TABLE] [EXTENDED]} statements print after them ({@link
  * TableStatements#describe}). A file of DROP / DESCRIBE statements alone runs no job.
@@ -137,6 +138,14 @@ public final class RunCommand implements Callable<Integer> {
                             + (refresh != null ? "--refresh" : "--full-refresh")
                             + " names the tables");
         }
+        boolean flagged = refresh != null || fullRefresh != null;
+        if (flagged && !pipeline.drops().isEmpty()) {
+            // a scheduled table's CronJob runs --refresh t: it must never drop a table
+            out.println(
+                    "note: the file's DROP TABLE statements are not run: "
+                            + (refresh != null ? "--refresh" : "--full-refresh")
+                            + " names what runs");
+        }
         for (String w : pipeline.warnings()) {
             out.println("warning: " + w);
         }
@@ -176,7 +185,7 @@ public final class RunCommand implements Callable<Integer> {
                 pipeline.config().namespace != null
                         ? pipeline.config().namespace
                         : IngestPlanner.DEFAULT_NAMESPACE;
-        if (!pipeline.drops().isEmpty()) {
+        if (!pipeline.drops().isEmpty() && !flagged) {
             useCatalog(
                     pipeline,
                     cat -> {

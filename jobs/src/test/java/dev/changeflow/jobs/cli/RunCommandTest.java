@@ -383,6 +383,28 @@ class RunCommandTest {
     }
 
     @Test
+    void aRefreshFlagDoesNotRunTheFilesDropStatements() throws Exception {
+        Path f = pipeline(PIPELINE + "DROP TABLE orders;\n");
+        Path warehouse = dir.resolve("warehouse");
+        org.apache.iceberg.catalog.TableIdentifier orders =
+                org.apache.iceberg.catalog.TableIdentifier.of("sales", "orders");
+        org.apache.iceberg.catalog.Catalog cat = catalogOf(warehouse);
+        cat.createTable(orders, AB);
+        assertThat(
+                        run(
+                                f,
+                                "--dry-run",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--refresh",
+                                "orders,audit"))
+                .startsWith(
+                        "note: the file's DROP TABLE statements are not run: --refresh names what"
+                                + " runs\nPipeline shop (");
+        assertThat(cat.tableExists(orders)).isTrue();
+    }
+
+    @Test
     void dropTableOfAMissingTableFailsBeforeAnythingIsDropped() throws Exception {
         Path warehouse = dir.resolve("warehouse");
         org.apache.iceberg.catalog.TableIdentifier u =
