@@ -1,6 +1,7 @@
 package dev.changeflow.e2e;
 
 import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.jobs.sql.TableStatements;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 
@@ -239,6 +240,115 @@ class SqlRefreshITCase {
         assertThat(snapshotIds(table(warehouse, "orders"))).isEqualTo(before);
         assertThat(TableRows.toCsvLines(table(warehouse, "orders")))
                 .containsExactly("1,bad,4", "2,bad,2");
+        // S9: the failed refresh is recorded on the table: no version written, the error
+        java.util.Map<String, String> props = table(warehouse, "orders").properties();
+        assertThat(props)
+                .containsEntry(TableStatements.STATUS, "FAILED")
+                .containsEntry(TableStatements.VERSIONS, "0")
+                .containsEntry(TableStatements.FULL, "false")
+                .doesNotContainKey(TableStatements.RECORDS);
+        assertThat(props.get(TableStatements.ERROR))
+                .contains(
+                        "EXPECTATION_FAILED: flow 'orders': expectation 'small_seq' (seq < 1000)"
+                                + " ON VIOLATION FAIL UPDATE failed on the record with KEYS"
+                                + " {id=5}");
+    }
+
+    /**
+     * S9: DESCRIBE TABLE EXTENDED after the file's refreshes prints the definition, the schedule
+     * and the last refresh as recorded in the table's properties (records read, versions written);
+     * DROP TABLE drops the table and its refresh job's saved state, so the REFRESH after it in the
+     * same file re-creates the table from every file, each read once.
+     */
+    @Test
+    void describeShowsTheLastRefreshAndDropTableStartsTheTableAfresh() throws Exception {
+        Path events = Files.createDirectories(tmp.resolve("events"));
+        Files.createDirectories(tmp.resolve("orders"));
+        Files.write(
+                events.resolve("1.jsonl"),
+                List.of("{\"id\":1,\"note\":\"a\"}", "{\"id\":2,\"note\":\"b\"}"));
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        Path f =
+                pipeline(
+                        "seq",
+                        "",
+                        "REFRESH STREAMING TABLE events;\nDESCRIBE TABLE EXTENDED events;\n");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, f.toString())).isZero();
+        Table t = table(warehouse, "events");
+        java.util.Map<String, String> p = t.properties();
+        int versions = snapshotIds(t).size();
+        assertThat(versions).isPositive();
+        assertThat(p)
+                .containsEntry(TableStatements.RECORDS, "2")
+                .containsEntry(TableStatements.VERSIONS, Integer.toString(versions))
+                .containsEntry(TableStatements.STATUS, "SUCCEEDED");
+        String printed = out.toString(StandardCharsets.UTF_8);
+        assertThat(printed.substring(printed.indexOf("Table shop.events\n")))
+                .isEqualTo(
+                        "Table shop.events\n"
+                                + "Columns:\n"
+                                + "  id int\n"
+                                + "  note string\n"
+                                + "Definition: "
+                                + f
+                                + ":2:1\n"
+                                + "  flow: events\n"
+                                + "  source: read_files "
+                                + tmp.resolve("events")
+                                + " (format json, table events)\n"
+                                + "  kind: append-only (AS SELECT * FROM STREAM ...)\n"
+                                + "  on-schema-change: fail\n"
+                                + "  on-invalid-record: quarantine\n"
+                                + "Schedule: EVERY 1 HOUR\n"
+                                + "Last refresh:\n"
+                                + "  start: "
+                                + p.get(TableStatements.START)
+                                + "\n"
+                                + "  end: "
+                                + p.get(TableStatements.END)
+                                + "\n"
+                                + "  full: false\n"
+                                + "  records: 2\n"
+                                + "  versions written: "
+                                + versions
+                                + "\n"
+                                + "  status: SUCCEEDED\n"
+                                + "  error: -\n");
+
+        // a new file: the next refresh reads it alone and writes one version
+        Files.write(events.resolve("2.jsonl"), List.of("{\"id\":3,\"note\":\"c\"}"));
+        assertThat(run("run", "--warehouse", w, f.toString())).isZero();
+        t = table(warehouse, "events");
+        assertThat(t.properties())
+                .containsEntry(TableStatements.RECORDS, "1")
+                .containsEntry(
+                        TableStatements.VERSIONS,
+                        Integer.toString(snapshotIds(t).size() - versions));
+        assertThat(TableRows.toCsvLines(t)).containsExactly("1,a", "2,b", "3,c");
+        List<Long> before = snapshotIds(t);
+
+        // DROP TABLE, then the refresh in the same file: a new table from every file, once
+        pipeline("seq", "", "DROP TABLE events;\nREFRESH STREAMING TABLE events;\n");
+        ByteArrayOutputStream dropped = new ByteArrayOutputStream();
+        assertThat(run(dropped, "run", "--warehouse", w, f.toString())).isZero();
+        assertThat(dropped.toString(StandardCharsets.UTF_8))
+                .startsWith(
+                        "DROP TABLE events: dropped shop.events; deleted the saved state of job"
+                                + " shop-refresh-events\n");
+        t = table(warehouse, "events");
+        assertThat(TableRows.toCsvLines(t)).containsExactly("1,a", "2,b", "3,c");
+        assertThat(snapshotIds(t)).doesNotContainAnyElementsOf(before);
+        assertThat(t.properties())
+                .containsEntry(TableStatements.RECORDS, "3")
+                .containsEntry(TableStatements.VERSIONS, Integer.toString(snapshotIds(t).size()));
+
+        // without IF EXISTS a missing table fails the file before anything runs
+        pipeline("seq", "", "DROP TABLE orders;\nREFRESH STREAMING TABLE events;\n");
+        List<Long> kept = snapshotIds(table(warehouse, "events"));
+        assertThat(run("run", "--warehouse", w, f.toString())).isEqualTo(2);
+        assertThat(snapshotIds(table(warehouse, "events"))).isEqualTo(kept);
     }
 
     private static List<String> quarantine(Path warehouse) throws Exception {

@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
  * changeflow demo                      generate TPC-B-like Debezium events, ingest them, check the result
  * changeflow ingest --flows F INPUT... apply Debezium / JSON change files to Iceberg streaming tables
  * changeflow run FILE.sql              the same from streaming-table statements (CREATE STREAMING TABLE ...)
+ * changeflow describe FILE.sql T...    DESCRIBE TABLE EXTENDED: definition, schedule, last refresh
  * changeflow gold --source T ...     keep Gold tables current from a Silver table's change feed
  * changeflow show TABLE                print a table's rows or count (optionally as of a version)
  * changeflow sql -e STATEMENT          run Flink SQL; table_changes('db.t', 5, 10) reads a change feed
@@ -33,6 +34,7 @@ import picocli.CommandLine.Command;
         subcommands = {
             IngestCommand.class,
             RunCommand.class,
+            DescribeCommand.class,
             GoldCommand.class,
             DemoCommand.class,
             ShowCommand.class,

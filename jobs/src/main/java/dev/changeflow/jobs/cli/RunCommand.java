@@ -3,13 +3,18 @@ package dev.changeflow.jobs.cli;
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlPipeline;
 import dev.changeflow.jobs.sql.SqlStatement;
+import dev.changeflow.jobs.sql.TableStatements;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -19,7 +24,10 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -43,6 +51,14 @@ import java.util.concurrent.Callable;
  * statements do the same as those flags, one after the other in file order, when neither flag is
  * given (a flag replaces them). A KEYS / SEQUENCE BY / SCD type change over saved state ({@code
  * FLOW_CHANGED_FOR_EXISTING_STATE}) names the full refresh of the table as the fix.
+ *
+ * <p>docs/semantics.md S9: each refresh is recorded, at its end and also when it fails, in the
+ * properties of every table it writes ({@link TableStatements.RefreshRecord}); the file's {@code
+ * DROP TABLE} statements are all checked, then run before its refreshes (not with {@code --refresh}
+ * / {@code --full-refresh}, which name what runs: a scheduled table's CronJob never drops) ({@link
+ * TableStatements#planDrops}, {@link TableStatements#drop}; {@code --dry-run} prints them); its
+ * {@code DESCRIBE [TABLE] [EXTENDED]} statements print after them ({@link
+ * TableStatements#describe}). A file of DROP / DESCRIBE statements alone runs no job.
  *
  * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
  * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
@@ -112,7 +128,7 @@ public final class RunCommand implements Callable<Integer> {
                                 pipeline.refreshOnly(r.tables(), "REFRESH STREAMING TABLE"),
                                 r.full()));
             }
-            if (steps.isEmpty()) {
+            if (steps.isEmpty() && !pipeline.config().flows.isEmpty()) {
                 steps.add(new Step(pipeline, false));
             }
         }
@@ -121,6 +137,14 @@ public final class RunCommand implements Callable<Integer> {
                     "note: the file's REFRESH statements are not run: "
                             + (refresh != null ? "--refresh" : "--full-refresh")
                             + " names the tables");
+        }
+        boolean flagged = refresh != null || fullRefresh != null;
+        if (flagged && !pipeline.drops().isEmpty()) {
+            // a scheduled table's CronJob runs --refresh t: it must never drop a table
+            out.println(
+                    "note: the file's DROP TABLE statements are not run: "
+                            + (refresh != null ? "--refresh" : "--full-refresh")
+                            + " names what runs");
         }
         for (String w : pipeline.warnings()) {
             out.println("warning: " + w);
@@ -155,6 +179,42 @@ public final class RunCommand implements Callable<Integer> {
                 plans.add(null);
             }
         }
+        // S9: DROP TABLE statements are checked (all of them) and run before the refreshes
+        Map<String, TableIdentifier> targets = targets(pipeline, steps, plans);
+        String namespace =
+                pipeline.config().namespace != null
+                        ? pipeline.config().namespace
+                        : IngestPlanner.DEFAULT_NAMESPACE;
+        if (!pipeline.drops().isEmpty() && !flagged) {
+            useCatalog(
+                    pipeline,
+                    cat -> {
+                        List<TableStatements.DropPlan> drops =
+                                TableStatements.planDrops(
+                                        pipeline,
+                                        targets,
+                                        namespace,
+                                        cat,
+                                        LocalRunner.checkpointRoot(local.warehouse, null, "x")
+                                                .getParent());
+                        if (dryRun) {
+                            for (TableStatements.DropPlan d : drops) {
+                                out.println(
+                                        "Would DROP TABLE "
+                                                + d.statement().table()
+                                                + (d.table() == null
+                                                        ? " (no such table)"
+                                                        : " (" + d.table() + ")")
+                                                + (d.stateFolders().isEmpty()
+                                                        ? ""
+                                                        : " and the saved state in "
+                                                                + d.stateFolders()));
+                            }
+                        } else {
+                            TableStatements.drop(drops, cat).forEach(out::println);
+                        }
+                    });
+        }
         for (int i = 0; i < steps.size(); i++) {
             SqlPipeline p = steps.get(i).pipeline();
             IngestPlan plan =
@@ -184,18 +244,122 @@ public final class RunCommand implements Callable<Integer> {
                                 + " FULL in the file (it empties the table in one commit,"
                                 + " history kept, and rereads its source)";
                     };
-            if (plan.config.kafka != null) {
-                LocalIngest.runKafka(plan, plan.config.kafka, null, o);
-            } else if (p.feeds().isEmpty()) {
-                LocalIngest.run(plan, p.inputPaths(), o);
-            } else {
-                LocalIngest.runChangeFeeds(plan, o);
+            // S9: the refresh is recorded in each table's properties, also when it fails
+            List<TableIdentifier> written = new ArrayList<>();
+            plan.flows.forEach(f -> written.add(f.target));
+            boolean full = steps.get(i).full();
+            TableStatements.RefreshRecord record =
+                    withCatalog(p, cat -> TableStatements.RefreshRecord.start(cat, written, full));
+            LocalIngest.Summary summary;
+            try {
+                if (plan.config.kafka != null) {
+                    summary = LocalIngest.runKafka(plan, plan.config.kafka, null, o);
+                } else if (p.feeds().isEmpty()) {
+                    summary = LocalIngest.run(plan, p.inputPaths(), o);
+                } else {
+                    summary = LocalIngest.runChangeFeeds(plan, o);
+                }
+            } catch (Exception e) {
+                try {
+                    useCatalog(p, cat -> record.failed(cat, e));
+                } catch (Exception recording) {
+                    e.addSuppressed(recording);
+                }
+                throw e;
             }
+            long records = summary.records;
+            useCatalog(p, cat -> record.succeeded(cat, records));
         }
         if (dryRun) {
             out.println("Dry run: no table or state was written.");
         }
+        // S9: DESCRIBE statements print after the refreshes
+        if (!pipeline.describes().isEmpty()) {
+            Map<String, TableIdentifier> all = targets(pipeline, steps, plans);
+            useCatalog(
+                    pipeline,
+                    cat -> {
+                        for (SqlStatement.Describe d : pipeline.describes()) {
+                            TableStatements.describe(
+                                            pipeline,
+                                            d,
+                                            cat,
+                                            TableStatements.identifier(d.table(), all, namespace))
+                                    .forEach(out::println);
+                        }
+                    });
+        }
         return 0;
+    }
+
+    /** Something done with an open catalog. */
+    interface CatalogAction<T> {
+        T apply(Catalog catalog) throws Exception;
+    }
+
+    /** Something done with an open catalog, without a result. */
+    interface CatalogUse {
+        void accept(Catalog catalog) throws Exception;
+    }
+
+    private <T> T withCatalog(SqlPipeline p, CatalogAction<T> action) throws Exception {
+        Catalog cat = LocalIngest.catalog(p.config(), local.warehouse).open();
+        try {
+            return action.apply(cat);
+        } finally {
+            if (cat instanceof java.io.Closeable c) {
+                c.close();
+            }
+        }
+    }
+
+    private void useCatalog(SqlPipeline p, CatalogUse use) throws Exception {
+        withCatalog(
+                p,
+                (CatalogAction<Void>)
+                        cat -> {
+                            use.accept(cat);
+                            return null;
+                        });
+    }
+
+    /**
+     * The Iceberg table of each streaming table of the file (by lower-case name), from the steps'
+     * plans; when a DROP or DESCRIBE names a table of the file no step plans, from a plan of the
+     * whole pipeline.
+     */
+    private Map<String, TableIdentifier> targets(
+            SqlPipeline pipeline, List<Step> steps, List<IngestPlan> plans) throws Exception {
+        Map<String, TableIdentifier> out = new HashMap<>();
+        for (int i = 0; i < steps.size(); i++) {
+            if (plans.get(i) == null) {
+                continue;
+            }
+            for (IngestPlan.Flow f : plans.get(i).flows) {
+                out.put(
+                        steps.get(i).pipeline().tableOfFlow(f.name()).toLowerCase(Locale.ROOT),
+                        f.target);
+            }
+        }
+        boolean missing = false;
+        for (SqlStatement.Drop d : pipeline.drops()) {
+            missing |=
+                    pipeline.flowIndexOfTable(d.table()) >= 0
+                            && !out.containsKey(d.table().toLowerCase(Locale.ROOT));
+        }
+        for (SqlStatement.Describe d : pipeline.describes()) {
+            missing |=
+                    pipeline.flowIndexOfTable(d.table()) >= 0
+                            && !out.containsKey(d.table().toLowerCase(Locale.ROOT));
+        }
+        if (missing) {
+            IngestPlan whole =
+                    pipeline.plan(LocalIngest.catalog(pipeline.config(), local.warehouse));
+            for (IngestPlan.Flow f : whole.flows) {
+                out.putIfAbsent(pipeline.tableOfFlow(f.name()).toLowerCase(Locale.ROOT), f.target);
+            }
+        }
+        return out;
     }
 
     /** The plan as {@code --dry-run} prints it: one line per flow, then the inputs. */

@@ -57,6 +57,8 @@ final class SqlCompiler {
     private final List<String> warnings = new ArrayList<>();
     private final Map<String, Schedule> schedules = new LinkedHashMap<>();
     private final List<SqlStatement.Refresh> refreshes = new ArrayList<>();
+    private final List<SqlStatement.Describe> describes = new ArrayList<>();
+    private final List<SqlStatement.Drop> drops = new ArrayList<>();
 
     /** A flow with the statement defining it. */
     private record FlowDef(SqlPosition position, String name, String target, Flow flow) {}
@@ -106,9 +108,14 @@ final class SqlCompiler {
                 flows.add(new FlowDef(f.position(), f.name(), f.target(), f.flow()));
             } else if (s instanceof SqlStatement.Refresh r) {
                 refreshes.add(r);
+            } else if (s instanceof SqlStatement.Describe d) {
+                describes.add(d);
+            } else if (s instanceof SqlStatement.Drop d) {
+                drops.add(d);
             }
         }
-        if (flows.isEmpty()) {
+        // a file of DROP TABLE / DESCRIBE statements alone acts on the catalog (S9)
+        if (flows.isEmpty() && (!tables.isEmpty() || (describes.isEmpty() && drops.isEmpty()))) {
             throw new SqlException(
                     Code.INVALID_FLOW,
                     firstPosition(statements),
@@ -271,7 +278,16 @@ final class SqlCompiler {
         for (SqlStatement.Refresh r : refreshes) {
             checkRefresh(pipeline, r);
         }
+        Map<String, CreateStreamingTable> declared = new LinkedHashMap<>();
+        tables.values().forEach(t -> declared.put(tableKeyOf(t.name()), t));
+        pipeline.statements(describes, drops, declared);
         return pipeline;
+    }
+
+    /** The key {@link SqlPipeline#declaration} looks a table up by. */
+    private static String tableKeyOf(String name) {
+        String k = name.trim().toLowerCase(Locale.ROOT);
+        return k.startsWith("live.") ? k.substring(5) : k;
     }
 
     /**

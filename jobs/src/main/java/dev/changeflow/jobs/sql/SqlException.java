@@ -54,6 +54,11 @@ import org.apache.flink.annotation.PublicEvolving;
  *       boolean expression over the flow's source columns (found when the run is planned; the
  *       position is the CONSTRAINT). One naming a column the records do not have is {@code
  *       UNKNOWN_COLUMN} at the CONSTRAINT (S8).
+ *   <li>{@code TABLE_NOT_FOUND}: {@code DROP TABLE t} without {@code IF EXISTS} of a table the
+ *       catalog does not have, at the name (S9).
+ *   <li>{@code DROP_SHARES_STATE}: {@code DROP TABLE t} where a job of the file that writes {@code
+ *       t} also writes a table that exists and is not dropped: their saved state cannot be split
+ *       (S9).
  * </ul>
  *
  * <p>Gold files ({@code bin/changeflow gold FILE.sql}) report {@code SYNTAX_ERROR}, {@code
@@ -88,7 +93,13 @@ public final class SqlException extends IllegalArgumentException {
         NO_INSERT,
         UPDATES_WITHOUT_PRIMARY_KEY,
         DUPLICATE_EXPECTATION,
-        INVALID_EXPECTATION
+        INVALID_EXPECTATION,
+        /** DROP TABLE without IF EXISTS of a table the catalog does not have (S9). */
+        TABLE_NOT_FOUND,
+        /**
+         * DROP TABLE of a table whose flow shares a job's saved state with a table that stays (S9).
+         */
+        DROP_SHARES_STATE
     }
 
     private final Code code;

@@ -32,7 +32,7 @@ import java.util.Optional;
  * <pre>
  * script      := (statement? ';')* statement?
  * statement   := set | use | createTable | createView | createFlow | applyChanges | alterTable
- *              | refresh
+ *              | refresh | describe | drop
  * set         := SET key '=' value                          -- key and value: any tokens
  * use         := USE CATALOG name | USE [SCHEMA | DATABASE | NAMESPACE] name
  * createTable := CREATE [OR REFRESH] STREAMING TABLE [IF NOT EXISTS] name
@@ -44,6 +44,8 @@ import java.util.Optional;
  *                | CRON string [AT TIME ZONE string] )
  * alterTable  := ALTER STREAMING TABLE name ( ADD schedule | ALTER schedule | DROP SCHEDULE )
  * refresh     := REFRESH STREAMING TABLE name (',' name)* [FULL]
+ * describe    := (DESCRIBE | DESC) [TABLE] [EXTENDED] name   -- S9
+ * drop        := DROP TABLE [IF EXISTS] name                 -- S9
  * column      := name type [NOT NULL] [COMMENT string]
  * constraint  := CONSTRAINT name EXPECT '(' expr ')'        -- S8
  *                [ON VIOLATION (DROP ROW | FAIL UPDATE)]
@@ -70,12 +72,13 @@ import java.util.Optional;
  *
  * <p>Statements and clauses of the vendor's dialect that changeflow does not implement yet fail
  * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH other than of a streaming
- * table, DROP, REORG, ALTER other than a schedule change, ..., materialized views, CLUSTER BY, ROW
- * FILTER, MASK, CONSTRAINT ... EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO
- * CDC FROM SNAPSHOT, STORED AS SCD TYPE BITEMPORAL, read_files arguments other than {@code format}
- * and {@code table}, read_kafka arguments other than {@code bootstrapServers}, {@code subscribe},
- * {@code subscribePattern} and {@code startingOffsets}, and a query other than {@code SELECT * FROM
- * STREAM source}.
+ * table, DROP other than DROP TABLE, DESCRIBE other than DESCRIBE [TABLE] [EXTENDED], REORG, ALTER
+ * other than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT
+ * ... EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO CDC FROM SNAPSHOT, STORED
+ * AS SCD TYPE BITEMPORAL, read_files arguments other than {@code format} and {@code table},
+ * read_kafka arguments other than {@code bootstrapServers}, {@code subscribe}, {@code
+ * subscribePattern} and {@code startingOffsets}, and a query other than {@code SELECT * FROM STREAM
+ * source}.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -84,10 +87,7 @@ public final class SqlParser {
             List.of(
                     "GRANT",
                     "REVOKE",
-                    "DROP",
                     "REORG",
-                    "DESCRIBE",
-                    "DESC",
                     "INSERT",
                     "MERGE",
                     "SELECT",
@@ -195,6 +195,12 @@ public final class SqlParser {
         }
         if (t.isWord("REFRESH")) {
             return refresh();
+        }
+        if (t.isWord("DESCRIBE") || t.isWord("DESC")) {
+            return describe();
+        }
+        if (t.isWord("DROP")) {
+            return drop();
         }
         if (t.kind() == SqlToken.Kind.WORD
                 && UNSUPPORTED_STATEMENTS.contains(t.text().toUpperCase(Locale.ROOT))) {
@@ -528,6 +534,104 @@ public final class SqlParser {
                     "FULL or ';' after REFRESH STREAMING TABLE " + String.join(", ", tables));
         }
         return new SqlStatement.Refresh(refresh.position(), tables, full);
+    }
+
+    /**
+     * {@code DESCRIBE [TABLE] [EXTENDED] name} ({@code DESC} alike; docs/semantics.md S9). {@code
+     * DESCRIBE DETAIL}, {@code HISTORY}, {@code QUERY}, {@code FUNCTION}, {@code SCHEMA} and the
+     * like are {@code UNSUPPORTED_STATEMENT}; a column name after the table ({@code DESCRIBE t
+     * col}) too.
+     */
+    private SqlStatement describe() {
+        SqlToken describe = next();
+        if (peek().isWord("TABLE")) {
+            at++;
+        } else {
+            for (String other :
+                    List.of(
+                            "DETAIL",
+                            "HISTORY",
+                            "QUERY",
+                            "FUNCTION",
+                            "SCHEMA",
+                            "DATABASE",
+                            "CATALOG",
+                            "VOLUME",
+                            "EXTERNAL",
+                            "PROVIDER",
+                            "RECIPIENT",
+                            "SHARE",
+                            "CONNECTION",
+                            "CREDENTIAL",
+                            "LOCATION")) {
+                if (peek().isWord(other) && peekAt(1).isIdentifier()) {
+                    throw unsupported(
+                            peek(),
+                            "DESCRIBE "
+                                    + other
+                                    + " (only DESCRIBE TABLE [EXTENDED] t of a streaming table)");
+                }
+            }
+        }
+        boolean extended = false;
+        if (peek().isWord("EXTENDED") && peekAt(1).isIdentifier()) {
+            at++;
+            extended = true;
+        }
+        SqlToken table = peek();
+        String name = name("a table name after DESCRIBE TABLE");
+        if (!atStatementEnd()) {
+            if (peek().isIdentifier()) {
+                throw unsupported(
+                        peek(),
+                        "DESCRIBE of one column (DESCRIBE TABLE [EXTENDED] t describes the whole"
+                                + " table)");
+            }
+            throw expected("';' after DESCRIBE TABLE " + name);
+        }
+        return new SqlStatement.Describe(describe.position(), name, table.position(), extended);
+    }
+
+    /**
+     * {@code DROP TABLE [IF EXISTS] name} (docs/semantics.md S9); other {@code DROP} statements
+     * ({@code VIEW}, {@code SCHEMA}, {@code MATERIALIZED VIEW}, ...) and {@code PURGE} are {@code
+     * UNSUPPORTED_STATEMENT}.
+     */
+    private SqlStatement drop() {
+        SqlToken drop = next();
+        if (!peek().isWord("TABLE")) {
+            if (peek().kind() == SqlToken.Kind.WORD) {
+                throw unsupported(
+                        peek(),
+                        "DROP "
+                                + peek().text().toUpperCase(Locale.ROOT)
+                                + " (only DROP TABLE [IF EXISTS] t)");
+            }
+            throw expected("TABLE after DROP");
+        }
+        at++;
+        boolean ifExists = false;
+        if (peek().isWord("IF") && peekAt(1).isWord("EXISTS")) {
+            at += 2;
+            ifExists = true;
+        } else if (peek().isWord("IF")
+                && !peekAt(1).isSymbol(".")
+                && !peekAt(1).isSymbol(";")
+                && peekAt(1).kind() != SqlToken.Kind.END) {
+            at++;
+            throw expected("EXISTS after DROP TABLE IF");
+        }
+        SqlToken table = peek();
+        String name = name("a table name after DROP TABLE");
+        if (!atStatementEnd()) {
+            if (peek().isWord("PURGE")) {
+                throw unsupported(
+                        peek(),
+                        "DROP TABLE ... PURGE (DROP TABLE always deletes the table's files)");
+            }
+            throw expected("';' after DROP TABLE " + name);
+        }
+        return new SqlStatement.Drop(drop.position(), name, table.position(), ifExists);
     }
 
     /**

@@ -123,6 +123,15 @@ public final class SqlPipeline {
     /** Per flow of {@link #config}: whether it reads {@link IngestConfig#kafka}. */
     private final List<Boolean> flowKafka;
 
+    /** The file's DESCRIBE statements, in file order (S9); set by the compiler. */
+    private List<SqlStatement.Describe> describes = List.of();
+
+    /** The file's DROP TABLE statements, in file order (S9); set by the compiler. */
+    private List<SqlStatement.Drop> drops = List.of();
+
+    /** Each streaming table's declaration, by lower-case name; set by the compiler. */
+    private Map<String, SqlStatement.CreateStreamingTable> declarations = Map.of();
+
     /** Where a flow's statement, KEYS columns and SEQUENCE BY clause are written. */
     record FlowPlaces(
             SqlPosition statement,
@@ -267,7 +276,7 @@ public final class SqlPipeline {
         List<String> labels = new ArrayList<>();
         for (String t : tables) {
             if (chosen.contains(t.toLowerCase(Locale.ROOT))) {
-                labels.add(t.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]+", "_"));
+                labels.add(label(t));
             }
         }
         cfg.name = config.name + "-refresh-" + String.join("-", labels);
@@ -302,6 +311,130 @@ public final class SqlPipeline {
                 distinctFeeds,
                 feedsOf,
                 kafkaOf);
+    }
+
+    /** Sets what the compiler collected for DESCRIBE and DROP TABLE (S9). */
+    void statements(
+            List<SqlStatement.Describe> describes,
+            List<SqlStatement.Drop> drops,
+            Map<String, SqlStatement.CreateStreamingTable> declarations) {
+        this.describes = Collections.unmodifiableList(describes);
+        this.drops = Collections.unmodifiableList(drops);
+        this.declarations = Collections.unmodifiableMap(declarations);
+    }
+
+    /**
+     * The file's {@code DESCRIBE [TABLE] [EXTENDED] t} statements in file order (S9); {@code run}
+     * prints each after the file's refreshes ({@link TableStatements#describe}).
+     */
+    public List<SqlStatement.Describe> describes() {
+        return describes;
+    }
+
+    /**
+     * The file's {@code DROP TABLE [IF EXISTS] t} statements in file order (S9); {@code run} runs
+     * them before the file's refreshes ({@link TableStatements#drop}).
+     */
+    public List<SqlStatement.Drop> drops() {
+        return drops;
+    }
+
+    /**
+     * The declaration of a streaming table of the file.
+     *
+     * @param table the name (case-insensitive, a leading {@code LIVE.} allowed)
+     * @return null when the file declares no such table
+     */
+    @Nullable
+    public SqlStatement.CreateStreamingTable declaration(String table) {
+        return declarations.get(tableKey(table));
+    }
+
+    /**
+     * The flow of {@link #config()} writing a streaming table of the file, its index in {@code
+     * config().flows}; -1 when no flow of this pipeline writes it.
+     */
+    public int flowIndexOfTable(String table) {
+        for (int i = 0; i < flowTargets.size(); i++) {
+            if (tableKey(flowTargets.get(i)).equals(tableKey(table))) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * How the flow at {@code index} of {@code config().flows} reads, as DESCRIBE prints it: {@code
+     * read_files <path> (format f, table t)}, {@code change feed of <table>} or {@code read_kafka
+     * <servers> topics|pattern ... from <offsets>}.
+     */
+    public String sourceOfFlow(int index) {
+        FlowConfig f = config.flows.get(index);
+        Feed feed = flowFeeds.get(index);
+        if (feed != null) {
+            return "change feed of " + feed.table() + " (STREAM, S7)";
+        }
+        if (flowKafka.get(index) && config.kafka != null) {
+            return "read_kafka "
+                    + config.kafka.bootstrapServers
+                    + " "
+                    + (config.kafka.topicPattern != null
+                            ? "pattern " + config.kafka.topicPattern
+                            : "topics " + config.kafka.topics)
+                    + " from "
+                    + config.kafka.startingOffsets
+                    + ", table "
+                    + f.table;
+        }
+        Input in = flowInputs.get(index);
+        return "read_files "
+                + (in == null ? "?" : in.path().toString())
+                + " (format "
+                + config.format
+                + ", table "
+                + f.table
+                + ")";
+    }
+
+    /**
+     * The job names of the file whose saved state holds the flow of {@code table}: the whole
+     * pipeline's ({@code config().name}) and, among {@code existingJobs}, every {@code
+     * <name>-refresh-<labels>} job of {@link #refreshOnly} whose labels include the table's; each
+     * with the tables of the file its flows write, in declaration order.
+     */
+    public Map<String, List<String>> jobsWriting(String table, List<String> existingJobs) {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        if (flowIndexOfTable(table) < 0) {
+            return out;
+        }
+        out.put(config.name, new ArrayList<>(flowTargets));
+        String prefix = config.name + "-refresh-";
+        for (String job : existingJobs) {
+            if (!job.startsWith(prefix)) {
+                continue;
+            }
+            List<String> labels = List.of(job.substring(prefix.length()).split("-"));
+            List<String> of = new ArrayList<>();
+            for (String t : tables) {
+                if (labels.contains(label(t))) {
+                    of.add(t);
+                }
+            }
+            if (of.size() == labels.size() && labels.contains(label(table))) {
+                out.put(job, of);
+            }
+        }
+        return out;
+    }
+
+    /** A table's part of a refresh job's name ({@link #refreshOnly}). */
+    private static String label(String table) {
+        return tableKey(table).replaceAll("[^a-z0-9_]+", "_");
+    }
+
+    private static String tableKey(String table) {
+        String k = table.trim().toLowerCase(Locale.ROOT);
+        return k.startsWith("live.") ? k.substring(5) : k;
     }
 
     /**

@@ -193,6 +193,27 @@ public sealed interface SqlStatement {
             implements SqlStatement {}
 
     /**
+     * {@code DESCRIBE [TABLE] [EXTENDED] t} (docs/semantics.md S9): {@code run} prints the table's
+     * columns and, with EXTENDED, its definition in the file, its schedule and its last refresh,
+     * after the file's refreshes.
+     *
+     * @param table the name as written, without {@code LIVE.}
+     * @param tablePosition where the name is written
+     */
+    record Describe(SqlPosition position, String table, SqlPosition tablePosition, boolean extended)
+            implements SqlStatement {}
+
+    /**
+     * {@code DROP TABLE [IF EXISTS] t} (docs/semantics.md S9): {@code run} drops the Iceberg table
+     * and the saved state of the file's jobs that write it, before the file's refreshes.
+     *
+     * @param table the name as written, without {@code LIVE.}
+     * @param tablePosition where the name is written (a missing table's error points there)
+     */
+    record Drop(SqlPosition position, String table, SqlPosition tablePosition, boolean ifExists)
+            implements SqlStatement {}
+
+    /**
      * What a flow reads and how it applies it.
      *
      * @param autoCdc the AUTO CDC clauses; null for an append flow (every record inserted)

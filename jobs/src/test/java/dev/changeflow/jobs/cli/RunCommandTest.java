@@ -315,4 +315,169 @@ class RunCommandTest {
                                 + " orders is 'no': give 'true' or 'false'");
         assertThat(warehouse).doesNotExist();
     }
+
+    private String run(Path f, String... flags) throws Exception {
+        List<String> args = new ArrayList<>(List.of(flags));
+        args.add(f.toString());
+        RunCommand c = command(args.toArray(String[]::new));
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        return buf.toString(StandardCharsets.UTF_8);
+    }
+
+    private static org.apache.iceberg.catalog.Catalog catalogOf(Path warehouse) {
+        return dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(warehouse.toAbsolutePath())
+                .open();
+    }
+
+    private static final org.apache.iceberg.Schema AB =
+            new org.apache.iceberg.Schema(
+                    org.apache.iceberg.types.Types.NestedField.required(
+                            1, "a", org.apache.iceberg.types.Types.IntegerType.get()),
+                    org.apache.iceberg.types.Types.NestedField.optional(
+                            2, "b", org.apache.iceberg.types.Types.StringType.get()));
+
+    @Test
+    void aFileOfDropAndDescribeStatementsActsOnTheCatalogAndRunsNoJob() throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        org.apache.iceberg.catalog.TableIdentifier t =
+                org.apache.iceberg.catalog.TableIdentifier.of("sales", "t");
+        org.apache.iceberg.catalog.TableIdentifier u =
+                org.apache.iceberg.catalog.TableIdentifier.of("sales", "u");
+        org.apache.iceberg.catalog.Catalog cat = catalogOf(warehouse);
+        cat.createTable(t, AB);
+        cat.createTable(u, AB);
+        Path describe = dir.resolve("describe.sql");
+        Files.writeString(describe, "USE SCHEMA sales;\nDESCRIBE TABLE EXTENDED t;\nDESC u;\n");
+        assertThat(run(describe, "--warehouse", warehouse.toString()))
+                .isEqualTo(
+                        "Table sales.t\n"
+                                + "Columns:\n"
+                                + "  a int NOT NULL\n"
+                                + "  b string\n"
+                                + "Definition: none in this file (not a streaming table of it)\n"
+                                + "Schedule: none (refreshed when the file is run)\n"
+                                + "Last refresh: none recorded\n"
+                                + "Table sales.u\n"
+                                + "Columns:\n"
+                                + "  a int NOT NULL\n"
+                                + "  b string\n");
+
+        Path drop = dir.resolve("drop.sql");
+        Files.writeString(
+                drop, "USE SCHEMA sales;\nDROP TABLE t;\nDROP TABLE IF EXISTS other.v;\n");
+        assertThat(run(drop, "--dry-run", "--warehouse", warehouse.toString()))
+                .isEqualTo(
+                        "Would DROP TABLE t (sales.t)\n"
+                                + "Would DROP TABLE other.v (no such table)\n"
+                                + "Dry run: no table or state was written.\n");
+        assertThat(cat.tableExists(t)).isTrue();
+        assertThat(run(drop, "--warehouse", warehouse.toString()))
+                .isEqualTo(
+                        "DROP TABLE t: dropped sales.t\n"
+                                + "DROP TABLE other.v: no such table, nothing dropped (IF"
+                                + " EXISTS)\n");
+        assertThat(cat.tableExists(t)).isFalse();
+        assertThat(cat.tableExists(u)).isTrue();
+    }
+
+    @Test
+    void aRefreshFlagDoesNotRunTheFilesDropStatements() throws Exception {
+        Path f = pipeline(PIPELINE + "DROP TABLE orders;\n");
+        Path warehouse = dir.resolve("warehouse");
+        org.apache.iceberg.catalog.TableIdentifier orders =
+                org.apache.iceberg.catalog.TableIdentifier.of("sales", "orders");
+        org.apache.iceberg.catalog.Catalog cat = catalogOf(warehouse);
+        cat.createTable(orders, AB);
+        assertThat(
+                        run(
+                                f,
+                                "--dry-run",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--refresh",
+                                "orders,audit"))
+                .startsWith(
+                        "note: the file's DROP TABLE statements are not run: --refresh names what"
+                                + " runs\nPipeline shop (");
+        assertThat(cat.tableExists(orders)).isTrue();
+    }
+
+    @Test
+    void dropTableOfAMissingTableFailsBeforeAnythingIsDropped() throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        org.apache.iceberg.catalog.TableIdentifier u =
+                org.apache.iceberg.catalog.TableIdentifier.of("sales", "u");
+        org.apache.iceberg.catalog.Catalog cat = catalogOf(warehouse);
+        cat.createTable(u, AB);
+        Path drop = dir.resolve("drop.sql");
+        Files.writeString(drop, "USE SCHEMA sales;\nDROP TABLE u;\nDROP TABLE t;\n");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream old = System.err;
+        int code;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            code = Main.execute("run", "--warehouse", warehouse.toString(), drop.toString());
+        } finally {
+            System.setErr(old);
+        }
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "error: "
+                                + drop
+                                + ":3:12: TABLE_NOT_FOUND: DROP TABLE t: the catalog has no table"
+                                + " sales.t (DROP TABLE IF EXISTS t drops it only when it exists)\n");
+        assertThat(cat.tableExists(u)).isTrue();
+    }
+
+    @Test
+    void describeCommandPrintsATableOfTheFileWithoutRunningIt() throws Exception {
+        Path f =
+                pipeline(
+                        PIPELINE
+                                + "ALTER STREAMING TABLE orders ADD SCHEDULE CRON '0 0 3 * * ?'"
+                                + " AT TIME ZONE 'Europe/Paris';\n");
+        Path warehouse = dir.resolve("warehouse");
+        DescribeCommand c = new DescribeCommand();
+        new CommandLine(c)
+                .parseArgs("--warehouse", warehouse.toString(), f.toString(), "LIVE.orders");
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        assertThat(buf.toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "Table sales.orders (not created yet: declared columns)\n"
+                                + "Columns:\n"
+                                + "  id INT NOT NULL\n"
+                                + "  status STRING\n"
+                                + "Definition: "
+                                + f
+                                + ":4:1\n"
+                                + "  flow: orders\n"
+                                + "  source: read_files "
+                                + dir.resolve("in/cdc.jsonl")
+                                + " (format debezium-json, table orders)\n"
+                                + "  kind: AUTO CDC\n"
+                                + "  KEYS: id\n"
+                                + "  SEQUENCE BY: source.lsn (Debezium default)\n"
+                                + "  SCD type: 2\n"
+                                + "  COLUMNS: *\n"
+                                + "  APPLY AS DELETE WHEN: status = 'gone'\n"
+                                + "  on-schema-change: fail\n"
+                                + "  on-invalid-record: quarantine\n"
+                                + "Schedule: CRON '0 0 3 * * ?' AT TIME ZONE 'Europe/Paris'\n"
+                                + "Last refresh: none recorded\n");
+        assertThat(warehouse.resolve("sales")).doesNotExist();
+        DescribeCommand nope = new DescribeCommand();
+        new CommandLine(nope).parseArgs("--warehouse", warehouse.toString(), f.toString(), "nope");
+        assertThatThrownBy(nope::call)
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        f
+                                + ":1:1: UNKNOWN_TABLE: DESCRIBE TABLE nope: the catalog has no"
+                                + " table sales.nope and the file declares no streaming table of"
+                                + " that name");
+    }
 }

@@ -822,4 +822,100 @@ class SqlParserTest {
                 SqlException.Code.SYNTAX_ERROR,
                 "p.sql:1:29: SYNTAX_ERROR: expected SCHEDULE after DROP, found end of file");
     }
+
+    @Test
+    void describeTableWithAndWithoutExtended() {
+        assertThat(
+                        parse(
+                                "DESCRIBE TABLE EXTENDED sales;\n"
+                                        + "desc extended LIVE.sales;\n"
+                                        + "DESCRIBE TABLE ns.orders;\n"
+                                        + "DESCRIBE extended"))
+                .containsExactly(
+                        new SqlStatement.Describe(at(1, 1), "sales", at(1, 25), true),
+                        new SqlStatement.Describe(at(2, 1), "sales", at(2, 15), true),
+                        new SqlStatement.Describe(at(3, 1), "ns.orders", at(3, 16), false),
+                        // a table named "extended"
+                        new SqlStatement.Describe(at(4, 1), "extended", at(4, 10), false));
+    }
+
+    @Test
+    void describeErrorsNameThePlace() {
+        String u = "UNSUPPORTED_STATEMENT: not supported by changeflow yet: ";
+        fails(
+                "DESCRIBE TABLE;",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:15: SYNTAX_ERROR: expected a table name after DESCRIBE TABLE, found ';'");
+        fails(
+                "DESCRIBE TABLE EXTENDED t (x)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:27: SYNTAX_ERROR: expected ';' after DESCRIBE TABLE t, found '('");
+        fails(
+                "DESCRIBE TABLE t id",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:18: "
+                        + u
+                        + "DESCRIBE of one column (DESCRIBE TABLE [EXTENDED] t describes the whole"
+                        + " table)");
+        fails(
+                "SET a = b;\n  DESCRIBE HISTORY t",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:2:12: "
+                        + u
+                        + "DESCRIBE HISTORY (only DESCRIBE TABLE [EXTENDED] t of a streaming table)");
+        fails(
+                "DESC DETAIL t",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:6: "
+                        + u
+                        + "DESCRIBE DETAIL (only DESCRIBE TABLE [EXTENDED] t of a streaming table)");
+    }
+
+    @Test
+    void dropTableWithAndWithoutIfExists() {
+        assertThat(
+                        parse(
+                                "DROP TABLE sales;\n"
+                                        + "drop table if exists LIVE.a;\n"
+                                        + "DROP TABLE IF EXISTS ns.b"))
+                .containsExactly(
+                        new SqlStatement.Drop(at(1, 1), "sales", at(1, 12), false),
+                        new SqlStatement.Drop(at(2, 1), "a", at(2, 22), true),
+                        new SqlStatement.Drop(at(3, 1), "ns.b", at(3, 22), true));
+    }
+
+    @Test
+    void dropErrorsNameThePlace() {
+        String u = "UNSUPPORTED_STATEMENT: not supported by changeflow yet: ";
+        fails(
+                "DROP VIEW v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:6: " + u + "DROP VIEW (only DROP TABLE [IF EXISTS] t)");
+        fails(
+                "DROP MATERIALIZED VIEW v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:6: " + u + "DROP MATERIALIZED (only DROP TABLE [IF EXISTS] t)");
+        fails(
+                "DROP;",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:5: SYNTAX_ERROR: expected TABLE after DROP, found ';'");
+        fails(
+                "DROP TABLE IF NOT EXISTS t",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:15: SYNTAX_ERROR: expected EXISTS after DROP TABLE IF, found 'NOT'");
+        fails(
+                "DROP TABLE IF EXISTS;",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:21: SYNTAX_ERROR: expected a table name after DROP TABLE, found ';'");
+        fails(
+                "DROP TABLE t PURGE",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:14: "
+                        + u
+                        + "DROP TABLE ... PURGE (DROP TABLE always deletes the table's files)");
+        fails(
+                "DROP TABLE t CASCADE",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:14: SYNTAX_ERROR: expected ';' after DROP TABLE t, found 'CASCADE'");
+    }
 }
