@@ -83,20 +83,21 @@ public final class GoldSqlStart {
                                             ChangeFeedOptions.StartMode.SNAPSHOT_THEN_CHANGES
                                                     .value());
             Read read = new Read(r.table(), version, snapshot);
-            byTable.merge(
-                    r.table(),
-                    read,
-                    (a, b) ->
-                            new Read(
-                                    a.table(),
-                                    a.startingVersion() == null || b.startingVersion() == null
-                                            ? (a.startingVersion() == null
-                                                    ? b.startingVersion()
-                                                    : a.startingVersion())
-                                            : Math.min(a.startingVersion(), b.startingVersion()),
-                                    a.snapshotFirst() && b.snapshotFirst()));
+            byTable.merge(r.table(), read, GoldSqlStart::merge);
         }
         return new ArrayList<>(byTable.values());
+    }
+
+    private static Read merge(Read a, Read b) {
+        Long version;
+        if (a.startingVersion() == null) {
+            version = b.startingVersion();
+        } else if (b.startingVersion() == null) {
+            version = a.startingVersion();
+        } else {
+            version = Math.min(a.startingVersion(), b.startingVersion());
+        }
+        return new Read(a.table(), version, a.snapshotFirst() && b.snapshotFirst());
     }
 
     /**

@@ -36,7 +36,9 @@ import java.util.UUID;
  * <p>The directory is a Flink file system path (local or any Flink file system); a Gold job uses
  * {@code <checkpoint root>/source-versions}. Each read keeps the files of its last {@value #KEEP}
  * checkpoints (a committer commits the pending checkpoints up to the one completed, so it needs the
- * last few); an older, missing entry only leaves the commit without the property.
+ * last few); an older, missing entry only leaves the commit without the property. A bounded read
+ * also records its bound under {@link #END_OF_INPUT} once it has emitted everything, for the commit
+ * the committers make when their input ends.
  */
 @PublicEvolving
 public final class SourceVersionLog implements Serializable {
@@ -47,6 +49,13 @@ public final class SourceVersionLog implements Serializable {
      * {@code db.table} up to which the Gold commit is complete (G2).
      */
     public static final String SOURCE_VERSION_PREFIX = "changeflow.source-version.";
+
+    /**
+     * The checkpoint id of the commit Iceberg's Flink committers make at the end of a bounded job's
+     * input ({@code IcebergStreamWriter.END_INPUT_CHECKPOINT_ID}): a bounded read records its bound
+     * under it once every change up to the bound was emitted.
+     */
+    public static final long END_OF_INPUT = Long.MAX_VALUE;
 
     /** Checkpoints whose entries each read keeps. */
     public static final int KEEP = 100;
@@ -169,6 +178,11 @@ public final class SourceVersionLog implements Serializable {
         @Override
         public void checkpointCompleted(long checkpointId) {
             discardOld(dir, read, checkpointId);
+        }
+
+        @Override
+        public void ended(long completedVersion) {
+            write(dir, read, END_OF_INPUT, completedVersion);
         }
     }
 }

@@ -195,6 +195,9 @@ public final class ChangeFeedEnumerator
         LOG.info(
                 "Change feed of {} read every version up to {} (bounded)", tableName, boundVersion);
         noMoreSplitsSignalled = true;
+        if (completeVersionReached()) {
+            versionListener.ended(tracker.completedVersion());
+        }
     }
 
     private void advance() {

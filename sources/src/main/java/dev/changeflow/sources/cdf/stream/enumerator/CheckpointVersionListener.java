@@ -31,4 +31,12 @@ public interface CheckpointVersionListener extends Serializable {
 
     /** Checkpoint {@code checkpointId} completed (older records may be discarded). */
     default void checkpointCompleted(long checkpointId) {}
+
+    /**
+     * A bounded stream emitted every change up to its bound {@code completedVersion} and tells its
+     * readers to finish: what a sink receives until its input ends holds every change up to it
+     * (Iceberg's Flink committers commit that last data at the end of input, with checkpoint id
+     * {@link Long#MAX_VALUE}).
+     */
+    default void ended(long completedVersion) {}
 }
