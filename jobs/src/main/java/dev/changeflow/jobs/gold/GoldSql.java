@@ -70,14 +70,31 @@ import java.util.stream.Collectors;
  * was latest when the job was planned, the job finishes, and its final checkpoint commits the last
  * Gold rows. Each run starts without Flink state (the checkpoints of a run are deleted when the
  * next run of the same name starts), from the reads' start positions (by default Silver's current
- * snapshot, then its changes).
+ * snapshot, then its changes), and rebuilds the Gold tables (G3, {@link GoldSqlStart}): those with
+ * rows are emptied first, in one commit each.
+ *
+ * <p><b>Recorded Silver version</b> (G2). Every Gold commit carries {@code
+ * changeflow.source-version.<db.table>} for each Silver table read through {@code t$changelog}: the
+ * version that read had completely emitted at the checkpoint whose data the commit holds. The reads
+ * write it per checkpoint to {@code <checkpoint root>/source-versions} ({@link
+ * dev.changeflow.sources.cdf.sql.SourceVersionLog}, catalog option {@link
+ * ChangeflowCatalog#SOURCE_VERSION_LOG}) and the Gold tables are written through {@link
+ * dev.changeflow.sources.cdf.sql.SourceVersionStamping}, which sets the versions of the commit's
+ * checkpoint on the commit itself.
+ *
+ * <p><b>Replay</b> (G3). {@link Options#startingVersion} N is the {@code starting-version} of every
+ * read without its own hint (catalog option {@code changelog.starting-version}): Silver as of N−1,
+ * then the changes from N. An N after a Gold table's recorded version + 1 over versions with
+ * changes fails with {@code GOLD_VERSION_MISMATCH} ({@link GoldException}) before anything is
+ * committed.
  *
  * <p>Errors ({@link SqlException}, {@code file:line:column: CODE: detail}): {@code NO_INSERT},
  * {@code UNSUPPORTED_STATEMENT} (e.g. a {@code SELECT}, {@code INSERT OVERWRITE}, {@code EXECUTE
  * STATEMENT SET}), {@code UNKNOWN_TABLE} (a table read or written that the catalog does not have,
  * named), {@code UPDATES_WITHOUT_PRIMARY_KEY}, {@code SYNTAX_ERROR} (a missing INSERT target, an
- * unterminated literal). Flink's own errors (a query it cannot plan) pass through, a change-feed
- * error ({@code CdfException}) with its code.
+ * unterminated literal); {@code GOLD_VERSION_MISMATCH} ({@link GoldException}, G3). Flink's own
+ * errors (a query it cannot plan) pass through, a change-feed error ({@code CdfException}) with its
+ * code.
  */
 @PublicEvolving
 public final class GoldSql {
@@ -215,9 +232,15 @@ public final class GoldSql {
      * when the job finishes (with {@link Options#bounded}) or fails.
      *
      * @throws SqlException see the class comment
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH} (G3), before anything is committed
+     * @throws IllegalArgumentException a negative {@link Options#startingVersion}
      * @throws Exception the job's failure
      */
     public static void runLocal(File file, CatalogSettings settings, Options o) throws Exception {
+        if (o.startingVersion != null && o.startingVersion < 0) {
+            throw new IllegalArgumentException(
+                    "--starting-version must be >= 0, got " + o.startingVersion);
+        }
         String name = o.name != null ? o.name : file.name();
         Path ckRoot = LocalRunner.checkpointRoot(o.warehouse, null, "gold-sql-" + name);
         LocalRunner.deleteRecursively(ckRoot);
@@ -228,10 +251,6 @@ public final class GoldSql {
         env.setParallelism(o.parallelism);
         StreamTableEnvironment tEnv =
                 StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
-        if (o.startingVersion != null && o.startingVersion < 0) {
-            throw new IllegalArgumentException(
-                    "--starting-version must be >= 0, got " + o.startingVersion);
-        }
         Map<String, String> catalogOptions = new HashMap<>();
         if (o.bounded) {
             catalogOptions.put(ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX + "bounded", "true");
