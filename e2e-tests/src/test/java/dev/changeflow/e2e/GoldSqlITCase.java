@@ -127,7 +127,7 @@ class GoldSqlITCase {
                 .containsExactlyInAnyOrderElementsOf(branchStats(silverAccounts(catalog)));
 
         // accounts 4..6; branch 2 is renamed (branches 2), branch 5 deleted (branches 3: its
-        // accounts leave the join)
+        // accounts leave the join), branches 3 and 4 renamed (branches 4, 5)
         for (int version = 4; version <= 6; version++) {
             accountsVersion(accounts, accountRows, random);
         }
@@ -135,6 +135,11 @@ class GoldSqlITCase {
         commit(branches, BRANCHES, "bid", branchImages(branchRows, Set.of(2L)), List.of());
         branchRows.remove(5L);
         commit(branches, BRANCHES, "bid", List.of(), List.of(5L));
+        // branches 4 and 5: two more renames (so both tables have a version 5)
+        branchRows.put(3L, "branch-three");
+        commit(branches, BRANCHES, "bid", branchImages(branchRows, Set.of(3L)), List.of());
+        branchRows.put(4L, "branch-four");
+        commit(branches, BRANCHES, "bid", branchImages(branchRows, Set.of(4L)), List.of());
 
         // G3: a replay at 5 would skip accounts' version 4 (Gold holds accounts up to 3): refused,
         // before anything is committed
@@ -167,7 +172,7 @@ class GoldSqlITCase {
         assertThat(top.currentSnapshot().snapshotId()).isEqualTo(topSnapshot);
 
         // G3: replay from version 2 with new checkpoints (a local run discards the old ones):
-        // accounts as of 1 then its changes 2..6, branches as of 1 then 2..3; the Gold tables are
+        // accounts as of 1 then its changes 2..6, branches as of 1 then 2..5; the Gold tables are
         // emptied first and end equal to the queries over Silver's final rows
         assertThat(gold(warehouse, file, "2")).isZero();
 
@@ -204,7 +209,7 @@ class GoldSqlITCase {
                     .isEqualTo(
                             Map.of(
                                     "changeflow.source-version.silver.accounts", "6",
-                                    "changeflow.source-version.silver.branches", "3"));
+                                    "changeflow.source-version.silver.branches", "5"));
             // the replay's first commit empties the table and names where the rebuild starts
             Snapshot reset = null;
             for (Snapshot snap : SnapshotUtil.currentAncestors(gold)) {
