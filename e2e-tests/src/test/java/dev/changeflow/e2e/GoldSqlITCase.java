@@ -36,14 +36,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * {@code bin/changeflow gold FILE.sql --bounded} (docs/semantics.md G2) on the example file {@code
- * examples/gold_branches.sql}: two Silver tables written with Iceberg's API as an SCD1 table gets
+ * {@code bin/changeflow gold FILE.sql --bounded} (docs/semantics.md G2, G3) on the example file
+ * {@code examples/gold_branches.sql} (its {@code starting-version} hints removed, so {@code
+ * --starting-version} applies): two Silver tables written with Iceberg's API as an SCD1 table gets
  * its versions (new row images and equality deletes of the keys they replace or delete) — 6
- * versions of accounts with inserts, updates (balances and branch moves) and deletes, 3 of branches
- * with a rename and a delete. The file's two INSERTs (per-branch COUNT/MIN/MAX/COUNT DISTINCT/AVG
- * with HAVING; a join of the two changelogs ranked per branch, top 2) run as one bounded job read
- * from version 1, so every update and delete reaches Flink as a retraction; each Gold table must
- * equal the same query evaluated in Java over Silver's final rows.
+ * versions of accounts with inserts, updates (balances and branch moves) and deletes, 5 of branches
+ * with renames and a delete. The file's two INSERTs (per-branch COUNT/MIN/MAX/COUNT DISTINCT/AVG
+ * with HAVING; a join of the two changelogs ranked per branch, top 2) run as one bounded job: first
+ * from version 1 over accounts 1..3 and branches 1 (the recorded {@code
+ * changeflow.source-version.*} checked exactly); after the other versions, a replay at 5 is {@code
+ * GOLD_VERSION_MISMATCH} and commits nothing; a replay from version 2 with new checkpoints empties
+ * and rebuilds both Gold tables, each of which must equal the same query evaluated in Java over
+ * Silver's final rows, and record the final versions.
  */
 class GoldSqlITCase {
     @TempDir Path tmp;
