@@ -1,12 +1,15 @@
 package dev.changeflow.e2e;
 
 import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.jobs.gold.GoldException;
+import dev.changeflow.jobs.gold.GoldSql;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
@@ -14,6 +17,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,16 +33,21 @@ import java.util.Set;
 import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * {@code bin/changeflow gold FILE.sql --bounded} (docs/semantics.md G2) on the example file {@code
- * examples/gold_branches.sql}: two Silver tables written with Iceberg's API as an SCD1 table gets
+ * {@code bin/changeflow gold FILE.sql --bounded} (docs/semantics.md G2, G3) on the example file
+ * {@code examples/gold_branches.sql} (its {@code starting-version} hints removed, so {@code
+ * --starting-version} applies): two Silver tables written with Iceberg's API as an SCD1 table gets
  * its versions (new row images and equality deletes of the keys they replace or delete) — 6
- * versions of accounts with inserts, updates (balances and branch moves) and deletes, 3 of branches
- * with a rename and a delete. The file's two INSERTs (per-branch COUNT/MIN/MAX/COUNT DISTINCT/AVG
- * with HAVING; a join of the two changelogs ranked per branch, top 2) run as one bounded job read
- * from version 1, so every update and delete reaches Flink as a retraction; each Gold table must
- * equal the same query evaluated in Java over Silver's final rows.
+ * versions of accounts with inserts, updates (balances and branch moves) and deletes, 5 of branches
+ * with renames and a delete. The file's two INSERTs (per-branch COUNT/MIN/MAX/COUNT DISTINCT/AVG
+ * with HAVING; a join of the two changelogs ranked per branch, top 2) run as one bounded job: first
+ * from version 1 over accounts 1..3 and branches 1 (the recorded {@code
+ * changeflow.source-version.*} checked exactly); after the other versions, a replay at 5 is {@code
+ * GOLD_VERSION_MISMATCH} and commits nothing; a replay from version 2 with new checkpoints empties
+ * and rebuilds both Gold tables, each of which must equal the same query evaluated in Java over
+ * Silver's final rows, and record the final versions.
  */
 class GoldSqlITCase {
     @TempDir Path tmp;
@@ -93,49 +102,83 @@ class GoldSqlITCase {
                 "aid",
                 accountImages(accountRows, accountRows.keySet()),
                 List.of());
-        for (int version = 2; version <= 6; version++) {
-            Set<Long> changed = new HashSet<>();
-            List<Long> deleted = new ArrayList<>();
-            for (int i = 0; i < 10; i++) {
-                long aid = 1 + random.nextInt(45);
-                if (deleted.contains(aid) || changed.contains(aid)) {
-                    continue;
-                }
-                if (accountRows.containsKey(aid) && random.nextInt(4) == 0) {
-                    accountRows.remove(aid);
-                    deleted.add(aid);
-                } else {
-                    long[] row = accountRows.computeIfAbsent(aid, k -> new long[2]);
-                    if (random.nextBoolean()) {
-                        row[0] = 1 + random.nextInt(5);
-                    }
-                    row[1] = random.nextInt(6) * 10;
-                    changed.add(aid);
-                }
-            }
-            commit(accounts, ACCOUNTS, "aid", accountImages(accountRows, changed), deleted);
+        for (int version = 2; version <= 3; version++) {
+            accountsVersion(accounts, accountRows, random);
         }
-        // branch 2 is renamed, branch 5 deleted (its accounts leave the join)
+
+        // run 1 over accounts 1..3 and branches 1, from version 1 (every read: --starting-version)
+        Path file = tmp.resolve("gold_branches.sql");
+        Files.writeString(
+                file,
+                Files.readString(
+                                SharedData.repositoryRoot()
+                                        .resolve("examples")
+                                        .resolve("gold_branches.sql"))
+                        .replace("/*+ OPTIONS('starting-version'='1') */", ""));
+        assertThat(gold(warehouse, file, "1")).isZero();
+        Table stats = catalog.loadTable(TableIdentifier.of("gold", "branch_stats"));
+        Table top = catalog.loadTable(TableIdentifier.of("gold", "top_accounts"));
+        // G2: the last commit of each Gold table records the Silver versions it is complete up to
+        for (Table gold : List.of(stats, top)) {
+            gold.refresh();
+            assertThat(sourceVersions(gold))
+                    .isEqualTo(
+                            Map.of(
+                                    "changeflow.source-version.silver.accounts", "3",
+                                    "changeflow.source-version.silver.branches", "1"));
+        }
+        assertThat(TableRows.toCsvLines(stats))
+                .containsExactlyInAnyOrderElementsOf(branchStats(silverAccounts(catalog)));
+
+        // accounts 4..6; branch 2 is renamed (branches 2), branch 5 deleted (branches 3: its
+        // accounts leave the join), branches 3 and 4 renamed (branches 4, 5)
+        for (int version = 4; version <= 6; version++) {
+            accountsVersion(accounts, accountRows, random);
+        }
         branchRows.put(2L, "branch-two");
         commit(branches, BRANCHES, "bid", branchImages(branchRows, Set.of(2L)), List.of());
         branchRows.remove(5L);
         commit(branches, BRANCHES, "bid", List.of(), List.of(5L));
+        // branches 4 and 5: two more renames (so both tables have a version 5)
+        branchRows.put(3L, "branch-three");
+        commit(branches, BRANCHES, "bid", branchImages(branchRows, Set.of(3L)), List.of());
+        branchRows.put(4L, "branch-four");
+        commit(branches, BRANCHES, "bid", branchImages(branchRows, Set.of(4L)), List.of());
 
-        Path file = tmp.resolve("gold_branches.sql");
-        Files.copy(
-                SharedData.repositoryRoot().resolve("examples").resolve("gold_branches.sql"), file);
-        assertThat(
-                        Main.execute(
-                                "gold",
-                                "--warehouse",
-                                warehouse.toString(),
-                                "--bounded",
-                                "--checkpoint-interval",
-                                "1s",
-                                "--parallelism",
-                                "1",
-                                file.toString()))
-                .isZero();
+        // G3: a replay at 5 would skip accounts' version 4 (Gold holds accounts up to 3): refused,
+        // before anything is committed
+        long statsSnapshot = stats.currentSnapshot().snapshotId();
+        long topSnapshot = top.currentSnapshot().snapshotId();
+        GoldSql.Options gap = new GoldSql.Options();
+        gap.warehouse = warehouse;
+        gap.bounded = true;
+        gap.startingVersion = 5L;
+        gap.parallelism = 1;
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.runLocal(
+                                        GoldSql.read(file),
+                                        CatalogSettings.localHadoop(warehouse.toAbsolutePath()),
+                                        gap))
+                .isInstanceOfSatisfying(
+                        GoldException.class,
+                        e ->
+                                assertThat(e.code())
+                                        .isEqualTo(GoldException.Code.GOLD_VERSION_MISMATCH))
+                .hasMessageContaining("starting version 5 leaves a gap")
+                .hasMessageContaining(
+                        "Gold table gold.branch_stats (recorded"
+                                + " changeflow.source-version.silver.accounts = 3)")
+                .hasMessageContaining("Start at version 4");
+        stats.refresh();
+        top.refresh();
+        assertThat(stats.currentSnapshot().snapshotId()).isEqualTo(statsSnapshot);
+        assertThat(top.currentSnapshot().snapshotId()).isEqualTo(topSnapshot);
+
+        // G3: replay from version 2 with new checkpoints (a local run discards the old ones):
+        // accounts as of 1 then its changes 2..6, branches as of 1 then 2..5; the Gold tables are
+        // emptied first and end equal to the queries over Silver's final rows
+        assertThat(gold(warehouse, file, "2")).isZero();
 
         // Silver's final rows, read back (the oracle's input is what Silver holds, not the map)
         Map<Long, long[]> finalAccounts = new TreeMap<>();
@@ -153,17 +196,102 @@ class GoldSqlITCase {
         }
         assertThat(finalBranches).isEqualTo(branchRows);
 
-        List<String> stats = branchStats(finalAccounts);
-        List<String> top = topAccounts(finalAccounts, finalBranches);
-        assertThat(stats).hasSizeGreaterThan(2);
+        List<String> statsOracle = branchStats(finalAccounts);
+        List<String> topOracle = topAccounts(finalAccounts, finalBranches);
+        assertThat(statsOracle).hasSizeGreaterThan(2);
         assertThat(
                         TableRows.toCsvLines(
                                 catalog.loadTable(TableIdentifier.of("gold", "branch_stats"))))
-                .containsExactlyInAnyOrderElementsOf(stats);
+                .containsExactlyInAnyOrderElementsOf(statsOracle);
         assertThat(
                         TableRows.toCsvLines(
                                 catalog.loadTable(TableIdentifier.of("gold", "top_accounts"))))
-                .containsExactlyInAnyOrderElementsOf(top);
+                .containsExactlyInAnyOrderElementsOf(topOracle);
+        for (Table gold : List.of(stats, top)) {
+            gold.refresh();
+            assertThat(sourceVersions(gold))
+                    .isEqualTo(
+                            Map.of(
+                                    "changeflow.source-version.silver.accounts", "6",
+                                    "changeflow.source-version.silver.branches", "5"));
+            // the replay's first commit empties the table and names where the rebuild starts
+            Snapshot reset = null;
+            for (Snapshot snap : SnapshotUtil.currentAncestors(gold)) {
+                if (snap.summary().containsKey("changeflow.gold-reset.silver.accounts")) {
+                    reset = snap;
+                    break;
+                }
+            }
+            assertThat(reset).isNotNull();
+            assertThat(reset.summary())
+                    .containsEntry("changeflow.gold-reset.silver.accounts", "2")
+                    .containsEntry("changeflow.gold-reset.silver.branches", "2");
+        }
+    }
+
+    private static int gold(Path warehouse, Path file, String startingVersion) {
+        return Main.execute(
+                "gold",
+                "--warehouse",
+                warehouse.toString(),
+                "--bounded",
+                "--starting-version",
+                startingVersion,
+                "--checkpoint-interval",
+                "1s",
+                "--parallelism",
+                "1",
+                file.toString());
+    }
+
+    /** The {@code changeflow.source-version.*} properties of the table's current snapshot. */
+    private static Map<String, String> sourceVersions(Table table) {
+        Map<String, String> out = new TreeMap<>();
+        table.currentSnapshot()
+                .summary()
+                .forEach(
+                        (k, v) -> {
+                            if (k.startsWith("changeflow.source-version.")) {
+                                out.put(k, v);
+                            }
+                        });
+        return out;
+    }
+
+    private static Map<Long, long[]> silverAccounts(Catalog catalog) {
+        Map<Long, long[]> rows = new TreeMap<>();
+        for (Record r :
+                TableRows.read(catalog.loadTable(TableIdentifier.of("silver", "accounts")))) {
+            rows.put(
+                    (Long) r.getField("aid"),
+                    new long[] {(Long) r.getField("bid"), (Long) r.getField("balance")});
+        }
+        return rows;
+    }
+
+    /** One accounts version of up to 10 inserts, updates (balances, branch moves) and deletes. */
+    private static void accountsVersion(
+            Table accounts, Map<Long, long[]> accountRows, Random random) {
+        Set<Long> changed = new HashSet<>();
+        List<Long> deleted = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            long aid = 1 + random.nextInt(45);
+            if (deleted.contains(aid) || changed.contains(aid)) {
+                continue;
+            }
+            if (accountRows.containsKey(aid) && random.nextInt(4) == 0) {
+                accountRows.remove(aid);
+                deleted.add(aid);
+            } else {
+                long[] row = accountRows.computeIfAbsent(aid, k -> new long[2]);
+                if (random.nextBoolean()) {
+                    row[0] = 1 + random.nextInt(5);
+                }
+                row[1] = random.nextInt(6) * 10;
+                changed.add(aid);
+            }
+        }
+        commit(accounts, ACCOUNTS, "aid", accountImages(accountRows, changed), deleted);
     }
 
     /** bid, accounts, min, max, distinct balances, avg (BIGINT, truncated) where accounts >= 2. */

@@ -104,7 +104,11 @@ public final class GoldCommand implements Callable<Integer> {
             names = "--starting-version",
             paramLabel = "N",
             description =
-                    "Silver version to start at (replay); checked against the Gold tables' _source_version (GOLD_VERSION_MISMATCH on a gap or overlap). Default: where Gold is.")
+                    "Silver version N to start at (replay). With FILE.sql: every t$changelog read without its own "
+                            + "starting-version starts at N (Silver as of N-1, then the changes from N); the Gold tables "
+                            + "are emptied and rebuilt; N after a Gold table's recorded version + 1 is GOLD_VERSION_MISMATCH. "
+                            + "With --source: checked against the Gold tables' _source_version (gap or overlap). "
+                            + "Default: FILE.sql from Silver's current snapshot; --source where Gold is.")
     Long startingVersion;
 
     @Option(
@@ -212,7 +216,6 @@ public final class GoldCommand implements Callable<Integer> {
         addIf(wrong, aggregateTable != null, "--aggregate-table");
         addIf(wrong, groupBy != null, "--group-by");
         addIf(wrong, aggregates != null, "--aggregate");
-        addIf(wrong, startingVersion != null, "--starting-version");
         addIf(wrong, fromScratch, "--from-scratch");
         if (!wrong.isEmpty()) {
             throw new IllegalArgumentException(
@@ -235,6 +238,7 @@ public final class GoldCommand implements Callable<Integer> {
         o.parallelism = parallelism;
         o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
         o.bounded = bounded;
+        o.startingVersion = startingVersion;
         GoldSql.runLocal(gold, CliOptions.catalogSettings(warehouse, catalog, GoldSql.CATALOG), o);
         return 0;
     }

@@ -7,6 +7,7 @@ import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.jobs.sql.SqlScript;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
 
 import org.apache.flink.annotation.PublicEvolving;
@@ -34,11 +35,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * {@code bin/changeflow gold FILE.sql}: a Gold job written as Flink SQL (docs/semantics.md G2). The
@@ -64,14 +70,31 @@ import java.util.regex.Pattern;
  * was latest when the job was planned, the job finishes, and its final checkpoint commits the last
  * Gold rows. Each run starts without Flink state (the checkpoints of a run are deleted when the
  * next run of the same name starts), from the reads' start positions (by default Silver's current
- * snapshot, then its changes).
+ * snapshot, then its changes), and rebuilds the Gold tables (G3, {@link GoldSqlStart}): those with
+ * rows are emptied first, in one commit each.
+ *
+ * <p><b>Recorded Silver version</b> (G2). Every Gold commit carries {@code
+ * changeflow.source-version.<db.table>} for each Silver table read through {@code t$changelog}: the
+ * version that read had completely emitted at the checkpoint whose data the commit holds. The reads
+ * write it per checkpoint to {@code <checkpoint root>/source-versions} ({@link
+ * dev.changeflow.sources.cdf.sql.SourceVersionLog}, catalog option {@link
+ * ChangeflowCatalog#SOURCE_VERSION_LOG}) and the Gold tables are written through {@link
+ * dev.changeflow.sources.cdf.sql.SourceVersionStamping}, which sets the versions of the commit's
+ * checkpoint on the commit itself.
+ *
+ * <p><b>Replay</b> (G3). {@link Options#startingVersion} N is the {@code starting-version} of every
+ * read without its own hint (catalog option {@code changelog.starting-version}): Silver as of N−1,
+ * then the changes from N. An N after a Gold table's recorded version + 1 over versions with
+ * changes fails with {@code GOLD_VERSION_MISMATCH} ({@link GoldException}) before anything is
+ * committed.
  *
  * <p>Errors ({@link SqlException}, {@code file:line:column: CODE: detail}): {@code NO_INSERT},
  * {@code UNSUPPORTED_STATEMENT} (e.g. a {@code SELECT}, {@code INSERT OVERWRITE}, {@code EXECUTE
  * STATEMENT SET}), {@code UNKNOWN_TABLE} (a table read or written that the catalog does not have,
  * named), {@code UPDATES_WITHOUT_PRIMARY_KEY}, {@code SYNTAX_ERROR} (a missing INSERT target, an
- * unterminated literal). Flink's own errors (a query it cannot plan) pass through, a change-feed
- * error ({@code CdfException}) with its code.
+ * unterminated literal); {@code GOLD_VERSION_MISMATCH} ({@link GoldException}, G3). Flink's own
+ * errors (a query it cannot plan) pass through, a change-feed error ({@code CdfException}) with its
+ * code.
  */
 @PublicEvolving
 public final class GoldSql {
@@ -107,6 +130,13 @@ public final class GoldSql {
 
         /** Every changelog read ends at the version latest at planning; the job then finishes. */
         public boolean bounded;
+
+        /**
+         * Silver version N every changelog read starts at (its snapshot of N−1 first, then the
+         * changes from N), unless its OPTIONS hint says otherwise; null: Silver's current snapshot.
+         * Checked against the Gold tables' recorded versions (G3, {@link GoldSqlStart}).
+         */
+        public Long startingVersion;
 
         /** Where progress lines print. */
         public PrintStream out = System.out;
@@ -202,9 +232,15 @@ public final class GoldSql {
      * when the job finishes (with {@link Options#bounded}) or fails.
      *
      * @throws SqlException see the class comment
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH} (G3), before anything is committed
+     * @throws IllegalArgumentException a negative {@link Options#startingVersion}
      * @throws Exception the job's failure
      */
     public static void runLocal(File file, CatalogSettings settings, Options o) throws Exception {
+        if (o.startingVersion != null && o.startingVersion < 0) {
+            throw new IllegalArgumentException(
+                    "--starting-version must be >= 0, got " + o.startingVersion);
+        }
         String name = o.name != null ? o.name : file.name();
         Path ckRoot = LocalRunner.checkpointRoot(o.warehouse, null, "gold-sql-" + name);
         LocalRunner.deleteRecursively(ckRoot);
@@ -215,7 +251,22 @@ public final class GoldSql {
         env.setParallelism(o.parallelism);
         StreamTableEnvironment tEnv =
                 StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
-        StatementSet set = plan(file, tEnv, settings, o.bounded, o.out);
+        Map<String, String> catalogOptions = new HashMap<>();
+        if (o.bounded) {
+            catalogOptions.put(ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX + "bounded", "true");
+        }
+        if (o.startingVersion != null) {
+            catalogOptions.put(
+                    ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX
+                            + ChangeFeedOptions.STARTING_VERSION.key(),
+                    Long.toString(o.startingVersion));
+        }
+        catalogOptions.put(
+                ChangeflowCatalog.SOURCE_VERSION_LOG,
+                ckRoot.resolve("source-versions").toAbsolutePath().toUri().toString());
+        List<List<String>> targets = new ArrayList<>();
+        StatementSet set = plan(file, tEnv, settings, catalogOptions, o.out, targets);
+        Map<String, Table> gold = start(tEnv, targets, o.out);
         TableResult result = set.execute();
         o.out.printf(
                 "Running %d INSERT statement(s) of %s as one job%s%n",
@@ -224,6 +275,76 @@ public final class GoldSql {
                 o.bounded ? " up to Silver's latest versions" : " until stopped");
         result.await();
         o.out.println("Done: the Gold tables are committed.");
+        ChangeflowCatalog catalog = changeflowCatalog(tEnv);
+        for (Map.Entry<String, Table> g : gold.entrySet()) {
+            for (GoldSqlStart.Read read : GoldSqlStart.reads(catalog.changelogReads())) {
+                OptionalLong v = GoldSqlStart.recordedVersion(g.getValue(), read.table());
+                if (v.isPresent()) {
+                    o.out.printf(
+                            "Gold table %s: complete up to Silver %s version %d%n",
+                            g.getKey(), read.table(), v.getAsLong());
+                }
+            }
+        }
+    }
+
+    private static ChangeflowCatalog changeflowCatalog(StreamTableEnvironment tEnv) {
+        return (ChangeflowCatalog) tEnv.getCatalog(CATALOG).orElseThrow();
+    }
+
+    /**
+     * G3 before the job starts: checks every read's explicit starting version against the Gold
+     * tables' recorded versions, then (when every read starts with a snapshot) empties the Gold
+     * tables that hold rows ({@link GoldSqlStart}).
+     *
+     * @return the Gold tables (INSERT targets in Iceberg catalogs), by name
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH}, before anything is committed
+     */
+    private static Map<String, Table> start(
+            StreamTableEnvironment tEnv, List<List<String>> targets, PrintStream out) {
+        ChangeflowCatalog changeflow = changeflowCatalog(tEnv);
+        List<GoldSqlStart.Read> reads = GoldSqlStart.reads(changeflow.changelogReads());
+        Map<String, Table> gold = new LinkedHashMap<>();
+        for (List<String> t : targets) {
+            Catalog catalog = tEnv.getCatalog(t.get(0)).orElse(null);
+            if (catalog instanceof FlinkCatalog flink) {
+                gold.putIfAbsent(
+                        String.join(".", t.subList(1, 3)),
+                        flink.catalog()
+                                .loadTable(TableIdentifier.of(Namespace.of(t.get(1)), t.get(2))));
+            }
+        }
+        GoldSqlStart.check(
+                gold, reads, name -> changeflow.catalog().loadTable(TableIdentifier.parse(name)));
+        if (!GoldSqlStart.rebuilds(reads)) {
+            return gold;
+        }
+        Map<String, Long> first = new TreeMap<>();
+        for (GoldSqlStart.Read read : reads) {
+            long v;
+            if (read.startingVersion() != null) {
+                v = read.startingVersion();
+            } else {
+                Table silver = changeflow.catalog().loadTable(TableIdentifier.parse(read.table()));
+                v =
+                        (silver.currentSnapshot() == null
+                                        ? 0
+                                        : silver.currentSnapshot().sequenceNumber())
+                                + 1;
+            }
+            first.put(read.table(), v);
+        }
+        for (Map.Entry<String, Table> g : gold.entrySet()) {
+            if (GoldSqlStart.reset(g.getValue(), first)) {
+                out.printf(
+                        "Gold table %s: emptied; rebuilt from Silver %s%n",
+                        g.getKey(),
+                        first.entrySet().stream()
+                                .map(e -> e.getKey() + " as of version " + (e.getValue() - 1))
+                                .collect(Collectors.joining(", ")));
+            }
+        }
+        return gold;
     }
 
     /**
@@ -238,15 +359,31 @@ public final class GoldSql {
             CatalogSettings settings,
             boolean bounded,
             PrintStream out) {
-        FlinkSqlSession.open(
+        return plan(
+                file,
                 tEnv,
                 settings,
-                CATALOG,
                 bounded
                         ? Map.of(ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX + "bounded", "true")
-                        : Map.of());
+                        : Map.of(),
+                out,
+                new ArrayList<>());
+    }
+
+    /**
+     * As {@link #plan(File, StreamTableEnvironment, CatalogSettings, boolean, PrintStream)}, with
+     * the catalog's extra options and the INSERTs' targets ({@code [catalog, db, table]}, in file
+     * order) added to {@code targets}.
+     */
+    static StatementSet plan(
+            File file,
+            StreamTableEnvironment tEnv,
+            CatalogSettings settings,
+            Map<String, String> catalogOptions,
+            PrintStream out,
+            List<List<String>> targets) {
+        FlinkSqlSession.open(tEnv, settings, CATALOG, catalogOptions);
         List<SqlScript.Statement> inserts = new ArrayList<>();
-        List<List<String>> targets = new ArrayList<>();
         for (SqlScript.Statement s : file.statements()) {
             if (s.startsWith("INSERT")) {
                 inserts.add(s);

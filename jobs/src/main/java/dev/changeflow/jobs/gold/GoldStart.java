@@ -226,6 +226,32 @@ public final class GoldStart implements Serializable {
                                     + "its changes would be applied twice. Start at version %d (or omit the starting version).",
                             requested, tables, silver.name(), g, g + 1));
         }
+        checkNoGap(silver, tables, g, requested, latest);
+        if (rowless) {
+            // the gap (if any) holds no change: Silver's rows at g are its rows at requested - 1
+            return snapshotThenChanges(g + 1);
+        }
+        // the upsert table may lag (a lost commit, or delete-only versions): replay it,
+        // idempotently;
+        // the aggregate skips per group what its rows contain
+        return changesFrom(
+                gUpsert.isPresent() ? Math.min(requested, gUpsert.getAsLong() + 1) : requested);
+    }
+
+    /**
+     * G3's gap rule, shared by the definition-file job ({@link #resolve}) and {@code gold FILE.sql}
+     * ({@link GoldSqlStart}): a start without state at Silver version {@code requested} beside Gold
+     * tables complete up to version {@code g} must not skip a version that has changes. Fails when
+     * {@code requested} is after Silver's next version, or when {@code requested > g + 1} and
+     * versions {@code g + 1 .. requested - 1} hold at least one change (versions without changes,
+     * such as compactions, leave nothing to skip).
+     *
+     * @param tables how the message names the Gold tables
+     * @param latest Silver's latest version
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH} naming the tables, {@code g} and {@code
+     *     requested}; also when the versions after {@code g} are expired
+     */
+    static void checkNoGap(Table silver, String tables, long g, long requested, long latest) {
         if (requested > latest + 1) {
             throw afterLatest(
                     requested,
@@ -251,15 +277,6 @@ public final class GoldStart implements Serializable {
                                 g + 1));
             }
         }
-        if (rowless) {
-            // the gap (if any) holds no change: Silver's rows at g are its rows at requested - 1
-            return snapshotThenChanges(g + 1);
-        }
-        // the upsert table may lag (a lost commit, or delete-only versions): replay it,
-        // idempotently;
-        // the aggregate skips per group what its rows contain
-        return changesFrom(
-                gUpsert.isPresent() ? Math.min(requested, gUpsert.getAsLong() + 1) : requested);
     }
 
     private static GoldException afterLatest(

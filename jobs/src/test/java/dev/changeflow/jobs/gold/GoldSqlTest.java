@@ -254,4 +254,27 @@ class GoldSqlTest {
         // nothing was created or run
         assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
     }
+
+    /** A negative --starting-version with a file is refused before anything runs (G3). */
+    @Test
+    void aNegativeStartingVersionIsRefused() throws Exception {
+        Path file = warehouse.resolve("g.sql");
+        Files.writeString(file, "CREATE DATABASE IF NOT EXISTS gold;\nINSERT INTO gold.t SELECT 1");
+        GoldSql.Options o = new GoldSql.Options();
+        o.warehouse = warehouse;
+        o.startingVersion = -1L;
+        assertThatThrownBy(() -> GoldSql.runLocal(GoldSql.read(file), settings(), o))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--starting-version must be >= 0, got -1");
+        assertThat(
+                        Main.execute(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--starting-version",
+                                "-1",
+                                file.toString()))
+                .isEqualTo(2);
+        assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
+    }
 }

@@ -1,5 +1,7 @@
 package dev.changeflow.jobs.gold;
 
+import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
+import dev.changeflow.sources.cdf.sql.SourceVersionLog;
 import dev.changeflow.sources.cdf.stream.ChangeFeedStart;
 
 import org.apache.hadoop.conf.Configuration;
@@ -26,10 +28,12 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -251,6 +255,137 @@ class GoldStartTest {
                                         + " available (snapshots expired), so Gold cannot continue exactly: rebuild it"
                                         + " with --from-scratch."),
                 e.getMessage());
+    }
+
+    /** A Gold table of gold FILE.sql whose commits carry the given summary properties. */
+    @SafeVarargs
+    private Table sqlGold(String name, Map<String, String>... commits) throws IOException {
+        Table t =
+                catalog.createTable(
+                        TableIdentifier.of("gold", name),
+                        GOLD,
+                        PartitionSpec.unpartitioned(),
+                        Map.of(TableProperties.FORMAT_VERSION, "2"));
+        for (Map<String, String> props : commits) {
+            var append = t.newAppend();
+            props.forEach(append::set);
+            append.commit();
+        }
+        t.refresh();
+        return t;
+    }
+
+    /** G2/G3: the recorded version is the newest stamp, or the start of a newer emptying run. */
+    @Test
+    void sqlGoldRecordedVersionIsItsNewestStampOrTheResetBeforeIt() throws IOException {
+        String stamp = SourceVersionLog.SOURCE_VERSION_PREFIX + "silver.accounts";
+        String reset = GoldSqlStart.RESET_PREFIX + "silver.accounts";
+        Table g = sqlGold("g", Map.of(stamp, "3"), Map.of("other", "x"));
+        assertEquals(OptionalLong.of(3), GoldSqlStart.recordedVersion(g, "silver.accounts"));
+        assertEquals(OptionalLong.empty(), GoldSqlStart.recordedVersion(g, "silver.branches"));
+        // a replay from 2 emptied it and has not yet committed a complete snapshot: as of 1
+        g.newAppend().set(reset, "2").commit();
+        g.newAppend().commit();
+        assertEquals(OptionalLong.of(1), GoldSqlStart.recordedVersion(g, "silver.accounts"));
+        g.newAppend().set(stamp, "5").commit();
+        assertEquals(OptionalLong.of(5), GoldSqlStart.recordedVersion(g, "silver.accounts"));
+        assertEquals(
+                OptionalLong.empty(),
+                GoldSqlStart.recordedVersion(sqlGold("empty"), "silver.accounts"));
+    }
+
+    /**
+     * G3's gap rule for gold FILE.sql, the same code as the definition-file job's: a start after
+     * the recorded version + 1 over versions with changes fails, naming the Gold table, its
+     * recorded version and the starting version; earlier starts and gaps without changes pass.
+     */
+    @Test
+    void sqlGoldStartAfterTheRecordedVersionPlusOneIsAMismatch() throws IOException {
+        String stamp = SourceVersionLog.SOURCE_VERSION_PREFIX + "silver.accounts";
+        Map<String, Table> gold = Map.of("gold.g", sqlGold("g", Map.of(stamp, "3")));
+        for (long ok : new long[] {1, 3, 4}) {
+            GoldSqlStart.check(
+                    gold, List.of(new GoldSqlStart.Read("silver.accounts", ok, true)), t -> silver);
+        }
+        // no explicit starting version, or another table: nothing to check
+        GoldSqlStart.check(
+                gold, List.of(new GoldSqlStart.Read("silver.accounts", null, true)), t -> silver);
+        GoldSqlStart.check(
+                gold, List.of(new GoldSqlStart.Read("silver.branches", 9L, true)), t -> silver);
+        GoldException e =
+                assertThrows(
+                        GoldException.class,
+                        () ->
+                                GoldSqlStart.check(
+                                        gold,
+                                        List.of(new GoldSqlStart.Read("silver.accounts", 5L, true)),
+                                        t -> silver));
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
+        assertEquals(
+                "GOLD_VERSION_MISMATCH: starting version 5 leaves a gap: Gold table gold.g (recorded"
+                        + " changeflow.source-version.silver.accounts = 3) contain Silver "
+                        + silver.name()
+                        + " up to version 3, and versions 4..4 hold 1 change(s) no Gold commit"
+                        + " contains. Start at version 4 (or omit the starting version).",
+                e.getMessage());
+        // version 6 holds no change: recorded 5, a start at 7 skips nothing
+        Map<String, Table> at5 = Map.of("gold.h", sqlGold("h", Map.of(stamp, "5")));
+        GoldSqlStart.check(
+                at5, List.of(new GoldSqlStart.Read("silver.accounts", 7L, true)), t -> silver);
+        GoldException late =
+                assertThrows(
+                        GoldException.class,
+                        () ->
+                                GoldSqlStart.check(
+                                        at5,
+                                        List.of(new GoldSqlStart.Read("silver.accounts", 9L, true)),
+                                        t -> silver));
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, late.code());
+    }
+
+    /** The reads of a file, per table; a changes-only read means Gold is not rebuilt. */
+    @Test
+    void sqlGoldReadsArePerTableAndRebuildOnlyFromSnapshots() {
+        List<GoldSqlStart.Read> reads =
+                GoldSqlStart.reads(
+                        List.of(
+                                new ChangeflowCatalog.ChangelogRead(
+                                        "silver.a", Map.of("starting-version", "4")),
+                                new ChangeflowCatalog.ChangelogRead(
+                                        "silver.a", Map.of("starting-version", "2")),
+                                new ChangeflowCatalog.ChangelogRead("silver.b", Map.of()),
+                                new ChangeflowCatalog.ChangelogRead(
+                                        "silver.b",
+                                        Map.of("start-mode", "snapshot-then-changes"))));
+        assertEquals(
+                List.of(
+                        new GoldSqlStart.Read("silver.a", 2L, true),
+                        new GoldSqlStart.Read("silver.b", null, true)),
+                reads);
+        assertTrue(GoldSqlStart.rebuilds(reads));
+        assertFalse(
+                GoldSqlStart.rebuilds(
+                        GoldSqlStart.reads(
+                                List.of(
+                                        new ChangeflowCatalog.ChangelogRead(
+                                                "silver.a",
+                                                Map.of("start-mode", "changes-only"))))));
+        assertFalse(GoldSqlStart.rebuilds(List.of()));
+    }
+
+    /** A run that rebuilds Gold empties it in one commit naming where each read starts. */
+    @Test
+    void sqlGoldResetEmptiesTheTableInOneMarkedCommit() throws IOException {
+        Table g = sqlGold("g");
+        assertFalse(GoldSqlStart.reset(g, Map.of("silver.accounts", 2L))); // no snapshot yet
+        append(g, GOLD, row(GOLD, 1, 2L, 3L));
+        long before = g.currentSnapshot().snapshotId();
+        assertTrue(GoldSqlStart.reset(g, Map.of("silver.accounts", 2L)));
+        g.refresh();
+        assertEquals(before, g.currentSnapshot().parentId());
+        assertEquals(
+                "2", g.currentSnapshot().summary().get("changeflow.gold-reset.silver.accounts"));
+        assertFalse(g.newScan().planFiles().iterator().hasNext());
     }
 
     private static Record row(Schema schema, Object... values) {

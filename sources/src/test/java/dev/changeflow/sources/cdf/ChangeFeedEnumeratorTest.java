@@ -3,6 +3,7 @@ package dev.changeflow.sources.cdf;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
+import dev.changeflow.sources.cdf.stream.enumerator.CheckpointVersionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
 import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
@@ -248,5 +249,77 @@ class ChangeFeedEnumeratorTest {
         assertThat(assigned()).endsWith("0:2-A0");
         finished(0, "2-A0");
         assertThat(enumerator.snapshotState(9).completedVersion()).isEqualTo(3);
+    }
+
+    /**
+     * G2: the {@link CheckpointVersionListener} is told a checkpoint's completed version only once
+     * the initial snapshot (snapshot-then-changes) is emitted — before that the stream holds part
+     * of Silver's rows, and a Gold commit must claim no version — and then at every checkpoint.
+     */
+    @Test
+    void checkpointVersionsAreToldOnlyOnceTheInitialSnapshotIsEmitted() throws Throwable {
+        RecordingContext ctx = new RecordingContext(1);
+        List<String> told = new ArrayList<>();
+        CheckpointVersionListener listener =
+                new CheckpointVersionListener() {
+                    @Override
+                    public void checkpointing(long checkpointId, long completedVersion) {
+                        told.add(checkpointId + ":" + completedVersion);
+                    }
+
+                    @Override
+                    public void checkpointCompleted(long checkpointId) {
+                        told.add("completed " + checkpointId);
+                    }
+
+                    @Override
+                    public void ended(long completedVersion) {
+                        told.add("ended " + completedVersion);
+                    }
+                };
+        long snapshotOfVersion2 = table.snapshot(table.currentSnapshot().parentId()).snapshotId();
+        ChangeFeedEnumerator e =
+                new ChangeFeedEnumerator(
+                        ctx,
+                        new ChangeFeedSplitPlanner(table, Long.MAX_VALUE, Long.MAX_VALUE),
+                        "db.t",
+                        1000,
+                        null,
+                        ConsumerPositionListener.NONE,
+                        listener,
+                        new ChangeFeedEnumState(
+                                PlanningPosition.initialSnapshot(snapshotOfVersion2, 2),
+                                3,
+                                -1,
+                                List.of(),
+                                Map.of()));
+        e.start();
+        ctx.registerReader(new ReaderInfo(0, "localhost"));
+        e.addReader(0);
+        ctx.runPeriodicCallable(0);
+        ctx.getSentSourceEvent();
+        e.snapshotState(1);
+        e.notifyCheckpointComplete(1);
+        assertThat(told).containsExactly("completed 1");
+
+        List<String> splits = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            e.handleSplitRequest(0, "localhost");
+        }
+        for (SplitsAssignment<ChangeFeedSplit> a : ctx.getSplitsAssignmentSequence()) {
+            a.assignment().values().forEach(l -> l.forEach(split -> splits.add(split.splitId())));
+        }
+        assertThat(splits).isNotEmpty().allMatch(id -> id.startsWith("2-I"));
+        for (String id : splits.subList(0, splits.size() - 1)) {
+            e.handleSourceEvent(0, new SplitsFinishedEvent(List.of(id)));
+        }
+        e.snapshotState(2);
+        assertThat(told).containsExactly("completed 1"); // one snapshot split still unfinished
+        e.handleSourceEvent(0, new SplitsFinishedEvent(List.of(splits.get(splits.size() - 1))));
+        e.snapshotState(3);
+        e.notifyCheckpointComplete(3);
+        // the snapshot (version 2) and the empty version 3 are complete: the bounded stream ends
+        // (the end-of-input commit holds everything up to 3), and checkpoint 3 holds 3
+        assertThat(told).containsExactly("completed 1", "ended 3", "3:3", "completed 3");
     }
 }

@@ -3,6 +3,7 @@ package dev.changeflow.sources.cdf.sql;
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.ChangeFeedSettings;
+import dev.changeflow.sources.cdf.stream.enumerator.CheckpointVersionListener;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.RuntimeExecutionMode;
@@ -16,6 +17,7 @@ import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.flink.FlinkDynamicTableFactory;
+import org.apache.iceberg.flink.IcebergTableSink;
 
 import java.util.Map;
 import java.util.Set;
@@ -87,8 +89,15 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
             ChangeFeedSettings settings =
                     ChangeFeedOptions.resolve(
                             name, options, ChangeFeedSqlOptions.CHANGELOG_OPTIONS, tableOptions);
+            String table = catalog.tableName(path);
+            catalog.planned(new ChangeflowCatalog.ChangelogRead(table, settings.asMap()));
+            SourceVersionLog log = catalog.sourceVersionLog();
             return ChangelogTableSource.create(
-                    name, catalog.tableLoader(path), settings.asMap(), rowType);
+                    name,
+                    catalog.tableLoader(path),
+                    settings.asMap(),
+                    rowType,
+                    log == null ? CheckpointVersionListener.NONE : log.listener(table));
         }
         ChangeFeedSettings settings =
                 ChangeFeedSqlOptions.changeFeedOptions(name, options, tableOptions);
@@ -119,7 +128,18 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
                                     ? ChangeflowCatalog.CHANGES_SUFFIX
                                     : ChangeflowCatalog.CHANGELOG_SUFFIX));
         }
-        return iceberg.createDynamicTableSink(context);
+        SourceVersionLog log = catalog.sourceVersionLog();
+        Map<String, String> writeProps = context.getCatalogTable().getOptions();
+        if (log == null || "true".equalsIgnoreCase(writeProps.get("use-dynamic-iceberg-sink"))) {
+            return iceberg.createDynamicTableSink(context);
+        }
+        // as Iceberg's factory does, with commits stamped with the reads' versions (G2)
+        return new IcebergTableSink(
+                new SourceVersionStamping(
+                        catalog.tableLoader(context.getObjectIdentifier().toObjectPath()), log),
+                context.getCatalogTable().getResolvedSchema(),
+                context.getConfiguration(),
+                writeProps);
     }
 
     @Override

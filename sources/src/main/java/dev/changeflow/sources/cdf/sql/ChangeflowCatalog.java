@@ -21,6 +21,8 @@ import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.FlinkCatalog;
 import org.apache.iceberg.flink.TableLoader;
 
+import javax.annotation.Nullable;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -73,8 +75,26 @@ public class ChangeflowCatalog extends FlinkCatalog {
      */
     public static final String CHANGELOG_DEFAULTS_PREFIX = "changelog.";
 
+    /**
+     * Catalog option: the directory of a {@link SourceVersionLog}. When set, every {@code
+     * t$changelog} read records the version it completed at each checkpoint there, and every
+     * Iceberg table written through this catalog gets {@code changeflow.source-version.<db.t>} on
+     * its commits ({@link SourceVersionStamping}; G2). {@code bin/changeflow gold FILE.sql} sets
+     * it.
+     */
+    public static final String SOURCE_VERSION_LOG = "source-version-log";
+
+    /**
+     * One {@code t$changelog} read planned through this catalog: the Iceberg table ({@code db.t})
+     * and the read's options after defaults and hints.
+     */
+    public record ChangelogRead(String table, Map<String, String> options) {}
+
     private final CatalogLoader loader;
     private final Namespace baseNamespace;
+    @Nullable private final SourceVersionLog sourceVersionLog;
+    private final List<ChangelogRead> changelogReads =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, String> changelogDefaults = new HashMap<>();
 
     /** See {@link FlinkCatalog}'s constructor; {@link ChangeflowCatalogFactory} calls it. */
@@ -96,6 +116,8 @@ public class ChangeflowCatalog extends FlinkCatalog {
                 cacheExpirationIntervalMs);
         this.loader = catalogLoader;
         this.baseNamespace = baseNamespace;
+        String log = catalogProps.get(SOURCE_VERSION_LOG);
+        this.sourceVersionLog = log == null || log.isBlank() ? null : new SourceVersionLog(log);
         catalogProps.forEach(
                 (k, v) -> {
                     if (k.startsWith(CHANGELOG_DEFAULTS_PREFIX)
@@ -250,6 +272,29 @@ public class ChangeflowCatalog extends FlinkCatalog {
     /** The Iceberg table behind {@code path}, freshly loaded. */
     Table loadIcebergTable(ObjectPath path) {
         return catalog().loadTable(identifier(basePath(path)));
+    }
+
+    /** The catalog's {@link #SOURCE_VERSION_LOG}, or null. */
+    @Nullable
+    public SourceVersionLog sourceVersionLog() {
+        return sourceVersionLog;
+    }
+
+    /**
+     * The {@code t$changelog} reads planned so far (each planning of a statement adds its reads
+     * again; callers group by table).
+     */
+    public List<ChangelogRead> changelogReads() {
+        return List.copyOf(changelogReads);
+    }
+
+    void planned(ChangelogRead read) {
+        changelogReads.add(read);
+    }
+
+    /** {@code db.t} of the Iceberg table behind {@code path}. */
+    String tableName(ObjectPath path) {
+        return identifier(basePath(path)).toString();
     }
 
     /** A serializable loader of the Iceberg table behind {@code path}, for tasks. */

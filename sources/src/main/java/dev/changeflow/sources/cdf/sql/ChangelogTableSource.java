@@ -3,6 +3,7 @@ package dev.changeflow.sources.cdf.sql;
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedColumns;
 import dev.changeflow.sources.cdf.stream.ChangeFeedSource;
+import dev.changeflow.sources.cdf.stream.enumerator.CheckpointVersionListener;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -71,6 +72,7 @@ final class ChangelogTableSource implements ScanTableSource, SupportsReadingMeta
     private final Map<String, String> options;
     private final int physicalColumns;
     private final boolean bounded;
+    private final CheckpointVersionListener versionListener;
     private List<String> metadataKeys;
     private RowType producedType;
 
@@ -80,6 +82,7 @@ final class ChangelogTableSource implements ScanTableSource, SupportsReadingMeta
             Map<String, String> options,
             int physicalColumns,
             boolean bounded,
+            CheckpointVersionListener versionListener,
             List<String> metadataKeys,
             RowType producedType) {
         this.tableName = tableName;
@@ -87,6 +90,7 @@ final class ChangelogTableSource implements ScanTableSource, SupportsReadingMeta
         this.options = options;
         this.physicalColumns = physicalColumns;
         this.bounded = bounded;
+        this.versionListener = versionListener;
         this.metadataKeys = metadataKeys;
         this.producedType = producedType;
     }
@@ -96,13 +100,15 @@ final class ChangelogTableSource implements ScanTableSource, SupportsReadingMeta
      * {@link ChangeFeedSqlOptions#CHANGELOG_OPTIONS}); its start is checked now.
      *
      * @param physicalType the table's columns as the catalog gives them
+     * @param versionListener told each checkpoint's completed version (G2 stamping)
      * @throws CdfException any error of {@link ChangeFeedSource.Builder#buildSource()}
      */
     static ChangelogTableSource create(
             String tableName,
             TableLoader tableLoader,
             Map<String, String> options,
-            RowType physicalType) {
+            RowType physicalType,
+            CheckpointVersionListener versionListener) {
         ChangeFeedSource source =
                 ChangeFeedSource.forTable(tableLoader)
                         .options(options)
@@ -114,6 +120,7 @@ final class ChangelogTableSource implements ScanTableSource, SupportsReadingMeta
                 options,
                 physicalType.getFieldCount(),
                 source.getBoundedness() == Boundedness.BOUNDED,
+                versionListener,
                 List.of(),
                 physicalType);
     }
@@ -171,6 +178,7 @@ final class ChangelogTableSource implements ScanTableSource, SupportsReadingMeta
                         ChangeFeedSource.forTable(tableLoader)
                                 .options(options)
                                 .changelog(true)
+                                .checkpointVersionListener(versionListener)
                                 .uidPrefix(prefix)
                                 .build(env);
                 if (metadataKeys.equals(new ArrayList<>(METADATA.keySet()))) {
@@ -212,6 +220,7 @@ final class ChangelogTableSource implements ScanTableSource, SupportsReadingMeta
                 options,
                 physicalColumns,
                 bounded,
+                versionListener,
                 metadataKeys,
                 producedType);
     }

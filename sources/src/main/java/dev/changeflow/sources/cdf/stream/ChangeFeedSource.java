@@ -11,6 +11,7 @@ import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumStateSerializer;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumerator;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedSplitPlanner;
+import dev.changeflow.sources.cdf.stream.enumerator.CheckpointVersionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.ConsumerPositionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.PlanningPosition;
 import dev.changeflow.sources.cdf.stream.pairing.ChangePairingFunction;
@@ -135,6 +136,7 @@ public final class ChangeFeedSource
     private final long maxBytesPerCycle;
     @Nullable private final String consumerId;
     private final ConsumerPositionListener consumerListener;
+    private final CheckpointVersionListener versionListener;
 
     ChangeFeedSource(
             TableLoader tableLoader,
@@ -148,7 +150,8 @@ public final class ChangeFeedSource
             long maxFilesPerCycle,
             long maxBytesPerCycle,
             @Nullable String consumerId,
-            ConsumerPositionListener consumerListener) {
+            ConsumerPositionListener consumerListener,
+            CheckpointVersionListener versionListener) {
         this.tableLoader = tableLoader;
         this.tableName = tableName;
         this.dataSchema = dataSchema;
@@ -162,6 +165,7 @@ public final class ChangeFeedSource
         this.maxBytesPerCycle = maxBytesPerCycle;
         this.consumerId = consumerId;
         this.consumerListener = consumerListener;
+        this.versionListener = versionListener;
     }
 
     /** Starts a builder over the table {@code tableLoader} loads (format v2 or v3). */
@@ -252,6 +256,7 @@ public final class ChangeFeedSource
                 monitorIntervalMillis,
                 consumerId,
                 consumerListener,
+                versionListener,
                 checkpoint);
     }
 
@@ -284,6 +289,7 @@ public final class ChangeFeedSource
         private boolean bounded = ChangeFeedOptions.BOUNDED.defaultValue();
         private String consumerId;
         private ConsumerPositionListener consumerListener = ConsumerPositionListener.NONE;
+        private CheckpointVersionListener versionListener = CheckpointVersionListener.NONE;
         private String uidPrefix = "changeflow-cdf";
         private boolean changelog;
         @Nullable private StartMode startMode;
@@ -395,6 +401,15 @@ public final class ChangeFeedSource
         /** Where the consumer position goes after each checkpoint (F7 registry hook). */
         public Builder consumerPositionListener(ConsumerPositionListener listener) {
             this.consumerListener = listener;
+            return this;
+        }
+
+        /**
+         * Told, at each checkpoint, the version completely emitted as of it (G2: the Silver version
+         * a Gold commit records); see {@link CheckpointVersionListener}.
+         */
+        public Builder checkpointVersionListener(CheckpointVersionListener listener) {
+            this.versionListener = listener;
             return this;
         }
 
@@ -548,7 +563,8 @@ public final class ChangeFeedSource
                         consumerId,
                         consumerId != null && consumerListener == ConsumerPositionListener.NONE
                                 ? new RegistryPositionListener(tableLoader)
-                                : consumerListener);
+                                : consumerListener,
+                        versionListener);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

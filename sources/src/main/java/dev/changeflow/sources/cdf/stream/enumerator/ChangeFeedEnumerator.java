@@ -58,6 +58,7 @@ public final class ChangeFeedEnumerator
     private final long boundVersion;
     @Nullable private final String consumerId;
     private final ConsumerPositionListener consumerListener;
+    private final CheckpointVersionListener versionListener;
 
     private final AtomicReference<PlanningPosition> position;
     private final Deque<ChangeFeedSplit> pending;
@@ -74,6 +75,30 @@ public final class ChangeFeedEnumerator
             @Nullable String consumerId,
             ConsumerPositionListener consumerListener,
             ChangeFeedEnumState state) {
+        this(
+                context,
+                planner,
+                tableName,
+                monitorIntervalMillis,
+                consumerId,
+                consumerListener,
+                CheckpointVersionListener.NONE,
+                state);
+    }
+
+    /**
+     * As above, with a {@link CheckpointVersionListener} told each checkpoint's completed version
+     * (G2: the Silver version recorded on Gold commits).
+     */
+    public ChangeFeedEnumerator(
+            SplitEnumeratorContext<ChangeFeedSplit> context,
+            ChangeFeedSplitPlanner planner,
+            String tableName,
+            long monitorIntervalMillis,
+            @Nullable String consumerId,
+            ConsumerPositionListener consumerListener,
+            CheckpointVersionListener versionListener,
+            ChangeFeedEnumState state) {
         this.context = context;
         this.planner = planner;
         this.tableName = tableName;
@@ -81,6 +106,7 @@ public final class ChangeFeedEnumerator
         this.boundVersion = state.boundVersion();
         this.consumerId = consumerId;
         this.consumerListener = consumerListener;
+        this.versionListener = versionListener;
         this.position = new AtomicReference<>(state.position());
         this.pending = new ArrayDeque<>(state.pendingSplits());
         this.tracker = new VersionTracker(state.completedVersion(), state.outstandingVersions());
@@ -169,6 +195,9 @@ public final class ChangeFeedEnumerator
         LOG.info(
                 "Change feed of {} read every version up to {} (bounded)", tableName, boundVersion);
         noMoreSplitsSignalled = true;
+        if (completeVersionReached()) {
+            versionListener.ended(tracker.completedVersion());
+        }
     }
 
     private void advance() {
@@ -225,6 +254,9 @@ public final class ChangeFeedEnumerator
     @Override
     public ChangeFeedEnumState snapshotState(long checkpointId) {
         nextVersionByCheckpoint.put(checkpointId, tracker.completedVersion() + 1);
+        if (completeVersionReached()) {
+            versionListener.checkpointing(checkpointId, tracker.completedVersion());
+        }
         Map<Long, VersionTracker.VersionProgress> versions = new TreeMap<>(tracker.versions());
         return new ChangeFeedEnumState(
                 position.get(),
@@ -238,9 +270,29 @@ public final class ChangeFeedEnumerator
     public void notifyCheckpointComplete(long checkpointId) {
         Long nextVersion = nextVersionByCheckpoint.get(checkpointId);
         nextVersionByCheckpoint.headMap(checkpointId, true).clear();
+        versionListener.checkpointCompleted(checkpointId);
         if (nextVersion != null && consumerId != null) {
             commitConsumerPosition(checkpointId, nextVersion);
         }
+    }
+
+    /**
+     * Whether the completed version stands for Silver as of that version: a version completed and
+     * no split of the initial snapshot is unplanned or unfinished (while it is, the stream holds
+     * part of Silver's rows only).
+     */
+    boolean completeVersionReached() {
+        if (tracker.completedVersion() < 0 || position.get().planningInitialSnapshot()) {
+            return false;
+        }
+        for (VersionTracker.VersionProgress progress : tracker.versions().values()) {
+            for (String split : progress.unfinished()) {
+                if (split.contains("-" + ChangeFeedSplit.Kind.INITIAL.code())) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /**

@@ -1,0 +1,205 @@
+package dev.changeflow.jobs.gold;
+
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
+import dev.changeflow.sources.cdf.sql.SourceVersionLog;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.iceberg.DeleteFiles;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.util.SnapshotUtil;
+
+import javax.annotation.Nullable;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.function.Function;
+
+/**
+ * Where a run of {@code gold FILE.sql} starts (docs/semantics.md G3), before its job is built.
+ * Every run starts without Flink state, so it rebuilds the queries' state from its changelog reads:
+ * each read gives Silver's rows as of version N−1 as inserts, then the changes from N (G1
+ * snapshot-then-changes; N = {@code starting-version}, by default one past Silver's latest
+ * version). To end with exactly the Gold tables an uninterrupted run gives, the run first empties
+ * each Gold table that has rows ({@link #reset}): the query then emits every row the Gold table
+ * must hold, and the upsert sink's last write of each key is its final value.
+ *
+ * <p><b>The recorded version</b> of a Gold table for Silver table {@code s} ({@link
+ * #recordedVersion}) is {@code changeflow.source-version.<s>} of its newest commit that has one
+ * (G2, {@link SourceVersionLog}); a commit of an emptying run ({@value #RESET_PREFIX}{@code <s>} =
+ * N) before it stands for N−1: that run rebuilds Gold as of Silver's version N−1 onwards, and its
+ * commits carry no version until its reads' snapshots are complete.
+ *
+ * <p><b>The gap rule</b> (G3, shared with the definition-file job: {@link GoldStart#checkNoGap}): a
+ * read of {@code s} with an explicit {@code starting-version} N, beside a Gold table recorded at R
+ * for {@code s}, fails with {@code GOLD_VERSION_MISMATCH} when N > R + 1 and versions R+1..N−1 have
+ * changes — checked for every Gold table and read before anything is committed. A replay that
+ * starts later than the Gold tables' history reaches is almost always the wrong version (a typo,
+ * another table's numbering), and its Gold history would jump over Silver versions it never
+ * reflected. A start at or before R + 1 is always fine: the tables are rebuilt.
+ *
+ * <p>Reads with {@code 'start-mode'='changes-only'} do not rebuild Gold's state from a snapshot, so
+ * a file with one is not emptied (the gap rule still applies to it).
+ */
+@Internal
+public final class GoldSqlStart {
+    /**
+     * Summary property prefix of the commit that empties a Gold table before a run: {@code
+     * changeflow.gold-reset.<db.table>} = the first Silver version the run reads of that table.
+     */
+    public static final String RESET_PREFIX = "changeflow.gold-reset.";
+
+    private GoldSqlStart() {}
+
+    /**
+     * A changelog read's start: its Silver table ({@code db.t}), its explicit starting version
+     * (null: Silver's current snapshot, or a timestamp/{@code latest}), and whether it starts with
+     * a snapshot.
+     */
+    public record Read(String table, @Nullable Long startingVersion, boolean snapshotFirst) {}
+
+    /**
+     * The distinct reads of {@code reads} (each planning of a statement lists its reads again): per
+     * table, the smallest explicit starting version; a read without one stands for none.
+     */
+    public static List<Read> reads(List<ChangeflowCatalog.ChangelogRead> reads) {
+        Map<String, Read> byTable = new TreeMap<>();
+        for (ChangeflowCatalog.ChangelogRead r : reads) {
+            String v = r.options().get(ChangeFeedOptions.STARTING_VERSION.key());
+            Long version = v != null && v.matches("\\d+") ? Long.valueOf(v) : null;
+            String mode = r.options().get(ChangeFeedOptions.START_MODE.key());
+            boolean snapshot =
+                    mode == null
+                            || mode.toLowerCase(Locale.ROOT)
+                                    .replace('_', '-')
+                                    .equals(
+                                            ChangeFeedOptions.StartMode.SNAPSHOT_THEN_CHANGES
+                                                    .value());
+            Read read = new Read(r.table(), version, snapshot);
+            byTable.merge(r.table(), read, GoldSqlStart::merge);
+        }
+        return new ArrayList<>(byTable.values());
+    }
+
+    private static Read merge(Read a, Read b) {
+        Long version;
+        if (a.startingVersion() == null) {
+            version = b.startingVersion();
+        } else if (b.startingVersion() == null) {
+            version = a.startingVersion();
+        } else {
+            version = Math.min(a.startingVersion(), b.startingVersion());
+        }
+        return new Read(a.table(), version, a.snapshotFirst() && b.snapshotFirst());
+    }
+
+    /**
+     * The Silver version of {@code silver} ({@code db.t}) up to which {@code gold} is recorded
+     * complete: see the class comment.
+     *
+     * @return empty when no commit of {@code gold} names {@code silver}
+     */
+    public static OptionalLong recordedVersion(Table gold, String silver) {
+        gold.refresh();
+        if (gold.currentSnapshot() == null) {
+            return OptionalLong.empty();
+        }
+        for (Snapshot s : SnapshotUtil.currentAncestors(gold)) {
+            Map<String, String> summary = s.summary();
+            String v =
+                    summary == null
+                            ? null
+                            : summary.get(SourceVersionLog.SOURCE_VERSION_PREFIX + silver);
+            if (v != null) {
+                return OptionalLong.of(Long.parseLong(v));
+            }
+            String reset = summary == null ? null : summary.get(RESET_PREFIX + silver);
+            if (reset != null) {
+                return OptionalLong.of(Long.parseLong(reset) - 1);
+            }
+        }
+        return OptionalLong.empty();
+    }
+
+    /**
+     * Checks every read with an explicit starting version against every Gold table's recorded
+     * version of its Silver table (G3 gap rule), before anything is committed.
+     *
+     * @param gold the INSERT targets that exist, by name
+     * @param silver loads a Silver table by {@code db.t}
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH} naming the Gold table, its recorded
+     *     version and the starting version
+     */
+    public static void check(
+            Map<String, Table> gold, List<Read> reads, Function<String, Table> silver) {
+        for (Read read : reads) {
+            if (read.startingVersion() == null) {
+                continue;
+            }
+            Table s = null;
+            for (Map.Entry<String, Table> g : gold.entrySet()) {
+                OptionalLong recorded = recordedVersion(g.getValue(), read.table());
+                if (recorded.isEmpty()) {
+                    continue;
+                }
+                if (s == null) {
+                    s = silver.apply(read.table());
+                    s.refresh();
+                }
+                long latest =
+                        s.currentSnapshot() == null ? 0 : s.currentSnapshot().sequenceNumber();
+                GoldStart.checkNoGap(
+                        s,
+                        "Gold table "
+                                + g.getKey()
+                                + " (recorded "
+                                + SourceVersionLog.SOURCE_VERSION_PREFIX
+                                + read.table()
+                                + " = "
+                                + recorded.getAsLong()
+                                + ")",
+                        recorded.getAsLong(),
+                        read.startingVersion(),
+                        latest);
+            }
+        }
+    }
+
+    /**
+     * Whether the run rebuilds the Gold tables: every read starts with Silver's rows (G1
+     * snapshot-then-changes, the default).
+     */
+    public static boolean rebuilds(List<Read> reads) {
+        return !reads.isEmpty() && reads.stream().allMatch(Read::snapshotFirst);
+    }
+
+    /**
+     * Empties {@code gold} when it has rows, in one commit carrying {@value #RESET_PREFIX}{@code
+     * <db.t>} = the first version read of each Silver table ({@code firstVersion}).
+     *
+     * @return whether a commit was made
+     */
+    public static boolean reset(Table gold, Map<String, Long> firstVersion) {
+        gold.refresh();
+        if (gold.currentSnapshot() == null) {
+            return false;
+        }
+        boolean rows = gold.newScan().planFiles().iterator().hasNext();
+        DeleteFiles delete = gold.newDelete().deleteFromRowFilter(Expressions.alwaysTrue());
+        Map<String, String> marks = new LinkedHashMap<>();
+        firstVersion.forEach((t, v) -> marks.put(RESET_PREFIX + t, Long.toString(v)));
+        if (!rows && marks.isEmpty()) {
+            return false;
+        }
+        marks.forEach(delete::set);
+        delete.commit();
+        return true;
+    }
+}
