@@ -47,15 +47,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * In-job compaction ({@link InJobMaintenance}, docs/semantics.md M1) during a real ingest: the
- * recorded pgbench capture's account changes ({@code ../shared/data/pgbench-s1}: 100,000 snapshot
- * rows, 10,000 updates, 500 deletes, 100 re-inserts, 400 updates) are replayed by a paced source in
- * 10 batches, one per completed checkpoint, into {@code public.pgbench_accounts} twice — once
- * without maintenance, once with {@code maintenance: true} and low trigger thresholds (every 2
- * commits or 2 equality-delete files, at most one compaction per 300 ms, the embedded SQLite lock
- * in the warehouse) so compactions commit between the ingest's commits. With maintenance:
+ * recorded pgbench capture's changes of the accounts with aid ≤ 20,000 ({@code
+ * ../shared/data/pgbench-s1}: 20,000 snapshot rows and about a fifth of its 10,000 updates, 500
+ * deletes, 100 re-inserts and 400 updates) are replayed by a paced source in 10 batches, one per
+ * completed checkpoint, into {@code public.pgbench_accounts} twice — once without maintenance, once
+ * with {@code maintenance: true} and low trigger thresholds (every 2 commits or 2 equality-delete
+ * files, at most one compaction per 300 ms, the embedded SQLite lock in the warehouse) so
+ * compactions commit between the ingest's commits. With maintenance:
  *
  * <ul>
- *   <li>the table equals PostgreSQL's final table exactly;
+ *   <li>the table equals PostgreSQL's final table (its accounts with aid ≤ 20,000) exactly;
  *   <li>{@code replace} snapshots exist, at least one of them followed by an ingest commit, and its
  *       live data and delete files are fewer than without maintenance;
  *   <li>the change feed ({@link TableChanges}) read over the whole history yields no row for the
@@ -78,6 +79,20 @@ class InJobMaintenanceITCase {
     private static final TableIdentifier ACCOUNTS =
             TableIdentifier.of("public", "pgbench_accounts");
     private static final String ACCOUNTS_TOPIC = "\"topic\":\"pgbench.public.pgbench_accounts\"";
+
+    /** The accounts kept (aid 1 to this): a fifth of the capture's, to keep the runs short. */
+    private static final int MAX_AID = 20_000;
+
+    private static final String KEY_PREFIX = "{\"key\":{\"aid\":";
+
+    /** Whether a capture line is a change (or tombstone) of an account with aid ≤ MAX_AID. */
+    private static boolean keptAccount(String line) {
+        if (!line.contains(ACCOUNTS_TOPIC) || !line.startsWith(KEY_PREFIX)) {
+            return false;
+        }
+        int end = line.indexOf('}', KEY_PREFIX.length());
+        return Integer.parseInt(line.substring(KEY_PREFIX.length(), end)) <= MAX_AID;
+    }
 
     private static String flows(boolean maintenance) {
         List<String> lines =
@@ -137,9 +152,14 @@ class InJobMaintenanceITCase {
         System.out.printf("run with maintenance done at %.1f s%n", (System.nanoTime() - t0) / 1e9);
         // the table: exact
         assertThat(rows(compacted)).isEqualTo(rows(plain));
-        assertThat(rows(compacted))
-                .isEqualTo(
-                        PgbenchCaptureITCase.sortedByKey(SharedData.finalCsv("pgbench_accounts")));
+        List<String> oracle = new ArrayList<>();
+        for (String line : SharedData.finalCsv("pgbench_accounts")) {
+            if (Integer.parseInt(line.substring(0, line.indexOf(','))) <= MAX_AID) {
+                oracle.add(line);
+            }
+        }
+        assertThat(oracle).hasSizeGreaterThan(MAX_AID - 200);
+        assertThat(rows(compacted)).isEqualTo(PgbenchCaptureITCase.sortedByKey(oracle));
 
         // compactions happened during the run
         List<Snapshot> snapshots = ancestry(compacted);
@@ -192,7 +212,7 @@ class InJobMaintenanceITCase {
         assertThat(perIngestVersion).isEqualTo(plainPerVersion);
         assertThat(plainPerVersion.stream().mapToInt(List::size).sum())
                 .as("changes read")
-                .isGreaterThan(100_000);
+                .isGreaterThan(MAX_AID);
     }
 
     /**
