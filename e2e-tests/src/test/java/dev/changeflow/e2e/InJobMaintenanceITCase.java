@@ -250,8 +250,7 @@ class InJobMaintenanceITCase {
         env.enableCheckpointing(100);
         int[] bounds = bounds();
         DataStream<SourceLine> lines =
-                PacedCaptureLines.stream(
-                        env, capture, bounds, line -> line.contains(ACCOUNTS_TOPIC));
+                PacedCaptureLines.stream(env, capture, bounds, InJobMaintenanceITCase::keptAccount);
         IngestJob.build(lines, plan, settings);
         if (!maintenance) {
             env.execute("ingest " + name);
