@@ -4,6 +4,7 @@ import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.operators.options.ResolvedOptions;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 
 import javax.annotation.Nullable;
 
@@ -104,6 +105,12 @@ public final class FlowConfig implements Serializable {
     public int formatVersion = FlowOptions.FORMAT_VERSION.defaultValue();
 
     /**
+     * In-job compaction of the target table (docs/semantics.md M1), from the {@code maintenance*}
+     * options; off by default.
+     */
+    public TableMaintenanceOptions maintenance = TableMaintenanceOptions.off();
+
+    /**
      * Sets every option that {@code r} holds from a place other than its default (a flag, {@code
      * --set}, the definition, a table property) onto this flow.
      *
@@ -197,7 +204,49 @@ public final class FlowConfig implements Serializable {
         if (r.isSet(FlowOptions.UNAVAILABLE_VALUE_PLACEHOLDER)) {
             unavailablePlaceholder = r.get(FlowOptions.UNAVAILABLE_VALUE_PLACEHOLDER);
         }
+        maintenance =
+                TableMaintenanceOptions.builder()
+                        .enabled(pick(r, FlowOptions.MAINTENANCE, maintenance.enabled()))
+                        .commitCount(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_COMMIT_COUNT,
+                                        maintenance.commitCount()))
+                        .dataFileCount(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_DATA_FILE_COUNT,
+                                        maintenance.dataFileCount()))
+                        .deleteFileCount(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_DELETE_FILE_COUNT,
+                                        maintenance.deleteFileCount()))
+                        .interval(
+                                r.isSet(FlowOptions.MAINTENANCE_INTERVAL)
+                                        ? r.get(FlowOptions.MAINTENANCE_INTERVAL)
+                                        : maintenance.interval())
+                        .rateLimit(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_RATE_LIMIT,
+                                        maintenance.rateLimit()))
+                        .deleteFileThreshold(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_DELETE_FILE_THRESHOLD,
+                                        maintenance.deleteFileThreshold()))
+                        .lockJdbcUri(
+                                r.isSet(FlowOptions.MAINTENANCE_LOCK_JDBC_URI)
+                                        ? r.get(FlowOptions.MAINTENANCE_LOCK_JDBC_URI)
+                                        : maintenance.lockJdbcUri())
+                        .build();
         return this;
+    }
+
+    private static <T> T pick(
+            ResolvedOptions r, org.apache.flink.configuration.ConfigOption<T> o, T current) {
+        return r.isSet(o) ? r.get(o) : current;
     }
 
     /**

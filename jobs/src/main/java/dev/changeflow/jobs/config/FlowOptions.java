@@ -7,6 +7,7 @@ import dev.changeflow.operators.ScdType;
 import dev.changeflow.operators.options.OptionParser;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.operators.options.OptionSet;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sources.changes.DecoderFlow;
 
 import org.apache.flink.configuration.ConfigOption;
@@ -202,6 +203,64 @@ public final class FlowOptions {
                             "Debezium's unavailable.value.placeholder (TOAST): such a column keeps the"
                                     + " stored value (A3, A4).");
 
+    public static final ConfigOption<Boolean> MAINTENANCE =
+            key("maintenance")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription(
+                            "Compact the target table inside the ingest job (docs/semantics.md M1).");
+
+    public static final ConfigOption<Integer> MAINTENANCE_COMMIT_COUNT =
+            key("maintenance-commit-count")
+                    .intType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_COMMIT_COUNT)
+                    .withDescription("Commits since the last compaction that start one; 0 = off.");
+
+    public static final ConfigOption<Integer> MAINTENANCE_DATA_FILE_COUNT =
+            key("maintenance-data-file-count")
+                    .intType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_DATA_FILE_COUNT)
+                    .withDescription(
+                            "New data files since the last compaction that start one; 0 = off.");
+
+    public static final ConfigOption<Integer> MAINTENANCE_DELETE_FILE_COUNT =
+            key("maintenance-delete-file-count")
+                    .intType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_DELETE_FILE_COUNT)
+                    .withDescription(
+                            "New equality (or position) delete files since the last compaction that"
+                                    + " start one; 0 = off.");
+
+    public static final ConfigOption<Duration> MAINTENANCE_INTERVAL =
+            key("maintenance-interval")
+                    .durationType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_INTERVAL)
+                    .withDescription("Time since the last compaction that starts one; 0 = off.");
+
+    public static final ConfigOption<Duration> MAINTENANCE_RATE_LIMIT =
+            key("maintenance-rate-limit")
+                    .durationType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_RATE_LIMIT)
+                    .withDescription(
+                            "Least time between two compactions of the table (and how often it is"
+                                    + " checked).");
+
+    public static final ConfigOption<Integer> MAINTENANCE_DELETE_FILE_THRESHOLD =
+            key("maintenance-delete-file-threshold")
+                    .intType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_DELETE_FILE_THRESHOLD)
+                    .withDescription(
+                            "Delete files applying to a data file that make a compaction rewrite it"
+                                    + " whatever its size.");
+
+    public static final ConfigOption<String> MAINTENANCE_LOCK_JDBC_URI =
+            key("maintenance-lock-jdbc-uri")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "JDBC database of the maintenance lock; default: a SQLite file in a"
+                                    + " local warehouse.");
+
     /** Every flow option with the parser of its raw values, in the README's order. */
     public static final OptionSet SET =
             OptionSet.builder("flow")
@@ -240,6 +299,24 @@ public final class FlowOptions {
                     .add(
                             UNAVAILABLE_VALUE_PLACEHOLDER,
                             OptionParsers.text(UNAVAILABLE_VALUE_PLACEHOLDER.key()))
+                    .add(MAINTENANCE, OptionParsers.bool(MAINTENANCE.key()))
+                    .add(MAINTENANCE_COMMIT_COUNT, count(MAINTENANCE_COMMIT_COUNT.key(), "commits"))
+                    .add(
+                            MAINTENANCE_DATA_FILE_COUNT,
+                            count(MAINTENANCE_DATA_FILE_COUNT.key(), "data files"))
+                    .add(
+                            MAINTENANCE_DELETE_FILE_COUNT,
+                            count(MAINTENANCE_DELETE_FILE_COUNT.key(), "delete files"))
+                    .add(MAINTENANCE_INTERVAL, OptionParsers.duration(MAINTENANCE_INTERVAL.key()))
+                    .add(MAINTENANCE_RATE_LIMIT, positiveDuration(MAINTENANCE_RATE_LIMIT.key()))
+                    .add(
+                            MAINTENANCE_DELETE_FILE_THRESHOLD,
+                            OptionParsers.intRange(
+                                    MAINTENANCE_DELETE_FILE_THRESHOLD.key(),
+                                    1,
+                                    Integer.MAX_VALUE,
+                                    "delete files"))
+                    .add(MAINTENANCE_LOCK_JDBC_URI, FlowOptions::jdbcUri)
                     .build();
 
     private static final Pattern STRUCT = Pattern.compile("(?i)^\\s*STRUCT\\s*\\((.*)\\)\\s*$");
@@ -350,6 +427,34 @@ public final class FlowOptions {
             return t.toLowerCase(Locale.ROOT);
         }
         return selectionText(IGNORE_NULL_UPDATES.key()).parse(raw);
+    }
+
+    /** A maintenance trigger count: 0 (off) or more. */
+    private static OptionParser<Integer> count(String key, String what) {
+        return OptionParsers.intRange(key, 0, "off", Integer.MAX_VALUE, what);
+    }
+
+    /** A duration above zero. */
+    private static OptionParser<Duration> positiveDuration(String key) {
+        OptionParser<Duration> d = OptionParsers.duration(key);
+        return raw -> {
+            Duration v = d.parse(raw);
+            if (v.isZero() || v.isNegative()) {
+                throw new IllegalArgumentException(
+                        key + " must be a duration above zero, got '" + raw + "'");
+            }
+            return v;
+        };
+    }
+
+    /** A JDBC URI ({@code jdbc:...}). */
+    private static String jdbcUri(Object raw) {
+        String t = raw == null ? "" : raw.toString().trim();
+        if (!t.startsWith("jdbc:")) {
+            throw new IllegalArgumentException(
+                    "'maintenance-lock-jdbc-uri' must be a JDBC URI (jdbc:...), got '" + t + "'");
+        }
+        return t;
     }
 
     private static Integer formatVersion(Object raw) {

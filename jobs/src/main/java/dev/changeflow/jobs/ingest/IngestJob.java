@@ -4,6 +4,7 @@ import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.quarantine.QuarantineRecords;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.InJobMaintenance;
 import dev.changeflow.sinks.iceberg.StreamingTableSink;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
 import dev.changeflow.sources.cdf.ChangeFeedColumns;
@@ -52,6 +53,11 @@ import java.util.Map;
  * stateful operator has an explicit uid ({@code change-files}, {@code kafka-source}, {@code
  * decode}, {@code auto-cdc-<flow>}, Iceberg sinks with uid suffix {@code <flow>}) so savepoints
  * survive code changes. Tables must exist already ({@link LocalIngest} creates them on the client).
+ *
+ * <p>A flow with {@code maintenance: true} also gets its table's compaction graph ({@link
+ * InJobMaintenance}, uids ending in {@code maintenance-<flow>}); its monitor source is unbounded,
+ * so such a job never finishes by itself, even on bounded input (a local run stops with a
+ * savepoint).
  */
 public final class IngestJob {
     private IngestJob() {}
@@ -255,6 +261,7 @@ public final class IngestJob {
                             flow.name());
             StreamingTableSink.append(
                     rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
+            maintain(changes.getExecutionEnvironment(), flow, catalog);
             return;
         }
         AutoCdcSpec spec = flow.spec;
@@ -267,6 +274,17 @@ public final class IngestJob {
                 spec.identifierFields(),
                 flow.tableOptions,
                 flow.name());
+        maintain(changes.getExecutionEnvironment(), flow, catalog);
+    }
+
+    /**
+     * The flow's in-job compaction ({@link InJobMaintenance}, docs/semantics.md M1), when its
+     * {@code maintenance} option is on: operator uids end in {@code maintenance-<flow>}.
+     */
+    private static void maintain(
+            StreamExecutionEnvironment env, IngestPlan.Flow flow, CatalogSettings catalog) {
+        InJobMaintenance.append(
+                env, catalog, flow.target, flow.config.maintenance, "maintenance-" + flow.name());
     }
 
     /** The quarantine table of the plan's namespace, from {@code first} and {@code others}. */

@@ -339,8 +339,20 @@ public final class LocalIngest {
                                     ? ", resuming from " + restore.get()
                                     : ", starting without state"));
 
+            List<String> maintenanceOff =
+                    restore.isPresent()
+                            ? maintenanceTurnedOff(
+                                    plan, LocalCheckpoints.stateSizes(restore.get()).keySet())
+                            : List.of();
+            for (String flow : maintenanceOff) {
+                o.out.println(
+                        "Note: flow '"
+                                + flow
+                                + "' no longer has 'maintenance: true'; the saved state of its"
+                                + " in-job compaction is dropped.");
+            }
             Configuration conf = flinkConfiguration(plan, checkpoints, restore.orElse(null));
-            if (!removedFlows.isEmpty()) {
+            if (!removedFlows.isEmpty() || !maintenanceOff.isEmpty()) {
                 conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
             }
             StreamExecutionEnvironment env =
@@ -384,6 +396,29 @@ public final class LocalIngest {
             }
         }
         return summary;
+    }
+
+    /**
+     * The flows of {@code plan} whose in-job compaction ({@code maintenance: true}, operator uids
+     * ending in {@code maintenance-<flow>}, see {@link IngestJob}) has state among {@code
+     * restoredUids} but is off now: its operators are no longer in the job, so the restore must
+     * leave their state unclaimed.
+     *
+     * @param restoredUids the operator uids of the state the run restores
+     * @return flow names, in plan order
+     */
+    static List<String> maintenanceTurnedOff(IngestPlan plan, java.util.Set<String> restoredUids) {
+        List<String> out = new ArrayList<>();
+        for (IngestPlan.Flow f : plan.flows) {
+            if (f.config.maintenance.enabled()) {
+                continue;
+            }
+            String suffix = "maintenance-" + f.name();
+            if (restoredUids.stream().anyMatch(uid -> uid.endsWith(suffix))) {
+                out.add(f.name());
+            }
+        }
+        return out;
     }
 
     /** Prints progress until the input was read, then stops the job with a savepoint. */

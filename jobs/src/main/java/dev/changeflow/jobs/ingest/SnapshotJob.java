@@ -6,6 +6,7 @@ import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.SnapshotVersions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.InJobMaintenance;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTableSink;
 import dev.changeflow.sinks.iceberg.StreamingTables;
@@ -163,8 +164,9 @@ public final class SnapshotJob {
     }
 
     /**
-     * Adds the flow to {@code env}: snapshot files → diff → apply → Iceberg. The table must exist
-     * ({@link #ensureTable}).
+     * Adds the flow to {@code env}: snapshot files → diff → apply → Iceberg, and the table's in-job
+     * compaction when the flow's {@code maintenance} option is on ({@link InJobMaintenance}). The
+     * table must exist ({@link #ensureTable}).
      *
      * @param monitorInterval null reads the snapshot files present at the start and ends; else
      *     keeps reading new ones
@@ -187,6 +189,12 @@ public final class SnapshotJob {
                 plan.spec.identifierFields(),
                 plan.tableOptions,
                 plan.config.flowName());
+        InJobMaintenance.append(
+                env,
+                catalog,
+                plan.target,
+                plan.config.maintenance,
+                "maintenance-" + plan.config.flowName());
         return applied.rows;
     }
 }

@@ -3,6 +3,7 @@ package dev.changeflow.jobs.config;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 
 import org.apache.flink.configuration.ConfigOption;
 import org.junit.jupiter.api.Test;
@@ -191,6 +192,76 @@ class FlowsFileTest {
                         "flow 'h': expectations (CONSTRAINT ... EXPECT) are checked before the AUTO"
                                 + " CDC apply, and an append-only flow has none: they are supported"
                                 + " on AUTO CDC flows only (docs/semantics.md S8)");
+    }
+
+    /** M1: in-job compaction options; off by default, production defaults, bad values named. */
+    @Test
+    void maintenanceOptionsDefaultOffAndAreReadWithTheirTriggers() throws Exception {
+        TableMaintenanceOptions off = flow("scd-type: 1").maintenance;
+        assertThat(off).isEqualTo(TableMaintenanceOptions.off());
+        assertThat(off.enabled()).isFalse();
+        assertThat(off.commitCount()).isEqualTo(100);
+        assertThat(off.dataFileCount()).isEqualTo(500);
+        assertThat(off.deleteFileCount()).isEqualTo(100);
+        assertThat(off.interval()).isEqualTo(Duration.ofHours(1));
+        assertThat(off.rateLimit()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(off.deleteFileThreshold()).isEqualTo(1);
+        assertThat(off.lockJdbcUri()).isNull();
+
+        TableMaintenanceOptions on =
+                flow("maintenance: true\n"
+                                + "    maintenance-commit-count: 3\n"
+                                + "    maintenance-data-file-count: 0\n"
+                                + "    maintenance-delete-file-count: 7\n"
+                                + "    maintenance-interval: 0\n"
+                                + "    maintenance-rate-limit: 500ms\n"
+                                + "    maintenance-delete-file-threshold: 4\n"
+                                + "    maintenance-lock-jdbc-uri: jdbc:postgresql://db/locks")
+                        .maintenance;
+        assertThat(on.enabled()).isTrue();
+        assertThat(on.commitCount()).isEqualTo(3);
+        assertThat(on.dataFileCount()).isZero();
+        assertThat(on.deleteFileCount()).isEqualTo(7);
+        assertThat(on.interval()).isNull();
+        assertThat(on.rateLimit()).isEqualTo(Duration.ofMillis(500));
+        assertThat(on.deleteFileThreshold()).isEqualTo(4);
+        assertThat(on.lockJdbcUri()).isEqualTo("jdbc:postgresql://db/locks");
+    }
+
+    @Test
+    void badMaintenanceValuesAreNamed() {
+        assertThatThrownBy(() -> flow("maintenance: sometimes"))
+                .hasMessageContaining("maintenance must be true or false, got 'sometimes'");
+        assertThatThrownBy(() -> flow("maintenance-commit-count: -1"))
+                .hasMessage(
+                        "x.yaml: flow 't': maintenance-commit-count must be a whole number of"
+                                + " commits from 0 (off) to 2147483647, got '-1'");
+        assertThatThrownBy(() -> flow("maintenance-data-file-count: many"))
+                .hasMessageEndingWith("got 'many'");
+        assertThatThrownBy(() -> flow("maintenance-delete-file-count: 1.5"))
+                .hasMessageEndingWith("got '1.5'");
+        assertThatThrownBy(() -> flow("maintenance-interval: often"))
+                .hasMessageContaining("maintenance-interval: not a duration: 'often'");
+        assertThatThrownBy(() -> flow("maintenance-rate-limit: 0"))
+                .hasMessageContaining(
+                        "maintenance-rate-limit must be a duration above zero, got '0'");
+        assertThatThrownBy(() -> flow("maintenance-delete-file-threshold: 0"))
+                .hasMessageContaining(
+                        "maintenance-delete-file-threshold must be a whole number of delete files"
+                                + " from 1 to 2147483647, got '0'");
+        assertThatThrownBy(() -> flow("maintenance-lock-jdbc-uri: postgresql://db/locks"))
+                .hasMessageContaining(
+                        "'maintenance-lock-jdbc-uri' must be a JDBC URI (jdbc:...), got"
+                                + " 'postgresql://db/locks'");
+        assertThatThrownBy(
+                        () ->
+                                flow(
+                                        "maintenance: true\n"
+                                                + "    maintenance-commit-count: 0\n"
+                                                + "    maintenance-data-file-count: 0\n"
+                                                + "    maintenance-delete-file-count: 0\n"
+                                                + "    maintenance-interval: 0"))
+                .hasMessageContaining("maintenance is on but every trigger is off");
     }
 
     @Test

@@ -76,6 +76,30 @@ class IngestPlannerTest {
                                 + " they do not mix with change-record flows");
     }
 
+    /** M1: a restore drops the state of an in-job compaction that the flow switched off. */
+    @Test
+    void maintenanceStateOfAFlowThatTurnedItOffIsNamedForTheRestore() throws Exception {
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        "flows:\n"
+                                + "  - table: items\n    keys: [id]\n"
+                                + "  - table: items\n    target: items_kept\n    keys: [id]\n"
+                                + "    maintenance: true\n",
+                        "f.yaml");
+        IngestPlan plan = IngestPlanner.plan(cfg, List.of(capture()));
+        java.util.Set<String> restored =
+                java.util.Set.of(
+                        "auto-cdc-items",
+                        "items-committer",
+                        "Trigger managermaintenance-items",
+                        "Monitor source for maintenance-items_kept");
+        assertThat(LocalIngest.maintenanceTurnedOff(plan, restored)).containsExactly("items");
+        assertThat(
+                        LocalIngest.maintenanceTurnedOff(
+                                plan, java.util.Set.of("auto-cdc-items", "items-committer")))
+                .isEmpty();
+    }
+
     @Test
     void debeziumDefaultsSequenceToSourceLsnAndNamespaceToTheSchema() throws Exception {
         IngestConfig cfg = FlowsFile.parse("flows:\n  - table: items\n    keys: [id]\n", "f.yaml");

@@ -551,8 +551,11 @@ class SqlPipelineTest {
                 "p.sql:1:1: INVALID_OPTION: table property 'changeflow.apply-bufer-keys' of t names"
                         + " no flow option (known: append-only, apply-as-delete-when,"
                         + " apply-as-truncate-when, apply-buffer-keys, columns, expectations, format,"
-                        + " format-version, from-snapshot, ignore-null-updates, keys, name,"
-                        + " on-invalid-record,"
+                        + " format-version, from-snapshot, ignore-null-updates, keys, maintenance,"
+                        + " maintenance-commit-count, maintenance-data-file-count,"
+                        + " maintenance-delete-file-count, maintenance-delete-file-threshold,"
+                        + " maintenance-interval, maintenance-lock-jdbc-uri, maintenance-rate-limit,"
+                        + " name, on-invalid-record,"
                         + " on-schema-change, partitioned-by, scd-type, schema, sequence-by, table,"
                         + " target, tombstone-gc-threshold, track-history-on, truncate,"
                         + " unavailable-value-placeholder)");

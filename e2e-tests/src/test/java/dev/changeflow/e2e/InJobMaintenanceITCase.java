@@ -1,0 +1,344 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.ingest.IngestJob;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.InJobMaintenance;
+import dev.changeflow.sinks.iceberg.StreamingTables;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
+import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sinks.quarantine.QuarantineTable;
+import dev.changeflow.sources.cdf.TableChanges;
+import dev.changeflow.sources.files.SourceLine;
+
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * In-job compaction ({@link InJobMaintenance}, docs/semantics.md M1) during a real ingest: the
+ * recorded pgbench capture's changes of the accounts with aid ≤ 20,000 ({@code
+ * ../shared/data/pgbench-s1}: 20,000 snapshot rows and about a fifth of its 10,000 updates, 500
+ * deletes, 100 re-inserts and 400 updates) are replayed by a paced source in 10 batches, one per
+ * completed checkpoint, into {@code public.pgbench_accounts} twice — once without maintenance, once
+ * with {@code maintenance: true} and low trigger thresholds (every 2 commits or 2 equality-delete
+ * files, at most one compaction per 300 ms, the embedded SQLite lock in the warehouse) so
+ * compactions commit between the ingest's commits. With maintenance:
+ *
+ * <ul>
+ *   <li>the table equals PostgreSQL's final table (its accounts with aid ≤ 20,000) exactly;
+ *   <li>{@code replace} snapshots exist, at least one of them followed by an ingest commit, and its
+ *       live data and delete files are fewer than without maintenance;
+ *   <li>the change feed ({@link TableChanges}) read over the whole history yields no row for the
+ *       {@code replace} versions, and its other versions, in order, carry exactly the changes of
+ *       the versions of the run without maintenance (F2, M1).
+ * </ul>
+ */
+class InJobMaintenanceITCase {
+
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(2)
+                            .build());
+
+    @TempDir Path tmp;
+
+    private static final TableIdentifier ACCOUNTS =
+            TableIdentifier.of("public", "pgbench_accounts");
+    private static final String ACCOUNTS_TOPIC = "\"topic\":\"pgbench.public.pgbench_accounts\"";
+
+    /** The accounts kept (aid 1 to this): a fifth of the capture's, to keep the runs short. */
+    private static final int MAX_AID = 20_000;
+
+    private static final String KEY_PREFIX = "{\"key\":{\"aid\":";
+
+    /** Whether a capture line is a change (or tombstone) of an account with aid ≤ MAX_AID. */
+    private static boolean keptAccount(String line) {
+        if (!line.contains(ACCOUNTS_TOPIC) || !line.startsWith(KEY_PREFIX)) {
+            return false;
+        }
+        int end = line.indexOf('}', KEY_PREFIX.length());
+        return Integer.parseInt(line.substring(KEY_PREFIX.length(), end)) <= MAX_AID;
+    }
+
+    private static String flows(boolean maintenance) {
+        List<String> lines =
+                new ArrayList<>(
+                        List.of(
+                                "name: in-job-maintenance",
+                                "format: debezium-json",
+                                "namespace: public",
+                                "flows:",
+                                "  - table: pgbench_accounts",
+                                "    keys: [aid]",
+                                "    schema: 'aid INT, bid INT, abalance INT, filler STRING'"));
+        if (maintenance) {
+            lines.addAll(
+                    List.of(
+                            "    maintenance: true",
+                            "    maintenance-commit-count: 2",
+                            "    maintenance-data-file-count: 0",
+                            "    maintenance-delete-file-count: 2",
+                            "    maintenance-interval: 0",
+                            "    maintenance-rate-limit: 300ms"));
+        }
+        return String.join("\n", lines);
+    }
+
+    /**
+     * Batches as line indexes of the capture (see {@link ChangeFeedDifferentialITCase}): the
+     * accounts' snapshot, 10,000 pgbench transactions in 4, then the deletes, re-inserts and
+     * updates in 5.
+     */
+    private static int[] bounds() {
+        return new int[] {
+            0, 100_011, 110_011, 120_011, 130_011, 140_011, 140_611, 141_061, 141_111, 141_311,
+            141_511
+        };
+    }
+
+    @Test
+    void compactionsDuringTheIngestKeepTheTableAndTheChangeFeedExact() throws Exception {
+        long t0 = System.nanoTime();
+        Catalog without = ingest("without", false, 0);
+        System.out.printf("run without maintenance %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        Table plain = without.loadTable(ACCOUNTS);
+        List<Snapshot> plainSnapshots = ancestry(plain);
+        int ingestCommits = plainSnapshots.size();
+        assertThat(plainSnapshots)
+                .as("no replace snapshot without maintenance")
+                .noneMatch(s -> DataOperations.REPLACE.equals(s.operation()));
+        double plainSeconds = (System.nanoTime() - t0) / 1e9;
+
+        Catalog with = ingest("with", true, ingestCommits);
+        Table compacted = with.loadTable(ACCOUNTS);
+        System.out.printf(
+                "ingest without maintenance %.1f s, both runs %.1f s%n",
+                plainSeconds, (System.nanoTime() - t0) / 1e9);
+
+        System.out.printf("run with maintenance done at %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        // the table: exact
+        assertThat(rows(compacted)).isEqualTo(rows(plain));
+        List<String> oracle = new ArrayList<>();
+        for (String line : SharedData.finalCsv("pgbench_accounts")) {
+            if (Integer.parseInt(line.substring(0, line.indexOf(','))) <= MAX_AID) {
+                oracle.add(line);
+            }
+        }
+        assertThat(oracle).hasSizeGreaterThan(MAX_AID - 200);
+        assertThat(rows(compacted)).isEqualTo(PgbenchCaptureITCase.sortedByKey(oracle));
+
+        // compactions happened during the run
+        List<Snapshot> snapshots = ancestry(compacted);
+        List<Integer> replaceAt = new ArrayList<>();
+        for (int i = 0; i < snapshots.size(); i++) {
+            if (DataOperations.REPLACE.equals(snapshots.get(i).operation())) {
+                replaceAt.add(i);
+            }
+        }
+        assertThat(snapshots.size() - replaceAt.size())
+                .as("ingest commits")
+                .isEqualTo(ingestCommits);
+        assertThat(replaceAt).as("replace (compaction) snapshots").isNotEmpty();
+        assertThat(replaceAt.get(0))
+                .as("a compaction followed by an ingest commit")
+                .isLessThan(snapshots.size() - 1);
+
+        // fewer live files
+        Map<String, String> before = plain.currentSnapshot().summary();
+        Map<String, String> after = compacted.currentSnapshot().summary();
+        long plainData = total(before, SnapshotSummary.TOTAL_DATA_FILES_PROP);
+        long plainDeletes = total(before, SnapshotSummary.TOTAL_DELETE_FILES_PROP);
+        long data = total(after, SnapshotSummary.TOTAL_DATA_FILES_PROP);
+        long deletes = total(after, SnapshotSummary.TOTAL_DELETE_FILES_PROP);
+        System.out.printf(
+                "live data files %d -> %d, delete files %d -> %d, %d compactions in %d versions%n",
+                plainData, data, plainDeletes, deletes, replaceAt.size(), snapshots.size());
+        assertThat(data).as("live data files").isLessThan(plainData);
+        assertThat(deletes).as("live delete files").isLessThan(plainDeletes);
+
+        System.out.printf("tables checked at %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        // the change feed over the whole history: the same changes, nothing for the compactions
+        Map<Long, List<String>> plainFeed = feed(plain);
+        Map<Long, List<String>> feed = feed(compacted);
+        List<List<String>> plainPerVersion = new ArrayList<>();
+        for (Snapshot s : plainSnapshots) {
+            plainPerVersion.add(plainFeed.getOrDefault(s.sequenceNumber(), List.of()));
+        }
+        List<List<String>> perIngestVersion = new ArrayList<>();
+        for (Snapshot s : snapshots) {
+            List<String> changes = feed.getOrDefault(s.sequenceNumber(), List.of());
+            if (DataOperations.REPLACE.equals(s.operation())) {
+                assertThat(changes)
+                        .as("changes of compaction version " + s.sequenceNumber())
+                        .isEmpty();
+            } else {
+                perIngestVersion.add(changes);
+            }
+        }
+        assertThat(perIngestVersion).isEqualTo(plainPerVersion);
+        assertThat(plainPerVersion.stream().mapToInt(List::size).sum())
+                .as("changes read")
+                .isGreaterThan(MAX_AID);
+    }
+
+    /**
+     * Runs the paced ingest into a new warehouse; with maintenance, until {@code ingestCommits}
+     * ingest commits and a compaction are there, then cancels the job.
+     */
+    private Catalog ingest(String name, boolean maintenance, int ingestCommits) throws Exception {
+        Path capture = SharedData.pgbenchCapture();
+        Path warehouse = tmp.resolve(name).resolve("warehouse");
+        CatalogSettings settings = CatalogSettings.localHadoop(warehouse.toAbsolutePath());
+        Catalog catalog = settings.open();
+        IngestPlan plan =
+                IngestPlanner.plan(
+                        FlowsFile.parse(flows(maintenance), "flows.yaml"), List.of(capture));
+        IngestPlan.Flow flow = plan.flows.get(0);
+        assertThat(flow.config.maintenance.enabled()).isEqualTo(maintenance);
+        StreamingTables.ensureTable(
+                catalog,
+                flow.target,
+                flow.spec.targetType(),
+                flow.spec.identifierFields(),
+                flow.tableOptions);
+        QuarantineTable.ensure(catalog, plan.quarantineNamespace);
+
+        Configuration conf = new Configuration();
+        conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        conf.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                tmp.resolve(name).resolve("checkpoints").toUri().toString());
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "disable");
+        conf.setString("taskmanager.memory.managed.fraction", "0.2");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(1);
+        env.enableCheckpointing(100);
+        int[] bounds = bounds();
+        DataStream<SourceLine> lines =
+                PacedCaptureLines.stream(env, capture, bounds, InJobMaintenanceITCase::keptAccount);
+        IngestJob.build(lines, plan, settings);
+        if (!maintenance) {
+            env.execute("ingest " + name);
+            return catalog;
+        }
+        assertThat(warehouse.resolve(TableMaintenanceOptions.EMBEDDED_LOCK_FILE))
+                .as("the embedded lock, created when the graph is built")
+                .exists();
+        // the maintenance graph's monitor source is unbounded: wait for the last batch's commit
+        JobClient job = env.executeAsync("ingest " + name);
+        try {
+            Await.until(
+                    "every batch committed and a compaction",
+                    Duration.ofSeconds(120),
+                    () -> {
+                        List<Snapshot> s = ancestry(catalog.loadTable(ACCOUNTS));
+                        return s.stream()
+                                                .filter(
+                                                        x ->
+                                                                x.summary()
+                                                                        .containsKey(
+                                                                                StreamingTables
+                                                                                        .CHANGELOG_WRITER))
+                                                .count()
+                                        == ingestCommits
+                                && s.stream()
+                                        .anyMatch(
+                                                x -> DataOperations.REPLACE.equals(x.operation()));
+                    },
+                    () -> "snapshots: " + describe(catalog.loadTable(ACCOUNTS)));
+        } finally {
+            job.cancel().get();
+        }
+        return catalog;
+    }
+
+    private static List<Snapshot> ancestry(Table t) {
+        t.refresh();
+        if (t.currentSnapshot() == null) {
+            return List.of();
+        }
+        List<Snapshot> out = new ArrayList<>();
+        for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
+            out.add(s);
+        }
+        java.util.Collections.reverse(out);
+        return out;
+    }
+
+    private static String describe(Table t) {
+        StringBuilder b = new StringBuilder();
+        for (Snapshot s : ancestry(t)) {
+            b.append(s.sequenceNumber()).append(':').append(s.operation()).append(' ');
+        }
+        return b.toString();
+    }
+
+    /** Change rows per version (columns, change type), each version's rows sorted. */
+    private static Map<Long, List<String>> feed(Table t) throws Exception {
+        int columns = t.schema().columns().size();
+        Map<Long, List<String>> out = new TreeMap<>();
+        try (CloseableIterable<Record> rows =
+                TableChanges.forTable(t).startingVersion(1).build().read()) {
+            for (Record r : rows) {
+                StringBuilder line = new StringBuilder();
+                for (int i = 0; i < columns; i++) {
+                    line.append(Objects.toString(r.get(i), "\\N")).append(',');
+                }
+                line.append(r.getField("_change_type"));
+                long version = ((Number) r.getField("_commit_version")).longValue();
+                out.computeIfAbsent(version, v -> new ArrayList<>()).add(line.toString());
+            }
+        }
+        out.values().forEach(l -> l.sort(null));
+        return out;
+    }
+
+    private static List<String> rows(Table t) {
+        t.refresh();
+        List<String> out = new ArrayList<>();
+        for (Record r : TableRows.read(t)) {
+            out.add(TableRows.toCsvLine(r));
+        }
+        return PgbenchCaptureITCase.sortedByKey(out);
+    }
+
+    private static long total(Map<String, String> summary, String key) {
+        String v = summary.get(key);
+        return v == null ? 0 : Long.parseLong(v);
+    }
+}

@@ -1,0 +1,199 @@
+package dev.changeflow.sinks.iceberg;
+
+import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.maintenance.api.JdbcLockFactory;
+import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
+import org.apache.iceberg.flink.maintenance.api.TableMaintenance;
+import org.apache.iceberg.flink.maintenance.api.TriggerLockFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Table maintenance inside the job that writes a streaming table (docs/semantics.md M1), on
+ * Iceberg's Flink {@link TableMaintenance} API: a monitor source watches the table's commits, a
+ * trigger manager starts Iceberg's {@link RewriteDataFiles} task when a trigger of {@link
+ * TableMaintenanceOptions} fires, and a {@link JdbcLockFactory} lock (id {@code namespace.name})
+ * keeps two jobs from compacting the table at once (the one-off {@code maintain} command takes no
+ * lock).
+ *
+ * <p><b>What a compaction does.</b> Iceberg's planner picks the data files (small ones, and those
+ * with at least {@link TableMaintenanceOptions#deleteFileThreshold()} delete files applying); the
+ * rewrite reads them with their equality and position deletes applied and commits one {@code
+ * replace} snapshot on top of whatever is current then. The new files keep the data sequence number
+ * of the snapshot the rewrite planned on ({@code use-starting-sequence-number}, Iceberg's default),
+ * so an equality delete the ingest committed while the rewrite ran still removes rows from them
+ * (M1); Iceberg drops a delete file once no live data file is older than it. A rewrite whose commit
+ * conflicts (a concurrent commit removed or position-deleted one of its files) fails and is
+ * reported in the task's error metric; the ingest is not affected and nothing is overwritten. The
+ * {@code replace} snapshot yields no change rows (F2), and it does not break the fast path of the
+ * change feed's carried pre-images (F2: snapshots that change no row are skipped).
+ *
+ * <p><b>What it does not do.</b> Snapshot expiry stays out of the job: Iceberg's in-job {@code
+ * ExpireSnapshots} task keeps snapshots by age and count only, so it would expire versions that a
+ * registered change-feed consumer still needs (F7) and the newest commit of a Flink committer that
+ * an ingest needs to resume; expire with {@code ChangeFeedExpiry} ({@code expire}, {@code maintain
+ * --expire}). Orphan-file removal stays in {@code maintain --orphans}.
+ *
+ * <p><b>Graph.</b> Operators get uids ending in {@code <uidSuffix>} (the monitor source, trigger
+ * manager, rewrite planner/runner/committer, lock remover), at parallelism 1, in the default slot
+ * sharing group. The monitor source is unbounded: a job with maintenance never finishes on its own,
+ * it is stopped (with a savepoint) or cancelled.
+ *
+ * <p><b>Lock.</b> The lock table ({@code flink_maintenance_lock}) is created, if missing, on the
+ * client when the graph is built, so the job's tasks never race to create it. A job that dies while
+ * a compaction holds the lock releases it when it restores from a checkpoint (Iceberg's recovery
+ * lock); a job started without state after such a death finds the lock held and compacts nothing
+ * until the row is deleted from the lock table.
+ */
+@PublicEvolving
+public final class InJobMaintenance {
+    /** Connection properties of the embedded SQLite lock: wait for a busy database file. */
+    private static final Map<String, String> SQLITE_PROPERTIES =
+            Map.of("jdbc.busy_timeout", "30000");
+
+    private InJobMaintenance() {}
+
+    /**
+     * Adds the maintenance graph of {@code table} to {@code env}; does nothing when {@code options}
+     * are off.
+     *
+     * @param uidSuffix stable suffix of the operators' uids, e.g. {@code maintenance-<flow>}
+     * @throws IllegalArgumentException when the lock is the embedded default and the catalog's
+     *     warehouse is not a local folder (name a JDBC database with the lock URI)
+     * @throws UncheckedIOException when the table cannot be loaded or the lock database cannot be
+     *     opened to create its table
+     */
+    public static void append(
+            StreamExecutionEnvironment env,
+            CatalogSettings catalog,
+            TableIdentifier table,
+            TableMaintenanceOptions options,
+            String uidSuffix) {
+        Objects.requireNonNull(env, "env");
+        Objects.requireNonNull(catalog, "catalog");
+        Objects.requireNonNull(table, "table");
+        Objects.requireNonNull(options, "options");
+        if (!options.enabled()) {
+            return;
+        }
+        TriggerLockFactory lock = lockFactory(catalog, table, options);
+        RewriteDataFiles.Builder rewrite =
+                RewriteDataFiles.builder()
+                        .deleteFileThreshold(options.deleteFileThreshold())
+                        .uidSuffix(uidSuffix)
+                        .parallelism(1);
+        if (options.commitCount() > 0) {
+            rewrite.scheduleOnCommitCount(options.commitCount());
+        }
+        if (options.dataFileCount() > 0) {
+            rewrite.scheduleOnDataFileCount(options.dataFileCount());
+        }
+        if (options.deleteFileCount() > 0) {
+            rewrite.scheduleOnEqDeleteFileCount(options.deleteFileCount());
+            rewrite.scheduleOnPosDeleteFileCount(options.deleteFileCount());
+        }
+        if (options.interval() != null) {
+            rewrite.scheduleOnInterval(options.interval());
+        }
+        Duration lockCheck =
+                options.rateLimit().compareTo(Duration.ofSeconds(30)) < 0
+                        ? options.rateLimit()
+                        : Duration.ofSeconds(30);
+        try {
+            TableMaintenance.forTable(env, TableLoader.fromCatalog(catalog.loader(), table), lock)
+                    .uidSuffix(uidSuffix)
+                    .rateLimit(options.rateLimit())
+                    .lockCheckDelay(lockCheck)
+                    .parallelism(1)
+                    .add(rewrite)
+                    .append();
+        } catch (IOException e) {
+            throw new UncheckedIOException(
+                    "cannot add the maintenance of " + table + " to the job", e);
+        }
+    }
+
+    /**
+     * The lock of {@code table}: {@link JdbcLockFactory} on the options' URI, or on the embedded
+     * SQLite file of a local warehouse; its lock table is created here if missing.
+     *
+     * @throws IllegalArgumentException for the embedded default with a warehouse that is not local
+     */
+    static TriggerLockFactory lockFactory(
+            CatalogSettings catalog, TableIdentifier table, TableMaintenanceOptions options) {
+        String uri = options.lockJdbcUri();
+        Map<String, String> props = new HashMap<>();
+        if (uri == null) {
+            Path warehouse = localWarehouse(catalog);
+            if (warehouse == null) {
+                throw new IllegalArgumentException(
+                        "in-job maintenance of "
+                                + table
+                                + " needs a lock shared by every job that maintains it: the"
+                                + " embedded SQLite lock works only for a local warehouse folder,"
+                                + " and the warehouse of catalog '"
+                                + catalog.name()
+                                + "' is '"
+                                + catalog.properties().get(CatalogProperties.WAREHOUSE_LOCATION)
+                                + "'; set 'maintenance-lock-jdbc-uri' to a JDBC database"
+                                + " (e.g. jdbc:postgresql://host/db)");
+            }
+            Path file = warehouse.resolve(TableMaintenanceOptions.EMBEDDED_LOCK_FILE);
+            try {
+                Files.createDirectories(file.getParent());
+            } catch (IOException e) {
+                throw new UncheckedIOException(
+                        "cannot create the folder of the maintenance lock " + file, e);
+            }
+            uri = "jdbc:sqlite:" + file.toAbsolutePath();
+        }
+        if (uri.startsWith("jdbc:sqlite:")) {
+            props.putAll(SQLITE_PROPERTIES);
+        }
+        String lockId = table.toString();
+        // create the lock table once, here on the client, so no two tasks race to create it
+        Map<String, String> init = new HashMap<>(props);
+        init.put(JdbcLockFactory.INIT_LOCK_TABLES_PROPERTY, "true");
+        JdbcLockFactory creator = new JdbcLockFactory(uri, lockId, init);
+        try {
+            creator.open();
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(
+                    "cannot open the maintenance lock database " + uri + " for " + table, e);
+        }
+        try {
+            creator.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return new JdbcLockFactory(uri, lockId, props);
+    }
+
+    /** The catalog's warehouse as a local folder, or null when it is not one. */
+    static Path localWarehouse(CatalogSettings catalog) {
+        String w = catalog.properties().get(CatalogProperties.WAREHOUSE_LOCATION);
+        if (w == null || w.isBlank()) {
+            return null;
+        }
+        if (w.toLowerCase(Locale.ROOT).startsWith("file:")) {
+            return Path.of(URI.create(w));
+        }
+        if (w.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")) {
+            return null;
+        }
+        return Path.of(w).toAbsolutePath();
+    }
+}

@@ -1,0 +1,135 @@
+package dev.changeflow.sinks.iceberg;
+
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.maintenance.api.TriggerLockFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The lock and options of {@link InJobMaintenance} (docs/semantics.md M1). */
+class InJobMaintenanceTest {
+    private static final TableIdentifier T = TableIdentifier.of("shop", "items");
+
+    @TempDir Path tmp;
+
+    @Test
+    void embeddedLockIsASqliteFileInTheLocalWarehouseOneHolderAtATime() throws Exception {
+        CatalogSettings catalog = CatalogSettings.localHadoop(tmp.resolve("wh"));
+        TableMaintenanceOptions on = TableMaintenanceOptions.builder().enabled(true).build();
+        TriggerLockFactory a = InJobMaintenance.lockFactory(catalog, T, on);
+        TriggerLockFactory b = InJobMaintenance.lockFactory(catalog, T, on);
+        assertThat(tmp.resolve("wh").resolve(TableMaintenanceOptions.EMBEDDED_LOCK_FILE)).exists();
+        a.open();
+        b.open();
+        try {
+            TriggerLockFactory.Lock la = a.createLock();
+            TriggerLockFactory.Lock lb = b.createLock();
+            assertThat(la.tryLock()).isTrue();
+            assertThat(lb.tryLock()).as("a second job on the same table").isFalse();
+            assertThat(lb.isHeld()).isTrue();
+            la.unlock();
+            assertThat(lb.tryLock()).isTrue();
+            // another table has its own lock
+            TriggerLockFactory other =
+                    InJobMaintenance.lockFactory(catalog, TableIdentifier.of("shop", "x"), on);
+            other.open();
+            try {
+                assertThat(other.createLock().tryLock()).isTrue();
+            } finally {
+                other.close();
+            }
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
+    @Test
+    void aWarehouseThatIsNotLocalNeedsALockUri() {
+        CatalogSettings s3 =
+                CatalogSettings.of(
+                        "lake",
+                        Map.of(
+                                "type", "rest",
+                                "uri", "http://localhost:1/catalog",
+                                "warehouse", "s3://bucket/wh"));
+        TableMaintenanceOptions on = TableMaintenanceOptions.builder().enabled(true).build();
+        assertThatThrownBy(() -> InJobMaintenance.lockFactory(s3, T, on))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("in-job maintenance of shop.items needs a lock")
+                .hasMessageContaining("'s3://bucket/wh'")
+                .hasMessageContaining("set 'maintenance-lock-jdbc-uri'");
+        assertThat(InJobMaintenance.localWarehouse(s3)).isNull();
+    }
+
+    @Test
+    void aLockDatabaseThatCannotBeOpenedIsNamed() throws Exception {
+        Path notAFolder = Files.writeString(tmp.resolve("file"), "x");
+        TableMaintenanceOptions on =
+                TableMaintenanceOptions.builder()
+                        .enabled(true)
+                        .lockJdbcUri("jdbc:sqlite:" + notAFolder.resolve("locks.db"))
+                        .build();
+        assertThatThrownBy(
+                        () -> InJobMaintenance.lockFactory(CatalogSettings.localHadoop(tmp), T, on))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cannot open the maintenance lock database jdbc:sqlite:")
+                .hasMessageContaining("for shop.items");
+    }
+
+    @Test
+    void offAddsNothing() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        CatalogSettings s3 =
+                CatalogSettings.of(
+                        "lake",
+                        Map.of(
+                                "type",
+                                "rest",
+                                "uri",
+                                "http://localhost:1/c",
+                                "warehouse",
+                                "s3://b"));
+        InJobMaintenance.append(env, s3, T, TableMaintenanceOptions.off(), "maintenance-items");
+        assertThat(env.getTransformations()).isEmpty();
+    }
+
+    @Test
+    void optionsRefuseBadValues() {
+        assertThatThrownBy(() -> TableMaintenanceOptions.builder().commitCount(-1).build())
+                .hasMessage("maintenance commit count must be 0 (off) or more, got -1");
+        assertThatThrownBy(
+                        () ->
+                                TableMaintenanceOptions.builder()
+                                        .rateLimit(java.time.Duration.ZERO)
+                                        .build())
+                .hasMessage("maintenance rate limit must be positive, got PT0S");
+        assertThatThrownBy(() -> TableMaintenanceOptions.builder().deleteFileThreshold(0).build())
+                .hasMessage("maintenance delete-file threshold must be at least 1, got 0");
+        assertThatThrownBy(() -> TableMaintenanceOptions.builder().lockJdbcUri("db").build())
+                .hasMessage("maintenance lock URI must be a JDBC URI (jdbc:...), got 'db'");
+        assertThatThrownBy(
+                        () ->
+                                TableMaintenanceOptions.builder()
+                                        .enabled(true)
+                                        .commitCount(0)
+                                        .dataFileCount(0)
+                                        .deleteFileCount(0)
+                                        .interval(null)
+                                        .build())
+                .hasMessageStartingWith("maintenance is on but every trigger is off");
+        assertThat(
+                        TableMaintenanceOptions.builder()
+                                .interval(java.time.Duration.ZERO)
+                                .build()
+                                .interval())
+                .isNull();
+    }
+}
