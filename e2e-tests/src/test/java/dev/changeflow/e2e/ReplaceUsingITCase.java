@@ -1,5 +1,6 @@
 package dev.changeflow.e2e;
 
+import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
@@ -42,6 +43,82 @@ class ReplaceUsingITCase {
                 + ",\"seq\":"
                 + seq
                 + "}";
+    }
+
+    /**
+     * The SQL form of the README ({@code FLOW REPLACE USING ... SEQUENCE BY payment_date BY NAME},
+     * a TIMESTAMP sequence) run twice with {@code changeflow run}, into an Iceberg v3 table
+     * (deletion vectors for rows replaced within a checkpoint).
+     */
+    @Test
+    void theSqlFormRunsIntoAFormatV3Table() throws Exception {
+        Path in = Files.createDirectories(tmp.resolve("in"));
+        Path sql = tmp.resolve("payments.sql");
+        Files.writeString(
+                sql,
+                String.join(
+                        "\n",
+                        "USE SCHEMA shop;",
+                        "CREATE OR REFRESH STREAMING TABLE payments_current",
+                        "  (booking_id STRING, payment_id STRING, status STRING, payment_date"
+                                + " TIMESTAMP(3))",
+                        "  TBLPROPERTIES ('changeflow.format-version' = '3')",
+                        "  FLOW REPLACE USING (booking_id) SEQUENCE BY payment_date BY NAME",
+                        "  SELECT * FROM STREAM read_files('in', format => 'json', table =>"
+                                + " 'payments');"));
+        Files.write(
+                in.resolve("1.jsonl"),
+                List.of(
+                        payment("b1", "p1", "new", "10:00"),
+                        payment("b1", "p2", "new", "10:00"),
+                        payment("b1", "p3", "paid", "11:00"),
+                        payment("b1", "p1", "new", "09:00"),
+                        payment(null, "n1", "new", "10:00"),
+                        payment("b2", "p4", "new", "10:00"),
+                        payment("b2", "p4", "new", "10:00")));
+        String w = tmp.resolve("warehouse").toString();
+        assertThat(Main.execute("run", "--warehouse", w, sql.toString())).isZero();
+        Catalog cat = CatalogSettings.localHadoop(tmp.resolve("warehouse").toAbsolutePath()).open();
+        TableIdentifier id = TableIdentifier.of("shop", "payments_current");
+        assertThat(TableRows.toCsvLines(cat.loadTable(id)))
+                .containsExactly(
+                        ",n1,new,2024-01-01 10:00:00",
+                        "b1,p3,paid,2024-01-01 11:00:00",
+                        "b2,p4,new,2024-01-01 10:00:00");
+
+        Files.write(
+                in.resolve("2.jsonl"),
+                List.of(
+                        payment("b1", "p5", "paid", "12:00"),
+                        payment("b1", "p6", "paid", "12:00"),
+                        payment(null, "n2", "new", "10:00")));
+        assertThat(Main.execute("run", "--warehouse", w, sql.toString())).isZero();
+        Table table = cat.loadTable(id);
+        assertThat(
+                        ((org.apache.iceberg.HasTableOperations) table)
+                                .operations()
+                                .current()
+                                .formatVersion())
+                .isEqualTo(3);
+        assertThat(TableRows.toCsvLines(table))
+                .containsExactly(
+                        ",n1,new,2024-01-01 10:00:00",
+                        ",n2,new,2024-01-01 10:00:00",
+                        "b1,p5,paid,2024-01-01 12:00:00",
+                        "b1,p6,paid,2024-01-01 12:00:00",
+                        "b2,p4,new,2024-01-01 10:00:00");
+    }
+
+    private static String payment(String booking, String payment, String status, String time) {
+        return "{\"booking_id\":"
+                + (booking == null ? "null" : "\"" + booking + "\"")
+                + ",\"payment_id\":\""
+                + payment
+                + "\",\"status\":\""
+                + status
+                + "\",\"payment_date\":\"2024-01-01T"
+                + time
+                + ":00\"}";
     }
 
     @Test

@@ -153,7 +153,8 @@ public final class StreamingTableSink {
      * columns as the identity that map holds one position per distinct row, which is sound because
      * the operator's rows of a key are a set (an identical row is never inserted twice while held).
      * Iceberg keys the stream by the equality fields, so the changes of one row reach one writer in
-     * order.
+     * order. The rows are re-typed to the table's canonical Flink type first ({@link
+     * CanonicalRows}): Iceberg reads a deleted row in that type (TIMESTAMP(6), not TIMESTAMP(3)).
      *
      * @param uidSuffix stable prefix of the sink's operator uids
      * @throws IllegalArgumentException when the table has identifier fields
@@ -178,7 +179,22 @@ public final class StreamingTableSink {
         for (org.apache.iceberg.types.Types.NestedField f : loaded.schema().columns()) {
             all.add(f.name());
         }
-        return builder(changes, catalogLoader, table, options, uidSuffix, null, false)
+        RowType from = rowTypeOf(changes.getType());
+        if (from == null) {
+            throw new IllegalArgumentException(
+                    "REPLACE USING changes into "
+                            + table
+                            + " must be typed InternalTypeInfo.of(RowType), got "
+                            + changes.getType());
+        }
+        // the equality-delete writer reads deleted rows in the table's canonical Flink type
+        RowType canonical = FlinkSchemaUtil.convert(loaded.schema());
+        DataStream<RowData> typed =
+                changes.map(new CanonicalRows(from), InternalTypeInfo.of(canonical))
+                        .name("canonical types " + table)
+                        .uid(uidSuffix + "-canonical-types")
+                        .setParallelism(changes.getParallelism());
+        return builder(typed, catalogLoader, table, options, uidSuffix, canonical, false)
                 .equalityFieldColumns(all)
                 .upsert(false)
                 .distributionMode(DistributionMode.NONE)
