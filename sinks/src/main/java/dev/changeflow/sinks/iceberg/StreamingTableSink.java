@@ -156,6 +156,10 @@ public final class StreamingTableSink {
      * order. The rows are re-typed to the table's canonical Flink type first ({@link
      * CanonicalRows}): Iceberg reads a deleted row in that type (TIMESTAMP(6), not TIMESTAMP(3)).
      *
+     * <p>A job started without state over a table that holds rows fails ({@code
+     * STATE_MISSING_FOR_EXISTING_TABLE}, as for AUTO CDC, K8): the operator's per-key sequences and
+     * rows are not rebuilt from the table.
+     *
      * @param uidSuffix stable prefix of the sink's operator uids
      * @throws IllegalArgumentException when the table has identifier fields
      */
@@ -194,7 +198,8 @@ public final class StreamingTableSink {
                         .name("canonical types " + table)
                         .uid(uidSuffix + "-canonical-types")
                         .setParallelism(changes.getParallelism());
-        return builder(typed, catalogLoader, table, options, uidSuffix, canonical, false)
+        // K8: the operator's state (each key's sequence and rows) is not rebuilt from the table
+        return builder(typed, catalogLoader, table, options, uidSuffix, canonical, true)
                 .equalityFieldColumns(all)
                 .upsert(false)
                 .distributionMode(DistributionMode.NONE)
