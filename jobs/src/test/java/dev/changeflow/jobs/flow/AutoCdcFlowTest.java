@@ -128,6 +128,22 @@ class AutoCdcFlowTest {
             reasons.add(String.valueOf(r.getField("reason")));
         }
         assertThat(reasons).containsExactly("NULL_SEQUENCE");
+
+        // K8: a second job without the first one's state must not apply rows to the full table
+        StreamExecutionEnvironment again = StreamExecutionEnvironment.createLocalEnvironment(1);
+        AutoCdcFlow.forStream(again.fromData("{\"b\":\"b1\",\"p\":\"p9\",\"s\":1}"))
+                .format("json")
+                .sourceTable("payments")
+                .replaceUsing("b")
+                .sequenceBy("s")
+                .schema("b STRING, p STRING, s BIGINT")
+                .catalog(catalog)
+                .into("shop.payments");
+        assertThatThrownBy(() -> again.execute("replace using without state"))
+                .rootCause()
+                .hasMessageContaining("STATE_MISSING_FOR_EXISTING_TABLE");
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "payments"))))
+                .containsExactly(",n2,3", "b1,p1,2", "b1,p3,2");
     }
 
     /** A Debezium MongoDB change event as a capture line ({@code after} a JSON string or null). */
