@@ -390,6 +390,11 @@ public final class RunCommand implements Callable<Integer> {
             }
             if (c.appendOnly) {
                 line.append(": append-only");
+            } else if (c.isReplaceUsing()) {
+                line.append(": REPLACE USING (")
+                        .append(String.join(", ", c.replaceUsing))
+                        .append(") SEQUENCE BY ")
+                        .append(String.join(", ", c.sequenceBy)); // S5
             } else {
                 line.append(": AUTO CDC KEYS (").append(String.join(", ", c.keys)).append(")");
                 line.append(" SEQUENCE BY ")

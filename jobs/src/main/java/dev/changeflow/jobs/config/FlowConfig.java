@@ -49,6 +49,13 @@ public final class FlowConfig implements Serializable {
      */
     @Nullable public String fromSnapshot;
 
+    /**
+     * REPLACE USING (docs/semantics.md S5): the key columns whose values' rows are replaced by the
+     * incoming rows with the highest {@link #sequenceBy}; empty for other flows. Such a flow has no
+     * {@link #keys} (a key value may have many rows).
+     */
+    public List<String> replaceUsing = new ArrayList<>();
+
     public ScdType scdType = FlowOptions.SCD_TYPE.defaultValue();
 
     /** Key-less source written as-is (every record an insert), e.g. pgbench_history. */
@@ -135,6 +142,9 @@ public final class FlowConfig implements Serializable {
         }
         if (r.isSet(FlowOptions.FROM_SNAPSHOT)) {
             fromSnapshot = r.get(FlowOptions.FROM_SNAPSHOT);
+        }
+        if (r.isSet(FlowOptions.REPLACE_USING)) {
+            replaceUsing = r.get(FlowOptions.REPLACE_USING);
         }
         if (r.isSet(FlowOptions.SCD_TYPE)) {
             scdType = r.get(FlowOptions.SCD_TYPE);
@@ -294,6 +304,71 @@ public final class FlowConfig implements Serializable {
         }
     }
 
+    /** Whether this is a REPLACE USING flow (S5). */
+    public boolean isReplaceUsing() {
+        return !replaceUsing.isEmpty();
+    }
+
+    /**
+     * S5: a REPLACE USING flow replaces rows per key value by sequence; the options of AUTO CDC do
+     * not apply, and SEQUENCE BY is required.
+     */
+    private void validateReplaceUsing() {
+        List<String> refused = new ArrayList<>();
+        if (!keys.isEmpty()) {
+            refused.add(FlowOptions.KEYS.key());
+        }
+        if (appendOnly) {
+            refused.add(FlowOptions.APPEND_ONLY.key());
+        }
+        if (fromSnapshot != null) {
+            refused.add(FlowOptions.FROM_SNAPSHOT.key());
+        }
+        if (scdType != FlowOptions.SCD_TYPE.defaultValue()) {
+            refused.add(FlowOptions.SCD_TYPE.key());
+        }
+        if (!columns.equals(ColumnSelection.all())) {
+            refused.add(FlowOptions.COLUMNS.key());
+        }
+        if (ignoreNullUpdates != null) {
+            refused.add(FlowOptions.IGNORE_NULL_UPDATES.key());
+        }
+        if (trackHistoryOn != null) {
+            refused.add(FlowOptions.TRACK_HISTORY_ON.key());
+        }
+        if (applyAsDeleteWhen != null) {
+            refused.add(FlowOptions.APPLY_AS_DELETE_WHEN.key());
+        }
+        if (applyAsTruncateWhen != null) {
+            refused.add(FlowOptions.APPLY_AS_TRUNCATE_WHEN.key());
+        }
+        if (!expectations.isEmpty()) {
+            refused.add(FlowOptions.EXPECTATIONS.key());
+        }
+        if (truncate) {
+            refused.add(FlowOptions.TRUNCATE.key());
+        }
+        if (applyBufferKeysSet) {
+            refused.add(FlowOptions.APPLY_BUFFER_KEYS.key());
+        }
+        if (!refused.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': 'replace-using' takes no "
+                            + refused
+                            + " (its key columns are 'replace-using', and every incoming column is"
+                            + " stored, docs/semantics.md S5)");
+        }
+        if (sequenceBy.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': 'replace-using' needs 'sequence-by' (the column that orders the"
+                            + " partial snapshots of a key, docs/semantics.md S5)");
+        }
+    }
+
     /** Whether {@code format-version} was given (else nanosecond timestamps choose 3, A5). */
     public boolean formatVersionSet;
 
@@ -350,7 +425,10 @@ public final class FlowConfig implements Serializable {
                             + " CDC apply, and an append-only flow has none: they are supported"
                             + " on AUTO CDC flows only (docs/semantics.md S8)");
         }
-        if (!appendOnly && keys.isEmpty()) {
+        if (isReplaceUsing()) {
+            validateReplaceUsing();
+        }
+        if (!appendOnly && keys.isEmpty() && !isReplaceUsing()) {
             throw new IllegalArgumentException(
                     "flow '"
                             + flowName()

@@ -82,6 +82,15 @@ public final class FlowOptions {
                             "AUTO CDC FROM SNAPSHOT: a folder of snapshot files <name>_<n>.csv or .json, one"
                                     + " per version n; each is compared with the previous one (A6).");
 
+    public static final ConfigOption<List<String>> REPLACE_USING =
+            key("replace-using")
+                    .stringType()
+                    .asList()
+                    .noDefaultValue()
+                    .withDescription(
+                            "REPLACE USING (S5): the key columns; per key value the rows with the highest"
+                                    + " sequence-by replace the target's rows of that key. No keys.");
+
     public static final ConfigOption<ScdType> SCD_TYPE =
             key("scd-type")
                     .enumType(ScdType.class)
@@ -270,6 +279,7 @@ public final class FlowOptions {
                     .add(KEYS, OptionParsers.list())
                     .add(SEQUENCE_BY, FlowOptions::sequence)
                     .add(FROM_SNAPSHOT, OptionParsers.text(FROM_SNAPSHOT.key()))
+                    .add(REPLACE_USING, OptionParsers.list())
                     .add(SCD_TYPE, raw -> ScdType.parse(String.valueOf(raw)))
                     .add(APPEND_ONLY, OptionParsers.bool(APPEND_ONLY.key()))
                     .add(COLUMNS, selectionText(COLUMNS.key()))

@@ -194,6 +194,18 @@ public final class AutoCdcFlow {
             return this;
         }
 
+        /**
+         * REPLACE USING (docs/semantics.md S5) instead of AUTO CDC: per value of these columns, the
+         * incoming rows with the highest {@link #sequenceBy} (required) replace every target row of
+         * that value; a lower sequence changes nothing, equal sequences are all kept, null matches
+         * null. Takes no {@link #keys}: a key value may have many rows, and the target has no
+         * identifier fields. Records are rows (use {@code format("json")}: plain JSON objects).
+         */
+        public Builder replaceUsing(String... columns) {
+            definition.put(FlowOptions.REPLACE_USING.key(), List.of(columns));
+            return this;
+        }
+
         /** STORED AS SCD TYPE 1 (default) or 2. */
         public Builder storedAs(ScdType type) {
             definition.put(FlowOptions.SCD_TYPE.key(), type == ScdType.TYPE_1 ? "1" : "2");

@@ -2,6 +2,7 @@ package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.ReplaceUsingOperators;
 import dev.changeflow.operators.quarantine.QuarantineRecords;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.InJobMaintenance;
@@ -252,6 +253,22 @@ public final class IngestJob {
             IngestPlan.Flow flow,
             CatalogSettings catalog,
             List<DataStream<RowData>> quarantine) {
+        if (flow.replaceUsing != null) {
+            // S5: keyBy(REPLACE USING columns) → replace per key by sequence → Iceberg, rows
+            // identified by all their columns
+            DataStream<RowData> rows =
+                    project(
+                            changes,
+                            flow.decoder.sourceType(),
+                            flow.decoder.dataType(),
+                            flow.name());
+            ReplaceUsingOperators.Applied applied =
+                    ReplaceUsingOperators.apply(rows, flow.replaceUsing);
+            quarantine.add(applied.quarantine);
+            StreamingTableSink.replaceUsing(
+                    applied.rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
+            return;
+        }
         if (flow.spec == null) {
             DataStream<RowData> rows =
                     project(

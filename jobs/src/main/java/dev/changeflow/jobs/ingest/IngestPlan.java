@@ -3,6 +3,7 @@ package dev.changeflow.jobs.ingest;
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.ReplaceUsingSpec;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sources.changes.DecoderFlow;
 
@@ -28,8 +29,15 @@ public final class IngestPlan implements Serializable {
         public final FlowConfig config;
         public final DecoderFlow decoder;
 
-        /** Null for append-only flows. */
+        /** Null for append-only and REPLACE USING flows. */
         @Nullable public final AutoCdcSpec spec;
+
+        /**
+         * The REPLACE USING definition (docs/semantics.md S5); null for other flows. Such a flow's
+         * decoder reads its rows as an append-only flow's (data columns, no KEYS), and its target
+         * has no identifier fields.
+         */
+        @Nullable public final ReplaceUsingSpec replaceUsing;
 
         public final TableIdentifier target;
         public final StreamingTableOptions tableOptions;
@@ -48,6 +56,18 @@ public final class IngestPlan implements Serializable {
                 TableIdentifier target,
                 StreamingTableOptions tableOptions,
                 @Nullable TableIdentifier changeFeed) {
+            this(config, decoder, spec, target, tableOptions, changeFeed, null);
+        }
+
+        Flow(
+                FlowConfig config,
+                DecoderFlow decoder,
+                @Nullable AutoCdcSpec spec,
+                TableIdentifier target,
+                StreamingTableOptions tableOptions,
+                @Nullable TableIdentifier changeFeed,
+                @Nullable ReplaceUsingSpec replaceUsing) {
+            this.replaceUsing = replaceUsing;
             this.config = config;
             this.decoder = decoder;
             this.spec = spec;

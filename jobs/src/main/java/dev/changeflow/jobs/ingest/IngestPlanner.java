@@ -6,6 +6,7 @@ import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcPredicates;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ColumnSelection;
+import dev.changeflow.operators.ReplaceUsingSpec;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTables;
@@ -373,7 +374,8 @@ public final class IngestPlanner {
         for (String s : f.sequenceBy) {
             sequence.add(debezium ? DebeziumMetadata.resolveAlias(s) : s);
         }
-        if (sequence.isEmpty() && !f.appendOnly) {
+        boolean replaceUsing = f.isReplaceUsing();
+        if (sequence.isEmpty() && !f.appendOnly && !replaceUsing) {
             if (!debezium) {
                 throw new IllegalArgumentException(
                         "flow '" + f.flowName() + "': 'sequence-by' is required for format json");
@@ -384,16 +386,27 @@ public final class IngestPlanner {
                 DecoderFlow.builder(f.flowName(), format, dataType)
                         .sourceNames(routing(config, f, format))
                         .keys(f.keys)
-                        .sequenceBy(sequence)
+                        .sequenceBy(replaceUsing ? List.of() : sequence)
                         .truncateEnabled(f.truncate || f.applyAsTruncateWhen != null)
-                        .appendOnly(f.appendOnly)
+                        // S5: rows come in as an append-only flow's; the operator replaces them
+                        .appendOnly(f.appendOnly || replaceUsing)
                         .onSchemaChange(OnSchemaChange.fromConfigName(f.onSchemaChange))
                         .onInvalidRecord(OnInvalidRecord.fromConfigName(f.onInvalidRecord))
                         .maxRecordBytes(config.maxRecordBytes)
                         .unavailablePlaceholder(f.unavailablePlaceholder)
                         .build();
         AutoCdcSpec spec = null;
-        if (!f.appendOnly) {
+        ReplaceUsingSpec replace = null;
+        if (replaceUsing) {
+            replace =
+                    ReplaceUsingSpec.of(
+                            f.flowName(),
+                            decoder.dataType(),
+                            f.replaceUsing,
+                            sequence,
+                            OnInvalidRecord.fromConfigName(f.onInvalidRecord)
+                                    == OnInvalidRecord.FAIL);
+        } else if (!f.appendOnly) {
             spec =
                     AutoCdcSpec.builder(f.flowName(), decoder.sourceType())
                             .metadataColumns(
@@ -426,7 +439,7 @@ public final class IngestPlanner {
                         .formatVersion(formatVersion)
                         .partitionBy(f.partitionedBy)
                         .build();
-        return new IngestPlan.Flow(f, decoder, spec, target, options, changeFeed);
+        return new IngestPlan.Flow(f, decoder, spec, target, options, changeFeed, replace);
     }
 
     /** Whether a top-level column is TIMESTAMP(7..9) or TIMESTAMP_LTZ(7..9) (timestamp_ns). */

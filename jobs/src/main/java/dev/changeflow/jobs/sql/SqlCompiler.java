@@ -203,16 +203,28 @@ final class SqlCompiler {
             }
             cfg.flows.add(flow);
             AutoCdc cdc = f.flow().autoCdc();
+            SqlStatement.ReplaceUsing replace = f.flow().replaceUsing();
             flowPlaces.add(
-                    cdc == null
+                    replace != null
                             ? new FlowPlaces(
-                                    f.position(), List.of(), List.of(), null, target.constraints())
-                            : new FlowPlaces(
                                     f.position(),
-                                    cdc.keys(),
-                                    cdc.keyPositions(),
-                                    cdc.sequenceByPosition(),
-                                    target.constraints()));
+                                    replace.keys(),
+                                    replace.keyPositions(),
+                                    replace.sequenceByPosition(),
+                                    target.constraints())
+                            : cdc == null
+                                    ? new FlowPlaces(
+                                            f.position(),
+                                            List.of(),
+                                            List.of(),
+                                            null,
+                                            target.constraints())
+                                    : new FlowPlaces(
+                                            f.position(),
+                                            cdc.keys(),
+                                            cdc.keyPositions(),
+                                            cdc.sequenceByPosition(),
+                                            target.constraints()));
             flowTargets.add(target.name());
             flowFeeds.add(feed);
             flowKafka.add(kafka != null);
@@ -511,6 +523,15 @@ final class SqlCompiler {
      * _change_type = 'delete'}; its columns are the source table's, so the target declares none.
      */
     private FlowConfig feedFlow(FlowDef f, CreateStreamingTable target, Feed feed) {
+        if (f.flow().replaceUsing() != null) {
+            throw new SqlException(
+                    Code.UNSUPPORTED_STATEMENT,
+                    feed.position(),
+                    "not supported by changeflow yet: FLOW REPLACE USING over STREAM("
+                            + feed.table()
+                            + "), which is the change feed of a table; REPLACE USING reads rows"
+                            + " (read_files or a temporary view over it, docs/semantics.md S5)");
+        }
         if (f.flow().autoCdc() == null) {
             throw new SqlException(
                     Code.UNSUPPORTED_STATEMENT,
@@ -625,7 +646,12 @@ final class SqlCompiler {
             def.put(FlowOptions.NAME.key(), f.name());
         }
         AutoCdc cdc = f.flow().autoCdc();
-        if (cdc == null) {
+        SqlStatement.ReplaceUsing replace = f.flow().replaceUsing();
+        if (replace != null) {
+            // S5: REPLACE USING (keys) SEQUENCE BY s
+            def.put(FlowOptions.REPLACE_USING.key(), replace.keys());
+            def.put(FlowOptions.SEQUENCE_BY.key(), replace.sequenceBy());
+        } else if (cdc == null) {
             def.put(FlowOptions.APPEND_ONLY.key(), "true");
         } else {
             def.put(FlowOptions.KEYS.key(), cdc.keys());

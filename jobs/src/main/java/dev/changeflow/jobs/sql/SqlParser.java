@@ -39,7 +39,8 @@ import java.util.Optional;
  *                [ '(' (column | constraint) (',' (column | constraint))* ')' ]
  *                { PARTITIONED BY '(' transform (',' transform)* ')' | COMMENT string
  *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' | schedule }
- *                [ AS query | FLOW AUTO CDC FROM source cdcClause* ]
+ *                [ AS query | FLOW AUTO CDC FROM source cdcClause*
+ *                | FLOW REPLACE USING '(' names ')' SEQUENCE BY expr BY NAME query ]  -- S5
  * schedule    := SCHEDULE [REFRESH] ( EVERY number (HOUR[S] | DAY[S] | WEEK[S])
  *                | CRON string [AT TIME ZONE string] )
  * alterTable  := ALTER STREAMING TABLE name ( ADD schedule | ALTER schedule | DROP SCHEDULE )
@@ -74,11 +75,10 @@ import java.util.Optional;
  * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH other than of a streaming
  * table, DROP other than DROP TABLE, DESCRIBE other than DESCRIBE [TABLE] [EXTENDED], REORG, ALTER
  * other than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT
- * ... EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE / REPLACE USING, AUTO CDC FROM SNAPSHOT, STORED
- * AS SCD TYPE BITEMPORAL, read_files arguments other than {@code format} and {@code table},
- * read_kafka arguments other than {@code bootstrapServers}, {@code subscribe}, {@code
- * subscribePattern} and {@code startingOffsets}, and a query other than {@code SELECT * FROM STREAM
- * source}.
+ * ... EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE, AUTO CDC FROM SNAPSHOT, STORED AS SCD TYPE
+ * BITEMPORAL, read_files arguments other than {@code format} and {@code table}, read_kafka
+ * arguments other than {@code bootstrapServers}, {@code subscribe}, {@code subscribePattern} and
+ * {@code startingOffsets}, and a query other than {@code SELECT * FROM STREAM source}.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -372,9 +372,13 @@ public final class SqlParser {
                 flow = autoCdcFlow(kind.position());
             } else if (kind.isWord("REPLACE")) {
                 at++;
-                String what = peek().isWord("USING") ? "FLOW REPLACE USING (S5)" : null;
-                what = peek().isWord("WHERE") ? "FLOW REPLACE WHERE (S4)" : what;
-                throw unsupported(kind, what != null ? what : "FLOW REPLACE");
+                if (peek().isWord("USING")) {
+                    at++;
+                    flow = replaceUsingFlow(kind.position());
+                } else {
+                    String what = peek().isWord("WHERE") ? "FLOW REPLACE WHERE (S4)" : null;
+                    throw unsupported(kind, what != null ? what : "FLOW REPLACE");
+                }
             } else if (kind.kind() == SqlToken.Kind.WORD) {
                 throw unsupported(kind, "FLOW " + kind.text().toUpperCase(Locale.ROOT));
             } else {
@@ -877,6 +881,29 @@ public final class SqlParser {
     // ------------------------------------------------------------------------- flows and sources
 
     /** {@code FROM source cdcClause*} of an AUTO CDC flow. */
+    /**
+     * {@code REPLACE USING '(' names ')' SEQUENCE BY expr BY NAME query}, after {@code FLOW REPLACE
+     * USING} (docs/semantics.md S5).
+     */
+    private Flow replaceUsingFlow(SqlPosition pos) {
+        expectSymbol("(", "'(' after REPLACE USING");
+        List<SqlPosition> keyPositions = new ArrayList<>();
+        List<String> keys = names(keyPositions);
+        expectSymbol(")", "',' or ')' in REPLACE USING (...)");
+        expectWord("SEQUENCE", "SEQUENCE BY after REPLACE USING (...)");
+        expectWord("BY", "BY after SEQUENCE");
+        SqlPosition sequencePosition = peek().position();
+        String sequenceBy = expression("SEQUENCE BY");
+        expectWord("BY", "BY NAME after SEQUENCE BY (REPLACE USING matches columns by name)");
+        expectWord("NAME", "NAME after BY");
+        Source source = query();
+        return new Flow(
+                pos,
+                source,
+                null,
+                new SqlStatement.ReplaceUsing(keys, sequenceBy, keyPositions, sequencePosition));
+    }
+
     private Flow autoCdcFlow(SqlPosition pos) {
         expectWord("FROM", "FROM and the source");
         if (peek().isWord("SNAPSHOT")) {
@@ -1173,7 +1200,8 @@ public final class SqlParser {
                 || (t.isWord("COLUMNS") && (u.isIdentifier() || u.isSymbol("*") || u.isSymbol("(")))
                 || (t.isWord("IGNORE") && u.isWord("NULL"))
                 || (t.isWord("STORED") && u.isWord("AS"))
-                || (t.isWord("TRACK") && u.isWord("HISTORY"));
+                || (t.isWord("TRACK") && u.isWord("HISTORY"))
+                || (t.isWord("BY") && u.isWord("NAME")); // ends REPLACE USING's SEQUENCE BY
     }
 
     /** A possibly qualified name; a leading {@code LIVE.} is dropped. */

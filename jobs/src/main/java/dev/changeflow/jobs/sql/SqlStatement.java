@@ -216,9 +216,34 @@ public sealed interface SqlStatement {
     /**
      * What a flow reads and how it applies it.
      *
-     * @param autoCdc the AUTO CDC clauses; null for an append flow (every record inserted)
+     * @param autoCdc the AUTO CDC clauses; null for an append flow (every record inserted) and a
+     *     REPLACE USING flow
+     * @param replaceUsing the REPLACE USING clauses (S5); null for other flows
      */
-    record Flow(SqlPosition position, Source source, @Nullable AutoCdc autoCdc) {}
+    record Flow(
+            SqlPosition position,
+            Source source,
+            @Nullable AutoCdc autoCdc,
+            @Nullable ReplaceUsing replaceUsing) {
+        /** An AUTO CDC flow ({@code autoCdc} set) or an append flow ({@code autoCdc} null). */
+        Flow(SqlPosition position, Source source, @Nullable AutoCdc autoCdc) {
+            this(position, source, autoCdc, null);
+        }
+    }
+
+    /**
+     * {@code FLOW REPLACE USING (keys) SEQUENCE BY s BY NAME query} (docs/semantics.md S5).
+     *
+     * @param keys the REPLACE USING columns, never empty
+     * @param sequenceBy the SEQUENCE BY text: a column, or {@code STRUCT(a, b)}
+     * @param keyPositions where each of {@code keys} is written, in the same order
+     * @param sequenceByPosition where the SEQUENCE BY expression starts
+     */
+    record ReplaceUsing(
+            List<String> keys,
+            String sequenceBy,
+            List<SqlPosition> keyPositions,
+            SqlPosition sequenceByPosition) {}
 
     /**
      * The clauses of an AUTO CDC flow; an absent clause is null. Column selections are text: {@code

@@ -288,6 +288,40 @@ class FlowsFileTest {
                 .hasMessage("a flow needs 'table' (the source table name)");
     }
 
+    /** S5: {@code replace-using} lists the key columns and needs {@code sequence-by}. */
+    @Test
+    void replaceUsingTakesItsColumnsAndSequenceByAndRefusesAutoCdcOptions() throws Exception {
+        FlowConfig f =
+                FlowsFile.parse(
+                                "flows:\n  - table: payments\n    replace-using: [booking_id, region]\n"
+                                        + "    sequence-by: payment_date\n",
+                                "x.yaml")
+                        .flows
+                        .get(0);
+        assertThat(f.replaceUsing).containsExactly("booking_id", "region");
+        assertThat(f.sequenceBy).containsExactly("payment_date");
+        assertThat(f.keys).isEmpty();
+        assertThat(f.isReplaceUsing()).isTrue();
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - table: p\n    replace-using: [b]\n", "x.yaml"))
+                .hasMessage(
+                        "flow 'p': 'replace-using' needs 'sequence-by' (the column that orders the"
+                                + " partial snapshots of a key, docs/semantics.md S5)");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - table: p\n    replace-using: [b]\n"
+                                                + "    sequence-by: s\n    keys: [b]\n"
+                                                + "    scd-type: 2\n    apply-as-delete-when: 'b IS NULL'\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "flow 'p': 'replace-using' takes no [keys, scd-type, apply-as-delete-when]"
+                                + " (its key columns are 'replace-using', and every incoming column"
+                                + " is stored, docs/semantics.md S5)");
+    }
+
     @Test
     void listsSplitAtTopLevelCommasOnly() throws Exception {
         assertThat(flow("partitioned-by: 'bid, bucket(16, aid)'").partitionedBy)

@@ -90,6 +90,62 @@ class AutoCdcFlowTest {
         assertThat(reasons).containsExactly("MALFORMED_JSON");
     }
 
+    /**
+     * REPLACE USING (docs/semantics.md S5) through the builder: plain JSON rows, several per key,
+     * out of order, with a tie, a replay, a null key value and a null sequence (quarantined).
+     */
+    @Test
+    void replaceUsingKeepsPerKeyTheRowsOfTheHighestSequence() throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
+        DataStream<String> rows =
+                env.fromData(
+                        "{\"b\":\"b1\",\"p\":\"p1\",\"s\":2}",
+                        "{\"b\":\"b1\",\"p\":\"p2\",\"s\":1}",
+                        "{\"b\":\"b1\",\"p\":\"p3\",\"s\":2}",
+                        "{\"b\":\"b1\",\"p\":\"p1\",\"s\":2}",
+                        "{\"b\":null,\"p\":\"n1\",\"s\":1}",
+                        "{\"b\":null,\"p\":\"n2\",\"s\":3}",
+                        "{\"b\":\"b2\",\"p\":\"p4\",\"s\":null}");
+        CatalogSettings catalog = CatalogSettings.localHadoop(warehouse);
+        AutoCdcFlow flow =
+                AutoCdcFlow.forStream(rows)
+                        .format("json")
+                        .sourceTable("payments")
+                        .replaceUsing("b")
+                        .sequenceBy("s")
+                        .schema("b STRING, p STRING, s BIGINT")
+                        .catalog(catalog)
+                        .into("shop.payments");
+        assertThat(flow.spec()).isNull();
+        env.execute("replace using");
+
+        Catalog cat = catalog.open();
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "payments"))))
+                .containsExactly(",n2,3", "b1,p1,2", "b1,p3,2");
+        List<String> reasons = new ArrayList<>();
+        for (Record r :
+                TableRows.read(cat.loadTable(QuarantineTable.identifier(Namespace.of("shop"))))) {
+            reasons.add(String.valueOf(r.getField("reason")));
+        }
+        assertThat(reasons).containsExactly("NULL_SEQUENCE");
+
+        // K8: a second job without the first one's state must not apply rows to the full table
+        StreamExecutionEnvironment again = StreamExecutionEnvironment.createLocalEnvironment(1);
+        AutoCdcFlow.forStream(again.fromData("{\"b\":\"b1\",\"p\":\"p9\",\"s\":1}"))
+                .format("json")
+                .sourceTable("payments")
+                .replaceUsing("b")
+                .sequenceBy("s")
+                .schema("b STRING, p STRING, s BIGINT")
+                .catalog(catalog)
+                .into("shop.payments");
+        assertThatThrownBy(() -> again.execute("replace using without state"))
+                .rootCause()
+                .hasMessageContaining("STATE_MISSING_FOR_EXISTING_TABLE");
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "payments"))))
+                .containsExactly(",n2,3", "b1,p1,2", "b1,p3,2");
+    }
+
     /** A Debezium MongoDB change event as a capture line ({@code after} a JSON string or null). */
     private static String mongo(long id, String op, String after, String extra, int ord) {
         return "{\"key\":{\"id\":\""

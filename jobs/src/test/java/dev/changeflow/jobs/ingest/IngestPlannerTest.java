@@ -100,6 +100,36 @@ class IngestPlannerTest {
                 .isEmpty();
     }
 
+    /**
+     * S5: a REPLACE USING flow is planned with an append-only decoder (rows, no KEYS) and a
+     * ReplaceUsingSpec over the data columns; a sequence that is not a column is refused.
+     */
+    @Test
+    void replaceUsingFlowsArePlannedWithoutKeysAndWithTheirSpec() throws Exception {
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        "format: json\nflows:\n  - table: payments\n    replace-using: [booking_id]\n"
+                                + "    sequence-by: payment_date\n"
+                                + "    schema: 'booking_id STRING, payment_id STRING, payment_date BIGINT'\n",
+                        "f.yaml");
+        IngestPlan.Flow f = IngestPlanner.plan(cfg, List.of()).flows.get(0);
+        assertThat(f.spec).isNull();
+        assertThat(f.decoder.appendOnly()).isTrue();
+        assertThat(f.replaceUsing.keys()).containsExactly("booking_id");
+        assertThat(f.replaceUsing.sequenceBy()).containsExactly("payment_date");
+        assertThat(f.replaceUsing.rowType().getFieldNames())
+                .containsExactly("booking_id", "payment_id", "payment_date");
+        IngestConfig bad =
+                FlowsFile.parse(
+                        "format: json\nflows:\n  - table: payments\n    replace-using: [booking_id]\n"
+                                + "    sequence-by: nope\n"
+                                + "    schema: 'booking_id STRING, payment_date BIGINT'\n",
+                        "f.yaml");
+        assertThatThrownBy(() -> IngestPlanner.plan(bad, List.of()))
+                .hasMessageStartingWith("SEQUENCE_NOT_IN_SOURCE")
+                .hasMessageContaining("'nope'");
+    }
+
     @Test
     void debeziumDefaultsSequenceToSourceLsnAndNamespaceToTheSchema() throws Exception {
         IngestConfig cfg = FlowsFile.parse("flows:\n  - table: items\n    keys: [id]\n", "f.yaml");

@@ -233,6 +233,37 @@ class SqlParserTest {
                                         at(6, 15))));
     }
 
+    /** S5: FLOW REPLACE USING (keys) SEQUENCE BY s BY NAME SELECT * FROM STREAM source. */
+    @Test
+    void replaceUsingFormCarriesItsKeysAndSequence() {
+        CreateStreamingTable t =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE OR REFRESH STREAMING TABLE payments_current\n"
+                                        + "  FLOW REPLACE USING (booking_id, region) SEQUENCE BY payment_date BY NAME\n"
+                                        + "  SELECT * FROM STREAM read_files('in/p', format => 'json');");
+        assertThat(t.flow())
+                .isEqualTo(
+                        new Flow(
+                                at(2, 8),
+                                new ReadFiles(at(3, 24), "in/p", Map.of("format", "json")),
+                                null,
+                                new SqlStatement.ReplaceUsing(
+                                        List.of("booking_id", "region"),
+                                        "payment_date",
+                                        List.of(at(2, 23), at(2, 35)),
+                                        at(2, 55))));
+        fails(
+                "CREATE STREAMING TABLE t FLOW REPLACE USING (k) SEQUENCE BY s SELECT * FROM v",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:78: SYNTAX_ERROR: expected BY NAME after SEQUENCE BY (REPLACE USING"
+                        + " matches columns by name), found end of file");
+        fails(
+                "CREATE STREAMING TABLE t FLOW REPLACE USING k SEQUENCE BY s BY NAME SELECT * FROM v",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:45: SYNTAX_ERROR: expected '(' after REPLACE USING, found 'k'");
+    }
+
     @Test
     void streamingTableAsSelectIsAnAppendFlow() {
         CreateStreamingTable t =
@@ -617,9 +648,12 @@ class SqlParserTest {
                 "p.sql:1:42: " + u + "FLOW REPLACE WHERE (S4)");
         fails(
                 "CREATE OR REFRESH STREAMING TABLE t FLOW REPLACE USING (k) SEQUENCE BY s BY NAME"
-                        + " SELECT * FROM STREAM(s)",
+                        + " SELECT k, s FROM STREAM(s)",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:42: " + u + "FLOW REPLACE USING (S5)");
+                "p.sql:1:89: "
+                        + u
+                        + "a query that selects columns (only SELECT * FROM STREAM source; choose"
+                        + " columns with COLUMNS in an AUTO CDC flow)");
         fails(
                 "CREATE FLOW f AS AUTO CDC FROM SNAPSHOT s KEYS (a)",
                 SqlException.Code.UNSUPPORTED_STATEMENT,

@@ -159,6 +159,32 @@ class SqlPipelineTest {
         assertThat(p.inputPaths()).containsExactly(Path.of("/abs/e"));
     }
 
+    /** S5: FLOW REPLACE USING compiles to the flow options replace-using and sequence-by. */
+    @Test
+    void replaceUsingCompilesToItsFlowOptions(@TempDir Path in) throws Exception {
+        SqlPipeline p =
+                compile(
+                        "CREATE STREAMING TABLE payments (booking STRING, payment STRING, seq BIGINT)\n"
+                                + "  FLOW REPLACE USING (booking) SEQUENCE BY seq BY NAME\n"
+                                + "  SELECT * FROM STREAM read_files('"
+                                + in
+                                + "', format => 'json');\n");
+        FlowConfig f = p.config().flows.get(0);
+        assertThat(f.replaceUsing).containsExactly("booking");
+        assertThat(f.sequenceBy).containsExactly("seq");
+        assertThat(f.keys).isEmpty();
+        assertThat(f.appendOnly).isFalse();
+        assertThat(p.plan().flows.get(0).replaceUsing.keys()).containsExactly("booking");
+        fails(
+                "CREATE STREAMING TABLE payments FLOW REPLACE USING (booking) SEQUENCE BY seq BY"
+                        + " NAME SELECT * FROM STREAM(silver)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:107: UNSUPPORTED_STATEMENT: not supported by changeflow yet: FLOW REPLACE"
+                        + " USING over STREAM(silver), which is the change feed of a table; REPLACE"
+                        + " USING reads rows (read_files or a temporary view over it,"
+                        + " docs/semantics.md S5)");
+    }
+
     @Test
     void propertiesWithoutThePrefixAndUseCatalogAreReportedNotUsed() {
         SqlPipeline p =
@@ -556,7 +582,7 @@ class SqlPipelineTest {
                         + " maintenance-delete-file-count, maintenance-delete-file-threshold,"
                         + " maintenance-interval, maintenance-lock-jdbc-uri, maintenance-rate-limit,"
                         + " name, on-invalid-record,"
-                        + " on-schema-change, partitioned-by, scd-type, schema, sequence-by, table,"
+                        + " on-schema-change, partitioned-by, replace-using, scd-type, schema, sequence-by, table,"
                         + " target, tombstone-gc-threshold, track-history-on, truncate,"
                         + " unavailable-value-placeholder)");
         fails(

@@ -132,6 +132,81 @@ public final class StreamingTableSink {
     }
 
     /**
+     * Writes the changes of a REPLACE USING flow (semantics.md S5; {@code
+     * dev.changeflow.operators.ReplaceUsingOperator}) to an existing table without identifier
+     * fields: {@code +I} rows a key gains, {@code -D} complete rows it loses. A key may have many
+     * rows, so the rows are identified by <b>all their columns</b> (the equality fields are every
+     * column of the table), in non-upsert mode:
+     *
+     * <ul>
+     *   <li>{@code +I} appends the row;
+     *   <li>{@code -D} of a row that the same writer appended in the current checkpoint becomes a
+     *       position delete (v2) or deletion vector (v3) of exactly that row; of an older row, an
+     *       equality delete on all columns (nulls match nulls), which removes the committed row and
+     *       nothing else.
+     * </ul>
+     *
+     * Why not the key columns as equality fields: Iceberg's {@code BaseEqualityDeltaWriter} keeps
+     * one position per equality key within a checkpoint, so a second row of the same key written in
+     * the same checkpoint would position-delete the first, and a delete of the key would then
+     * remove only the last row written (and write no equality delete for the older rows). With all
+     * columns as the identity that map holds one position per distinct row, which is sound because
+     * the operator's rows of a key are a set (an identical row is never inserted twice while held).
+     * Iceberg keys the stream by the equality fields, so the changes of one row reach one writer in
+     * order. The rows are re-typed to the table's canonical Flink type first ({@link
+     * CanonicalRows}): Iceberg reads a deleted row in that type (TIMESTAMP(6), not TIMESTAMP(3)).
+     *
+     * <p>A job started without state over a table that holds rows fails ({@code
+     * STATE_MISSING_FOR_EXISTING_TABLE}, as for AUTO CDC, K8): the operator's per-key sequences and
+     * rows are not rebuilt from the table.
+     *
+     * @param uidSuffix stable prefix of the sink's operator uids
+     * @throws IllegalArgumentException when the table has identifier fields
+     */
+    public static DataStreamSink<Void> replaceUsing(
+            DataStream<RowData> changes,
+            CatalogLoader catalogLoader,
+            TableIdentifier table,
+            StreamingTableOptions options,
+            String uidSuffix) {
+        Table loaded = loadTable(catalogLoader, table);
+        if (!loaded.schema().identifierFieldIds().isEmpty()) {
+            throw new IllegalArgumentException(
+                    "table "
+                            + table
+                            + " has identifier fields "
+                            + loaded.schema().identifierFieldNames()
+                            + "; a REPLACE USING flow keeps many rows per key and writes a table"
+                            + " without identifier fields");
+        }
+        List<String> all = new java.util.ArrayList<>();
+        for (org.apache.iceberg.types.Types.NestedField f : loaded.schema().columns()) {
+            all.add(f.name());
+        }
+        RowType from = rowTypeOf(changes.getType());
+        if (from == null) {
+            throw new IllegalArgumentException(
+                    "REPLACE USING changes into "
+                            + table
+                            + " must be typed InternalTypeInfo.of(RowType), got "
+                            + changes.getType());
+        }
+        // the equality-delete writer reads deleted rows in the table's canonical Flink type
+        RowType canonical = FlinkSchemaUtil.convert(loaded.schema());
+        DataStream<RowData> typed =
+                changes.map(new CanonicalRows(from), InternalTypeInfo.of(canonical))
+                        .name("canonical types " + table)
+                        .uid(uidSuffix + "-canonical-types")
+                        .setParallelism(changes.getParallelism());
+        // K8: the operator's state (each key's sequence and rows) is not rebuilt from the table
+        return builder(typed, catalogLoader, table, options, uidSuffix, canonical, true)
+                .equalityFieldColumns(all)
+                .upsert(false)
+                .distributionMode(DistributionMode.NONE)
+                .append();
+    }
+
+    /**
      * Writes upserts to an existing table with identifier fields, Iceberg's upsert mode: {@code +I}
      * and {@code +U} rows replace the row of their key (an equality delete by key, then an insert),
      * {@code -D} rows delete their key (only the key columns need values), {@code -U} rows are

@@ -1,0 +1,210 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.jobs.cli.Main;
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
+
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * REPLACE USING (docs/semantics.md S5) end to end: plain JSON rows through the flows-file launcher
+ * (parallelism 2) into Iceberg, in two runs, the table checked row for row after each. A key value
+ * replaced several times within one checkpoint (its rows are then position-deleted), rows committed
+ * by the first run replaced by the second (equality deletes on all columns, a null value among
+ * them), late rows, replayed rows, equal-sequence sets, null key values matching each other, and a
+ * row with a null sequence quarantined as NULL_SEQUENCE.
+ */
+class ReplaceUsingITCase {
+    @TempDir Path tmp;
+
+    private static String row(String booking, String payment, String status, Long seq) {
+        return "{\"booking\":"
+                + (booking == null ? "null" : "\"" + booking + "\"")
+                + ",\"payment\":\""
+                + payment
+                + "\",\"status\":"
+                + (status == null ? "null" : "\"" + status + "\"")
+                + ",\"seq\":"
+                + seq
+                + "}";
+    }
+
+    /**
+     * The SQL form of the README ({@code FLOW REPLACE USING ... SEQUENCE BY payment_date BY NAME},
+     * a TIMESTAMP sequence) run twice with {@code changeflow run}, into an Iceberg v3 table
+     * (deletion vectors for rows replaced within a checkpoint).
+     */
+    @Test
+    void theSqlFormRunsIntoAFormatV3Table() throws Exception {
+        Path in = Files.createDirectories(tmp.resolve("in"));
+        Path sql = tmp.resolve("payments.sql");
+        Files.writeString(
+                sql,
+                String.join(
+                        "\n",
+                        "USE SCHEMA shop;",
+                        "CREATE OR REFRESH STREAMING TABLE payments_current",
+                        "  (booking_id STRING, payment_id STRING, status STRING, payment_date"
+                                + " TIMESTAMP(3))",
+                        "  TBLPROPERTIES ('changeflow.format-version' = '3')",
+                        "  FLOW REPLACE USING (booking_id) SEQUENCE BY payment_date BY NAME",
+                        "  SELECT * FROM STREAM read_files('in', format => 'json', table =>"
+                                + " 'payments');"));
+        Files.write(
+                in.resolve("1.jsonl"),
+                List.of(
+                        payment("b1", "p1", "new", "10:00"),
+                        payment("b1", "p2", "new", "10:00"),
+                        payment("b1", "p3", "paid", "11:00"),
+                        payment("b1", "p1", "new", "09:00"),
+                        payment(null, "n1", "new", "10:00"),
+                        payment("b2", "p4", "new", "10:00"),
+                        payment("b2", "p4", "new", "10:00")));
+        String w = tmp.resolve("warehouse").toString();
+        assertThat(Main.execute("run", "--warehouse", w, sql.toString())).isZero();
+        Catalog cat = CatalogSettings.localHadoop(tmp.resolve("warehouse").toAbsolutePath()).open();
+        TableIdentifier id = TableIdentifier.of("shop", "payments_current");
+        assertThat(TableRows.toCsvLines(cat.loadTable(id)))
+                .containsExactly(
+                        ",n1,new,2024-01-01 10:00:00",
+                        "b1,p3,paid,2024-01-01 11:00:00",
+                        "b2,p4,new,2024-01-01 10:00:00");
+
+        Files.write(
+                in.resolve("2.jsonl"),
+                List.of(
+                        payment("b1", "p5", "paid", "12:00"),
+                        payment("b1", "p6", "paid", "12:00"),
+                        payment(null, "n2", "new", "10:00")));
+        assertThat(Main.execute("run", "--warehouse", w, sql.toString())).isZero();
+        Table table = cat.loadTable(id);
+        assertThat(
+                        ((org.apache.iceberg.HasTableOperations) table)
+                                .operations()
+                                .current()
+                                .formatVersion())
+                .isEqualTo(3);
+        assertThat(TableRows.toCsvLines(table))
+                .containsExactly(
+                        ",n1,new,2024-01-01 10:00:00",
+                        ",n2,new,2024-01-01 10:00:00",
+                        "b1,p5,paid,2024-01-01 12:00:00",
+                        "b1,p6,paid,2024-01-01 12:00:00",
+                        "b2,p4,new,2024-01-01 10:00:00");
+    }
+
+    private static String payment(String booking, String payment, String status, String time) {
+        return "{\"booking_id\":"
+                + (booking == null ? "null" : "\"" + booking + "\"")
+                + ",\"payment_id\":\""
+                + payment
+                + "\",\"status\":\""
+                + status
+                + "\",\"payment_date\":\"2024-01-01T"
+                + time
+                + ":00\"}";
+    }
+
+    @Test
+    void partialSnapshotsReplaceTheRowsOfTheirKeyAcrossCommits() throws Exception {
+        String flows =
+                String.join(
+                        "\n",
+                        "name: payments",
+                        "format: json",
+                        "namespace: shop",
+                        "parallelism: 2",
+                        "flows:",
+                        "  - table: payments",
+                        "    replace-using: [booking]",
+                        "    sequence-by: seq",
+                        "    schema: 'booking STRING, payment STRING, status STRING, seq BIGINT'");
+        Path input = tmp.resolve("in");
+        Files.createDirectories(input);
+        Files.write(
+                input.resolve("payments_1.jsonl"),
+                List.of(
+                        row("b1", "p1", "new", 1L),
+                        row("b1", "p2", "new", 1L),
+                        row("b1", "p3", null, 2L), // replaces p1, p2 in the same checkpoint
+                        row("b1", "p4", "new", 2L), // joins p3 (same sequence)
+                        row("b1", "p1", "new", 1L), // late: nothing
+                        row("b1", "p3", null, 2L), // replay: nothing
+                        row("b2", "p5", "paid", 1L),
+                        row(null, "n1", "new", 1L),
+                        row(null, "n2", "new", 3L), // null matches null: replaces n1
+                        row(null, "n3", "paid", 3L),
+                        row(null, "n4", "new", 2L), // late
+                        row("b3", "p6", "new", null))); // NULL_SEQUENCE
+        Path warehouse = tmp.resolve("warehouse");
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
+        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        TableIdentifier id = TableIdentifier.of("shop", "payments");
+        assertThat(cat.loadTable(id).schema().identifierFieldIds()).isEmpty();
+        assertThat(TableRows.toCsvLines(cat.loadTable(id)))
+                .containsExactly(
+                        ",n2,new,3", ",n3,paid,3", "b1,p3,,2", "b1,p4,new,2", "b2,p5,paid,1");
+
+        Files.write(
+                input.resolve("payments_2.jsonl"),
+                List.of(
+                        row("b1", "p7", "new", 3L), // replaces p3 (null status), p4 of run 1
+                        row("b1", "p8", "new", 3L),
+                        row("b1", "p9", "paid", 4L), // replaces p7, p8 of this checkpoint
+                        row("b2", "p5", "new", 0L), // late
+                        row(null, "n5", "new", 3L), // joins n2, n3
+                        row("b4", "p10", "new", 1L)));
+        plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
+        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+
+        Table table = cat.loadTable(id);
+        assertThat(TableRows.toCsvLines(table))
+                .containsExactly(
+                        ",n2,new,3",
+                        ",n3,paid,3",
+                        ",n5,new,3",
+                        "b1,p9,paid,4",
+                        "b2,p5,paid,1",
+                        "b4,p10,new,1");
+        // both delete paths were taken: rows of this run's checkpoint by position, rows of the
+        // first run by equality on all columns
+        long positionDeletes = 0;
+        long equalityDeletes = 0;
+        for (org.apache.iceberg.Snapshot s : table.snapshots()) {
+            positionDeletes +=
+                    Long.parseLong(s.summary().getOrDefault("added-position-delete-files", "0"));
+            equalityDeletes +=
+                    Long.parseLong(s.summary().getOrDefault("added-equality-delete-files", "0"));
+        }
+        assertThat(positionDeletes).isPositive();
+        assertThat(equalityDeletes).isPositive();
+        List<String> quarantined = new ArrayList<>();
+        for (Record r :
+                TableRows.read(
+                        cat.loadTable(TableIdentifier.of("shop", "changeflow_quarantine")))) {
+            quarantined.add(r.getField("reason") + ": " + r.getField("detail"));
+        }
+        assertThat(quarantined)
+                .containsExactly(
+                        "NULL_SEQUENCE: SEQUENCE BY column 'seq' is null; REPLACE USING needs a"
+                                + " sequence to order a key's partial snapshots (semantics.md S5)");
+    }
+}
