@@ -29,6 +29,7 @@ public final class AutoCdcKeySelector
 
     private final RowType keyType;
     private final int[] positions;
+    private final boolean nullable;
     private transient RowDataSerializer serializer;
     private transient RowData.FieldGetter[] getters;
 
@@ -41,16 +42,27 @@ public final class AutoCdcKeySelector
      * other than AUTO CDC, e.g. the Silver→Gold aggregate's GROUP BY).
      */
     public AutoCdcKeySelector(RowType source, int[] positions) {
+        this(source, positions, false);
+    }
+
+    /**
+     * Selects the columns at {@code positions} of rows of type {@code source}; with {@code
+     * nullable} the key columns are nullable and a null is a null bit with a zeroed slot, so keys
+     * null in the same columns and equal elsewhere have the same bytes (REPLACE USING, S5: null
+     * matches null), else a null key column fails ({@link #getKey}).
+     */
+    AutoCdcKeySelector(RowType source, int[] positions, boolean nullable) {
         this.positions = positions.clone();
+        this.nullable = nullable;
         RowType.RowField[] fields = new RowType.RowField[positions.length];
         for (int i = 0; i < positions.length; i++) {
             RowType.RowField f = source.getFields().get(positions[i]);
-            fields[i] = new RowType.RowField(f.getName(), f.getType().copy(false));
+            fields[i] = new RowType.RowField(f.getName(), f.getType().copy(nullable));
         }
         this.keyType = new RowType(List.of(fields));
     }
 
-    /** The key row type: the KEYS columns, NOT NULL. */
+    /** The key row type: the KEYS columns, NOT NULL (nullable for REPLACE USING). */
     public RowType keyType() {
         return keyType;
     }
@@ -67,7 +79,7 @@ public final class AutoCdcKeySelector
         GenericRowData key = new GenericRowData(positions.length);
         for (int i = 0; i < positions.length; i++) {
             Object v = getters[i].getFieldOrNull(row);
-            if (v == null) {
+            if (v == null && !nullable) {
                 throw new IllegalStateException(
                         "null KEYS column '"
                                 + keyType.getFieldNames().get(i)

@@ -4,15 +4,9 @@ import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
-import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
-import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
-import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.RowType;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Selects the REPLACE USING columns of a row as a {@link BinaryRowData} (row kind {@code +I}, key
@@ -25,44 +19,24 @@ public final class ReplaceUsingKeySelector
         implements KeySelector<RowData, RowData>, ResultTypeQueryable<RowData> {
     private static final long serialVersionUID = 1L;
 
-    private final RowType keyType;
-    private final int[] positions;
-    private transient RowDataSerializer serializer;
-    private transient RowData.FieldGetter[] getters;
+    private final AutoCdcKeySelector keys;
 
     public ReplaceUsingKeySelector(ReplaceUsingSpec spec) {
-        this.positions = spec.keyIndexes();
-        List<RowType.RowField> fields = new ArrayList<>();
-        for (int p : positions) {
-            RowType.RowField f = spec.rowType().getFields().get(p);
-            fields.add(new RowType.RowField(f.getName(), f.getType().copy(true)));
-        }
-        this.keyType = new RowType(fields);
+        this.keys = new AutoCdcKeySelector(spec.rowType(), spec.keyIndexes(), true);
     }
 
     /** The key row type: the REPLACE USING columns, nullable. */
     public RowType keyType() {
-        return keyType;
+        return keys.keyType();
     }
 
     @Override
     public RowData getKey(RowData row) {
-        if (serializer == null) {
-            serializer = new RowDataSerializer(keyType);
-            getters = new RowData.FieldGetter[positions.length];
-            for (int i = 0; i < positions.length; i++) {
-                getters[i] = RowData.createFieldGetter(keyType.getTypeAt(i), positions[i]);
-            }
-        }
-        GenericRowData key = new GenericRowData(positions.length);
-        for (int i = 0; i < positions.length; i++) {
-            key.setField(i, getters[i].getFieldOrNull(row));
-        }
-        return serializer.toBinaryRow(key).copy();
+        return keys.getKey(row);
     }
 
     @Override
     public TypeInformation<RowData> getProducedType() {
-        return InternalTypeInfo.of(keyType);
+        return keys.getProducedType();
     }
 }
