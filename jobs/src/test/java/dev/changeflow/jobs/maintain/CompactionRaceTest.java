@@ -1,13 +1,22 @@
 package dev.changeflow.jobs.maintain;
 
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.InJobMaintenance;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.util.SnapshotUtil;
@@ -18,10 +27,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 
 import static dev.changeflow.jobs.maintain.MaintenanceTestTables.changes;
 import static dev.changeflow.jobs.maintain.MaintenanceTestTables.row;
@@ -41,12 +54,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class CompactionRaceTest {
 
+    private static final InMemoryReporter REPORTER = InMemoryReporter.create();
+
     @RegisterExtension
     static final MiniClusterExtension MINI_CLUSTER =
             new MiniClusterExtension(
                     new MiniClusterResourceConfiguration.Builder()
                             .setNumberTaskManagers(1)
                             .setNumberSlotsPerTaskManager(1)
+                            .setConfiguration(REPORTER.addToConfiguration(new Configuration()))
                             .build());
 
     @TempDir Path warehouse;
@@ -135,6 +151,92 @@ class CompactionRaceTest {
                         "6 update_preimage (4, d)",
                         "6 update_postimage (4, d6)",
                         "6 delete (5, e)");
+    }
+
+    /**
+     * The same race on the in-job path ({@link InJobMaintenance}: Iceberg's {@code
+     * TableMaintenance} with its {@code RewriteDataFiles} task, loading the table through {@link
+     * RacingCommitCatalog}): the job starts on version 3 and an ingest commit (version 4, update of
+     * 4) follows; the compaction plans on version 3 or 4 (the monitor's first report may come
+     * before version 4); right before its replace commit the racing ingest commit (version 5)
+     * deletes 1 and updates 2. Nothing is resurrected or lost, the files the compaction writes keep
+     * the planned data sequence number, version 5's changes are exact and the replace version 6 has
+     * none.
+     */
+    @Test
+    void theInJobRewriteKeepsARacingEqualityDeleteAndUpdate() throws Exception {
+        Table ingest = tables.load("t");
+        RacingCommitCatalog.arm(
+                () ->
+                        tables.ingest(
+                                ingest, List.of(row(1, "a"), row(2, "b")), List.of(row(2, "b5"))));
+        StreamExecutionEnvironment env = env();
+        InJobMaintenance.append(
+                env,
+                CatalogSettings.of(
+                        "racing",
+                        Map.of(
+                                CatalogProperties.CATALOG_IMPL,
+                                RacingCommitCatalog.class.getName(),
+                                CatalogProperties.WAREHOUSE_LOCATION,
+                                warehouse.toUri().toString())),
+                TableIdentifier.of("db", "t"),
+                TableMaintenanceOptions.builder()
+                        .enabled(true)
+                        .commitCount(1)
+                        .dataFileCount(0)
+                        .deleteFileCount(0)
+                        .interval(null)
+                        .rateLimit(Duration.ofHours(1)) // one compaction
+                        .build(),
+                "maintenance-t");
+        JobClient job = env.executeAsync("in-job compaction racing an ingest commit");
+        try {
+            // the trigger manager registers its metrics once initialized; the monitor reports
+            // the commits after its start
+            Await.until(
+                    "the trigger manager to be initialized",
+                    Duration.ofSeconds(60),
+                    () ->
+                            REPORTER.getMetricsByIdentifiers(job.getJobID()).keySet().stream()
+                                    .anyMatch(k -> k.endsWith(".concurrentRunThrottled")),
+                    () -> "metrics " + REPORTER.getMetricsByIdentifiers(job.getJobID()).keySet());
+            tables.ingest(table, List.of(row(4, "d")), List.of(row(4, "d4")));
+            Await.until(
+                    "the in-job compaction to commit",
+                    Duration.ofSeconds(60),
+                    () -> operations(table).size() >= 6,
+                    () -> "versions " + operations(table));
+        } finally {
+            job.cancel().get(30, TimeUnit.SECONDS);
+        }
+
+        assertThat(RacingCommitCatalog.raced()).isEqualTo(1);
+        assertThat(RacingCommitCatalog.replaceAttempts()).isEqualTo(2);
+        assertThat(operations(table))
+                .containsExactly(
+                        "1 append",
+                        "2 append",
+                        "3 overwrite",
+                        "4 overwrite",
+                        "5 overwrite",
+                        "6 " + DataOperations.REPLACE);
+        assertThat(rows(table)).containsExactly("(2, b5)", "(3, c3)", "(4, d4)", "(5, e)");
+        // which files Iceberg's planner groups is its choice, and it plans on version 3 or 4
+        // (whether the monitor's first report comes before version 4 or with it); what it writes
+        // carries the planned version's data sequence number, below the racing delete's (5)
+        Snapshot replace = table.currentSnapshot();
+        Set<Long> added = new TreeSet<>();
+        replace.addedDataFiles(table.io()).forEach(f -> added.add(f.dataSequenceNumber()));
+        assertThat(added).hasSize(1).allMatch(seq -> seq == 3 || seq == 4);
+        assertThat(replace.removedDataFiles(table.io())).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(changes(table, 4, 6))
+                .containsExactly(
+                        "4 update_preimage (4, d)",
+                        "4 update_postimage (4, d4)",
+                        "5 delete (1, a)",
+                        "5 update_preimage (2, b)",
+                        "5 update_postimage (2, b5)");
     }
 
     /**

@@ -32,9 +32,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 
 import static dev.changeflow.jobs.maintain.MaintenanceTestTables.row;
 import static dev.changeflow.jobs.maintain.MaintenanceTestTables.rows;
@@ -115,8 +112,9 @@ class InJobMaintenanceLockTest {
         JobClient job = env.executeAsync(name);
         // the trigger manager registers its metrics in open(), after initializeState() has set
         // up (and, in a job without state, cleared) the lock
-        await(
+        Await.until(
                 "the trigger manager to be initialized",
+                TIMEOUT,
                 () -> registered(job.getJobID(), "concurrentRunThrottled"),
                 () -> metrics(job.getJobID()));
         return job;
@@ -141,8 +139,9 @@ class InJobMaintenanceLockTest {
             tables.ingest(table, List.of(), List.of(row(7, "g"), row(8, "h")));
             tables.ingest(table, List.of(row(1, "a")), List.of(row(1, "a2"), row(9, "i")));
             // the trigger fires and finds the lock held; it retries every 200 ms
-            await(
+            Await.until(
                     "the trigger to be throttled by the held lock twice",
+                    TIMEOUT,
                     () -> counter(jobId, "concurrentRunThrottled") >= 2,
                     () -> metrics(jobId));
             assertThat(counter(jobId, "triggered")).as("compactions started").isZero();
@@ -157,8 +156,9 @@ class InJobMaintenanceLockTest {
             assertThat(held.isHeld()).isTrue();
 
             held.unlock();
-            await(
+            Await.until(
                     "a compaction after the lock was released",
+                    TIMEOUT,
                     () -> !replaceVersions(table).isEmpty(),
                     () -> metrics(jobId));
             assertThat(counter(jobId, "triggered")).isGreaterThanOrEqualTo(1);
@@ -228,17 +228,5 @@ class InJobMaintenanceLockTest {
             }
         }
         return b.toString();
-    }
-
-    /** Polls {@code condition} every 20 ms until it holds; fails after {@link #TIMEOUT}. */
-    private static void await(String what, BooleanSupplier condition, Supplier<String> state) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        "timed out waiting for " + what + " (" + state.get() + ")");
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-        }
     }
 }

@@ -27,73 +27,89 @@ final class RacingCommitTable {
     private final AtomicInteger replaceAttempts = new AtomicInteger();
 
     private RacingCommitTable(Table loaded, Runnable race) {
-        TableOperations delegate = ((HasTableOperations) loaded).operations();
-        TableOperations ops =
-                new TableOperations() {
-                    @Override
-                    public TableMetadata current() {
-                        return delegate.current();
-                    }
+        this.table =
+                new BaseTable(
+                        racing(
+                                ((HasTableOperations) loaded).operations(),
+                                () -> {
+                                    if (raced.compareAndSet(false, true)) {
+                                        race.run();
+                                    }
+                                },
+                                replaceAttempts),
+                        loaded.name());
+    }
 
-                    @Override
-                    public TableMetadata refresh() {
-                        return delegate.refresh();
-                    }
+    /**
+     * {@code delegate} with {@code beforeReplace} run before every commit of a new {@code replace}
+     * snapshot (counted in {@code replaceAttempts}); {@code beforeReplace} decides itself whether
+     * to race (once).
+     */
+    static TableOperations racing(
+            TableOperations delegate, Runnable beforeReplace, AtomicInteger replaceAttempts) {
+        return new TableOperations() {
+            @Override
+            public TableMetadata current() {
+                return delegate.current();
+            }
 
-                    @Override
-                    public void commit(TableMetadata base, TableMetadata metadata) {
-                        boolean replace =
-                                metadata.currentSnapshot() != null
-                                        && (base.currentSnapshot() == null
-                                                || base.currentSnapshot().snapshotId()
-                                                        != metadata.currentSnapshot().snapshotId())
-                                        && DataOperations.REPLACE.equals(
-                                                metadata.currentSnapshot().operation());
-                        if (replace) {
-                            replaceAttempts.incrementAndGet();
-                            if (raced.compareAndSet(false, true)) {
-                                race.run();
-                            }
-                        }
-                        delegate.commit(base, metadata);
-                    }
+            @Override
+            public TableMetadata refresh() {
+                return delegate.refresh();
+            }
 
-                    @Override
-                    public FileIO io() {
-                        return delegate.io();
-                    }
+            @Override
+            public void commit(TableMetadata base, TableMetadata metadata) {
+                boolean replace =
+                        base != null
+                                && metadata.currentSnapshot() != null
+                                && (base.currentSnapshot() == null
+                                        || base.currentSnapshot().snapshotId()
+                                                != metadata.currentSnapshot().snapshotId())
+                                && DataOperations.REPLACE.equals(
+                                        metadata.currentSnapshot().operation());
+                if (replace) {
+                    replaceAttempts.incrementAndGet();
+                    beforeReplace.run();
+                }
+                delegate.commit(base, metadata);
+            }
 
-                    @Override
-                    public EncryptionManager encryption() {
-                        return delegate.encryption();
-                    }
+            @Override
+            public FileIO io() {
+                return delegate.io();
+            }
 
-                    @Override
-                    public String metadataFileLocation(String fileName) {
-                        return delegate.metadataFileLocation(fileName);
-                    }
+            @Override
+            public EncryptionManager encryption() {
+                return delegate.encryption();
+            }
 
-                    @Override
-                    public LocationProvider locationProvider() {
-                        return delegate.locationProvider();
-                    }
+            @Override
+            public String metadataFileLocation(String fileName) {
+                return delegate.metadataFileLocation(fileName);
+            }
 
-                    @Override
-                    public TableOperations temp(TableMetadata uncommittedMetadata) {
-                        return delegate.temp(uncommittedMetadata);
-                    }
+            @Override
+            public LocationProvider locationProvider() {
+                return delegate.locationProvider();
+            }
 
-                    @Override
-                    public long newSnapshotId() {
-                        return delegate.newSnapshotId();
-                    }
+            @Override
+            public TableOperations temp(TableMetadata uncommittedMetadata) {
+                return delegate.temp(uncommittedMetadata);
+            }
 
-                    @Override
-                    public boolean requireStrictCleanup() {
-                        return delegate.requireStrictCleanup();
-                    }
-                };
-        this.table = new BaseTable(ops, loaded.name());
+            @Override
+            public long newSnapshotId() {
+                return delegate.newSnapshotId();
+            }
+
+            @Override
+            public boolean requireStrictCleanup() {
+                return delegate.requireStrictCleanup();
+            }
+        };
     }
 
     /**
