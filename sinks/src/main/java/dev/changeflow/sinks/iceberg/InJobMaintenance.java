@@ -55,8 +55,11 @@ import java.util.Objects;
  * <p><b>Lock.</b> The lock table ({@code flink_maintenance_lock}) is created, if missing, on the
  * client when the graph is built, so the job's tasks never race to create it. A job that dies while
  * a compaction holds the lock releases it when it restores from a checkpoint (Iceberg's recovery
- * lock); a job started without state after such a death finds the lock held and compacts nothing
- * until the row is deleted from the lock table.
+ * lock). A job started without state clears the table's lock (Iceberg's trigger manager takes a
+ * held lock for the leftover of a dead job), also when another job's compaction holds it: the two
+ * can then compact at once, and Iceberg's commit validation rejects the second {@code replace} of
+ * the same files, so nothing is lost or doubled ({@code InJobMaintenanceLockTest}, {@code
+ * CompactionRaceTest}).
  */
 @PublicEvolving
 public final class InJobMaintenance {

@@ -1,0 +1,205 @@
+package dev.changeflow.jobs.maintain;
+
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.TableChanges;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.deletes.PositionDelete;
+import org.apache.iceberg.deletes.PositionDeleteWriter;
+import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.Types;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A keyed table {@code (id BIGINT key, name STRING)} of format v2 in a Hadoop catalog on disk,
+ * written the way changeflow's changelog sink writes (docs/semantics.md F2): inserts as data files,
+ * a delete as an equality delete on {@code id} that carries the whole old row, an update ({@code
+ * -U/+U}) as such an equality delete plus an insert of the new row in the same row delta; every
+ * ingest commit names the changelog writer in its summary. Also position deletes and file removals,
+ * as other writers make them.
+ */
+final class MaintenanceTestTables {
+    static final Schema SCHEMA =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "id", Types.LongType.get()),
+                            Types.NestedField.optional(2, "name", Types.StringType.get())),
+                    Set.of(1));
+
+    /** The changelog writer named in the summary of every ingest commit. */
+    static final String WRITER = "maintenance-test";
+
+    private final HadoopCatalog catalog;
+    private long files;
+
+    MaintenanceTestTables(Path warehouse) {
+        catalog = new HadoopCatalog(new Configuration(), warehouse.toUri().toString());
+    }
+
+    HadoopCatalog catalog() {
+        return catalog;
+    }
+
+    /** Creates {@code db.<name>} with equality deletes carrying complete rows (F2). */
+    Table create(String name) {
+        return catalog.createTable(
+                TableIdentifier.of("db", name),
+                SCHEMA,
+                PartitionSpec.unpartitioned(),
+                Map.of("format-version", "2", ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+    }
+
+    /** {@code db.<name>} as a fresh instance (another writer's view). */
+    Table load(String name) {
+        return catalog.loadTable(TableIdentifier.of("db", name));
+    }
+
+    static Record row(long id, String name) {
+        Record r = GenericRecord.create(SCHEMA);
+        r.setField("id", id);
+        r.setField("name", name);
+        return r;
+    }
+
+    private OutputFileFactory fileFactory(Table table) {
+        return OutputFileFactory.builderFor(table, 1, ++files).format(FileFormat.PARQUET).build();
+    }
+
+    /** A data file of {@code rows}, not committed. */
+    DataFile dataFile(Table table, Record... rows) {
+        DataWriter<Record> writer =
+                new GenericFileWriterFactory.Builder(table)
+                        .build()
+                        .newDataWriter(
+                                fileFactory(table).newOutputFile(table.spec(), null),
+                                table.spec(),
+                                null);
+        try (writer) {
+            for (Record r : rows) {
+                writer.write(r);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return writer.toDataFile();
+    }
+
+    /** An equality-delete file on {@code id} carrying the complete {@code rows}, not committed. */
+    DeleteFile equalityDeletes(Table table, Record... rows) {
+        EqualityDeleteWriter<Record> writer =
+                new GenericFileWriterFactory.Builder(table)
+                        .equalityFieldIds(new int[] {1})
+                        .equalityDeleteRowSchema(table.schema())
+                        .build()
+                        .newEqualityDeleteWriter(
+                                fileFactory(table).newOutputFile(table.spec(), null),
+                                table.spec(),
+                                null);
+        try (writer) {
+            for (Record r : rows) {
+                writer.write(r);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return writer.toDeleteFile();
+    }
+
+    /** A position-delete file deleting {@code positions} of {@code file}, not committed. */
+    DeleteFile positionDeletes(Table table, DataFile file, long... positions) {
+        PositionDeleteWriter<Record> writer =
+                new GenericFileWriterFactory.Builder(table)
+                        .build()
+                        .newPositionDeleteWriter(
+                                fileFactory(table).newOutputFile(table.spec(), null),
+                                table.spec(),
+                                null);
+        try (writer) {
+            for (long pos : positions) {
+                writer.write(PositionDelete.<Record>create().set(file.location(), pos, null));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return writer.toDeleteFile();
+    }
+
+    /** Commits new rows as one data file, as an ingest commit. */
+    void insert(Table table, Record... rows) {
+        table.newAppend()
+                .appendFile(dataFile(table, rows))
+                .set(ChangeFeedOptions.CHANGELOG_WRITER, WRITER)
+                .commit();
+    }
+
+    /**
+     * Commits one ingest row delta: {@code deleted} rows (old images) as an equality delete, and
+     * {@code inserted} rows (new images of updated keys, new keys) as a data file.
+     */
+    void ingest(Table table, List<Record> deleted, List<Record> inserted) {
+        var delta = table.newRowDelta().set(ChangeFeedOptions.CHANGELOG_WRITER, WRITER);
+        if (!deleted.isEmpty()) {
+            delta.addDeletes(equalityDeletes(table, deleted.toArray(new Record[0])));
+        }
+        if (!inserted.isEmpty()) {
+            delta.addRows(dataFile(table, inserted.toArray(new Record[0])));
+        }
+        delta.commit();
+    }
+
+    /** The table's rows at its current snapshot (Iceberg's own scan), as {@code (id, name)}. */
+    static List<String> rows(Table table) {
+        table.refresh();
+        List<String> out = new ArrayList<>();
+        try (CloseableIterable<Record> read = IcebergGenerics.read(table).build()) {
+            read.forEach(r -> out.add("(" + r.getField("id") + ", " + r.getField("name") + ")"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        out.sort(null);
+        return out;
+    }
+
+    /** The changes of versions {@code from..to}, as {@code "<version> <type> (id, name)"}. */
+    static List<String> changes(Table table, long from, long to) {
+        table.refresh();
+        List<String> out = new ArrayList<>();
+        try (CloseableIterable<Record> read =
+                TableChanges.forTable(table)
+                        .startingVersion(from)
+                        .endingVersion(to)
+                        .build()
+                        .read()) {
+            read.forEach(
+                    r ->
+                            out.add(
+                                    r.get(3) + " " + r.get(2) + " (" + r.get(0) + ", " + r.get(1)
+                                            + ")"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+}
