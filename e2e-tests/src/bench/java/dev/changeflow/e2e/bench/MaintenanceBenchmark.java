@@ -830,7 +830,8 @@ public final class MaintenanceBenchmark {
             ok &= r.wrongRows == 0;
             System.out.printf(
                     Locale.ROOT,
-                    "  vs freshly compacted: full scan %.2f×, one-version change feed %.2f×%n",
+                    "  vs freshly compacted: full scan %s%.2f×, one-version change feed %.2f×%n",
+                    last.scanNote.equals(">") ? ">" : "",
                     last.scanMs / fresh.scanMs,
                     last.changesMs / fresh.changesMs);
             if (last.changeHash != fresh.changeHash || last.changeRows != fresh.changeRows) {
