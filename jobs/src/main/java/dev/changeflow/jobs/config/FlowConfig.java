@@ -112,8 +112,8 @@ public final class FlowConfig implements Serializable {
     public int formatVersion = FlowOptions.FORMAT_VERSION.defaultValue();
 
     /**
-     * In-job compaction of the target table (docs/semantics.md M1), from the {@code maintenance*}
-     * options; off by default.
+     * In-job maintenance of the target table (docs/semantics.md M1, M2: compaction, expiry,
+     * manifest rewrite, orphan removal), from the {@code maintenance*} options; off by default.
      */
     public TableMaintenanceOptions maintenance = TableMaintenanceOptions.off();
 
@@ -250,6 +250,32 @@ public final class FlowConfig implements Serializable {
                                 r.isSet(FlowOptions.MAINTENANCE_LOCK_JDBC_URI)
                                         ? r.get(FlowOptions.MAINTENANCE_LOCK_JDBC_URI)
                                         : maintenance.lockJdbcUri())
+                        .expireOlderThan(
+                                r.isSet(FlowOptions.MAINTENANCE_EXPIRE_OLDER_THAN)
+                                        ? r.get(FlowOptions.MAINTENANCE_EXPIRE_OLDER_THAN)
+                                        : maintenance.expireOlderThan())
+                        .retainLast(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_RETAIN_LAST,
+                                        maintenance.retainLast()))
+                        .expireInterval(
+                                r.isSet(FlowOptions.MAINTENANCE_EXPIRE_INTERVAL)
+                                        ? r.get(FlowOptions.MAINTENANCE_EXPIRE_INTERVAL)
+                                        : maintenance.expireInterval())
+                        .manifestCount(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_MANIFEST_COUNT,
+                                        maintenance.manifestCount()))
+                        .orphansOlderThan(
+                                r.isSet(FlowOptions.MAINTENANCE_ORPHANS_OLDER_THAN)
+                                        ? r.get(FlowOptions.MAINTENANCE_ORPHANS_OLDER_THAN)
+                                        : maintenance.orphansOlderThan())
+                        .orphansInterval(
+                                r.isSet(FlowOptions.MAINTENANCE_ORPHANS_INTERVAL)
+                                        ? r.get(FlowOptions.MAINTENANCE_ORPHANS_INTERVAL)
+                                        : maintenance.orphansInterval())
                         .build();
         return this;
     }
