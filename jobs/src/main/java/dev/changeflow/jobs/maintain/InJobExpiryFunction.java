@@ -43,10 +43,11 @@ import java.util.Objects;
  *       and file sequence numbers;
  * </ol>
  *
- * then releases the lock. A lock held by someone else skips the tick (and never releases their
- * lock). Each tick emits (and logs at INFO) one line saying what it did; counters in the metric
- * group {@code changeflowMaintenance.table.<name>}: {@code expiryRuns}, {@code expiredSnapshots},
- * {@code manifestRewrites}, {@code lockHeldSkips}, {@code expiryErrors}.
+ * then releases the lock. A lock held by someone else — or a lock database that fails to insert the
+ * lock row, as it does when the compaction graph takes the lock at the same moment — skips the tick
+ * (and never releases their lock). Each tick emits (and logs at INFO) one line saying what it did;
+ * counters in the metric group {@code changeflowMaintenance.table.<name>}: {@code expiryRuns},
+ * {@code expiredSnapshots}, {@code manifestRewrites}, {@code lockHeldSkips}, {@code expiryErrors}.
  *
  * <p><b>Errors.</b> A run that fails (a commit conflict Iceberg could not retry, a malformed
  * consumer file — F7 refuses to expire then —, an unreachable store) is logged at ERROR with the
@@ -132,7 +133,7 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
         }
         String line;
         TriggerLockFactory.Lock lock = lockFactory.createLock();
-        if (lockFactory.createRecoveryLock().isHeld() || !lock.tryLock()) {
+        if (!acquire(lock)) {
             lockHeld.inc();
             line = "in-job expiry of " + table.name() + ": skipped, the maintenance lock is held";
             LOG.info(line);
@@ -151,6 +152,23 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
             lock.unlock();
         }
         out.collect(line);
+    }
+
+    /**
+     * Takes the task lock when neither it nor the recovery lock is held. A failing lock database
+     * counts as held: a concurrent {@code tryLock} of the compaction graph makes Iceberg's {@code
+     * JdbcLock} fail on the primary key instead of returning false.
+     */
+    private boolean acquire(TriggerLockFactory.Lock lock) {
+        try {
+            return !lockFactory.createRecoveryLock().isHeld() && lock.tryLock();
+        } catch (RuntimeException e) {
+            LOG.info(
+                    "in-job expiry of {}: the maintenance lock is taken: {}",
+                    table.name(),
+                    e.toString());
+            return false;
+        }
     }
 
     /** Expiry, then the manifest check; returns the line describing both. */
