@@ -177,7 +177,7 @@ class InJobExpiryITCase {
             Await.until(
                     "the final table, expiry down to version 5, a compaction and a manifest"
                             + " rewrite after it, and the orphan removed",
-                    Duration.ofSeconds(50),
+                    Duration.ofSeconds(120),
                     () -> {
                         Table t = catalog.loadTable(ACCOUNTS);
                         List<Snapshot> history = ancestry(t);

@@ -280,6 +280,54 @@ public final class FlowConfig implements Serializable {
         return this;
     }
 
+    /**
+     * The in-job maintenance given by {@code values}, keyed by {@code maintenance*} flow options
+     * (e.g. {@code maintenance}, {@code maintenance-expire-older-than}), resolved and checked as a
+     * flows-file entry's — the Gold jobs' form of the same options (docs/semantics.md M1, M2).
+     *
+     * @param label names the place in errors
+     * @throws IllegalArgumentException for a key that is not a {@code maintenance*} option, a value
+     *     its parser refuses, or options that do not go together, naming {@code label}
+     */
+    public static TableMaintenanceOptions maintenanceOptions(Map<String, ?> values, String label) {
+        for (String key : values.keySet()) {
+            if (!key.startsWith(FlowOptions.MAINTENANCE.key())
+                    || !FlowOptions.SET.keys().contains(key)) {
+                java.util.TreeSet<String> known = new java.util.TreeSet<>();
+                for (String k : FlowOptions.SET.keys()) {
+                    if (k.startsWith(FlowOptions.MAINTENANCE.key())) {
+                        known.add(k);
+                    }
+                }
+                throw new IllegalArgumentException(
+                        label
+                                + ": unknown maintenance option '"
+                                + key
+                                + "' (known: "
+                                + known
+                                + ")");
+            }
+        }
+        try {
+            return new FlowConfig()
+                    .apply(
+                            dev.changeflow.operators.options.OptionsResolver.resolve(
+                                    FlowOptions.SET,
+                                    List.of(
+                                            dev.changeflow.operators.options.OptionLayer.of(
+                                                    dev.changeflow.operators.options.OptionSource
+                                                            .DEFINITION,
+                                                    label,
+                                                    values))))
+                    .maintenance;
+        } catch (IllegalArgumentException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith(label)) {
+                throw e;
+            }
+            throw new IllegalArgumentException(label + ": " + e.getMessage(), e);
+        }
+    }
+
     private static <T> T pick(
             ResolvedOptions r, org.apache.flink.configuration.ConfigOption<T> o, T current) {
         return r.isSet(o) ? r.get(o) : current;

@@ -9,9 +9,6 @@ import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.jobs.sql.SqlScript;
-import dev.changeflow.operators.options.OptionLayer;
-import dev.changeflow.operators.options.OptionSource;
-import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
@@ -311,12 +308,7 @@ public final class GoldSql {
 
     private static TableMaintenanceOptions resolveMaintenance(
             Map<String, Object> values, String label) {
-        return new FlowConfig()
-                .apply(
-                        OptionsResolver.resolve(
-                                FlowOptions.SET,
-                                List.of(OptionLayer.of(OptionSource.DEFINITION, label, values))))
-                .maintenance;
+        return FlowConfig.maintenanceOptions(values, label);
     }
 
     private static String jobName(String file) {

@@ -337,7 +337,7 @@ class GoldSqlTest {
                                                 "g.sql")))
                 .isInstanceOf(SqlException.class)
                 .hasMessageStartingWith("g.sql:2:1: INVALID_OPTION: ")
-                .hasMessageContaining("unknown option 'maintenance-expire-olderthan'");
+                .hasMessageContaining("unknown maintenance option 'maintenance-expire-olderthan'");
         assertThatThrownBy(
                         () ->
                                 GoldSql.maintenance(
