@@ -40,7 +40,8 @@ import java.util.Objects;
  *       command (data folder only, files older than {@code orphans-older-than}), triggered every
  *       {@code orphans-interval}; both under the table's lock ({@link
  *       InJobMaintenance#lockFactory}), uids ending in {@code <uidSuffix>} and {@code
- *       <uidSuffix>-orphans};
+ *       orphans-<uidSuffix>} (every uid ends in {@code <uidSuffix>}, so a restore that no longer
+ *       has them can name them);
  *   <li>when {@link TableMaintenanceOptions#expiryGraphOn()}, changeflow's expiry graph: a
  *       checkpointed tick source (Flink's {@link DataGeneratorSource}, one tick per {@code
  *       expire-interval} through a {@link RateLimiterStrategy}, uid {@code
@@ -84,7 +85,7 @@ public final class JobMaintenance {
             more.add(
                     OrphanFileRemoval.task(load(catalog, table), options.orphansOlderThan())
                             .scheduleOnInterval(options.orphansInterval())
-                            .uidSuffix(uidSuffix + "-orphans")
+                            .uidSuffix("orphans-" + uidSuffix)
                             .parallelism(1));
         }
         InJobMaintenance.append(env, catalog, table, options, uidSuffix, more);
