@@ -1,11 +1,14 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.gold.GoldRunner;
 import dev.changeflow.jobs.gold.GoldSpec;
 import dev.changeflow.jobs.gold.GoldSql;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 
 import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
@@ -14,6 +17,7 @@ import picocli.CommandLine.Parameters;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -161,6 +165,47 @@ public final class GoldCommand implements Callable<Integer> {
                     "Run on the Flink cluster that executes this program until stopped, instead of a local MiniCluster up to Silver's latest version.")
     boolean cluster;
 
+    @Option(
+            names = "--maintenance",
+            description =
+                    "With --cluster: maintain the Gold tables inside the job (compaction, consumer-aware"
+                            + " expiry, manifest rewrite, orphan removal; docs/semantics.md M1, M2). A Gold"
+                            + " SQL file says SET 'changeflow.maintenance' = 'true' instead.")
+    boolean maintenance;
+
+    @Option(
+            names = "--maintenance-option",
+            paramLabel = "OPTION=VALUE",
+            description =
+                    "A maintenance-* flow option for --maintenance, e.g. maintenance-expire-older-than=3d"
+                            + " (repeatable).")
+    List<String> maintenanceOptions;
+
+    /**
+     * The in-job maintenance the flags ask for: {@code --maintenance} and each {@code
+     * --maintenance-option OPTION=VALUE}, checked as the flows file's {@code maintenance*} options.
+     *
+     * @throws IllegalArgumentException for an option without {@code =}, an unknown option or a bad
+     *     value
+     */
+    public TableMaintenanceOptions maintenance() {
+        Map<String, Object> values = new LinkedHashMap<>();
+        if (maintenance) {
+            values.put(FlowOptions.MAINTENANCE.key(), "true");
+        }
+        for (String kv : maintenanceOptions == null ? List.<String>of() : maintenanceOptions) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException(
+                        "--maintenance-option takes OPTION=VALUE, got '" + kv + "'");
+            }
+            values.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+        }
+        return values.isEmpty()
+                ? TableMaintenanceOptions.off()
+                : FlowConfig.maintenanceOptions(values, "--maintenance-option");
+    }
+
     /**
      * The Gold definition given by the flags.
      *
@@ -217,6 +262,8 @@ public final class GoldCommand implements Callable<Integer> {
         addIf(wrong, groupBy != null, "--group-by");
         addIf(wrong, aggregates != null, "--aggregate");
         addIf(wrong, fromScratch, "--from-scratch");
+        addIf(wrong, maintenance, "--maintenance");
+        addIf(wrong, maintenanceOptions != null, "--maintenance-option");
         if (!wrong.isEmpty()) {
             throw new IllegalArgumentException(
                     String.join(", ", wrong)
@@ -273,6 +320,12 @@ public final class GoldCommand implements Callable<Integer> {
         o.fromScratch = fromScratch;
         o.parallelism = parallelism;
         o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
+        o.maintenance = maintenance();
+        if (o.maintenance.enabled() && !cluster) {
+            throw new IllegalArgumentException(
+                    "--maintenance needs --cluster: a local run ends at Silver's latest version;"
+                            + " maintain the Gold tables with bin/changeflow maintain");
+        }
         if (parallelism < 1) {
             throw new IllegalArgumentException(
                     "--parallelism must be at least 1, got " + parallelism);

@@ -112,8 +112,8 @@ public final class FlowConfig implements Serializable {
     public int formatVersion = FlowOptions.FORMAT_VERSION.defaultValue();
 
     /**
-     * In-job compaction of the target table (docs/semantics.md M1), from the {@code maintenance*}
-     * options; off by default.
+     * In-job maintenance of the target table (docs/semantics.md M1, M2: compaction, expiry,
+     * manifest rewrite, orphan removal), from the {@code maintenance*} options; off by default.
      */
     public TableMaintenanceOptions maintenance = TableMaintenanceOptions.off();
 
@@ -250,8 +250,82 @@ public final class FlowConfig implements Serializable {
                                 r.isSet(FlowOptions.MAINTENANCE_LOCK_JDBC_URI)
                                         ? r.get(FlowOptions.MAINTENANCE_LOCK_JDBC_URI)
                                         : maintenance.lockJdbcUri())
+                        .expireOlderThan(
+                                r.isSet(FlowOptions.MAINTENANCE_EXPIRE_OLDER_THAN)
+                                        ? r.get(FlowOptions.MAINTENANCE_EXPIRE_OLDER_THAN)
+                                        : maintenance.expireOlderThan())
+                        .retainLast(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_RETAIN_LAST,
+                                        maintenance.retainLast()))
+                        .expireInterval(
+                                r.isSet(FlowOptions.MAINTENANCE_EXPIRE_INTERVAL)
+                                        ? r.get(FlowOptions.MAINTENANCE_EXPIRE_INTERVAL)
+                                        : maintenance.expireInterval())
+                        .manifestCount(
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_MANIFEST_COUNT,
+                                        maintenance.manifestCount()))
+                        .orphansOlderThan(
+                                r.isSet(FlowOptions.MAINTENANCE_ORPHANS_OLDER_THAN)
+                                        ? r.get(FlowOptions.MAINTENANCE_ORPHANS_OLDER_THAN)
+                                        : maintenance.orphansOlderThan())
+                        .orphansInterval(
+                                r.isSet(FlowOptions.MAINTENANCE_ORPHANS_INTERVAL)
+                                        ? r.get(FlowOptions.MAINTENANCE_ORPHANS_INTERVAL)
+                                        : maintenance.orphansInterval())
                         .build();
         return this;
+    }
+
+    /**
+     * The in-job maintenance given by {@code values}, keyed by {@code maintenance*} flow options
+     * (e.g. {@code maintenance}, {@code maintenance-expire-older-than}), resolved and checked as a
+     * flows-file entry's — the Gold jobs' form of the same options (docs/semantics.md M1, M2).
+     *
+     * @param label names the place in errors
+     * @throws IllegalArgumentException for a key that is not a {@code maintenance*} option, a value
+     *     its parser refuses, or options that do not go together, naming {@code label}
+     */
+    public static TableMaintenanceOptions maintenanceOptions(Map<String, ?> values, String label) {
+        for (String key : values.keySet()) {
+            if (!key.startsWith(FlowOptions.MAINTENANCE.key())
+                    || !FlowOptions.SET.keys().contains(key)) {
+                java.util.TreeSet<String> known = new java.util.TreeSet<>();
+                for (String k : FlowOptions.SET.keys()) {
+                    if (k.startsWith(FlowOptions.MAINTENANCE.key())) {
+                        known.add(k);
+                    }
+                }
+                throw new IllegalArgumentException(
+                        label
+                                + ": unknown maintenance option '"
+                                + key
+                                + "' (known: "
+                                + known
+                                + ")");
+            }
+        }
+        try {
+            return new FlowConfig()
+                    .apply(
+                            dev.changeflow.operators.options.OptionsResolver.resolve(
+                                    FlowOptions.SET,
+                                    List.of(
+                                            dev.changeflow.operators.options.OptionLayer.of(
+                                                    dev.changeflow.operators.options.OptionSource
+                                                            .DEFINITION,
+                                                    label,
+                                                    values))))
+                    .maintenance;
+        } catch (IllegalArgumentException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith(label)) {
+                throw e;
+            }
+            throw new IllegalArgumentException(label + ": " + e.getMessage(), e);
+        }
     }
 
     private static <T> T pick(

@@ -217,7 +217,9 @@ public final class FlowOptions {
                     .booleanType()
                     .defaultValue(false)
                     .withDescription(
-                            "Compact the target table inside the ingest job (docs/semantics.md M1).");
+                            "Maintain the target table inside the ingest job: compaction,"
+                                    + " consumer-aware snapshot expiry, manifest rewrite, orphan-file"
+                                    + " removal (docs/semantics.md M1, M2).");
 
     public static final ConfigOption<Integer> MAINTENANCE_COMMIT_COUNT =
             key("maintenance-commit-count")
@@ -269,6 +271,50 @@ public final class FlowOptions {
                     .withDescription(
                             "JDBC database of the maintenance lock; default: a SQLite file in a"
                                     + " local warehouse.");
+
+    public static final ConfigOption<Duration> MAINTENANCE_EXPIRE_OLDER_THAN =
+            key("maintenance-expire-older-than")
+                    .durationType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_EXPIRE_OLDER_THAN)
+                    .withDescription(
+                            "In-job expiry of snapshots older than this, except what live consumers"
+                                    + " and Flink committers need (F7); 0 = expiry off.");
+
+    public static final ConfigOption<Integer> MAINTENANCE_RETAIN_LAST =
+            key("maintenance-retain-last")
+                    .intType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_RETAIN_LAST)
+                    .withDescription(
+                            "Snapshots the in-job expiry always keeps; 0 = the table's"
+                                    + " history.expire.min-snapshots-to-keep.");
+
+    public static final ConfigOption<Duration> MAINTENANCE_EXPIRE_INTERVAL =
+            key("maintenance-expire-interval")
+                    .durationType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_EXPIRE_INTERVAL)
+                    .withDescription(
+                            "How often the in-job expiry and manifest check run; 0 = neither.");
+
+    public static final ConfigOption<Integer> MAINTENANCE_MANIFEST_COUNT =
+            key("maintenance-manifest-count")
+                    .intType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_MANIFEST_COUNT)
+                    .withDescription(
+                            "Data manifests above which the expiry run rewrites them; 0 = off.");
+
+    public static final ConfigOption<Duration> MAINTENANCE_ORPHANS_OLDER_THAN =
+            key("maintenance-orphans-older-than")
+                    .durationType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_ORPHANS_OLDER_THAN)
+                    .withDescription(
+                            "In-job removal of unreferenced data files older than this (at least"
+                                    + " 1h); 0 = off.");
+
+    public static final ConfigOption<Duration> MAINTENANCE_ORPHANS_INTERVAL =
+            key("maintenance-orphans-interval")
+                    .durationType()
+                    .defaultValue(TableMaintenanceOptions.DEFAULT_ORPHANS_INTERVAL)
+                    .withDescription("How often the in-job orphan removal runs; 0 = off.");
 
     /** Every flow option with the parser of its raw values, in the README's order. */
     public static final OptionSet SET =
@@ -327,6 +373,29 @@ public final class FlowOptions {
                                     Integer.MAX_VALUE,
                                     "delete files"))
                     .add(MAINTENANCE_LOCK_JDBC_URI, FlowOptions::jdbcUri)
+                    .add(
+                            MAINTENANCE_EXPIRE_OLDER_THAN,
+                            OptionParsers.duration(MAINTENANCE_EXPIRE_OLDER_THAN.key()))
+                    .add(
+                            MAINTENANCE_RETAIN_LAST,
+                            OptionParsers.intRange(
+                                    MAINTENANCE_RETAIN_LAST.key(),
+                                    0,
+                                    "the table's setting",
+                                    Integer.MAX_VALUE,
+                                    "snapshots"))
+                    .add(
+                            MAINTENANCE_EXPIRE_INTERVAL,
+                            OptionParsers.duration(MAINTENANCE_EXPIRE_INTERVAL.key()))
+                    .add(
+                            MAINTENANCE_MANIFEST_COUNT,
+                            count(MAINTENANCE_MANIFEST_COUNT.key(), "data manifests"))
+                    .add(
+                            MAINTENANCE_ORPHANS_OLDER_THAN,
+                            orphanAge(MAINTENANCE_ORPHANS_OLDER_THAN.key()))
+                    .add(
+                            MAINTENANCE_ORPHANS_INTERVAL,
+                            OptionParsers.duration(MAINTENANCE_ORPHANS_INTERVAL.key()))
                     .build();
 
     private static final Pattern STRUCT = Pattern.compile("(?i)^\\s*STRUCT\\s*\\((.*)\\)\\s*$");
@@ -452,6 +521,27 @@ public final class FlowOptions {
             if (v.isZero() || v.isNegative()) {
                 throw new IllegalArgumentException(
                         key + " must be a duration above zero, got '" + raw + "'");
+            }
+            return v;
+        };
+    }
+
+    /**
+     * The least age of an orphan file: 0 (off) or at least {@link
+     * TableMaintenanceOptions#MIN_ORPHANS_OLDER_THAN} (younger files may be the job's own, not yet
+     * committed).
+     */
+    private static OptionParser<Duration> orphanAge(String key) {
+        OptionParser<Duration> d = OptionParsers.duration(key);
+        return raw -> {
+            Duration v = d.parse(raw);
+            if (!v.isZero() && v.compareTo(TableMaintenanceOptions.MIN_ORPHANS_OLDER_THAN) < 0) {
+                throw new IllegalArgumentException(
+                        key
+                                + " must be 0 (off) or at least 1h (the job's files not committed"
+                                + " yet are younger and must stay), got '"
+                                + raw
+                                + "'");
             }
             return v;
         };

@@ -1,9 +1,11 @@
 package dev.changeflow.jobs.gold;
 
 import dev.changeflow.jobs.local.LocalRunner;
+import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTables;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 import dev.changeflow.sources.cdf.stream.ChangeFeedSource;
@@ -62,6 +64,12 @@ public final class GoldRunner {
         public Duration checkpointInterval = Duration.ofSeconds(5);
         public PrintStream out = System.out;
         public StreamingTableOptions tableOptions = StreamingTableOptions.defaults();
+
+        /**
+         * In-job maintenance of the Gold tables ({@link JobMaintenance}, docs/semantics.md M1, M2);
+         * cluster runs only (a local run ends at Silver's latest version). Off by default.
+         */
+        public TableMaintenanceOptions maintenance = TableMaintenanceOptions.off();
     }
 
     /** What a local run did. */
@@ -96,6 +104,12 @@ public final class GoldRunner {
      */
     public static Summary runLocal(GoldSpec spec, CatalogSettings catalog, Options o)
             throws Exception {
+        if (o.maintenance.enabled()) {
+            throw new IllegalArgumentException(
+                    "in-job maintenance of the Gold tables runs with --cluster only: a local run"
+                            + " ends at Silver's latest version; maintain them with bin/changeflow"
+                            + " maintain");
+        }
         Summary summary = new Summary();
         Catalog cat = catalog.open();
         try {
@@ -220,6 +234,10 @@ public final class GoldRunner {
                         .startResolver(
                                 new GoldStartResolver(catalog.loader(), spec, o.startingVersion));
         addGold(env, spec, catalog, feed, o.tableOptions);
+        for (TableIdentifier t : targets(spec)) {
+            JobMaintenance.append(
+                    env, catalog, t, o.maintenance, "maintenance-" + spec.name() + "-" + t.name());
+        }
     }
 
     /**

@@ -1,22 +1,28 @@
 package dev.changeflow.jobs.gold;
 
+import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.local.LocalRunner;
+import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.jobs.sql.FlinkSqlSession;
 import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.jobs.sql.SqlScript;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.ExplainDetail;
 import org.apache.flink.table.api.StatementSet;
 import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.api.bridge.java.StreamStatementSet;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.catalog.Catalog;
 import org.apache.flink.table.catalog.CatalogBaseTable;
@@ -42,6 +48,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -87,6 +95,19 @@ import java.util.stream.Collectors;
  * then the changes from N. An N after a Gold table's recorded version + 1 over versions with
  * changes fails with {@code GOLD_VERSION_MISMATCH} ({@link GoldException}) before anything is
  * committed.
+ *
+ * <p><b>Maintenance</b> (M1, M2). {@code SET 'changeflow.maintenance' = 'true'} in the file
+ * maintains every Gold table the file's INSERTs write in catalog {@value #CATALOG} inside the same
+ * job, as {@code maintenance: true} does for a flow ({@link JobMaintenance}: compaction, orphan
+ * removal, consumer-aware expiry, manifest rewrite); {@code SET 'changeflow.maintenance-<option>' =
+ * '...'} sets the flow option of that name ({@code maintenance-commit-count}, {@code
+ * maintenance-expire-older-than}, ...), parsed and checked by the flows file's own parsers ({@link
+ * #maintenance}). The INSERTs then run through {@link StreamStatementSet#attachAsDataStream()} in
+ * one DataStream job with the maintenance graphs. Decision: a session {@code SET} rather than
+ * {@code TBLPROPERTIES}, because maintenance is a property of the job that writes (it runs in its
+ * slots, under a lock its operator chooses), and a Gold table usually exists already — a {@code
+ * CREATE TABLE IF NOT EXISTS ... WITH (...)} changes nothing on an existing table. Such a job never
+ * finishes by itself, so maintenance with {@link Options#bounded} is {@code INVALID_OPTION}.
  *
  * <p>Errors ({@link SqlException}, {@code file:line:column: CODE: detail}): {@code NO_INSERT},
  * {@code UNSUPPORTED_STATEMENT} (e.g. a {@code SELECT}, {@code INSERT OVERWRITE}, {@code EXECUTE
@@ -140,7 +161,16 @@ public final class GoldSql {
 
         /** Where progress lines print. */
         public PrintStream out = System.out;
+
+        /**
+         * Called with the running job once it is submitted (e.g. to cancel an unbounded job); a
+         * cancelled job ends {@link #runLocal} normally.
+         */
+        public Consumer<JobClient> onStart;
     }
+
+    /** Prefix of the {@code SET} keys that are the Gold tables' maintenance options. */
+    public static final String MAINTENANCE_PREFIX = "changeflow.";
 
     /** A parsed Gold file: its statements in order and which of them are INSERTs. */
     public record File(String name, List<SqlScript.Statement> statements) {
@@ -220,6 +250,67 @@ public final class GoldSql {
         return new File(jobName(file), statements);
     }
 
+    /**
+     * The Gold tables' in-job maintenance that the file's {@code SET 'changeflow.maintenance...'}
+     * statements ask for (in file order; a {@code RESET} of such a key removes it): the flow
+     * options of that name after the prefix, resolved and checked as a flows file's ({@link
+     * FlowOptions#SET}); off without any.
+     *
+     * @throws SqlException {@code INVALID_OPTION} at the {@code SET} of an unknown {@code
+     *     changeflow.maintenance...} key or of a value its option refuses, or at the last such
+     *     {@code SET} when the options do not go together (maintenance on with every compaction
+     *     trigger off)
+     */
+    public static TableMaintenanceOptions maintenance(File file) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        SqlPosition last = null;
+        for (SqlScript.Statement s : file.statements()) {
+            Matcher set = SET.matcher(s.text());
+            Matcher reset = RESET.matcher(s.text());
+            if (s.startsWith("SET") && set.matches()) {
+                String key = set.group(1).replace("''", "'");
+                if (!isMaintenanceKey(key)) {
+                    continue;
+                }
+                String option = key.substring(MAINTENANCE_PREFIX.length());
+                String value = set.group(2).replace("''", "'");
+                try {
+                    resolveMaintenance(Map.of(option, value), "SET '" + key + "'");
+                } catch (IllegalArgumentException e) {
+                    if (!(e.getMessage() != null
+                            && e.getMessage().contains("every trigger is off"))) {
+                        throw new SqlException(
+                                Code.INVALID_OPTION, s.position(), e.getMessage(), e);
+                    }
+                }
+                values.put(option, value);
+                last = s.position();
+            } else if (s.startsWith("RESET") && reset.matches()) {
+                String key = reset.group(1).replace("''", "'");
+                if (isMaintenanceKey(key)) {
+                    values.remove(key.substring(MAINTENANCE_PREFIX.length()));
+                }
+            }
+        }
+        if (values.isEmpty()) {
+            return TableMaintenanceOptions.off();
+        }
+        try {
+            return resolveMaintenance(values, "SET 'changeflow.maintenance...'");
+        } catch (IllegalArgumentException e) {
+            throw new SqlException(Code.INVALID_OPTION, last, e.getMessage(), e);
+        }
+    }
+
+    private static boolean isMaintenanceKey(String key) {
+        return key.startsWith(MAINTENANCE_PREFIX + FlowOptions.MAINTENANCE.key());
+    }
+
+    private static TableMaintenanceOptions resolveMaintenance(
+            Map<String, Object> values, String label) {
+        return FlowConfig.maintenanceOptions(values, label);
+    }
+
     private static String jobName(String file) {
         String base = Path.of(file).getFileName().toString();
         return base.toLowerCase(Locale.ROOT).endsWith(".sql")
@@ -240,6 +331,16 @@ public final class GoldSql {
         if (o.startingVersion != null && o.startingVersion < 0) {
             throw new IllegalArgumentException(
                     "--starting-version must be >= 0, got " + o.startingVersion);
+        }
+        TableMaintenanceOptions maintenance = maintenance(file);
+        if (maintenance.enabled() && o.bounded) {
+            throw new SqlException(
+                    Code.INVALID_OPTION,
+                    new SqlPosition(file.name(), 1, 1),
+                    "'changeflow.maintenance' = 'true' keeps the Gold job running (its maintenance"
+                            + " graph watches the tables until the job is stopped), and --bounded"
+                            + " asks it to finish: run without --bounded, or maintain the tables"
+                            + " afterwards with bin/changeflow maintain");
         }
         String name = o.name != null ? o.name : file.name();
         Path ckRoot = LocalRunner.checkpointRoot(o.warehouse, null, "gold-sql-" + name);
@@ -267,12 +368,51 @@ public final class GoldSql {
         List<List<String>> targets = new ArrayList<>();
         StatementSet set = plan(file, tEnv, settings, catalogOptions, o.out, targets);
         Map<String, Table> gold = start(tEnv, targets, o.out);
+        if (maintenance.enabled()) {
+            ((StreamStatementSet) set).attachAsDataStream();
+            List<String> maintained = new ArrayList<>();
+            for (List<String> t : targets) {
+                String table = t.get(1) + "." + t.get(2);
+                if (!CATALOG.equals(t.get(0)) || maintained.contains(table)) {
+                    continue;
+                }
+                maintained.add(table);
+                JobMaintenance.append(
+                        env,
+                        settings,
+                        TableIdentifier.of(Namespace.of(t.get(1)), t.get(2)),
+                        maintenance,
+                        "maintenance-gold-" + table);
+            }
+            o.out.printf(
+                    "Running %d INSERT statement(s) of %s as one job until stopped, maintaining"
+                            + " %s in the job%n",
+                    file.inserts().size(), file.name(), String.join(", ", maintained));
+            JobClient job = env.executeAsync("changeflow gold " + name);
+            if (o.onStart != null) {
+                o.onStart.accept(job);
+            }
+            try {
+                job.getJobExecutionResult().get();
+            } catch (ExecutionException e) {
+                if (cancelled(e)) {
+                    o.out.println(
+                            "Stopped: the Gold tables hold what the last checkpoint committed.");
+                    return;
+                }
+                throw e;
+            }
+            return;
+        }
         TableResult result = set.execute();
         o.out.printf(
                 "Running %d INSERT statement(s) of %s as one job%s%n",
                 file.inserts().size(),
                 file.name(),
                 o.bounded ? " up to Silver's latest versions" : " until stopped");
+        if (o.onStart != null && result.getJobClient().isPresent()) {
+            o.onStart.accept(result.getJobClient().get());
+        }
         result.await();
         o.out.println("Done: the Gold tables are committed.");
         ChangeflowCatalog catalog = changeflowCatalog(tEnv);
@@ -286,6 +426,16 @@ public final class GoldSql {
                 }
             }
         }
+    }
+
+    /** Whether a job's failure is its cancellation. */
+    private static boolean cancelled(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getClass().getSimpleName().equals("JobCancellationException")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static ChangeflowCatalog changeflowCatalog(StreamTableEnvironment tEnv) {
@@ -393,6 +543,16 @@ public final class GoldSql {
             }
             Matcher set = SET.matcher(s.text());
             Matcher reset = RESET.matcher(s.text());
+            if (s.startsWith("SET")
+                    && set.matches()
+                    && isMaintenanceKey(set.group(1).replace("''", "'"))) {
+                continue; // the Gold tables' maintenance (#maintenance), not Flink's setting
+            }
+            if (s.startsWith("RESET")
+                    && reset.matches()
+                    && isMaintenanceKey(reset.group(1).replace("''", "'"))) {
+                continue;
+            }
             if (s.startsWith("SET") && set.matches()) {
                 // Flink's TableEnvironment runs no SET (its SQL client does): set the session's
                 // configuration, which the job's configuration takes when it is planned

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.ingest;
 
+import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ReplaceUsingOperators;
@@ -55,10 +56,11 @@ import java.util.Map;
  * decode}, {@code auto-cdc-<flow>}, Iceberg sinks with uid suffix {@code <flow>}) so savepoints
  * survive code changes. Tables must exist already ({@link LocalIngest} creates them on the client).
  *
- * <p>A flow with {@code maintenance: true} also gets its table's compaction graph ({@link
- * InJobMaintenance}, uids ending in {@code maintenance-<flow>}); its monitor source is unbounded,
- * so such a job never finishes by itself, even on bounded input (a local run stops with a
- * savepoint).
+ * <p>A flow with {@code maintenance: true} also gets its table's maintenance ({@link
+ * JobMaintenance}: Iceberg's compaction and orphan-file tasks through {@link InJobMaintenance}, and
+ * changeflow's consumer-aware expiry graph; uids ending in {@code maintenance-<flow>}); its monitor
+ * source is unbounded, so such a job never finishes by itself, even on bounded input (a local run
+ * stops with a savepoint).
  */
 public final class IngestJob {
     private IngestJob() {}
@@ -295,12 +297,12 @@ public final class IngestJob {
     }
 
     /**
-     * The flow's in-job compaction ({@link InJobMaintenance}, docs/semantics.md M1), when its
+     * The flow's in-job maintenance ({@link JobMaintenance}, docs/semantics.md M1, M2), when its
      * {@code maintenance} option is on: operator uids end in {@code maintenance-<flow>}.
      */
     private static void maintain(
             StreamExecutionEnvironment env, IngestPlan.Flow flow, CatalogSettings catalog) {
-        InJobMaintenance.append(
+        JobMaintenance.append(
                 env, catalog, flow.target, flow.config.maintenance, "maintenance-" + flow.name());
     }
 

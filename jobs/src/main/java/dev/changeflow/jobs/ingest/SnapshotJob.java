@@ -1,12 +1,12 @@
 package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.SnapshotVersions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
-import dev.changeflow.sinks.iceberg.InJobMaintenance;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTableSink;
 import dev.changeflow.sinks.iceberg.StreamingTables;
@@ -165,7 +165,7 @@ public final class SnapshotJob {
 
     /**
      * Adds the flow to {@code env}: snapshot files → diff → apply → Iceberg, and the table's in-job
-     * compaction when the flow's {@code maintenance} option is on ({@link InJobMaintenance}). The
+     * maintenance when the flow's {@code maintenance} option is on ({@link JobMaintenance}). The
      * table must exist ({@link #ensureTable}).
      *
      * @param monitorInterval null reads the snapshot files present at the start and ends; else
@@ -189,7 +189,7 @@ public final class SnapshotJob {
                 plan.spec.identifierFields(),
                 plan.tableOptions,
                 plan.config.flowName());
-        InJobMaintenance.append(
+        JobMaintenance.append(
                 env,
                 catalog,
                 plan.target,

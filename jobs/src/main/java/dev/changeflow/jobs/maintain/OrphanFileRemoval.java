@@ -59,15 +59,22 @@ public final class OrphanFileRemoval {
                 env,
                 loader,
                 table,
-                DeleteOrphanFiles.builder()
-                        .scheduleOnCommitCount(1)
-                        .location(dataLocation)
-                        .minAge(minAge),
+                task(table, minAge).scheduleOnCommitCount(1),
                 "changeflow maintain: orphan files of " + table.name());
         Set<String> after = list(table, dataLocation);
         Set<String> removed = new TreeSet<>(before);
         removed.removeAll(after);
         return new Result(table.name(), dataLocation, before.size(), after.size(), removed);
+    }
+
+    /**
+     * Iceberg's {@link DeleteOrphanFiles} task for {@code table} as changeflow runs it, here and in
+     * a job ({@link JobMaintenance}): only the data folder is listed (never the consumer registry
+     * under the table location, F7), and files younger than {@code minAge} stay. The caller adds
+     * the trigger.
+     */
+    public static DeleteOrphanFiles.Builder task(Table table, Duration minAge) {
+        return DeleteOrphanFiles.builder().location(dataLocation(table)).minAge(minAge);
     }
 
     /**

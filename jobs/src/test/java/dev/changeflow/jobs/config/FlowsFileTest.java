@@ -207,6 +207,21 @@ class FlowsFileTest {
         assertThat(off.rateLimit()).isEqualTo(Duration.ofMinutes(1));
         assertThat(off.deleteFileThreshold()).isEqualTo(1);
         assertThat(off.lockJdbcUri()).isNull();
+        assertThat(off.expireOlderThan()).isEqualTo(Duration.ofDays(7));
+        assertThat(off.retainLast()).isZero();
+        assertThat(off.expireInterval()).isEqualTo(Duration.ofHours(1));
+        assertThat(off.manifestCount()).isEqualTo(50);
+        assertThat(off.orphansOlderThan()).isEqualTo(Duration.ofDays(3));
+        assertThat(off.orphansInterval()).isEqualTo(Duration.ofDays(1));
+        assertThat(off.expiryGraphOn()).isFalse();
+        assertThat(off.orphansOn()).isFalse();
+
+        // maintenance: true alone turns expiry, manifest rewrite and orphan removal on too
+        TableMaintenanceOptions defaults = flow("maintenance: true").maintenance;
+        assertThat(defaults.expiryGraphOn()).isTrue();
+        assertThat(defaults.orphansOn()).isTrue();
+        assertThat(defaults.expireOlderThan()).isEqualTo(Duration.ofDays(7));
+        assertThat(defaults.manifestCount()).isEqualTo(50);
 
         TableMaintenanceOptions on =
                 flow("maintenance: true\n"
@@ -226,6 +241,88 @@ class FlowsFileTest {
         assertThat(on.rateLimit()).isEqualTo(Duration.ofMillis(500));
         assertThat(on.deleteFileThreshold()).isEqualTo(4);
         assertThat(on.lockJdbcUri()).isEqualTo("jdbc:postgresql://db/locks");
+        // expiry on by default with maintenance, and the other defaults kept
+        assertThat(on.expiryGraphOn()).isTrue();
+        assertThat(on.orphansOn()).isTrue();
+    }
+
+    /** M2: the in-job expiry, manifest and orphan options; each switchable off with 0. */
+    @Test
+    void expiryManifestAndOrphanOptionsAreReadAndSwitchOff() throws Exception {
+        TableMaintenanceOptions set =
+                flow("maintenance: true\n"
+                                + "    maintenance-expire-older-than: 2d\n"
+                                + "    maintenance-retain-last: 10\n"
+                                + "    maintenance-expire-interval: 15min\n"
+                                + "    maintenance-manifest-count: 20\n"
+                                + "    maintenance-orphans-older-than: 5d\n"
+                                + "    maintenance-orphans-interval: 12h")
+                        .maintenance;
+        assertThat(set.expireOlderThan()).isEqualTo(Duration.ofDays(2));
+        assertThat(set.retainLast()).isEqualTo(10);
+        assertThat(set.expireInterval()).isEqualTo(Duration.ofMinutes(15));
+        assertThat(set.manifestCount()).isEqualTo(20);
+        assertThat(set.orphansOlderThan()).isEqualTo(Duration.ofDays(5));
+        assertThat(set.orphansInterval()).isEqualTo(Duration.ofHours(12));
+
+        TableMaintenanceOptions noExpiry =
+                flow("maintenance: true\n" + "    maintenance-expire-older-than: 0").maintenance;
+        assertThat(noExpiry.expireOlderThan()).isNull();
+        assertThat(noExpiry.expiryGraphOn()).as("the manifest check still runs").isTrue();
+        TableMaintenanceOptions noExpiryGraph =
+                flow("maintenance: true\n"
+                                + "    maintenance-expire-older-than: 0\n"
+                                + "    maintenance-manifest-count: 0")
+                        .maintenance;
+        assertThat(noExpiryGraph.expiryGraphOn()).isFalse();
+        assertThat(
+                        flow("maintenance: true\n" + "    maintenance-expire-interval: 0")
+                                .maintenance
+                                .expiryGraphOn())
+                .isFalse();
+        assertThat(
+                        flow("maintenance: true\n" + "    maintenance-orphans-older-than: 0")
+                                .maintenance
+                                .orphansOn())
+                .isFalse();
+        assertThat(
+                        flow("maintenance: true\n" + "    maintenance-orphans-interval: 0")
+                                .maintenance
+                                .orphansOn())
+                .isFalse();
+        assertThat(
+                        flow("maintenance: true\n" + "    maintenance-orphans-older-than: 1h")
+                                .maintenance
+                                .orphansOlderThan())
+                .isEqualTo(Duration.ofHours(1));
+    }
+
+    @Test
+    void badExpiryManifestAndOrphanValuesAreNamed() {
+        assertThatThrownBy(() -> flow("maintenance-expire-older-than: soon"))
+                .hasMessageContaining("maintenance-expire-older-than: not a duration: 'soon'");
+        assertThatThrownBy(() -> flow("maintenance-retain-last: -1"))
+                .hasMessage(
+                        "x.yaml: flow 't': maintenance-retain-last must be a whole number of"
+                                + " snapshots from 0 (the table's setting) to 2147483647, got"
+                                + " '-1'");
+        assertThatThrownBy(() -> flow("maintenance-retain-last: all"))
+                .hasMessageEndingWith("got 'all'");
+        assertThatThrownBy(() -> flow("maintenance-expire-interval: hourly"))
+                .hasMessageContaining("maintenance-expire-interval: not a duration: 'hourly'");
+        assertThatThrownBy(() -> flow("maintenance-manifest-count: -5"))
+                .hasMessage(
+                        "x.yaml: flow 't': maintenance-manifest-count must be a whole number of"
+                                + " data manifests from 0 (off) to 2147483647, got '-5'");
+        assertThatThrownBy(() -> flow("maintenance-orphans-older-than: 30min"))
+                .hasMessage(
+                        "x.yaml: flow 't': maintenance-orphans-older-than must be 0 (off) or at"
+                                + " least 1h (the job's files not committed yet are younger and"
+                                + " must stay), got '30min'");
+        assertThatThrownBy(() -> flow("maintenance-orphans-older-than: old"))
+                .hasMessageContaining("maintenance-orphans-older-than: not a duration: 'old'");
+        assertThatThrownBy(() -> flow("maintenance-orphans-interval: daily"))
+                .hasMessageContaining("maintenance-orphans-interval: not a duration: 'daily'");
     }
 
     @Test

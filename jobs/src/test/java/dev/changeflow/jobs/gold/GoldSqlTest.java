@@ -5,6 +5,7 @@ import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlScript;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
@@ -27,6 +28,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 
@@ -275,6 +277,113 @@ class GoldSqlTest {
                                 "-1",
                                 file.toString()))
                 .isEqualTo(2);
+        assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
+    }
+
+    /**
+     * M1, M2: {@code SET 'changeflow.maintenance...'} gives the Gold tables' maintenance, read by
+     * the flows file's parsers; later SETs win, RESET removes; off without any.
+     */
+    @Test
+    void maintenanceSetsAreReadAsTheFlowOptions() {
+        assertThat(GoldSql.maintenance(GoldSql.parse("INSERT INTO g.t SELECT 1", "g.sql")))
+                .isEqualTo(TableMaintenanceOptions.off());
+        TableMaintenanceOptions on =
+                GoldSql.maintenance(
+                        GoldSql.parse(
+                                String.join(
+                                        "\n",
+                                        "SET 'changeflow.maintenance' = 'true';",
+                                        "SET 'changeflow.maintenance-commit-count' = '3';",
+                                        "SET 'changeflow.maintenance-expire-older-than' = '2d';",
+                                        "SET 'changeflow.maintenance-manifest-count' = '7';",
+                                        "SET 'changeflow.maintenance-manifest-count' = '9';",
+                                        "SET 'changeflow.maintenance-orphans-older-than' = '5d';",
+                                        "RESET 'changeflow.maintenance-orphans-older-than';",
+                                        "SET 'parallelism.default' = '1';",
+                                        "INSERT INTO g.t SELECT 1"),
+                                "g.sql"));
+        assertThat(on)
+                .isEqualTo(
+                        TableMaintenanceOptions.builder()
+                                .enabled(true)
+                                .commitCount(3)
+                                .expireOlderThan(Duration.ofDays(2))
+                                .manifestCount(9)
+                                .build());
+        assertThat(on.orphansOlderThan()).isEqualTo(Duration.ofDays(3));
+    }
+
+    @Test
+    void badMaintenanceSetsAreInvalidOptionAtTheirStatement() {
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.maintenance(
+                                        GoldSql.parse(
+                                                "SET 'changeflow.maintenance' = 'yes';\n"
+                                                        + "INSERT INTO g.t SELECT 1",
+                                                "g.sql")))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        "g.sql:1:1: INVALID_OPTION: SET 'changeflow.maintenance': maintenance"
+                                + " must be true or false, got 'yes'");
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.maintenance(
+                                        GoldSql.parse(
+                                                "SET 'changeflow.maintenance' = 'true';\n"
+                                                        + "SET 'changeflow.maintenance-expire-olderthan'"
+                                                        + " = '1d';\nINSERT INTO g.t SELECT 1",
+                                                "g.sql")))
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith("g.sql:2:1: INVALID_OPTION: ")
+                .hasMessageContaining("unknown maintenance option 'maintenance-expire-olderthan'");
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.maintenance(
+                                        GoldSql.parse(
+                                                "SET 'changeflow.maintenance-orphans-older-than'"
+                                                        + " = '10min';\nINSERT INTO g.t SELECT 1",
+                                                "g.sql")))
+                .hasMessage(
+                        "g.sql:1:1: INVALID_OPTION: SET"
+                                + " 'changeflow.maintenance-orphans-older-than':"
+                                + " maintenance-orphans-older-than must be 0 (off) or at least 1h"
+                                + " (the job's files not committed yet are younger and must stay),"
+                                + " got '10min'");
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.maintenance(
+                                        GoldSql.parse(
+                                                String.join(
+                                                        "\n",
+                                                        "SET 'changeflow.maintenance' = 'true';",
+                                                        "SET 'changeflow.maintenance-commit-count' = '0';",
+                                                        "SET 'changeflow.maintenance-data-file-count' = '0';",
+                                                        "SET 'changeflow.maintenance-delete-file-count' = '0';",
+                                                        "SET 'changeflow.maintenance-interval' = '0';",
+                                                        "INSERT INTO g.t SELECT 1"),
+                                                "g.sql")))
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith("g.sql:5:1: INVALID_OPTION: ")
+                .hasMessageContaining("maintenance is on but every trigger is off");
+    }
+
+    /** Maintenance keeps the job running, so it cannot go with --bounded; nothing is written. */
+    @Test
+    void maintenanceWithBoundedIsRefused() throws Exception {
+        Path file = warehouse.resolve("g.sql");
+        Files.writeString(
+                file,
+                "SET 'changeflow.maintenance' = 'true';\nCREATE DATABASE IF NOT EXISTS gold;\n"
+                        + "INSERT INTO gold.t SELECT 1");
+        GoldSql.Options o = new GoldSql.Options();
+        o.warehouse = warehouse;
+        o.bounded = true;
+        assertThatThrownBy(() -> GoldSql.runLocal(GoldSql.read(file), settings(), o))
+                .isInstanceOf(SqlException.class)
+                .hasMessageContaining("INVALID_OPTION")
+                .hasMessageContaining("--bounded");
         assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
     }
 }

@@ -6,6 +6,7 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.maintenance.api.JdbcLockFactory;
+import org.apache.iceberg.flink.maintenance.api.MaintenanceTaskBuilder;
 import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
 import org.apache.iceberg.flink.maintenance.api.TableMaintenance;
 import org.apache.iceberg.flink.maintenance.api.TriggerLockFactory;
@@ -17,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -41,11 +43,15 @@ import java.util.Objects;
  * {@code replace} snapshot yields no change rows (F2), and it does not break the fast path of the
  * change feed's carried pre-images (F2: snapshots that change no row are skipped).
  *
- * <p><b>What it does not do.</b> Snapshot expiry stays out of the job: Iceberg's in-job {@code
- * ExpireSnapshots} task keeps snapshots by age and count only, so it would expire versions that a
- * registered change-feed consumer still needs (F7) and the newest commit of a Flink committer that
- * an ingest needs to resume; expire with {@code ChangeFeedExpiry} ({@code expire}, {@code maintain
- * --expire}). Orphan-file removal stays in {@code maintain --orphans}.
+ * <p><b>Other tasks.</b> {@link #append(StreamExecutionEnvironment, CatalogSettings,
+ * TableIdentifier, TableMaintenanceOptions, String, List)} adds further Iceberg tasks to the same
+ * {@link TableMaintenance} graph, under the same lock (the {@code jobs} module adds Iceberg's
+ * {@code DeleteOrphanFiles} that way). Iceberg's in-job {@code ExpireSnapshots} task is never used:
+ * it keeps snapshots by age and count only, so it would expire versions that a registered
+ * change-feed consumer still needs (F7) and the newest commit of a Flink committer that an ingest
+ * needs to resume; changeflow's in-job expiry ({@code dev.changeflow.jobs.maintain.JobMaintenance})
+ * runs {@code ChangeFeedExpiry} in a graph of its own that takes this class's lock ({@link
+ * #lockFactory}).
  *
  * <p><b>Graph.</b> Operators get uids ending in {@code <uidSuffix>} (the monitor source, trigger
  * manager, rewrite planner/runner/committer, lock remover), at parallelism 1, in the default slot
@@ -85,6 +91,23 @@ public final class InJobMaintenance {
             TableIdentifier table,
             TableMaintenanceOptions options,
             String uidSuffix) {
+        append(env, catalog, table, options, uidSuffix, List.of());
+    }
+
+    /**
+     * As {@link #append(StreamExecutionEnvironment, CatalogSettings, TableIdentifier,
+     * TableMaintenanceOptions, String)}, with {@code moreTasks} added after the compaction, in
+     * order, to the same graph and lock (each with its own triggers set by the caller).
+     *
+     * @param moreTasks further Iceberg maintenance tasks (e.g. {@code DeleteOrphanFiles})
+     */
+    public static void append(
+            StreamExecutionEnvironment env,
+            CatalogSettings catalog,
+            TableIdentifier table,
+            TableMaintenanceOptions options,
+            String uidSuffix,
+            List<? extends MaintenanceTaskBuilder<?>> moreTasks) {
         Objects.requireNonNull(env, "env");
         Objects.requireNonNull(catalog, "catalog");
         Objects.requireNonNull(table, "table");
@@ -116,13 +139,18 @@ public final class InJobMaintenance {
                         ? options.rateLimit()
                         : Duration.ofSeconds(30);
         try {
-            TableMaintenance.forTable(env, TableLoader.fromCatalog(catalog.loader(), table), lock)
-                    .uidSuffix(uidSuffix)
-                    .rateLimit(options.rateLimit())
-                    .lockCheckDelay(lockCheck)
-                    .parallelism(1)
-                    .add(rewrite)
-                    .append();
+            TableMaintenance.Builder builder =
+                    TableMaintenance.forTable(
+                                    env, TableLoader.fromCatalog(catalog.loader(), table), lock)
+                            .uidSuffix(uidSuffix)
+                            .rateLimit(options.rateLimit())
+                            .lockCheckDelay(lockCheck)
+                            .parallelism(1)
+                            .add(rewrite);
+            for (MaintenanceTaskBuilder<?> task : moreTasks) {
+                builder.add(task);
+            }
+            builder.append();
         } catch (IOException e) {
             throw new UncheckedIOException(
                     "cannot add the maintenance of " + table + " to the job", e);
@@ -131,11 +159,13 @@ public final class InJobMaintenance {
 
     /**
      * The lock of {@code table}: {@link JdbcLockFactory} on the options' URI, or on the embedded
-     * SQLite file of a local warehouse; its lock table is created here if missing.
+     * SQLite file of a local warehouse, lock id {@code namespace.name}; its lock table is created
+     * here if missing. Every graph that maintains the table in a job takes this lock (compaction
+     * and orphan removal through {@link TableMaintenance}, changeflow's in-job expiry directly).
      *
      * @throws IllegalArgumentException for the embedded default with a warehouse that is not local
      */
-    static TriggerLockFactory lockFactory(
+    public static TriggerLockFactory lockFactory(
             CatalogSettings catalog, TableIdentifier table, TableMaintenanceOptions options) {
         String uri = options.lockJdbcUri();
         Map<String, String> props = new HashMap<>();

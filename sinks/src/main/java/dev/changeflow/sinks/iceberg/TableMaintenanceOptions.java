@@ -31,6 +31,18 @@ import java.util.Objects;
  * #EMBEDDED_LOCK_FILE} in a local warehouse folder, which is refused for a warehouse that is not a
  * local folder.
  *
+ * <p><b>Expiry, manifests and orphans</b> (M2), also on with {@link #enabled}: every {@link
+ * #expireInterval} the job runs changeflow's consumer-aware snapshot expiry ({@code
+ * ChangeFeedExpiry}, F7) with {@link #expireOlderThan} and {@link #retainLast}, then rewrites the
+ * data manifests when the current snapshot has more than {@link #manifestCount} of them; every
+ * {@link #orphansInterval} Iceberg's {@code DeleteOrphanFiles} task removes the files under the
+ * data folder that no snapshot references and that are older than {@link #orphansOlderThan}. {@code
+ * expireOlderThan} null switches expiry off, {@code manifestCount} 0 the manifest rewrite, {@code
+ * expireInterval} null both; {@code orphansOlderThan} null (or {@code orphansInterval} null)
+ * switches orphan removal off. The graph that runs them is built in the {@code jobs} module ({@code
+ * dev.changeflow.jobs.maintain.JobMaintenance}); {@link InJobMaintenance} only reads the compaction
+ * options.
+ *
  * <p>Instances are immutable; build them with {@link #builder()}.
  */
 @PublicEvolving
@@ -58,6 +70,37 @@ public final class TableMaintenanceOptions implements Serializable {
     /** Default of {@link #deleteFileThreshold}. */
     public static final int DEFAULT_DELETE_FILE_THRESHOLD = 1;
 
+    /** Default of {@link #expireOlderThan}: a week of history stays readable. */
+    public static final Duration DEFAULT_EXPIRE_OLDER_THAN = Duration.ofDays(7);
+
+    /**
+     * Default of {@link #retainLast}: 0, the table's {@code history.expire.min-snapshots-to-keep}.
+     */
+    public static final int DEFAULT_RETAIN_LAST = 0;
+
+    /** Default of {@link #expireInterval}. */
+    public static final Duration DEFAULT_EXPIRE_INTERVAL = Duration.ofHours(1);
+
+    /**
+     * Default of {@link #manifestCount}: Iceberg's commits merge manifests from 100 on ({@code
+     * commit.manifest.min-count-to-merge}), so a table rarely holds many more; 50 keeps planning
+     * short without rewriting on every expiry run of a quiet table.
+     */
+    public static final int DEFAULT_MANIFEST_COUNT = 50;
+
+    /** Default of {@link #orphansOlderThan} (M2: longer than any commit takes to finish). */
+    public static final Duration DEFAULT_ORPHANS_OLDER_THAN = Duration.ofDays(3);
+
+    /** Default of {@link #orphansInterval}. */
+    public static final Duration DEFAULT_ORPHANS_INTERVAL = Duration.ofDays(1);
+
+    /**
+     * Least {@link #orphansOlderThan}: the job's own writers keep files that are not committed yet
+     * (until their checkpoint completes) under the data folder, and a younger limit could delete
+     * them.
+     */
+    public static final Duration MIN_ORPHANS_OLDER_THAN = Duration.ofHours(1);
+
     private final boolean enabled;
     private final int commitCount;
     private final int dataFileCount;
@@ -66,6 +109,12 @@ public final class TableMaintenanceOptions implements Serializable {
     private final Duration rateLimit;
     private final int deleteFileThreshold;
     @Nullable private final String lockJdbcUri;
+    @Nullable private final Duration expireOlderThan;
+    private final int retainLast;
+    @Nullable private final Duration expireInterval;
+    private final int manifestCount;
+    @Nullable private final Duration orphansOlderThan;
+    @Nullable private final Duration orphansInterval;
 
     private TableMaintenanceOptions(Builder b) {
         this.enabled = b.enabled;
@@ -76,6 +125,12 @@ public final class TableMaintenanceOptions implements Serializable {
         this.rateLimit = b.rateLimit;
         this.deleteFileThreshold = b.deleteFileThreshold;
         this.lockJdbcUri = b.lockJdbcUri;
+        this.expireOlderThan = b.expireOlderThan;
+        this.retainLast = b.retainLast;
+        this.expireInterval = b.expireInterval;
+        this.manifestCount = b.manifestCount;
+        this.orphansOlderThan = b.orphansOlderThan;
+        this.orphansInterval = b.orphansInterval;
     }
 
     /** A builder with the defaults (maintenance off). */
@@ -132,6 +187,56 @@ public final class TableMaintenanceOptions implements Serializable {
         return lockJdbcUri;
     }
 
+    /**
+     * Age past which the in-job expiry expires a snapshot (unless a live consumer, a Flink
+     * committer or {@link #retainLast} keeps it, F7); null = in-job expiry off.
+     */
+    @Nullable
+    public Duration expireOlderThan() {
+        return expireOlderThan;
+    }
+
+    /**
+     * Ancestors of the current snapshot the in-job expiry always keeps; 0 = the table's {@code
+     * history.expire.min-snapshots-to-keep} (Iceberg's default 1).
+     */
+    public int retainLast() {
+        return retainLast;
+    }
+
+    /** How often the in-job expiry and manifest check run; null = neither runs. */
+    @Nullable
+    public Duration expireInterval() {
+        return expireInterval;
+    }
+
+    /** Data manifests of the current snapshot above which the expiry run rewrites them; 0 = off. */
+    public int manifestCount() {
+        return manifestCount;
+    }
+
+    /** Least age of a file the in-job orphan removal deletes; null = orphan removal off. */
+    @Nullable
+    public Duration orphansOlderThan() {
+        return orphansOlderThan;
+    }
+
+    /** How often the in-job orphan removal runs; null = off. */
+    @Nullable
+    public Duration orphansInterval() {
+        return orphansInterval;
+    }
+
+    /** Whether the job runs the expiry graph (maintenance on, an interval and something to do). */
+    public boolean expiryGraphOn() {
+        return enabled && expireInterval != null && (expireOlderThan != null || manifestCount > 0);
+    }
+
+    /** Whether the job runs Iceberg's orphan-file task. */
+    public boolean orphansOn() {
+        return enabled && orphansOlderThan != null && orphansInterval != null;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof TableMaintenanceOptions)) {
@@ -145,7 +250,13 @@ public final class TableMaintenanceOptions implements Serializable {
                 && Objects.equals(interval, t.interval)
                 && rateLimit.equals(t.rateLimit)
                 && deleteFileThreshold == t.deleteFileThreshold
-                && Objects.equals(lockJdbcUri, t.lockJdbcUri);
+                && Objects.equals(lockJdbcUri, t.lockJdbcUri)
+                && Objects.equals(expireOlderThan, t.expireOlderThan)
+                && retainLast == t.retainLast
+                && Objects.equals(expireInterval, t.expireInterval)
+                && manifestCount == t.manifestCount
+                && Objects.equals(orphansOlderThan, t.orphansOlderThan)
+                && Objects.equals(orphansInterval, t.orphansInterval);
     }
 
     @Override
@@ -158,7 +269,13 @@ public final class TableMaintenanceOptions implements Serializable {
                 interval,
                 rateLimit,
                 deleteFileThreshold,
-                lockJdbcUri);
+                lockJdbcUri,
+                expireOlderThan,
+                retainLast,
+                expireInterval,
+                manifestCount,
+                orphansOlderThan,
+                orphansInterval);
     }
 
     @Override
@@ -179,6 +296,18 @@ public final class TableMaintenanceOptions implements Serializable {
                 + deleteFileThreshold
                 + ", lockJdbcUri="
                 + lockJdbcUri
+                + ", expireOlderThan="
+                + expireOlderThan
+                + ", retainLast="
+                + retainLast
+                + ", expireInterval="
+                + expireInterval
+                + ", manifestCount="
+                + manifestCount
+                + ", orphansOlderThan="
+                + orphansOlderThan
+                + ", orphansInterval="
+                + orphansInterval
                 + "}";
     }
 
@@ -192,8 +321,50 @@ public final class TableMaintenanceOptions implements Serializable {
         private Duration rateLimit = DEFAULT_RATE_LIMIT;
         private int deleteFileThreshold = DEFAULT_DELETE_FILE_THRESHOLD;
         @Nullable private String lockJdbcUri;
+        @Nullable private Duration expireOlderThan = DEFAULT_EXPIRE_OLDER_THAN;
+        private int retainLast = DEFAULT_RETAIN_LAST;
+        @Nullable private Duration expireInterval = DEFAULT_EXPIRE_INTERVAL;
+        private int manifestCount = DEFAULT_MANIFEST_COUNT;
+        @Nullable private Duration orphansOlderThan = DEFAULT_ORPHANS_OLDER_THAN;
+        @Nullable private Duration orphansInterval = DEFAULT_ORPHANS_INTERVAL;
 
         private Builder() {}
+
+        /** Null or zero switches the in-job expiry off. */
+        public Builder expireOlderThan(@Nullable Duration value) {
+            this.expireOlderThan = value == null || value.isZero() ? null : value;
+            return this;
+        }
+
+        /** 0: the table's {@code history.expire.min-snapshots-to-keep}. */
+        public Builder retainLast(int value) {
+            this.retainLast = value;
+            return this;
+        }
+
+        /** Null or zero switches the in-job expiry and manifest rewrite off. */
+        public Builder expireInterval(@Nullable Duration value) {
+            this.expireInterval = value == null || value.isZero() ? null : value;
+            return this;
+        }
+
+        /** 0 switches the manifest rewrite off. */
+        public Builder manifestCount(int value) {
+            this.manifestCount = value;
+            return this;
+        }
+
+        /** Null or zero switches the in-job orphan removal off. */
+        public Builder orphansOlderThan(@Nullable Duration value) {
+            this.orphansOlderThan = value == null || value.isZero() ? null : value;
+            return this;
+        }
+
+        /** Null or zero switches the in-job orphan removal off. */
+        public Builder orphansInterval(@Nullable Duration value) {
+            this.orphansInterval = value == null || value.isZero() ? null : value;
+            return this;
+        }
 
         public Builder enabled(boolean value) {
             this.enabled = value;
@@ -238,11 +409,28 @@ public final class TableMaintenanceOptions implements Serializable {
         }
 
         /**
-         * @throws IllegalArgumentException for a negative count or interval, a rate limit that is
-         *     not positive, a delete-file threshold below 1, a lock URI not starting with {@code
-         *     jdbc:}, or (maintenance on) every trigger off
+         * @throws IllegalArgumentException for a negative count, retain-last or duration, a rate
+         *     limit that is not positive, a delete-file threshold below 1, an orphan age below
+         *     {@link #MIN_ORPHANS_OLDER_THAN}, a lock URI not starting with {@code jdbc:}, or
+         *     (maintenance on) every compaction trigger off
          */
         public TableMaintenanceOptions build() {
+            nonNegative(retainLast, "retain-last");
+            nonNegative(manifestCount, "manifest count");
+            for (Duration d : new Duration[] {expireOlderThan, expireInterval, orphansInterval}) {
+                if (d != null && d.isNegative()) {
+                    throw new IllegalArgumentException(
+                            "maintenance durations must not be negative, got " + d);
+                }
+            }
+            if (orphansOlderThan != null
+                    && orphansOlderThan.compareTo(MIN_ORPHANS_OLDER_THAN) < 0) {
+                throw new IllegalArgumentException(
+                        "maintenance orphans-older-than must be 0 (off) or at least "
+                                + MIN_ORPHANS_OLDER_THAN
+                                + " (the job's uncommitted files are younger), got "
+                                + orphansOlderThan);
+            }
             nonNegative(commitCount, "commit count");
             nonNegative(dataFileCount, "data file count");
             nonNegative(deleteFileCount, "delete file count");

@@ -138,7 +138,7 @@ public final class ExpiryReport {
     }
 
     /** {@code 1-69, 75} for a sorted list; {@code -} when empty. */
-    static String ranges(List<Long> sorted) {
+    public static String ranges(List<Long> sorted) {
         if (sorted.isEmpty()) {
             return "-";
         }

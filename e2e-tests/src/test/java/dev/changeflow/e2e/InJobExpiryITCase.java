@@ -1,0 +1,328 @@
+package dev.changeflow.e2e;
+
+import dev.changeflow.jobs.config.FlowsFile;
+import dev.changeflow.jobs.ingest.IngestJob;
+import dev.changeflow.jobs.ingest.IngestPlan;
+import dev.changeflow.jobs.ingest.IngestPlanner;
+import dev.changeflow.jobs.maintain.JobMaintenance;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.StreamingTables;
+import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sinks.quarantine.QuarantineTable;
+import dev.changeflow.sources.cdf.TableChanges;
+import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
+import dev.changeflow.sources.files.SourceLine;
+
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * In-job expiry, manifest rewrite and orphan removal ({@link JobMaintenance}, docs/semantics.md M2,
+ * F7) during a real ingest, with compaction (M1) in the same job: the recorded pgbench capture's
+ * changes of the accounts with aid ≤ 2,000 are replayed in 10 batches (one per completed
+ * checkpoint) into {@code public.pgbench_accounts} with {@code maintenance: true}, snapshots older
+ * than 1 ms expired every 300 ms, manifests rewritten past 3, and orphan files older than 1 h
+ * removed every second. A consumer is registered before the job at next version 6. The job runs
+ * until the table equals PostgreSQL's and every task has acted; then:
+ *
+ * <ul>
+ *   <li>the table equals PostgreSQL's final table exactly;
+ *   <li>the oldest snapshot left is version 5 (what the consumer needs: the parent of its next
+ *       version), everything older is expired, everything from 5 on is kept;
+ *   <li>the consumer resuming at version 6 reads exactly its changes: the table as of version 5
+ *       with the changes of 6 onward applied is the final table, and the {@code replace} versions
+ *       (compactions, manifest rewrites) yield no change row;
+ *   <li>a manifest rewrite is in the history, and an orphan file planted two hours old under the
+ *       data folder is gone.
+ * </ul>
+ */
+class InJobExpiryITCase {
+
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(2)
+                            .build());
+
+    @TempDir Path tmp;
+
+    private static final TableIdentifier ACCOUNTS =
+            TableIdentifier.of("public", "pgbench_accounts");
+    private static final String ACCOUNTS_TOPIC = "\"topic\":\"pgbench.public.pgbench_accounts\"";
+    private static final int MAX_AID = 2_000;
+    private static final String KEY_PREFIX = "{\"key\":{\"aid\":";
+
+    /** The consumer's next version: it needs version 5 and later. */
+    private static final long CONSUMER_NEXT = 6;
+
+    /** The summary key only Iceberg's manifest rewrite writes. */
+    private static final String ENTRIES_PROCESSED = "entries-processed";
+
+    private static boolean keptAccount(String line) {
+        if (!line.contains(ACCOUNTS_TOPIC) || !line.startsWith(KEY_PREFIX)) {
+            return false;
+        }
+        int end = line.indexOf('}', KEY_PREFIX.length());
+        return Integer.parseInt(line.substring(KEY_PREFIX.length(), end)) <= MAX_AID;
+    }
+
+    private static final String FLOWS =
+            String.join(
+                    "\n",
+                    "name: in-job-expiry",
+                    "format: debezium-json",
+                    "namespace: public",
+                    "flows:",
+                    "  - table: pgbench_accounts",
+                    "    keys: [aid]",
+                    "    schema: 'aid INT, bid INT, abalance INT, filler STRING'",
+                    "    maintenance: true",
+                    "    maintenance-commit-count: 2",
+                    "    maintenance-data-file-count: 0",
+                    "    maintenance-delete-file-count: 2",
+                    "    maintenance-interval: 0",
+                    "    maintenance-rate-limit: 300ms",
+                    "    maintenance-expire-older-than: 1ms",
+                    "    maintenance-expire-interval: 300ms",
+                    "    maintenance-manifest-count: 3",
+                    "    maintenance-orphans-older-than: 1h",
+                    "    maintenance-orphans-interval: 1s");
+
+    @Test
+    void expiryKeepsWhatTheConsumerNeedsAndTheFeedStaysExact() throws Exception {
+        long t0 = System.nanoTime();
+        Path capture = SharedData.pgbenchCapture();
+        Path warehouse = tmp.resolve("warehouse");
+        CatalogSettings settings = CatalogSettings.localHadoop(warehouse.toAbsolutePath());
+        Catalog catalog = settings.open();
+        IngestPlan plan =
+                IngestPlanner.plan(FlowsFile.parse(FLOWS, "flows.yaml"), List.of(capture));
+        IngestPlan.Flow flow = plan.flows.get(0);
+        assertThat(flow.config.maintenance.expiryGraphOn()).isTrue();
+        assertThat(flow.config.maintenance.orphansOn()).isTrue();
+        StreamingTables.ensureTable(
+                catalog,
+                flow.target,
+                flow.spec.targetType(),
+                flow.spec.identifierFields(),
+                flow.tableOptions);
+        QuarantineTable.ensure(catalog, plan.quarantineNamespace);
+        Table table = catalog.loadTable(ACCOUNTS);
+        ConsumerRegistry.forTable(table).write("reader", CONSUMER_NEXT, Instant.now());
+        Path orphan = localPath(table.location()).resolve("data").resolve("orphan-0.parquet");
+        Files.createDirectories(orphan.getParent());
+        Files.writeString(orphan, "not referenced by any snapshot");
+        Files.setLastModifiedTime(orphan, FileTime.from(Instant.now().minus(Duration.ofHours(2))));
+
+        List<String> oracle = new ArrayList<>();
+        for (String line : SharedData.finalCsv("pgbench_accounts")) {
+            if (Integer.parseInt(line.substring(0, line.indexOf(','))) <= MAX_AID) {
+                oracle.add(line);
+            }
+        }
+        oracle = PgbenchCaptureITCase.sortedByKey(oracle);
+        assertThat(oracle).hasSizeGreaterThan(MAX_AID - 50);
+
+        Configuration conf = new Configuration();
+        conf.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                tmp.resolve("checkpoints").toUri().toString());
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "disable");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(1);
+        env.enableCheckpointing(100);
+        int[] bounds = {
+            0, 100_011, 110_011, 120_011, 130_011, 140_011, 140_611, 141_061, 141_111, 141_311,
+            141_511
+        };
+        DataStream<SourceLine> lines =
+                PacedCaptureLines.stream(env, capture, bounds, InJobExpiryITCase::keptAccount);
+        IngestJob.build(lines, plan, settings);
+        List<String> expected = oracle;
+        JobClient job = env.executeAsync("ingest with in-job expiry");
+        try {
+            Await.until(
+                    "the final table, expiry down to version 5, a compaction and a manifest"
+                            + " rewrite after it, and the orphan removed",
+                    Duration.ofSeconds(120),
+                    () -> {
+                        Table t = catalog.loadTable(ACCOUNTS);
+                        List<Snapshot> history = ancestry(t);
+                        return !history.isEmpty()
+                                && oldestVersion(t) == CONSUMER_NEXT - 1
+                                && history.stream().anyMatch(InJobExpiryITCase::compaction)
+                                && history.stream()
+                                        .anyMatch(s -> s.summary().containsKey(ENTRIES_PROCESSED))
+                                && !Files.exists(orphan)
+                                && rows(t).equals(expected);
+                    },
+                    () -> "snapshots: " + describe(catalog.loadTable(ACCOUNTS)));
+        } catch (AssertionError | RuntimeException e) {
+            try {
+                job.cancel().get();
+            } catch (Exception cancel) {
+                e.addSuppressed(cancel);
+            }
+            throw e;
+        }
+        job.cancel().get();
+        System.out.printf("maintained ingest done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+
+        table = catalog.loadTable(ACCOUNTS);
+        System.out.println("versions: " + describe(table));
+        assertThat(rows(table)).isEqualTo(oracle);
+        assertThat(oldestVersion(table))
+                .as("versions before the consumer's are expired, its own kept")
+                .isEqualTo(CONSUMER_NEXT - 1);
+        List<Snapshot> history = ancestry(table);
+        List<Snapshot> all = new ArrayList<>();
+        table.snapshots().forEach(all::add);
+        assertThat(all).as("every snapshot left is on main").hasSameSizeAs(history);
+        assertThat(history.get(0).sequenceNumber()).isEqualTo(CONSUMER_NEXT - 1);
+
+        // the consumer resumes at version 6: the table as of 5 plus its changes is the table
+        Map<String, String> state = new TreeMap<>();
+        int columns = table.schema().columns().size();
+        for (Record r : TableRows.readAtVersion(table, CONSUMER_NEXT - 1)) {
+            state.put(String.valueOf(r.get(0)), line(r, columns));
+        }
+        Map<Long, List<Record>> changes = new TreeMap<>();
+        try (CloseableIterable<Record> rows =
+                TableChanges.forTable(table).startingVersion(CONSUMER_NEXT).build().read()) {
+            for (Record r : rows) {
+                long v = ((Number) r.getField("_commit_version")).longValue();
+                changes.computeIfAbsent(v, k -> new ArrayList<>()).add(r.copy());
+            }
+        }
+        for (Snapshot s : history) {
+            if (DataOperations.REPLACE.equals(s.operation())) {
+                assertThat(changes.getOrDefault(s.sequenceNumber(), List.of()))
+                        .as("changes of the replace version " + s.sequenceNumber())
+                        .isEmpty();
+            }
+        }
+        int applied = 0;
+        for (List<Record> version : changes.values()) {
+            for (Record r : version) {
+                String type = (String) r.getField("_change_type");
+                if (type.equals("delete") || type.equals("update_preimage")) {
+                    assertThat(state.remove(String.valueOf(r.get(0))))
+                            .as("the removed row was there: " + line(r, columns))
+                            .isEqualTo(line(r, columns));
+                }
+            }
+            for (Record r : version) {
+                String type = (String) r.getField("_change_type");
+                if (type.equals("insert") || type.equals("update_postimage")) {
+                    assertThat(state.put(String.valueOf(r.get(0)), line(r, columns)))
+                            .as("no row of key " + r.get(0) + " before its insert")
+                            .isNull();
+                }
+                applied++;
+            }
+        }
+        assertThat(applied).as("changes after the consumer's position").isPositive();
+        Map<String, String> end = new TreeMap<>();
+        for (Record r : TableRows.read(table)) {
+            end.put(String.valueOf(r.get(0)), line(r, columns));
+        }
+        assertThat(state).as("state(5) + changes(6..) = the final table").isEqualTo(end);
+        assertThat(orphan).doesNotExist();
+    }
+
+    /** A compaction: a replace snapshot that rewrote data files (not a manifest rewrite). */
+    private static boolean compaction(Snapshot s) {
+        return DataOperations.REPLACE.equals(s.operation())
+                && !s.summary().containsKey(ENTRIES_PROCESSED);
+    }
+
+    private static long oldestVersion(Table t) {
+        long oldest = Long.MAX_VALUE;
+        for (Snapshot s : t.snapshots()) {
+            oldest = Math.min(oldest, s.sequenceNumber());
+        }
+        return oldest;
+    }
+
+    private static Path localPath(String location) {
+        return location.startsWith("file:") ? Path.of(URI.create(location)) : Path.of(location);
+    }
+
+    private static String line(Record r, int columns) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < columns; i++) {
+            if (i > 0) {
+                b.append(',');
+            }
+            b.append(Objects.toString(r.get(i), ""));
+        }
+        return b.toString();
+    }
+
+    private static List<Snapshot> ancestry(Table t) {
+        t.refresh();
+        if (t.currentSnapshot() == null) {
+            return List.of();
+        }
+        List<Snapshot> out = new ArrayList<>();
+        for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
+            out.add(s);
+        }
+        java.util.Collections.reverse(out);
+        return out;
+    }
+
+    private static String describe(Table t) {
+        StringBuilder b = new StringBuilder();
+        for (Snapshot s : ancestry(t)) {
+            b.append(s.sequenceNumber())
+                    .append(':')
+                    .append(s.operation())
+                    .append(s.summary().containsKey(ENTRIES_PROCESSED) ? "(manifests)" : "")
+                    .append(' ');
+        }
+        return b.toString();
+    }
+
+    private static List<String> rows(Table t) {
+        t.refresh();
+        List<String> out = new ArrayList<>();
+        for (Record r : TableRows.read(t)) {
+            out.add(TableRows.toCsvLine(r));
+        }
+        return PgbenchCaptureITCase.sortedByKey(out);
+    }
+}

@@ -1,0 +1,329 @@
+package dev.changeflow.jobs.maintain;
+
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.InJobMaintenance;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
+import dev.changeflow.sources.cdf.TableChanges;
+import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
+import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
+import dev.changeflow.sources.cdf.retention.FlinkCommitters;
+
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.maintenance.api.TriggerLockFactory;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.io.PositionOutputStream;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link InJobExpiryFunction} on a real Hadoop table and the embedded SQLite lock (M2, F7): a
+ * registered live consumer's versions and the Flink committer's newest commit (and everything after
+ * it) are kept, older snapshots expired; the data manifests are rewritten past the threshold into
+ * one {@code replace} snapshot without change rows; the lock is honoured and released; a run that
+ * fails is reported and does not fail the job.
+ */
+class InJobExpiryFunctionTest {
+    private static final Schema SCHEMA =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "id", Types.IntegerType.get()),
+                            Types.NestedField.optional(2, "name", Types.StringType.get())),
+                    Set.of(1));
+    private static final TableIdentifier ID = TableIdentifier.of("db", "t");
+
+    @TempDir Path warehouse;
+
+    private CatalogSettings settings;
+    private Table table;
+    private TriggerLockFactory locks;
+    private int files;
+
+    @BeforeEach
+    void createTable() {
+        settings = CatalogSettings.localHadoop(warehouse);
+        Catalog catalog = settings.open();
+        table =
+                catalog.createTable(
+                        ID, SCHEMA, PartitionSpec.unpartitioned(), Map.of("format-version", "2"));
+        locks =
+                InJobMaintenance.lockFactory(
+                        settings, ID, TableMaintenanceOptions.builder().enabled(true).build());
+        locks.open();
+    }
+
+    @AfterEach
+    void closeLocks() throws Exception {
+        locks.close();
+    }
+
+    @Test
+    void keepsWhatTheConsumerAndTheCommitterNeedExpiresTheRestAndRewritesManifests()
+            throws Exception {
+        append(1, Map.of()); // v1
+        append(2, stamp("job-1", "op-a", 1)); // v2
+        append(3, Map.of()); // v3
+        append(4, stamp("job-1", "op-a", 2)); // v4: the committer's newest commit
+        append(5, Map.of()); // v5, e.g. another writer
+        append(6, Map.of()); // v6
+        Map<Long, Long> ids = snapshotIds();
+        // the consumer will read version 3 next: it needs version 2 (the parent) on
+        ConsumerRegistry.forTable(table).write("reader", 3, Instant.now());
+
+        try (OneInputStreamOperatorTestHarness<Long, String> h = harness(3, Duration.ZERO)) {
+            h.processElement(0L, 0);
+            table.refresh();
+            assertThat(h.extractOutputValues())
+                    .containsExactly(
+                            "in-job expiry of "
+                                    + table.name()
+                                    + ": expired 1 snapshot(s) (versions 1), oldest retained"
+                                    + " version 2, kept for consumers from 2, for Flink committers"
+                                    + " from 4, 1 file(s) deleted; data manifests rewritten 6 -> 1"
+                                    + " (version 7)");
+            Snapshot rewrite = table.currentSnapshot();
+            assertThat(rewrite.operation()).isEqualTo(DataOperations.REPLACE);
+            assertThat(rewrite.sequenceNumber()).isEqualTo(7);
+            assertThat(retainedIds())
+                    .containsExactly(
+                            ids.get(2L),
+                            ids.get(3L),
+                            ids.get(4L),
+                            ids.get(5L),
+                            ids.get(6L),
+                            rewrite.snapshotId());
+            assertThat(rewrite.dataManifests(table.io())).hasSize(1);
+            assertThat(rows()).containsExactly("1,r1", "2,r2", "3,r3", "4,r4", "5,r5", "6,r6");
+            // the consumer resumes at version 3: exactly its inserts, nothing for the rewrite
+            assertThat(changes(3))
+                    .containsExactly(
+                            "3:3,r3,insert", "4:4,r4,insert", "5:5,r5,insert", "6:6,r6,insert");
+
+            // the consumer read everything: the committer's newest commit still bounds the expiry
+            ConsumerRegistry.forTable(table).write("reader", 8, Instant.now());
+            h.processElement(1L, 1);
+            table.refresh();
+            assertThat(h.extractOutputValues().get(1))
+                    .isEqualTo(
+                            "in-job expiry of "
+                                    + table.name()
+                                    + ": expired 2 snapshot(s) (versions 2-3), oldest retained"
+                                    + " version 4, kept for consumers from 7, for Flink committers"
+                                    + " from 4, 2 file(s) deleted; 1 data manifest(s), at most 3:"
+                                    + " not rewritten");
+            assertThat(retainedIds())
+                    .containsExactly(ids.get(4L), ids.get(5L), ids.get(6L), rewrite.snapshotId());
+            assertThat(
+                            FlinkCommitters.live(table, Instant.now(), Duration.ofDays(7)).stream()
+                                    .map(c -> c.newest().snapshotId())
+                                    .toList())
+                    .as("the committer's restore walk still finds its newest commit")
+                    .containsExactly(ids.get(4L));
+            assertThat(rows()).containsExactly("1,r1", "2,r2", "3,r3", "4,r4", "5,r5", "6,r6");
+            assertThat(changes(5)).containsExactly("5:5,r5,insert", "6:6,r6,insert");
+        }
+        assertThat(locks.createLock().isHeld()).as("the lock is released").isFalse();
+    }
+
+    @Test
+    void aHeldLockSkipsTheTickAndStaysHeld() throws Exception {
+        append(1, Map.of());
+        append(2, Map.of());
+        append(3, Map.of());
+        List<Long> before = retainedIds();
+        try (OneInputStreamOperatorTestHarness<Long, String> h = harness(0, Duration.ZERO)) {
+            TriggerLockFactory.Lock lock = locks.createLock();
+            assertThat(lock.tryLock()).isTrue(); // a compaction runs
+            h.processElement(0L, 0);
+            assertThat(lock.isHeld()).as("someone else's lock is not released").isTrue();
+            lock.unlock();
+
+            TriggerLockFactory.Lock recovery = locks.createRecoveryLock();
+            assertThat(recovery.tryLock()).isTrue(); // a restored TableMaintenance recovers
+            h.processElement(1L, 1);
+            recovery.unlock();
+
+            String skipped =
+                    "in-job expiry of " + table.name() + ": skipped, the maintenance lock is held";
+            assertThat(h.extractOutputValues()).containsExactly(skipped, skipped);
+            assertThat(retainedIds()).isEqualTo(before);
+
+            h.processElement(2L, 2);
+            assertThat(h.extractOutputValues().get(2))
+                    .startsWith(
+                            "in-job expiry of "
+                                    + table.name()
+                                    + ": expired 2 snapshot(s) (versions 1-2)");
+            assertThat(retainedIds()).containsExactly(before.get(2));
+            assertThat(lock.isHeld()).isFalse();
+        }
+    }
+
+    @Test
+    void ticksDuringTheFirstRunDelayAreIgnored() throws Exception {
+        append(1, Map.of());
+        append(2, Map.of());
+        List<Long> before = retainedIds();
+        try (OneInputStreamOperatorTestHarness<Long, String> h = harness(1, Duration.ofHours(1))) {
+            h.processElement(0L, 0);
+            assertThat(h.extractOutputValues()).isEmpty();
+        }
+        assertThat(retainedIds()).isEqualTo(before);
+    }
+
+    @Test
+    void aMalformedConsumerFileIsReportedExpiresNothingAndDoesNotFailTheJob() throws Exception {
+        append(1, Map.of());
+        append(2, Map.of());
+        List<Long> before = retainedIds();
+        String bad = ConsumerRegistry.forTable(table).location("broken");
+        try (PositionOutputStream out = table.io().newOutputFile(bad).createOrOverwrite()) {
+            out.write("{not json".getBytes(StandardCharsets.UTF_8));
+        }
+        try (OneInputStreamOperatorTestHarness<Long, String> h = harness(0, Duration.ZERO)) {
+            h.processElement(0L, 0);
+            assertThat(h.extractOutputValues()).hasSize(1);
+            assertThat(h.extractOutputValues().get(0))
+                    .startsWith("in-job expiry of " + table.name() + " failed: ")
+                    .contains("broken.json");
+        }
+        table.refresh();
+        assertThat(retainedIds()).isEqualTo(before);
+        assertThat(locks.createLock().isHeld()).isFalse();
+    }
+
+    private OneInputStreamOperatorTestHarness<Long, String> harness(
+            int manifestCount, Duration firstRunDelay) throws Exception {
+        return ProcessFunctionTestHarnesses.forProcessFunction(
+                new InJobExpiryFunction(
+                        TableLoader.fromCatalog(settings.loader(), ID),
+                        InJobMaintenance.lockFactory(
+                                settings, ID, TableMaintenanceOptions.builder().build()),
+                        Duration.ofMillis(1),
+                        0,
+                        manifestCount,
+                        ChangeFeedExpiry.DEFAULT_CONSUMER_EXPIRY,
+                        firstRunDelay));
+    }
+
+    private void append(int id, Map<String, String> summary) throws Exception {
+        Record row = GenericRecord.create(SCHEMA);
+        row.setField("id", id);
+        row.setField("name", "r" + id);
+        DataWriter<Record> writer =
+                new GenericFileWriterFactory.Builder(table)
+                        .build()
+                        .newDataWriter(
+                                OutputFileFactory.builderFor(table, 1, ++files)
+                                        .format(FileFormat.PARQUET)
+                                        .build()
+                                        .newOutputFile(),
+                                table.spec(),
+                                null);
+        try (writer) {
+            writer.write(row);
+        }
+        DataFile file = writer.toDataFile();
+        AppendFiles append = table.newFastAppend().appendFile(file);
+        summary.forEach(append::set);
+        append.commit();
+        table.refresh();
+    }
+
+    private static Map<String, String> stamp(String job, String operator, long checkpoint) {
+        return Map.of(
+                FlinkCommitters.JOB_ID,
+                job,
+                FlinkCommitters.OPERATOR_ID,
+                operator,
+                FlinkCommitters.MAX_COMMITTED_CHECKPOINT_ID,
+                Long.toString(checkpoint));
+    }
+
+    /** Snapshot id by version. */
+    private Map<Long, Long> snapshotIds() {
+        Map<Long, Long> ids = new java.util.TreeMap<>();
+        table.snapshots().forEach(s -> ids.put(s.sequenceNumber(), s.snapshotId()));
+        return ids;
+    }
+
+    /** The ids of every snapshot the table keeps, in version order. */
+    private List<Long> retainedIds() {
+        table.refresh();
+        List<Snapshot> all = new ArrayList<>();
+        table.snapshots().forEach(all::add);
+        all.sort(java.util.Comparator.comparingLong(Snapshot::sequenceNumber));
+        List<Long> out = new ArrayList<>();
+        all.forEach(s -> out.add(s.snapshotId()));
+        assertThat(out.size())
+                .as("every snapshot is on main")
+                .isEqualTo(
+                        (int)
+                                java.util.stream.StreamSupport.stream(
+                                                SnapshotUtil.currentAncestors(table).spliterator(),
+                                                false)
+                                        .count());
+        return out;
+    }
+
+    private List<String> rows() throws Exception {
+        TreeSet<String> out = new TreeSet<>();
+        try (CloseableIterable<Record> rows =
+                org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+            rows.forEach(r -> out.add(r.getField("id") + "," + r.getField("name")));
+        }
+        return new ArrayList<>(out);
+    }
+
+    /** version:id,name,change type of every change from {@code version} on, in version order. */
+    private List<String> changes(long version) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (CloseableIterable<Record> rows =
+                TableChanges.forTable(table).startingVersion(version).build().read()) {
+            for (Record r : rows) {
+                out.add(
+                        r.getField("_commit_version")
+                                + ":"
+                                + r.getField("id")
+                                + ","
+                                + r.getField("name")
+                                + ","
+                                + r.getField("_change_type"));
+            }
+        }
+        out.sort(null);
+        return out;
+    }
+}
