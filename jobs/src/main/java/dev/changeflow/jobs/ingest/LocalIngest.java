@@ -2,6 +2,7 @@ package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.local.LocalRunner;
+import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
@@ -341,15 +342,15 @@ public final class LocalIngest {
 
             List<String> maintenanceOff =
                     restore.isPresent()
-                            ? maintenanceTurnedOff(
+                            ? maintenanceStateDropped(
                                     plan, LocalCheckpoints.stateSizes(restore.get()).keySet())
                             : List.of();
             for (String flow : maintenanceOff) {
                 o.out.println(
-                        "Note: flow '"
+                        "Note: the in-job maintenance of flow '"
                                 + flow
-                                + "' no longer has 'maintenance: true'; the saved state of its"
-                                + " in-job compaction is dropped.");
+                                + "' was switched off or runs other tasks now; the saved state of"
+                                + " its maintenance graph is dropped and its triggers count afresh.");
             }
             Configuration conf = flinkConfiguration(plan, checkpoints, restore.orElse(null));
             if (!removedFlows.isEmpty() || !maintenanceOff.isEmpty()) {
@@ -399,22 +400,30 @@ public final class LocalIngest {
     }
 
     /**
-     * The flows of {@code plan} whose in-job compaction ({@code maintenance: true}, operator uids
-     * ending in {@code maintenance-<flow>}, see {@link IngestJob}) has state among {@code
-     * restoredUids} but is off now: its operators are no longer in the job, so the restore must
-     * leave their state unclaimed.
+     * The flows of {@code plan} whose saved in-job maintenance state (operator uids ending in
+     * {@code maintenance-<flow>} or {@code maintenance-<flow>@<tasks>}, see {@link
+     * JobMaintenance#uidSuffix}) is among {@code restoredUids} but does not belong to the graph the
+     * flow's options build now — maintenance switched off, or its task set changed (orphan removal
+     * or expiry switched on or off): those operators are no longer in the job, so the restore must
+     * leave their state unclaimed (docs/semantics.md M1).
      *
      * @param restoredUids the operator uids of the state the run restores
      * @return flow names, in plan order
      */
-    static List<String> maintenanceTurnedOff(IngestPlan plan, java.util.Set<String> restoredUids) {
+    static List<String> maintenanceStateDropped(
+            IngestPlan plan, java.util.Set<String> restoredUids) {
         List<String> out = new ArrayList<>();
         for (IngestPlan.Flow f : plan.flows) {
-            if (f.config.maintenance.enabled()) {
-                continue;
-            }
-            String suffix = "maintenance-" + f.name();
-            if (restoredUids.stream().anyMatch(uid -> uid.endsWith(suffix))) {
+            String base = "maintenance-" + f.name();
+            java.util.regex.Pattern saved =
+                    java.util.regex.Pattern.compile(
+                            ".*" + java.util.regex.Pattern.quote(base) + "(@[a-z]+)?");
+            String now = JobMaintenance.uidSuffix(base, f.config.maintenance);
+            if (restoredUids.stream()
+                    .anyMatch(
+                            uid ->
+                                    saved.matcher(uid).matches()
+                                            && (now == null || !uid.endsWith(now)))) {
                 out.add(f.name());
             }
         }

@@ -65,7 +65,8 @@ public final class JobMaintenance {
     /**
      * Adds {@code table}'s maintenance to {@code env}; does nothing when {@code options} are off.
      *
-     * @param uidSuffix stable suffix of the operators' uids, e.g. {@code maintenance-<flow>}
+     * @param uidSuffix stable base of the operators' uids, e.g. {@code maintenance-<flow>}; the
+     *     uids end in {@link #uidSuffix(String, TableMaintenanceOptions)} of it
      * @throws IllegalArgumentException as {@link InJobMaintenance#append} (embedded lock on a
      *     warehouse that is not local)
      * @throws UncheckedIOException when the table cannot be loaded or the lock database opened
@@ -80,6 +81,7 @@ public final class JobMaintenance {
         if (!options.enabled()) {
             return;
         }
+        uidSuffix = uidSuffix(uidSuffix, options);
         List<MaintenanceTaskBuilder<?>> more = new ArrayList<>();
         if (options.orphansOn()) {
             more.add(
@@ -122,6 +124,32 @@ public final class JobMaintenance {
                 .uid("expiry-discard-" + uidSuffix)
                 .name("expiry lines " + table)
                 .setParallelism(1);
+    }
+
+    /**
+     * The suffix every operator uid of a table's maintenance graph ends in: {@code base} (e.g.
+     * {@code maintenance-<flow>}) when the graph only compacts, else {@code base@<tasks>}, where
+     * {@code <tasks>} names the graph's task set: {@code r} (compaction), then {@code o} (orphan
+     * removal) and {@code e} (expiry and manifest rewrite) when on — e.g. {@code
+     * maintenance-orders@roe}.
+     *
+     * <p>Why: Iceberg's trigger manager keeps one list entry per task in its state, so a state
+     * saved by a graph with other tasks cannot be restored into this one (an index out of bounds,
+     * then a restart loop). A graph with another task set has other uids, so a restore leaves the
+     * old graph's state unclaimed and the triggers start counting afresh (see {@code LocalIngest},
+     * which drops such state with a note; on a cluster, restore with Flink's {@code
+     * execution.state-recovery.ignore-unclaimed-state}). A compaction-only graph keeps {@code base}
+     * so that state saved before orphan removal and expiry existed restores unchanged.
+     *
+     * @return null when {@code options} are off (no graph)
+     */
+    public static String uidSuffix(String base, TableMaintenanceOptions options) {
+        if (!options.enabled()) {
+            return null;
+        }
+        String tasks =
+                "r" + (options.orphansOn() ? "o" : "") + (options.expiryGraphOn() ? "e" : "");
+        return tasks.equals("r") ? base : base + "@" + tasks;
     }
 
     private static Table load(CatalogSettings settings, TableIdentifier table) {

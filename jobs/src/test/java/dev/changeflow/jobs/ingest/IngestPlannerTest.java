@@ -2,6 +2,7 @@ package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.quarantine.QuarantineReason;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
@@ -84,7 +85,10 @@ class IngestPlannerTest {
                         "flows:\n"
                                 + "  - table: items\n    keys: [id]\n"
                                 + "  - table: items\n    target: items_kept\n    keys: [id]\n"
-                                + "    maintenance: true\n",
+                                + "    maintenance: true\n"
+                                // compaction only: the graph of the state saved below
+                                + "    maintenance-orphans-older-than: 0s\n"
+                                + "    maintenance-expire-interval: 0s\n",
                         "f.yaml");
         IngestPlan plan = IngestPlanner.plan(cfg, List.of(capture()));
         java.util.Set<String> restored =
@@ -93,11 +97,56 @@ class IngestPlannerTest {
                         "items-committer",
                         "Trigger managermaintenance-items",
                         "Monitor source for maintenance-items_kept");
-        assertThat(LocalIngest.maintenanceTurnedOff(plan, restored)).containsExactly("items");
+        assertThat(LocalIngest.maintenanceStateDropped(plan, restored)).containsExactly("items");
         assertThat(
-                        LocalIngest.maintenanceTurnedOff(
+                        LocalIngest.maintenanceStateDropped(
                                 plan, java.util.Set.of("auto-cdc-items", "items-committer")))
                 .isEmpty();
+    }
+
+    /**
+     * M1: Iceberg's trigger manager keeps one state entry per task, so a graph whose task set
+     * changed (orphan removal or expiry switched on or off) gets other uids, and a restore drops
+     * the saved graph's state instead of failing on it.
+     */
+    @Test
+    void maintenanceStateOfAnotherTaskSetIsDroppedAndTheSameTaskSetRestores() throws Exception {
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        "flows:\n"
+                                + "  - table: items\n    keys: [id]\n    maintenance: true\n"
+                                + "  - table: items\n    target: items_r\n    keys: [id]\n"
+                                + "    maintenance: true\n"
+                                + "    maintenance-orphans-older-than: 0s\n"
+                                + "    maintenance-expire-interval: 0s\n",
+                        "f.yaml");
+        IngestPlan plan = IngestPlanner.plan(cfg, List.of(capture()));
+        assertThat(
+                        JobMaintenance.uidSuffix(
+                                "maintenance-items", plan.flows.get(0).config.maintenance))
+                .isEqualTo("maintenance-items@roe");
+        assertThat(
+                        JobMaintenance.uidSuffix(
+                                "maintenance-items_r", plan.flows.get(1).config.maintenance))
+                .isEqualTo("maintenance-items_r");
+        // state saved before orphan removal and expiry existed (compaction only) for both flows
+        java.util.Set<String> compactionOnly =
+                java.util.Set.of(
+                        "Trigger managermaintenance-items", "Trigger managermaintenance-items_r");
+        assertThat(LocalIngest.maintenanceStateDropped(plan, compactionOnly))
+                .containsExactly("items");
+        // state of the default graph (all tasks) for both flows
+        java.util.Set<String> allTasks =
+                java.util.Set.of(
+                        "Trigger managermaintenance-items@roe",
+                        "expiry-maintenance-items@roe",
+                        "Trigger managermaintenance-items_r@roe");
+        assertThat(LocalIngest.maintenanceStateDropped(plan, allTasks)).containsExactly("items_r");
+        // orphan removal only added: another task set
+        assertThat(
+                        LocalIngest.maintenanceStateDropped(
+                                plan, java.util.Set.of("Trigger managermaintenance-items@ro")))
+                .containsExactly("items");
     }
 
     /**
