@@ -97,6 +97,11 @@ import java.util.stream.Collectors;
  * changes fails with {@code GOLD_VERSION_MISMATCH} ({@link GoldException}) before anything is
  * committed.
  *
+ * <p><b>On a cluster</b> ({@link #runCluster}, {@link #submitCluster}): the same planning code over
+ * the cluster's environment, unbounded, with the source version log under the cluster's checkpoint
+ * directory; the gap rule is checked before the job is submitted, and the Gold tables are emptied
+ * only for a start without state (G3).
+ *
  * <p>Errors ({@link SqlException}, {@code file:line:column: CODE: detail}): {@code NO_INSERT},
  * {@code UNSUPPORTED_STATEMENT} (e.g. a {@code SELECT}, {@code INSERT OVERWRITE}, {@code EXECUTE
  * STATEMENT SET}), {@code UNKNOWN_TABLE} (a table read or written that the catalog does not have,
@@ -131,13 +136,19 @@ public final class GoldSql {
         /** Job name (checkpoint folder); default: the file's name without {@code .sql}. */
         public String name;
 
-        /** Default parallelism of the job. */
+        /** Default parallelism of a local job (a cluster job has the cluster's). */
         public int parallelism = 2;
 
-        /** Checkpoint interval: one Gold commit per checkpoint. */
+        /**
+         * Checkpoint interval: one Gold commit per checkpoint (on a cluster only when the cluster
+         * sets none).
+         */
         public Duration checkpointInterval = Duration.ofSeconds(5);
 
-        /** Every changelog read ends at the version latest at planning; the job then finishes. */
+        /**
+         * Every changelog read ends at the version latest at planning; the job then finishes. Local
+         * runs only.
+         */
         public boolean bounded;
 
         /**
