@@ -52,7 +52,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class GoldSqlITCase {
     @TempDir Path tmp;
 
-    private static final Schema ACCOUNTS =
+    static final Schema ACCOUNTS =
             new Schema(
                     List.of(
                             Types.NestedField.required(1, "aid", Types.LongType.get()),
@@ -60,7 +60,7 @@ class GoldSqlITCase {
                             Types.NestedField.optional(3, "balance", Types.LongType.get())),
                     Set.of(1));
 
-    private static final Schema BRANCHES =
+    static final Schema BRANCHES =
             new Schema(
                     List.of(
                             Types.NestedField.required(1, "bid", Types.LongType.get()),
@@ -245,7 +245,7 @@ class GoldSqlITCase {
     }
 
     /** The {@code changeflow.source-version.*} properties of the table's current snapshot. */
-    private static Map<String, String> sourceVersions(Table table) {
+    static Map<String, String> sourceVersions(Table table) {
         Map<String, String> out = new TreeMap<>();
         table.currentSnapshot()
                 .summary()
@@ -270,8 +270,7 @@ class GoldSqlITCase {
     }
 
     /** One accounts version of up to 10 inserts, updates (balances, branch moves) and deletes. */
-    private static void accountsVersion(
-            Table accounts, Map<Long, long[]> accountRows, Random random) {
+    static void accountsVersion(Table accounts, Map<Long, long[]> accountRows, Random random) {
         Set<Long> changed = new HashSet<>();
         List<Long> deleted = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -295,7 +294,7 @@ class GoldSqlITCase {
     }
 
     /** bid, accounts, min, max, distinct balances, avg (BIGINT, truncated) where accounts >= 2. */
-    private static List<String> branchStats(Map<Long, long[]> accounts) {
+    static List<String> branchStats(Map<Long, long[]> accounts) {
         Map<Long, List<Long>> byBranch = new TreeMap<>();
         accounts.values()
                 .forEach(r -> byBranch.computeIfAbsent(r[0], k -> new ArrayList<>()).add(r[1]));
@@ -328,8 +327,7 @@ class GoldSqlITCase {
     }
 
     /** branch name, rank, aid, balance: the 2 largest balances per branch name (ties by aid). */
-    private static List<String> topAccounts(
-            Map<Long, long[]> accounts, Map<Long, String> branches) {
+    static List<String> topAccounts(Map<Long, long[]> accounts, Map<Long, String> branches) {
         Map<String, List<long[]>> byName = new TreeMap<>();
         accounts.forEach(
                 (aid, r) -> {
@@ -352,7 +350,7 @@ class GoldSqlITCase {
         return out;
     }
 
-    private static List<Record> accountImages(Map<Long, long[]> rows, Set<Long> keys) {
+    static List<Record> accountImages(Map<Long, long[]> rows, Set<Long> keys) {
         List<Record> out = new ArrayList<>();
         for (long aid : new java.util.TreeSet<>(keys)) {
             GenericRecord r = GenericRecord.create(ACCOUNTS);
@@ -364,7 +362,7 @@ class GoldSqlITCase {
         return out;
     }
 
-    private static List<Record> branchImages(Map<Long, String> rows, Set<Long> keys) {
+    static List<Record> branchImages(Map<Long, String> rows, Set<Long> keys) {
         List<Record> out = new ArrayList<>();
         for (long bid : new java.util.TreeSet<>(keys)) {
             GenericRecord r = GenericRecord.create(BRANCHES);
@@ -379,7 +377,7 @@ class GoldSqlITCase {
      * One version as an SCD1 table gets it: equality deletes of every changed or deleted key, then
      * the new images (a delete applies to older data only, so the images survive it).
      */
-    private static void commit(
+    static void commit(
             Table table, Schema schema, String key, List<Record> images, List<Long> deletedKeys) {
         RowDelta delta = table.newRowDelta();
         Schema keySchema = schema.select(key);

@@ -30,7 +30,9 @@ import java.util.concurrent.Callable;
  *   <li>{@code gold FILE.sql}: the file's Flink SQL statements ({@code SET}, {@code CREATE TABLE},
  *       {@code INSERT INTO gold.t SELECT ... FROM silver.`s$changelog`}) as one streaming job
  *       ({@link GoldSql}); {@code --bounded} ends it once Silver's versions latest at the start are
- *       read and committed;
+ *       read and committed; {@code --cluster} runs the same statements on the cluster executing the
+ *       program until stopped ({@link GoldSql#runCluster}; needs {@code --catalog}, not with {@code
+ *       --bounded});
  *   <li>the definition flags ({@code --source}, {@code --upsert-table}, {@code --aggregate-table},
  *       ...): an upsert projection and/or a SUM/COUNT aggregate. See {@link GoldRunner} for local
  *       and cluster runs and {@link dev.changeflow.jobs.gold.GoldStart} for where a run starts.
@@ -55,8 +57,9 @@ public final class GoldCommand implements Callable<Integer> {
     @Option(
             names = "--bounded",
             description =
-                    "With FILE.sql: read Silver up to its versions latest when the job starts, commit, "
-                            + "and end (every t$changelog read gets 'bounded'='true'). Default: run until stopped.")
+                    "With FILE.sql, locally: read Silver up to its versions latest when the job starts, commit, "
+                            + "and end (every t$changelog read gets 'bounded'='true'). Default: run until stopped. "
+                            + "Not with --cluster.")
     boolean bounded;
 
     @Option(
@@ -162,7 +165,8 @@ public final class GoldCommand implements Callable<Integer> {
     @Option(
             names = "--cluster",
             description =
-                    "Run on the Flink cluster that executes this program until stopped, instead of a local MiniCluster up to Silver's latest version.")
+                    "Run on the Flink cluster that executes this program (application mode) until stopped, instead of a "
+                            + "local MiniCluster. Needs --catalog; with FILE.sql also the cluster's execution.checkpointing.dir.")
     boolean cluster;
 
     @Option(
@@ -271,8 +275,14 @@ public final class GoldCommand implements Callable<Integer> {
                             + " to the flag form of gold; FILE.sql says what to maintain");
         }
         if (cluster) {
-            throw new IllegalArgumentException(
-                    "--cluster with FILE.sql is not built yet (issue #16); run it locally");
+            if (catalog == null || catalog.isEmpty()) {
+                throw new IllegalArgumentException(
+                        "--cluster needs an Iceberg catalog (--catalog type=rest --catalog uri=...)");
+            }
+            if (bounded) {
+                throw new IllegalArgumentException(
+                        "--bounded is for local runs: a --cluster run reads Silver until it is stopped");
+            }
         }
         if (parallelism < 1) {
             throw new IllegalArgumentException(
@@ -286,7 +296,12 @@ public final class GoldCommand implements Callable<Integer> {
         o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
         o.bounded = bounded;
         o.startingVersion = startingVersion;
-        GoldSql.runLocal(gold, CliOptions.catalogSettings(warehouse, catalog, GoldSql.CATALOG), o);
+        CatalogSettings settings = CliOptions.catalogSettings(warehouse, catalog, GoldSql.CATALOG);
+        if (cluster) {
+            GoldSql.runCluster(gold, settings, o);
+        } else {
+            GoldSql.runLocal(gold, settings, o);
+        }
         return 0;
     }
 

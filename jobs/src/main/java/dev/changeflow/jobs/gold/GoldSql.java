@@ -15,7 +15,13 @@ import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
 
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.PipelineOptionsInternal;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
@@ -35,6 +41,8 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.FlinkCatalog;
 
+import javax.annotation.Nullable;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -48,6 +56,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
@@ -109,6 +118,11 @@ import java.util.stream.Collectors;
  * CREATE TABLE IF NOT EXISTS ... WITH (...)} changes nothing on an existing table. Such a job never
  * finishes by itself, so maintenance with {@link Options#bounded} is {@code INVALID_OPTION}.
  *
+ * <p><b>On a cluster</b> ({@link #runCluster}, {@link #submitCluster}): the same planning code over
+ * the cluster's environment, unbounded, with the source version log under the cluster's checkpoint
+ * directory; the gap rule is checked before the job is submitted, and the Gold tables are emptied
+ * only for a start without state (G3).
+ *
  * <p>Errors ({@link SqlException}, {@code file:line:column: CODE: detail}): {@code NO_INSERT},
  * {@code UNSUPPORTED_STATEMENT} (e.g. a {@code SELECT}, {@code INSERT OVERWRITE}, {@code EXECUTE
  * STATEMENT SET}), {@code UNKNOWN_TABLE} (a table read or written that the catalog does not have,
@@ -143,13 +157,19 @@ public final class GoldSql {
         /** Job name (checkpoint folder); default: the file's name without {@code .sql}. */
         public String name;
 
-        /** Default parallelism of the job. */
+        /** Default parallelism of a local job (a cluster job has the cluster's). */
         public int parallelism = 2;
 
-        /** Checkpoint interval: one Gold commit per checkpoint. */
+        /**
+         * Checkpoint interval: one Gold commit per checkpoint (on a cluster only when the cluster
+         * sets none).
+         */
         public Duration checkpointInterval = Duration.ofSeconds(5);
 
-        /** Every changelog read ends at the version latest at planning; the job then finishes. */
+        /**
+         * Every changelog read ends at the version latest at planning; the job then finishes. Local
+         * runs only.
+         */
         public boolean bounded;
 
         /**
@@ -328,10 +348,7 @@ public final class GoldSql {
      * @throws Exception the job's failure
      */
     public static void runLocal(File file, CatalogSettings settings, Options o) throws Exception {
-        if (o.startingVersion != null && o.startingVersion < 0) {
-            throw new IllegalArgumentException(
-                    "--starting-version must be >= 0, got " + o.startingVersion);
-        }
+        checkStartingVersion(o);
         TableMaintenanceOptions maintenance = maintenance(file);
         if (maintenance.enabled() && o.bounded) {
             throw new SqlException(
@@ -350,28 +367,18 @@ public final class GoldSql {
         conf.setString("pipeline.name", "changeflow gold " + name);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(o.parallelism);
-        StreamTableEnvironment tEnv =
-                StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
-        Map<String, String> catalogOptions = new HashMap<>();
-        if (o.bounded) {
-            catalogOptions.put(ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX + "bounded", "true");
-        }
-        if (o.startingVersion != null) {
-            catalogOptions.put(
-                    ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX
-                            + ChangeFeedOptions.STARTING_VERSION.key(),
-                    Long.toString(o.startingVersion));
-        }
-        catalogOptions.put(
-                ChangeflowCatalog.SOURCE_VERSION_LOG,
-                ckRoot.resolve("source-versions").toAbsolutePath().toUri().toString());
-        List<List<String>> targets = new ArrayList<>();
-        StatementSet set = plan(file, tEnv, settings, catalogOptions, o.out, targets);
-        Map<String, Table> gold = start(tEnv, targets, o.out);
+        Planned planned =
+                prepare(
+                        file,
+                        env,
+                        settings,
+                        o,
+                        ckRoot.resolve("source-versions").toAbsolutePath().toUri().toString(),
+                        null);
         if (maintenance.enabled()) {
-            ((StreamStatementSet) set).attachAsDataStream();
+            ((StreamStatementSet) planned.set()).attachAsDataStream();
             List<String> maintained = new ArrayList<>();
-            for (List<String> t : targets) {
+            for (List<String> t : planned.targets()) {
                 String table = t.get(1) + "." + t.get(2);
                 if (!CATALOG.equals(t.get(0)) || maintained.contains(table)) {
                     continue;
@@ -404,7 +411,7 @@ public final class GoldSql {
             }
             return;
         }
-        TableResult result = set.execute();
+        TableResult result = planned.set().execute();
         o.out.printf(
                 "Running %d INSERT statement(s) of %s as one job%s%n",
                 file.inserts().size(),
@@ -415,8 +422,8 @@ public final class GoldSql {
         }
         result.await();
         o.out.println("Done: the Gold tables are committed.");
-        ChangeflowCatalog catalog = changeflowCatalog(tEnv);
-        for (Map.Entry<String, Table> g : gold.entrySet()) {
+        ChangeflowCatalog catalog = changeflowCatalog(planned.tEnv());
+        for (Map.Entry<String, Table> g : planned.gold().entrySet()) {
             for (GoldSqlStart.Read read : GoldSqlStart.reads(catalog.changelogReads())) {
                 OptionalLong v = GoldSqlStart.recordedVersion(g.getValue(), read.table());
                 if (v.isPresent()) {
@@ -426,6 +433,163 @@ public final class GoldSql {
                 }
             }
         }
+    }
+
+    /**
+     * {@code gold FILE.sql --cluster}: runs the file on the Flink cluster that executes this
+     * program (application mode, {@code flink run}: the context's {@link
+     * StreamExecutionEnvironment}) until the job is stopped; see {@link #submitCluster}. Returns
+     * when the job ends (cancelled or failed).
+     *
+     * @throws Exception as {@link #submitCluster}, or the job's failure
+     */
+    public static void runCluster(File file, CatalogSettings settings, Options o) throws Exception {
+        TableResult result =
+                submitCluster(
+                        file, StreamExecutionEnvironment.getExecutionEnvironment(), settings, o);
+        result.await();
+    }
+
+    /**
+     * Plans the file in {@code env} (the cluster's environment) exactly as {@link #runLocal} does —
+     * the same statements, targets, start check and Silver version stamping — and submits its
+     * INSERTs as one unbounded job; only the environment and the boundedness differ (G2, G3).
+     *
+     * <p>Checkpoints: exactly-once and aligned (a Gold commit holds whole Silver versions); the
+     * interval is the cluster's {@code execution.checkpointing.interval}, or {@link
+     * Options#checkpointInterval} when the cluster sets none (Iceberg's sink commits only on
+     * checkpoints). The cluster must set {@code execution.checkpointing.dir}: the changelog reads
+     * record their Silver versions per checkpoint under {@code <dir>/changeflow-source-versions/
+     * <name>-<run id>} (a new folder each time this program runs, so the checkpoint ids of a new
+     * job never meet a former job's entries).
+     *
+     * <p>Start (G3): {@code GOLD_VERSION_MISMATCH} is checked here, before anything is submitted or
+     * committed, as locally. The Gold tables are emptied as locally only when the job starts
+     * without state ({@link #startsWithoutState}): not when the configuration names a savepoint or
+     * checkpoint to restore ({@code execution.state-recovery.path}, e.g. the operator's {@code
+     * upgradeMode: savepoint}), and not when the job id is fixed ({@code
+     * $internal.pipeline.job-id}, application mode) and a Gold table's emptying commit was made for
+     * that same job id — the program running again for a job its JobManager recovers (HA). A
+     * restored job goes on from its state, and the rows Gold holds are its output.
+     *
+     * @param env the cluster's environment (its configuration is read as above)
+     * @return the submitted job's result (its {@link TableResult#getJobClient()} stops it)
+     * @throws IllegalArgumentException {@link Options#bounded} (a cluster run is unbounded), a
+     *     negative starting version, or no {@code execution.checkpointing.dir}
+     * @throws SqlException see the class comment
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH}, before anything is submitted
+     */
+    public static TableResult submitCluster(
+            File file, StreamExecutionEnvironment env, CatalogSettings settings, Options o)
+            throws Exception {
+        if (o.bounded) {
+            throw new IllegalArgumentException(
+                    "--bounded is for local runs: a --cluster run reads Silver until it is stopped");
+        }
+        checkStartingVersion(o);
+        if (maintenance(file).enabled()) {
+            throw new SqlException(
+                    Code.INVALID_OPTION,
+                    new SqlPosition(file.name(), 1, 1),
+                    "'changeflow.maintenance' = 'true' is not available with --cluster yet: run the"
+                            + " Gold tables' maintenance as a one-off (bin/changeflow maintain) or"
+                            + " in a local run");
+        }
+        ReadableConfig conf = env.getConfiguration();
+        String ckDir = conf.getOptional(CheckpointingOptions.CHECKPOINTS_DIRECTORY).orElse(null);
+        if (ckDir == null || ckDir.isBlank()) {
+            throw new IllegalArgumentException(
+                    "--cluster with FILE.sql needs the cluster's execution.checkpointing.dir (a"
+                            + " shared file system: the changelog reads record there which Silver"
+                            + " version each checkpoint holds, for the Gold commits)");
+        }
+        String name = o.name != null ? o.name : file.name();
+        String log =
+                new org.apache.flink.core.fs.Path(
+                                new org.apache.flink.core.fs.Path(
+                                        ckDir, "changeflow-source-versions"),
+                                "gold-sql-" + name + "-" + UUID.randomUUID())
+                        .toString();
+        if (env.getCheckpointInterval() <= 0) {
+            env.enableCheckpointing(o.checkpointInterval.toMillis());
+        }
+        Configuration exactlyOnce = new Configuration();
+        exactlyOnce.set(
+                CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE,
+                CheckpointingMode.EXACTLY_ONCE);
+        exactlyOnce.set(CheckpointingOptions.ENABLE_UNALIGNED, false);
+        exactlyOnce.set(PipelineOptions.NAME, "changeflow gold " + name);
+        env.configure(exactlyOnce);
+        Planned planned = prepare(file, env, settings, o, log, conf);
+        TableResult result = planned.set().execute();
+        o.out.printf(
+                "Submitted %d INSERT statement(s) of %s as one job, running until stopped%n",
+                file.inserts().size(), file.name());
+        return result;
+    }
+
+    /**
+     * Whether a job planned with this configuration starts without state as far as the program can
+     * tell: no {@code execution.state-recovery.path}; and, for a fixed job id, no Gold table was
+     * emptied for that job id already (see {@link #submitCluster}).
+     */
+    static boolean startsWithoutState(ReadableConfig conf, Map<String, Table> gold) {
+        if (conf.getOptional(StateRecoveryOptions.SAVEPOINT_PATH)
+                .filter(p -> !p.isBlank())
+                .isPresent()) {
+            return false;
+        }
+        String jobId = conf.getOptional(PipelineOptionsInternal.PIPELINE_FIXED_JOB_ID).orElse(null);
+        return jobId == null
+                || gold.values().stream().noneMatch(t -> GoldSqlStart.emptiedForJob(t, jobId));
+    }
+
+    private static void checkStartingVersion(Options o) {
+        if (o.startingVersion != null && o.startingVersion < 0) {
+            throw new IllegalArgumentException(
+                    "--starting-version must be >= 0, got " + o.startingVersion);
+        }
+    }
+
+    /** A planned run: its session, the INSERTs' statement set (not executed), the Gold tables. */
+    private record Planned(
+            StreamTableEnvironment tEnv,
+            StatementSet set,
+            Map<String, Table> gold,
+            List<List<String>> targets) {}
+
+    /**
+     * The part of a run shared by the local and the cluster form: the session over {@code env}, the
+     * catalog options (bounded reads, the default starting version, the source version log), the
+     * file's statements, the start check and the emptying of the Gold tables.
+     *
+     * @param cluster the cluster's configuration (the Gold tables are emptied only for a start
+     *     without state, {@link #startsWithoutState}); null for a local run (always emptied)
+     */
+    private static Planned prepare(
+            File file,
+            StreamExecutionEnvironment env,
+            CatalogSettings settings,
+            Options o,
+            String sourceVersionLog,
+            @Nullable ReadableConfig cluster) {
+        StreamTableEnvironment tEnv =
+                StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
+        Map<String, String> catalogOptions = new HashMap<>();
+        if (o.bounded) {
+            catalogOptions.put(ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX + "bounded", "true");
+        }
+        if (o.startingVersion != null) {
+            catalogOptions.put(
+                    ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX
+                            + ChangeFeedOptions.STARTING_VERSION.key(),
+                    Long.toString(o.startingVersion));
+        }
+        catalogOptions.put(ChangeflowCatalog.SOURCE_VERSION_LOG, sourceVersionLog);
+        List<List<String>> targets = new ArrayList<>();
+        StatementSet set = plan(file, tEnv, settings, catalogOptions, o.out, targets);
+        Map<String, Table> gold = start(tEnv, targets, cluster, o.out);
+        return new Planned(tEnv, set, gold, targets);
     }
 
     /** Whether a job's failure is its cancellation. */
@@ -447,11 +611,17 @@ public final class GoldSql {
      * tables' recorded versions, then (when every read starts with a snapshot) empties the Gold
      * tables that hold rows ({@link GoldSqlStart}).
      *
+     * <p>On a cluster ({@code cluster} not null) the tables are emptied only for a start without
+     * state ({@link #startsWithoutState}), and the emptying commits record the fixed job id.
+     *
      * @return the Gold tables (INSERT targets in Iceberg catalogs), by name
      * @throws GoldException {@code GOLD_VERSION_MISMATCH}, before anything is committed
      */
     private static Map<String, Table> start(
-            StreamTableEnvironment tEnv, List<List<String>> targets, PrintStream out) {
+            StreamTableEnvironment tEnv,
+            List<List<String>> targets,
+            @Nullable ReadableConfig cluster,
+            PrintStream out) {
         ChangeflowCatalog changeflow = changeflowCatalog(tEnv);
         List<GoldSqlStart.Read> reads = GoldSqlStart.reads(changeflow.changelogReads());
         Map<String, Table> gold = new LinkedHashMap<>();
@@ -469,6 +639,16 @@ public final class GoldSql {
         if (!GoldSqlStart.rebuilds(reads)) {
             return gold;
         }
+        String jobId = null;
+        if (cluster != null) {
+            if (!startsWithoutState(cluster, gold)) {
+                out.println(
+                        "The job restores its state (a savepoint or checkpoint, or its recovered"
+                                + " job id): the Gold tables are kept as they are");
+                return gold;
+            }
+            jobId = cluster.getOptional(PipelineOptionsInternal.PIPELINE_FIXED_JOB_ID).orElse(null);
+        }
         Map<String, Long> first = new TreeMap<>();
         for (GoldSqlStart.Read read : reads) {
             long v;
@@ -485,7 +665,7 @@ public final class GoldSql {
             first.put(read.table(), v);
         }
         for (Map.Entry<String, Table> g : gold.entrySet()) {
-            if (GoldSqlStart.reset(g.getValue(), first)) {
+            if (GoldSqlStart.reset(g.getValue(), first, jobId)) {
                 out.printf(
                         "Gold table %s: emptied; rebuilt from Silver %s%n",
                         g.getKey(),

@@ -56,7 +56,31 @@ public final class GoldSqlStart {
      */
     public static final String RESET_PREFIX = "changeflow.gold-reset.";
 
+    /**
+     * Summary property of an emptying commit made for a cluster job with a fixed job id: that id.
+     * When the program runs again for the same job id (its JobManager recovering it), the tables
+     * are not emptied again ({@link #emptiedForJob}).
+     */
+    public static final String RESET_JOB_ID = "changeflow.gold-reset-job-id";
+
     private GoldSqlStart() {}
+
+    /**
+     * Whether one of {@code gold}'s commits (current ancestry) emptied it for job {@code jobId}
+     * ({@value #RESET_JOB_ID}).
+     */
+    public static boolean emptiedForJob(Table gold, String jobId) {
+        gold.refresh();
+        if (gold.currentSnapshot() == null) {
+            return false;
+        }
+        for (Snapshot s : SnapshotUtil.currentAncestors(gold)) {
+            if (s.summary() != null && jobId.equals(s.summary().get(RESET_JOB_ID))) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     /**
      * A changelog read's start: its Silver table ({@code db.t}), its explicit starting version
@@ -187,16 +211,30 @@ public final class GoldSqlStart {
      * @return whether a commit was made
      */
     public static boolean reset(Table gold, Map<String, Long> firstVersion) {
+        return reset(gold, firstVersion, null);
+    }
+
+    /**
+     * As {@link #reset(Table, Map)}; a non-null {@code jobId} (a cluster job's fixed id) is
+     * recorded on the commit as {@value #RESET_JOB_ID}, for {@link #emptiedForJob}; the commit is
+     * then made on a table without snapshot too (so the mark exists).
+     */
+    public static boolean reset(
+            Table gold, Map<String, Long> firstVersion, @Nullable String jobId) {
         gold.refresh();
-        if (gold.currentSnapshot() == null) {
+        if (gold.currentSnapshot() == null && jobId == null) {
             return false;
         }
-        boolean rows = gold.newScan().planFiles().iterator().hasNext();
+        boolean rows =
+                gold.currentSnapshot() != null && gold.newScan().planFiles().iterator().hasNext();
         DeleteFiles delete = gold.newDelete().deleteFromRowFilter(Expressions.alwaysTrue());
         Map<String, String> marks = new LinkedHashMap<>();
         firstVersion.forEach((t, v) -> marks.put(RESET_PREFIX + t, Long.toString(v)));
         if (!rows && marks.isEmpty()) {
             return false;
+        }
+        if (jobId != null) {
+            marks.put(RESET_JOB_ID, jobId);
         }
         marks.forEach(delete::set);
         delete.commit();

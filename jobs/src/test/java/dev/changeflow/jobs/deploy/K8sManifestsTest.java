@@ -6,6 +6,9 @@ import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.gold.GoldSpec;
+import dev.changeflow.jobs.gold.GoldSql;
+import dev.changeflow.jobs.sql.SqlScript;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -18,9 +21,20 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.FallbackKey;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.File;
@@ -36,6 +50,7 @@ import java.util.Enumeration;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
@@ -227,7 +242,7 @@ class K8sManifestsTest {
         }
         assertThat(found)
                 .extracting(d -> d.path("metadata").path("name").asText())
-                .containsExactly("changeflow-gold", "changeflow-ingest");
+                .containsExactly("changeflow-gold", "changeflow-gold-sql", "changeflow-ingest");
         for (JsonNode d : found) {
             assertThat(problems(d)).as(d.path("metadata").path("name").asText()).isEmpty();
             assertThat(d.path("spec").path("flinkVersion").asText()).isEqualTo("v2_1");
@@ -250,7 +265,8 @@ class K8sManifestsTest {
             assertThat(found)
                     .as(overlay)
                     .extracting(d -> d.path("metadata").path("name").asText())
-                    .containsExactlyInAnyOrder("changeflow-ingest", "changeflow-gold");
+                    .containsExactlyInAnyOrder(
+                            "changeflow-ingest", "changeflow-gold", "changeflow-gold-sql");
             for (JsonNode d : found) {
                 assertThat(problems(d)).as(overlay).isEmpty();
             }
@@ -391,6 +407,124 @@ class K8sManifestsTest {
         assertThat(spec.aggregate().aggregates())
                 .extracting(Object::toString)
                 .containsExactly("balance_total=SUM(abalance)", "account_count=COUNT(*)");
+        assertThat(d.path("spec").path("job").path("upgradeMode").asText()).isEqualTo("savepoint");
+    }
+
+    /**
+     * The Gold SQL deployment runs {@code gold FILE.sql --cluster} on the file the ConfigMap's
+     * {@code gold.sql} is mounted as: its arguments parse with the launcher's own parser, the file
+     * argument is the mounted path, and the mounted SQL is a valid Gold file (G2).
+     */
+    @Test
+    void goldSqlJobArgumentsParseAndNameTheMountedFile(@TempDir Path tmp) throws Exception {
+        JsonNode config =
+                documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")))
+                        .get(0)
+                        .path("data");
+        JsonNode d =
+                deployments(
+                                documents(
+                                        Files.readString(
+                                                repo.resolve(
+                                                        "deploy/k8s/base/gold-sql-flinkdeployment.yaml"))))
+                        .get(0);
+        assertThat(d.path("spec").path("job").path("entryClass").asText())
+                .isEqualTo(Main.class.getName());
+        picocli.CommandLine.ParseResult parsed =
+                new picocli.CommandLine(new Main())
+                        .parseArgs(expandedArgs(d, config).toArray(new String[0]));
+        picocli.CommandLine.ParseResult gold = parsed.subcommand();
+        assertThat(gold.commandSpec().name()).isEqualTo("gold");
+        assertThat(gold.commandSpec().userObject()).isInstanceOf(GoldCommand.class);
+        Path file = gold.matchedPositional(0).getValue();
+        assertThat(file).isEqualTo(Path.of("/opt/changeflow/sql/gold.sql"));
+        assertThat(gold.hasMatchedOption("--cluster")).isTrue();
+        assertThat(gold.hasMatchedOption("--bounded")).isFalse();
+        assertThat(gold.hasMatchedOption("--source")).isFalse();
+        Map<String, String> catalog = gold.matchedOptionValue("--catalog", Map.of());
+        assertThat(catalog)
+                .containsEntry("type", "rest")
+                .containsEntry("uri", "http://iceberg-rest.lakehouse.svc:8181")
+                .containsEntry("warehouse", "s3://lakehouse/warehouse")
+                .containsEntry("io-impl", "org.apache.iceberg.aws.s3.S3FileIO");
+        // the file argument is where the pods see the ConfigMap's gold.sql
+        JsonNode pod = d.path("spec").path("podTemplate").path("spec");
+        JsonNode mount = pod.path("containers").get(0).path("volumeMounts").get(0);
+        JsonNode volume = pod.path("volumes").get(0);
+        assertThat(volume.path("name").asText()).isEqualTo(mount.path("name").asText());
+        assertThat(volume.path("configMap").path("name").asText()).isEqualTo("changeflow-config");
+        JsonNode item = volume.path("configMap").path("items").get(0);
+        assertThat(Path.of(mount.path("mountPath").asText()).resolve(item.path("path").asText()))
+                .isEqualTo(file);
+        String sql = config.path(item.path("key").asText()).asText();
+        GoldSql.File parsedSql = GoldSql.parse(sql, "changeflow-config/gold.sql");
+        assertThat(parsedSql.inserts())
+                .extracting(SqlScript.Statement::target)
+                .containsExactly(
+                        List.of("gold", "branch_balances"), List.of("gold", "teller_branches"));
+        // and it plans over Silver tables of the pgbench shape (as ingest writes them)
+        Catalog silver = CatalogSettings.localHadoop(tmp.toAbsolutePath()).open();
+        ((SupportsNamespaces) silver).createNamespace(Namespace.of("public"));
+        Map<String, org.apache.iceberg.Schema> pgbench =
+                Map.of(
+                        "pgbench_accounts",
+                        new org.apache.iceberg.Schema(
+                                List.of(
+                                        Types.NestedField.required(
+                                                1, "aid", Types.IntegerType.get()),
+                                        Types.NestedField.optional(
+                                                2, "bid", Types.IntegerType.get()),
+                                        Types.NestedField.optional(
+                                                3, "abalance", Types.IntegerType.get()),
+                                        Types.NestedField.optional(
+                                                4, "filler", Types.StringType.get())),
+                                Set.of(1)),
+                        "pgbench_branches",
+                        new org.apache.iceberg.Schema(
+                                List.of(
+                                        Types.NestedField.required(
+                                                1, "bid", Types.IntegerType.get()),
+                                        Types.NestedField.optional(
+                                                2, "bbalance", Types.IntegerType.get()),
+                                        Types.NestedField.optional(
+                                                3, "filler", Types.StringType.get())),
+                                Set.of(1)),
+                        "pgbench_tellers",
+                        new org.apache.iceberg.Schema(
+                                List.of(
+                                        Types.NestedField.required(
+                                                1, "tid", Types.IntegerType.get()),
+                                        Types.NestedField.optional(
+                                                2, "bid", Types.IntegerType.get()),
+                                        Types.NestedField.optional(
+                                                3, "tbalance", Types.IntegerType.get()),
+                                        Types.NestedField.optional(
+                                                4, "filler", Types.StringType.get())),
+                                Set.of(1)));
+        pgbench.forEach(
+                (name, schema) ->
+                        silver.createTable(
+                                TableIdentifier.of("public", name),
+                                schema,
+                                PartitionSpec.unpartitioned(),
+                                Map.of(TableProperties.FORMAT_VERSION, "2")));
+        GoldSql.plan(
+                parsedSql,
+                StreamTableEnvironment.create(
+                        StreamExecutionEnvironment.getExecutionEnvironment(),
+                        EnvironmentSettings.inStreamingMode()),
+                CatalogSettings.localHadoop(tmp.toAbsolutePath()),
+                false,
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        assertThat(silver.loadTable(TableIdentifier.of("gold", "branch_balances")).properties())
+                .containsEntry(TableProperties.UPSERT_ENABLED, "true");
+        // a cluster run needs a checkpoint dir (the source version log) and restores savepoints
+        assertThat(
+                        d.path("spec")
+                                .path("flinkConfiguration")
+                                .path("execution.checkpointing.dir")
+                                .asText())
+                .isEqualTo("s3://lakehouse/flink/checkpoints/changeflow-gold-sql");
         assertThat(d.path("spec").path("job").path("upgradeMode").asText()).isEqualTo("savepoint");
     }
 

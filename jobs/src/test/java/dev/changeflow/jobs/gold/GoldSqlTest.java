@@ -215,8 +215,8 @@ class GoldSqlTest {
     }
 
     /**
-     * The flag form's definition flags, {@code --cluster} (not built for files) and {@code
-     * --bounded} without a file are refused before anything runs.
+     * The flag form's definition flags with a file and {@code --bounded} without a file are refused
+     * before anything runs.
      */
     @Test
     void theCommandRefusesDefinitionFlagsWithAFile() throws Exception {
@@ -237,16 +237,6 @@ class GoldSqlTest {
                                 "gold",
                                 "--warehouse",
                                 warehouse.toString(),
-                                "--cluster",
-                                "--catalog",
-                                "type=rest",
-                                file.toString()))
-                .isNotZero();
-        assertThat(
-                        Main.execute(
-                                "gold",
-                                "--warehouse",
-                                warehouse.toString(),
                                 "--bounded",
                                 "--source",
                                 "silver.s",
@@ -255,6 +245,150 @@ class GoldSqlTest {
                 .isNotZero();
         // nothing was created or run
         assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
+    }
+
+    /**
+     * {@code gold FILE.sql --cluster} without {@code --catalog}, or with {@code --bounded}, is
+     * refused with a message before anything is read or run.
+     */
+    @Test
+    void theClusterFormRefusesNoCatalogAndBounded() throws Exception {
+        Path file = warehouse.resolve("g.sql");
+        Files.writeString(file, "CREATE DATABASE IF NOT EXISTS gold;\nINSERT INTO gold.t SELECT 1");
+        assertThat(
+                        errorOf(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--cluster",
+                                file.toString()))
+                .isEqualTo(
+                        "error: --cluster needs an Iceberg catalog (--catalog type=rest --catalog"
+                                + " uri=...)");
+        assertThat(
+                        errorOf(
+                                "gold",
+                                "--cluster",
+                                "--bounded",
+                                "--catalog",
+                                "type=hadoop",
+                                "--catalog",
+                                "warehouse=" + warehouse.toUri(),
+                                file.toString()))
+                .isEqualTo(
+                        "error: --bounded is for local runs: a --cluster run reads Silver until it"
+                                + " is stopped");
+        assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
+    }
+
+    /**
+     * The cluster form refuses, before planning, a cluster without {@code
+     * execution.checkpointing.dir} (where the reads record their Silver versions), a bounded run
+     * and a negative starting version.
+     */
+    @Test
+    void submitClusterNeedsACheckpointDirAndAnUnboundedStart() throws Exception {
+        GoldSql.File file =
+                GoldSql.parse(
+                        "CREATE DATABASE IF NOT EXISTS gold;\nINSERT INTO gold.t SELECT 1",
+                        "g.sql");
+        GoldSql.Options o = new GoldSql.Options();
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.submitCluster(
+                                        file,
+                                        StreamExecutionEnvironment.getExecutionEnvironment(),
+                                        settings(),
+                                        o))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--cluster with FILE.sql needs the cluster's execution.checkpointing.dir (a"
+                                + " shared file system: the changelog reads record there which"
+                                + " Silver version each checkpoint holds, for the Gold commits)");
+        o.bounded = true;
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.submitCluster(
+                                        file,
+                                        StreamExecutionEnvironment.getExecutionEnvironment(),
+                                        settings(),
+                                        o))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--bounded is for local runs: a --cluster run reads Silver until it is"
+                                + " stopped");
+        o.bounded = false;
+        o.startingVersion = -2L;
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.submitCluster(
+                                        file,
+                                        StreamExecutionEnvironment.getExecutionEnvironment(),
+                                        settings(),
+                                        o))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--starting-version must be >= 0, got -2");
+        assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
+    }
+
+    /**
+     * G3 on a cluster: the Gold tables are emptied only for a start without state — not when the
+     * configuration restores a savepoint, nor when a Gold table was already emptied for the same
+     * fixed job id (the program running again for a job its JobManager recovers).
+     */
+    @Test
+    void onAClusterOnlyAStartWithoutStateEmptiesGold() {
+        Catalog catalog = silver();
+        Table gold =
+                catalog.createTable(
+                        TableIdentifier.of("gold", "g"),
+                        SILVER,
+                        PartitionSpec.unpartitioned(),
+                        Map.of(TableProperties.FORMAT_VERSION, "2"));
+        Map<String, Table> tables = Map.of("gold.g", gold);
+        org.apache.flink.configuration.Configuration fresh =
+                new org.apache.flink.configuration.Configuration();
+        assertThat(GoldSql.startsWithoutState(fresh, tables)).isTrue();
+        org.apache.flink.configuration.Configuration savepoint = fresh.clone();
+        savepoint.set(
+                org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH,
+                "s3://lake/savepoints/sp-1");
+        assertThat(GoldSql.startsWithoutState(savepoint, tables)).isFalse();
+        org.apache.flink.configuration.Configuration job = fresh.clone();
+        job.set(
+                org.apache.flink.configuration.PipelineOptionsInternal.PIPELINE_FIXED_JOB_ID,
+                "00000000000000000000000000000001");
+        assertThat(GoldSql.startsWithoutState(job, tables)).isTrue();
+        // the first run of that job empties the (new, snapshot-less) table and marks it
+        assertThat(
+                        GoldSqlStart.reset(
+                                gold, Map.of("silver.s", 1L), "00000000000000000000000000000001"))
+                .isTrue();
+        gold.refresh();
+        assertThat(gold.currentSnapshot().summary())
+                .containsEntry(GoldSqlStart.RESET_JOB_ID, "00000000000000000000000000000001")
+                .containsEntry(GoldSqlStart.RESET_PREFIX + "silver.s", "1");
+        assertThat(GoldSql.startsWithoutState(job, tables)).isFalse();
+        org.apache.flink.configuration.Configuration other = fresh.clone();
+        other.set(
+                org.apache.flink.configuration.PipelineOptionsInternal.PIPELINE_FIXED_JOB_ID,
+                "00000000000000000000000000000002");
+        assertThat(GoldSql.startsWithoutState(other, tables)).isTrue();
+    }
+
+    /** What {@link Main#execute} prints on stderr (its first line); asserts exit code 2. */
+    private static String errorOf(String... args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream old = System.err;
+        int code;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            code = Main.execute(args);
+        } finally {
+            System.setErr(old);
+        }
+        assertThat(code).isEqualTo(2);
+        return err.toString(StandardCharsets.UTF_8).lines().findFirst().orElse("");
     }
 
     /** A negative --starting-version with a file is refused before anything runs (G3). */
