@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.maintain;
 
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.DanglingDeletes;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -22,17 +23,22 @@ public final class MaintenanceActions {
     private MaintenanceActions() {}
 
     /**
-     * Compacts {@code table}'s data files with their deletes applied ({@link TableCompaction}, M1).
+     * Compacts {@code table}'s data files with their deletes applied ({@link TableCompaction}, M1),
+     * then removes the delete files that apply to no live data file any more ({@link
+     * DanglingDeletes}, one {@code replace} commit, or none when nothing dangles).
      *
-     * @return the report: files and delete files before and after, or that the table has no
-     *     snapshot yet
+     * @return the report: files and delete files before and after the rewrite, then the dangling
+     *     delete files removed; or that the table has no snapshot yet
      * @throws Exception when the rewrite job fails
+     * @throws org.apache.iceberg.exceptions.ValidationException when a concurrent commit conflicts
+     *     with the rewrite, or with each attempt at the removal
      */
     public static String rewrite(TableIdentifier id, Table table) throws Exception {
         if (table.currentSnapshot() == null) {
             return "Rewrite of " + id + ": the table has no snapshot yet, nothing to do";
         }
-        return TableCompaction.rewrite(null, table).describe();
+        String rewrite = TableCompaction.rewrite(null, table).describe();
+        return rewrite + System.lineSeparator() + DanglingDeletes.remove(table).describe();
     }
 
     /**

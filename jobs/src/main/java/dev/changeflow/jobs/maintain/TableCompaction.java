@@ -27,8 +27,9 @@ import java.util.Map;
  * commit fail with Iceberg's {@code ValidationException}; nothing is overwritten. The replace
  * snapshot yields no change rows (F2).
  *
- * <p>Delete files are not removed: they stop applying to the rewritten files (whose sequence number
- * is not below theirs) but stay referenced until a later slice drops them.
+ * <p>Delete files are not removed here: they stop applying to the rewritten files (whose sequence
+ * number is not below theirs) but stay referenced until {@code DanglingDeletes#remove} (sinks)
+ * drops them, as {@link MaintenanceActions#rewrite} does right after.
  *
  * <p>Two maintainers must not compact one table at once (no lock is taken in this one-off form).
  */

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.maintain;
 
+import dev.changeflow.sinks.iceberg.DanglingDeletes;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ConsumerPosition;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
@@ -10,25 +11,16 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataOperations;
-import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.FileContent;
-import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
-import org.apache.iceberg.ManifestFile;
-import org.apache.iceberg.ManifestFiles;
-import org.apache.iceberg.ManifestReader;
 import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.util.SnapshotUtil;
 
 import javax.annotation.Nullable;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -51,7 +43,8 @@ import java.util.stream.Collectors;
  *       of a lower data sequence number, a position delete to those of a lower or equal one; once
  *       every live data file is at or above that, the delete file is dangling — and changeflow's
  *       equality deletes carry whole rows ({@code changeflow.eq-deletes-carry-rows}), so they must
- *       go too. One {@link RewriteFiles} commit removes them ({@code replace}: no change rows, F2).
+ *       go too. {@link DanglingDeletes#remove} drops them in one {@link RewriteFiles} commit
+ *       ({@code replace}: no change rows, F2), per partition spec and partition.
  *   <li><b>Expire every older snapshot</b> with changeflow's consumer-aware expiry (F7): the files
  *       only those snapshots referenced are deleted. Iceberg deletes a file when the snapshot that
  *       removed it expires, so an empty commit (summary {@code changeflow.purge=true}, no change
@@ -84,8 +77,9 @@ public final class TablePurge {
      * @param consumerExpiry consumers not updated for this long do not hold snapshots back
      * @return what each step did
      * @throws IllegalArgumentException when the table has no snapshot yet
-     * @throws Exception when the rewrite job fails, or a concurrent commit conflicts with the drop
-     *     of the dangling delete files (Iceberg's {@code ValidationException}; run it again)
+     * @throws Exception when the rewrite job fails, or concurrent commits conflict with each
+     *     attempt at the drop of the dangling delete files (Iceberg's {@code ValidationException},
+     *     {@link DanglingDeletes#remove}; run it again)
      */
     public static Result run(
             StreamExecutionEnvironment env,
@@ -110,7 +104,7 @@ public final class TablePurge {
                 RewriteDataFiles.builder().scheduleOnCommitCount(1).rewriteAll(true),
                 "changeflow maintain: purge of " + table.name());
         table.refresh();
-        int dropped = dropDanglingDeletes(table);
+        int dropped = DanglingDeletes.remove(table).removed.size();
         table.refresh();
         TableCompaction.Files rewritten = TableCompaction.Files.of(table.currentSnapshot());
         // Iceberg deletes a removed file when the snapshot that removed it is expired: an empty
@@ -227,49 +221,6 @@ public final class TablePurge {
         stamp.forEach(closing::set);
         closing.commit();
         return guard.committed();
-    }
-
-    /**
-     * Removes the live delete files that apply to no live data file, in one commit.
-     *
-     * @return how many were removed
-     */
-    static int dropDanglingDeletes(Table table) {
-        Snapshot current = table.currentSnapshot();
-        long minDataSequence = Long.MAX_VALUE;
-        try (CloseableIterable<FileScanTask> tasks =
-                table.newScan().useSnapshot(current.snapshotId()).planFiles()) {
-            for (FileScanTask task : tasks) {
-                minDataSequence = Math.min(minDataSequence, task.file().dataSequenceNumber());
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        List<DeleteFile> dangling = new ArrayList<>();
-        for (ManifestFile manifest : current.deleteManifests(table.io())) {
-            try (ManifestReader<DeleteFile> reader =
-                    ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
-                for (DeleteFile d : reader) {
-                    long seq = d.dataSequenceNumber();
-                    boolean applies =
-                            d.content() == FileContent.EQUALITY_DELETES
-                                    ? minDataSequence < seq
-                                    : minDataSequence <= seq;
-                    if (!applies) {
-                        dangling.add(d.copy());
-                    }
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-        if (dangling.isEmpty()) {
-            return 0;
-        }
-        RewriteFiles rewrite = table.newRewrite().validateFromSnapshot(current.snapshotId());
-        dangling.forEach(rewrite::deleteFile);
-        rewrite.commit();
-        return dangling.size();
     }
 
     /** What a purge did. */

@@ -7,8 +7,10 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
@@ -71,6 +73,28 @@ final class MaintenanceTestTables {
                 Map.of("format-version", "2", ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
     }
 
+    /**
+     * Creates {@code db.<name>} with {@code spec} and equality deletes carrying complete rows (F2).
+     * Every data and equality-delete file is written into the partition of its first row.
+     */
+    Table create(String name, PartitionSpec spec) {
+        return catalog.createTable(
+                TableIdentifier.of("db", name),
+                SCHEMA,
+                spec,
+                Map.of("format-version", "2", ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+    }
+
+    /** The partition of {@code row} in {@code table}'s spec; null when unpartitioned. */
+    private static StructLike partitionOf(Table table, Record row) {
+        if (table.spec().isUnpartitioned()) {
+            return null;
+        }
+        PartitionKey key = new PartitionKey(table.spec(), table.schema());
+        key.partition(row);
+        return key;
+    }
+
     /** {@code db.<name>} as a fresh instance (another writer's view). */
     Table load(String name) {
         return catalog.loadTable(TableIdentifier.of("db", name));
@@ -89,13 +113,14 @@ final class MaintenanceTestTables {
 
     /** A data file of {@code rows}, not committed. */
     DataFile dataFile(Table table, Record... rows) {
+        StructLike partition = partitionOf(table, rows[0]);
         DataWriter<Record> writer =
                 new GenericFileWriterFactory.Builder(table)
                         .build()
                         .newDataWriter(
-                                fileFactory(table).newOutputFile(table.spec(), null),
+                                fileFactory(table).newOutputFile(table.spec(), partition),
                                 table.spec(),
-                                null);
+                                partition);
         try (writer) {
             for (Record r : rows) {
                 writer.write(r);
@@ -108,15 +133,16 @@ final class MaintenanceTestTables {
 
     /** An equality-delete file on {@code id} carrying the complete {@code rows}, not committed. */
     DeleteFile equalityDeletes(Table table, Record... rows) {
+        StructLike partition = partitionOf(table, rows[0]);
         EqualityDeleteWriter<Record> writer =
                 new GenericFileWriterFactory.Builder(table)
                         .equalityFieldIds(new int[] {1})
                         .equalityDeleteRowSchema(table.schema())
                         .build()
                         .newEqualityDeleteWriter(
-                                fileFactory(table).newOutputFile(table.spec(), null),
+                                fileFactory(table).newOutputFile(table.spec(), partition),
                                 table.spec(),
-                                null);
+                                partition);
         try (writer) {
             for (Record r : rows) {
                 writer.write(r);
@@ -127,15 +153,39 @@ final class MaintenanceTestTables {
         return writer.toDeleteFile();
     }
 
-    /** A position-delete file deleting {@code positions} of {@code file}, not committed. */
-    DeleteFile positionDeletes(Table table, DataFile file, long... positions) {
+    /**
+     * A position-delete file deleting position {@code pos} of {@code file} and position {@code
+     * otherPos} of the file at {@code otherLocation} (in {@code file}'s partition), not committed:
+     * it names two files, so it is partition-scoped.
+     */
+    DeleteFile positionDeletes(Table table, DataFile file, String otherLocation, long pos) {
+        StructLike partition = table.spec().isUnpartitioned() ? null : file.partition();
         PositionDeleteWriter<Record> writer =
                 new GenericFileWriterFactory.Builder(table)
                         .build()
                         .newPositionDeleteWriter(
-                                fileFactory(table).newOutputFile(table.spec(), null),
+                                fileFactory(table).newOutputFile(table.spec(), partition),
                                 table.spec(),
-                                null);
+                                partition);
+        try (writer) {
+            writer.write(PositionDelete.<Record>create().set(file.location(), pos, null));
+            writer.write(PositionDelete.<Record>create().set(otherLocation, pos, null));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return writer.toDeleteFile();
+    }
+
+    /** A position-delete file deleting {@code positions} of {@code file}, not committed. */
+    DeleteFile positionDeletes(Table table, DataFile file, long... positions) {
+        StructLike partition = table.spec().isUnpartitioned() ? null : file.partition();
+        PositionDeleteWriter<Record> writer =
+                new GenericFileWriterFactory.Builder(table)
+                        .build()
+                        .newPositionDeleteWriter(
+                                fileFactory(table).newOutputFile(table.spec(), partition),
+                                table.spec(),
+                                partition);
         try (writer) {
             for (long pos : positions) {
                 writer.write(PositionDelete.<Record>create().set(file.location(), pos, null));
