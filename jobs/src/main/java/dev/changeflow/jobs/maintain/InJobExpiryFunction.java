@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.maintain;
 
+import dev.changeflow.sinks.iceberg.DanglingDeletes;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
 
@@ -32,6 +33,10 @@ import java.util.Objects;
  * free (neither its task lock nor its recovery lock held), it takes the task lock, and
  *
  * <ol>
+ *   <li>removes the delete files no live data file can see any more ({@link DanglingDeletes}: an
+ *       in-job compaction keeps the starting sequence number, and Iceberg's rewrite commit drops
+ *       only some of the equality deletes older than every rewritten file), in one {@code replace}
+ *       commit that changes no row (F2, M1);
  *   <li>with {@code olderThan} set, runs {@link ChangeFeedExpiry} with {@code now − olderThan} and
  *       {@code retainLast} (0: the table's own {@code history.expire.min-snapshots-to-keep}): no
  *       snapshot a live registered consumer still reads from, and none from the newest commit of a
@@ -47,7 +52,8 @@ import java.util.Objects;
  * lock row, as it does when the compaction graph takes the lock at the same moment — skips the tick
  * (and never releases their lock). Each tick emits (and logs at INFO) one line saying what it did;
  * counters in the metric group {@code changeflowMaintenance.table.<name>}: {@code expiryRuns},
- * {@code expiredSnapshots}, {@code manifestRewrites}, {@code lockHeldSkips}, {@code expiryErrors}.
+ * {@code danglingDeletesRemoved} (delete files), {@code expiredSnapshots}, {@code
+ * manifestRewrites}, {@code lockHeldSkips}, {@code expiryErrors}.
  *
  * <p><b>Errors.</b> A run that fails (a commit conflict Iceberg could not retry, a malformed
  * consumer file — F7 refuses to expire then —, an unreachable store) is logged at ERROR with the
@@ -78,6 +84,7 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
     private transient long openedAt;
     private transient Counter runs;
     private transient Counter expired;
+    private transient Counter danglingRemoved;
     private transient Counter manifestRewrites;
     private transient Counter lockHeld;
     private transient Counter errors;
@@ -121,6 +128,7 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
                         .addGroup("table", table.name());
         runs = group.counter("expiryRuns");
         expired = group.counter("expiredSnapshots");
+        danglingRemoved = group.counter("danglingDeletesRemoved");
         manifestRewrites = group.counter("manifestRewrites");
         lockHeld = group.counter("lockHeldSkips");
         errors = group.counter("expiryErrors");
@@ -178,6 +186,17 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
         if (table.currentSnapshot() == null) {
             return b.append("no snapshot yet").toString();
         }
+        DanglingDeletes.Result dangling = DanglingDeletes.remove(table);
+        danglingRemoved.inc(dangling.removed.size());
+        b.append(
+                        dangling.committedVersion == null
+                                ? "no dangling delete file"
+                                : dangling.removed.size()
+                                        + " dangling delete file(s) removed (version "
+                                        + dangling.committedVersion
+                                        + ")")
+                .append("; ");
+        table.refresh();
         if (olderThan != null) {
             ChangeFeedExpiry.Builder e =
                     ChangeFeedExpiry.forTable(table)

@@ -13,7 +13,11 @@ import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -36,6 +40,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -109,7 +114,8 @@ class InJobExpiryFunctionTest {
                     .containsExactly(
                             "in-job expiry of "
                                     + table.name()
-                                    + ": expired 1 snapshot(s) (versions 1), oldest retained"
+                                    + ": no dangling delete file; expired 1 snapshot(s) (versions"
+                                    + " 1), oldest retained"
                                     + " version 2, kept for consumers from 2, for Flink committers"
                                     + " from 4, 1 file(s) deleted; data manifests rewritten 6 -> 1"
                                     + " (version 7)");
@@ -139,7 +145,8 @@ class InJobExpiryFunctionTest {
                     .isEqualTo(
                             "in-job expiry of "
                                     + table.name()
-                                    + ": expired 2 snapshot(s) (versions 2-3), oldest retained"
+                                    + ": no dangling delete file; expired 2 snapshot(s) (versions"
+                                    + " 2-3), oldest retained"
                                     + " version 4, kept for consumers from 7, for Flink committers"
                                     + " from 4, 2 file(s) deleted; 1 data manifest(s), at most 3:"
                                     + " not rewritten");
@@ -185,7 +192,8 @@ class InJobExpiryFunctionTest {
                     .startsWith(
                             "in-job expiry of "
                                     + table.name()
-                                    + ": expired 2 snapshot(s) (versions 1-2)");
+                                    + ": no dangling delete file; expired 2 snapshot(s)"
+                                    + " (versions 1-2)");
             assertThat(retainedIds()).containsExactly(before.get(2));
             assertThat(lock.isHeld()).isFalse();
         }
@@ -222,6 +230,98 @@ class InJobExpiryFunctionTest {
         table.refresh();
         assertThat(retainedIds()).isEqualTo(before);
         assertThat(locks.createLock().isHeld()).isFalse();
+    }
+
+    /**
+     * M1: a tick removes the delete files a compaction left behind that no live data file can see
+     * (the scenario of {@code DanglingDeletesTest}: the equality delete of version 2 goes; the one
+     * of version 5, committed while the compaction ran, still applies), in one {@code replace}
+     * version without change rows, rows unchanged.
+     */
+    @Test
+    void removesTheDeleteFilesACompactionLeftDangling() throws Exception {
+        MaintenanceTestTables tables = new MaintenanceTestTables(warehouse);
+        Table t = tables.create("compacted");
+        DataFile d1 =
+                tables.dataFile(
+                        t,
+                        MaintenanceTestTables.row(1, "a"),
+                        MaintenanceTestTables.row(2, "b"),
+                        MaintenanceTestTables.row(3, "c"),
+                        MaintenanceTestTables.row(4, "d"));
+        t.newAppend().appendFile(d1).commit(); // v1
+        tables.ingest(t, List.of(MaintenanceTestTables.row(1, "a")), List.of()); // v2
+        DataFile d3 = tables.dataFile(t, MaintenanceTestTables.row(2, "B"));
+        t.newRowDelta()
+                .addDeletes(tables.equalityDeletes(t, MaintenanceTestTables.row(2, "b")))
+                .addRows(d3)
+                .commit(); // v3
+        t.newRowDelta().addDeletes(tables.positionDeletes(t, d1, 2)).commit(); // v4
+        Snapshot planned = t.currentSnapshot();
+        tables.ingest(t, List.of(MaintenanceTestTables.row(4, "d")), List.of()); // v5, racing
+        DataFile compacted =
+                tables.dataFile(
+                        t, MaintenanceTestTables.row(2, "B"), MaintenanceTestTables.row(4, "d"));
+        t.newRewrite()
+                .validateFromSnapshot(planned.snapshotId())
+                .dataSequenceNumber(planned.sequenceNumber())
+                .deleteFile(d1)
+                .deleteFile(d3)
+                .addFile(compacted)
+                .commit(); // v6: the compaction planned on v4
+        t.refresh();
+        // Iceberg's rewrite commit left the equality delete of version 2 behind
+        assertThat(deleteSequenceNumbers(t)).containsExactly(2L, 5L);
+        TableIdentifier id = TableIdentifier.of("db", "compacted");
+        try (OneInputStreamOperatorTestHarness<Long, String> h =
+                ProcessFunctionTestHarnesses.forProcessFunction(
+                        new InJobExpiryFunction(
+                                TableLoader.fromCatalog(settings.loader(), id),
+                                InJobMaintenance.lockFactory(
+                                        settings, id, TableMaintenanceOptions.builder().build()),
+                                null,
+                                0,
+                                0,
+                                ChangeFeedExpiry.DEFAULT_CONSUMER_EXPIRY,
+                                Duration.ZERO))) {
+            h.processElement(0L, 0);
+            assertThat(h.extractOutputValues())
+                    .containsExactly(
+                            "in-job expiry of changeflow.db.compacted: 1 dangling delete file(s)"
+                                    + " removed (version 7); expiry off");
+        }
+        t.refresh();
+        assertThat(t.currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
+        assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(7);
+        assertThat(deleteSequenceNumbers(t)).containsExactly(5L);
+        assertThat(MaintenanceTestTables.rows(t)).containsExactly("(2, B)");
+        assertThat(MaintenanceTestTables.changes(t, 7, 7)).isEmpty();
+        assertThat(MaintenanceTestTables.changes(t, 1, 7))
+                .containsExactly(
+                        "1 insert (1, a)",
+                        "1 insert (2, b)",
+                        "1 insert (3, c)",
+                        "1 insert (4, d)",
+                        "2 delete (1, a)",
+                        "3 update_preimage (2, b)",
+                        "3 update_postimage (2, B)",
+                        "4 delete (3, c)",
+                        "5 delete (4, d)");
+    }
+
+    /** Data sequence numbers of the live delete files, ascending. */
+    private static List<Long> deleteSequenceNumbers(Table t) throws IOException {
+        List<Long> out = new ArrayList<>();
+        for (ManifestFile m : t.currentSnapshot().deleteManifests(t.io())) {
+            try (ManifestReader<DeleteFile> r =
+                    ManifestFiles.readDeleteManifest(m, t.io(), t.specs())) {
+                for (DeleteFile f : r) {
+                    out.add(f.dataSequenceNumber());
+                }
+            }
+        }
+        out.sort(null);
+        return out;
     }
 
     private OneInputStreamOperatorTestHarness<Long, String> harness(
