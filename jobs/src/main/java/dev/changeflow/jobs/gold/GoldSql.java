@@ -536,7 +536,7 @@ public final class GoldSql {
         }
         boolean hasKey = table.getUnresolvedSchema().getPrimaryKey().isPresent();
         if (!hasKey) {
-            if (updates(tEnv, insert)) {
+            if (updates(tEnv, insert, target)) {
                 throw new SqlException(
                         Code.UPDATES_WITHOUT_PRIMARY_KEY,
                         insert.position(),
@@ -581,12 +581,13 @@ public final class GoldSql {
      * Whether the INSERT's query emits other rows than inserts, by the changelog mode Flink's
      * planner gives the sink's input.
      */
-    private static boolean updates(StreamTableEnvironment tEnv, SqlScript.Statement insert) {
+    private static boolean updates(
+            StreamTableEnvironment tEnv, SqlScript.Statement insert, List<String> target) {
         String plan;
         try {
             plan = tEnv.explainSql(insert.text(), ExplainDetail.CHANGELOG_MODE);
         } catch (RuntimeException e) {
-            throw translate(insert, e);
+            throw invalid(insert, target, e);
         }
         int physical = plan.indexOf("== Optimized Physical Plan ==");
         if (physical < 0) {

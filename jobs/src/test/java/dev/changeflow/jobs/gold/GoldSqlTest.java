@@ -334,7 +334,11 @@ class GoldSqlTest {
                                 + "  FROM silver.`s$changelog` GROUP BY grp;\n",
                         "column",
                         "INSERT INTO gold.bad SELECT grp, COUNT(*), MAX(amout)\n"
-                                + "  FROM silver.`s$changelog` GROUP BY grp;\n");
+                                + "  FROM silver.`s$changelog` GROUP BY grp;\n",
+                        // a target without primary key is planned first (UPDATES_WITHOUT_...)
+                        "keyless",
+                        "CREATE TABLE gold.plain (g STRING, n BIGINT);\n"
+                                + "INSERT INTO gold.plain SELECT grp, amout FROM silver.s;\n");
         Map<String, String> expected =
                 Map.of(
                         "types",
@@ -346,8 +350,13 @@ class GoldSqlTest {
                         ":2:48: INVALID_QUERY: INSERT INTO changeflow.gold.bad: Flink cannot plan"
                                 + " it, so nothing was run and no Gold table was changed: SQL"
                                 + " validation failed. From line 1, column 48 to line 1, column"
-                                + " 52: Column 'amout' not found in any table");
-        for (String kind : java.util.List.of("types", "column")) {
+                                + " 52: Column 'amout' not found in any table",
+                        "keyless",
+                        ":3:36: INVALID_QUERY: INSERT INTO changeflow.gold.plain: Flink cannot"
+                                + " plan it, so nothing was run and no Gold table was changed: SQL"
+                                + " validation failed. From line 1, column 36 to line 1, column"
+                                + " 40: Column 'amout' not found in any table");
+        for (String kind : java.util.List.of("types", "column", "keyless")) {
             java.util.List<java.util.List<Long>> before = new java.util.ArrayList<>();
             gold.forEach(t -> before.add(snapshotIds(catalog, t)));
             Path file = warehouse.resolve(kind + ".sql");
@@ -374,10 +383,10 @@ class GoldSqlTest {
                         .as(kind)
                         .containsExactly("x,2,9");
             }
-            assertThat(code).as(kind).isEqualTo(2);
             assertThat(err.toString(StandardCharsets.UTF_8))
                     .as(kind)
                     .startsWith("error: " + file + expected.get(kind));
+            assertThat(code).as(kind).isEqualTo(2);
         }
     }
 
