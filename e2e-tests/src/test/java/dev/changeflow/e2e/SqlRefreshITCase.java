@@ -351,6 +351,103 @@ class SqlRefreshITCase {
         assertThat(snapshotIds(table(warehouse, "events"))).isEqualTo(kept);
     }
 
+    /**
+     * S9, DROP_SHARES_STATE: a DROP TABLE run from a file of DROP statements alone deletes the
+     * saved state of the job that writes the table, as the same DROP inside the job's own file
+     * does, so the next run of that job re-creates the table from every file; while that job's
+     * state also holds a table that stays, the DROP is refused naming the job and nothing is
+     * dropped.
+     */
+    @Test
+    void dropTableFromAnotherFileDeletesTheOwningJobsStateOrIsRefused() throws Exception {
+        Path cdc = Files.createDirectories(tmp.resolve("cdc"));
+        Files.write(
+                cdc.resolve("1.jsonl"),
+                List.of(
+                        debezium("customers", "\"id\":1,\"name\":\"a\"", 1),
+                        debezium("customers", "\"id\":2,\"name\":\"b\"", 2),
+                        debezium("payments", "\"id\":7,\"amount\":70", 3)));
+        Path f = tmp.resolve("cust.sql");
+        Files.writeString(
+                f,
+                "USE SCHEMA shop;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE customers (id INT, name STRING)\n"
+                        + "  FLOW AUTO CDC FROM STREAM read_files('cdc', table => 'customers')"
+                        + " KEYS (id);\n"
+                        + "CREATE OR REFRESH STREAMING TABLE payments (id INT, amount INT)\n"
+                        + "  FLOW AUTO CDC FROM STREAM read_files('cdc', table => 'payments')"
+                        + " KEYS (id);\n");
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        assertThat(run("run", "--warehouse", w, f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "customers")))
+                .containsExactly("1,a", "2,b");
+        assertThat(TableRows.toCsvLines(table(warehouse, "payments"))).containsExactly("7,70");
+        List<Long> before = snapshotIds(table(warehouse, "customers"));
+
+        // job 'cust' also holds payments, which would stay: refused, nothing dropped
+        Path dropOne = tmp.resolve("drop-one.sql");
+        Files.writeString(dropOne, "USE SCHEMA shop;\nDROP TABLE customers;\n");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            assertThat(run("run", "--warehouse", w, dropOne.toString())).isEqualTo(2);
+        } finally {
+            System.setErr(stderr);
+        }
+        Path state = warehouse.resolve(".changeflow/checkpoints/cust").toAbsolutePath();
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "error: "
+                                + dropOne
+                                + ":2:1: DROP_SHARES_STATE: DROP TABLE customers: the saved state"
+                                + " of job 'cust' ("
+                                + state
+                                + "), which its next run resumes from, holds the flows of"
+                                + " shop.customers, shop.payments, and table shop.payments"
+                                + " stays; drop those tables together (add DROP TABLE"
+                                + " shop.payments; to this file), or rebuild shop.customers in"
+                                + " job 'cust' itself (run its file with --full-refresh naming"
+                                + " every table of the job, or ingest --from-scratch)\n");
+        assertThat(snapshotIds(table(warehouse, "customers"))).isEqualTo(before);
+        assertThat(Files.isDirectory(state)).isTrue();
+
+        // every table of the job: dropped with its state, as a DROP inside cust.sql would be
+        Path dropBoth = tmp.resolve("drop-both.sql");
+        Files.writeString(
+                dropBoth, "USE SCHEMA shop;\nDROP TABLE customers;\nDROP TABLE payments;\n");
+        ByteArrayOutputStream dropped = new ByteArrayOutputStream();
+        assertThat(run(dropped, "run", "--warehouse", w, dropBoth.toString())).isZero();
+        assertThat(dropped.toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "DROP TABLE customers: dropped shop.customers; deleted the saved state of"
+                                + " job cust\n"
+                                + "DROP TABLE payments: dropped shop.payments\n");
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        assertThat(cat.tableExists(TableIdentifier.of("shop", "customers"))).isFalse();
+        assertThat(cat.tableExists(TableIdentifier.of("shop", "payments"))).isFalse();
+        assertThat(Files.exists(state)).isFalse();
+
+        // the job's next run starts without state and rebuilds both tables from every file
+        assertThat(run("run", "--warehouse", w, f.toString())).isZero();
+        Table t = table(warehouse, "customers");
+        assertThat(TableRows.toCsvLines(t)).containsExactly("1,a", "2,b");
+        assertThat(snapshotIds(t)).doesNotContainAnyElementsOf(before);
+        assertThat(TableRows.toCsvLines(table(warehouse, "payments"))).containsExactly("7,70");
+    }
+
+    /** A Debezium insert of {@code fields} into {@code table} at {@code lsn}. */
+    private static String debezium(String table, String fields, long lsn) {
+        return "{\"before\":null,\"after\":{"
+                + fields
+                + "},\"source\":{\"schema\":\"shop\",\"table\":\""
+                + table
+                + "\",\"lsn\":"
+                + lsn
+                + "},\"op\":\"c\"}";
+    }
+
     private static List<String> quarantine(Path warehouse) throws Exception {
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
         List<String> rows = new ArrayList<>();

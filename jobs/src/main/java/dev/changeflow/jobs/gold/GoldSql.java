@@ -127,9 +127,11 @@ import java.util.stream.Collectors;
  * {@code UNSUPPORTED_STATEMENT} (e.g. a {@code SELECT}, {@code INSERT OVERWRITE}, {@code EXECUTE
  * STATEMENT SET}), {@code UNKNOWN_TABLE} (a table read or written that the catalog does not have,
  * named), {@code UPDATES_WITHOUT_PRIMARY_KEY}, {@code SYNTAX_ERROR} (a missing INSERT target, an
- * unterminated literal); {@code GOLD_VERSION_MISMATCH} ({@link GoldException}, G3). Flink's own
- * errors (a query it cannot plan) pass through, a change-feed error ({@code CdfException}) with its
- * code.
+ * unterminated literal), {@code INVALID_QUERY} (an INSERT Flink cannot plan: an unknown column,
+ * query columns whose types do not match the target's; with Flink's message, at the place in the
+ * statement Flink names); {@code GOLD_VERSION_MISMATCH} ({@link GoldException}, G3). Every INSERT
+ * is planned before any Gold table is emptied, so such an error leaves the Gold tables as they
+ * were. A change-feed error ({@code CdfException}) passes through with its code.
  */
 @PublicEvolving
 public final class GoldSql {
@@ -759,10 +761,69 @@ public final class GoldSql {
             try {
                 set.addInsertSql(s.text());
             } catch (RuntimeException e) {
-                throw translate(s, e);
+                throw invalid(s, targets.get(i), e);
             }
         }
+        // G3: the Gold tables are emptied before the job runs, so every INSERT must plan (column
+        // types and names against the sink included, which addInsertSql does not check) before
+        try {
+            set.explain();
+        } catch (RuntimeException all) {
+            for (int i = 0; i < inserts.size(); i++) {
+                try {
+                    tEnv.explainSql(inserts.get(i).text());
+                } catch (RuntimeException e) {
+                    throw invalid(inserts.get(i), targets.get(i), e);
+                }
+            }
+            throw invalid(inserts.get(0), targets.get(0), all);
+        }
         return set;
+    }
+
+    /**
+     * An INSERT Flink cannot plan: {@link #translate}'s error when it has one, else {@code
+     * INVALID_QUERY} at the statement (at the place Flink names, when it names one inside the
+     * statement), with Flink's message.
+     */
+    private static RuntimeException invalid(
+            SqlScript.Statement s, List<String> target, RuntimeException e) {
+        RuntimeException t = translate(s, e);
+        if (t != e) {
+            return t;
+        }
+        String detail = String.valueOf(e.getMessage()).strip();
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        if (root != e && root.getMessage() != null && !detail.contains(root.getMessage().strip())) {
+            detail = detail + " (cause: " + root.getMessage().strip() + ")";
+        }
+        // Flink repeats "SQL validation failed. " for a validator error wrapped twice
+        detail =
+                detail.replaceAll("\\s*\n\\s*", " ")
+                        .replaceAll("(SQL validation failed\\. )+", "SQL validation failed. ");
+        SqlPosition at = s.position();
+        Matcher span = SPAN.matcher(detail);
+        if (span.find()) {
+            int line = Integer.parseInt(span.group(1));
+            int column = Integer.parseInt(span.group(2));
+            at =
+                    new SqlPosition(
+                            at.file(),
+                            at.line() + line - 1,
+                            line == 1 ? at.column() + column - 1 : column);
+        }
+        return new SqlException(
+                Code.INVALID_QUERY,
+                at,
+                "INSERT INTO "
+                        + String.join(".", target)
+                        + ": Flink cannot plan it, so nothing was run and no Gold table was"
+                        + " changed: "
+                        + detail,
+                e);
     }
 
     private static List<String> resolve(StreamTableEnvironment tEnv, List<String> target) {
@@ -815,7 +876,7 @@ public final class GoldSql {
         }
         boolean hasKey = table.getUnresolvedSchema().getPrimaryKey().isPresent();
         if (!hasKey) {
-            if (updates(tEnv, insert)) {
+            if (updates(tEnv, insert, target)) {
                 throw new SqlException(
                         Code.UPDATES_WITHOUT_PRIMARY_KEY,
                         insert.position(),
@@ -860,12 +921,13 @@ public final class GoldSql {
      * Whether the INSERT's query emits other rows than inserts, by the changelog mode Flink's
      * planner gives the sink's input.
      */
-    private static boolean updates(StreamTableEnvironment tEnv, SqlScript.Statement insert) {
+    private static boolean updates(
+            StreamTableEnvironment tEnv, SqlScript.Statement insert, List<String> target) {
         String plan;
         try {
             plan = tEnv.explainSql(insert.text(), ExplainDetail.CHANGELOG_MODE);
         } catch (RuntimeException e) {
-            throw translate(insert, e);
+            throw invalid(insert, target, e);
         }
         int physical = plan.indexOf("== Optimized Physical Plan ==");
         if (physical < 0) {

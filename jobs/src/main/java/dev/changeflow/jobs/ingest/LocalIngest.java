@@ -294,6 +294,10 @@ public final class LocalIngest {
                 state.clear();
                 o.fullRefresh = false; // once per launch, not again after a schema-change restart
             }
+            // S9: a DROP TABLE of any file finds this job's state through the tables it writes
+            List<String> written = new ArrayList<>();
+            plan.flows.forEach(f -> written.add(f.target.toString()));
+            state.saveTables(written);
             Optional<Path> restore = checkpoints.latest();
             List<String> removedFlows =
                     restore.isPresent() ? state.checkDefinitions(plan, o.rebuildFix) : List.of();
@@ -507,6 +511,19 @@ public final class LocalIngest {
      */
     public static Map<String, Long> stateSizes(Path stateDir) throws IOException {
         return LocalCheckpoints.stateSizes(stateDir);
+    }
+
+    /**
+     * The tables whose flows the saved state of the local job with checkpoint folder {@code
+     * checkpointRoot} holds, as its last run recorded them beside it (identifiers {@code ns.name},
+     * docs/semantics.md S9).
+     *
+     * @return empty when no run recorded them (state written by an older changeflow)
+     * @throws IOException when the record cannot be read
+     */
+    public static Optional<List<String>> tablesOfState(Path checkpointRoot) throws IOException {
+        return LocalJobState.readTables(
+                checkpointRoot.resolveSibling(checkpointRoot.getFileName() + ".state"));
     }
 
     /** Deletes a job's saved state (checkpoints, savepoints, the list of files read). */

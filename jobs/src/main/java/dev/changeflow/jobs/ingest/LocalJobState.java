@@ -21,6 +21,7 @@ import java.util.Collection;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Function;
 
@@ -33,6 +34,10 @@ import java.util.function.Function;
  *       same tables with diverging state;
  *   <li>{@code flows.json}: per AUTO CDC flow the parts of its definition the saved state depends
  *       on (KEYS, SEQUENCE BY and its type, SCD type), checked before a restore;
+ *   <li>{@code tables.json}: the Iceberg tables (identifiers as {@code ns.name}) whose flows the
+ *       job's state holds, written by every run before its job starts, so a {@code DROP TABLE} run
+ *       from any file finds the state to delete with the table (docs/semantics.md S9, {@code
+ *       DROP_SHARES_STATE});
  *   <li>{@code files-seen.json}: size and modification time (ms) of each input file when it was
  *       read, so a file that changed afterwards is reported (files are read once, by path);
  *   <li>{@code committed-savepoint}: the savepoint of the last run that stopped cleanly — its job
@@ -120,6 +125,30 @@ final class LocalJobState implements AutoCloseable {
         Path f = root.resolve(COMMITTED_SAVEPOINT);
         return Files.exists(f)
                 && Files.readString(f).equals(stateDir.toAbsolutePath().normalize().toString());
+    }
+
+    // ---- tables written -----------------------------------------------------------------------
+
+    private static final String TABLES = "tables.json";
+
+    /** Records the tables the job's flows write ({@code tables.json}), in the given order. */
+    void saveTables(Collection<String> tables) throws IOException {
+        write(root.resolve(TABLES), JSON.valueToTree(new ArrayList<>(tables)));
+    }
+
+    /**
+     * The tables recorded by {@link #saveTables} in a job's records folder {@code stateRoot}
+     * ({@code <checkpoint folder>.state}); empty when none were recorded (no run since this record
+     * was introduced, or no such folder).
+     */
+    static Optional<List<String>> readTables(Path stateRoot) throws IOException {
+        Path f = stateRoot.resolve(TABLES);
+        if (!Files.isRegularFile(f)) {
+            return Optional.empty();
+        }
+        List<String> out = new ArrayList<>();
+        JSON.readTree(f.toFile()).forEach(n -> out.add(n.asText()));
+        return Optional.of(out);
     }
 
     // ---- flow definitions --------------------------------------------------------------------

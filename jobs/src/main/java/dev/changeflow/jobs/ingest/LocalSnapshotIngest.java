@@ -109,6 +109,9 @@ public final class LocalSnapshotIngest {
                 checkpoints.delete();
                 state.clear();
             }
+            List<String> written = new ArrayList<>();
+            plans.forEach(p -> written.add(p.target.toString()));
+            state.saveTables(written); // S9: found by a DROP TABLE of any file
             Optional<Path> restore = checkpoints.latest();
             if (restore.isEmpty()) {
                 for (SnapshotJob.Plan p : plans) {

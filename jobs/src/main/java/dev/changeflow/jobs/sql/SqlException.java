@@ -99,7 +99,12 @@ public final class SqlException extends IllegalArgumentException {
         /**
          * DROP TABLE of a table whose flow shares a job's saved state with a table that stays (S9).
          */
-        DROP_SHARES_STATE
+        DROP_SHARES_STATE,
+        /**
+         * An INSERT of a Gold file that Flink cannot plan (G2), found before any Gold table is
+         * emptied.
+         */
+        INVALID_QUERY
     }
 
     private final Code code;

@@ -477,6 +477,7 @@ public final class SqlPipeline {
 
     /** As {@link #plan()}, taking columns the source dropped from the existing tables (A7). */
     private IngestPlan planAgainst(@Nullable CatalogSettings tables) throws IOException {
+        checkPlainJsonRouting();
         try {
             if (config.kafka != null) {
                 // A5: the first record of each partition chooses the default sequence
@@ -570,6 +571,53 @@ public final class SqlPipeline {
         } catch (IllegalArgumentException | AutoCdcException e) {
             throw locate(e);
         }
+    }
+
+    /**
+     * S2: plain JSON rows ({@code format => 'json'}) name no table, so a job routes them to its one
+     * flow only; with several flows reading different {@code read_files} paths every row would be
+     * quarantined as {@code UNKNOWN_TOPIC} and its file marked read. Such a job is refused before
+     * anything runs, at the {@code read_files} of the first flow whose path differs from the first
+     * flow's.
+     *
+     * @throws SqlException {@code CONFLICTING_SOURCES}, naming each path and its tables and the
+     *     fix: a job per table (REFRESH statements or {@code --refresh})
+     */
+    private void checkPlainJsonRouting() {
+        if (!"json".equalsIgnoreCase(config.format) || config.kafka != null || inputs.size() < 2) {
+            return;
+        }
+        Map<Path, List<String>> byPath = new LinkedHashMap<>();
+        SqlPosition at = null;
+        for (int i = 0; i < flowTargets.size(); i++) {
+            Input in = flowInputs.get(i);
+            if (in == null) {
+                continue;
+            }
+            if (at == null && !byPath.isEmpty() && !byPath.containsKey(in.path())) {
+                at = in.position();
+            }
+            byPath.computeIfAbsent(in.path(), k -> new ArrayList<>()).add(flowTargets.get(i));
+        }
+        if (at == null) {
+            return;
+        }
+        List<String> read = new ArrayList<>();
+        byPath.forEach((path, t) -> read.add(path + " (" + String.join(", ", t) + ")"));
+        List<String> refresh = new ArrayList<>();
+        flowTargets.forEach(t -> refresh.add("REFRESH STREAMING TABLE " + t + ";"));
+        throw new SqlException(
+                Code.CONFLICTING_SOURCES,
+                at,
+                "format 'json' rows name no table, so one job cannot tell which flow a row"
+                        + " belongs to, and this run's flows read different read_files paths: "
+                        + String.join("; ", read)
+                        + ". Every row would be quarantined as UNKNOWN_TOPIC. Refresh each table"
+                        + " as a job of its own ("
+                        + String.join(" ", refresh)
+                        + " in the file, or run --refresh "
+                        + flowTargets.get(0)
+                        + "), or use format 'debezium-json' records, which name their table");
     }
 
     /** Per kind of source, the tables whose flows read it: "files (a, b)", ... */

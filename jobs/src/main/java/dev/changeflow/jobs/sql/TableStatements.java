@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.sql;
 
 import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.ingest.LocalIngest;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.operators.Expectation;
@@ -26,6 +27,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -382,7 +384,13 @@ public final class TableStatements {
      * is given. The saved state of each job of the file that writes the table ({@link
      * SqlPipeline#jobsWriting}) is deleted with it, so a re-created table starts fresh; a job whose
      * state also holds a table that exists and is not dropped by the file is {@code
-     * DROP_SHARES_STATE} (its state cannot be split).
+     * DROP_SHARES_STATE} (its state cannot be split). The same holds for the saved state of every
+     * other local job under {@code checkpointBase} whose runs recorded that they write the table
+     * ({@link LocalIngest#tablesOfState}): a DROP run from a file of DROP statements alone, or from
+     * another pipeline file, deletes the state of the job that owns the table, or is {@code
+     * DROP_SHARES_STATE} naming that job when its state also holds a table that exists and is not
+     * dropped by the file. Otherwise the job's next run would resume from the state (its files
+     * read, its AUTO CDC keys) and leave the re-created table empty.
      *
      * @param targets and {@code defaultNamespace}: how names map to tables ({@link #identifier})
      */
@@ -402,6 +410,9 @@ public final class TableStatements {
         java.util.Collections.sort(jobs);
         List<String> dropped = new ArrayList<>();
         pipeline.drops().forEach(d -> dropped.add(d.table().toLowerCase(java.util.Locale.ROOT)));
+        java.util.Set<TableIdentifier> droppedIds = new java.util.HashSet<>();
+        pipeline.drops()
+                .forEach(d -> droppedIds.add(identifier(d.table(), targets, defaultNamespace)));
         List<DropPlan> plans = new ArrayList<>();
         for (int i = 0; i < pipeline.drops().size(); i++) {
             SqlStatement.Drop d = pipeline.drops().get(i);
@@ -455,6 +466,53 @@ public final class TableStatements {
                                         + d.table()
                                         + " FULL instead");
                     }
+                }
+                folders.add(folder);
+            }
+            // the saved state of any other job that writes the table, whatever file or flows
+            // file it was run from: found through the tables its runs record beside it
+            for (String job : jobs) {
+                Path folder = checkpointBase.resolve(job);
+                if (job.endsWith(".state") || folders.contains(folder)) {
+                    continue;
+                }
+                Optional<List<String>> held = LocalIngest.tablesOfState(folder);
+                if (held.isEmpty()) {
+                    continue;
+                }
+                List<TableIdentifier> ids = new ArrayList<>();
+                held.get().forEach(t -> ids.add(TableIdentifier.parse(t)));
+                if (!ids.contains(id)) {
+                    continue;
+                }
+                for (TableIdentifier other : ids) {
+                    if (other.equals(id)
+                            || droppedIds.contains(other)
+                            || !catalog.tableExists(other)) {
+                        continue;
+                    }
+                    throw new SqlException(
+                            Code.DROP_SHARES_STATE,
+                            d.position(),
+                            "DROP TABLE "
+                                    + d.table()
+                                    + ": the saved state of job '"
+                                    + job
+                                    + "' ("
+                                    + folder
+                                    + "), which its next run resumes from, holds the flows of "
+                                    + held.get().stream()
+                                            .collect(java.util.stream.Collectors.joining(", "))
+                                    + ", and table "
+                                    + other
+                                    + " stays; drop those tables together (add DROP TABLE "
+                                    + other
+                                    + "; to this file), or rebuild "
+                                    + id
+                                    + " in job '"
+                                    + job
+                                    + "' itself (run its file with --full-refresh naming"
+                                    + " every table of the job, or ingest --from-scratch)");
                 }
                 folders.add(folder);
             }

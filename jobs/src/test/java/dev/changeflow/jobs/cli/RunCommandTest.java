@@ -128,6 +128,63 @@ class RunCommandTest {
                                 + " (id INT NOT NULL, status STRING)\n");
     }
 
+    /**
+     * S2: plain JSON rows name no table, so two flows reading different read_files paths in one job
+     * would quarantine every row as UNKNOWN_TOPIC (and mark the files read); the dry run and the
+     * run refuse it before anything is written, and a job per table is accepted.
+     */
+    @Test
+    void plainJsonFlowsOverDifferentPathsInOneJobAreRefusedBeforeAnythingIsWritten()
+            throws Exception {
+        Files.createDirectories(dir.resolve("in/cust"));
+        Files.createDirectories(dir.resolve("in/pay"));
+        Files.writeString(dir.resolve("in/cust/1.jsonl"), "{\"id\":1,\"name\":\"a\"}\n");
+        Files.writeString(dir.resolve("in/pay/1.jsonl"), "{\"id\":7,\"amount\":70}\n");
+        String tables =
+                "USE SCHEMA shop;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE customers (id INT, name STRING)\n"
+                        + "  AS SELECT * FROM STREAM read_files('in/cust', format => 'json');\n"
+                        + "CREATE OR REFRESH STREAMING TABLE payments (id INT, amount INT)\n"
+                        + "  AS SELECT * FROM STREAM read_files('in/pay', format => 'json');\n";
+        Path f = dir.resolve("combo.sql");
+        Files.writeString(f, tables);
+        Path warehouse = dir.resolve("warehouse");
+        String expected =
+                f
+                        + ":5:27: CONFLICTING_SOURCES: format 'json' rows name no table, so one job"
+                        + " cannot tell which flow a row belongs to, and this run's flows read"
+                        + " different read_files paths: "
+                        + dir.resolve("in/cust")
+                        + " (customers); "
+                        + dir.resolve("in/pay")
+                        + " (payments). Every row would be quarantined as UNKNOWN_TOPIC. Refresh"
+                        + " each table as a job of its own (REFRESH STREAMING TABLE customers;"
+                        + " REFRESH STREAMING TABLE payments; in the file, or run --refresh"
+                        + " customers), or use format 'debezium-json' records, which name their"
+                        + " table";
+        for (String[] args :
+                List.of(
+                        new String[] {"--dry-run", "--warehouse", warehouse.toString()},
+                        new String[] {"--warehouse", warehouse.toString()})) {
+            List<String> all = new ArrayList<>(List.of(args));
+            all.add(f.toString());
+            assertThatThrownBy(() -> command(all.toArray(new String[0])).call())
+                    .isInstanceOf(SqlException.class)
+                    .hasMessage(expected);
+            assertThat(warehouse).doesNotExist();
+        }
+
+        // a job per table: each routes every row of its path to its one flow
+        Files.writeString(
+                f,
+                tables + "REFRESH STREAMING TABLE customers;\nREFRESH STREAMING TABLE payments;\n");
+        assertThat(run(f, "--dry-run", "--warehouse", warehouse.toString()))
+                .contains("Pipeline combo-refresh-customers (")
+                .contains("Pipeline combo-refresh-payments (")
+                .endsWith("Dry run: no table or state was written.\n");
+        assertThat(warehouse).doesNotExist();
+    }
+
     @Test
     void aMissingInputFailsWithItsPlaceBeforeAnythingIsWritten() throws Exception {
         Path f = pipeline(PIPELINE.replace("'in/cdc.jsonl',", "'in/missing.jsonl',"));

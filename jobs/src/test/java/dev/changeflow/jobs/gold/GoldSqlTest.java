@@ -520,4 +520,123 @@ class GoldSqlTest {
                 .hasMessageContaining("--bounded");
         assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
     }
+
+    /**
+     * G3: a bad INSERT is found when the file is planned, before the run empties the Gold tables
+     * for their rebuild: {@code gold FILE.sql} exits with {@code INVALID_QUERY} at the statement
+     * (at the column Flink names), and every Gold table keeps its rows and snapshots, the good
+     * INSERT's table too.
+     */
+    @Test
+    void aBadInsertFailsBeforeAnyGoldTableIsEmptied() throws Exception {
+        Catalog catalog = silver();
+        Schema goldSchema =
+                new Schema(
+                        java.util.List.of(
+                                Types.NestedField.required(1, "g", Types.StringType.get()),
+                                Types.NestedField.optional(2, "n", Types.LongType.get()),
+                                Types.NestedField.optional(3, "top", Types.LongType.get())),
+                        Set.of(1));
+        java.util.List<Table> gold = new java.util.ArrayList<>();
+        for (String name : java.util.List.of("good", "bad")) {
+            Table t =
+                    catalog.createTable(
+                            TableIdentifier.of("gold", name),
+                            goldSchema,
+                            PartitionSpec.unpartitioned(),
+                            Map.of(TableProperties.FORMAT_VERSION, "2"));
+            org.apache.iceberg.data.Record r =
+                    org.apache.iceberg.data.GenericRecord.create(goldSchema);
+            r.setField("g", "x");
+            r.setField("n", 2L);
+            r.setField("top", 9L);
+            org.apache.iceberg.io.DataWriter<org.apache.iceberg.data.Record> writer =
+                    new org.apache.iceberg.data.GenericFileWriterFactory.Builder(t)
+                            .build()
+                            .newDataWriter(
+                                    org.apache.iceberg.io.OutputFileFactory.builderFor(t, 1, 1)
+                                            .format(org.apache.iceberg.FileFormat.PARQUET)
+                                            .build()
+                                            .newOutputFile(t.spec(), null),
+                                    t.spec(),
+                                    null);
+            try (writer) {
+                writer.write(r);
+            }
+            t.newAppend().appendFile(writer.toDataFile()).commit();
+            gold.add(t);
+        }
+        String good =
+                "INSERT INTO gold.good SELECT grp, COUNT(*), MAX(amount) FROM silver.`s$changelog`"
+                        + " GROUP BY grp;\n";
+        Map<String, String> bad =
+                Map.of(
+                        // MAX(grp) is a STRING, the column top a BIGINT
+                        "types",
+                        "INSERT INTO gold.bad SELECT grp, COUNT(*), MAX(grp)\n"
+                                + "  FROM silver.`s$changelog` GROUP BY grp;\n",
+                        "column",
+                        "INSERT INTO gold.bad SELECT grp, COUNT(*), MAX(amout)\n"
+                                + "  FROM silver.`s$changelog` GROUP BY grp;\n",
+                        // a target without primary key is planned first (UPDATES_WITHOUT_...)
+                        "keyless",
+                        "CREATE TABLE gold.plain (g STRING, n BIGINT);\n"
+                                + "INSERT INTO gold.plain SELECT grp, amout FROM silver.s;\n");
+        Map<String, String> expected =
+                Map.of(
+                        "types",
+                        ":2:1: INVALID_QUERY: INSERT INTO changeflow.gold.bad: Flink cannot plan"
+                                + " it, so nothing was run and no Gold table was changed: Column"
+                                + " types of query result and sink for 'changeflow.gold.bad' do"
+                                + " not match.",
+                        "column",
+                        ":2:48: INVALID_QUERY: INSERT INTO changeflow.gold.bad: Flink cannot plan"
+                                + " it, so nothing was run and no Gold table was changed: SQL"
+                                + " validation failed. From line 1, column 48 to line 1, column"
+                                + " 52: Column 'amout' not found in any table",
+                        "keyless",
+                        ":3:36: INVALID_QUERY: INSERT INTO changeflow.gold.plain: Flink cannot"
+                                + " plan it, so nothing was run and no Gold table was changed: SQL"
+                                + " validation failed. From line 1, column 36 to line 1, column"
+                                + " 40: Column 'amout' not found in any table");
+        for (String kind : java.util.List.of("types", "column", "keyless")) {
+            java.util.List<java.util.List<Long>> before = new java.util.ArrayList<>();
+            gold.forEach(t -> before.add(snapshotIds(catalog, t)));
+            Path file = warehouse.resolve(kind + ".sql");
+            Files.writeString(file, good + bad.get(kind));
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            PrintStream stderr = System.err;
+            int code;
+            try {
+                System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+                code =
+                        Main.execute(
+                                "gold",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--bounded",
+                                file.toString());
+            } finally {
+                System.setErr(stderr);
+            }
+            for (int i = 0; i < gold.size(); i++) {
+                Table t = catalog.loadTable(TableIdentifier.of("gold", i == 0 ? "good" : "bad"));
+                assertThat(snapshotIds(catalog, t)).as(kind).isEqualTo(before.get(i));
+                assertThat(dev.changeflow.sinks.iceberg.TableRows.toCsvLines(t))
+                        .as(kind)
+                        .containsExactly("x,2,9");
+            }
+            assertThat(err.toString(StandardCharsets.UTF_8))
+                    .as(kind)
+                    .startsWith("error: " + file + expected.get(kind));
+            assertThat(code).as(kind).isEqualTo(2);
+        }
+    }
+
+    private static java.util.List<Long> snapshotIds(Catalog catalog, Table t) {
+        java.util.List<Long> ids = new java.util.ArrayList<>();
+        t.refresh();
+        t.snapshots().forEach(snap -> ids.add(snap.snapshotId()));
+        return ids;
+    }
 }
