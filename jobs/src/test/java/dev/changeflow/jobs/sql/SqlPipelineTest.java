@@ -580,8 +580,11 @@ class SqlPipelineTest {
                         + " format-version, from-snapshot, ignore-null-updates, keys, maintenance,"
                         + " maintenance-commit-count, maintenance-data-file-count,"
                         + " maintenance-delete-file-count, maintenance-delete-file-threshold,"
-                        + " maintenance-interval, maintenance-lock-jdbc-uri, maintenance-rate-limit,"
-                        + " name, on-invalid-record,"
+                        + " maintenance-expire-interval, maintenance-expire-older-than,"
+                        + " maintenance-interval, maintenance-lock-jdbc-uri,"
+                        + " maintenance-manifest-count, maintenance-orphans-interval,"
+                        + " maintenance-orphans-older-than, maintenance-rate-limit,"
+                        + " maintenance-retain-last, name, on-invalid-record,"
                         + " on-schema-change, partitioned-by, replace-using, scd-type, schema, sequence-by, table,"
                         + " target, tombstone-gc-threshold, track-history-on, truncate,"
                         + " unavailable-value-placeholder)");
