@@ -422,7 +422,15 @@ public final class GoldSql {
         if (o.onStart != null && result.getJobClient().isPresent()) {
             o.onStart.accept(result.getJobClient().get());
         }
-        result.await();
+        try {
+            result.await();
+        } catch (ExecutionException e) {
+            if (cancelled(e)) {
+                o.out.println("Stopped: the Gold tables hold what the last checkpoint committed.");
+                return;
+            }
+            throw e;
+        }
         o.out.println("Done: the Gold tables are committed.");
         ChangeflowCatalog catalog = changeflowCatalog(planned.tEnv());
         for (Map.Entry<String, Table> g : planned.gold().entrySet()) {

@@ -503,6 +503,31 @@ class GoldSqlTest {
                 .hasMessageContaining("maintenance is on but every trigger is off");
     }
 
+    /**
+     * An unbounded local run (no maintenance) whose job is cancelled ends {@code runLocal}
+     * normally, as {@link GoldSql.Options#onStart} promises, with the "Stopped" line (before, the
+     * cancellation came out of {@code TableResult.await} as a failure).
+     */
+    @Test
+    void aCancelledUnboundedRunEndsNormally() throws Exception {
+        silver();
+        Path file = warehouse.resolve("g.sql");
+        Files.writeString(
+                file,
+                "CREATE TABLE gold.t (g STRING, n BIGINT, PRIMARY KEY (g) NOT ENFORCED);\n"
+                        + "INSERT INTO gold.t SELECT grp, COUNT(*) FROM silver.`s$changelog`"
+                        + " GROUP BY grp;\n");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        GoldSql.Options o = new GoldSql.Options();
+        o.warehouse = warehouse;
+        o.parallelism = 1;
+        o.out = new PrintStream(out, true, StandardCharsets.UTF_8);
+        o.onStart = job -> job.cancel();
+        GoldSql.runLocal(GoldSql.read(file), settings(), o);
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .endsWith("Stopped: the Gold tables hold what the last checkpoint committed.\n");
+    }
+
     /** Maintenance keeps the job running, so it cannot go with --bounded; nothing is written. */
     @Test
     void maintenanceWithBoundedIsRefused() throws Exception {
