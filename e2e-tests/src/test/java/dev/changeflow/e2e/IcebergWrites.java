@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * unpartitioned tables), for tests that build a table's versions themselves — a Silver table as an
  * SCD1 streaming table gets them: new row images, and the keys they replace or delete.
  */
-final class IcebergWrites {
+public final class IcebergWrites {
     private static final AtomicLong FILES = new AtomicLong();
 
     private IcebergWrites() {}
@@ -33,7 +33,7 @@ final class IcebergWrites {
     }
 
     /** A data file of {@code rows} (records of the table's schema), not yet committed. */
-    static DataFile dataFile(Table table, List<Record> rows) {
+    public static DataFile dataFile(Table table, List<Record> rows) {
         DataWriter<Record> writer =
                 new GenericFileWriterFactory.Builder(table)
                         .build()
@@ -51,7 +51,7 @@ final class IcebergWrites {
      * An equality-delete file of {@code keys} (records of {@code keySchema}, the columns of field
      * ids {@code fieldIds}), not yet committed.
      */
-    static DeleteFile equalityDeletes(
+    public static DeleteFile equalityDeletes(
             Table table, Schema keySchema, int[] fieldIds, List<Record> keys) {
         EqualityDeleteWriter<Record> writer =
                 new GenericFileWriterFactory.Builder(table)
