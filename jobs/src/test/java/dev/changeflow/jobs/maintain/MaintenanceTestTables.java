@@ -2,6 +2,7 @@ package dev.changeflow.jobs.maintain;
 
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.TableChanges;
+import dev.changeflow.sources.cdf.retention.FlinkCommitters;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
@@ -99,6 +100,20 @@ final class MaintenanceTestTables {
     /** {@code db.<name>} as a fresh instance (another writer's view). */
     Table load(String name) {
         return catalog.loadTable(TableIdentifier.of("db", name));
+    }
+
+    /**
+     * The summary stamp of a commit of Iceberg's Flink sink committer: job id, operator id and the
+     * checkpoint id the commit holds (F7).
+     */
+    static Map<String, String> stamp(String job, String operator, long checkpoint) {
+        return Map.of(
+                FlinkCommitters.JOB_ID,
+                job,
+                FlinkCommitters.OPERATOR_ID,
+                operator,
+                FlinkCommitters.MAX_COMMITTED_CHECKPOINT_ID,
+                Long.toString(checkpoint));
     }
 
     static Record row(long id, String name) {
