@@ -1,13 +1,12 @@
 package dev.changeflow.e2e;
 
+import dev.changeflow.sinks.iceberg.ForwardingTableOperations;
+
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.hadoop.HadoopCatalog;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -93,26 +92,11 @@ public class FailingCommitCatalog extends HadoopCatalog {
         TableOperations delegate = super.newTableOps(identifier);
         // the table to fail is checked at commit time: a committer keeps its loaded table for a
         // while
-        return new TableOperations() {
-            @Override
-            public TableMetadata current() {
-                return delegate.current();
-            }
-
-            @Override
-            public TableMetadata refresh() {
-                return delegate.refresh();
-            }
-
+        return new ForwardingTableOperations(delegate) {
             @Override
             public void commit(TableMetadata base, TableMetadata metadata) {
                 boolean newSnapshot =
-                        identifier.name().equals(tableName)
-                                && base != null
-                                && metadata.currentSnapshot() != null
-                                && (base.currentSnapshot() == null
-                                        || base.currentSnapshot().snapshotId()
-                                                != metadata.currentSnapshot().snapshotId());
+                        identifier.name().equals(tableName) && addsSnapshot(base, metadata);
                 if (newSnapshot && FAILURES_LEFT.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                     FAILED.incrementAndGet();
                     throw new IllegalStateException(
@@ -139,41 +123,6 @@ public class FailingCommitCatalog extends HadoopCatalog {
                                             + identifier
                                             + " succeeded, its answer was lost (test)"));
                 }
-            }
-
-            @Override
-            public FileIO io() {
-                return delegate.io();
-            }
-
-            @Override
-            public EncryptionManager encryption() {
-                return delegate.encryption();
-            }
-
-            @Override
-            public String metadataFileLocation(String fileName) {
-                return delegate.metadataFileLocation(fileName);
-            }
-
-            @Override
-            public LocationProvider locationProvider() {
-                return delegate.locationProvider();
-            }
-
-            @Override
-            public TableOperations temp(TableMetadata uncommittedMetadata) {
-                return delegate.temp(uncommittedMetadata);
-            }
-
-            @Override
-            public long newSnapshotId() {
-                return delegate.newSnapshotId();
-            }
-
-            @Override
-            public boolean requireStrictCleanup() {
-                return delegate.requireStrictCleanup();
             }
         };
     }

@@ -6,16 +6,11 @@ import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
-import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.iceberg.TableRows;
-import dev.changeflow.sinks.quarantine.QuarantineTable;
 import dev.changeflow.sources.cdf.TableChanges;
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 import dev.changeflow.sources.files.SourceLine;
 
-import org.apache.flink.configuration.CheckpointingOptions;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -25,10 +20,8 @@ import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,6 +38,15 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 
+import static dev.changeflow.e2e.PacedAccountsIngest.ACCOUNTS;
+import static dev.changeflow.e2e.PacedAccountsIngest.accountsUpTo;
+import static dev.changeflow.e2e.PacedAccountsIngest.ancestry;
+import static dev.changeflow.e2e.PacedAccountsIngest.batchBounds;
+import static dev.changeflow.e2e.PacedAccountsIngest.createTables;
+import static dev.changeflow.e2e.PacedAccountsIngest.environment;
+import static dev.changeflow.e2e.PacedAccountsIngest.finalAccounts;
+import static dev.changeflow.e2e.PacedAccountsIngest.jobConfiguration;
+import static dev.changeflow.e2e.PacedAccountsIngest.rows;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -79,11 +81,7 @@ class InJobExpiryITCase {
 
     @TempDir Path tmp;
 
-    private static final TableIdentifier ACCOUNTS =
-            TableIdentifier.of("public", "pgbench_accounts");
-    private static final String ACCOUNTS_TOPIC = "\"topic\":\"pgbench.public.pgbench_accounts\"";
     private static final int MAX_AID = 2_000;
-    private static final String KEY_PREFIX = "{\"key\":{\"aid\":";
 
     /** The consumer's next version: it needs version 5 and later. */
     private static final long CONSUMER_NEXT = 6;
@@ -91,30 +89,10 @@ class InJobExpiryITCase {
     /** The summary key only Iceberg's manifest rewrite writes. */
     private static final String ENTRIES_PROCESSED = "entries-processed";
 
-    private static boolean keptAccount(String line) {
-        if (!line.contains(ACCOUNTS_TOPIC) || !line.startsWith(KEY_PREFIX)) {
-            return false;
-        }
-        int end = line.indexOf('}', KEY_PREFIX.length());
-        return Integer.parseInt(line.substring(KEY_PREFIX.length(), end)) <= MAX_AID;
-    }
-
     private static final String FLOWS =
-            String.join(
-                    "\n",
-                    "name: in-job-expiry",
-                    "format: debezium-json",
-                    "namespace: public",
-                    "flows:",
-                    "  - table: pgbench_accounts",
-                    "    keys: [aid]",
-                    "    schema: 'aid INT, bid INT, abalance INT, filler STRING'",
-                    "    maintenance: true",
-                    "    maintenance-commit-count: 2",
-                    "    maintenance-data-file-count: 0",
-                    "    maintenance-delete-file-count: 2",
-                    "    maintenance-interval: 0",
-                    "    maintenance-rate-limit: 300ms",
+            PacedAccountsIngest.flows(
+                    "in-job-expiry",
+                    PacedAccountsIngest.COMPACTION_OPTIONS,
                     "    maintenance-expire-older-than: 1ms",
                     "    maintenance-expire-interval: 300ms",
                     "    maintenance-manifest-count: 3",
@@ -133,13 +111,7 @@ class InJobExpiryITCase {
         IngestPlan.Flow flow = plan.flows.get(0);
         assertThat(flow.config.maintenance.expiryGraphOn()).isTrue();
         assertThat(flow.config.maintenance.orphansOn()).isTrue();
-        StreamingTables.ensureTable(
-                catalog,
-                flow.target,
-                flow.spec.targetType(),
-                flow.spec.identifierFields(),
-                flow.tableOptions);
-        QuarantineTable.ensure(catalog, plan.quarantineNamespace);
+        createTables(catalog, plan);
         Table table = catalog.loadTable(ACCOUNTS);
         ConsumerRegistry.forTable(table).write("reader", CONSUMER_NEXT, Instant.now());
         Path orphan = localPath(table.location()).resolve("data").resolve("orphan-0.parquet");
@@ -147,29 +119,12 @@ class InJobExpiryITCase {
         Files.writeString(orphan, "not referenced by any snapshot");
         Files.setLastModifiedTime(orphan, FileTime.from(Instant.now().minus(Duration.ofHours(2))));
 
-        List<String> oracle = new ArrayList<>();
-        for (String line : SharedData.finalCsv("pgbench_accounts")) {
-            if (Integer.parseInt(line.substring(0, line.indexOf(','))) <= MAX_AID) {
-                oracle.add(line);
-            }
-        }
-        oracle = PgbenchCaptureITCase.sortedByKey(oracle);
+        List<String> oracle = PgbenchCaptureITCase.sortedByKey(finalAccounts(MAX_AID));
         assertThat(oracle).hasSizeGreaterThan(MAX_AID - 50);
 
-        Configuration conf = new Configuration();
-        conf.set(
-                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
-                tmp.resolve("checkpoints").toUri().toString());
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "disable");
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(1);
-        env.enableCheckpointing(100);
-        int[] bounds = {
-            0, 100_011, 110_011, 120_011, 130_011, 140_011, 140_611, 141_061, 141_111, 141_311,
-            141_511
-        };
+        StreamExecutionEnvironment env = environment(jobConfiguration(tmp.resolve("checkpoints")));
         DataStream<SourceLine> lines =
-                PacedCaptureLines.stream(env, capture, bounds, InJobExpiryITCase::keptAccount);
+                PacedCaptureLines.stream(env, capture, batchBounds(), accountsUpTo(MAX_AID));
         IngestJob.build(lines, plan, settings);
         List<String> expected = oracle;
         JobClient job = env.executeAsync("ingest with in-job expiry");
@@ -292,19 +247,6 @@ class InJobExpiryITCase {
         return b.toString();
     }
 
-    private static List<Snapshot> ancestry(Table t) {
-        t.refresh();
-        if (t.currentSnapshot() == null) {
-            return List.of();
-        }
-        List<Snapshot> out = new ArrayList<>();
-        for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
-            out.add(s);
-        }
-        java.util.Collections.reverse(out);
-        return out;
-    }
-
     private static String describe(Table t) {
         StringBuilder b = new StringBuilder();
         for (Snapshot s : ancestry(t)) {
@@ -315,14 +257,5 @@ class InJobExpiryITCase {
                     .append(' ');
         }
         return b.toString();
-    }
-
-    private static List<String> rows(Table t) {
-        t.refresh();
-        List<String> out = new ArrayList<>();
-        for (Record r : TableRows.read(t)) {
-            out.add(TableRows.toCsvLine(r));
-        }
-        return PgbenchCaptureITCase.sortedByKey(out);
     }
 }

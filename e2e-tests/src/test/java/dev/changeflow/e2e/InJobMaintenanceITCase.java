@@ -8,14 +8,11 @@ import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.InJobMaintenance;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
-import dev.changeflow.sinks.iceberg.TableRows;
-import dev.changeflow.sinks.quarantine.QuarantineTable;
 import dev.changeflow.sources.cdf.TableChanges;
 import dev.changeflow.sources.files.SourceLine;
 
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -27,10 +24,8 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,6 +38,15 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 
+import static dev.changeflow.e2e.PacedAccountsIngest.ACCOUNTS;
+import static dev.changeflow.e2e.PacedAccountsIngest.accountsUpTo;
+import static dev.changeflow.e2e.PacedAccountsIngest.ancestry;
+import static dev.changeflow.e2e.PacedAccountsIngest.batchBounds;
+import static dev.changeflow.e2e.PacedAccountsIngest.createTables;
+import static dev.changeflow.e2e.PacedAccountsIngest.environment;
+import static dev.changeflow.e2e.PacedAccountsIngest.finalAccounts;
+import static dev.changeflow.e2e.PacedAccountsIngest.jobConfiguration;
+import static dev.changeflow.e2e.PacedAccountsIngest.rows;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -76,58 +80,13 @@ class InJobMaintenanceITCase {
 
     @TempDir Path tmp;
 
-    private static final TableIdentifier ACCOUNTS =
-            TableIdentifier.of("public", "pgbench_accounts");
-    private static final String ACCOUNTS_TOPIC = "\"topic\":\"pgbench.public.pgbench_accounts\"";
-
     /** The accounts kept (aid 1 to this): a fifth of the capture's, to keep the runs short. */
     private static final int MAX_AID = 20_000;
 
-    private static final String KEY_PREFIX = "{\"key\":{\"aid\":";
-
-    /** Whether a capture line is a change (or tombstone) of an account with aid ≤ MAX_AID. */
-    private static boolean keptAccount(String line) {
-        if (!line.contains(ACCOUNTS_TOPIC) || !line.startsWith(KEY_PREFIX)) {
-            return false;
-        }
-        int end = line.indexOf('}', KEY_PREFIX.length());
-        return Integer.parseInt(line.substring(KEY_PREFIX.length(), end)) <= MAX_AID;
-    }
-
     private static String flows(boolean maintenance) {
-        List<String> lines =
-                new ArrayList<>(
-                        List.of(
-                                "name: in-job-maintenance",
-                                "format: debezium-json",
-                                "namespace: public",
-                                "flows:",
-                                "  - table: pgbench_accounts",
-                                "    keys: [aid]",
-                                "    schema: 'aid INT, bid INT, abalance INT, filler STRING'"));
-        if (maintenance) {
-            lines.addAll(
-                    List.of(
-                            "    maintenance: true",
-                            "    maintenance-commit-count: 2",
-                            "    maintenance-data-file-count: 0",
-                            "    maintenance-delete-file-count: 2",
-                            "    maintenance-interval: 0",
-                            "    maintenance-rate-limit: 300ms"));
-        }
-        return String.join("\n", lines);
-    }
-
-    /**
-     * Batches as line indexes of the capture (see {@link ChangeFeedDifferentialITCase}): the
-     * accounts' snapshot, 10,000 pgbench transactions in 4, then the deletes, re-inserts and
-     * updates in 5.
-     */
-    private static int[] bounds() {
-        return new int[] {
-            0, 100_011, 110_011, 120_011, 130_011, 140_011, 140_611, 141_061, 141_111, 141_311,
-            141_511
-        };
+        return PacedAccountsIngest.flows(
+                "in-job-maintenance",
+                maintenance ? PacedAccountsIngest.COMPACTION_OPTIONS : List.of());
     }
 
     @Test
@@ -154,12 +113,7 @@ class InJobMaintenanceITCase {
                 (System.nanoTime() - t0) / 1e9, describe(compacted));
         // the table: exact
         assertThat(rows(compacted)).isEqualTo(rows(plain));
-        List<String> oracle = new ArrayList<>();
-        for (String line : SharedData.finalCsv("pgbench_accounts")) {
-            if (Integer.parseInt(line.substring(0, line.indexOf(','))) <= MAX_AID) {
-                oracle.add(line);
-            }
-        }
+        List<String> oracle = finalAccounts(MAX_AID);
         assertThat(oracle).hasSizeGreaterThan(MAX_AID - 200);
         assertThat(rows(compacted)).isEqualTo(PgbenchCaptureITCase.sortedByKey(oracle));
 
@@ -238,28 +192,15 @@ class InJobMaintenanceITCase {
                         FlowsFile.parse(flows(maintenance), "flows.yaml"), List.of(capture));
         IngestPlan.Flow flow = plan.flows.get(0);
         assertThat(flow.config.maintenance.enabled()).isEqualTo(maintenance);
-        StreamingTables.ensureTable(
-                catalog,
-                flow.target,
-                flow.spec.targetType(),
-                flow.spec.identifierFields(),
-                flow.tableOptions);
-        QuarantineTable.ensure(catalog, plan.quarantineNamespace);
+        createTables(catalog, plan);
 
-        Configuration conf = new Configuration();
+        Configuration conf = jobConfiguration(tmp.resolve(name).resolve("checkpoints"));
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-        conf.set(
-                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
-                tmp.resolve(name).resolve("checkpoints").toUri().toString());
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "disable");
         conf.setString("taskmanager.memory.managed.fraction", "0.2");
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(1);
-        env.enableCheckpointing(100);
-        int[] bounds = bounds();
+        StreamExecutionEnvironment env = environment(conf);
         DataStream<SourceLine> lines =
-                PacedCaptureLines.stream(env, capture, bounds, InJobMaintenanceITCase::keptAccount);
+                PacedCaptureLines.stream(env, capture, batchBounds(), accountsUpTo(MAX_AID));
         IngestJob.build(lines, plan, settings);
         if (!maintenance) {
             env.execute("ingest " + name);
@@ -315,19 +256,6 @@ class InJobMaintenanceITCase {
                 > 0;
     }
 
-    private static List<Snapshot> ancestry(Table t) {
-        t.refresh();
-        if (t.currentSnapshot() == null) {
-            return List.of();
-        }
-        List<Snapshot> out = new ArrayList<>();
-        for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
-            out.add(s);
-        }
-        java.util.Collections.reverse(out);
-        return out;
-    }
-
     private static String describe(Table t) {
         StringBuilder b = new StringBuilder();
         for (Snapshot s : ancestry(t)) {
@@ -354,15 +282,6 @@ class InJobMaintenanceITCase {
         }
         out.values().forEach(l -> l.sort(null));
         return out;
-    }
-
-    private static List<String> rows(Table t) {
-        t.refresh();
-        List<String> out = new ArrayList<>();
-        for (Record r : TableRows.read(t)) {
-            out.add(TableRows.toCsvLine(r));
-        }
-        return PgbenchCaptureITCase.sortedByKey(out);
     }
 
     private static long total(Map<String, String> summary, String key) {

@@ -214,68 +214,50 @@ public final class FlowConfig implements Serializable {
         if (r.isSet(FlowOptions.UNAVAILABLE_VALUE_PLACEHOLDER)) {
             unavailablePlaceholder = r.get(FlowOptions.UNAVAILABLE_VALUE_PLACEHOLDER);
         }
+        TableMaintenanceOptions m = maintenance;
         maintenance =
                 TableMaintenanceOptions.builder()
-                        .enabled(pick(r, FlowOptions.MAINTENANCE, maintenance.enabled()))
-                        .commitCount(
-                                pick(
-                                        r,
-                                        FlowOptions.MAINTENANCE_COMMIT_COUNT,
-                                        maintenance.commitCount()))
+                        .enabled(pick(r, FlowOptions.MAINTENANCE, m.enabled()))
+                        .commitCount(pick(r, FlowOptions.MAINTENANCE_COMMIT_COUNT, m.commitCount()))
                         .dataFileCount(
-                                pick(
-                                        r,
-                                        FlowOptions.MAINTENANCE_DATA_FILE_COUNT,
-                                        maintenance.dataFileCount()))
+                                pick(r, FlowOptions.MAINTENANCE_DATA_FILE_COUNT, m.dataFileCount()))
                         .deleteFileCount(
                                 pick(
                                         r,
                                         FlowOptions.MAINTENANCE_DELETE_FILE_COUNT,
-                                        maintenance.deleteFileCount()))
-                        .interval(
-                                r.isSet(FlowOptions.MAINTENANCE_INTERVAL)
-                                        ? r.get(FlowOptions.MAINTENANCE_INTERVAL)
-                                        : maintenance.interval())
-                        .rateLimit(
-                                pick(
-                                        r,
-                                        FlowOptions.MAINTENANCE_RATE_LIMIT,
-                                        maintenance.rateLimit()))
+                                        m.deleteFileCount()))
+                        .interval(pick(r, FlowOptions.MAINTENANCE_INTERVAL, m.interval()))
+                        .rateLimit(pick(r, FlowOptions.MAINTENANCE_RATE_LIMIT, m.rateLimit()))
                         .deleteFileThreshold(
                                 pick(
                                         r,
                                         FlowOptions.MAINTENANCE_DELETE_FILE_THRESHOLD,
-                                        maintenance.deleteFileThreshold()))
+                                        m.deleteFileThreshold()))
                         .lockJdbcUri(
-                                r.isSet(FlowOptions.MAINTENANCE_LOCK_JDBC_URI)
-                                        ? r.get(FlowOptions.MAINTENANCE_LOCK_JDBC_URI)
-                                        : maintenance.lockJdbcUri())
+                                pick(r, FlowOptions.MAINTENANCE_LOCK_JDBC_URI, m.lockJdbcUri()))
                         .expireOlderThan(
-                                r.isSet(FlowOptions.MAINTENANCE_EXPIRE_OLDER_THAN)
-                                        ? r.get(FlowOptions.MAINTENANCE_EXPIRE_OLDER_THAN)
-                                        : maintenance.expireOlderThan())
-                        .retainLast(
                                 pick(
                                         r,
-                                        FlowOptions.MAINTENANCE_RETAIN_LAST,
-                                        maintenance.retainLast()))
+                                        FlowOptions.MAINTENANCE_EXPIRE_OLDER_THAN,
+                                        m.expireOlderThan()))
+                        .retainLast(pick(r, FlowOptions.MAINTENANCE_RETAIN_LAST, m.retainLast()))
                         .expireInterval(
-                                r.isSet(FlowOptions.MAINTENANCE_EXPIRE_INTERVAL)
-                                        ? r.get(FlowOptions.MAINTENANCE_EXPIRE_INTERVAL)
-                                        : maintenance.expireInterval())
-                        .manifestCount(
                                 pick(
                                         r,
-                                        FlowOptions.MAINTENANCE_MANIFEST_COUNT,
-                                        maintenance.manifestCount()))
+                                        FlowOptions.MAINTENANCE_EXPIRE_INTERVAL,
+                                        m.expireInterval()))
+                        .manifestCount(
+                                pick(r, FlowOptions.MAINTENANCE_MANIFEST_COUNT, m.manifestCount()))
                         .orphansOlderThan(
-                                r.isSet(FlowOptions.MAINTENANCE_ORPHANS_OLDER_THAN)
-                                        ? r.get(FlowOptions.MAINTENANCE_ORPHANS_OLDER_THAN)
-                                        : maintenance.orphansOlderThan())
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_ORPHANS_OLDER_THAN,
+                                        m.orphansOlderThan()))
                         .orphansInterval(
-                                r.isSet(FlowOptions.MAINTENANCE_ORPHANS_INTERVAL)
-                                        ? r.get(FlowOptions.MAINTENANCE_ORPHANS_INTERVAL)
-                                        : maintenance.orphansInterval())
+                                pick(
+                                        r,
+                                        FlowOptions.MAINTENANCE_ORPHANS_INTERVAL,
+                                        m.orphansInterval()))
                         .build();
         return this;
     }

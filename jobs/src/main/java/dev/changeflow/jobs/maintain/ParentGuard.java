@@ -1,12 +1,11 @@
 package dev.changeflow.jobs.maintain;
 
+import dev.changeflow.sinks.iceberg.ForwardingTableOperations;
+
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 
 /**
  * Table operations that let a commit through only while {@code main}'s current snapshot is the
@@ -16,13 +15,12 @@ import org.apache.iceberg.io.LocationProvider;
  * with {@link MainMovedException} instead (a {@link ValidationException}, so Iceberg deletes the
  * manifest list it wrote). Everything else is delegated.
  */
-final class ParentGuard implements TableOperations {
-    private final TableOperations delegate;
+final class ParentGuard extends ForwardingTableOperations {
     private final long expectedParent;
     private volatile Snapshot committed;
 
     ParentGuard(TableOperations delegate, long expectedParent) {
-        this.delegate = delegate;
+        super(delegate);
         this.expectedParent = expectedParent;
     }
 
@@ -42,16 +40,6 @@ final class ParentGuard implements TableOperations {
     }
 
     @Override
-    public TableMetadata current() {
-        return delegate.current();
-    }
-
-    @Override
-    public TableMetadata refresh() {
-        return delegate.refresh();
-    }
-
-    @Override
     public void commit(TableMetadata base, TableMetadata metadata) {
         Snapshot head = base.currentSnapshot();
         if (head == null || head.snapshotId() != expectedParent) {
@@ -63,40 +51,5 @@ final class ParentGuard implements TableOperations {
         }
         delegate.commit(base, metadata);
         committed = metadata.currentSnapshot();
-    }
-
-    @Override
-    public FileIO io() {
-        return delegate.io();
-    }
-
-    @Override
-    public EncryptionManager encryption() {
-        return delegate.encryption();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-        return delegate.metadataFileLocation(fileName);
-    }
-
-    @Override
-    public LocationProvider locationProvider() {
-        return delegate.locationProvider();
-    }
-
-    @Override
-    public TableOperations temp(TableMetadata uncommittedMetadata) {
-        return delegate.temp(uncommittedMetadata);
-    }
-
-    @Override
-    public long newSnapshotId() {
-        return delegate.newSnapshotId();
-    }
-
-    @Override
-    public boolean requireStrictCleanup() {
-        return delegate.requireStrictCleanup();
     }
 }

@@ -275,13 +275,7 @@ class K8sManifestsTest {
 
     @Test
     void aTypoFailsTheCheck() throws Exception {
-        JsonNode d =
-                deployments(
-                                documents(
-                                        Files.readString(
-                                                repo.resolve(
-                                                        "deploy/k8s/base/ingest-flinkdeployment.yaml"))))
-                        .get(0);
+        JsonNode d = baseDeployment("ingest-flinkdeployment.yaml");
         ObjectNode typo = d.deepCopy();
         ((ObjectNode) typo.path("spec").path("job")).put("upgradMode", "savepoint");
         assertThat(problems(typo)).anySatisfy(p -> assertThat(p).contains("upgradMode"));
@@ -312,34 +306,18 @@ class K8sManifestsTest {
                                 + "-cluster.jar /opt/flink/usrlib/changeflow.jar");
         String pom = Files.readString(repo.resolve("jobs/pom.xml"));
         assertThat(pom).contains("<shadedClassifierName>cluster</shadedClassifierName>");
-        JsonNode d =
-                deployments(
-                                documents(
-                                        Files.readString(
-                                                repo.resolve(
-                                                        "deploy/k8s/base/ingest-flinkdeployment.yaml"))))
-                        .get(0);
+        JsonNode d = baseDeployment("ingest-flinkdeployment.yaml");
         assertThat(d.path("spec").path("job").path("jarURI").asText())
                 .isEqualTo("local:///opt/flink/usrlib/changeflow.jar");
     }
 
     @Test
     void jobArgumentsParseWithTheLaunchersOwnParser() throws Exception {
-        List<JsonNode> docs =
-                documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")));
-        JsonNode config = docs.get(0).path("data");
-        JsonNode d =
-                deployments(
-                                documents(
-                                        Files.readString(
-                                                repo.resolve(
-                                                        "deploy/k8s/base/ingest-flinkdeployment.yaml"))))
-                        .get(0);
+        JsonNode config = baseConfig();
+        JsonNode d = baseDeployment("ingest-flinkdeployment.yaml");
         assertThat(d.path("spec").path("job").path("entryClass").asText())
                 .isEqualTo(Main.class.getName());
-        List<String> args = expandedArgs(d, config);
-        picocli.CommandLine.ParseResult parsed =
-                new picocli.CommandLine(new Main()).parseArgs(args.toArray(new String[0]));
+        picocli.CommandLine.ParseResult parsed = parseJobArgs(d, config);
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("ingest");
         IngestCommand ingest = (IngestCommand) parsed.subcommand().commandSpec().userObject();
         IngestConfig cfg =
@@ -357,6 +335,26 @@ class K8sManifestsTest {
                         "pgbench_branches",
                         "pgbench_tellers",
                         "pgbench_history");
+    }
+
+    /** The first FlinkDeployment of {@code deploy/k8s/base/<file>}. */
+    private static JsonNode baseDeployment(String file) throws IOException {
+        return deployments(documents(Files.readString(repo.resolve("deploy/k8s/base/" + file))))
+                .get(0);
+    }
+
+    /** The {@code data} of the base ConfigMap ({@code deploy/k8s/base/changeflow-config.yaml}). */
+    private static JsonNode baseConfig() throws IOException {
+        return documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")))
+                .get(0)
+                .path("data");
+    }
+
+    /** {@code deployment}'s job arguments, expanded from {@code config}, parsed by the launcher. */
+    private static picocli.CommandLine.ParseResult parseJobArgs(
+            JsonNode deployment, JsonNode config) {
+        return new picocli.CommandLine(new Main())
+                .parseArgs(expandedArgs(deployment, config).toArray(new String[0]));
     }
 
     /**
@@ -380,22 +378,11 @@ class K8sManifestsTest {
 
     @Test
     void goldJobArgumentsParseWithTheLaunchersOwnParser() throws Exception {
-        JsonNode config =
-                documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")))
-                        .get(0)
-                        .path("data");
-        JsonNode d =
-                deployments(
-                                documents(
-                                        Files.readString(
-                                                repo.resolve(
-                                                        "deploy/k8s/base/gold-flinkdeployment.yaml"))))
-                        .get(0);
+        JsonNode config = baseConfig();
+        JsonNode d = baseDeployment("gold-flinkdeployment.yaml");
         assertThat(d.path("spec").path("job").path("entryClass").asText())
                 .isEqualTo(Main.class.getName());
-        picocli.CommandLine.ParseResult parsed =
-                new picocli.CommandLine(new Main())
-                        .parseArgs(expandedArgs(d, config).toArray(new String[0]));
+        picocli.CommandLine.ParseResult parsed = parseJobArgs(d, config);
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("gold");
         GoldCommand gold = (GoldCommand) parsed.subcommand().commandSpec().userObject();
         GoldSpec spec = gold.spec();
@@ -417,22 +404,11 @@ class K8sManifestsTest {
      */
     @Test
     void goldSqlJobArgumentsParseAndNameTheMountedFile(@TempDir Path tmp) throws Exception {
-        JsonNode config =
-                documents(Files.readString(repo.resolve("deploy/k8s/base/changeflow-config.yaml")))
-                        .get(0)
-                        .path("data");
-        JsonNode d =
-                deployments(
-                                documents(
-                                        Files.readString(
-                                                repo.resolve(
-                                                        "deploy/k8s/base/gold-sql-flinkdeployment.yaml"))))
-                        .get(0);
+        JsonNode config = baseConfig();
+        JsonNode d = baseDeployment("gold-sql-flinkdeployment.yaml");
         assertThat(d.path("spec").path("job").path("entryClass").asText())
                 .isEqualTo(Main.class.getName());
-        picocli.CommandLine.ParseResult parsed =
-                new picocli.CommandLine(new Main())
-                        .parseArgs(expandedArgs(d, config).toArray(new String[0]));
+        picocli.CommandLine.ParseResult parsed = parseJobArgs(d, config);
         picocli.CommandLine.ParseResult gold = parsed.subcommand();
         assertThat(gold.commandSpec().name()).isEqualTo("gold");
         assertThat(gold.commandSpec().userObject()).isInstanceOf(GoldCommand.class);
@@ -467,40 +443,9 @@ class K8sManifestsTest {
         ((SupportsNamespaces) silver).createNamespace(Namespace.of("public"));
         Map<String, org.apache.iceberg.Schema> pgbench =
                 Map.of(
-                        "pgbench_accounts",
-                        new org.apache.iceberg.Schema(
-                                List.of(
-                                        Types.NestedField.required(
-                                                1, "aid", Types.IntegerType.get()),
-                                        Types.NestedField.optional(
-                                                2, "bid", Types.IntegerType.get()),
-                                        Types.NestedField.optional(
-                                                3, "abalance", Types.IntegerType.get()),
-                                        Types.NestedField.optional(
-                                                4, "filler", Types.StringType.get())),
-                                Set.of(1)),
-                        "pgbench_branches",
-                        new org.apache.iceberg.Schema(
-                                List.of(
-                                        Types.NestedField.required(
-                                                1, "bid", Types.IntegerType.get()),
-                                        Types.NestedField.optional(
-                                                2, "bbalance", Types.IntegerType.get()),
-                                        Types.NestedField.optional(
-                                                3, "filler", Types.StringType.get())),
-                                Set.of(1)),
-                        "pgbench_tellers",
-                        new org.apache.iceberg.Schema(
-                                List.of(
-                                        Types.NestedField.required(
-                                                1, "tid", Types.IntegerType.get()),
-                                        Types.NestedField.optional(
-                                                2, "bid", Types.IntegerType.get()),
-                                        Types.NestedField.optional(
-                                                3, "tbalance", Types.IntegerType.get()),
-                                        Types.NestedField.optional(
-                                                4, "filler", Types.StringType.get())),
-                                Set.of(1)));
+                        "pgbench_accounts", pgbenchSchema("aid", "bid", "abalance"),
+                        "pgbench_branches", pgbenchSchema("bid", "bbalance"),
+                        "pgbench_tellers", pgbenchSchema("tid", "bid", "tbalance"));
         pgbench.forEach(
                 (name, schema) ->
                         silver.createTable(
@@ -526,6 +471,22 @@ class K8sManifestsTest {
                                 .asText())
                 .isEqualTo("s3://lakehouse/flink/checkpoints/changeflow-gold-sql");
         assertThat(d.path("spec").path("job").path("upgradeMode").asText()).isEqualTo("savepoint");
+    }
+
+    /**
+     * A pgbench table's schema as ingest writes it: {@code key} (INT, required, the identifier
+     * field, id 1), then {@code intColumns} (nullable INT, ids 2…), then {@code filler} (nullable
+     * STRING).
+     */
+    private static org.apache.iceberg.Schema pgbenchSchema(String key, String... intColumns) {
+        List<Types.NestedField> fields = new ArrayList<>();
+        fields.add(Types.NestedField.required(1, key, Types.IntegerType.get()));
+        for (String column : intColumns) {
+            fields.add(
+                    Types.NestedField.optional(fields.size() + 1, column, Types.IntegerType.get()));
+        }
+        fields.add(Types.NestedField.optional(fields.size() + 1, "filler", Types.StringType.get()));
+        return new org.apache.iceberg.Schema(fields, Set.of(1));
     }
 
     @Test

@@ -20,6 +20,7 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -293,39 +294,28 @@ class GoldSqlTest {
                         "CREATE DATABASE IF NOT EXISTS gold;\nINSERT INTO gold.t SELECT 1",
                         "g.sql");
         GoldSql.Options o = new GoldSql.Options();
-        assertThatThrownBy(
-                        () ->
-                                GoldSql.submitCluster(
-                                        file,
-                                        StreamExecutionEnvironment.getExecutionEnvironment(),
-                                        settings(),
-                                        o))
+        ThrowingCallable submit =
+                () ->
+                        GoldSql.submitCluster(
+                                file,
+                                StreamExecutionEnvironment.getExecutionEnvironment(),
+                                settings(),
+                                o);
+        assertThatThrownBy(submit)
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(
                         "--cluster with FILE.sql needs the cluster's execution.checkpointing.dir (a"
                                 + " shared file system: the changelog reads record there which"
                                 + " Silver version each checkpoint holds, for the Gold commits)");
         o.bounded = true;
-        assertThatThrownBy(
-                        () ->
-                                GoldSql.submitCluster(
-                                        file,
-                                        StreamExecutionEnvironment.getExecutionEnvironment(),
-                                        settings(),
-                                        o))
+        assertThatThrownBy(submit)
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(
                         "--bounded is for local runs: a --cluster run reads Silver until it is"
                                 + " stopped");
         o.bounded = false;
         o.startingVersion = -2L;
-        assertThatThrownBy(
-                        () ->
-                                GoldSql.submitCluster(
-                                        file,
-                                        StreamExecutionEnvironment.getExecutionEnvironment(),
-                                        settings(),
-                                        o))
+        assertThatThrownBy(submit)
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("--starting-version must be >= 0, got -2");
         assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();

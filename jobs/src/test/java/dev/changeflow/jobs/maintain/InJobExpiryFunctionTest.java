@@ -51,6 +51,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import static dev.changeflow.jobs.maintain.MaintenanceTestTables.stamp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -360,16 +361,6 @@ class InJobExpiryFunctionTest {
         summary.forEach(append::set);
         append.commit();
         table.refresh();
-    }
-
-    private static Map<String, String> stamp(String job, String operator, long checkpoint) {
-        return Map.of(
-                FlinkCommitters.JOB_ID,
-                job,
-                FlinkCommitters.OPERATOR_ID,
-                operator,
-                FlinkCommitters.MAX_COMMITTED_CHECKPOINT_ID,
-                Long.toString(checkpoint));
     }
 
     /** Snapshot id by version. */

@@ -2,6 +2,7 @@ package dev.changeflow.jobs.maintain;
 
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.TableChanges;
+import dev.changeflow.sources.cdf.retention.FlinkCommitters;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
@@ -23,6 +24,7 @@ import org.apache.iceberg.deletes.PositionDeleteWriter;
 import org.apache.iceberg.hadoop.HadoopCatalog;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.FileWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.Types;
 
@@ -100,6 +102,20 @@ final class MaintenanceTestTables {
         return catalog.loadTable(TableIdentifier.of("db", name));
     }
 
+    /**
+     * The summary stamp of a commit of Iceberg's Flink sink committer: job id, operator id and the
+     * checkpoint id the commit holds (F7).
+     */
+    static Map<String, String> stamp(String job, String operator, long checkpoint) {
+        return Map.of(
+                FlinkCommitters.JOB_ID,
+                job,
+                FlinkCommitters.OPERATOR_ID,
+                operator,
+                FlinkCommitters.MAX_COMMITTED_CHECKPOINT_ID,
+                Long.toString(checkpoint));
+    }
+
     static Record row(long id, String name) {
         Record r = GenericRecord.create(SCHEMA);
         r.setField("id", id);
@@ -121,14 +137,7 @@ final class MaintenanceTestTables {
                                 fileFactory(table).newOutputFile(table.spec(), partition),
                                 table.spec(),
                                 partition);
-        try (writer) {
-            for (Record r : rows) {
-                writer.write(r);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return writer.toDataFile();
+        return writeAll(writer, List.of(rows)).toDataFile();
     }
 
     /** An equality-delete file on {@code id} carrying the complete {@code rows}, not committed. */
@@ -143,14 +152,7 @@ final class MaintenanceTestTables {
                                 fileFactory(table).newOutputFile(table.spec(), partition),
                                 table.spec(),
                                 partition);
-        try (writer) {
-            for (Record r : rows) {
-                writer.write(r);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return writer.toDeleteFile();
+        return writeAll(writer, List.of(rows)).toDeleteFile();
     }
 
     /**
@@ -159,41 +161,42 @@ final class MaintenanceTestTables {
      * it names two files, so it is partition-scoped.
      */
     DeleteFile positionDeletes(Table table, DataFile file, String otherLocation, long pos) {
-        StructLike partition = table.spec().isUnpartitioned() ? null : file.partition();
-        PositionDeleteWriter<Record> writer =
-                new GenericFileWriterFactory.Builder(table)
-                        .build()
-                        .newPositionDeleteWriter(
-                                fileFactory(table).newOutputFile(table.spec(), partition),
-                                table.spec(),
-                                partition);
-        try (writer) {
-            writer.write(PositionDelete.<Record>create().set(file.location(), pos, null));
-            writer.write(PositionDelete.<Record>create().set(otherLocation, pos, null));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return writer.toDeleteFile();
+        return writeAll(
+                        positionDeleteWriter(table, file),
+                        List.of(
+                                PositionDelete.<Record>create().set(file.location(), pos, null),
+                                PositionDelete.<Record>create().set(otherLocation, pos, null)))
+                .toDeleteFile();
     }
 
     /** A position-delete file deleting {@code positions} of {@code file}, not committed. */
     DeleteFile positionDeletes(Table table, DataFile file, long... positions) {
+        List<PositionDelete<Record>> deletes = new ArrayList<>();
+        for (long pos : positions) {
+            deletes.add(PositionDelete.<Record>create().set(file.location(), pos, null));
+        }
+        return writeAll(positionDeleteWriter(table, file), deletes).toDeleteFile();
+    }
+
+    /** A writer of a position-delete file in {@code file}'s partition. */
+    private PositionDeleteWriter<Record> positionDeleteWriter(Table table, DataFile file) {
         StructLike partition = table.spec().isUnpartitioned() ? null : file.partition();
-        PositionDeleteWriter<Record> writer =
-                new GenericFileWriterFactory.Builder(table)
-                        .build()
-                        .newPositionDeleteWriter(
-                                fileFactory(table).newOutputFile(table.spec(), partition),
-                                table.spec(),
-                                partition);
+        return new GenericFileWriterFactory.Builder(table)
+                .build()
+                .newPositionDeleteWriter(
+                        fileFactory(table).newOutputFile(table.spec(), partition),
+                        table.spec(),
+                        partition);
+    }
+
+    /** Writes {@code items} with {@code writer} and closes it; returns the closed writer. */
+    private static <T, W extends FileWriter<T, ?>> W writeAll(W writer, List<T> items) {
         try (writer) {
-            for (long pos : positions) {
-                writer.write(PositionDelete.<Record>create().set(file.location(), pos, null));
-            }
+            writer.write(items);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return writer.toDeleteFile();
+        return writer;
     }
 
     /** Commits new rows as one data file, as an ingest commit. */

@@ -1,14 +1,13 @@
 package dev.changeflow.jobs.maintain;
 
+import dev.changeflow.sinks.iceberg.ForwardingTableOperations;
+
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.encryption.EncryptionManager;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,25 +46,11 @@ final class RacingCommitTable {
      */
     static TableOperations racing(
             TableOperations delegate, Runnable beforeReplace, AtomicInteger replaceAttempts) {
-        return new TableOperations() {
-            @Override
-            public TableMetadata current() {
-                return delegate.current();
-            }
-
-            @Override
-            public TableMetadata refresh() {
-                return delegate.refresh();
-            }
-
+        return new ForwardingTableOperations(delegate) {
             @Override
             public void commit(TableMetadata base, TableMetadata metadata) {
                 boolean replace =
-                        base != null
-                                && metadata.currentSnapshot() != null
-                                && (base.currentSnapshot() == null
-                                        || base.currentSnapshot().snapshotId()
-                                                != metadata.currentSnapshot().snapshotId())
+                        addsSnapshot(base, metadata)
                                 && DataOperations.REPLACE.equals(
                                         metadata.currentSnapshot().operation());
                 if (replace) {
@@ -73,41 +58,6 @@ final class RacingCommitTable {
                     beforeReplace.run();
                 }
                 delegate.commit(base, metadata);
-            }
-
-            @Override
-            public FileIO io() {
-                return delegate.io();
-            }
-
-            @Override
-            public EncryptionManager encryption() {
-                return delegate.encryption();
-            }
-
-            @Override
-            public String metadataFileLocation(String fileName) {
-                return delegate.metadataFileLocation(fileName);
-            }
-
-            @Override
-            public LocationProvider locationProvider() {
-                return delegate.locationProvider();
-            }
-
-            @Override
-            public TableOperations temp(TableMetadata uncommittedMetadata) {
-                return delegate.temp(uncommittedMetadata);
-            }
-
-            @Override
-            public long newSnapshotId() {
-                return delegate.newSnapshotId();
-            }
-
-            @Override
-            public boolean requireStrictCleanup() {
-                return delegate.requireStrictCleanup();
             }
         };
     }

@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import static dev.changeflow.jobs.maintain.MaintenanceTestTables.stamp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -127,16 +128,6 @@ class TablePurgeClosingTest {
         table.newOverwrite().set("x", "y").commit(); // any other operation may delete rows
         table.refresh();
         assertThat(TablePurge.alreadyPurged(table)).as("an overwrite on top").isFalse();
-    }
-
-    private static Map<String, String> stamp(String job, String operator, long checkpoint) {
-        return Map.of(
-                FlinkCommitters.JOB_ID,
-                job,
-                FlinkCommitters.OPERATOR_ID,
-                operator,
-                FlinkCommitters.MAX_COMMITTED_CHECKPOINT_ID,
-                Long.toString(checkpoint));
     }
 
     private void commit(Map<String, String> summary) {

@@ -16,10 +16,7 @@ import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.util.ContentFileUtil;
 import org.apache.iceberg.util.PartitionMap;
 
@@ -237,14 +234,13 @@ public final class DanglingDeletes {
      * Table operations that let the removal's commit through only when no snapshot committed after
      * the read one added a data file a removed delete applies to (see the class comment).
      */
-    private static final class Guard implements TableOperations {
-        private final TableOperations delegate;
+    private static final class Guard extends ForwardingTableOperations {
         private final Snapshot read;
         private final Plan plan;
         private Snapshot committed;
 
         Guard(TableOperations delegate, Snapshot read, Plan plan) {
-            this.delegate = delegate;
+            super(delegate);
             this.read = read;
             this.plan = plan;
         }
@@ -271,51 +267,6 @@ public final class DanglingDeletes {
             }
             delegate.commit(base, metadata);
             committed = metadata.currentSnapshot();
-        }
-
-        @Override
-        public TableMetadata current() {
-            return delegate.current();
-        }
-
-        @Override
-        public TableMetadata refresh() {
-            return delegate.refresh();
-        }
-
-        @Override
-        public FileIO io() {
-            return delegate.io();
-        }
-
-        @Override
-        public EncryptionManager encryption() {
-            return delegate.encryption();
-        }
-
-        @Override
-        public String metadataFileLocation(String fileName) {
-            return delegate.metadataFileLocation(fileName);
-        }
-
-        @Override
-        public LocationProvider locationProvider() {
-            return delegate.locationProvider();
-        }
-
-        @Override
-        public TableOperations temp(TableMetadata uncommittedMetadata) {
-            return delegate.temp(uncommittedMetadata);
-        }
-
-        @Override
-        public long newSnapshotId() {
-            return delegate.newSnapshotId();
-        }
-
-        @Override
-        public boolean requireStrictCleanup() {
-            return delegate.requireStrictCleanup();
         }
     }
 
