@@ -141,7 +141,7 @@ public final class MaintainCommand implements Callable<Integer> {
             return r.complete() ? 0 : 3;
         }
         if (rewrite || all) {
-            out.println(MaintenanceActions.rewrite(id, t));
+            out.println(MaintenanceActions.rewrite(settings, id, t));
         }
         if (expire || all) {
             t.refresh();

@@ -166,7 +166,7 @@ public final class SqlCommand implements Callable<Integer> {
             }
             Table t = cat.loadTable(id);
             switch (s.kind()) {
-                case OPTIMIZE -> out.println(MaintenanceActions.rewrite(id, t));
+                case OPTIMIZE -> out.println(MaintenanceActions.rewrite(settings, id, t));
                 case VACUUM ->
                         out.println(MaintenanceActions.removeOrphans(settings, id, t, s.retain()));
                 case PURGE -> {

@@ -10,7 +10,9 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.maintenance.api.TriggerLockFactory;
@@ -55,6 +57,21 @@ import java.util.Objects;
  * {@code danglingDeletesRemoved} (delete files), {@code expiredSnapshots}, {@code
  * manifestRewrites}, {@code lockHeldSkips}, {@code expiryErrors}.
  *
+ * <p><b>After a compaction</b> (docs/semantics.md M1). With {@code fullRunEvery} above zero the
+ * ticks come more often than the full runs above (every {@code maintenance-rate-limit}, {@link
+ * JobMaintenance}): a tick in between looks, from the table's metadata only, for a compaction
+ * committed since the previous tick — a {@code replace} snapshot that removed data files, as
+ * Iceberg's {@code RewriteDataFiles} task commits it — and if there is one, takes the lock the same
+ * way and runs step 1 ({@link DanglingDeletes}) alone, emitting {@code in-job maintenance of
+ * <table> after the compaction of version <v>: ...}. A tick that finds no new compaction does and
+ * emits nothing; one that finds the lock held counts {@code lockHeldSkips} and the next tick tries
+ * again. So the delete files a compaction leaves dangling are gone within about one rate limit of
+ * its commit, not at the next full run. Iceberg's {@code TableMaintenance} API gives no way to run
+ * a step inside its graph after the rewrite's commit (its {@code append()} returns nothing, and a
+ * task's graph-building hook is package-private), hence this step watches the table instead. The
+ * first such tick after {@link #open} looks at the whole history, so it runs the removal once when
+ * the table was ever compacted.
+ *
  * <p><b>Errors.</b> A run that fails (a commit conflict Iceberg could not retry, a malformed
  * consumer file — F7 refuses to expire then —, an unreachable store) is logged at ERROR with the
  * table, counted in {@code expiryErrors} and emitted as a line; the job carries on, and the next
@@ -79,9 +96,15 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
     private final int manifestCount;
     private final Duration consumerExpiry;
     private final Duration firstRunDelay;
+    private final Duration fullRunEvery;
 
     private transient Table table;
     private transient long openedAt;
+    private transient long lastFullRun;
+
+    /** The current snapshot when dangling deletes were last looked for; null: not since open. */
+    @Nullable private transient Long checkedSnapshotId;
+
     private transient Counter runs;
     private transient Counter expired;
     private transient Counter danglingRemoved;
@@ -106,6 +129,36 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
             int manifestCount,
             Duration consumerExpiry,
             Duration firstRunDelay) {
+        this(
+                loader,
+                lockFactory,
+                olderThan,
+                retainLast,
+                manifestCount,
+                consumerExpiry,
+                firstRunDelay,
+                Duration.ZERO);
+    }
+
+    /**
+     * As the other constructor, with ticks more frequent than the full runs: a tick less than
+     * {@code fullRunEvery} after the last full run (or after {@link #open}) only looks for a
+     * compaction committed since the previous tick and, when there is one, removes the delete files
+     * it left dangling (class comment, "After a compaction").
+     *
+     * @param fullRunEvery least time between two full runs (dangling deletes, expiry, manifest
+     *     check); {@link Duration#ZERO}: every tick is a full run
+     */
+    public InJobExpiryFunction(
+            TableLoader loader,
+            TriggerLockFactory lockFactory,
+            @Nullable Duration olderThan,
+            int retainLast,
+            int manifestCount,
+            Duration consumerExpiry,
+            Duration firstRunDelay,
+            Duration fullRunEvery) {
+        this.fullRunEvery = Objects.requireNonNull(fullRunEvery, "fullRunEvery");
         this.loader = Objects.requireNonNull(loader, "loader");
         this.lockFactory = Objects.requireNonNull(lockFactory, "lockFactory");
         this.olderThan = olderThan;
@@ -121,6 +174,8 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
         table = loader.loadTable();
         lockFactory.open();
         openedAt = System.currentTimeMillis();
+        lastFullRun = openedAt;
+        checkedSnapshotId = null;
         MetricGroup group =
                 getRuntimeContext()
                         .getMetricGroup()
@@ -136,9 +191,92 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
 
     @Override
     public void processElement(Long tick, Context ctx, Collector<String> out) {
-        if (System.currentTimeMillis() - openedAt < firstRunDelay.toMillis()) {
+        long now = System.currentTimeMillis();
+        if (now - openedAt < firstRunDelay.toMillis()) {
             return;
         }
+        if (fullRunEvery.isZero() || now - lastFullRun >= fullRunEvery.toMillis()) {
+            fullRun(out);
+            lastFullRun = now;
+            return;
+        }
+        Snapshot compaction;
+        try {
+            table.refresh();
+            compaction = compactionSince(checkedSnapshotId);
+        } catch (RuntimeException e) {
+            errors.inc();
+            LOG.error("in-job maintenance of {}: cannot read the table", table.name(), e);
+            return;
+        }
+        if (compaction == null) {
+            return;
+        }
+        TriggerLockFactory.Lock lock = lockFactory.createLock();
+        if (!acquire(lock)) {
+            // the compaction graph (or another job) works on the table: the next tick tries again
+            lockHeld.inc();
+            return;
+        }
+        String line;
+        try {
+            table.refresh();
+            DanglingDeletes.Result dangling = DanglingDeletes.remove(table);
+            danglingRemoved.inc(dangling.removed.size());
+            // under the lock no other compaction commits: every later snapshot is not one
+            table.refresh();
+            checkedSnapshotId = table.currentSnapshot().snapshotId();
+            line =
+                    "in-job maintenance of "
+                            + table.name()
+                            + " after the compaction of version "
+                            + compaction.sequenceNumber()
+                            + ": "
+                            + (dangling.committedVersion == null
+                                    ? "no dangling delete file"
+                                    : dangling.removed.size()
+                                            + " dangling delete file(s) removed (version "
+                                            + dangling.committedVersion
+                                            + ")");
+            LOG.info(line);
+        } catch (RuntimeException e) {
+            errors.inc();
+            line = "in-job maintenance of " + table.name() + " after a compaction failed: " + e;
+            LOG.error(line, e);
+        } finally {
+            lock.unlock();
+        }
+        out.collect(line);
+    }
+
+    /**
+     * The newest compaction — a {@code replace} snapshot that removed data files (Iceberg's
+     * rewrite; a manifest rewrite or a dangling-delete removal removes none) — among the ancestors
+     * of the current snapshot after {@code sinceId}; when {@code sinceId} is null or no longer an
+     * ancestor (not looked at since the start), the current snapshot counts as one if any ancestor
+     * is a compaction. Null: none.
+     */
+    @Nullable
+    private Snapshot compactionSince(@Nullable Long sinceId) {
+        Snapshot current = table.currentSnapshot();
+        for (Snapshot s = current;
+                s != null;
+                s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+            if (sinceId != null && s.snapshotId() == sinceId) {
+                return null;
+            }
+            if (DataOperations.REPLACE.equals(s.operation())
+                    && Long.parseLong(
+                                    s.summary()
+                                            .getOrDefault(SnapshotSummary.DELETED_FILES_PROP, "0"))
+                            > 0) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    private void fullRun(Collector<String> out) {
         String line;
         TriggerLockFactory.Lock lock = lockFactory.createLock();
         if (!acquire(lock)) {
@@ -188,6 +326,8 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
         }
         DanglingDeletes.Result dangling = DanglingDeletes.remove(table);
         danglingRemoved.inc(dangling.removed.size());
+        table.refresh();
+        checkedSnapshotId = table.currentSnapshot().snapshotId();
         b.append(
                         dangling.committedVersion == null
                                 ? "no dangling delete file"

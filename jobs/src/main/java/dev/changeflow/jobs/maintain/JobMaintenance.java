@@ -47,8 +47,11 @@ import java.util.Objects;
  *       expire-interval} through a {@link RateLimiterStrategy}, uid {@code
  *       expiry-ticks-<uidSuffix>}) feeding {@link InJobExpiryFunction} (uid {@code
  *       expiry-<uidSuffix>}), which takes the same lock, runs the consumer-aware {@link
- *       ChangeFeedExpiry} and rewrites the manifests when there are too many; all at parallelism 1,
- *       its lines discarded after logging.
+ *       ChangeFeedExpiry} and rewrites the manifests when there are too many, every {@code
+ *       expire-interval}; the source ticks every {@code rate-limit} when that is shorter, and a
+ *       tick in between only removes the delete files a compaction committed since the previous
+ *       tick left dangling ({@link InJobExpiryFunction}, "After a compaction"); all at parallelism
+ *       1, its lines discarded after logging.
  * </ul>
  *
  * <p>Iceberg's own in-job {@code ExpireSnapshots} task is not used: it knows neither the
@@ -95,7 +98,11 @@ public final class JobMaintenance {
             return;
         }
         Duration interval = options.expireInterval();
-        double perSecond = 1000.0 / interval.toMillis();
+        // ticks at least once per rate limit, so the delete files a compaction leaves dangling go
+        // soon after it (a tick between full runs only looks for a new compaction)
+        Duration tick =
+                options.rateLimit().compareTo(interval) < 0 ? options.rateLimit() : interval;
+        double perSecond = 1000.0 / tick.toMillis();
         DataGeneratorSource<Long> ticks =
                 new DataGeneratorSource<>(
                         index -> index,
@@ -103,7 +110,7 @@ public final class JobMaintenance {
                         RateLimiterStrategy.perSecond(perSecond),
                         Types.LONG);
         Duration firstRunDelay =
-                interval.compareTo(Duration.ofSeconds(30)) < 0 ? interval : Duration.ofSeconds(30);
+                tick.compareTo(Duration.ofSeconds(30)) < 0 ? tick : Duration.ofSeconds(30);
         env.fromSource(ticks, WatermarkStrategy.noWatermarks(), "expiry ticks " + table)
                 .uid("expiry-ticks-" + uidSuffix)
                 .setParallelism(1)
@@ -115,7 +122,8 @@ public final class JobMaintenance {
                                 options.retainLast(),
                                 options.manifestCount(),
                                 ChangeFeedExpiry.DEFAULT_CONSUMER_EXPIRY,
-                                firstRunDelay),
+                                firstRunDelay,
+                                tick.equals(interval) ? Duration.ZERO : interval),
                         Types.STRING)
                 .uid("expiry-" + uidSuffix)
                 .name("expiry " + table)

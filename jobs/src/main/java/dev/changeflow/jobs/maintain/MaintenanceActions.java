@@ -25,19 +25,26 @@ public final class MaintenanceActions {
     /**
      * Compacts {@code table}'s data files with their deletes applied ({@link TableCompaction}, M1),
      * then removes the delete files that apply to no live data file any more ({@link
-     * DanglingDeletes}, one {@code replace} commit, or none when nothing dangles).
+     * DanglingDeletes}, one {@code replace} commit, or none when nothing dangles). A table of
+     * format v3 (row lineage) is compacted with Iceberg's {@code RewriteDataFiles} maintenance
+     * task, every data file rewritten ({@link TableCompaction#rewrite(StreamExecutionEnvironment,
+     * TableLoader, Table)}).
      *
      * @return the report: files and delete files before and after the rewrite, then the dangling
      *     delete files removed; or that the table has no snapshot yet
      * @throws Exception when the rewrite job fails
      * @throws org.apache.iceberg.exceptions.ValidationException when a concurrent commit conflicts
      *     with the rewrite, or with each attempt at the removal
+     * @throws IllegalStateException when the rewrite task of a v3 table failed (nothing changed)
      */
-    public static String rewrite(TableIdentifier id, Table table) throws Exception {
+    public static String rewrite(CatalogSettings settings, TableIdentifier id, Table table)
+            throws Exception {
         if (table.currentSnapshot() == null) {
             return "Rewrite of " + id + ": the table has no snapshot yet, nothing to do";
         }
-        String rewrite = TableCompaction.rewrite(null, table).describe();
+        String rewrite =
+                TableCompaction.rewrite(null, TableLoader.fromCatalog(settings.loader(), id), table)
+                        .describe();
         return rewrite + System.lineSeparator() + DanglingDeletes.remove(table).describe();
     }
 

@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
@@ -77,6 +78,8 @@ public final class TablePurge {
      * @param consumerExpiry consumers not updated for this long do not hold snapshots back
      * @return what each step did
      * @throws IllegalArgumentException when the table has no snapshot yet
+     * @throws IllegalStateException when the rewrite task committed nothing (it failed; its error
+     *     is in the log): nothing is expired then
      * @throws Exception when the rewrite job fails, or concurrent commits conflict with each
      *     attempt at the drop of the dangling delete files (Iceberg's {@code ValidationException},
      *     {@link DanglingDeletes#remove}; run it again)
@@ -97,6 +100,7 @@ public final class TablePurge {
             // nothing to rewrite and nothing older to expire: no new version either
             return new Result(table.name(), before, before, 0, null, List.of(), true);
         }
+        Set<String> planned = TableCompaction.liveDataFiles(table, start);
         OrphanFileRemoval.runOnce(
                 env,
                 loader,
@@ -104,6 +108,25 @@ public final class TablePurge {
                 RewriteDataFiles.builder().scheduleOnCommitCount(1).rewriteAll(true),
                 "changeflow maintain: purge of " + table.name());
         table.refresh();
+        Set<String> left = TableCompaction.liveDataFiles(table, table.currentSnapshot());
+        left.retainAll(planned);
+        if (!left.isEmpty()) {
+            // Iceberg's task reports a failure only in its log and metrics: a purge that went on
+            // would expire and report complete while the deleted rows are still in these files
+            throw new IllegalStateException(
+                    "the purge of "
+                            + table.name()
+                            + " stopped: its rewrite at version "
+                            + start.sequenceNumber()
+                            + " committed nothing ("
+                            + left.size()
+                            + " of "
+                            + planned.size()
+                            + " data file(s) still live), so Iceberg's RewriteDataFiles task"
+                            + " failed (its error is in the log; a concurrent commit that removed"
+                            + " or position-deleted one of the files makes it fail); nothing was"
+                            + " expired, run it again");
+        }
         int dropped = DanglingDeletes.remove(table).removed.size();
         table.refresh();
         TableCompaction.Files rewritten = TableCompaction.Files.of(table.currentSnapshot());

@@ -8,6 +8,7 @@ import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 import dev.changeflow.sources.cdf.retention.FlinkCommitters;
 
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.apache.iceberg.AppendFiles;
@@ -28,6 +29,7 @@ import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
 import org.apache.iceberg.flink.maintenance.api.TriggerLockFactory;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
@@ -308,6 +310,106 @@ class InJobExpiryFunctionTest {
                         "3 update_postimage (2, B)",
                         "4 delete (3, c)",
                         "5 delete (4, d)");
+    }
+
+    /**
+     * M1, "after a compaction": with full runs an hour apart, a tick finds the compaction Iceberg's
+     * {@code RewriteDataFiles} task (configured as the in-job maintenance does) committed since the
+     * previous tick and removes the delete files it left dangling, without expiring anything; a
+     * tick without a new compaction does nothing, and one that finds the lock held waits for the
+     * next.
+     *
+     * <p>v1 inserts 1..3, v2 deletes 1, v3 updates 2 to B, v4 deletes 3; v5 is the compaction,
+     * planned on v4: its file has data sequence number 4, so the equality delete of v4 applies to
+     * no live data file any more (an equality delete applies to older sequence numbers only), but
+     * Iceberg's commit drops only the delete files older than every live data file (2 and 3).
+     */
+    @Test
+    void aTickAfterACompactionRemovesItsDanglingDeletesBeforeTheNextFullRun() throws Exception {
+        MaintenanceTestTables tables = new MaintenanceTestTables(warehouse);
+        Table t = tables.create("ticked");
+        tables.insert(
+                t,
+                MaintenanceTestTables.row(1, "a"),
+                MaintenanceTestTables.row(2, "b"),
+                MaintenanceTestTables.row(3, "c"));
+        tables.ingest(t, List.of(MaintenanceTestTables.row(1, "a")), List.of());
+        tables.ingest(
+                t,
+                List.of(MaintenanceTestTables.row(2, "b")),
+                List.of(MaintenanceTestTables.row(2, "B")));
+        tables.ingest(t, List.of(MaintenanceTestTables.row(3, "c")), List.of());
+        TableIdentifier id = TableIdentifier.of("db", "ticked");
+        TriggerLockFactory tickedLocks =
+                InJobMaintenance.lockFactory(
+                        settings, id, TableMaintenanceOptions.builder().build());
+        tickedLocks.open();
+        String line =
+                "in-job maintenance of changeflow.db.ticked after the compaction of version 5:"
+                        + " 1 dangling delete file(s) removed (version 6)";
+        try (OneInputStreamOperatorTestHarness<Long, String> h =
+                ProcessFunctionTestHarnesses.forProcessFunction(
+                        new InJobExpiryFunction(
+                                TableLoader.fromCatalog(settings.loader(), id),
+                                InJobMaintenance.lockFactory(
+                                        settings, id, TableMaintenanceOptions.builder().build()),
+                                Duration.ofMillis(1),
+                                0,
+                                1,
+                                ChangeFeedExpiry.DEFAULT_CONSUMER_EXPIRY,
+                                Duration.ZERO,
+                                Duration.ofHours(1)))) {
+            h.processElement(0L, 0);
+            assertThat(h.extractOutputValues()).as("no compaction yet").isEmpty();
+
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(1);
+            OrphanFileRemoval.runOnce(
+                    env,
+                    TableLoader.fromCatalog(settings.loader(), id),
+                    t,
+                    RewriteDataFiles.builder().deleteFileThreshold(1).scheduleOnCommitCount(1),
+                    "in-job compaction task");
+            t.refresh();
+            assertThat(t.currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
+            assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(5);
+            assertThat(deleteSequenceNumbers(t)).as("left by Iceberg's commit").containsExactly(4L);
+
+            TriggerLockFactory.Lock held = tickedLocks.createLock();
+            assertThat(held.tryLock()).isTrue();
+            h.processElement(1L, 1);
+            assertThat(h.extractOutputValues()).as("lock held: wait").isEmpty();
+            t.refresh();
+            assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(5);
+            held.unlock();
+
+            h.processElement(2L, 2);
+            assertThat(h.extractOutputValues()).containsExactly(line);
+            t.refresh();
+            assertThat(t.currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
+            assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(6);
+            assertThat(deleteSequenceNumbers(t)).isEmpty();
+
+            h.processElement(3L, 3);
+            assertThat(h.extractOutputValues()).as("nothing new").containsExactly(line);
+        } finally {
+            tickedLocks.close();
+        }
+        t.refresh();
+        assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(6);
+        // no full run: nothing expired although every snapshot is older than 1 ms
+        assertThat(SnapshotUtil.currentAncestorIds(t)).hasSize(6);
+        assertThat(MaintenanceTestTables.rows(t)).containsExactly("(2, B)");
+        assertThat(MaintenanceTestTables.changes(t, 5, 6)).isEmpty();
+        assertThat(MaintenanceTestTables.changes(t, 1, 6))
+                .containsExactly(
+                        "1 insert (1, a)",
+                        "1 insert (2, b)",
+                        "1 insert (3, c)",
+                        "2 delete (1, a)",
+                        "3 update_preimage (2, b)",
+                        "3 update_postimage (2, B)",
+                        "4 delete (3, c)");
     }
 
     /** Data sequence numbers of the live delete files, ascending. */

@@ -76,6 +76,19 @@ final class MaintenanceTestTables {
     }
 
     /**
+     * Creates {@code db.<name>} of format v3 (row lineage: every row has a {@code _row_id}) with
+     * equality deletes carrying complete rows (F2); position deletes are not written to it (v3
+     * takes deletion vectors).
+     */
+    Table createV3(String name) {
+        return catalog.createTable(
+                TableIdentifier.of("db", name),
+                SCHEMA,
+                PartitionSpec.unpartitioned(),
+                Map.of("format-version", "3", ChangeFeedOptions.EQ_DELETES_CARRY_ROWS, "true"));
+    }
+
+    /**
      * Creates {@code db.<name>} with {@code spec} and equality deletes carrying complete rows (F2).
      * Every data and equality-delete file is written into the partition of its first row.
      */

@@ -159,9 +159,11 @@ public final class InJobMaintenance {
 
     /**
      * The lock of {@code table}: {@link JdbcLockFactory} on the options' URI, or on the embedded
-     * SQLite file of a local warehouse, lock id {@code namespace.name}; its lock table is created
-     * here if missing. Every graph that maintains the table in a job takes this lock (compaction
-     * and orphan removal through {@link TableMaintenance}, changeflow's in-job expiry directly).
+     * SQLite file of a local warehouse, lock id {@code namespace.name}, wrapped so that losing the
+     * race for the lock row counts as a held lock instead of failing the job ({@link
+     * RaceTolerantLockFactory}); its lock table is created here if missing. Every graph that
+     * maintains the table in a job takes this lock (compaction and orphan removal through {@link
+     * TableMaintenance}, changeflow's in-job expiry directly).
      *
      * @throws IllegalArgumentException for the embedded default with a warehouse that is not local
      */
@@ -212,7 +214,7 @@ public final class InJobMaintenance {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return new JdbcLockFactory(uri, lockId, props);
+        return new RaceTolerantLockFactory(new JdbcLockFactory(uri, lockId, props), lockId);
     }
 
     /** The catalog's warehouse as a local folder, or null when it is not one. */

@@ -2,12 +2,17 @@ package dev.changeflow.sinks.iceberg;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.maintenance.api.JdbcLockFactory;
 import org.apache.iceberg.flink.maintenance.api.TriggerLockFactory;
+import org.apache.iceberg.jdbc.UncheckedSQLException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -48,6 +53,65 @@ class InJobMaintenanceTest {
         } finally {
             a.close();
             b.close();
+        }
+    }
+
+    /**
+     * Another holder inserts its lock row between Iceberg's "is it held?" check and its insert
+     * (simulated by an SQLite trigger that inserts that row just before each insert of a missing
+     * row, so the insert fails on the primary key): Iceberg's {@code JdbcLock} throws, which from
+     * the trigger manager's timer fails the job; the lock changeflow hands out reports the lock as
+     * held instead.
+     */
+    @Test
+    void losingTheRaceForTheLockRowCountsAsHeldNotAsAFailure() throws Exception {
+        CatalogSettings catalog = CatalogSettings.localHadoop(tmp.resolve("wh"));
+        TableMaintenanceOptions on = TableMaintenanceOptions.builder().enabled(true).build();
+        TriggerLockFactory lock = InJobMaintenance.lockFactory(catalog, T, on);
+        assertThat(lock).isInstanceOf(RaceTolerantLockFactory.class);
+        String uri =
+                "jdbc:sqlite:"
+                        + tmp.resolve("wh")
+                                .resolve(TableMaintenanceOptions.EMBEDDED_LOCK_FILE)
+                                .toAbsolutePath();
+        try (Connection c = DriverManager.getConnection(uri);
+                Statement st = c.createStatement()) {
+            st.execute(
+                    "CREATE TRIGGER racing_holder BEFORE INSERT ON flink_maintenance_lock WHEN NOT"
+                            + " EXISTS (SELECT 1 FROM flink_maintenance_lock WHERE"
+                            + " LOCK_TYPE = NEW.LOCK_TYPE AND LOCK_ID = NEW.LOCK_ID) BEGIN INSERT"
+                            + " INTO flink_maintenance_lock VALUES (NEW.LOCK_TYPE, NEW.LOCK_ID,"
+                            + " '00000000-0000-0000-0000-000000000000'); END");
+        }
+        JdbcLockFactory iceberg =
+                new JdbcLockFactory(uri, T.toString(), Map.of("jdbc.busy_timeout", "30000"));
+        lock.open();
+        iceberg.open();
+        try {
+            TriggerLockFactory.Lock plain = iceberg.createLock();
+            assertThatThrownBy(plain::tryLock)
+                    .isInstanceOf(UncheckedSQLException.class)
+                    .hasMessage(
+                            "Failed to create JdbcLock{type=MAINTENANCE, lockId=shop.items} lock");
+            // SQLite rolls the trigger's row back with the failed insert: nothing is left held
+
+            TriggerLockFactory.Lock l = lock.createLock();
+            assertThat(l.tryLock()).as("lost the race: counted as held").isFalse();
+            assertThat(l.isHeld()).isFalse();
+            TriggerLockFactory.Lock recovery = lock.createRecoveryLock();
+            assertThat(recovery.tryLock()).isFalse();
+            assertThat(recovery.isHeld()).isFalse();
+            try (Connection c = DriverManager.getConnection(uri);
+                    Statement st = c.createStatement()) {
+                st.execute("DROP TRIGGER racing_holder");
+            }
+            assertThat(l.tryLock()).as("no race: taken").isTrue();
+            assertThat(l.isHeld()).isTrue();
+            l.unlock();
+            assertThat(l.isHeld()).isFalse();
+        } finally {
+            iceberg.close();
+            lock.close();
         }
     }
 
