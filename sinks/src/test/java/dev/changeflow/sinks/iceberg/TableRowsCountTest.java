@@ -29,6 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.Closeable;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,7 +39,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@link TableRows#count}: files without deletes count from their manifest record counts, files
  * with equality or position deletes are read with the deletes applied; the count always equals the
- * number of rows {@link TableRows#read} returns.
+ * number of rows {@link TableRows#read} returns, and a scan reads each delete file once for all the
+ * data files it applies to.
  */
 class TableRowsCountTest {
     private static final Schema SCHEMA =
@@ -82,17 +86,21 @@ class TableRowsCountTest {
 
         DataFile withDeletes = dataFile("with-deletes", 10, 11, 12, 13, 14);
         table.newAppend().appendFile(withDeletes).commit();
-        // a later equality delete of ids 2 (in the plain file) and 11; a position delete of the
-        // second file's row 3 (id 13)
+        // a later equality delete of ids 2 (in the plain file) and 11, applied to both data files;
+        // one position-delete file for both: the second file's row 3 (id 13) and the plain file's
+        // row 0 (id 1). A scan reads each delete file once and applies it to every data file
         DeleteFile eq = equalityDelete("eq", 2, 11);
-        DeleteFile pos = positionDelete("pos", withDeletes, 3);
+        DeleteFile pos = positionDelete("pos", withDeletes, 3, plain, 0);
         table.newRowDelta().addDeletes(eq).addDeletes(pos).commit();
         table.refresh();
 
-        assertThat(TableRows.count(table)).isEqualTo(5);
+        assertThat(TableRows.count(table)).isEqualTo(4);
         assertThat(TableRows.toCsvLines(table))
-                .containsExactlyInAnyOrder("1,v1", "3,v3", "10,v10", "12,v12", "14,v14");
+                .containsExactlyInAnyOrder("3,v3", "10,v10", "12,v12", "14,v14");
         assertThat(TableRows.count(table)).isEqualTo(TableRows.read(table).size());
+        // the version before the deletes still holds every row
+        long before = table.currentSnapshot().parentId();
+        assertThat(TableRows.readSnapshot(table, before)).hasSize(8);
     }
 
     private Record row(int id) {
@@ -134,13 +142,21 @@ class TableRowsCountTest {
         return w.toDeleteFile();
     }
 
-    private DeleteFile positionDelete(String name, DataFile file, long position) throws Exception {
+    private DeleteFile positionDelete(
+            String name, DataFile first, long p1, DataFile second, long p2) throws Exception {
         GenericAppenderFactory factory = new GenericAppenderFactory(SCHEMA, table.spec());
         PositionDeleteWriter<Record> w =
                 factory.newPosDeleteWriter(output(name), FileFormat.PARQUET, null);
+        // a position-delete file is sorted by file path, then position
+        List<Object[]> deletes = new ArrayList<>();
+        deletes.add(new Object[] {first.location(), p1});
+        deletes.add(new Object[] {second.location(), p2});
+        deletes.sort(Comparator.comparing((Object[] d) -> (String) d[0]));
         try (w) {
-            PositionDelete<Record> d = PositionDelete.create();
-            w.write(d.set(file.location(), position, null));
+            for (Object[] d : deletes) {
+                PositionDelete<Record> delete = PositionDelete.create();
+                w.write(delete.set((String) d[0], (Long) d[1], null));
+            }
         }
         return w.toDeleteFile();
     }
