@@ -6,6 +6,7 @@ import dev.changeflow.jobs.maintain.TableCompaction;
 import dev.changeflow.jobs.maintain.TablePurge;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 
 import org.apache.iceberg.Table;
@@ -34,7 +35,7 @@ import java.util.concurrent.Callable;
  *       F7, M2) — the same rule and options as {@code changeflow expire};
  *   <li>{@code --orphans}: Iceberg's Flink {@code DeleteOrphanFiles} task run once ({@link
  *       OrphanFileRemoval}): unreferenced files under the data folder older than {@code
- *       --orphan-min-age} (3 days) are deleted (M2).
+ *       --orphan-min-age} (3 days; at least 1 hour) are deleted (M2).
  * </ol>
  *
  * {@code --purge} ({@code REORG TABLE t APPLY (PURGE)}, S6) runs alone: every data file rewritten
@@ -123,6 +124,14 @@ public final class MaintainCommand implements Callable<Integer> {
         }
         boolean all = !rewrite && !expire && !orphans;
         Duration minAge = OptionParsers.duration(orphanMinAge, "--orphan-min-age");
+        if (minAge.compareTo(TableMaintenanceOptions.MIN_ORPHANS_OLDER_THAN) < 0) {
+            // M2: a younger file may be a running job's output, written but not committed yet
+            throw new IllegalArgumentException(
+                    "--orphan-min-age must be at least 1h (files younger than that may be a"
+                            + " running job's, not committed yet), got '"
+                            + orphanMinAge
+                            + "'");
+        }
         Table t = cat.loadTable(id);
         if (purge) {
             if (!all) {
