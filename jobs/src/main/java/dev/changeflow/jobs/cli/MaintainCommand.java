@@ -114,15 +114,6 @@ public final class MaintainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        CatalogSettings settings =
-                CliOptions.catalogSettings(local.warehouse, catalog, "changeflow");
-        Catalog cat = settings.open();
-        TableIdentifier id = TableIdentifier.parse(table);
-        if (!cat.tableExists(id)) {
-            throw new IllegalArgumentException(
-                    "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
-        }
-        boolean all = !rewrite && !expire && !orphans;
         Duration minAge = OptionParsers.duration(orphanMinAge, "--orphan-min-age");
         if (minAge.compareTo(TableMaintenanceOptions.MIN_ORPHANS_OLDER_THAN) < 0) {
             // M2: a younger file may be a running job's output, written but not committed yet
@@ -132,6 +123,15 @@ public final class MaintainCommand implements Callable<Integer> {
                             + orphanMinAge
                             + "'");
         }
+        CatalogSettings settings =
+                CliOptions.catalogSettings(local.warehouse, catalog, "changeflow");
+        Catalog cat = settings.open();
+        TableIdentifier id = TableIdentifier.parse(table);
+        if (!cat.tableExists(id)) {
+            throw new IllegalArgumentException(
+                    "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
+        }
+        boolean all = !rewrite && !expire && !orphans;
         Table t = cat.loadTable(id);
         if (purge) {
             if (!all) {
