@@ -230,6 +230,30 @@ public final class RunCommand implements Callable<Integer> {
             o.fromScratch = local.fromScratch;
             o.fullRefresh = steps.get(i).full();
             o.out = out;
+            String jobName = pipeline.config().name;
+            o.otherNameFix =
+                    "or, for another pipeline, give its file another name or SET name = ...;"
+                            + " (a pipeline's job is named after its file, "
+                            + file.getFileName()
+                            + " -> '"
+                            + jobName
+                            + "', unless SET name = ... names it)";
+            o.sameJobFix =
+                    job -> {
+                        // a --refresh / REFRESH job is named <name>-refresh-<tables>
+                        int refresh = job.indexOf("-refresh-");
+                        String name = refresh > 0 ? job.substring(0, refresh) : job;
+                        return "this run's job is '"
+                                + p.config().name
+                                + "' (a pipeline's job is named after its file, "
+                                + file.getFileName()
+                                + ", unless SET name = ... names it); to continue from that"
+                                + " state, add SET name = "
+                                + name
+                                + "; at the top of "
+                                + file
+                                + " (or run the original file)";
+                    };
             o.rebuildFix =
                     flow -> {
                         String t = p.tableOfFlow(flow);

@@ -537,4 +537,73 @@ class RunCommandTest {
                                 + " table sales.nope and the file declares no streaming table of"
                                 + " that name");
     }
+
+    /**
+     * K8: a pipeline file copied to another name runs as a job of that name, without the original's
+     * saved state; the error names the job that holds it and how to reuse it ({@code SET name}),
+     * and a second run of a job while one runs names how {@code run} names jobs.
+     */
+    @Test
+    void aCopiedFileNamesTheJobWhoseStateItLacksAndAConcurrentRunHowJobsAreNamed()
+            throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in/t"));
+        Files.writeString(dir.resolve("in/t/1.jsonl"), "{\"id\":1,\"name\":\"a\"}\n");
+        String text =
+                "CREATE OR REFRESH STREAMING TABLE t (id INT, name STRING)\n"
+                        + "  AS SELECT * FROM STREAM read_files('in/t', format => 'json');\n";
+        Path original = dir.resolve("orders.sql");
+        Files.writeString(original, text);
+        RunCommand first = command("--warehouse", warehouse.toString(), original.toString());
+        first.out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        assertThat(first.call()).isZero();
+
+        Path copy = dir.resolve("orders-copy.sql");
+        Files.writeString(copy, text);
+        Path checkpoints = warehouse.resolve(".changeflow/checkpoints").toAbsolutePath();
+        assertThatThrownBy(
+                        () -> command("--warehouse", warehouse.toString(), copy.toString()).call())
+                .hasMessage(
+                        "STATE_MISSING_FOR_EXISTING_TABLE: table default.t already holds rows but"
+                                + " no checkpoint or savepoint of 'orders-copy' exists under "
+                                + checkpoints.resolve("orders-copy")
+                                + ": applying changes without the AUTO CDC state (sequences,"
+                                + " tombstones) could resurrect deleted rows or re-apply old ones."
+                                + " The saved state of job 'orders' ("
+                                + checkpoints.resolve("orders")
+                                + ") holds this table: this run's job is 'orders-copy' (a"
+                                + " pipeline's job is named after its file, orders-copy.sql, unless"
+                                + " SET name = ... names it); to continue from that state, add SET"
+                                + " name = orders; at the top of "
+                                + copy
+                                + " (or run the original file). Re-run with --from-scratch to"
+                                + " recreate the tables, or restore the checkpoint folder.");
+        Files.writeString(copy, "SET name = orders;\n" + text);
+        RunCommand again = command("--warehouse", warehouse.toString(), copy.toString());
+        again.out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        assertThat(again.call()).as("continues from the original's state").isZero();
+
+        Path lockFile = checkpoints.resolve("orders.state/.lock");
+        try (java.nio.channels.FileChannel ch =
+                        java.nio.channels.FileChannel.open(
+                                lockFile, java.nio.file.StandardOpenOption.WRITE);
+                java.nio.channels.FileLock held = ch.lock()) {
+            assertThatThrownBy(
+                            () ->
+                                    command(
+                                                    "--warehouse",
+                                                    warehouse.toString(),
+                                                    original.toString())
+                                            .call())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessage(
+                            "another run of job 'orders' is using "
+                                    + checkpoints.resolve("orders.state")
+                                    + "; wait for it to finish (two runs of one job would write the"
+                                    + " same tables with diverging state), or, for another"
+                                    + " pipeline, give its file another name or SET name = ...;"
+                                    + " (a pipeline's job is named after its file, orders.sql ->"
+                                    + " 'orders', unless SET name = ... names it)");
+        }
+    }
 }
