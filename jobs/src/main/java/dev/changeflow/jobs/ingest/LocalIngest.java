@@ -4,6 +4,7 @@ import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.operators.AutoCdcException;
+import dev.changeflow.operators.ReplaceUsingOperator;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.changes.ChangeRecordException;
@@ -395,8 +396,8 @@ public final class LocalIngest {
             state.markCommitted(savepoint);
             summary.records = LocalMetrics.sum("recordsIn");
             summary.quarantined = LocalMetrics.sum("quarantined");
-            summary.applied = LocalMetrics.sum("applied");
-            summary.late = LocalMetrics.sum("late");
+            summary.applied = applied();
+            summary.late = late();
             for (IngestPlan.Flow f : plan.flows) {
                 if (f.spec == null) {
                     continue;
@@ -487,8 +488,8 @@ public final class LocalIngest {
                         "  %,d records (%,.0f/s) | applied %,d | late %,d | quarantined %,d | %s | checkpoints %d%n",
                         records,
                         rate,
-                        LocalMetrics.sum("applied"),
-                        LocalMetrics.sum("late"),
+                        applied(),
+                        late(),
                         LocalMetrics.sum("quarantined"),
                         input.progress(),
                         completed);
@@ -589,6 +590,23 @@ public final class LocalIngest {
                 + ") holds this table: "
                 + sameJobFix.apply(job)
                 + ". ";
+    }
+
+    /**
+     * Rows applied so far: AUTO CDC's {@code applied} plus the rows REPLACE USING flows applied
+     * (S5: a new key, a replacing sequence, an equal sequence's new row).
+     */
+    static long applied() {
+        long n = LocalMetrics.sum("applied");
+        for (String c : ReplaceUsingOperator.APPLIED_COUNTERS) {
+            n += LocalMetrics.sum(c);
+        }
+        return n;
+    }
+
+    /** Late rows so far: AUTO CDC's and REPLACE USING's (a sequence below the key's). */
+    static long late() {
+        return LocalMetrics.sum("late") + LocalMetrics.sum(ReplaceUsingOperator.LATE_COUNTER);
     }
 
     /** Deletes a job's saved state (checkpoints, savepoints, the list of files read). */

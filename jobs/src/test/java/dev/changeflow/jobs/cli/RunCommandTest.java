@@ -606,4 +606,40 @@ class RunCommandTest {
                                     + " 'orders', unless SET name = ... names it)");
         }
     }
+
+    /**
+     * S5: a REPLACE USING table's DESCRIBE shows its keys and sequence, and the run's summary
+     * counts the rows the REPLACE USING operator applied (a new key, a higher sequence, an equal
+     * sequence's new row) and those it found late.
+     */
+    @Test
+    void replaceUsingIsDescribedAsSuchAndItsAppliedRowsAreCounted() throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in/p"));
+        Files.writeString(
+                dir.resolve("in/p/1.jsonl"),
+                "{\"k\":1,\"v\":\"a\",\"s\":1}\n"
+                        + "{\"k\":1,\"v\":\"b\",\"s\":2}\n"
+                        + "{\"k\":2,\"v\":\"c\",\"s\":1}\n"
+                        + "{\"k\":1,\"v\":\"old\",\"s\":0}\n"
+                        + "{\"k\":2,\"v\":\"d\",\"s\":1}\n");
+        Path f = dir.resolve("payments.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE p (k INT, v STRING, s INT)\n"
+                        + "  FLOW REPLACE USING (k) SEQUENCE BY s\n"
+                        + "  BY NAME SELECT * FROM STREAM read_files('in/p', format => 'json');\n"
+                        + "DESCRIBE TABLE EXTENDED p;\n");
+        RunCommand c = command("--warehouse", warehouse.toString(), f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        String printed = buf.toString(StandardCharsets.UTF_8);
+        assertThat(printed)
+                .contains(" 5 records (")
+                .contains(", applied 4, late 1, quarantined 0.");
+        assertThat(printed)
+                .contains("  kind: REPLACE USING\n" + "  REPLACE USING: k\n" + "  SEQUENCE BY: s\n")
+                .doesNotContain("AUTO CDC");
+    }
 }
