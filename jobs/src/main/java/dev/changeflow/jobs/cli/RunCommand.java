@@ -60,6 +60,10 @@ import java.util.concurrent.Callable;
  * {@code DESCRIBE [TABLE] [EXTENDED]} statements print after them ({@link
  * TableStatements#describe}). A file of DROP / DESCRIBE statements alone runs no job.
  *
+ * <p>Stopped during a refresh (Ctrl-C, SIGTERM), {@code run} prints one line on standard error from
+ * a shutdown hook ({@link #interruptedMessage}): the tables keep what the last completed checkpoint
+ * committed and the job's state folder; running the same command resumes from it.
+ *
  * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
  * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
  * {@code SOURCE_NOT_FOUND}.
@@ -215,6 +219,73 @@ public final class RunCommand implements Callable<Integer> {
                         }
                     });
         }
+        // Ctrl-C during a refresh: one line saying what was kept and how to resume
+        Thread interrupted =
+                new Thread(
+                        () -> {
+                            Path running = runningState;
+                            if (running != null) {
+                                System.err.println(interruptedMessage(file, running));
+                            }
+                        },
+                        "changeflow-run-interrupted");
+        if (!dryRun) {
+            Runtime.getRuntime().addShutdownHook(interrupted);
+        }
+        try {
+            runSteps(pipeline, steps, plans);
+        } finally {
+            runningState = null;
+            if (!dryRun) {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(interrupted);
+                } catch (IllegalStateException shuttingDown) {
+                    // the JVM is exiting: the hook runs or has run
+                }
+            }
+        }
+        if (dryRun) {
+            out.println("Dry run: no table or state was written.");
+        }
+        // S9: DESCRIBE statements print after the refreshes
+        if (!pipeline.describes().isEmpty()) {
+            Map<String, TableIdentifier> all = targets(pipeline, steps, plans);
+            useCatalog(
+                    pipeline,
+                    cat -> {
+                        for (SqlStatement.Describe d : pipeline.describes()) {
+                            TableStatements.describe(
+                                            pipeline,
+                                            d,
+                                            cat,
+                                            TableStatements.identifier(d.table(), all, namespace))
+                                    .forEach(out::println);
+                        }
+                    });
+        }
+        return 0;
+    }
+
+    /** The checkpoint folder of the refresh running now (read by the Ctrl-C hook), else null. */
+    private volatile Path runningState;
+
+    /**
+     * What {@code run} prints when the JVM is stopped (Ctrl-C, SIGTERM) during a refresh: the
+     * tables keep what the last completed checkpoint committed (a checkpoint commits to Iceberg,
+     * S1) and its state stays in the job's checkpoint folder; the same command resumes from it.
+     */
+    static String interruptedMessage(Path file, Path checkpoints) {
+        return "run interrupted: the tables keep what the last completed checkpoint committed, and"
+                + " the job's saved state (that checkpoint, or the savepoint of the last finished"
+                + " run) stays in "
+                + checkpoints
+                + "; run changeflow run "
+                + file
+                + " again to resume from it (nothing committed is applied twice)";
+    }
+
+    private void runSteps(SqlPipeline pipeline, List<Step> steps, List<IngestPlan> plans)
+            throws Exception {
         for (int i = 0; i < steps.size(); i++) {
             SqlPipeline p = steps.get(i).pipeline();
             IngestPlan plan =
@@ -275,6 +346,7 @@ public final class RunCommand implements Callable<Integer> {
             TableStatements.RefreshRecord record =
                     withCatalog(p, cat -> TableStatements.RefreshRecord.start(cat, written, full));
             LocalIngest.Summary summary;
+            runningState = LocalIngest.checkpointRoot(plan, o);
             try {
                 if (plan.config.kafka != null) {
                     summary = LocalIngest.runKafka(plan, plan.config.kafka, null, o);
@@ -294,26 +366,6 @@ public final class RunCommand implements Callable<Integer> {
             long records = summary.records;
             useCatalog(p, cat -> record.succeeded(cat, records));
         }
-        if (dryRun) {
-            out.println("Dry run: no table or state was written.");
-        }
-        // S9: DESCRIBE statements print after the refreshes
-        if (!pipeline.describes().isEmpty()) {
-            Map<String, TableIdentifier> all = targets(pipeline, steps, plans);
-            useCatalog(
-                    pipeline,
-                    cat -> {
-                        for (SqlStatement.Describe d : pipeline.describes()) {
-                            TableStatements.describe(
-                                            pipeline,
-                                            d,
-                                            cat,
-                                            TableStatements.identifier(d.table(), all, namespace))
-                                    .forEach(out::println);
-                        }
-                    });
-        }
-        return 0;
     }
 
     /** Something done with an open catalog. */

@@ -616,13 +616,12 @@ class RunCommandTest {
     void replaceUsingIsDescribedAsSuchAndItsAppliedRowsAreCounted() throws Exception {
         Path warehouse = dir.resolve("warehouse");
         Files.createDirectories(dir.resolve("in/p"));
+        // two ties of key 1 and a new key 2: each row applies, whatever their order
         Files.writeString(
                 dir.resolve("in/p/1.jsonl"),
                 "{\"k\":1,\"v\":\"a\",\"s\":1}\n"
-                        + "{\"k\":1,\"v\":\"b\",\"s\":2}\n"
-                        + "{\"k\":2,\"v\":\"c\",\"s\":1}\n"
-                        + "{\"k\":1,\"v\":\"old\",\"s\":0}\n"
-                        + "{\"k\":2,\"v\":\"d\",\"s\":1}\n");
+                        + "{\"k\":1,\"v\":\"b\",\"s\":1}\n"
+                        + "{\"k\":2,\"v\":\"c\",\"s\":1}\n");
         Path f = dir.resolve("payments.sql");
         Files.writeString(
                 f,
@@ -636,10 +635,35 @@ class RunCommandTest {
         assertThat(c.call()).isZero();
         String printed = buf.toString(StandardCharsets.UTF_8);
         assertThat(printed)
-                .contains(" 5 records (")
-                .contains(", applied 4, late 1, quarantined 0.");
+                .contains(" 3 records (")
+                .contains(", applied 3, late 0, quarantined 0.");
+        // then a lower sequence of key 1 (late) and a higher one of key 2 (replaces)
+        Files.writeString(
+                dir.resolve("in/p/2.jsonl"),
+                "{\"k\":1,\"v\":\"old\",\"s\":0}\n" + "{\"k\":2,\"v\":\"d\",\"s\":2}\n");
+        RunCommand second = command("--warehouse", warehouse.toString(), f.toString());
+        ByteArrayOutputStream secondOut = new ByteArrayOutputStream();
+        second.out = new PrintStream(secondOut, true, StandardCharsets.UTF_8);
+        assertThat(second.call()).isZero();
+        assertThat(secondOut.toString(StandardCharsets.UTF_8))
+                .contains(" 2 records (")
+                .contains(", applied 1, late 1, quarantined 0.");
         assertThat(printed)
                 .contains("  kind: REPLACE USING\n" + "  REPLACE USING: k\n" + "  SEQUENCE BY: s\n")
                 .doesNotContain("AUTO CDC");
+    }
+
+    /** What a Ctrl-C during a refresh prints: what was kept, where, and how to resume. */
+    @Test
+    void anInterruptedRunSaysWhatWasKeptAndHowToResume() {
+        assertThat(
+                        RunCommand.interruptedMessage(
+                                Path.of("shop.sql"), Path.of("/w/.changeflow/checkpoints/shop")))
+                .isEqualTo(
+                        "run interrupted: the tables keep what the last completed checkpoint"
+                                + " committed, and the job's saved state (that checkpoint, or the"
+                                + " savepoint of the last finished run) stays in"
+                                + " /w/.changeflow/checkpoints/shop; run changeflow run shop.sql"
+                                + " again to resume from it (nothing committed is applied twice)");
     }
 }
