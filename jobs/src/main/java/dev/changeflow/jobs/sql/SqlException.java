@@ -60,6 +60,8 @@ import org.apache.flink.annotation.PublicEvolving;
  *       UNKNOWN_COLUMN} at the CONSTRAINT (S8).
  *   <li>{@code TABLE_NOT_FOUND}: {@code DROP TABLE t} without {@code IF EXISTS} of a table the
  *       catalog does not have, at the name (S9).
+ *   <li>{@code INVALID_RETENTION}: {@code VACUUM t RETAIN n HOURS} of {@code bin/changeflow sql}
+ *       with n below 1 or above 876,000 (docs/semantics.md M2), at the number.
  *   <li>{@code DROP_SHARES_STATE}: {@code DROP TABLE t} where a job of the file that writes {@code
  *       t} also writes a table that exists and is not dropped: their saved state cannot be split
  *       (S9).
