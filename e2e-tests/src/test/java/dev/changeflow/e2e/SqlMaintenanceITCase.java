@@ -45,7 +45,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * table: {@code shop.items} (key id) gets (1, a), (2, b), (3, c) in version 1, and in version 2 (4,
  * d) plus an equality delete of id 2 — so (2, b) is deleted but still in a data file. {@code
  * OPTIMIZE} compacts, {@code REORG TABLE ... APPLY (PURGE)} leaves no deleted row in any live file
- * and no older snapshot (exit code 3 while a live consumer needs one), {@code VACUUM ... RETAIN 0
+ * and no older snapshot (exit code 3 while a live consumer needs one), {@code VACUUM ... RETAIN 1
  * HOURS} deletes a file no snapshot references; a table that does not exist and a malformed
  * statement are usage errors (exit code 2).
  */

@@ -65,6 +65,16 @@ public final class ReplaceUsingOperator extends AbstractStreamOperator<RowData>
         implements OneInputStreamOperator<RowData, RowData> {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * The counters of rows that changed the table (a new key, a higher sequence, an equal sequence
+     * with a new row): their sum is the flow's "applied", as AUTO CDC's {@code applied}.
+     */
+    public static final java.util.List<String> APPLIED_COUNTERS =
+            java.util.List.of("replaceUsingInserted", "replaceUsingReplaced", "replaceUsingAdded");
+
+    /** The counter of rows older than the sequence applied for their key (nothing changes). */
+    public static final String LATE_COUNTER = "replaceUsingLate";
+
     /** The keyed state's name; part of savepoint compatibility: never rename it. */
     public static final String STATE_NAME = "replace-using-key";
 
@@ -118,11 +128,11 @@ public final class ReplaceUsingOperator extends AbstractStreamOperator<RowData>
         for (int i = 0; i < getters.length; i++) {
             getters[i] = RowData.createFieldGetter(spec.rowType().getTypeAt(i), i);
         }
-        inserted = getMetricGroup().counter("replaceUsingInserted");
-        replaced = getMetricGroup().counter("replaceUsingReplaced");
-        added = getMetricGroup().counter("replaceUsingAdded");
+        inserted = getMetricGroup().counter(APPLIED_COUNTERS.get(0));
+        replaced = getMetricGroup().counter(APPLIED_COUNTERS.get(1));
+        added = getMetricGroup().counter(APPLIED_COUNTERS.get(2));
         duplicate = getMetricGroup().counter("replaceUsingDuplicate");
-        late = getMetricGroup().counter("replaceUsingLate");
+        late = getMetricGroup().counter(LATE_COUNTER);
         quarantined = getMetricGroup().counter(QuarantineRows.COUNTER);
     }
 

@@ -147,6 +147,9 @@ public final class DeployCommand implements Callable<Integer> {
         if (flows == null) {
             throw new IllegalArgumentException("give a pipeline FILE.sql or --flows FILE");
         }
+        if (!Files.isRegularFile(flows)) {
+            throw new IllegalArgumentException("flows file not found: " + flows);
+        }
         for (String[] required :
                 new String[][] {{stateDir, "--state-dir"}, {kafkaBootstrap, "--kafka-bootstrap"}}) {
             if (required[0] == null) {
@@ -157,9 +160,6 @@ public final class DeployCommand implements Callable<Integer> {
             throw new IllegalArgumentException(
                     "missing --catalog (with --flows): give the Iceberg catalog with --catalog"
                             + " type=rest --catalog uri=...");
-        }
-        if (!Files.isRegularFile(flows)) {
-            throw new IllegalArgumentException("flows file not found: " + flows);
         }
         String text = Files.readString(flows);
         IngestConfig parsed =

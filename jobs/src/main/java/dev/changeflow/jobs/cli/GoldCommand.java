@@ -288,6 +288,15 @@ public final class GoldCommand implements Callable<Integer> {
             throw new IllegalArgumentException(
                     "--parallelism must be at least 1, got " + parallelism);
         }
+        if (!java.nio.file.Files.isRegularFile(file)) {
+            // as run, describe, ingest --flows and deploy: a usage error naming the file (exit 2)
+            throw new IllegalArgumentException(
+                    "Gold SQL file not found: "
+                            + file
+                            + (java.nio.file.Files.isDirectory(file)
+                                    ? " (a folder, not a file)"
+                                    : ""));
+        }
         GoldSql.File gold = GoldSql.read(file);
         GoldSql.Options o = new GoldSql.Options();
         o.warehouse = warehouse;

@@ -6,6 +6,7 @@ import dev.changeflow.jobs.maintain.TableCompaction;
 import dev.changeflow.jobs.maintain.TablePurge;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 
 import org.apache.iceberg.Table;
@@ -34,7 +35,7 @@ import java.util.concurrent.Callable;
  *       F7, M2) — the same rule and options as {@code changeflow expire};
  *   <li>{@code --orphans}: Iceberg's Flink {@code DeleteOrphanFiles} task run once ({@link
  *       OrphanFileRemoval}): unreferenced files under the data folder older than {@code
- *       --orphan-min-age} (3 days) are deleted (M2).
+ *       --orphan-min-age} (3 days; at least 1 hour) are deleted (M2).
  * </ol>
  *
  * {@code --purge} ({@code REORG TABLE t APPLY (PURGE)}, S6) runs alone: every data file rewritten
@@ -113,6 +114,15 @@ public final class MaintainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Duration minAge = OptionParsers.duration(orphanMinAge, "--orphan-min-age");
+        if (minAge.compareTo(TableMaintenanceOptions.MIN_ORPHANS_OLDER_THAN) < 0) {
+            // M2: a younger file may be a running job's output, written but not committed yet
+            throw new IllegalArgumentException(
+                    "--orphan-min-age must be at least 1h (files younger than that may be a"
+                            + " running job's, not committed yet), got '"
+                            + orphanMinAge
+                            + "'");
+        }
         CatalogSettings settings =
                 CliOptions.catalogSettings(local.warehouse, catalog, "changeflow");
         Catalog cat = settings.open();
@@ -122,7 +132,6 @@ public final class MaintainCommand implements Callable<Integer> {
                     "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
         }
         boolean all = !rewrite && !expire && !orphans;
-        Duration minAge = OptionParsers.duration(orphanMinAge, "--orphan-min-age");
         Table t = cat.loadTable(id);
         if (purge) {
             if (!all) {

@@ -60,6 +60,10 @@ import java.util.concurrent.Callable;
  * {@code DESCRIBE [TABLE] [EXTENDED]} statements print after them ({@link
  * TableStatements#describe}). A file of DROP / DESCRIBE statements alone runs no job.
  *
+ * <p>Stopped during a refresh (Ctrl-C, SIGTERM), {@code run} prints one line on standard error from
+ * a shutdown hook ({@link #interruptedMessage}): the tables keep what the last completed checkpoint
+ * committed and the job's state folder; running the same command resumes from it.
+ *
  * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
  * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
  * {@code SOURCE_NOT_FOUND}.
@@ -215,60 +219,30 @@ public final class RunCommand implements Callable<Integer> {
                         }
                     });
         }
-        for (int i = 0; i < steps.size(); i++) {
-            SqlPipeline p = steps.get(i).pipeline();
-            IngestPlan plan =
-                    plans.get(i) != null
-                            ? plans.get(i)
-                            : p.plan(LocalIngest.catalog(p.config(), local.warehouse));
-            if (dryRun) {
-                printPlan(plan, p);
-                continue;
-            }
-            LocalIngest.Options o = new LocalIngest.Options();
-            o.warehouse = local.warehouse;
-            o.fromScratch = local.fromScratch;
-            o.fullRefresh = steps.get(i).full();
-            o.out = out;
-            o.rebuildFix =
-                    flow -> {
-                        String t = p.tableOfFlow(flow);
-                        return "rebuild table "
-                                + t
-                                + " under the new definition with a full refresh: run "
-                                + file
-                                + " --full-refresh "
-                                + t
-                                + ", or REFRESH STREAMING TABLE "
-                                + t
-                                + " FULL in the file (it empties the table in one commit,"
-                                + " history kept, and rereads its source)";
-                    };
-            // S9: the refresh is recorded in each table's properties, also when it fails
-            List<TableIdentifier> written = new ArrayList<>();
-            plan.flows.forEach(f -> written.add(f.target));
-            boolean full = steps.get(i).full();
-            TableStatements.RefreshRecord record =
-                    withCatalog(p, cat -> TableStatements.RefreshRecord.start(cat, written, full));
-            LocalIngest.Summary summary;
-            try {
-                if (plan.config.kafka != null) {
-                    summary = LocalIngest.runKafka(plan, plan.config.kafka, null, o);
-                } else if (p.feeds().isEmpty()) {
-                    summary = LocalIngest.run(plan, p.inputPaths(), o);
-                } else {
-                    summary = LocalIngest.runChangeFeeds(plan, o);
-                }
-            } catch (Exception e) {
+        // Ctrl-C during a refresh: one line saying what was kept and how to resume
+        Thread interrupted =
+                new Thread(
+                        () -> {
+                            Path running = runningState;
+                            if (running != null) {
+                                System.err.println(interruptedMessage(file, running));
+                            }
+                        },
+                        "changeflow-run-interrupted");
+        if (!dryRun) {
+            Runtime.getRuntime().addShutdownHook(interrupted);
+        }
+        try {
+            runSteps(pipeline, steps, plans);
+        } finally {
+            runningState = null;
+            if (!dryRun) {
                 try {
-                    useCatalog(p, cat -> record.failed(cat, e));
-                } catch (Exception recording) {
-                    e.addSuppressed(recording);
+                    Runtime.getRuntime().removeShutdownHook(interrupted);
+                } catch (IllegalStateException shuttingDown) {
+                    // the JVM is exiting: the hook runs or has run
                 }
-                throw e;
             }
-            long records = summary.records;
-            useCatalog(p, cat -> record.succeeded(cat, records));
         }
         if (dryRun) {
             out.println("Dry run: no table or state was written.");
@@ -290,6 +264,108 @@ public final class RunCommand implements Callable<Integer> {
                     });
         }
         return 0;
+    }
+
+    /** The checkpoint folder of the refresh running now (read by the Ctrl-C hook), else null. */
+    private volatile Path runningState;
+
+    /**
+     * What {@code run} prints when the JVM is stopped (Ctrl-C, SIGTERM) during a refresh: the
+     * tables keep what the last completed checkpoint committed (a checkpoint commits to Iceberg,
+     * S1) and its state stays in the job's checkpoint folder; the same command resumes from it.
+     */
+    static String interruptedMessage(Path file, Path checkpoints) {
+        return "run interrupted: the tables keep what the last completed checkpoint committed, and"
+                + " the job's saved state (that checkpoint, or the savepoint of the last finished"
+                + " run) stays in "
+                + checkpoints
+                + "; run changeflow run "
+                + file
+                + " again to resume from it (nothing committed is applied twice)";
+    }
+
+    private void runSteps(SqlPipeline pipeline, List<Step> steps, List<IngestPlan> plans)
+            throws Exception {
+        for (int i = 0; i < steps.size(); i++) {
+            SqlPipeline p = steps.get(i).pipeline();
+            IngestPlan plan =
+                    plans.get(i) != null
+                            ? plans.get(i)
+                            : p.plan(LocalIngest.catalog(p.config(), local.warehouse));
+            if (dryRun) {
+                printPlan(plan, p);
+                continue;
+            }
+            LocalIngest.Options o = new LocalIngest.Options();
+            o.warehouse = local.warehouse;
+            o.fromScratch = local.fromScratch;
+            o.fullRefresh = steps.get(i).full();
+            o.out = out;
+            String jobName = pipeline.config().name;
+            o.otherNameFix =
+                    "or, for another pipeline, give its file another name or SET name = ...;"
+                            + " (a pipeline's job is named after its file, "
+                            + file.getFileName()
+                            + " -> '"
+                            + jobName
+                            + "', unless SET name = ... names it)";
+            o.sameJobFix =
+                    job -> {
+                        // a --refresh / REFRESH job is named <name>-refresh-<tables>
+                        int refresh = job.indexOf("-refresh-");
+                        String name = refresh > 0 ? job.substring(0, refresh) : job;
+                        return "this run's job is '"
+                                + p.config().name
+                                + "' (a pipeline's job is named after its file, "
+                                + file.getFileName()
+                                + ", unless SET name = ... names it); to continue from that"
+                                + " state, add SET name = "
+                                + name
+                                + "; at the top of "
+                                + file
+                                + " (or run the original file)";
+                    };
+            o.rebuildFix =
+                    flow -> {
+                        String t = p.tableOfFlow(flow);
+                        return "rebuild table "
+                                + t
+                                + " under the new definition with a full refresh: run "
+                                + file
+                                + " --full-refresh "
+                                + t
+                                + ", or REFRESH STREAMING TABLE "
+                                + t
+                                + " FULL in the file (it empties the table in one commit,"
+                                + " history kept, and rereads its source)";
+                    };
+            // S9: the refresh is recorded in each table's properties, also when it fails
+            List<TableIdentifier> written = new ArrayList<>();
+            plan.flows.forEach(f -> written.add(f.target));
+            boolean full = steps.get(i).full();
+            TableStatements.RefreshRecord record =
+                    withCatalog(p, cat -> TableStatements.RefreshRecord.start(cat, written, full));
+            LocalIngest.Summary summary;
+            runningState = LocalIngest.checkpointRoot(plan, o);
+            try {
+                if (plan.config.kafka != null) {
+                    summary = LocalIngest.runKafka(plan, plan.config.kafka, null, o);
+                } else if (p.feeds().isEmpty()) {
+                    summary = LocalIngest.run(plan, p.inputPaths(), o);
+                } else {
+                    summary = LocalIngest.runChangeFeeds(plan, o);
+                }
+            } catch (Exception e) {
+                try {
+                    useCatalog(p, cat -> record.failed(cat, e));
+                } catch (Exception recording) {
+                    e.addSuppressed(recording);
+                }
+                throw e;
+            }
+            long records = summary.records;
+            useCatalog(p, cat -> record.succeeded(cat, records));
+        }
     }
 
     /** Something done with an open catalog. */

@@ -4,6 +4,8 @@ import dev.changeflow.jobs.maintain.MaintenanceActions;
 import dev.changeflow.jobs.maintain.TablePurge;
 import dev.changeflow.jobs.sql.FlinkSqlSession;
 import dev.changeflow.jobs.sql.MaintenanceStatement;
+import dev.changeflow.jobs.sql.SqlException;
+import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
@@ -12,6 +14,7 @@ import dev.changeflow.sources.cdf.sql.TableChangesRewrite;
 
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.ResultKind;
+import org.apache.flink.table.api.SqlParserException;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.types.Row;
@@ -32,6 +35,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * {@code changeflow sql -e STATEMENT ...}: runs Flink SQL statements on the embedded default (a
@@ -57,7 +62,10 @@ import java.util.concurrent.Callable;
  * HOURS]} (orphan files, M2), each printing {@code maintain}'s report; a table named without
  * namespace is in the session's current database.
  *
- * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1.
+ * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1. A
+ * statement Flink SQL cannot parse is {@code SYNTAX_ERROR} at {@code statement N:line:column} with
+ * what Flink encountered (exit code 2); a word one edit away from OPTIMIZE, REORG or VACUUM ({@code
+ * OPTIMISE t}) is a {@code SYNTAX_ERROR} that names the keyword ({@code did you mean OPTIMIZE?}).
  */
 @Command(
         name = "sql",
@@ -136,7 +144,13 @@ public final class SqlCommand implements Callable<Integer> {
                 continue;
             }
             String rewritten = TableChangesRewrite.rewrite(statement);
-            print(rewritten, execute(tEnv, rewritten), streaming, out);
+            TableResult result;
+            try {
+                result = execute(tEnv, rewritten);
+            } catch (SqlParserException e) {
+                throw syntaxError(e, "statement " + (i + 1));
+            }
+            print(rewritten, result, streaming, out);
         }
         return exit;
     }
@@ -182,6 +196,52 @@ public final class SqlCommand implements Callable<Integer> {
                 ((Closeable) cat).close();
             }
         }
+    }
+
+    /** Flink's "Encountered ... at line L, column C" of a parse error. */
+    private static final Pattern FLINK_POSITION = Pattern.compile("at line (\\d+), column (\\d+)");
+
+    /**
+     * Flink's parse error of statement {@code label} as a {@code SYNTAX_ERROR} at the place Flink
+     * names ({@code statement 1:1:1}, else the statement's start), with Flink's first sentence
+     * (what it encountered) and, when it lists them, up to 8 of the tokens it expected. Flink's
+     * exception is not kept as the cause: its full list of expected tokens is noise on a terminal.
+     */
+    static SqlException syntaxError(SqlParserException e, String label) {
+        String msg = e.getMessage() == null ? "" : e.getMessage();
+        Matcher m = FLINK_POSITION.matcher(msg);
+        SqlPosition at =
+                m.find()
+                        ? new SqlPosition(
+                                label, Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)))
+                        : new SqlPosition(label, 1, 1);
+        String encountered = msg;
+        int found = msg.indexOf("Encountered");
+        if (found >= 0) {
+            int end = msg.indexOf('\n', found);
+            encountered = msg.substring(found, end < 0 ? msg.length() : end).strip();
+        } else {
+            int end = msg.indexOf('\n');
+            encountered = (end < 0 ? msg : msg.substring(0, end)).strip();
+        }
+        List<String> expecting = new java.util.ArrayList<>();
+        int was = msg.indexOf("Was expecting");
+        if (was >= 0) {
+            for (String line : msg.substring(was).split("\n")) {
+                String l = line.strip();
+                if (l.startsWith("\"") && expecting.size() < 8) {
+                    expecting.add(l.replaceAll("\\s*\\.\\.\\.$", ""));
+                }
+            }
+        }
+        return new SqlException(
+                SqlException.Code.SYNTAX_ERROR,
+                at,
+                "Flink SQL cannot parse the statement: "
+                        + encountered
+                        + (expecting.isEmpty()
+                                ? ""
+                                : " Expected one of: " + String.join(", ", expecting) + ", ..."));
     }
 
     private static TableResult execute(TableEnvironment tEnv, String statement) {

@@ -103,6 +103,12 @@ final class LocalCheckpoints {
         return LocalJobState.lock(root.resolveSibling(root.getFileName() + ".state"), job);
     }
 
+    /** As {@link #lockJobState(String)}, the error ending with {@code otherName}. */
+    LocalJobState lockJobState(String job, String otherName) throws IOException {
+        return LocalJobState.lock(
+                root.resolveSibling(root.getFileName() + ".state"), job, otherName);
+    }
+
     /** The newest savepoint or retained checkpoint here. */
     Optional<Path> latest() throws IOException {
         return latest(root);

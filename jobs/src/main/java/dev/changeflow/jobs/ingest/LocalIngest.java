@@ -4,6 +4,7 @@ import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.operators.AutoCdcException;
+import dev.changeflow.operators.ReplaceUsingOperator;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.changes.ChangeRecordException;
@@ -16,6 +17,7 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.expressions.Expressions;
 
 import javax.annotation.Nullable;
@@ -24,6 +26,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,6 +80,22 @@ public final class LocalIngest {
          * ingest}; {@code run FILE.sql} names its full refresh.
          */
         public Function<String, String> rebuildFix = FROM_SCRATCH_FIX;
+
+        /**
+         * How the command gives a run another job name, ending the error of a run whose job another
+         * run holds ({@code ingest}: {@code --name}; {@code run FILE.sql}: {@code SET name = ...}
+         * in the file, whose name is the job's otherwise).
+         */
+        public String otherNameFix = "or give this run another --name";
+
+        /**
+         * Given the name of another job whose saved state holds a table this run finds with rows
+         * but without state ({@code STATE_MISSING_FOR_EXISTING_TABLE}, K8), how to run as that job
+         * and continue from its state ({@code ingest}: {@code --name job}; {@code run}: {@code SET
+         * name = job;} in the file).
+         */
+        public Function<String, String> sameJobFix =
+                job -> "re-run with --name " + job + " to continue from its state";
 
         /**
          * Test hook: stop after this many completed checkpoints even if input remains (0 = off).
@@ -271,7 +290,7 @@ public final class LocalIngest {
         CatalogSettings catalog = catalog(plan, o.warehouse);
         LocalCheckpoints checkpoints = new LocalCheckpoints(checkpointRoot(plan, o));
         Catalog cat = catalog.open();
-        LocalJobState state = checkpoints.lockJobState(plan.config.name);
+        LocalJobState state = checkpoints.lockJobState(plan.config.name, o.otherNameFix);
         try {
             if (fromScratch) {
                 for (IngestPlan.Flow f : plan.flows) {
@@ -318,8 +337,9 @@ public final class LocalIngest {
                                         + plan.config.name
                                         + "' exists under "
                                         + checkpoints.root(),
-                                "Re-run with --from-scratch to recreate the tables, or restore the"
-                                        + " checkpoint folder.");
+                                stateOfOtherJob(checkpoints.root(), f.target, o.sameJobFix)
+                                        + "Re-run with --from-scratch to recreate the tables, or"
+                                        + " restore the checkpoint folder.");
                     }
                 }
             }
@@ -376,8 +396,8 @@ public final class LocalIngest {
             state.markCommitted(savepoint);
             summary.records = LocalMetrics.sum("recordsIn");
             summary.quarantined = LocalMetrics.sum("quarantined");
-            summary.applied = LocalMetrics.sum("applied");
-            summary.late = LocalMetrics.sum("late");
+            summary.applied = applied();
+            summary.late = late();
             for (IngestPlan.Flow f : plan.flows) {
                 if (f.spec == null) {
                     continue;
@@ -468,8 +488,8 @@ public final class LocalIngest {
                         "  %,d records (%,.0f/s) | applied %,d | late %,d | quarantined %,d | %s | checkpoints %d%n",
                         records,
                         rate,
-                        LocalMetrics.sum("applied"),
-                        LocalMetrics.sum("late"),
+                        applied(),
+                        late(),
                         LocalMetrics.sum("quarantined"),
                         input.progress(),
                         completed);
@@ -524,6 +544,69 @@ public final class LocalIngest {
     public static Optional<List<String>> tablesOfState(Path checkpointRoot) throws IOException {
         return LocalJobState.readTables(
                 checkpointRoot.resolveSibling(checkpointRoot.getFileName() + ".state"));
+    }
+
+    /**
+     * K8: when the saved state of another local job (a sibling of {@code checkpointRoot}) records
+     * that it writes {@code table} — a pipeline file copied to another name runs as a job of that
+     * name, without the original's state — the sentence naming that job and {@code sameJobFix} of
+     * it; else the empty string.
+     */
+    static String stateOfOtherJob(
+            Path checkpointRoot, TableIdentifier table, Function<String, String> sameJobFix) {
+        Path base = checkpointRoot.toAbsolutePath().normalize().getParent();
+        if (base == null || !Files.isDirectory(base)) {
+            return "";
+        }
+        List<String> jobs = new ArrayList<>();
+        try (java.util.stream.Stream<Path> s = Files.list(base)) {
+            s.filter(Files::isDirectory)
+                    .filter(d -> !d.getFileName().toString().endsWith(".state"))
+                    .filter(d -> !d.equals(checkpointRoot.toAbsolutePath().normalize()))
+                    .sorted()
+                    .forEach(
+                            d -> {
+                                try {
+                                    if (tablesOfState(d)
+                                            .orElse(List.of())
+                                            .contains(table.toString())) {
+                                        jobs.add(d.getFileName().toString());
+                                    }
+                                } catch (IOException e) {
+                                    // an unreadable record names no job
+                                }
+                            });
+        } catch (IOException e) {
+            return "";
+        }
+        if (jobs.isEmpty()) {
+            return "";
+        }
+        String job = jobs.get(0);
+        return "The saved state of job '"
+                + job
+                + "' ("
+                + base.resolve(job)
+                + ") holds this table: "
+                + sameJobFix.apply(job)
+                + ". ";
+    }
+
+    /**
+     * Rows applied so far: AUTO CDC's {@code applied} plus the rows REPLACE USING flows applied
+     * (S5: a new key, a replacing sequence, an equal sequence's new row).
+     */
+    static long applied() {
+        long n = LocalMetrics.sum("applied");
+        for (String c : ReplaceUsingOperator.APPLIED_COUNTERS) {
+            n += LocalMetrics.sum(c);
+        }
+        return n;
+    }
+
+    /** Late rows so far: AUTO CDC's and REPLACE USING's (a sequence below the key's). */
+    static long late() {
+        return LocalMetrics.sum("late") + LocalMetrics.sum(ReplaceUsingOperator.LATE_COUNTER);
     }
 
     /** Deletes a job's saved state (checkpoints, savepoints, the list of files read). */

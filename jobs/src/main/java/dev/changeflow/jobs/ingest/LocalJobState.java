@@ -65,6 +65,14 @@ final class LocalJobState implements AutoCloseable {
      * @throws IllegalStateException when another run (this or another process) holds it
      */
     static LocalJobState lock(Path root, String job) throws IOException {
+        return lock(root, job, "or give this run another --name");
+    }
+
+    /**
+     * As {@link #lock(Path, String)}; the error ends with {@code otherName}, how the command that
+     * runs the job gives a run another job name.
+     */
+    static LocalJobState lock(Path root, String job, String otherName) throws IOException {
         Files.createDirectories(root);
         FileChannel ch =
                 FileChannel.open(
@@ -83,7 +91,8 @@ final class LocalJobState implements AutoCloseable {
                             + "' is using "
                             + root
                             + "; wait for it to finish (two runs of one"
-                            + " job would write the same tables with diverging state), or give this run another --name");
+                            + " job would write the same tables with diverging state), "
+                            + otherName);
         }
         return new LocalJobState(root, ch, l);
     }

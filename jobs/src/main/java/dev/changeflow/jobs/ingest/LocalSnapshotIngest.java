@@ -100,7 +100,7 @@ public final class LocalSnapshotIngest {
                         LocalRunner.checkpointRoot(o.warehouse, o.checkpointRoot, name));
         Summary summary = new Summary();
         Catalog cat = catalog.open();
-        LocalJobState state = checkpoints.lockJobState(name);
+        LocalJobState state = checkpoints.lockJobState(name, o.otherNameFix);
         try {
             if (o.fromScratch) {
                 for (SnapshotJob.Plan p : plans) {
@@ -123,8 +123,10 @@ public final class LocalSnapshotIngest {
                                         + name
                                         + "' exists under "
                                         + checkpoints.root(),
-                                "Re-run with --from-scratch to recreate the tables, or restore the"
-                                        + " checkpoint folder.");
+                                LocalIngest.stateOfOtherJob(
+                                                checkpoints.root(), p.target, o.sameJobFix)
+                                        + "Re-run with --from-scratch to recreate the tables, or"
+                                        + " restore the checkpoint folder.");
                     }
                 }
             }

@@ -18,8 +18,13 @@ import java.util.Optional;
  *
  * Keywords are case-insensitive; a trailing {@code ;} is allowed. {@code OPTIMIZE ... WHERE} and
  * {@code ZORDER BY}, {@code REORG ... APPLY (UPGRADE ...)} and {@code VACUUM ... DRY RUN} fail with
- * {@code UNSUPPORTED_STATEMENT}; anything else malformed with {@code SYNTAX_ERROR}, positioned in
- * the statement ({@code statement 2:1:10} for the second {@code -e}).
+ * {@code UNSUPPORTED_STATEMENT}; a {@code RETAIN} outside {@link #MIN_RETAIN} to {@link
+ * #MAX_RETAIN} hours with {@code INVALID_RETENTION} (the platform refuses less than 168 hours
+ * unless a safety switch is off; changeflow has no switch and refuses less than 1 hour, the age
+ * under which a file may be a running job's uncommitted output); a word one edit away from
+ * OPTIMIZE, REORG or VACUUM ({@code OPTIMISE t}) with {@code SYNTAX_ERROR} and a {@code did you
+ * mean} hint; anything else malformed with {@code SYNTAX_ERROR}, positioned in the statement
+ * ({@code statement 2:1:10} for the second {@code -e}).
  *
  * @param kind which action
  * @param table the table, as written (its namespace is the statement's, resolved by the caller)
@@ -29,6 +34,17 @@ import java.util.Optional;
 public record MaintenanceStatement(Kind kind, TableIdentifier table, Duration retain) {
     /** The vendor's default VACUUM retention: 7 days. */
     public static final Duration DEFAULT_RETAIN = Duration.ofHours(168);
+
+    /**
+     * The least VACUUM retention: 1 hour, the least orphan age of the in-job orphan task ({@link
+     * dev.changeflow.sinks.iceberg.TableMaintenanceOptions#MIN_ORPHANS_OLDER_THAN}): a younger file
+     * may be a running job's, written but not committed yet (M2).
+     */
+    public static final Duration MIN_RETAIN =
+            dev.changeflow.sinks.iceberg.TableMaintenanceOptions.MIN_ORPHANS_OLDER_THAN;
+
+    /** The greatest VACUUM retention: 876,000 hours (100 years). */
+    public static final Duration MAX_RETAIN = Duration.ofHours(876_000);
 
     /** The statement kinds. */
     public enum Kind {

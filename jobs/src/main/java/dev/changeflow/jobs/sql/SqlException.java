@@ -12,7 +12,8 @@ import org.apache.flink.annotation.PublicEvolving;
  *
  * <ul>
  *   <li>{@code SYNTAX_ERROR}: the text is not a statement of the grammar; the message says what was
- *       expected and what was found.
+ *       expected and what was found, and, when the word found is one edit away from a keyword that
+ *       fits there, {@code (did you mean STREAMING?)}.
  *   <li>{@code UNSUPPORTED_STATEMENT}: a statement, clause or argument of the vendor's dialect that
  *       changeflow recognises but does not implement yet (SCHEDULE, REPLACE WHERE, GRANT, a query
  *       other than {@code SELECT * FROM STREAM source}, ...); it is named, never ignored.
@@ -23,6 +24,9 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code DUPLICATE_TABLE}, {@code DUPLICATE_VIEW}: a name declared twice.
  *   <li>{@code DUPLICATE_FLOW}: a second flow into a table, or two flows of one name.
  *   <li>{@code DUPLICATE_CLAUSE}: a clause given twice in one statement.
+ *   <li>{@code DUPLICATE_COLUMN}: a column named twice in one column list of a flow (KEYS, REPLACE
+ *       USING, COLUMNS, TRACK HISTORY ON, {@code * EXCEPT (...)}, SEQUENCE BY {@code STRUCT(...)}),
+ *       at the second mention; found when the file is parsed, so {@code --dry-run} reports it.
  *   <li>{@code TABLE_WITHOUT_FLOW}: a streaming table that no flow writes.
  *   <li>{@code CONFLICTING_FORMATS}: {@code read_files} calls with different {@code format}s (one
  *       job reads every file with one decoder).
@@ -56,6 +60,8 @@ import org.apache.flink.annotation.PublicEvolving;
  *       UNKNOWN_COLUMN} at the CONSTRAINT (S8).
  *   <li>{@code TABLE_NOT_FOUND}: {@code DROP TABLE t} without {@code IF EXISTS} of a table the
  *       catalog does not have, at the name (S9).
+ *   <li>{@code INVALID_RETENTION}: {@code VACUUM t RETAIN n HOURS} of {@code bin/changeflow sql}
+ *       with n below 1 or above 876,000 (docs/semantics.md M2), at the number.
  *   <li>{@code DROP_SHARES_STATE}: {@code DROP TABLE t} where a job of the file that writes {@code
  *       t} also writes a table that exists and is not dropped: their saved state cannot be split
  *       (S9).
@@ -104,7 +110,17 @@ public final class SqlException extends IllegalArgumentException {
          * An INSERT of a Gold file that Flink cannot plan (G2), found before any Gold table is
          * emptied.
          */
-        INVALID_QUERY
+        INVALID_QUERY,
+        /**
+         * A column named twice in one column list of a flow (KEYS, REPLACE USING, COLUMNS, TRACK
+         * HISTORY ON, EXCEPT, SEQUENCE BY STRUCT(...)), at the second mention.
+         */
+        DUPLICATE_COLUMN,
+        /**
+         * {@code VACUUM t RETAIN n HOURS} with n below 1 or above 876,000 hours (M2): a younger
+         * file may be a running job's uncommitted output.
+         */
+        INVALID_RETENTION
     }
 
     private final Code code;

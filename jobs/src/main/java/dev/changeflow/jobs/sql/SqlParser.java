@@ -149,6 +149,11 @@ public final class SqlParser {
         SqlParser p = new SqlParser(SqlTokenizer.tokenize(text, label));
         SqlToken first = p.peek();
         if (!first.isWord("OPTIMIZE") && !first.isWord("REORG") && !first.isWord("VACUUM")) {
+            String near = nearKeyword(first, "OPTIMIZE", "REORG", "VACUUM");
+            if (near != null && !FLINK_STATEMENT_WORDS.contains(upper(first))) {
+                throw p.expectedNear(
+                        "a Flink SQL statement or OPTIMIZE, REORG TABLE or VACUUM", near);
+            }
             return Optional.empty();
         }
         MaintenanceStatement s = p.maintenance();
@@ -205,6 +210,12 @@ public final class SqlParser {
         if (t.kind() == SqlToken.Kind.WORD
                 && UNSUPPORTED_STATEMENTS.contains(t.text().toUpperCase(Locale.ROOT))) {
             throw unsupported(t, t.text().toUpperCase(Locale.ROOT) + " statements");
+        }
+        String near =
+                nearKeyword(
+                        t, "CREATE", "APPLY", "SET", "USE", "ALTER", "REFRESH", "DESCRIBE", "DROP");
+        if (near != null) {
+            throw expectedNear("a statement (CREATE, APPLY CHANGES, SET or USE)", near);
         }
         throw expected("a statement (CREATE, APPLY CHANGES, SET or USE)");
     }
@@ -282,11 +293,17 @@ public final class SqlParser {
         if (kind.isWord("VIEW")) {
             throw unsupported(kind, "persisted views (CREATE VIEW; use CREATE TEMPORARY VIEW)");
         }
+        String createKinds = "STREAMING TABLE, TEMPORARY VIEW or FLOW after CREATE";
         if (kind.kind() == SqlToken.Kind.WORD) {
+            String near = nearKeyword(kind, "STREAMING", "TEMPORARY", "FLOW", "MATERIALIZED");
+            if (near != null) {
+                // a misspelt keyword is a syntax error, not a statement we do not implement
+                throw expectedNear(createKinds, near);
+            }
             throw unsupported(
                     kind, "CREATE " + kind.text().toUpperCase(Locale.ROOT) + " statements");
         }
-        throw expected("STREAMING TABLE, TEMPORARY VIEW or FLOW after CREATE");
+        throw expected(createKinds);
     }
 
     private SqlStatement streamingTable(SqlPosition pos) {
@@ -888,12 +905,14 @@ public final class SqlParser {
     private Flow replaceUsingFlow(SqlPosition pos) {
         expectSymbol("(", "'(' after REPLACE USING");
         List<SqlPosition> keyPositions = new ArrayList<>();
-        List<String> keys = names(keyPositions);
+        List<String> keys = names("REPLACE USING", keyPositions);
         expectSymbol(")", "',' or ')' in REPLACE USING (...)");
         expectWord("SEQUENCE", "SEQUENCE BY after REPLACE USING (...)");
         expectWord("BY", "BY after SEQUENCE");
         SqlPosition sequencePosition = peek().position();
+        int sequenceFrom = at;
         String sequenceBy = expression("SEQUENCE BY");
+        checkStructColumns(sequenceFrom, at);
         expectWord("BY", "BY NAME after SEQUENCE BY (REPLACE USING matches columns by name)");
         expectWord("NAME", "NAME after BY");
         Source source = query();
@@ -926,14 +945,16 @@ public final class SqlParser {
                 at++;
                 once(keys, t, "KEYS");
                 expectSymbol("(", "'(' after KEYS");
-                keys = names(keyPositions);
+                keys = names("KEYS", keyPositions);
                 expectSymbol(")", "',' or ')' in KEYS");
             } else if (t.isWord("SEQUENCE")) {
                 at++;
                 expectWord("BY", "BY after SEQUENCE");
                 once(sequenceBy, t, "SEQUENCE BY");
                 sequencePosition = peek().position();
+                int sequenceFrom = at;
                 sequenceBy = expression("SEQUENCE BY");
+                checkStructColumns(sequenceFrom, at);
             } else if (t.isWord("APPLY")) {
                 at++;
                 expectWord("AS", "AS after APPLY");
@@ -1126,33 +1147,97 @@ public final class SqlParser {
             }
             at++;
             expectSymbol("(", "'(' after EXCEPT");
-            List<String> names = names();
+            List<String> names = names(clause + " * EXCEPT (...)");
             expectSymbol(")", "',' or ')' in EXCEPT (...)");
             return "* EXCEPT (" + String.join(", ", names) + ")";
         }
         if (acceptSymbol("(")) {
-            List<String> names = names();
+            List<String> names = names(clause);
             expectSymbol(")", "',' or ')' in " + clause + " (...)");
             return String.join(", ", names);
         }
         if (!peek().isIdentifier()) {
             throw expected("columns, (columns), * or * EXCEPT (columns) after " + clause);
         }
-        return String.join(", ", names());
+        return String.join(", ", names(clause));
     }
 
-    private List<String> names() {
-        return names(new ArrayList<>());
+    /**
+     * {@code name (',' name)*}: the column names of {@code clause}.
+     *
+     * @throws SqlException {@code DUPLICATE_COLUMN} at the second mention of a name
+     */
+    private List<String> names(String clause) {
+        return names(clause, new ArrayList<>());
     }
 
-    /** As {@link #names()}, adding where each name is written to {@code positions}. */
-    private List<String> names(List<SqlPosition> positions) {
+    /** As {@link #names(String)}, adding where each name is written to {@code positions}. */
+    private List<String> names(String clause, List<SqlPosition> positions) {
         List<String> out = new ArrayList<>();
         do {
-            positions.add(peek().position());
-            out.add(identifier("a column name"));
+            SqlToken t = peek();
+            String n = identifier("a column name");
+            for (int i = 0; i < out.size(); i++) {
+                if (out.get(i).equals(n)) {
+                    throw duplicateColumn(t.position(), n, clause, positions.get(i));
+                }
+            }
+            positions.add(t.position());
+            out.add(n);
         } while (acceptSymbol(","));
         return out;
+    }
+
+    private static SqlException duplicateColumn(
+            SqlPosition at, String column, String clause, SqlPosition first) {
+        return new SqlException(
+                Code.DUPLICATE_COLUMN,
+                at,
+                "column '"
+                        + column
+                        + "' is named twice in "
+                        + clause
+                        + " (first at "
+                        + first.line()
+                        + ":"
+                        + first.column()
+                        + "); name each column once");
+    }
+
+    /**
+     * Checks a {@code SEQUENCE BY STRUCT(a, b, ...)} written in tokens {@code [from, to)}: a column
+     * named twice is {@code DUPLICATE_COLUMN} at its second mention (Flink would refuse the STRUCT
+     * only when the job is built).
+     */
+    private void checkStructColumns(int from, int to) {
+        if (to - from < 3
+                || !tokens.get(from).isWord("STRUCT")
+                || !tokens.get(from + 1).isSymbol("(")) {
+            return;
+        }
+        Map<String, SqlPosition> seen = new LinkedHashMap<>();
+        int depth = 0;
+        for (int i = from + 2; i < to; i++) {
+            SqlToken x = tokens.get(i);
+            if (x.isSymbol("(")) {
+                depth++;
+            } else if (x.isSymbol(")")) {
+                depth--;
+            }
+            if (depth == 0
+                    && x.isIdentifier()
+                    && tokens.get(i - 1).isSymbol(i == from + 2 ? "(" : ",")
+                    && (tokens.get(i + 1).isSymbol(",") || tokens.get(i + 1).isSymbol(")"))) {
+                SqlPosition first = seen.putIfAbsent(x.value(), x.position());
+                if (first != null) {
+                    throw duplicateColumn(
+                            x.position(), x.value(), "SEQUENCE BY STRUCT(...)", first);
+                }
+            }
+            if (depth < 0) {
+                break;
+            }
+        }
     }
 
     /**
@@ -1242,7 +1327,7 @@ public final class SqlParser {
         if (peek().isWord("RETAIN")) {
             at++;
             SqlToken n = peek();
-            if (n.kind() != SqlToken.Kind.NUMBER || !n.text().matches("\\d{1,9}")) {
+            if (n.kind() != SqlToken.Kind.NUMBER || !n.text().matches("\\d+")) {
                 throw expected("a whole number of hours after RETAIN");
             }
             at++;
@@ -1250,7 +1335,25 @@ public final class SqlParser {
                 throw expected("HOURS after RETAIN " + n.text());
             }
             at++;
-            retain = Duration.ofHours(Long.parseLong(n.text()));
+            String digits = n.text().replaceFirst("^0+(?=\\d)", "");
+            long hours = digits.length() > 12 ? Long.MAX_VALUE : Long.parseLong(digits);
+            if (hours < MaintenanceStatement.MIN_RETAIN.toHours()
+                    || hours > MaintenanceStatement.MAX_RETAIN.toHours()) {
+                throw new SqlException(
+                        Code.INVALID_RETENTION,
+                        n.position(),
+                        "RETAIN "
+                                + n.text()
+                                + " HOURS is out of range: VACUUM keeps files modified in the last "
+                                + MaintenanceStatement.MIN_RETAIN.toHours()
+                                + " to "
+                                + MaintenanceStatement.MAX_RETAIN.toHours()
+                                + " hours (younger files may be a running job's, not committed"
+                                + " yet; the default is "
+                                + MaintenanceStatement.DEFAULT_RETAIN.toHours()
+                                + ")");
+            }
+            retain = Duration.ofHours(hours);
         }
         if (peek().isWord("DRY") || peek().isWord("LITE") || peek().isWord("FULL")) {
             throw unsupported(
@@ -1394,6 +1497,105 @@ public final class SqlParser {
                 Code.SYNTAX_ERROR,
                 peek().position(),
                 "expected " + what + ", found " + peek().describe());
+    }
+
+    /**
+     * The first word Flink SQL statements start with (they are handed to Flink as they are), so
+     * that one of them is never taken for a misspelt maintenance keyword.
+     */
+    private static final java.util.Set<String> FLINK_STATEMENT_WORDS =
+            java.util.Set.of(
+                    "SELECT",
+                    "INSERT",
+                    "CREATE",
+                    "DROP",
+                    "ALTER",
+                    "SHOW",
+                    "USE",
+                    "DESCRIBE",
+                    "DESC",
+                    "EXPLAIN",
+                    "SET",
+                    "RESET",
+                    "LOAD",
+                    "UNLOAD",
+                    "WITH",
+                    "VALUES",
+                    "EXECUTE",
+                    "BEGIN",
+                    "END",
+                    "ANALYZE",
+                    "TRUNCATE",
+                    "DELETE",
+                    "UPDATE",
+                    "CALL",
+                    "ADD",
+                    "REMOVE",
+                    "JAR",
+                    "STATEMENT",
+                    "TABLE",
+                    "REPLACE");
+
+    private static String upper(SqlToken t) {
+        return t.text().toUpperCase(Locale.ROOT);
+    }
+
+    /**
+     * The keyword of {@code keywords} that the word {@code t} is one edit away from (a letter
+     * added, removed, replaced, or two neighbours swapped), or null: {@code STREMING} gives {@code
+     * STREAMING}, {@code OPTIMISE} gives {@code OPTIMIZE}. Words of three letters or fewer get no
+     * suggestion.
+     */
+    static @Nullable String nearKeyword(SqlToken t, String... keywords) {
+        if (t.kind() != SqlToken.Kind.WORD || t.text().length() <= 3) {
+            return null;
+        }
+        String w = upper(t);
+        for (String k : keywords) {
+            if (!k.equals(w) && oneEditApart(w, k)) {
+                return k;
+            }
+        }
+        return null;
+    }
+
+    /** Whether {@code a} and {@code b} differ by one insertion, deletion, substitution or swap. */
+    static boolean oneEditApart(String a, String b) {
+        if (Math.abs(a.length() - b.length()) > 1) {
+            return false;
+        }
+        int i = 0;
+        while (i < a.length() && i < b.length() && a.charAt(i) == b.charAt(i)) {
+            i++;
+        }
+        if (a.length() == b.length()) {
+            if (i == a.length()) {
+                return false;
+            }
+            // substitution, or a swap of i and i + 1
+            return a.substring(i + 1).equals(b.substring(i + 1))
+                    || (i + 1 < a.length()
+                            && a.charAt(i) == b.charAt(i + 1)
+                            && a.charAt(i + 1) == b.charAt(i)
+                            && a.substring(i + 2).equals(b.substring(i + 2)));
+        }
+        String longer = a.length() > b.length() ? a : b;
+        String shorter = a.length() > b.length() ? b : a;
+        return longer.substring(i + 1).equals(shorter.substring(i));
+    }
+
+    /** {@link #expected} with a {@code (did you mean KEYWORD?)} hint for a misspelt keyword. */
+    private SqlException expectedNear(String what, String keyword) {
+        return new SqlException(
+                Code.SYNTAX_ERROR,
+                peek().position(),
+                "expected "
+                        + what
+                        + ", found "
+                        + peek().describe()
+                        + " (did you mean "
+                        + keyword
+                        + "?)");
     }
 
     private static SqlException unsupported(SqlToken at, String what) {

@@ -464,9 +464,10 @@ public final class SqlPipeline {
 
     /**
      * Plans the pipeline's job over its {@code read_files} inputs ({@link IngestPlanner#plan}),
-     * giving an error of a flow the place it is about: a KEYS column the records do not have at
-     * that column ({@code UNKNOWN_COLUMN}), a SEQUENCE BY the records cannot give at the clause
-     * ({@code UNKNOWN_COLUMN}), any other error of a flow at its statement ({@code INVALID_FLOW}).
+     * giving an error of a flow the place it is about: a KEYS (or REPLACE USING) column the records
+     * do not have at that column ({@code UNKNOWN_COLUMN}), a SEQUENCE BY the records cannot give at
+     * the clause ({@code UNKNOWN_COLUMN}), any other error of a flow at its statement ({@code
+     * INVALID_FLOW}).
      *
      * @throws SqlException for an error of a flow
      * @throws IOException when an input cannot be read
@@ -662,11 +663,14 @@ public final class SqlPipeline {
             boolean unknown =
                     msg.contains("is not a data column")
                             || msg.contains("is not a source column")
-                            || msg.contains("is not in the source schema");
+                            || msg.contains("is not in the source schema")
+                            || msg.contains("' is not a column of "); // REPLACE USING (S5)
             Code code = unknown ? Code.UNKNOWN_COLUMN : Code.INVALID_FLOW;
             for (int k = 0; k < p.keys().size(); k++) {
                 String named = "column '" + p.keys().get(k) + "'";
-                if (msg.contains("key " + named) || msg.contains("KEYS " + named)) {
+                if (msg.contains("key " + named)
+                        || msg.contains("KEYS " + named)
+                        || msg.contains("REPLACE USING " + named)) {
                     return new SqlException(code, p.keyPositions().get(k), msg, e);
                 }
             }

@@ -294,6 +294,11 @@ public final class TableStatements {
             out.add("  source: " + pipeline.sourceOfFlow(i));
             if (f.appendOnly) {
                 out.add("  kind: append-only (AS SELECT * FROM STREAM ...)");
+            } else if (f.isReplaceUsing()) {
+                // S5
+                out.add("  kind: REPLACE USING");
+                out.add("  REPLACE USING: " + String.join(", ", f.replaceUsing));
+                out.add("  SEQUENCE BY: " + String.join(", ", f.sequenceBy));
             } else {
                 out.add("  kind: AUTO CDC");
                 out.add("  KEYS: " + String.join(", ", f.keys));

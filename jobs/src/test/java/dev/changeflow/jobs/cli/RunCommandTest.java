@@ -537,4 +537,133 @@ class RunCommandTest {
                                 + " table sales.nope and the file declares no streaming table of"
                                 + " that name");
     }
+
+    /**
+     * K8: a pipeline file copied to another name runs as a job of that name, without the original's
+     * saved state; the error names the job that holds it and how to reuse it ({@code SET name}),
+     * and a second run of a job while one runs names how {@code run} names jobs.
+     */
+    @Test
+    void aCopiedFileNamesTheJobWhoseStateItLacksAndAConcurrentRunHowJobsAreNamed()
+            throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in/t"));
+        Files.writeString(dir.resolve("in/t/1.jsonl"), "{\"id\":1,\"name\":\"a\"}\n");
+        String text =
+                "CREATE OR REFRESH STREAMING TABLE t (id INT, name STRING)\n"
+                        + "  AS SELECT * FROM STREAM read_files('in/t', format => 'json');\n";
+        Path original = dir.resolve("orders.sql");
+        Files.writeString(original, text);
+        RunCommand first = command("--warehouse", warehouse.toString(), original.toString());
+        first.out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        assertThat(first.call()).isZero();
+
+        Path copy = dir.resolve("orders-copy.sql");
+        Files.writeString(copy, text);
+        Path checkpoints = warehouse.resolve(".changeflow/checkpoints").toAbsolutePath();
+        assertThatThrownBy(
+                        () -> command("--warehouse", warehouse.toString(), copy.toString()).call())
+                .hasMessage(
+                        "STATE_MISSING_FOR_EXISTING_TABLE: table default.t already holds rows but"
+                                + " no checkpoint or savepoint of 'orders-copy' exists under "
+                                + checkpoints.resolve("orders-copy")
+                                + ": applying changes without the AUTO CDC state (sequences,"
+                                + " tombstones) could resurrect deleted rows or re-apply old ones."
+                                + " The saved state of job 'orders' ("
+                                + checkpoints.resolve("orders")
+                                + ") holds this table: this run's job is 'orders-copy' (a"
+                                + " pipeline's job is named after its file, orders-copy.sql, unless"
+                                + " SET name = ... names it); to continue from that state, add SET"
+                                + " name = orders; at the top of "
+                                + copy
+                                + " (or run the original file). Re-run with --from-scratch to"
+                                + " recreate the tables, or restore the checkpoint folder.");
+        Files.writeString(copy, "SET name = orders;\n" + text);
+        RunCommand again = command("--warehouse", warehouse.toString(), copy.toString());
+        again.out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        assertThat(again.call()).as("continues from the original's state").isZero();
+
+        Path lockFile = checkpoints.resolve("orders.state/.lock");
+        try (java.nio.channels.FileChannel ch =
+                        java.nio.channels.FileChannel.open(
+                                lockFile, java.nio.file.StandardOpenOption.WRITE);
+                java.nio.channels.FileLock held = ch.lock()) {
+            assertThatThrownBy(
+                            () ->
+                                    command(
+                                                    "--warehouse",
+                                                    warehouse.toString(),
+                                                    original.toString())
+                                            .call())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessage(
+                            "another run of job 'orders' is using "
+                                    + checkpoints.resolve("orders.state")
+                                    + "; wait for it to finish (two runs of one job would write the"
+                                    + " same tables with diverging state), or, for another"
+                                    + " pipeline, give its file another name or SET name = ...;"
+                                    + " (a pipeline's job is named after its file, orders.sql ->"
+                                    + " 'orders', unless SET name = ... names it)");
+        }
+    }
+
+    /**
+     * S5: a REPLACE USING table's DESCRIBE shows its keys and sequence, and the run's summary
+     * counts the rows the REPLACE USING operator applied (a new key, a higher sequence, an equal
+     * sequence's new row) and those it found late.
+     */
+    @Test
+    void replaceUsingIsDescribedAsSuchAndItsAppliedRowsAreCounted() throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in/p"));
+        // two ties of key 1 and a new key 2: each row applies, whatever their order
+        Files.writeString(
+                dir.resolve("in/p/1.jsonl"),
+                "{\"k\":1,\"v\":\"a\",\"s\":1}\n"
+                        + "{\"k\":1,\"v\":\"b\",\"s\":1}\n"
+                        + "{\"k\":2,\"v\":\"c\",\"s\":1}\n");
+        Path f = dir.resolve("payments.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE p (k INT, v STRING, s INT)\n"
+                        + "  FLOW REPLACE USING (k) SEQUENCE BY s\n"
+                        + "  BY NAME SELECT * FROM STREAM read_files('in/p', format => 'json');\n"
+                        + "DESCRIBE TABLE EXTENDED p;\n");
+        RunCommand c = command("--warehouse", warehouse.toString(), f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        String printed = buf.toString(StandardCharsets.UTF_8);
+        assertThat(printed)
+                .contains(" 3 records (")
+                .contains(", applied 3, late 0, quarantined 0.");
+        // then a lower sequence of key 1 (late) and a higher one of key 2 (replaces)
+        Files.writeString(
+                dir.resolve("in/p/2.jsonl"),
+                "{\"k\":1,\"v\":\"old\",\"s\":0}\n" + "{\"k\":2,\"v\":\"d\",\"s\":2}\n");
+        RunCommand second = command("--warehouse", warehouse.toString(), f.toString());
+        ByteArrayOutputStream secondOut = new ByteArrayOutputStream();
+        second.out = new PrintStream(secondOut, true, StandardCharsets.UTF_8);
+        assertThat(second.call()).isZero();
+        assertThat(secondOut.toString(StandardCharsets.UTF_8))
+                .contains(" 2 records (")
+                .contains(", applied 1, late 1, quarantined 0.");
+        assertThat(printed)
+                .contains("  kind: REPLACE USING\n" + "  REPLACE USING: k\n" + "  SEQUENCE BY: s\n")
+                .doesNotContain("AUTO CDC");
+    }
+
+    /** What a Ctrl-C during a refresh prints: what was kept, where, and how to resume. */
+    @Test
+    void anInterruptedRunSaysWhatWasKeptAndHowToResume() {
+        assertThat(
+                        RunCommand.interruptedMessage(
+                                Path.of("shop.sql"), Path.of("/w/.changeflow/checkpoints/shop")))
+                .isEqualTo(
+                        "run interrupted: the tables keep what the last completed checkpoint"
+                                + " committed, and the job's saved state (that checkpoint, or the"
+                                + " savepoint of the last finished run) stays in"
+                                + " /w/.changeflow/checkpoints/shop; run changeflow run shop.sql"
+                                + " again to resume from it (nothing committed is applied twice)");
+    }
 }

@@ -79,6 +79,53 @@ class MaintenanceStatementTest {
                 "statement 1:1:13: SYNTAX_ERROR: expected the end of the statement, found 'OPTIMIZE'");
     }
 
+    /** M2: VACUUM keeps at least 1 hour of files; a RETAIN out of range names the range. */
+    @Test
+    void retainOutOfRangeIsRefusedNamingTheLimits() {
+        String range =
+                " HOURS is out of range: VACUUM keeps files modified in the last 1 to 876000 hours"
+                        + " (younger files may be a running job's, not committed yet; the default is"
+                        + " 168)";
+        assertError(
+                "VACUUM t RETAIN 0 HOURS", "statement 1:1:17: INVALID_RETENTION: RETAIN 0" + range);
+        assertError(
+                "VACUUM t RETAIN 99999999999 HOURS",
+                "statement 1:1:17: INVALID_RETENTION: RETAIN 99999999999" + range);
+        assertError(
+                "VACUUM t RETAIN 99999999999999999999999 HOURS",
+                "statement 1:1:17: INVALID_RETENTION: RETAIN 99999999999999999999999" + range);
+        assertError(
+                "VACUUM t RETAIN 876001 HOURS",
+                "statement 1:1:17: INVALID_RETENTION: RETAIN 876001" + range);
+        assertThat(parse("VACUUM t RETAIN 876000 HOURS").retain())
+                .isEqualTo(Duration.ofHours(876_000));
+        assertThat(parse("VACUUM t RETAIN 001 HOURS").retain()).isEqualTo(Duration.ofHours(1));
+        assertThatThrownBy(() -> MaintenanceStatement.parse("VACUUM t RETAIN 0 HOURS", "s"))
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(SqlException.Code.INVALID_RETENTION));
+    }
+
+    /** A maintenance keyword one edit away is a syntax error with a hint, not Flink's parser's. */
+    @Test
+    void aMisspeltMaintenanceKeywordSuggestsTheKeyword() {
+        assertError(
+                "OPTIMISE t",
+                "statement 1:1:1: SYNTAX_ERROR: expected a Flink SQL statement or OPTIMIZE, REORG"
+                        + " TABLE or VACUUM, found 'OPTIMISE' (did you mean OPTIMIZE?)");
+        assertError(
+                "vacum shop.items RETAIN 2 HOURS",
+                "statement 1:1:1: SYNTAX_ERROR: expected a Flink SQL statement or OPTIMIZE, REORG"
+                        + " TABLE or VACUUM, found 'vacum' (did you mean VACUUM?)");
+        assertError(
+                "REROG TABLE t APPLY (PURGE)",
+                "statement 1:1:1: SYNTAX_ERROR: expected a Flink SQL statement or OPTIMIZE, REORG"
+                        + " TABLE or VACUUM, found 'REROG' (did you mean REORG?)");
+        assertThat(MaintenanceStatement.parse("OPTIMUM t", "statement 1"))
+                .as("two edits away: left to Flink SQL")
+                .isEmpty();
+    }
+
     private static void assertError(String text, String message) {
         assertThatThrownBy(() -> MaintenanceStatement.parse(text, "statement 1"))
                 .isInstanceOf(SqlException.class)

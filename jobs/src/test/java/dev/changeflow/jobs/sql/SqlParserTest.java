@@ -581,6 +581,94 @@ class SqlParserTest {
                 "p.sql:1:72: DUPLICATE_CLAUSE: read_files argument 'table' is given twice");
     }
 
+    /**
+     * A column named twice in a flow's column list is found when the file is parsed (so {@code
+     * --dry-run} reports it), at its second mention, not by Flink when the job is built.
+     */
+    @Test
+    void aColumnNamedTwiceInAFlowIsRefusedAtItsSecondMention() {
+        fails(
+                "CREATE FLOW f AS AUTO CDC INTO t FROM STREAM(v) KEYS (id, id) SEQUENCE BY s",
+                SqlException.Code.DUPLICATE_COLUMN,
+                "p.sql:1:59: DUPLICATE_COLUMN: column 'id' is named twice in KEYS (first at 1:55);"
+                        + " name each column once");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) SEQUENCE BY STRUCT(s, t, s)",
+                SqlException.Code.DUPLICATE_COLUMN,
+                "p.sql:1:63: DUPLICATE_COLUMN: column 's' is named twice in SEQUENCE BY STRUCT(...)"
+                        + " (first at 1:57); name each column once");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) SEQUENCE BY s COLUMNS (a, b, a)",
+                SqlException.Code.DUPLICATE_COLUMN,
+                "p.sql:1:67: DUPLICATE_COLUMN: column 'a' is named twice in COLUMNS (first at 1:61);"
+                        + " name each column once");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) SEQUENCE BY s COLUMNS b, b",
+                SqlException.Code.DUPLICATE_COLUMN,
+                "p.sql:1:63: DUPLICATE_COLUMN: column 'b' is named twice in COLUMNS (first at 1:60);"
+                        + " name each column once");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) SEQUENCE BY s COLUMNS * EXCEPT (c, c)",
+                SqlException.Code.DUPLICATE_COLUMN,
+                "p.sql:1:73: DUPLICATE_COLUMN: column 'c' is named twice in COLUMNS * EXCEPT (...)"
+                        + " (first at 1:70); name each column once");
+        fails(
+                "APPLY CHANGES INTO t FROM v KEYS (a) SEQUENCE BY s STORED AS SCD TYPE 2\n"
+                        + "  TRACK HISTORY ON (b, `b`)",
+                SqlException.Code.DUPLICATE_COLUMN,
+                "p.sql:2:24: DUPLICATE_COLUMN: column 'b' is named twice in TRACK HISTORY ON"
+                        + " (first at 2:21); name each column once");
+        fails(
+                "CREATE OR REFRESH STREAMING TABLE t FLOW REPLACE USING (k, k) SEQUENCE BY s BY NAME"
+                        + " SELECT * FROM STREAM(v)",
+                SqlException.Code.DUPLICATE_COLUMN,
+                "p.sql:1:60: DUPLICATE_COLUMN: column 'k' is named twice in REPLACE USING (first at"
+                        + " 1:57); name each column once");
+        // distinct names, and a STRUCT whose fields are expressions, pass
+        assertThat(cdc("KEYS (id, ID) SEQUENCE BY STRUCT(s, t)").keys())
+                .containsExactly("id", "ID");
+        assertThat(cdc("KEYS (id) SEQUENCE BY STRUCT(f(s), f(s))").sequenceBy())
+                .isEqualTo("STRUCT(f(s), f(s))");
+    }
+
+    /** A keyword one edit away from the one that fits is a syntax error that names it. */
+    @Test
+    void aMisspeltKeywordIsASyntaxErrorWithAHint() {
+        fails(
+                "CREATE OR REFRESH STREMING TABLE t AS SELECT * FROM STREAM v",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:19: SYNTAX_ERROR: expected STREAMING TABLE, TEMPORARY VIEW or FLOW after"
+                        + " CREATE, found 'STREMING' (did you mean STREAMING?)");
+        fails(
+                "CREATE TEMPROARY VIEW v AS SELECT * FROM STREAM read_files('x')",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:8: SYNTAX_ERROR: expected STREAMING TABLE, TEMPORARY VIEW or FLOW after"
+                        + " CREATE, found 'TEMPROARY' (did you mean TEMPORARY?)");
+        fails(
+                "CRATE STREAMING TABLE t AS SELECT * FROM STREAM v",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:1: SYNTAX_ERROR: expected a statement (CREATE, APPLY CHANGES, SET or USE),"
+                        + " found 'CRATE' (did you mean CREATE?)");
+        // a CREATE of the vendor's dialect that changeflow does not implement stays unsupported
+        fails(
+                "CREATE TABLE t (a INT)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:8: UNSUPPORTED_STATEMENT: not supported by changeflow yet: CREATE TABLE"
+                        + " statements");
+    }
+
+    @Test
+    void oneEditApartCountsInsertionsDeletionsSubstitutionsAndSwaps() {
+        assertThat(SqlParser.oneEditApart("STREMING", "STREAMING")).isTrue();
+        assertThat(SqlParser.oneEditApart("STREAMINGG", "STREAMING")).isTrue();
+        assertThat(SqlParser.oneEditApart("OPTIMISE", "OPTIMIZE")).isTrue();
+        assertThat(SqlParser.oneEditApart("SRTEAMING", "STREAMING")).isTrue();
+        assertThat(SqlParser.oneEditApart("STREAMING", "STREAMING")).isFalse();
+        assertThat(SqlParser.oneEditApart("STRAEMIGN", "STREAMING")).isFalse();
+        assertThat(SqlParser.oneEditApart("OPTIMIZER", "OPTIMIZE")).isTrue();
+        assertThat(SqlParser.oneEditApart("OPTIMIZERS", "OPTIMIZE")).isFalse();
+    }
+
     @Test
     void unsupportedStatementsAndClausesAreNamedNeverIgnored() {
         String u = "UNSUPPORTED_STATEMENT: not supported by changeflow yet: ";

@@ -371,6 +371,36 @@ class SqlPipelineTest {
                 .hasMessageStartingWith("p.sql:3:1: INVALID_FLOW: ");
     }
 
+    /**
+     * S5: a REPLACE USING or SEQUENCE BY column the records do not have is UNKNOWN_COLUMN at that
+     * column, as for AUTO CDC's KEYS, not INVALID_FLOW at the statement.
+     */
+    @Test
+    void anUnknownReplaceUsingColumnIsNamedAtItsPlace(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("j"));
+        Files.writeString(dir.resolve("j/1.jsonl"), "{\"id\":1,\"name\":\"a\",\"seq\":1}\n");
+        String text =
+                "SET name = x;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE t FLOW REPLACE USING (id, nope)"
+                        + " SEQUENCE BY seq\n"
+                        + "  BY NAME SELECT * FROM STREAM read_files('j', format => 'json');\n";
+        assertThatThrownBy(() -> SqlPipeline.compile(text, "p.sql", dir, "p").plan())
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(SqlException.Code.UNKNOWN_COLUMN))
+                .hasMessage(
+                        "p.sql:2:61: UNKNOWN_COLUMN: KEY_NOT_IN_SOURCE: flow 't': REPLACE USING"
+                                + " column 'nope' is not a column of [id, name, seq]");
+        String sequence = text.replace("(id, nope) SEQUENCE BY seq", "(id) SEQUENCE BY nope");
+        assertThatThrownBy(() -> SqlPipeline.compile(sequence, "p.sql", dir, "p").plan())
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(SqlException.Code.UNKNOWN_COLUMN))
+                .hasMessage(
+                        "p.sql:2:73: UNKNOWN_COLUMN: SEQUENCE_NOT_IN_SOURCE: flow 't': SEQUENCE BY"
+                                + " column 'nope' is not a column of [id, name, seq]");
+    }
+
     /** A job reads one kind of source; a change feed's table must exist when the run is planned. */
     @Test
     void oneKindOfSourcePerJobAndAFeedNeedsItsTable(@TempDir Path warehouse) {

@@ -1,0 +1,113 @@
+package dev.changeflow.jobs.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What a new user sees for the commonest mistakes: each is one {@code error: ...} line naming the
+ * file, statement or limit, with exit code 2 (bad usage), never a raw Java exception.
+ */
+class UsageErrorsTest {
+    @TempDir Path dir;
+
+    /** The exit code and what the command printed on standard error. */
+    private record Result(int code, String err) {}
+
+    private static Result execute(String... args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream old = System.err;
+        int code;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            code = Main.execute(args);
+        } finally {
+            System.setErr(old);
+        }
+        return new Result(code, err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aMissingFileIsNamedByEveryCommandThatTakesOne() {
+        Path missing = dir.resolve("missing.sql");
+        String w = dir.resolve("warehouse").toString();
+        assertThat(execute("gold", "--warehouse", w, missing.toString()))
+                .isEqualTo(new Result(2, "error: Gold SQL file not found: " + missing + "\n"));
+        assertThat(execute("gold", "--warehouse", w, dir.toString()))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: Gold SQL file not found: "
+                                        + dir
+                                        + " (a folder, not a file)\n"));
+        assertThat(execute("run", "--warehouse", w, missing.toString()))
+                .isEqualTo(new Result(2, "error: pipeline file not found: " + missing + "\n"));
+        assertThat(execute("run", "--dry-run", missing.toString()))
+                .isEqualTo(new Result(2, "error: pipeline file not found: " + missing + "\n"));
+        assertThat(execute("describe", "--warehouse", w, missing.toString(), "t"))
+                .isEqualTo(new Result(2, "error: pipeline file not found: " + missing + "\n"));
+        assertThat(execute("deploy", "--print", missing.toString()))
+                .isEqualTo(new Result(2, "error: pipeline file not found: " + missing + "\n"));
+        Path flows = dir.resolve("flows.yaml");
+        assertThat(execute("deploy", "--print", "--flows", flows.toString()))
+                .isEqualTo(new Result(2, "error: flows file not found: " + flows + "\n"));
+        assertThat(execute("ingest", "--warehouse", w, "--flows", flows.toString(), dir.toString()))
+                .isEqualTo(new Result(2, "error: flows file not found: " + flows + "\n"));
+        assertThat(dir.resolve("warehouse")).doesNotExist();
+    }
+
+    @Test
+    void aMisspeltOrUnparsableSqlStatementIsASyntaxErrorWithItsPlace() {
+        String w = dir.resolve("warehouse").toString();
+        assertThat(execute("sql", "--warehouse", w, "-e", "OPTIMISE shop.items"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: SYNTAX_ERROR: expected a Flink SQL statement"
+                                        + " or OPTIMIZE, REORG TABLE or VACUUM, found 'OPTIMISE'"
+                                        + " (did you mean OPTIMIZE?)\n"));
+        Result r = execute("sql", "--warehouse", w, "-e", "SELECT 1", "-e", "SELECT 1 FORM t");
+        assertThat(r)
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 2:1:15: SYNTAX_ERROR: Flink SQL cannot parse the"
+                                        + " statement: Encountered \"t\" at line 1, column 15."
+                                        + " Expected one of: \"EXCEPT\", \"FETCH\", \"FROM\","
+                                        + " \"INTERSECT\", \"LIMIT\", \"OFFSET\", \"ORDER\","
+                                        + " \"MINUS\", ...\n"));
+    }
+
+    @Test
+    void vacuumAndOrphanRemovalKeepAtLeastAnHour() {
+        String w = dir.resolve("warehouse").toString();
+        assertThat(execute("sql", "--warehouse", w, "-e", "VACUUM shop.items RETAIN 0 HOURS"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:26: INVALID_RETENTION: RETAIN 0 HOURS is out of"
+                                        + " range: VACUUM keeps files modified in the last 1 to 876000"
+                                        + " hours (younger files may be a running job's, not committed"
+                                        + " yet; the default is 168)\n"));
+        assertThat(
+                        execute(
+                                "maintain",
+                                "shop.items",
+                                "--orphans",
+                                "--orphan-min-age",
+                                "10m",
+                                "--warehouse",
+                                w))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: --orphan-min-age must be at least 1h (files younger than that"
+                                        + " may be a running job's, not committed yet), got '10m'\n"));
+    }
+}
