@@ -104,7 +104,16 @@ public final class SqlException extends IllegalArgumentException {
          * An INSERT of a Gold file that Flink cannot plan (G2), found before any Gold table is
          * emptied.
          */
-        INVALID_QUERY
+        INVALID_QUERY,
+        /**
+         * A REPLACE WHERE predicate calling a function that is not deterministic (S4), at the call.
+         */
+        NON_DETERMINISTIC_PREDICATE,
+        /**
+         * A REPLACE WHERE refresh whose target changed between its read and its commit (S4);
+         * nothing was committed.
+         */
+        REPLACE_CONFLICT
     }
 
     private final Code code;
