@@ -5,6 +5,7 @@ import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.SliceReplaceCommit;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sources.cdf.TableChanges;
 
@@ -15,12 +16,15 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.WriteResult;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -245,6 +249,76 @@ class ReplaceWhereRefreshTest {
                 .isInstanceOfSatisfying(
                         SqlException.class,
                         e -> assertThat(e.code()).isEqualTo(Code.UNKNOWN_TABLE));
+    }
+
+    /**
+     * A commit validated from a snapshot the table has moved past fails, and nothing is committed:
+     * a row appended by another writer after the refresh's read stays, no file of the refresh is
+     * added.
+     */
+    @Test
+    void aCommitAfterAnotherWritersCommitIsAConflict() throws Exception {
+        refresh("d >= 2", null);
+        Table t = table();
+        long read = t.currentSnapshot().snapshotId();
+        insert("INSERT INTO gold.daily VALUES (9, 'z', 9)");
+        t.refresh();
+        long other = t.currentSnapshot().snapshotId();
+        DataFile file =
+                DataFiles.builder(t.spec())
+                        .withPath(warehouse.resolve("never-written.parquet").toString())
+                        .withFormat(FileFormat.PARQUET)
+                        .withFileSizeInBytes(100)
+                        .withRecordCount(1)
+                        .build();
+        assertThatThrownBy(
+                        () ->
+                                SliceReplaceCommit.commit(
+                                        t,
+                                        read,
+                                        List.of(WriteResult.builder().addDataFiles(file).build()),
+                                        Map.of()))
+                .isInstanceOf(SliceReplaceCommit.ConflictException.class)
+                .hasMessageContaining("changed after the refresh read it at snapshot " + read)
+                .hasMessageContaining("nothing was committed");
+        t.refresh();
+        assertThat(t.currentSnapshot().snapshotId()).isEqualTo(other);
+        assertThat(rows()).containsExactly("2,a,5", "2,b,7", "3,a,1", "9,z,9");
+    }
+
+    /** The Java builder: required parts, then a refresh and a backfill through it. */
+    @Test
+    void theJavaBuilderRefreshesAndBackfills() throws Exception {
+        assertThatThrownBy(() -> ReplaceWhereFlow.query(QUERY).catalog(settings).into("gold.daily"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(".where(");
+        assertThatThrownBy(() -> ReplaceWhereFlow.query(QUERY).where("d >= 2").into("gold.daily"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(".catalog(");
+        assertThatThrownBy(
+                        () ->
+                                ReplaceWhereFlow.query(QUERY)
+                                        .where("d >= 2")
+                                        .catalog(settings)
+                                        .into("daily"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("namespace.name");
+        ReplaceWhereFlow flow =
+                ReplaceWhereFlow.query(QUERY)
+                        .where("d >= 3")
+                        .catalog(settings)
+                        .parallelism(1)
+                        .into("gold.daily");
+        assertThat(flow.refresh().insertedRows()).isEqualTo(1);
+        assertThat(rows()).containsExactly("3,a,1"); // a new table with the query's columns
+        assertThat(flow.refreshWhere("d = 1").insertedRows()).isEqualTo(1);
+        assertThat(rows()).containsExactly("1,a,10", "3,a,1");
+        assertThatThrownBy(() -> flow.refreshWhere("d = 1 OR uuid() = ''"))
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e ->
+                                assertThat(e.position())
+                                        .isEqualTo(new SqlPosition("override", 1, 10)));
     }
 
     // ------------------------------------------------------------------------------ helpers
