@@ -68,11 +68,20 @@ class ReplaceWhereITCase {
 
         // backfill: the override replaces d >= 1 once
         Path backfill = tmp.resolve("backfill.sql");
-        Files.writeString(backfill, TABLES + "\nREFRESH STREAMING TABLE daily WHERE d >= 1;\n");
+        Files.writeString(
+                backfill,
+                TABLES
+                        + "\nREFRESH STREAMING TABLE daily WHERE d >= 1;\n"
+                        + "DESCRIBE TABLE EXTENDED daily;\n");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         assertThat(run(out, "run", "--warehouse", w, backfill.toString())).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8))
                 .contains("REPLACE WHERE d >= 1 into shop.daily: 0 rows deleted, 1 inserted");
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("  kind: REPLACE WHERE (a slice recomputed by each refresh)")
+                .contains("  predicate: d >= 2")
+                .contains("  query: SELECT d, SUM(amount) AS total FROM orders GROUP BY d")
+                .contains("  status: SUCCEEDED");
         assertThat(rows(w)).containsExactly("1,10", "2,12", "3,1");
         Table daily = table(w);
         long before = daily.currentSnapshot().snapshotId();

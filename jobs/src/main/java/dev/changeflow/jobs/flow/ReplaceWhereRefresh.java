@@ -348,7 +348,8 @@ public final class ReplaceWhereRefresh {
                     || root == LogicalTypeRoot.ARRAY
                     || root == LogicalTypeRoot.MAP
                     || root == LogicalTypeRoot.MULTISET
-                    || root == LogicalTypeRoot.STRUCTURED_TYPE) {
+                    || root == LogicalTypeRoot.STRUCTURED_TYPE
+                    || root == LogicalTypeRoot.RAW) {
                 throw new SqlException(
                         Code.INVALID_FLOW,
                         def.queryPosition(),
