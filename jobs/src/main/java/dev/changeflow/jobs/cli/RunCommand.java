@@ -2,12 +2,14 @@ package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.flow.ReplaceWhereRefresh;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
 import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlPipeline;
+import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.jobs.sql.SqlStatement;
 import dev.changeflow.jobs.sql.TableStatements;
 import dev.changeflow.operators.ScdType;
@@ -19,6 +21,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+
+import javax.annotation.Nullable;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -105,8 +109,28 @@ public final class RunCommand implements Callable<Integer> {
     /** Where the plan and the run's progress go (a test may replace it). */
     PrintStream out = System.out;
 
-    /** One refresh of a run: the flows it runs and whether it empties their tables first. */
-    private record Step(SqlPipeline pipeline, boolean full) {}
+    /**
+     * One refresh of a run: the flows it runs and whether it empties their tables first; or the
+     * refresh of a FLOW REPLACE WHERE table ({@code replace} set, S4) with its predicate override.
+     */
+    private record Step(
+            SqlPipeline pipeline,
+            boolean full,
+            @Nullable SqlPipeline.ReplaceWhereTable replace,
+            @Nullable String where,
+            @Nullable SqlPosition wherePosition) {
+        Step(SqlPipeline pipeline, boolean full) {
+            this(pipeline, full, null, null, null);
+        }
+
+        static Step replace(
+                SqlPipeline pipeline,
+                SqlPipeline.ReplaceWhereTable table,
+                @Nullable String where,
+                @Nullable SqlPosition wherePosition) {
+            return new Step(pipeline, false, table, where, wherePosition);
+        }
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -121,19 +145,42 @@ public final class RunCommand implements Callable<Integer> {
         }
         List<Step> steps = new ArrayList<>();
         if (refresh != null) {
-            steps.add(new Step(pipeline.refreshOnly(refresh), false));
+            // S4: a REPLACE WHERE table is refreshed by a batch job of its own
+            List<String> ingest = new ArrayList<>();
+            for (String name : refresh) {
+                SqlPipeline.ReplaceWhereTable rw = pipeline.replaceWhere(name);
+                if (rw != null) {
+                    steps.add(Step.replace(pipeline, rw, null, null));
+                } else {
+                    ingest.add(name);
+                }
+            }
+            if (!ingest.isEmpty()) {
+                steps.add(0, new Step(pipeline.refreshOnly(ingest), false));
+            }
         } else if (fullRefresh != null) {
             steps.add(new Step(pipeline.refreshOnly(fullRefresh, "--full-refresh"), true));
         } else {
             for (SqlStatement.Refresh r : pipeline.refreshes()) {
+                SqlPipeline.ReplaceWhereTable rw = pipeline.replaceWhere(r.tables().get(0));
+                if (rw != null) {
+                    // checked when the file was compiled: it names this table alone (S4)
+                    steps.add(Step.replace(pipeline, rw, r.where(), r.wherePosition()));
+                    continue;
+                }
                 // checked when the file was compiled: the same job as --refresh / --full-refresh
                 steps.add(
                         new Step(
                                 pipeline.refreshOnly(r.tables(), "REFRESH STREAMING TABLE"),
                                 r.full()));
             }
-            if (steps.isEmpty() && !pipeline.config().flows.isEmpty()) {
-                steps.add(new Step(pipeline, false));
+            if (steps.isEmpty()) {
+                if (!pipeline.config().flows.isEmpty()) {
+                    steps.add(new Step(pipeline, false));
+                }
+                for (SqlPipeline.ReplaceWhereTable rw : pipeline.replaceWheres()) {
+                    steps.add(Step.replace(pipeline, rw, null, null));
+                }
             }
         }
         if ((refresh != null || fullRefresh != null) && !pipeline.refreshes().isEmpty()) {
@@ -158,6 +205,11 @@ public final class RunCommand implements Callable<Integer> {
         List<IngestPlan> plans = new ArrayList<>();
         for (Step step : steps) {
             SqlPipeline p = step.pipeline();
+            if (step.replace() != null) {
+                plans.add(null); // planned (and checked) when its turn comes: it may read tables
+                // that an earlier step of the file writes
+                continue;
+            }
             if (step.full()) {
                 step.pipeline().checkFullRefreshAllowed();
             }
@@ -288,6 +340,10 @@ public final class RunCommand implements Callable<Integer> {
             throws Exception {
         for (int i = 0; i < steps.size(); i++) {
             SqlPipeline p = steps.get(i).pipeline();
+            if (steps.get(i).replace() != null) {
+                replaceWhere(steps.get(i));
+                continue;
+            }
             IngestPlan plan =
                     plans.get(i) != null
                             ? plans.get(i)
@@ -368,6 +424,78 @@ public final class RunCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Runs (or with {@code --dry-run} checks) the refresh of a FLOW REPLACE WHERE table (S4),
+     * recorded in the table's properties as every refresh (S9).
+     */
+    private void replaceWhere(Step step) throws Exception {
+        SqlPipeline p = step.pipeline();
+        SqlPipeline.ReplaceWhereTable rw = step.replace();
+        CatalogSettings settings = LocalIngest.catalog(p.config(), local.warehouse);
+        ReplaceWhereRefresh.Definition def = rw.definition();
+        if (dryRun) {
+            ReplaceWhereRefresh.check(def, settings, step.where(), step.wherePosition());
+            out.println(
+                    "Would replace the rows of "
+                            + def.target()
+                            + " WHERE "
+                            + (step.where() != null ? step.where() : def.predicate())
+                            + " by the query's rows for it, in one commit (REPLACE WHERE)");
+            return;
+        }
+        TableStatements.RefreshRecord record = null;
+        try {
+            if (settings.open().tableExists(def.target())) {
+                record =
+                        withCatalog(
+                                p,
+                                cat ->
+                                        TableStatements.RefreshRecord.start(
+                                                cat, List.of(def.target()), false));
+            }
+            ReplaceWhereRefresh.Result r =
+                    ReplaceWhereRefresh.refresh(
+                            def,
+                            settings,
+                            step.where(),
+                            step.wherePosition(),
+                            p.config().parallelism);
+            out.println(
+                    "REPLACE WHERE "
+                            + r.predicate()
+                            + " into "
+                            + def.target()
+                            + ": "
+                            + r.deletedRows()
+                            + " rows deleted, "
+                            + r.insertedRows()
+                            + " inserted"
+                            + (r.snapshotId() == null
+                                    ? " (nothing changed, no commit)"
+                                    : " in snapshot " + r.snapshotId()));
+            if (record == null) {
+                record =
+                        withCatalog(
+                                p,
+                                cat ->
+                                        TableStatements.RefreshRecord.start(
+                                                cat, List.of(def.target()), false));
+            }
+            TableStatements.RefreshRecord done = record;
+            useCatalog(p, cat -> done.succeeded(cat, r.insertedRows()));
+        } catch (Exception e) {
+            if (record != null) {
+                TableStatements.RefreshRecord failed = record;
+                try {
+                    useCatalog(p, cat -> failed.failed(cat, e));
+                } catch (Exception recording) {
+                    e.addSuppressed(recording);
+                }
+            }
+            throw e;
+        }
+    }
+
     /** Something done with an open catalog. */
     interface CatalogAction<T> {
         T apply(Catalog catalog) throws Exception;
@@ -416,6 +544,9 @@ public final class RunCommand implements Callable<Integer> {
                         steps.get(i).pipeline().tableOfFlow(f.name()).toLowerCase(Locale.ROOT),
                         f.target);
             }
+        }
+        for (SqlPipeline.ReplaceWhereTable rw : pipeline.replaceWheres()) {
+            out.put(rw.name().toLowerCase(Locale.ROOT), rw.definition().target());
         }
         boolean missing = false;
         for (SqlStatement.Drop d : pipeline.drops()) {

@@ -54,6 +54,10 @@ final class SqlCompiler {
     private final Map<String, CreateView> views = new LinkedHashMap<>();
     private final Map<String, CreateStreamingTable> tables = new LinkedHashMap<>();
     private final List<FlowDef> flows = new ArrayList<>();
+
+    /** Tables with FLOW REPLACE WHERE (S4), by lower-case name, in file order. */
+    private final Map<String, CreateStreamingTable> replaceWheres = new LinkedHashMap<>();
+
     private final List<String> warnings = new ArrayList<>();
     private final Map<String, Schedule> schedules = new LinkedHashMap<>();
     private final List<SqlStatement.Refresh> refreshes = new ArrayList<>();
@@ -96,7 +100,17 @@ final class SqlCompiler {
                                     + before.position());
                 }
                 checkColumnTypes(t);
-                if (t.flow() != null) {
+                if (t.flow() != null && t.flow().replaceWhere() != null) {
+                    replaceWheres.put(key(t.name()), t);
+                    if (!t.constraints().isEmpty()) {
+                        throw new SqlException(
+                                Code.INVALID_FLOW,
+                                t.constraints().get(0).position(),
+                                "expectations check AUTO CDC flows only (S8); streaming table "
+                                        + t.name()
+                                        + " has a REPLACE WHERE flow");
+                    }
+                } else if (t.flow() != null) {
                     flows.add(new FlowDef(t.position(), null, t.name(), t.flow()));
                 }
                 if (t.schedule() != null) {
@@ -115,7 +129,9 @@ final class SqlCompiler {
             }
         }
         // a file of DROP TABLE / DESCRIBE statements alone acts on the catalog (S9)
-        if (flows.isEmpty() && (!tables.isEmpty() || (describes.isEmpty() && drops.isEmpty()))) {
+        if (flows.isEmpty()
+                && replaceWheres.isEmpty()
+                && (!tables.isEmpty() || (describes.isEmpty() && drops.isEmpty()))) {
             throw new SqlException(
                     Code.INVALID_FLOW,
                     firstPosition(statements),
@@ -168,6 +184,16 @@ final class SqlCompiler {
                                 + " (declare the target first: CREATE OR REFRESH STREAMING TABLE "
                                 + f.target()
                                 + ";)");
+            }
+            if (replaceWheres.containsKey(key(target.name()))) {
+                throw new SqlException(
+                        Code.DUPLICATE_FLOW,
+                        f.position(),
+                        "streaming table "
+                                + target.name()
+                                + " is already written by its FLOW REPLACE WHERE at "
+                                + target.position()
+                                + "; a table is written by one flow");
             }
             FlowDef other = byTarget.putIfAbsent(key(target.name()), f);
             if (other != null) {
@@ -244,7 +270,7 @@ final class SqlCompiler {
             }
         }
         for (CreateStreamingTable t : tables.values()) {
-            if (!byTarget.containsKey(key(t.name()))) {
+            if (!byTarget.containsKey(key(t.name())) && !replaceWheres.containsKey(key(t.name()))) {
                 throw new SqlException(
                         Code.TABLE_WITHOUT_FLOW,
                         t.position(),
@@ -287,6 +313,7 @@ final class SqlCompiler {
                         feeds,
                         flowFeeds,
                         flowKafka);
+        pipeline.replaceWheres(replaceWhereTables(cfg));
         for (SqlStatement.Refresh r : refreshes) {
             checkRefresh(pipeline, r);
         }
@@ -294,6 +321,58 @@ final class SqlCompiler {
         tables.values().forEach(t -> declared.put(tableKeyOf(t.name()), t));
         pipeline.statements(describes, drops, declared);
         return pipeline;
+    }
+
+    /**
+     * The REPLACE WHERE tables (S4) as refresh definitions: the target in the file's namespace
+     * (unless qualified), the declared columns, PARTITIONED BY.
+     */
+    private List<SqlPipeline.ReplaceWhereTable> replaceWhereTables(IngestConfig cfg) {
+        List<SqlPipeline.ReplaceWhereTable> out = new ArrayList<>();
+        String namespace =
+                cfg.namespace != null
+                        ? cfg.namespace
+                        : dev.changeflow.jobs.ingest.IngestPlanner.DEFAULT_NAMESPACE;
+        for (CreateStreamingTable t : replaceWheres.values()) {
+            SqlStatement.ReplaceWhere rw = t.flow().replaceWhere();
+            org.apache.iceberg.catalog.TableIdentifier id =
+                    t.name().contains(".")
+                            ? org.apache.iceberg.catalog.TableIdentifier.parse(t.name())
+                            : org.apache.iceberg.catalog.TableIdentifier.of(namespace, t.name());
+            String schema = null;
+            if (!t.columns().isEmpty()) {
+                List<String> cols = new ArrayList<>();
+                for (Column c : t.columns()) {
+                    cols.add(
+                            "`"
+                                    + c.name().replace("`", "``")
+                                    + "` "
+                                    + c.type()
+                                    + (c.notNull() ? " NOT NULL" : ""));
+                }
+                schema = String.join(", ", cols);
+            }
+            if (!t.properties().isEmpty()) {
+                warnings.add(
+                        "TBLPROPERTIES of "
+                                + t.name()
+                                + " are not used: a FLOW REPLACE WHERE table takes no flow options");
+            }
+            out.add(
+                    new SqlPipeline.ReplaceWhereTable(
+                            t.name(),
+                            new dev.changeflow.jobs.flow.ReplaceWhereRefresh.Definition(
+                                    id,
+                                    rw.query(),
+                                    rw.queryPosition(),
+                                    rw.predicate(),
+                                    rw.predicatePosition(),
+                                    schema,
+                                    dev.changeflow.sinks.iceberg.StreamingTableOptions.builder()
+                                            .partitionBy(t.partitionedBy())
+                                            .build())));
+        }
+        return out;
     }
 
     /** The key {@link SqlPipeline#declaration} looks a table up by. */
@@ -307,6 +386,34 @@ final class SqlCompiler {
      * ({@link SqlPipeline#refreshOnly(List, String)}), and FULL tables that allow it.
      */
     private void checkRefresh(SqlPipeline pipeline, SqlStatement.Refresh r) {
+        long replacing = r.tables().stream().filter(t -> replaceWheres.containsKey(key(t))).count();
+        if (replacing > 0 || r.where() != null) {
+            // S4: a REPLACE WHERE table is refreshed by its own Flink batch job
+            if (replacing != r.tables().size() || r.tables().size() != 1) {
+                throw new SqlException(
+                        Code.INVALID_REFRESH,
+                        r.position(),
+                        r.where() != null && replacing == 0
+                                ? "REFRESH STREAMING TABLE ... WHERE overrides the predicate of a"
+                                        + " FLOW REPLACE WHERE table; "
+                                        + String.join(", ", r.tables())
+                                        + " has none"
+                                : "a table with FLOW REPLACE WHERE is refreshed by a REFRESH"
+                                        + " STREAMING TABLE statement naming that table alone");
+            }
+            if (r.full()) {
+                throw new SqlException(
+                        Code.UNSUPPORTED_STATEMENT,
+                        r.position(),
+                        "REFRESH STREAMING TABLE "
+                                + r.tables().get(0)
+                                + " FULL of a FLOW REPLACE WHERE table is not supported yet;"
+                                + " REFRESH STREAMING TABLE "
+                                + r.tables().get(0)
+                                + " WHERE <predicate> replaces any slice");
+            }
+            return;
+        }
         for (String t : r.tables()) {
             if (!tables.containsKey(key(t))) {
                 throw new SqlException(

@@ -120,7 +120,16 @@ public final class SqlException extends IllegalArgumentException {
          * {@code VACUUM t RETAIN n HOURS} with n below 1 or above 876,000 hours (M2): a younger
          * file may be a running job's uncommitted output.
          */
-        INVALID_RETENTION
+        INVALID_RETENTION,
+        /**
+         * A REPLACE WHERE predicate calling a function that is not deterministic (S4), at the call.
+         */
+        NON_DETERMINISTIC_PREDICATE,
+        /**
+         * A REPLACE WHERE refresh whose target changed between its read and its commit (S4);
+         * nothing was committed.
+         */
+        REPLACE_CONFLICT
     }
 
     private final Code code;

@@ -40,11 +40,12 @@ import java.util.Optional;
  *                { PARTITIONED BY '(' transform (',' transform)* ')' | COMMENT string
  *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' | schedule }
  *                [ AS query | FLOW AUTO CDC FROM source cdcClause*
- *                | FLOW REPLACE USING '(' names ')' SEQUENCE BY expr BY NAME query ]  -- S5
+ *                | FLOW REPLACE USING '(' names ')' SEQUENCE BY expr BY NAME query   -- S5
+ *                | FLOW REPLACE WHERE expr BY NAME flinkQuery ]                  -- S4
  * schedule    := SCHEDULE [REFRESH] ( EVERY number (HOUR[S] | DAY[S] | WEEK[S])
  *                | CRON string [AT TIME ZONE string] )
  * alterTable  := ALTER STREAMING TABLE name ( ADD schedule | ALTER schedule | DROP SCHEDULE )
- * refresh     := REFRESH STREAMING TABLE name (',' name)* [FULL]
+ * refresh     := REFRESH STREAMING TABLE name (',' name)* [FULL] [WHERE flinkExpr]  -- S1, S4
  * describe    := (DESCRIBE | DESC) [TABLE] [EXTENDED] name   -- S9
  * drop        := DROP TABLE [IF EXISTS] name                 -- S9
  * column      := name type [NOT NULL] [COMMENT string]
@@ -55,6 +56,7 @@ import java.util.Optional;
  *                ( AUTO CDC INTO name FROM source cdcClause* | INSERT INTO name [BY NAME] query )
  * applyChanges:= APPLY CHANGES INTO name FROM source cdcClause*
  * query       := SELECT '*' FROM source
+ * flinkQuery  := SELECT ... | WITH ...       -- any Flink SQL query, up to ';' (S4)
  * source      := [STREAM] ( '(' sourceBody ')' | sourceBody )
  * sourceBody  := read_files '(' string (',' argName '=&gt;' value)* ')'
  *              | read_kafka '(' [argName '=&gt;' value (',' argName '=&gt;' value)*] ')' | name
@@ -75,10 +77,10 @@ import java.util.Optional;
  * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH other than of a streaming
  * table, DROP other than DROP TABLE, DESCRIBE other than DESCRIBE [TABLE] [EXTENDED], REORG, ALTER
  * other than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT
- * ... EXPECT, TRIGGER ON UPDATE, FLOW REPLACE WHERE, AUTO CDC FROM SNAPSHOT, STORED AS SCD TYPE
- * BITEMPORAL, read_files arguments other than {@code format} and {@code table}, read_kafka
- * arguments other than {@code bootstrapServers}, {@code subscribe}, {@code subscribePattern} and
- * {@code startingOffsets}, and a query other than {@code SELECT * FROM STREAM source}.
+ * ... EXPECT, TRIGGER ON UPDATE, AUTO CDC FROM SNAPSHOT, STORED AS SCD TYPE BITEMPORAL, read_files
+ * arguments other than {@code format} and {@code table}, read_kafka arguments other than {@code
+ * bootstrapServers}, {@code subscribe}, {@code subscribePattern} and {@code startingOffsets}, and a
+ * query other than {@code SELECT * FROM STREAM source}.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -392,9 +394,11 @@ public final class SqlParser {
                 if (peek().isWord("USING")) {
                     at++;
                     flow = replaceUsingFlow(kind.position());
+                } else if (peek().isWord("WHERE")) {
+                    at++;
+                    flow = replaceWhereFlow(kind.position());
                 } else {
-                    String what = peek().isWord("WHERE") ? "FLOW REPLACE WHERE (S4)" : null;
-                    throw unsupported(kind, what != null ? what : "FLOW REPLACE");
+                    throw unsupported(kind, "FLOW REPLACE");
                 }
             } else if (kind.kind() == SqlToken.Kind.WORD) {
                 throw unsupported(kind, "FLOW " + kind.text().toUpperCase(Locale.ROOT));
@@ -550,11 +554,27 @@ public final class SqlParser {
             at++;
             full = true;
         }
+        String where = null;
+        SqlPosition wherePosition = null;
+        if (peek().isWord("WHERE")) {
+            // S4: a REPLACE WHERE table's predicate for this refresh only
+            at++;
+            wherePosition = peek().position();
+            int from = at;
+            while (!atStatementEnd()) {
+                at++;
+            }
+            if (at == from) {
+                throw expected("a predicate after WHERE");
+            }
+            where = layout(from, at);
+        }
         if (!atStatementEnd()) {
             throw expected(
-                    "FULL or ';' after REFRESH STREAMING TABLE " + String.join(", ", tables));
+                    "FULL, WHERE or ';' after REFRESH STREAMING TABLE "
+                            + String.join(", ", tables));
         }
-        return new SqlStatement.Refresh(refresh.position(), tables, full);
+        return new SqlStatement.Refresh(refresh.position(), tables, full, where, wherePosition);
     }
 
     /**
@@ -921,6 +941,62 @@ public final class SqlParser {
                 source,
                 null,
                 new SqlStatement.ReplaceUsing(keys, sequenceBy, keyPositions, sequencePosition));
+    }
+
+    /**
+     * {@code REPLACE WHERE predicate BY NAME query}, after {@code FLOW REPLACE WHERE}
+     * (docs/semantics.md S4); the predicate and the query (everything up to the statement's end)
+     * are Flink SQL, kept as laid out in the file and planned when the table is refreshed.
+     */
+    private Flow replaceWhereFlow(SqlPosition pos) {
+        int from = at;
+        SqlPosition predicatePosition = peek().position();
+        expression("REPLACE WHERE");
+        String predicate = layout(from, at);
+        expectWord("BY", "BY NAME after the REPLACE WHERE predicate (it matches columns by name)");
+        expectWord("NAME", "NAME after BY");
+        SqlToken select = peek();
+        if (!select.isWord("SELECT") && !select.isWord("WITH")) {
+            throw expected("a query (SELECT ...) after BY NAME");
+        }
+        int q = at;
+        while (!atStatementEnd()) {
+            at++;
+        }
+        return new Flow(
+                pos,
+                null,
+                null,
+                null,
+                new SqlStatement.ReplaceWhere(
+                        predicate, predicatePosition, layout(q, at), select.position()));
+    }
+
+    /**
+     * The text of tokens {@code from..to-1} laid out as in the file: line breaks and the columns of
+     * tokens kept (comments become blanks), so an offset in the text maps back to the file from the
+     * first token's position.
+     */
+    private String layout(int from, int to) {
+        StringBuilder b = new StringBuilder();
+        for (int i = from; i < to; i++) {
+            SqlToken t = tokens.get(i);
+            if (i > from) {
+                SqlToken prev = tokens.get(i - 1);
+                SqlPosition p = prev.position();
+                int prevEndColumn = p.column() + (prev.end() - prev.start());
+                if (t.position().line() > p.line()) {
+                    b.append("\n".repeat(t.position().line() - p.line()));
+                    b.append(" ".repeat(Math.max(0, t.position().column() - 1)));
+                } else if (t.position().column() > prevEndColumn) {
+                    b.append(" ".repeat(t.position().column() - prevEndColumn));
+                } else if (t.start() > prev.end()) {
+                    b.append(' ');
+                }
+            }
+            b.append(t.flinkText());
+        }
+        return b.toString();
     }
 
     private Flow autoCdcFlow(SqlPosition pos) {

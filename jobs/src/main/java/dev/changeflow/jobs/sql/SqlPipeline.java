@@ -123,6 +123,18 @@ public final class SqlPipeline {
     /** Per flow of {@link #config}: whether it reads {@link IngestConfig#kafka}. */
     private final List<Boolean> flowKafka;
 
+    /** The file's FLOW REPLACE WHERE tables (S4), in file order; set by the compiler. */
+    private List<ReplaceWhereTable> replaceWheres = List.of();
+
+    /**
+     * A streaming table with {@code FLOW REPLACE WHERE} (docs/semantics.md S4): not part of the
+     * ingest job; each refresh runs {@link dev.changeflow.jobs.flow.ReplaceWhereRefresh}.
+     *
+     * @param name the table's name as declared
+     */
+    public record ReplaceWhereTable(
+            String name, dev.changeflow.jobs.flow.ReplaceWhereRefresh.Definition definition) {}
+
     /** The file's DESCRIBE statements, in file order (S9); set by the compiler. */
     private List<SqlStatement.Describe> describes = List.of();
 
@@ -167,6 +179,30 @@ public final class SqlPipeline {
         this.tables = Collections.unmodifiableList(tables);
         this.flowTargets = flowTargets;
         this.flowInputs = flowInputs;
+    }
+
+    void replaceWheres(List<ReplaceWhereTable> tables) {
+        this.replaceWheres = List.copyOf(tables);
+    }
+
+    /** The file's FLOW REPLACE WHERE tables, in file order (S4). */
+    public List<ReplaceWhereTable> replaceWheres() {
+        return replaceWheres;
+    }
+
+    /** The FLOW REPLACE WHERE table of that name (case-insensitive, {@code LIVE.} allowed). */
+    @Nullable
+    public ReplaceWhereTable replaceWhere(String name) {
+        String k = name.trim().toLowerCase(Locale.ROOT);
+        if (k.startsWith("live.")) {
+            k = k.substring(5);
+        }
+        for (ReplaceWhereTable t : replaceWheres) {
+            if (t.name().toLowerCase(Locale.ROOT).equals(k)) {
+                return t;
+            }
+        }
+        return null;
     }
 
     /**

@@ -189,8 +189,18 @@ public sealed interface SqlStatement {
      * @param tables the table names as written, without {@code LIVE.}
      * @param full whether FULL is given
      */
-    record Refresh(SqlPosition position, List<String> tables, boolean full)
-            implements SqlStatement {}
+    record Refresh(
+            SqlPosition position,
+            List<String> tables,
+            boolean full,
+            @Nullable String where,
+            @Nullable SqlPosition wherePosition)
+            implements SqlStatement {
+        /** A refresh without a predicate override. */
+        public Refresh(SqlPosition position, List<String> tables, boolean full) {
+            this(position, tables, full, null, null);
+        }
+    }
 
     /**
      * {@code DESCRIBE [TABLE] [EXTENDED] t} (docs/semantics.md S9): {@code run} prints the table's
@@ -222,14 +232,38 @@ public sealed interface SqlStatement {
      */
     record Flow(
             SqlPosition position,
-            Source source,
+            @Nullable Source source,
             @Nullable AutoCdc autoCdc,
-            @Nullable ReplaceUsing replaceUsing) {
+            @Nullable ReplaceUsing replaceUsing,
+            @Nullable ReplaceWhere replaceWhere) {
         /** An AUTO CDC flow ({@code autoCdc} set) or an append flow ({@code autoCdc} null). */
         Flow(SqlPosition position, Source source, @Nullable AutoCdc autoCdc) {
-            this(position, source, autoCdc, null);
+            this(position, source, autoCdc, null, null);
+        }
+
+        /** A flow of the above or a REPLACE USING flow. */
+        Flow(
+                SqlPosition position,
+                Source source,
+                @Nullable AutoCdc autoCdc,
+                @Nullable ReplaceUsing replaceUsing) {
+            this(position, source, autoCdc, replaceUsing, null);
         }
     }
+
+    /**
+     * {@code FLOW REPLACE WHERE predicate BY NAME query} (docs/semantics.md S4); such a flow has no
+     * {@link Source}: its query reads catalog tables.
+     *
+     * @param predicate the predicate as Flink SQL, laid out as in the file from {@code
+     *     predicatePosition} (a position inside it is exact)
+     * @param query the query as Flink SQL, laid out as in the file from {@code queryPosition}
+     */
+    record ReplaceWhere(
+            String predicate,
+            SqlPosition predicatePosition,
+            String query,
+            SqlPosition queryPosition) {}
 
     /**
      * {@code FLOW REPLACE USING (keys) SEQUENCE BY s BY NAME query} (docs/semantics.md S5).

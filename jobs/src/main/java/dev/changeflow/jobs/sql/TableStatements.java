@@ -285,7 +285,20 @@ public final class TableStatements {
             return out;
         }
         int i = pipeline.flowIndexOfTable(d.table());
-        if (decl == null || i < 0) {
+        SqlPipeline.ReplaceWhereTable replace = pipeline.replaceWhere(d.table());
+        if (decl != null && replace != null) {
+            // S4: a REPLACE WHERE table is a refresh definition, not a flow of the ingest job
+            out.add("Definition: " + decl.position());
+            out.add("  kind: REPLACE WHERE (a slice recomputed by each refresh)");
+            out.add("  predicate: " + replace.definition().predicate().replaceAll("\\s+", " "));
+            out.add("  query: " + replace.definition().query().replaceAll("\\s+", " "));
+            if (!decl.partitionedBy().isEmpty()) {
+                out.add("  PARTITIONED BY: " + String.join(", ", decl.partitionedBy()));
+            }
+            if (decl.comment() != null) {
+                out.add("  COMMENT: " + decl.comment());
+            }
+        } else if (decl == null || i < 0) {
             out.add("Definition: none in this file (not a streaming table of it)");
         } else {
             FlowConfig f = pipeline.config().flows.get(i);

@@ -264,6 +264,57 @@ class SqlParserTest {
                 "p.sql:1:45: SYNTAX_ERROR: expected '(' after REPLACE USING, found 'k'");
     }
 
+    /**
+     * S4: FLOW REPLACE WHERE predicate BY NAME query keeps the predicate and the query as laid out
+     * in the file; REFRESH STREAMING TABLE t WHERE overrides the predicate.
+     */
+    @Test
+    void replaceWhereFormKeepsPredicateAndQueryAsLaidOut() {
+        List<SqlStatement> all =
+                parse(
+                        "CREATE OR REFRESH STREAMING TABLE daily (d DATE, total BIGINT)\n"
+                                + "  FLOW REPLACE WHERE d >= CURRENT_DATE - INTERVAL '7' DAY AND\n"
+                                + "    k <> \"x\" BY NAME\n"
+                                + "  SELECT d, SUM(n) AS total -- per day\n"
+                                + "  FROM sales GROUP BY d;\n"
+                                + "REFRESH STREAMING TABLE daily WHERE d >= DATE '2024-01-01';");
+        CreateStreamingTable t = (CreateStreamingTable) all.get(0);
+        assertThat(t.flow())
+                .isEqualTo(
+                        new Flow(
+                                at(2, 8),
+                                null,
+                                null,
+                                null,
+                                new SqlStatement.ReplaceWhere(
+                                        "d >= CURRENT_DATE - INTERVAL '7' DAY AND\n    k <> 'x'",
+                                        at(2, 22),
+                                        "SELECT d, SUM(n) AS total\n  FROM sales GROUP BY d",
+                                        at(4, 3))));
+        assertThat(all.get(1))
+                .isEqualTo(
+                        new SqlStatement.Refresh(
+                                at(6, 1),
+                                List.of("daily"),
+                                false,
+                                "d >= DATE '2024-01-01'",
+                                at(6, 37)));
+        fails(
+                "CREATE STREAMING TABLE t FLOW REPLACE WHERE d > 1 SELECT d FROM s",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:66: SYNTAX_ERROR: expected BY NAME after the REPLACE WHERE predicate (it"
+                        + " matches columns by name), found end of file");
+        fails(
+                "CREATE STREAMING TABLE t FLOW REPLACE WHERE d > 1 BY NAME INSERT INTO x",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:59: SYNTAX_ERROR: expected a query (SELECT ...) after BY NAME, found"
+                        + " 'INSERT'");
+        fails(
+                "REFRESH STREAMING TABLE t WHERE ;",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:33: SYNTAX_ERROR: expected a predicate after WHERE, found ';'");
+    }
+
     @Test
     void streamingTableAsSelectIsAnAppendFlow() {
         CreateStreamingTable t =
@@ -395,7 +446,7 @@ class SqlParserTest {
         fails(
                 "REFRESH STREAMING TABLE t PARTIAL",
                 SqlException.Code.SYNTAX_ERROR,
-                "p.sql:1:27: SYNTAX_ERROR: expected FULL or ';' after REFRESH STREAMING TABLE t,"
+                "p.sql:1:27: SYNTAX_ERROR: expected FULL, WHERE or ';' after REFRESH STREAMING TABLE t,"
                         + " found 'PARTIAL'");
         fails(
                 "REFRESH STREAMING TABLE;",
@@ -731,9 +782,9 @@ class SqlParserTest {
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:26: " + u + "TRIGGER ON UPDATE");
         fails(
-                "CREATE OR REFRESH STREAMING TABLE t FLOW REPLACE WHERE d > 1 AS SELECT * FROM s",
+                "CREATE OR REFRESH STREAMING TABLE t FLOW REPLACE d > 1 AS SELECT * FROM s",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:42: " + u + "FLOW REPLACE WHERE (S4)");
+                "p.sql:1:42: " + u + "FLOW REPLACE");
         fails(
                 "CREATE OR REFRESH STREAMING TABLE t FLOW REPLACE USING (k) SEQUENCE BY s BY NAME"
                         + " SELECT k, s FROM STREAM(s)",

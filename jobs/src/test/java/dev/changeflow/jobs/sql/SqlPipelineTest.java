@@ -185,6 +185,58 @@ class SqlPipelineTest {
                         + " docs/semantics.md S5)");
     }
 
+    /**
+     * S4: a FLOW REPLACE WHERE table is no flow of the ingest job but a refresh definition; REFRESH
+     * ... WHERE names it alone.
+     */
+    @Test
+    void replaceWhereTablesAreRefreshDefinitions(@TempDir Path in) throws Exception {
+        SqlPipeline p =
+                compile(
+                        "USE SCHEMA shop;\n"
+                                + "CREATE STREAMING TABLE orders FLOW AUTO CDC FROM STREAM read_files('"
+                                + in
+                                + "', format => 'json') KEYS (id);\n"
+                                + "CREATE STREAMING TABLE daily (d BIGINT, total BIGINT NOT NULL)"
+                                + " PARTITIONED BY (d)\n"
+                                + "  FLOW REPLACE WHERE d >= 2 BY NAME SELECT d, SUM(a) AS total"
+                                + " FROM orders GROUP BY d;\n"
+                                + "REFRESH STREAMING TABLE daily WHERE d >= 1;");
+        assertThat(p.config().flows).extracting(f -> f.table).containsExactly("orders");
+        assertThat(p.replaceWheres()).hasSize(1);
+        SqlPipeline.ReplaceWhereTable rw = p.replaceWhere("LIVE.daily");
+        assertThat(rw.name()).isEqualTo("daily");
+        assertThat(rw.definition().target().toString()).isEqualTo("shop.daily");
+        assertThat(rw.definition().predicate()).isEqualTo("d >= 2");
+        assertThat(rw.definition().query())
+                .isEqualTo("SELECT d, SUM(a) AS total FROM orders GROUP BY d");
+        assertThat(rw.definition().schema()).isEqualTo("`d` BIGINT, `total` BIGINT NOT NULL");
+        assertThat(rw.definition().options().partitionBy()).containsExactly("d");
+        assertThat(p.refreshes().get(0).where()).isEqualTo("d >= 1");
+        String table =
+                "CREATE STREAMING TABLE daily (d BIGINT) FLOW REPLACE WHERE d >= 2 BY NAME SELECT"
+                        + " d FROM x;\n";
+        fails(
+                table + "REFRESH STREAMING TABLE daily FULL;",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:2:1: UNSUPPORTED_STATEMENT: REFRESH STREAMING TABLE daily FULL of a FLOW"
+                        + " REPLACE WHERE table is not supported yet; REFRESH STREAMING TABLE daily"
+                        + " WHERE <predicate> replaces any slice");
+        fails(
+                table
+                        + "CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM read_files('x') KEYS"
+                        + " (id);\nREFRESH STREAMING TABLE t WHERE id > 1;",
+                SqlException.Code.INVALID_REFRESH,
+                "p.sql:3:1: INVALID_REFRESH: REFRESH STREAMING TABLE ... WHERE overrides the"
+                        + " predicate of a FLOW REPLACE WHERE table; t has none");
+        fails(
+                table
+                        + "CREATE FLOW f AS AUTO CDC INTO daily FROM STREAM read_files('x') KEYS (d);",
+                SqlException.Code.DUPLICATE_FLOW,
+                "p.sql:2:1: DUPLICATE_FLOW: streaming table daily is already written by its FLOW"
+                        + " REPLACE WHERE at p.sql:1:1; a table is written by one flow");
+    }
+
     @Test
     void propertiesWithoutThePrefixAndUseCatalogAreReportedNotUsed() {
         SqlPipeline p =
