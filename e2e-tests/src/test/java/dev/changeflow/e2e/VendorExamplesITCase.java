@@ -189,8 +189,9 @@ class VendorExamplesITCase {
                         PartitionSpec.unpartitioned(),
                         Map.of(TableProperties.FORMAT_VERSION, "2"));
         // client 1 arrives late-first (20 before 10)
-        appendBronze(
-                bronze, new Object[][] {{1L, "gold", 20L}, {1L, "new", 10L}, {2L, "new", 10L}});
+        append(
+                bronze,
+                List.of(new Object[][] {{1L, "gold", 20L}, {1L, "new", 10L}, {2L, "new", 10L}}));
         Path file = tmp.resolve("clientes.sql");
         Files.writeString(file, CDF_PIPELINE);
         String w = warehouse.toString();
@@ -204,9 +205,12 @@ class VendorExamplesITCase {
                 .containsExactlyInAnyOrder("1,gold,20,20,", "2,new,10,10,");
 
         // client 2 changes twice (the older record later), client 3 is new
-        appendBronze(
+        append(
                 bronze,
-                new Object[][] {{2L, "silver", 40L}, {2L, "bronze", 30L}, {3L, "new", 35L}});
+                List.of(
+                        new Object[][] {
+                            {2L, "silver", 40L}, {2L, "bronze", 30L}, {3L, "new", 35L}
+                        }));
         assertThat(Main.execute("run", "--warehouse", w, file.toString())).isZero();
         assertThat(rows(catalog, "loja", "silver_clientes"))
                 .containsExactlyInAnyOrder("1,gold,20", "2,silver,40", "3,new,35");
@@ -298,22 +302,11 @@ class VendorExamplesITCase {
                 Map.of(TableProperties.FORMAT_VERSION, "2"));
     }
 
+    /** One appended version of {@code table}: a data file of {@code records} (column values). */
     private static void append(Table table, List<Object[]> records) {
         List<Record> rows = new ArrayList<>();
         for (Object[] values : records) {
-            GenericRecord r = GenericRecord.create(USERS);
-            for (int i = 0; i < values.length; i++) {
-                r.set(i, values[i]);
-            }
-            rows.add(r);
-        }
-        table.newAppend().appendFile(IcebergWrites.dataFile(table, rows)).commit();
-    }
-
-    private static void appendBronze(Table table, Object[][] records) {
-        List<Record> rows = new ArrayList<>();
-        for (Object[] values : records) {
-            GenericRecord r = GenericRecord.create(BRONZE);
+            GenericRecord r = GenericRecord.create(table.schema());
             for (int i = 0; i < values.length; i++) {
                 r.set(i, values[i]);
             }
