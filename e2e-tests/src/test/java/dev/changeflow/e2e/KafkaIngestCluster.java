@@ -17,6 +17,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.PipelineOptionsInternal;
+import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
@@ -59,6 +60,9 @@ final class KafkaIngestCluster implements AutoCloseable {
     KafkaIngestCluster() throws Exception {
         Configuration conf = new Configuration();
         conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.ofMebiBytes(256));
+        // any free port: the other failsafe fork may run a KafkaIngestCluster too (the default is
+        // Flink's fixed 8081, and a second cluster then fails with a BindException)
+        conf.set(RestOptions.BIND_PORT, "0");
         cluster =
                 new MiniCluster(
                         new MiniClusterConfiguration.Builder()
