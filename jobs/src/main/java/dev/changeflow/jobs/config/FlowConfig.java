@@ -50,6 +50,13 @@ public final class FlowConfig implements Serializable {
     @Nullable public String fromSnapshot;
 
     /**
+     * AUTO CDC FROM SNAPSHOT (docs/semantics.md A6): an Iceberg table {@code [namespace.]name} of
+     * the catalog whose versions are the snapshots; null for other flows. At most one of this and
+     * {@link #fromSnapshot} is set.
+     */
+    @Nullable public String fromSnapshotTable;
+
+    /**
      * REPLACE USING (docs/semantics.md S5): the key columns whose values' rows are replaced by the
      * incoming rows with the highest {@link #sequenceBy}; empty for other flows. Such a flow has no
      * {@link #keys} (a key value may have many rows).
@@ -142,6 +149,9 @@ public final class FlowConfig implements Serializable {
         }
         if (r.isSet(FlowOptions.FROM_SNAPSHOT)) {
             fromSnapshot = r.get(FlowOptions.FROM_SNAPSHOT);
+        }
+        if (r.isSet(FlowOptions.FROM_SNAPSHOT_TABLE)) {
+            fromSnapshotTable = r.get(FlowOptions.FROM_SNAPSHOT_TABLE);
         }
         if (r.isSet(FlowOptions.REPLACE_USING)) {
             replaceUsing = r.get(FlowOptions.REPLACE_USING);
@@ -342,22 +352,40 @@ public final class FlowConfig implements Serializable {
         if (ignoreNullUpdates != null) {
             refused.add(FlowOptions.IGNORE_NULL_UPDATES.key());
         }
+        if (fromSnapshot != null && fromSnapshotTable != null) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': give either 'from-snapshot' (a folder of snapshot files) or"
+                            + " 'from-snapshot-table' (an Iceberg table), not both");
+        }
+        String option =
+                fromSnapshot != null
+                        ? FlowOptions.FROM_SNAPSHOT.key()
+                        : FlowOptions.FROM_SNAPSHOT_TABLE.key();
         if (!refused.isEmpty()) {
             throw new IllegalArgumentException(
                     "flow '"
                             + flowName()
-                            + "': 'from-snapshot' takes no "
+                            + "': '"
+                            + option
+                            + "' takes no "
                             + refused
                             + " (the snapshot version orders the changes and absent keys are the"
                             + " deletes, docs/semantics.md A6)");
         }
-        if (schema == null) {
+        if (fromSnapshot != null && schema == null) {
             throw new IllegalArgumentException(
                     "flow '"
                             + flowName()
                             + "': 'from-snapshot' needs 'schema' (the snapshot's columns as a Flink"
                             + " DDL column list, e.g. \"id BIGINT, city STRING\")");
         }
+    }
+
+    /** Whether this is an AUTO CDC FROM SNAPSHOT flow (A6): a snapshot folder or table. */
+    public boolean isFromSnapshot() {
+        return fromSnapshot != null || fromSnapshotTable != null;
     }
 
     /** Whether this is a REPLACE USING flow (S5). */
@@ -379,6 +407,9 @@ public final class FlowConfig implements Serializable {
         }
         if (fromSnapshot != null) {
             refused.add(FlowOptions.FROM_SNAPSHOT.key());
+        }
+        if (fromSnapshotTable != null) {
+            refused.add(FlowOptions.FROM_SNAPSHOT_TABLE.key());
         }
         if (scdType != FlowOptions.SCD_TYPE.defaultValue()) {
             refused.add(FlowOptions.SCD_TYPE.key());
@@ -490,7 +521,7 @@ public final class FlowConfig implements Serializable {
                             + flowName()
                             + "': 'keys' is required (or set 'append-only: true' for a key-less table)");
         }
-        if (fromSnapshot != null) {
+        if (isFromSnapshot()) {
             validateFromSnapshot();
         }
         String inv = onInvalidRecord.toLowerCase(Locale.ROOT);

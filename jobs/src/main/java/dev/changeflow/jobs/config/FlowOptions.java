@@ -82,6 +82,15 @@ public final class FlowOptions {
                             "AUTO CDC FROM SNAPSHOT: a folder of snapshot files <name>_<n>.csv or .json, one"
                                     + " per version n; each is compared with the previous one (A6).");
 
+    public static final ConfigOption<String> FROM_SNAPSHOT_TABLE =
+            key("from-snapshot-table")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "AUTO CDC FROM SNAPSHOT: an Iceberg table [namespace.]name of the catalog;"
+                                    + " each of its versions is a snapshot, compared with the previous"
+                                    + " one (A6).");
+
     public static final ConfigOption<List<String>> REPLACE_USING =
             key("replace-using")
                     .stringType()
@@ -325,6 +334,7 @@ public final class FlowOptions {
                     .add(KEYS, OptionParsers.list())
                     .add(SEQUENCE_BY, FlowOptions::sequence)
                     .add(FROM_SNAPSHOT, OptionParsers.text(FROM_SNAPSHOT.key()))
+                    .add(FROM_SNAPSHOT_TABLE, OptionParsers.text(FROM_SNAPSHOT_TABLE.key()))
                     .add(REPLACE_USING, OptionParsers.list())
                     .add(SCD_TYPE, raw -> ScdType.parse(String.valueOf(raw)))
                     .add(APPEND_ONLY, OptionParsers.bool(APPEND_ONLY.key()))

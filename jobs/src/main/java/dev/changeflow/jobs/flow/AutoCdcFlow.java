@@ -296,7 +296,7 @@ public final class AutoCdcFlow {
             int dot = target.lastIndexOf('.');
             String label = "AutoCdcFlow into " + target;
             FlowConfig flow = resolve(definition, target);
-            if (flow.fromSnapshot != null) {
+            if (flow.isFromSnapshot()) {
                 throw new IllegalArgumentException(
                         label + ": from-snapshot flows are built with AutoCdcFlow.fromSnapshots");
             }

@@ -108,7 +108,7 @@ public final class IngestPlanner {
         Set<String> names = new HashSet<>();
         for (FlowConfig f : config.flows) {
             f.validate();
-            if (f.fromSnapshot != null) {
+            if (f.isFromSnapshot()) {
                 throw new IllegalArgumentException(
                         "flow '"
                                 + f.flowName()

@@ -66,7 +66,7 @@ public final class LocalSnapshotIngest {
 
     /** Whether {@code config} holds snapshot flows; mixed with change-record flows is an error. */
     public static boolean isSnapshotConfig(IngestConfig config) {
-        long snapshots = config.flows.stream().filter(f -> f.fromSnapshot != null).count();
+        long snapshots = config.flows.stream().filter(FlowConfig::isFromSnapshot).count();
         if (snapshots > 0 && snapshots < config.flows.size()) {
             throw new IllegalArgumentException(
                     "a flows file holds either 'from-snapshot' flows or change-record flows; put"

@@ -88,6 +88,12 @@ public final class SnapshotJob {
      */
     public static Plan plan(FlowConfig f, String namespace) {
         if (f.fromSnapshot == null) {
+            if (f.fromSnapshotTable != null) {
+                throw new IllegalArgumentException(
+                        "flow '"
+                                + f.flowName()
+                                + "': 'from-snapshot-table' is not runnable yet (issue #15)");
+            }
             throw new IllegalArgumentException("flow '" + f.flowName() + "' has no from-snapshot");
         }
         RowType declared = SchemaSampler.parseColumns(f.schema);
