@@ -319,6 +319,85 @@ class ReplaceUsingITCase {
     }
 
     /**
+     * K8 for REPLACE USING: a run over saved state with other REPLACE USING columns or another
+     * SEQUENCE BY fails before its job starts, naming the change and the fix, and leaves the table
+     * and the state as they were; the unchanged definition then runs on.
+     */
+    @Test
+    void aChangedDefinitionIsRefusedBeforeTheJobStarts() throws Exception {
+        String flows =
+                String.join(
+                        "\n",
+                        "name: payments",
+                        "format: json",
+                        "namespace: shop",
+                        "flows:",
+                        "  - table: payments",
+                        "    replace-using: [booking]",
+                        "    sequence-by: seq",
+                        "    schema: 'booking STRING, payment STRING, status STRING, seq BIGINT'");
+        Path input = Files.createDirectories(tmp.resolve("in"));
+        Path warehouse = tmp.resolve("warehouse");
+        Files.write(
+                input.resolve("payments_1.jsonl"),
+                List.of(row("b1", "p1", "new", 1L), row("b1", "p2", "new", 1L)));
+        LocalIngest.run(
+                IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input)),
+                List.of(input),
+                KeysCasesITCase.quiet(warehouse));
+        Files.write(input.resolve("payments_2.jsonl"), List.of(row("b1", "p3", "paid", 2L)));
+        String state =
+                " but the saved state of job 'payments' was built with the old definition (each"
+                        + " key's applied sequence and rows would be compared with the new ones and"
+                        + " rows silently dropped as late or left in the table). Restore the old"
+                        + " definition, or rebuild the table from its source with --from-scratch.";
+        for (String[] change :
+                List.of(
+                        new String[] {
+                            "replace-using: [booking]",
+                            "replace-using: [booking, payment]",
+                            "replace-using changed from [\"booking\"] to"
+                                    + " [\"booking\",\"payment\"]"
+                        },
+                        new String[] {
+                            "sequence-by: seq",
+                            "sequence-by: payment",
+                            "sequence-by changed from [\"seq\"] to [\"payment\"]"
+                        })) {
+            IngestPlan changed =
+                    IngestPlanner.plan(
+                            FlowsFile.parse(flows.replace(change[0], change[1]), "flows.yaml"),
+                            List.of(input));
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () ->
+                                    LocalIngest.run(
+                                            changed,
+                                            List.of(input),
+                                            KeysCasesITCase.quiet(warehouse)))
+                    .isInstanceOfSatisfying(
+                            dev.changeflow.operators.AutoCdcException.class,
+                            e ->
+                                    assertThat(e.code())
+                                            .isEqualTo(
+                                                    dev.changeflow.operators.AutoCdcException.Code
+                                                            .FLOW_CHANGED_FOR_EXISTING_STATE))
+                    .hasMessage(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'payments': "
+                                    + change[2]
+                                    + state);
+        }
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        TableIdentifier id = TableIdentifier.of("shop", "payments");
+        assertThat(TableRows.toCsvLines(cat.loadTable(id)))
+                .containsExactly("b1,p1,new,1", "b1,p2,new,1");
+        LocalIngest.run(
+                IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input)),
+                List.of(input),
+                KeysCasesITCase.quiet(warehouse));
+        assertThat(TableRows.toCsvLines(cat.loadTable(id))).containsExactly("b1,p3,paid,2");
+    }
+
+    /**
      * Reads each version's change feed and checks it against {@code expected} (per version, {@code
      * <type> <columns>} sorted), its {@code _commit_version}, and that it turns the table before
      * the version into the table after it; returns the rendered rows of every version.
