@@ -203,16 +203,110 @@ class ReplaceUsingITCase {
         }
         assertThat(positionDeletes).isPositive();
         assertThat(equalityDeletes).isPositive();
-        List<String> quarantined = new ArrayList<>();
+        // the decoder finds the null sequence: the quarantine row names the file and line (S5)
+        assertThat(quarantine(cat))
+                .containsExactly(
+                        "payments | file:"
+                                + input.resolve("payments_1.jsonl").toAbsolutePath()
+                                + " | null | 12 | NULL_SEQUENCE | sequence column 'seq' is null | "
+                                + row("b3", "p6", "new", null));
+    }
+
+    /** The quarantine table's rows: flow, source, partition, offset, reason, detail, raw. */
+    private static List<String> quarantine(Catalog cat) {
+        List<String> out = new ArrayList<>();
         for (Record r :
                 TableRows.read(
                         cat.loadTable(TableIdentifier.of("shop", "changeflow_quarantine")))) {
-            quarantined.add(r.getField("reason") + ": " + r.getField("detail"));
+            java.nio.ByteBuffer raw = ((java.nio.ByteBuffer) r.getField("raw")).duplicate();
+            byte[] bytes = new byte[raw.remaining()];
+            raw.get(bytes);
+            out.add(
+                    String.join(
+                            " | ",
+                            String.valueOf(r.getField("flow")),
+                            String.valueOf(r.getField("source")),
+                            String.valueOf(r.getField("partition")),
+                            String.valueOf(r.getField("offset")),
+                            String.valueOf(r.getField("reason")),
+                            String.valueOf(r.getField("detail")),
+                            new String(bytes, java.nio.charset.StandardCharsets.UTF_8)));
         }
-        assertThat(quarantined)
+        out.sort(null);
+        return out;
+    }
+
+    /**
+     * Bad sequences are found by the decoder (S5), like AUTO CDC's (A2, A5): a null SEQUENCE BY
+     * value is quarantined as {@code NULL_SEQUENCE} and an absent one as {@code MISSING_COLUMN},
+     * each naming its file and line; the other rows are applied. With {@code on-invalid-record:
+     * fail} the run stops at the first, naming the file and the line.
+     */
+    @Test
+    void aNullSequenceIsQuarantinedWithItsFileAndLine() throws Exception {
+        String flows =
+                String.join(
+                        "\n",
+                        "name: payments",
+                        "format: json",
+                        "namespace: shop",
+                        "flows:",
+                        "  - table: payments",
+                        "    replace-using: [booking]",
+                        "    sequence-by: seq",
+                        "    schema: 'booking STRING, payment STRING, status STRING, seq BIGINT'");
+        Path input = Files.createDirectories(tmp.resolve("in"));
+        Path file = input.resolve("payments_1.jsonl");
+        String absent = "{\"booking\":\"b2\",\"payment\":\"p3\",\"status\":\"new\"}";
+        Files.write(
+                file,
+                List.of(
+                        row("b1", "p1", "new", 1L),
+                        row("b1", "p2", "paid", null),
+                        absent,
+                        row(null, "n1", "new", 2L)));
+        Path warehouse = tmp.resolve("warehouse");
+        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
+        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "payments"))))
+                .containsExactly(",n1,new,2", "b1,p1,new,1");
+        String source = "file:" + file.toAbsolutePath();
+        assertThat(quarantine(cat))
                 .containsExactly(
-                        "NULL_SEQUENCE: SEQUENCE BY column 'seq' is null; REPLACE USING needs a"
-                                + " sequence to order a key's partial snapshots (semantics.md S5)");
+                        "payments | "
+                                + source
+                                + " | null | 2 | NULL_SEQUENCE | sequence column 'seq' is null | "
+                                + row("b1", "p2", "paid", null),
+                        "payments | "
+                                + source
+                                + " | null | 3 | MISSING_COLUMN | sequence column 'seq' absent"
+                                + " from record | "
+                                + absent);
+
+        IngestPlan failing =
+                IngestPlanner.plan(
+                        FlowsFile.parse(flows + "\n    on-invalid-record: fail", "flows.yaml"),
+                        List.of(input));
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () ->
+                                LocalIngest.run(
+                                        failing,
+                                        List.of(input),
+                                        KeysCasesITCase.quiet(tmp.resolve("warehouse2"))))
+                .satisfies(
+                        e -> {
+                            Throwable root = e;
+                            while (root.getCause() != null) {
+                                root = root.getCause();
+                            }
+                            assertThat(root)
+                                    .hasMessage(
+                                            "NULL_SEQUENCE: sequence column 'seq' is null (flow"
+                                                    + " 'payments', source "
+                                                    + source
+                                                    + ", offset 2)");
+                        });
     }
 
     /**
