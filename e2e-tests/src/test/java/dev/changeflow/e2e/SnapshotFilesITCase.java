@@ -108,6 +108,74 @@ class SnapshotFilesITCase {
                 .containsExactlyInAnyOrder(EXAMPLE_C_SCD1_FEED);
     }
 
+    /**
+     * K8 for AUTO CDC FROM SNAPSHOT: a run over saved state with other KEYS or another SCD type
+     * fails before its job starts, naming the change and the fix; the table keeps its rows and the
+     * unchanged definition then applies the next snapshot.
+     */
+    @Test
+    void aChangedDefinitionIsRefusedBeforeTheJobStarts() throws Exception {
+        Path current = Files.createDirectories(tmp.resolve("current"));
+        Path staging = Files.createDirectories(tmp.resolve("staging"));
+        Path warehouse = tmp.resolve("warehouse");
+        String flows =
+                String.join(
+                        "\n",
+                        "name: cities",
+                        "namespace: geo",
+                        "flows:",
+                        "  - table: cities",
+                        "    from-snapshot: '" + current + "'",
+                        "    keys: [id]",
+                        "    schema: 'id BIGINT, city STRING'");
+        publish(staging, current, "snapshot_1.csv", SNAPSHOT_1);
+        LocalSnapshotIngest.run(
+                FlowsFile.parse(flows, "flows.yaml"), KeysCasesITCase.quiet(warehouse));
+        publish(staging, current, "snapshot_2.csv", SNAPSHOT_2);
+        String state =
+                " but the saved state of job 'cities' was built with the old definition (each key's"
+                        + " last values and the applied snapshot version would be compared with the"
+                        + " new snapshots and rows silently kept, changed or deleted). Restore the"
+                        + " old definition, or rebuild the table from its source with"
+                        + " --from-scratch.";
+        for (String[] change :
+                List.of(
+                        new String[] {
+                            "keys: [id]",
+                            "keys: [id, city]",
+                            "keys changed from [\"id\"] to [\"id\",\"city\"]"
+                        },
+                        new String[] {
+                            "keys: [id]",
+                            "keys: [id]\n    scd-type: 2",
+                            "scd-type changed from \"TYPE_1\" to \"TYPE_2\""
+                        })) {
+            String changed = flows.replace(change[0], change[1]);
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () ->
+                                    LocalSnapshotIngest.run(
+                                            FlowsFile.parse(changed, "flows.yaml"),
+                                            KeysCasesITCase.quiet(warehouse)))
+                    .isInstanceOfSatisfying(
+                            dev.changeflow.operators.AutoCdcException.class,
+                            e ->
+                                    assertThat(e.code())
+                                            .isEqualTo(
+                                                    dev.changeflow.operators.AutoCdcException.Code
+                                                            .FLOW_CHANGED_FOR_EXISTING_STATE))
+                    .hasMessage(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'cities': " + change[2] + state);
+        }
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        assertThat(rows(cat, CURRENT)).containsExactly("1,Oaxaca", "2,Monterrey", "3,Tijuana");
+        LocalSnapshotIngest.Summary run =
+                LocalSnapshotIngest.run(
+                        FlowsFile.parse(flows, "flows.yaml"), KeysCasesITCase.quiet(warehouse));
+        assertThat(run.applied).isEqualTo(1);
+        assertThat(rows(cat, CURRENT))
+                .containsExactly("2,Carmel", "3,Los Angeles", "4,Death Valley");
+    }
+
     private static final String[] SNAPSHOT_1 = {"id,city", "1,Oaxaca", "2,Monterrey", "3,Tijuana"};
     private static final String[] SNAPSHOT_2 = {
         "id,city", "2,Carmel", "3,Los Angeles", "4,Death Valley"

@@ -52,7 +52,10 @@ import java.util.List;
  * <p>A row with a null SEQUENCE BY column changes nothing: it goes to the side output {@link
  * #quarantineTag} ({@link QuarantineRecords#ROW_TYPE}, reason {@code NULL_SEQUENCE}, {@code source}
  * {@code "flow <name>"}, {@code raw} the row as text), or fails the job with {@link
- * IllegalArgumentException} naming the row when {@link ReplaceUsingSpec#failOnInvalid()}.
+ * IllegalArgumentException} naming the row when {@link ReplaceUsingSpec#failOnInvalid()}. This is a
+ * safety net: an ingest job's decoder already sets such records aside with their file and line or
+ * Kafka offset (semantics.md S5); rows that reach the flow undecoded (a change feed source, S7) are
+ * checked here.
  *
  * <p>State: per key one {@code byte[]} under {@link #STATE_NAME}: a format byte (1), the sequence
  * (length-prefixed memcomparable {@link SequenceCodec} encoding), the number of rows, then each row

@@ -34,8 +34,9 @@ public final class IngestPlan implements Serializable {
 
         /**
          * The REPLACE USING definition (docs/semantics.md S5); null for other flows. Such a flow's
-         * decoder reads its rows as an append-only flow's (data columns, no KEYS), and its target
-         * has no identifier fields.
+         * decoder reads its rows as an append-only flow's (data columns, no KEYS) and checks its
+         * SEQUENCE BY columns ({@code NULL_SEQUENCE}, {@code MISSING_COLUMN} with the record's file
+         * and line), and its target has no identifier fields.
          */
         @Nullable public final ReplaceUsingSpec replaceUsing;
 

@@ -382,11 +382,18 @@ public final class IngestPlanner {
             }
             sequence.addAll(defaultSequence); // A5: by the records' connector
         }
+        // S5: the decoder checks a REPLACE USING flow's sequence like AUTO CDC's (NULL_SEQUENCE
+        // with the record's file and line, or topic, partition and offset); a sequence column
+        // that is no data column is left to ReplaceUsingSpec, which names it with A1's code
+        List<String> decoderSequence =
+                !replaceUsing || dataType.getFieldNames().containsAll(sequence)
+                        ? sequence
+                        : List.of();
         DecoderFlow decoder =
                 DecoderFlow.builder(f.flowName(), format, dataType)
                         .sourceNames(routing(config, f, format))
                         .keys(f.keys)
-                        .sequenceBy(replaceUsing ? List.of() : sequence)
+                        .sequenceBy(decoderSequence)
                         .truncateEnabled(f.truncate || f.applyAsTruncateWhen != null)
                         // S5: rows come in as an append-only flow's; the operator replaces them
                         .appendOnly(f.appendOnly || replaceUsing)

@@ -1,7 +1,9 @@
 package dev.changeflow.jobs.ingest;
 
+import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.ReplaceUsingSpec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -32,8 +34,12 @@ import java.util.function.Function;
  * <ul>
  *   <li>{@code .lock}: held while a run uses the folder, so two runs of one job cannot write the
  *       same tables with diverging state;
- *   <li>{@code flows.json}: per AUTO CDC flow the parts of its definition the saved state depends
- *       on (KEYS, SEQUENCE BY and its type, SCD type), checked before a restore;
+ *   <li>{@code flows.json}: per flow with keyed state the parts of its definition the saved state
+ *       depends on, checked before a restore ({@link #checkDefinitions}): for AUTO CDC KEYS,
+ *       SEQUENCE BY and its type, SCD type; for REPLACE USING (semantics.md S5) the REPLACE USING
+ *       columns, SEQUENCE BY and its type; for AUTO CDC FROM SNAPSHOT (A6) KEYS, SCD type and where
+ *       the snapshot versions come from. Each entry names its {@code kind} ({@code auto-cdc} when
+ *       absent, as written before the other kinds were recorded);
  *   <li>{@code tables.json}: the Iceberg tables (identifiers as {@code ns.name}) whose flows the
  *       job's state holds, written by every run before its job starts, so a {@code DROP TABLE} run
  *       from any file finds the state to delete with the table (docs/semantics.md S9, {@code
@@ -162,6 +168,39 @@ final class LocalJobState implements AutoCloseable {
 
     // ---- flow definitions --------------------------------------------------------------------
 
+    /** {@code kind} of an AUTO CDC flow's entry (also an entry without {@code kind}). */
+    static final String AUTO_CDC = "auto-cdc";
+
+    /** {@code kind} of a REPLACE USING flow's entry (semantics.md S5). */
+    static final String REPLACE_USING = "replace-using";
+
+    /** {@code kind} of an AUTO CDC FROM SNAPSHOT flow's entry (semantics.md A6). */
+    static final String FROM_SNAPSHOT = "from-snapshot";
+
+    /** The parts of an entry compared before a restore, per kind, in the order they are checked. */
+    private static final Map<String, List<String>> COMPARED =
+            Map.of(
+                    AUTO_CDC,
+                    List.of("keys", "sequence-by", "sequence-type", "scd-type"),
+                    REPLACE_USING,
+                    List.of("replace-using", "sequence-by", "sequence-type"),
+                    FROM_SNAPSHOT,
+                    List.of("version-source", "keys", "scd-type"));
+
+    /** What the saved state of each kind holds, for the error message. */
+    private static final Map<String, String> STATE_OF =
+            Map.of(
+                    AUTO_CDC,
+                    "its sequences, tombstones and history would be compared with the new one and"
+                            + " records silently dropped as late",
+                    REPLACE_USING,
+                    "each key's applied sequence and rows would be compared with the new ones and"
+                            + " rows silently dropped as late or left in the table",
+                    FROM_SNAPSHOT,
+                    "each key's last values and the applied snapshot version would be compared"
+                            + " with the new snapshots and rows silently kept, changed or"
+                            + " deleted");
+
     static ObjectNode definition(AutoCdcSpec spec) {
         ObjectNode n = JSON.createObjectNode();
         n.putPOJO("keys", spec.keys());
@@ -173,12 +212,55 @@ final class LocalJobState implements AutoCloseable {
     }
 
     /**
+     * The entry of a REPLACE USING flow: {@code kind}, {@code replace-using} (its columns), {@code
+     * sequence-by}, {@code sequence-type}, {@code target} (the row type, not compared).
+     */
+    static ObjectNode definition(ReplaceUsingSpec spec) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("kind", REPLACE_USING);
+        n.putPOJO("replace-using", spec.keys());
+        n.putPOJO("sequence-by", spec.sequenceBy());
+        n.put("sequence-type", spec.sequenceType().asSerializableString());
+        n.put("target", spec.rowType().asSerializableString());
+        return n;
+    }
+
+    /**
+     * The entry of an AUTO CDC FROM SNAPSHOT flow: the AUTO CDC parts of {@code spec} (SEQUENCE BY
+     * is the snapshot version), {@code kind}, and {@code version-source}: {@code "snapshot file
+     * names"} for a folder of snapshot files, {@code "table versions"} for an Iceberg table's
+     * versions.
+     */
+    static ObjectNode snapshotDefinition(FlowConfig flow, AutoCdcSpec spec) {
+        ObjectNode n = definition(spec);
+        n.put("kind", FROM_SNAPSHOT);
+        n.put(
+                "version-source",
+                flow.fromSnapshotTable != null ? "table versions" : "snapshot file names");
+        return n;
+    }
+
+    /** The entries of a plan's flows with keyed state (AUTO CDC and REPLACE USING), by flow. */
+    private static Map<String, ObjectNode> definitions(IngestPlan plan) {
+        Map<String, ObjectNode> out = new TreeMap<>();
+        for (IngestPlan.Flow flow : plan.flows) {
+            if (flow.spec != null) {
+                out.put(flow.name(), definition(flow.spec));
+            } else if (flow.replaceUsing != null) {
+                out.put(flow.name(), definition(flow.replaceUsing));
+            }
+        }
+        return out;
+    }
+
+    /**
      * Compares the plan with the definitions the saved state was built with.
      *
      * @return names of flows that have state but are no longer defined (their state is dropped)
      * @throws AutoCdcException FLOW_CHANGED_FOR_EXISTING_STATE when KEYS, SEQUENCE BY or the SCD
-     *     type of a flow changed; the message ends with the way out, rebuilding the table with
-     *     {@code --from-scratch}
+     *     type of an AUTO CDC flow, or the REPLACE USING columns or SEQUENCE BY of a REPLACE USING
+     *     flow, changed, or a flow changed its kind; the message ends with the way out, rebuilding
+     *     the table with {@code --from-scratch}
      */
     List<String> checkDefinitions(IngestPlan plan) throws IOException {
         return checkDefinitions(plan, LocalIngest.Options.FROM_SCRATCH_FIX);
@@ -190,59 +272,103 @@ final class LocalJobState implements AutoCloseable {
      */
     List<String> checkDefinitions(IngestPlan plan, Function<String, String> rebuild)
             throws IOException {
+        return check(definitions(plan), plan.config.name, rebuild);
+    }
+
+    /**
+     * For the AUTO CDC FROM SNAPSHOT flows of a run (docs/semantics.md A6, K8): when the run
+     * restores saved state, compares each flow's definition with the one the state was built with
+     * (KEYS, SCD type, where the versions come from; {@link #snapshotDefinition}); then records the
+     * flows' definitions for the next run.
+     *
+     * @param job the job's name, for the message
+     * @param restoring whether the run restores saved state (else nothing is compared)
+     * @param rebuild the way to rebuild a flow's table, as in {@link #checkDefinitions(IngestPlan,
+     *     Function)}
+     * @return names of flows that have state but are no longer defined
+     * @throws AutoCdcException FLOW_CHANGED_FOR_EXISTING_STATE, before anything is recorded
+     */
+    List<String> checkSnapshotDefinitions(
+            String job,
+            List<SnapshotJob.Plan> plans,
+            boolean restoring,
+            Function<String, String> rebuild)
+            throws IOException {
+        Map<String, ObjectNode> now = new TreeMap<>();
+        for (SnapshotJob.Plan p : plans) {
+            now.put(p.spec.name(), snapshotDefinition(p.config, p.spec));
+        }
+        List<String> removed = restoring ? check(now, job, rebuild) : List.of();
+        save(now);
+        return removed;
+    }
+
+    private List<String> check(
+            Map<String, ObjectNode> now, String job, Function<String, String> rebuild)
+            throws IOException {
         Path f = root.resolve("flows.json");
         List<String> removed = new ArrayList<>();
         if (!Files.exists(f)) {
             return removed;
         }
         JsonNode saved = JSON.readTree(f.toFile());
-        Map<String, AutoCdcSpec> now = new TreeMap<>();
-        for (IngestPlan.Flow flow : plan.flows) {
-            if (flow.spec != null) {
-                now.put(flow.name(), flow.spec);
-            }
-        }
         for (Iterator<String> it = saved.fieldNames(); it.hasNext(); ) {
             String name = it.next();
-            AutoCdcSpec spec = now.get(name);
-            if (spec == null) {
+            ObjectNode cur = now.get(name);
+            if (cur == null) {
                 removed.add(name);
                 continue;
             }
             JsonNode old = saved.get(name);
-            ObjectNode cur = definition(spec);
-            for (String part : List.of("keys", "sequence-by", "sequence-type", "scd-type")) {
+            String oldKind = old.has("kind") ? old.get("kind").asText() : AUTO_CDC;
+            String kind = cur.has("kind") ? cur.get("kind").asText() : AUTO_CDC;
+            if (!oldKind.equals(kind)) {
+                throw changed(
+                        name,
+                        "the flow changed from " + oldKind + " to " + kind,
+                        job,
+                        kind,
+                        rebuild);
+            }
+            for (String part : COMPARED.get(kind)) {
                 if (!JSON.valueToTree(cur.get(part)).equals(old.get(part))) {
-                    throw new AutoCdcException(
-                            AutoCdcException.Code.FLOW_CHANGED_FOR_EXISTING_STATE,
-                            "flow '"
-                                    + name
-                                    + "': "
-                                    + part
-                                    + " changed from "
-                                    + old.get(part)
-                                    + " to "
-                                    + cur.get(part)
-                                    + " but the saved state of job '"
-                                    + plan.config.name
-                                    + "' was built with the old"
-                                    + " definition (its sequences, tombstones and history would be compared with the"
-                                    + " new one and records silently dropped as late). Restore the old definition, or "
-                                    + rebuild.apply(name)
-                                    + ".");
+                    throw changed(
+                            name,
+                            part + " changed from " + old.get(part) + " to " + cur.get(part),
+                            job,
+                            kind,
+                            rebuild);
                 }
             }
         }
         return removed;
     }
 
+    private static AutoCdcException changed(
+            String flow, String what, String job, String kind, Function<String, String> rebuild) {
+        return new AutoCdcException(
+                AutoCdcException.Code.FLOW_CHANGED_FOR_EXISTING_STATE,
+                "flow '"
+                        + flow
+                        + "': "
+                        + what
+                        + " but the saved state of job '"
+                        + job
+                        + "' was built with the old definition ("
+                        + STATE_OF.get(kind)
+                        + "). Restore the old definition, or "
+                        + rebuild.apply(flow)
+                        + ".");
+    }
+
+    /** Records the definitions of the plan's flows with keyed state ({@code flows.json}). */
     void saveDefinitions(IngestPlan plan) throws IOException {
+        save(definitions(plan));
+    }
+
+    private void save(Map<String, ObjectNode> definitions) throws IOException {
         ObjectNode all = JSON.createObjectNode();
-        for (IngestPlan.Flow flow : plan.flows) {
-            if (flow.spec != null) {
-                all.set(flow.name(), definition(flow.spec));
-            }
-        }
+        definitions.forEach(all::set);
         write(root.resolve("flows.json"), all);
     }
 

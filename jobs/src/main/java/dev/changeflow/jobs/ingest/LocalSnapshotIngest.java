@@ -113,6 +113,7 @@ public final class LocalSnapshotIngest {
             plans.forEach(p -> written.add(p.target.toString()));
             state.saveTables(written); // S9: found by a DROP TABLE of any file
             Optional<Path> restore = checkpoints.latest();
+            state.checkSnapshotDefinitions(name, plans, restore.isPresent(), o.rebuildFix); // K8
             if (restore.isEmpty()) {
                 for (SnapshotJob.Plan p : plans) {
                     if (cat.tableExists(p.target)) {

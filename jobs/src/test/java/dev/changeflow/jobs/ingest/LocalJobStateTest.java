@@ -75,6 +75,170 @@ class LocalJobStateTest {
         }
     }
 
+    private static final String PAYMENTS =
+            "flows:\n  - table: payments\n    replace-using: [booking]\n    sequence-by: seq\n"
+                    + "    schema: 'booking STRING, payment STRING, seq BIGINT, at TIMESTAMP(3)'\n";
+
+    private static final String REPLACE_USING_STATE =
+            " but the saved state of job 'j' was built with the old definition (each key's applied"
+                    + " sequence and rows would be compared with the new ones and rows silently"
+                    + " dropped as late or left in the table). Restore the old definition, or"
+                    + " rebuild the table from its source with --from-scratch.";
+
+    /** K8 for REPLACE USING (S5): its columns and SEQUENCE BY are part of the saved state. */
+    @Test
+    void aChangedReplaceUsingDefinitionIsRefused() throws Exception {
+        try (LocalJobState state = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+            state.saveDefinitions(plan(PAYMENTS + ORDERS));
+            assertThat(state.checkDefinitions(plan(PAYMENTS + ORDERS))).isEmpty();
+            assertThat(state.checkDefinitions(plan(PAYMENTS))).containsExactly("orders");
+            assertThatThrownBy(
+                            () ->
+                                    state.checkDefinitions(
+                                            plan(
+                                                    PAYMENTS.replace(
+                                                            "[booking]", "[booking, payment]"))))
+                    .isInstanceOfSatisfying(
+                            AutoCdcException.class,
+                            e ->
+                                    assertThat(e.code())
+                                            .isEqualTo(
+                                                    AutoCdcException.Code
+                                                            .FLOW_CHANGED_FOR_EXISTING_STATE))
+                    .hasMessage(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'payments': replace-using"
+                                    + " changed from [\"booking\"] to [\"booking\",\"payment\"]"
+                                    + REPLACE_USING_STATE);
+            assertThatThrownBy(
+                            () ->
+                                    state.checkDefinitions(
+                                            plan(
+                                                    PAYMENTS.replace(
+                                                            "sequence-by: seq",
+                                                            "sequence-by: at"))))
+                    .hasMessage(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'payments': sequence-by changed"
+                                    + " from [\"seq\"] to [\"at\"]"
+                                    + REPLACE_USING_STATE);
+            // the same columns as an AUTO CDC flow: the state is another operator's
+            assertThatThrownBy(
+                            () ->
+                                    state.checkDefinitions(
+                                            plan(
+                                                    PAYMENTS.replace(
+                                                            "replace-using: [booking]",
+                                                            "keys: [payment]"))))
+                    .hasMessageStartingWith(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'payments': the flow changed"
+                                    + " from replace-using to auto-cdc but the saved state of job"
+                                    + " 'j' was built with the old definition (its sequences,");
+        }
+    }
+
+    /** An entry written before kinds were recorded is an AUTO CDC flow's. */
+    @Test
+    void anEntryWithoutKindIsAnAutoCdcFlows() throws Exception {
+        try (LocalJobState state = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+            Files.writeString(
+                    tmp.resolve("j.state").resolve("flows.json"),
+                    "{\"items\": {\"keys\": [\"id\"], \"sequence-by\": [\"_source_lsn\"],"
+                            + " \"sequence-type\": \"BIGINT\", \"scd-type\": \"TYPE_1\"}}");
+            assertThat(state.checkDefinitions(plan(ITEMS))).isEmpty();
+            assertThatThrownBy(
+                            () ->
+                                    state.checkDefinitions(
+                                            plan(
+                                                    ITEMS.replace(
+                                                            "keys: [id]",
+                                                            "replace-using: [id]\n    sequence-by: ts"))))
+                    .hasMessageStartingWith(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'items': the flow changed from"
+                                    + " auto-cdc to replace-using but the saved state of job 'j'"
+                                    + " was built with the old definition (each key's applied");
+        }
+    }
+
+    private List<SnapshotJob.Plan> snapshotPlans(String keys, String scdType) throws Exception {
+        Path folder = Files.createDirectories(tmp.resolve("snapshots"));
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        "name: j\nnamespace: ns\nflows:\n  - table: cities\n    from-snapshot: '"
+                                + folder
+                                + "'\n    keys: "
+                                + keys
+                                + "\n    scd-type: "
+                                + scdType
+                                + "\n    schema: 'id BIGINT, country STRING, city STRING'\n",
+                        "f.yaml");
+        return List.of(SnapshotJob.plan(cfg.flows.get(0), "ns"));
+    }
+
+    /** K8 for AUTO CDC FROM SNAPSHOT (A6): KEYS and SCD type of a restored run are compared. */
+    @Test
+    void aChangedSnapshotFlowIsRefusedBeforeItsDefinitionIsRecorded() throws Exception {
+        String state =
+                " but the saved state of job 'j' was built with the old definition (each key's"
+                        + " last values and the applied snapshot version would be compared with"
+                        + " the new snapshots and rows silently kept, changed or deleted). Restore"
+                        + " the old definition, or rebuild the table from its source with"
+                        + " --from-scratch.";
+        try (LocalJobState s = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+            java.util.function.Function<String, String> fix = LocalIngest.Options.FROM_SCRATCH_FIX;
+            // a run without saved state compares nothing and records the definition
+            assertThat(
+                            s.checkSnapshotDefinitions(
+                                    "j", snapshotPlans("[id, country]", "2"), false, fix))
+                    .isEmpty();
+            assertThat(
+                            s.checkSnapshotDefinitions(
+                                    "j", snapshotPlans("[id, country]", "2"), true, fix))
+                    .isEmpty();
+            assertThatThrownBy(
+                            () ->
+                                    s.checkSnapshotDefinitions(
+                                            "j", snapshotPlans("[id]", "2"), true, fix))
+                    .isInstanceOfSatisfying(
+                            AutoCdcException.class,
+                            e ->
+                                    assertThat(e.code())
+                                            .isEqualTo(
+                                                    AutoCdcException.Code
+                                                            .FLOW_CHANGED_FOR_EXISTING_STATE))
+                    .hasMessage(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'cities': keys changed from"
+                                    + " [\"id\",\"country\"] to [\"id\"]"
+                                    + state);
+            assertThatThrownBy(
+                            () ->
+                                    s.checkSnapshotDefinitions(
+                                            "j", snapshotPlans("[id, country]", "1"), true, fix))
+                    .hasMessage(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'cities': scd-type changed from"
+                                    + " \"TYPE_2\" to \"TYPE_1\""
+                                    + state);
+            // the refused definitions were not recorded: the old one still passes
+            assertThat(
+                            s.checkSnapshotDefinitions(
+                                    "j", snapshotPlans("[id, country]", "2"), true, fix))
+                    .isEmpty();
+            // the saved version source is compared too
+            Path flows = tmp.resolve("j.state").resolve("flows.json");
+            Files.writeString(
+                    flows,
+                    Files.readString(flows)
+                            .replace("\"snapshot file names\"", "\"table versions\""));
+            assertThatThrownBy(
+                            () ->
+                                    s.checkSnapshotDefinitions(
+                                            "j", snapshotPlans("[id, country]", "2"), true, fix))
+                    .hasMessage(
+                            "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'cities': version-source"
+                                    + " changed from \"table versions\" to \"snapshot file"
+                                    + " names\""
+                                    + state);
+        }
+    }
+
     @Test
     void onlyTheSavepointOfACleanStopCountsAsCommittedAndFromScratchForgetsIt() throws Exception {
         Path savepoint =

@@ -143,7 +143,13 @@ public final class StreamingTableSink {
      *   <li>{@code -D} of a row that the same writer appended in the current checkpoint becomes a
      *       position delete (v2) or deletion vector (v3) of exactly that row; of an older row, an
      *       equality delete on all columns (nulls match nulls), which removes the committed row and
-     *       nothing else.
+     *       nothing else;
+     *   <li>every snapshot it commits carries {@value StreamingTables#CHANGELOG_WRITER}{@code =<uid
+     *       suffix>}, as {@link #write} does: an equality-delete row is a complete row that the
+     *       operator held for its key, so the change feed may take it as the {@code delete} row's
+     *       values (semantics.md F2) instead of scanning the parent snapshot. The operator never
+     *       holds two identical rows (its rows of a key are a set), so the table holds each row
+     *       once and one equality-delete row removes exactly one row.
      * </ul>
      *
      * Why not the key columns as equality fields: Iceberg's {@code BaseEqualityDeltaWriter} keeps
@@ -203,6 +209,7 @@ public final class StreamingTableSink {
                 .equalityFieldColumns(all)
                 .upsert(false)
                 .distributionMode(DistributionMode.NONE)
+                .setSnapshotProperty(StreamingTables.CHANGELOG_WRITER, uidSuffix)
                 .append();
     }
 

@@ -75,10 +75,10 @@ public final class StreamingTables {
     public static final String EQ_DELETES_CARRY_ROWS = "changeflow.eq-deletes-carry-rows";
 
     /**
-     * Snapshot summary property set by {@link StreamingTableSink#write} on every commit: the sink's
-     * uid suffix. The change feed trusts the rows of equality-delete files only in snapshots whose
-     * whole retained ancestry carries the same value ({@code replace} snapshots aside),
-     * semantics.md F2.
+     * Snapshot summary property set by {@link StreamingTableSink#write} and {@link
+     * StreamingTableSink#replaceUsing} on every commit: the sink's uid suffix. The change feed
+     * trusts the rows of equality-delete files only in snapshots whose whole retained ancestry
+     * carries the same value ({@code replace} snapshots aside), semantics.md F2.
      */
     public static final String CHANGELOG_WRITER = "changeflow.changelog-writer";
 
