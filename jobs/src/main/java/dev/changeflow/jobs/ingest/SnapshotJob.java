@@ -123,7 +123,11 @@ public final class SnapshotJob {
      *
      * @param namespace the target's namespace when {@code target} names none
      * @param catalog the catalog of the source table; needed for {@code from-snapshot-table}
-     * @throws IllegalArgumentException for a bad schema or a flow without {@code from-snapshot}
+     * @throws IllegalArgumentException for a bad schema, a flow without {@code from-snapshot} or
+     *     {@code from-snapshot-table}, a table flow without {@code catalog}, a declared column
+     *     whose type differs from the source table's, or a MAP column
+     * @throws dev.changeflow.sources.cdf.CdfException {@code UNSUPPORTED_FORMAT_VERSION} for a
+     *     format v1 source table
      * @throws AutoCdcException {@code SNAPSHOT_TABLE_NOT_FOUND} for a source table that does not
      *     exist and {@code UNKNOWN_COLUMN} for a declared column it lacks (naming the flow and the
      *     table); for a definition that breaks A1 ({@code KEY_NOT_IN_SOURCE} lists the declared
