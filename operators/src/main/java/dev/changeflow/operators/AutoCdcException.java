@@ -65,6 +65,11 @@ public class AutoCdcException extends RuntimeException {
          * folder. The message names the flow's folder.
          */
         SNAPSHOT_FOLDER_NOT_FOUND,
+        /**
+         * A6: the source table of a flow ({@code from-snapshot-table}) does not exist in the
+         * catalog. The message names the flow and the table.
+         */
+        SNAPSHOT_TABLE_NOT_FOUND,
         /** S8: two expectations of one flow share a name. */
         DUPLICATE_EXPECTATION,
         /**

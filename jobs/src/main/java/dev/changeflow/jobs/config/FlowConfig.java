@@ -57,6 +57,12 @@ public final class FlowConfig implements Serializable {
     @Nullable public String fromSnapshotTable;
 
     /**
+     * With {@link #fromSnapshotTable} (docs/semantics.md A6): {@code all} reads every retained
+     * version of the table in order, {@code latest} only its current version at each run.
+     */
+    public String snapshotVersions = FlowOptions.SNAPSHOT_VERSIONS.defaultValue();
+
+    /**
      * REPLACE USING (docs/semantics.md S5): the key columns whose values' rows are replaced by the
      * incoming rows with the highest {@link #sequenceBy}; empty for other flows. Such a flow has no
      * {@link #keys} (a key value may have many rows).
@@ -152,6 +158,9 @@ public final class FlowConfig implements Serializable {
         }
         if (r.isSet(FlowOptions.FROM_SNAPSHOT_TABLE)) {
             fromSnapshotTable = r.get(FlowOptions.FROM_SNAPSHOT_TABLE);
+        }
+        if (r.isSet(FlowOptions.SNAPSHOT_VERSIONS)) {
+            snapshotVersions = r.get(FlowOptions.SNAPSHOT_VERSIONS);
         }
         if (r.isSet(FlowOptions.REPLACE_USING)) {
             replaceUsing = r.get(FlowOptions.REPLACE_USING);
@@ -374,6 +383,15 @@ public final class FlowConfig implements Serializable {
                             + " (the snapshot version orders the changes and absent keys are the"
                             + " deletes, docs/semantics.md A6)");
         }
+        if (fromSnapshotTable == null
+                && !snapshotVersions.equals(FlowOptions.SNAPSHOT_VERSIONS.defaultValue())) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': '"
+                            + FlowOptions.SNAPSHOT_VERSIONS.key()
+                            + "' applies to 'from-snapshot-table' flows only");
+        }
         if (fromSnapshot != null && schema == null) {
             throw new IllegalArgumentException(
                     "flow '"
@@ -523,6 +541,13 @@ public final class FlowConfig implements Serializable {
         }
         if (isFromSnapshot()) {
             validateFromSnapshot();
+        } else if (!snapshotVersions.equals(FlowOptions.SNAPSHOT_VERSIONS.defaultValue())) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': '"
+                            + FlowOptions.SNAPSHOT_VERSIONS.key()
+                            + "' applies to 'from-snapshot-table' flows only");
         }
         String inv = onInvalidRecord.toLowerCase(Locale.ROOT);
         if (!inv.equals("quarantine") && !inv.equals("fail")) {

@@ -91,6 +91,15 @@ public final class FlowOptions {
                                     + " each of its versions is a snapshot, compared with the previous"
                                     + " one (A6).");
 
+    public static final ConfigOption<String> SNAPSHOT_VERSIONS =
+            key("snapshot-versions")
+                    .stringType()
+                    .defaultValue("all")
+                    .withDescription(
+                            "With from-snapshot-table: all (every retained version of the table, in"
+                                    + " order) or latest (only the current version at each run)"
+                                    + " (A6).");
+
     public static final ConfigOption<List<String>> REPLACE_USING =
             key("replace-using")
                     .stringType()
@@ -335,6 +344,7 @@ public final class FlowOptions {
                     .add(SEQUENCE_BY, FlowOptions::sequence)
                     .add(FROM_SNAPSHOT, OptionParsers.text(FROM_SNAPSHOT.key()))
                     .add(FROM_SNAPSHOT_TABLE, OptionParsers.text(FROM_SNAPSHOT_TABLE.key()))
+                    .add(SNAPSHOT_VERSIONS, FlowOptions::snapshotVersionsText)
                     .add(REPLACE_USING, OptionParsers.list())
                     .add(SCD_TYPE, raw -> ScdType.parse(String.valueOf(raw)))
                     .add(APPEND_ONLY, OptionParsers.bool(APPEND_ONLY.key()))
@@ -508,6 +518,16 @@ public final class FlowOptions {
             }
             return text;
         };
+    }
+
+    /** {@code all} or {@code latest} (any case), as lower case. */
+    private static String snapshotVersionsText(Object raw) {
+        String t = raw == null ? "" : raw.toString().trim().toLowerCase(Locale.ROOT);
+        if (!t.equals("all") && !t.equals("latest")) {
+            throw new IllegalArgumentException(
+                    SNAPSHOT_VERSIONS.key() + " must be all or latest, got '" + raw + "'");
+        }
+        return t;
     }
 
     private static String ignoreNullUpdatesText(Object raw) {

@@ -106,7 +106,29 @@ public final class AutoCdcFlow {
      * @param folder a local folder or a Flink file system URI ({@code s3://bucket/exports/cities})
      */
     public static SnapshotBuilder fromSnapshots(StreamExecutionEnvironment env, String folder) {
-        return new SnapshotBuilder(env, folder);
+        return new SnapshotBuilder(env, FlowOptions.FROM_SNAPSHOT.key(), folder);
+    }
+
+    /**
+     * AUTO CDC FROM SNAPSHOT (docs/semantics.md A6) over the versions of an Iceberg table of the
+     * builder's catalog: each version (snapshot sequence number on {@code main}) is read in full
+     * and compared with the previous one per key, as {@link #fromSnapshots} does with files. The
+     * columns are the table's (or those {@link SnapshotBuilder#schema} names); SCD type 2's {@code
+     * __START_AT} / {@code __END_AT} are the source table's sequence numbers.
+     *
+     * <pre>{@code
+     * AutoCdcFlow.fromSnapshotTable(env, "raw.cities")  // every version of raw.cities
+     *     .keys("id")
+     *     .storedAs(ScdType.TYPE_2)
+     *     .option("snapshot-versions", "latest")       // optional: only the current version
+     *     .catalog(CatalogSettings.localHadoop(warehouse))
+     *     .into("geo.cities");
+     * }</pre>
+     *
+     * @param table {@code [namespace.]name} in the catalog; without a namespace, the target's
+     */
+    public static SnapshotBuilder fromSnapshotTable(StreamExecutionEnvironment env, String table) {
+        return new SnapshotBuilder(env, FlowOptions.FROM_SNAPSHOT_TABLE.key(), table);
     }
 
     /** The target table. */
@@ -346,9 +368,9 @@ public final class AutoCdcFlow {
         @Nullable private CatalogSettings catalog;
         @Nullable private Duration monitorInterval;
 
-        private SnapshotBuilder(StreamExecutionEnvironment env, String folder) {
+        private SnapshotBuilder(StreamExecutionEnvironment env, String key, String source) {
             this.env = env;
-            definition.put(FlowOptions.FROM_SNAPSHOT.key(), folder);
+            definition.put(key, source);
         }
 
         /** Any flow option by its flows-file name, e.g. {@code ("columns", "id, city")}. */
@@ -363,7 +385,10 @@ public final class AutoCdcFlow {
             return this;
         }
 
-        /** The snapshot's columns as a Flink DDL column list (required). */
+        /**
+         * The snapshot's columns as a Flink DDL column list (required for files; for a table:
+         * optional, the table columns to read, with their types there).
+         */
         public SnapshotBuilder schema(String columns) {
             definition.put(FlowOptions.SCHEMA.key(), columns);
             return this;
@@ -412,9 +437,19 @@ public final class AutoCdcFlow {
                         "AutoCdcFlow into " + target + ": give catalog(CatalogSettings)");
             }
             FlowConfig flow = resolve(definition, target);
-            SnapshotJob.Plan plan =
-                    SnapshotJob.plan(flow, target.substring(0, target.lastIndexOf('.')));
-            withCatalog(catalog, cat -> SnapshotJob.ensureTable(cat, plan));
+            SnapshotJob.Plan[] plan = new SnapshotJob.Plan[1];
+            withCatalog(
+                    catalog,
+                    cat -> {
+                        plan[0] =
+                                SnapshotJob.plan(
+                                        flow, target.substring(0, target.lastIndexOf('.')), cat);
+                        SnapshotJob.ensureTable(cat, plan[0]);
+                    });
+            return into(plan[0]);
+        }
+
+        private AutoCdcFlow into(SnapshotJob.Plan plan) {
             SnapshotJob.build(env, plan, catalog, monitorInterval);
             return new AutoCdcFlow(plan.target, plan.spec);
         }

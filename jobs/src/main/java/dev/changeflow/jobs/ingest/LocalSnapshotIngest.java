@@ -7,6 +7,7 @@ import dev.changeflow.operators.SnapshotSequencer;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sources.snapshots.IcebergSnapshots;
 import dev.changeflow.sources.snapshots.SnapshotFileNames;
 
 import org.apache.flink.configuration.Configuration;
@@ -31,9 +32,11 @@ import java.util.TreeMap;
  * checkpoints under {@code <warehouse>/.changeflow/checkpoints/<name>}, resuming from the latest
  * retained checkpoint or savepoint there. It reads every snapshot file up to the newest version in
  * each flow's folder at launch (files read by earlier runs are known to the restored source and not
- * read again), then stops with a savepoint and prints a summary: snapshots applied, snapshots
- * skipped because they were not newer than the applied one (each named by its file), rows per
- * table.
+ * read again) — for a {@code from-snapshot-table} flow, every version of the source table up to its
+ * current one at launch, or only that one with {@code snapshot-versions: latest} (a run without a
+ * new version applies nothing) — then stops with a savepoint and prints a summary: snapshots
+ * applied, snapshots skipped because they were not newer than the applied one (each named by its
+ * file), rows per table.
  *
  * <p>Local folders only; a flows file holds either snapshot flows or change-record flows.
  */
@@ -85,21 +88,28 @@ public final class LocalSnapshotIngest {
     public static Summary run(IngestConfig config, LocalIngest.Options o) throws Exception {
         String namespace =
                 config.namespace != null ? config.namespace : IngestPlanner.DEFAULT_NAMESPACE;
-        List<SnapshotJob.Plan> plans = new ArrayList<>();
-        for (FlowConfig f : config.flows) {
-            f.validate();
-            plans.add(SnapshotJob.plan(f, namespace));
-        }
         String name = config.name == null ? "ingest" : config.name;
         CatalogSettings catalog =
                 config.catalog.isEmpty()
                         ? CatalogSettings.localHadoop(o.warehouse.toAbsolutePath())
                         : CatalogSettings.of("changeflow", config.catalog);
+        Catalog cat = catalog.open();
+        List<SnapshotJob.Plan> plans = new ArrayList<>();
+        try {
+            for (FlowConfig f : config.flows) {
+                f.validate();
+                plans.add(SnapshotJob.plan(f, namespace, cat));
+            }
+        } catch (RuntimeException e) {
+            if (cat instanceof Closeable) {
+                ((Closeable) cat).close();
+            }
+            throw e;
+        }
         LocalCheckpoints checkpoints =
                 new LocalCheckpoints(
                         LocalRunner.checkpointRoot(o.warehouse, o.checkpointRoot, name));
         Summary summary = new Summary();
-        Catalog cat = catalog.open();
         LocalJobState state = checkpoints.lockJobState(name, o.otherNameFix);
         try {
             if (o.fromScratch) {
@@ -134,13 +144,22 @@ public final class LocalSnapshotIngest {
             Map<String, Long> newest = new LinkedHashMap<>();
             for (SnapshotJob.Plan p : plans) {
                 SnapshotJob.ensureTable(cat, p);
+                if (p.sourceTable != null) {
+                    long version = IcebergSnapshots.newestVersion(cat.loadTable(p.sourceTable));
+                    if (version >= 0) {
+                        newest.put(p.spec.name(), version);
+                    }
+                    continue;
+                }
                 TreeMap<Long, Path> files = SnapshotFileNames.list(Path.of(URI.create(p.folder)));
                 if (!files.isEmpty()) {
                     newest.put(p.spec.name(), files.lastKey());
                 }
             }
             if (newest.isEmpty()) {
-                o.out.println("Nothing to ingest: no snapshot files in the flows' folders.");
+                o.out.println(
+                        "Nothing to ingest: no snapshot files in the flows' folders and no version"
+                                + " in their snapshot tables.");
                 summary.nothingToDo = true;
                 return summary;
             }

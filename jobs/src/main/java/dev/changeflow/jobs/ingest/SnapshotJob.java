@@ -5,12 +5,14 @@ import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcOperators;
 import dev.changeflow.operators.AutoCdcSpec;
+import dev.changeflow.operators.SnapshotOrigin;
 import dev.changeflow.operators.SnapshotVersions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
 import dev.changeflow.sinks.iceberg.StreamingTableSink;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.changes.SchemaSampler;
+import dev.changeflow.sources.snapshots.IcebergSnapshots;
 import dev.changeflow.sources.snapshots.SnapshotFileNames;
 import dev.changeflow.sources.snapshots.SnapshotFiles;
 
@@ -20,9 +22,11 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.TableLoader;
 
 import javax.annotation.Nullable;
 
@@ -33,19 +37,22 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * An AUTO CDC FROM SNAPSHOT flow (docs/semantics.md A6) as a job part: the snapshot folder, the
- * diff and the AUTO CDC apply, the Iceberg sink.
+ * An AUTO CDC FROM SNAPSHOT flow (docs/semantics.md A6) as a job part: the snapshot source (a
+ * folder of snapshot files, or the versions of an Iceberg table), the diff and the AUTO CDC apply,
+ * the Iceberg sink.
  *
  * <pre>
- * snapshot files ──> order ──keyBy(KEYS)──> diff ──> AUTO CDC apply (SCD 1 / 2) ──> Iceberg
+ * snapshot files | table versions ──> order ──keyBy(KEYS)──> diff ──> AUTO CDC apply (SCD 1 / 2) ──> Iceberg
  * </pre>
  *
- * The flow's source rows are its declared {@code schema} (KEYS made NOT NULL) followed by the
- * version column {@code _snapshot_version} BIGINT (a metadata column: stored only when {@code
- * columns} names it); SEQUENCE BY is that column, so SCD type 2's {@code __START_AT} / {@code
- * __END_AT} are BIGINT snapshot versions. Uids: {@code snapshot-files-<flow>}, {@code
- * snapshot-sequencer-<flow>}, {@code snapshot-diff-<flow>}, {@code auto-cdc-<flow>}, and the
- * Iceberg sink's with suffix {@code <flow>}.
+ * The flow's source rows are its declared {@code schema} (for a table flow: the source table's
+ * columns, or the declared ones among them; KEYS made NOT NULL) followed by the version column
+ * {@code _snapshot_version} BIGINT (a metadata column: stored only when {@code columns} names it;
+ * for a table flow the version's sequence number); SEQUENCE BY is that column, so SCD type 2's
+ * {@code __START_AT} / {@code __END_AT} are BIGINT snapshot versions. Uids: {@code
+ * snapshot-files-<flow>} or {@code snapshot-table-<flow>}, {@code snapshot-sequencer-<flow>},
+ * {@code snapshot-diff-<flow>}, {@code auto-cdc-<flow>}, and the Iceberg sink's with suffix {@code
+ * <flow>}.
  */
 public final class SnapshotJob {
     private SnapshotJob() {}
@@ -58,45 +65,113 @@ public final class SnapshotJob {
         public final TableIdentifier target;
         public final StreamingTableOptions tableOptions;
 
-        /** The folder of snapshot files, as a URI (a local folder or any Flink file system). */
-        public final String folder;
+        /**
+         * The folder of snapshot files, as a URI (a local folder or any Flink file system); null
+         * for a flow over a table's versions.
+         */
+        @Nullable public final String folder;
+
+        /** The source table whose versions are the snapshots; null for a folder flow. */
+        @Nullable public final TableIdentifier sourceTable;
+
+        /** Which versions of {@link #sourceTable} are read ({@code snapshot-versions}). */
+        public final IcebergSnapshots.Versions versions;
 
         Plan(
                 FlowConfig config,
                 AutoCdcSpec spec,
                 TableIdentifier target,
                 StreamingTableOptions tableOptions,
-                String folder) {
+                @Nullable String folder,
+                @Nullable TableIdentifier sourceTable,
+                IcebergSnapshots.Versions versions) {
             this.config = config;
             this.spec = spec;
             this.target = target;
             this.tableOptions = tableOptions;
             this.folder = folder;
+            this.sourceTable = sourceTable;
+            this.versions = versions;
+        }
+
+        /** Names a snapshot version in the snapshot operators' messages (file or table version). */
+        SnapshotOrigin origin() {
+            return sourceTable != null
+                    ? IcebergSnapshots.origin(sourceTable.toString())
+                    : SnapshotFiles.origin(new Path(folder));
         }
     }
 
     /**
-     * Resolves a validated flow with {@code from-snapshot} into its AUTO CDC definition and target.
-     * A local folder is listed now, so a file name without a version fails before the job starts.
+     * Resolves a validated flow with {@code from-snapshot} (a folder) into its AUTO CDC definition
+     * and target; {@link #plan(FlowConfig, String, Catalog)} resolves {@code from-snapshot-table}
+     * flows too.
+     *
+     * @throws IllegalArgumentException for a {@code from-snapshot-table} flow (it needs the
+     *     catalog)
+     */
+    public static Plan plan(FlowConfig f, String namespace) {
+        return plan(f, namespace, null);
+    }
+
+    /**
+     * Resolves a validated flow with {@code from-snapshot} or {@code from-snapshot-table} into its
+     * AUTO CDC definition and target. A local folder is listed now, so a file name without a
+     * version fails before the job starts. A source table ({@code [namespace.]name}, by default in
+     * the target's namespace) is loaded from {@code catalog}: its columns are the flow's (or the
+     * declared {@code schema}'s, which must be table columns of the same types).
      *
      * @param namespace the target's namespace when {@code target} names none
-     * @throws IllegalArgumentException for a bad schema or a flow without {@code from-snapshot}
-     * @throws AutoCdcException for a definition that breaks A1 ({@code KEY_NOT_IN_SOURCE} lists the
-     *     declared columns, not the internal version column), or, for a local folder, {@code
+     * @param catalog the catalog of the source table; needed for {@code from-snapshot-table}
+     * @throws IllegalArgumentException for a bad schema, a flow without {@code from-snapshot} or
+     *     {@code from-snapshot-table}, a table flow without {@code catalog}, a declared column
+     *     whose type differs from the source table's, or a MAP column
+     * @throws dev.changeflow.sources.cdf.CdfException {@code UNSUPPORTED_FORMAT_VERSION} for a
+     *     format v1 source table
+     * @throws AutoCdcException {@code SNAPSHOT_TABLE_NOT_FOUND} for a source table that does not
+     *     exist and {@code UNKNOWN_COLUMN} for a declared column it lacks (naming the flow and the
+     *     table); for a definition that breaks A1 ({@code KEY_NOT_IN_SOURCE} lists the declared
+     *     columns, not the internal version column), or, for a local folder, {@code
      *     SNAPSHOT_VERSION_NOT_SORTABLE} for a snapshot file name without a version and {@code
      *     SNAPSHOT_FOLDER_NOT_FOUND} for a folder that does not exist, naming the flow (A6)
      */
-    public static Plan plan(FlowConfig f, String namespace) {
+    public static Plan plan(FlowConfig f, String namespace, @Nullable Catalog catalog) {
+        String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
+        TableIdentifier sourceTable = null;
+        RowType declared;
         if (f.fromSnapshot == null) {
-            if (f.fromSnapshotTable != null) {
+            if (f.fromSnapshotTable == null) {
+                throw new IllegalArgumentException(
+                        "flow '" + f.flowName() + "' has no from-snapshot");
+            }
+            if (catalog == null) {
                 throw new IllegalArgumentException(
                         "flow '"
                                 + f.flowName()
-                                + "': 'from-snapshot-table' is not runnable yet (issue #15)");
+                                + "': 'from-snapshot-table' needs the catalog of table "
+                                + f.fromSnapshotTable);
             }
-            throw new IllegalArgumentException("flow '" + f.flowName() + "' has no from-snapshot");
+            sourceTable = tableIdentifier(f.fromSnapshotTable, ns);
+            if (!catalog.tableExists(sourceTable)) {
+                throw new AutoCdcException(
+                        AutoCdcException.Code.SNAPSHOT_TABLE_NOT_FOUND,
+                        "flow '"
+                                + f.flowName()
+                                + "': snapshot table "
+                                + sourceTable
+                                + " does not exist in the catalog; create it or fix"
+                                + " 'from-snapshot-table'");
+            }
+            Table source = catalog.loadTable(sourceTable);
+            IcebergSnapshots.check(source, f.flowName());
+            declared =
+                    IcebergSnapshots.columns(
+                            source,
+                            f.schema == null ? null : SchemaSampler.parseColumns(f.schema),
+                            f.flowName());
+        } else {
+            declared = SchemaSampler.parseColumns(f.schema);
         }
-        RowType declared = SchemaSampler.parseColumns(f.schema);
         for (String k : f.keys) {
             // checked here, against the declared columns only: the version column is internal
             if (!declared.getFieldNames().contains(k)) {
@@ -106,7 +181,8 @@ public final class SnapshotJob {
                                 + f.flowName()
                                 + "': KEYS column '"
                                 + k
-                                + "' is not in the flow's schema "
+                                + "' is not in the flow's "
+                                + (f.fromSnapshot != null ? "schema " : "source columns ")
                                 + declared.getFieldNames()
                                 + "; name an existing column");
             }
@@ -129,8 +205,8 @@ public final class SnapshotJob {
                         .trackHistory(f.trackHistoryOn)
                         .applyBufferKeys(f.applyBufferKeys)
                         .build();
-        String folder = folderUri(f.fromSnapshot);
-        if (folder.startsWith("file:")) {
+        String folder = f.fromSnapshot == null ? null : folderUri(f.fromSnapshot);
+        if (folder != null && folder.startsWith("file:")) {
             try {
                 SnapshotFileNames.list(java.nio.file.Path.of(URI.create(folder)));
             } catch (AutoCdcException e) {
@@ -141,14 +217,29 @@ public final class SnapshotJob {
                 throw new AutoCdcException(e.code(), "flow '" + f.flowName() + "': " + message);
             }
         }
-        String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
         TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
         StreamingTableOptions options =
                 StreamingTableOptions.builder()
                         .formatVersion(f.formatVersion)
                         .partitionBy(f.partitionedBy)
                         .build();
-        return new Plan(f, spec, target, options, folder);
+        return new Plan(
+                f,
+                spec,
+                target,
+                options,
+                folder,
+                sourceTable,
+                IcebergSnapshots.Versions.parse(f.snapshotVersions));
+    }
+
+    /** {@code [namespace.]name}, in {@code namespace} when it names none. */
+    private static TableIdentifier tableIdentifier(String name, String namespace) {
+        int dot = name.lastIndexOf('.');
+        return dot < 0
+                ? TableIdentifier.of(Namespace.of(namespace.split("\\.")), name)
+                : TableIdentifier.of(
+                        Namespace.of(name.substring(0, dot).split("\\.")), name.substring(dot + 1));
     }
 
     /** A folder given as a URI ({@code s3://...}) or a local path. */
@@ -184,10 +275,17 @@ public final class SnapshotJob {
             CatalogSettings catalog,
             @Nullable Duration monitorInterval) {
         DataStream<RowData> snapshots =
-                SnapshotFiles.stream(env, new Path(plan.folder), plan.spec, monitorInterval);
+                plan.sourceTable != null
+                        ? IcebergSnapshots.stream(
+                                env,
+                                TableLoader.fromCatalog(catalog.loader(), plan.sourceTable),
+                                plan.spec,
+                                plan.versions,
+                                monitorInterval)
+                        : SnapshotFiles.stream(
+                                env, new Path(plan.folder), plan.spec, monitorInterval);
         AutoCdcOperators.Applied applied =
-                AutoCdcOperators.applySnapshots(
-                        snapshots, plan.spec, SnapshotFiles.origin(new Path(plan.folder)));
+                AutoCdcOperators.applySnapshots(snapshots, plan.spec, plan.origin());
         StreamingTableSink.write(
                 applied.rows,
                 catalog.loader(),

@@ -43,9 +43,9 @@ import java.util.Map;
 import java.util.Set;
 
 /** Builds Iceberg tables holding every kind of change with Iceberg's Java API (tests only). */
-final class CdfTestTables {
+public final class CdfTestTables {
 
-    static final Schema SCHEMA =
+    public static final Schema SCHEMA =
             new Schema(
                     List.of(
                             Types.NestedField.required(1, "id", Types.LongType.get()),
@@ -65,12 +65,12 @@ final class CdfTestTables {
     private final HadoopCatalog catalog;
     private long fileCounter;
 
-    CdfTestTables(Path warehouse) {
+    public CdfTestTables(Path warehouse) {
         this.catalog = new HadoopCatalog(new Configuration(), warehouse.toString());
         catalog.createNamespace(Namespace.of("db"));
     }
 
-    Table create(
+    public Table create(
             String name,
             Schema schema,
             PartitionSpec spec,
@@ -81,11 +81,11 @@ final class CdfTestTables {
         return catalog.createTable(TableIdentifier.of("db", name), schema, spec, properties);
     }
 
-    Table create(String name, int formatVersion) {
+    public Table create(String name, int formatVersion) {
         return create(name, SCHEMA, PartitionSpec.unpartitioned(), formatVersion, Map.of());
     }
 
-    static Record row(Schema schema, Object... values) {
+    public static Record row(Schema schema, Object... values) {
         GenericRecord record = GenericRecord.create(schema);
         for (int i = 0; i < values.length; i++) {
             record.set(i, values[i]);
@@ -93,7 +93,7 @@ final class CdfTestTables {
         return record;
     }
 
-    static Record row(long id, String name, String region) {
+    public static Record row(long id, String name, String region) {
         return row(SCHEMA, id, name, region);
     }
 
@@ -111,7 +111,7 @@ final class CdfTestTables {
     }
 
     /** One data file holding {@code rows} (all in one partition). */
-    DataFile dataFile(Table table, Record... rows) {
+    public DataFile dataFile(Table table, Record... rows) {
         GenericFileWriterFactory factory = new GenericFileWriterFactory.Builder(table).build();
         StructLike partition = partition(table, rows[0]);
         DataWriter<Record> writer =
@@ -159,7 +159,7 @@ final class CdfTestTables {
     /**
      * An equality-delete file on {@code id} holding {@code rows} projected to {@code rowSchema}.
      */
-    DeleteFile equalityDeletes(Table table, Schema rowSchema, Record... rows) {
+    public DeleteFile equalityDeletes(Table table, Schema rowSchema, Record... rows) {
         return equalityDeletes(table, new int[] {1}, rowSchema, rows);
     }
 
@@ -192,7 +192,7 @@ final class CdfTestTables {
     }
 
     /** A v2 position-delete file deleting {@code positions} of {@code file}. */
-    DeleteFile positionDeletes(Table table, DataFile file, long... positions) {
+    public DeleteFile positionDeletes(Table table, DataFile file, long... positions) {
         GenericFileWriterFactory factory = new GenericFileWriterFactory.Builder(table).build();
         PositionDeleteWriter<Record> writer =
                 factory.newPositionDeleteWriter(
