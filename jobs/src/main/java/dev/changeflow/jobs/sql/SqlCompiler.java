@@ -329,16 +329,8 @@ final class SqlCompiler {
      */
     private List<SqlPipeline.ReplaceWhereTable> replaceWhereTables(IngestConfig cfg) {
         List<SqlPipeline.ReplaceWhereTable> out = new ArrayList<>();
-        String namespace =
-                cfg.namespace != null
-                        ? cfg.namespace
-                        : dev.changeflow.jobs.ingest.IngestPlanner.DEFAULT_NAMESPACE;
         for (CreateStreamingTable t : replaceWheres.values()) {
             SqlStatement.ReplaceWhere rw = t.flow().replaceWhere();
-            org.apache.iceberg.catalog.TableIdentifier id =
-                    t.name().contains(".")
-                            ? org.apache.iceberg.catalog.TableIdentifier.parse(t.name())
-                            : org.apache.iceberg.catalog.TableIdentifier.of(namespace, t.name());
             String schema = null;
             if (!t.columns().isEmpty()) {
                 List<String> cols = new ArrayList<>();
@@ -359,18 +351,18 @@ final class SqlCompiler {
                                 + " are not used: a FLOW REPLACE WHERE table takes no flow options");
             }
             out.add(
-                    new SqlPipeline.ReplaceWhereTable(
+                    SqlPipeline.ReplaceWhereTable.of(
                             t.name(),
-                            new dev.changeflow.jobs.flow.ReplaceWhereRefresh.Definition(
-                                    id,
-                                    rw.query(),
-                                    rw.queryPosition(),
-                                    rw.predicate(),
-                                    rw.predicatePosition(),
-                                    schema,
-                                    dev.changeflow.sinks.iceberg.StreamingTableOptions.builder()
-                                            .partitionBy(t.partitionedBy())
-                                            .build())));
+                            t.name(),
+                            cfg.namespace,
+                            rw.query(),
+                            rw.queryPosition(),
+                            rw.predicate(),
+                            rw.predicatePosition(),
+                            schema,
+                            dev.changeflow.sinks.iceberg.StreamingTableOptions.builder()
+                                    .partitionBy(t.partitionedBy())
+                                    .build()));
         }
         return out;
     }
