@@ -822,7 +822,25 @@ final class SqlCompiler {
                 continue;
             }
             String option = k.substring(SqlPipeline.PROPERTY_PREFIX.length());
+            if (option.equals(FlowOptions.REPLACE_WHERE.key())
+                    || option.equals(FlowOptions.QUERY.key())) {
+                // S4: the flows file's form; a statement writes FLOW REPLACE WHERE
+                throw new SqlException(
+                        Code.INVALID_OPTION,
+                        target.position(),
+                        "table property '"
+                                + k
+                                + "' of "
+                                + targetName
+                                + ": a REPLACE WHERE flow is written CREATE OR REFRESH STREAMING"
+                                + " TABLE "
+                                + targetName
+                                + " FLOW REPLACE WHERE <predicate> BY NAME <query>");
+            }
             if (!FlowOptions.SET.keys().contains(option)) {
+                TreeSet<String> known = new TreeSet<>(FlowOptions.SET.keys());
+                known.remove(FlowOptions.REPLACE_WHERE.key());
+                known.remove(FlowOptions.QUERY.key());
                 throw new SqlException(
                         Code.INVALID_OPTION,
                         target.position(),
@@ -831,7 +849,7 @@ final class SqlCompiler {
                                 + "' of "
                                 + targetName
                                 + " names no flow option (known: "
-                                + String.join(", ", new TreeSet<>(FlowOptions.SET.keys()))
+                                + String.join(", ", known)
                                 + ")");
             }
             props.put(option, p.getValue());

@@ -289,6 +289,35 @@ class IngestReplaceWhereTest {
                                 noQuery.toString()))
                 .isEqualTo(2);
         assertThat(warehouse).doesNotExist();
+        // a FlinkDeployment runs the flows of change records until stopped: refused at deploy
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        int code;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            code =
+                    Main.execute(
+                            "deploy",
+                            "--print",
+                            "--flows",
+                            flows.toString(),
+                            "--state-dir",
+                            "s3://lake/flink",
+                            "--kafka-bootstrap",
+                            "kafka:9092",
+                            "--catalog",
+                            "type=rest",
+                            "--catalog",
+                            "uri=http://rest:8181");
+        } finally {
+            System.setErr(stderr);
+        }
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains(
+                        flows
+                                + ": REPLACE WHERE flows (daily) are refreshed by batch jobs"
+                                + " (ingest --flows)");
     }
 
     // ------------------------------------------------------------------------------ helpers
