@@ -164,6 +164,17 @@ public final class DeployCommand implements Callable<Integer> {
         String text = Files.readString(flows);
         IngestConfig parsed =
                 FlowsFile.parse(text, flows.toString()); // fail here, not in the cluster
+        if (!parsed.replaceWheres.isEmpty()) {
+            // S4: refreshed by local batch jobs; ingest --cluster refuses them
+            throw new IllegalArgumentException(
+                    flows
+                            + ": REPLACE WHERE flows ("
+                            + parsed.replaceWheres.get(0).flowName()
+                            + (parsed.replaceWheres.size() > 1 ? ", ..." : "")
+                            + ") are refreshed by batch jobs (ingest --flows), not by the"
+                            + " FlinkDeployment that runs the flows of change records until"
+                            + " stopped: put them into a flows file of their own");
+        }
         List<OptionLayer> kafka = new ArrayList<>();
         kafka.add(
                 OptionLayer.single(

@@ -6,6 +6,7 @@ import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.IngestOptions;
 import dev.changeflow.jobs.config.KafkaOptions;
+import dev.changeflow.jobs.flow.ReplaceWhereRefresh;
 import dev.changeflow.jobs.ingest.ClusterIngest;
 import dev.changeflow.jobs.ingest.IngestJob;
 import dev.changeflow.jobs.ingest.IngestPlan;
@@ -13,6 +14,8 @@ import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.KafkaSampler;
 import dev.changeflow.jobs.ingest.LocalIngest;
 import dev.changeflow.jobs.ingest.LocalSnapshotIngest;
+import dev.changeflow.jobs.sql.SqlPipeline;
+import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
@@ -27,6 +30,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,6 +48,16 @@ import java.util.concurrent.Callable;
  * D). Flows come from a flows file ({@code --flows}); {@code --table} with {@code --keys}/{@code
  * --sequence-by}/ {@code --scd-type}/{@code --append-only}/{@code --schema} defines or overrides
  * one table, and {@code --set table.option=value} overrides any flow option.
+ *
+ * <p>A flows file's REPLACE WHERE flows (docs/semantics.md S4: {@code replace-where} and {@code
+ * query}) are refreshed after the flows of change records, one Flink batch job and at most one
+ * Iceberg commit each, in file order, as {@code run FILE.sql} refreshes its FLOW REPLACE WHERE
+ * tables; each prints what it replaced ({@link ReplaceWhereStep}). A file of REPLACE WHERE flows
+ * alone takes no input. {@code --refresh-where FLOW=PREDICATE} runs only the named refreshes, each
+ * with that predicate instead of its own, this once (a backfill, as {@code REFRESH STREAMING TABLE
+ * t WHERE ...}). Their predicates are checked for non-deterministic calls before anything runs
+ * ({@code NON_DETERMINISTIC_PREDICATE}); the other errors of S4 come when the refresh's turn comes
+ * (its query may read a table the ingest creates), with their codes and places in the flows file.
  */
 @Command(
         name = "ingest",
@@ -195,6 +209,18 @@ public final class IngestCommand implements Callable<Integer> {
     String untilIdle;
 
     @Option(
+            names = "--refresh-where",
+            paramLabel = "FLOW=PREDICATE",
+            description =
+                    "Refresh only this REPLACE WHERE flow of the flows file, replacing the rows"
+                            + " PREDICATE selects instead of its own predicate's, this once (a"
+                            + " backfill); repeatable. Runs no flow of change records.")
+    Map<String, String> refreshWhere;
+
+    /** Where the refreshes' lines and notes go (a test may replace it). */
+    PrintStream out = System.out;
+
+    @Option(
             names = "--set",
             paramLabel = "TABLE.OPTION=VALUE",
             description = "Override any flow option, e.g. pgbench_accounts.scd-type=2.")
@@ -213,6 +239,121 @@ public final class IngestCommand implements Callable<Integer> {
         }
         IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
         applyOverrides(cfg);
+        // S4: every REPLACE WHERE flow is built (and its predicate checked) before anything runs
+        List<SqlPipeline.ReplaceWhereTable> replaceWheres = new ArrayList<>();
+        for (FlowConfig f : cfg.replaceWheres) {
+            replaceWheres.add(SqlPipeline.ReplaceWhereTable.of(f, cfg, String.valueOf(flows)));
+        }
+        if (refreshWhere != null) {
+            backfill(cfg, replaceWheres);
+            return 0;
+        }
+        if (!replaceWheres.isEmpty() && cluster) {
+            throw new IllegalArgumentException(
+                    "the flows file has REPLACE WHERE flows, which are refreshed by local batch"
+                            + " jobs after the flows of change records; --cluster runs those until"
+                            + " stopped: put the REPLACE WHERE flows into a flows file of their own"
+                            + " and run it with ingest --flows");
+        }
+        if (!cfg.flows.isEmpty() || replaceWheres.isEmpty()) {
+            ingestRecords(cfg);
+            if (cluster) {
+                return 0;
+            }
+        } else if (!inputs.isEmpty() || cfg.kafka != null) {
+            throw new IllegalArgumentException(
+                    "the flows file has only REPLACE WHERE flows, whose queries name the tables"
+                            + " they read: give no input files or Kafka");
+        }
+        // S4: after the flows of change records (their queries often read those tables), as run
+        // FILE.sql does
+        for (SqlPipeline.ReplaceWhereTable rw : replaceWheres) {
+            ReplaceWhereStep.run(
+                    rw,
+                    LocalIngest.catalog(cfg, local.warehouse),
+                    null,
+                    null,
+                    cfg.parallelism,
+                    false,
+                    out);
+        }
+        return 0;
+    }
+
+    /**
+     * {@code --refresh-where FLOW=PREDICATE}: refreshes only the named REPLACE WHERE flows, each
+     * replacing the slice of the given predicate instead of its own, in the order given (S4's
+     * override, the flows file's form of {@code REFRESH STREAMING TABLE t WHERE ...}). Every name
+     * and predicate is checked before the first refresh runs.
+     */
+    private void backfill(IngestConfig cfg, List<SqlPipeline.ReplaceWhereTable> replaceWheres)
+            throws Exception {
+        if (!inputs.isEmpty() || cluster) {
+            throw new IllegalArgumentException(
+                    "--refresh-where refreshes the named REPLACE WHERE flows only: give no input"
+                            + " files and no --cluster");
+        }
+        List<String> names = new ArrayList<>();
+        cfg.replaceWheres.forEach(f -> names.add(f.flowName()));
+        List<SqlPipeline.ReplaceWhereTable> tables = new ArrayList<>();
+        List<String> predicates = new ArrayList<>();
+        List<SqlPosition> positions = new ArrayList<>();
+        for (Map.Entry<String, String> e : refreshWhere.entrySet()) {
+            String name = e.getKey().trim();
+            FlowConfig f = cfg.replaceWhere(name);
+            if (f == null) {
+                throw new IllegalArgumentException(
+                        "--refresh-where "
+                                + name
+                                + ": "
+                                + (cfg.flow(name) != null
+                                        ? "'"
+                                                + name
+                                                + "' is a flow of change records, which has no"
+                                                + " predicate to override"
+                                        : "no REPLACE WHERE flow is named '" + name + "'")
+                                + " (REPLACE WHERE flows"
+                                + (flows != null ? " of " + flows : "")
+                                + ": "
+                                + (names.isEmpty() ? "none" : String.join(", ", names))
+                                + ")");
+            }
+            String predicate = e.getValue();
+            if (predicate == null || predicate.isBlank()) {
+                throw new IllegalArgumentException(
+                        "--refresh-where "
+                                + name
+                                + "=: give the predicate of the slice to replace, e.g."
+                                + " --refresh-where "
+                                + name
+                                + "=\"day >= DATE '2024-01-01'\"");
+            }
+            SqlPipeline.ReplaceWhereTable rw = replaceWheres.get(cfg.replaceWheres.indexOf(f));
+            SqlPosition at = new SqlPosition("--refresh-where " + name, 1, 1);
+            ReplaceWhereRefresh.checkDeterministic(rw.definition().target(), predicate, at);
+            tables.add(rw);
+            predicates.add(predicate);
+            positions.add(at);
+        }
+        if (!cfg.flows.isEmpty()) {
+            out.println(
+                    "note: the flows of change records are not run: --refresh-where names what"
+                            + " runs");
+        }
+        for (int i = 0; i < tables.size(); i++) {
+            ReplaceWhereStep.run(
+                    tables.get(i),
+                    LocalIngest.catalog(cfg, local.warehouse),
+                    predicates.get(i),
+                    positions.get(i),
+                    cfg.parallelism,
+                    false,
+                    out);
+        }
+    }
+
+    /** The flows of change records: one local job (or the cluster's with {@code --cluster}). */
+    private void ingestRecords(IngestConfig cfg) throws Exception {
         if (LocalSnapshotIngest.isSnapshotConfig(cfg)) {
             // A6: the snapshot folders come from the flows file
             if (!inputs.isEmpty() || cfg.kafka != null || cluster) {
@@ -224,7 +365,7 @@ public final class IngestCommand implements Callable<Integer> {
             o.warehouse = local.warehouse;
             o.fromScratch = local.fromScratch;
             LocalSnapshotIngest.run(cfg, o);
-            return 0;
+            return;
         }
         if (cfg.kafka != null && !inputs.isEmpty()) {
             throw new IllegalArgumentException(
@@ -261,14 +402,13 @@ public final class IngestCommand implements Callable<Integer> {
                         "--cluster reads Kafka: give --kafka-bootstrap and --topics or --topic-pattern");
             }
             ClusterIngest.run(plan, cfg.kafka);
-            return 0;
+            return;
         }
         if (cfg.kafka != null) {
             LocalIngest.runKafka(plan, cfg.kafka, cfg.untilIdle, o);
         } else {
             LocalIngest.run(plan, inputs, o);
         }
-        return 0;
     }
 
     /**
@@ -360,7 +500,7 @@ public final class IngestCommand implements Callable<Integer> {
                             "--set takes TABLE.OPTION=VALUE, got '" + s + "'");
                 }
                 String t = s.substring(0, dot);
-                if (cfg.flow(t) == null) {
+                if (cfg.flow(t) == null && cfg.replaceWhere(t) == null) {
                     throw new IllegalArgumentException(
                             "--set " + s + ": no flow for table '" + t + "'");
                 }
@@ -375,9 +515,16 @@ public final class IngestCommand implements Callable<Integer> {
             }
         }
         for (Map.Entry<String, List<OptionLayer>> e : overrides.entrySet()) {
-            cfg.flow(e.getKey()).apply(OptionsResolver.resolve(FlowOptions.SET, e.getValue()));
+            FlowConfig f = cfg.flow(e.getKey());
+            if (f == null) {
+                f = cfg.replaceWhere(e.getKey()); // S4: by flow name
+            }
+            f.apply(OptionsResolver.resolve(FlowOptions.SET, e.getValue()));
         }
         for (FlowConfig f : cfg.flows) {
+            f.validate();
+        }
+        for (FlowConfig f : cfg.replaceWheres) {
             f.validate();
         }
     }

@@ -2,7 +2,6 @@ package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
-import dev.changeflow.jobs.flow.ReplaceWhereRefresh;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
@@ -430,70 +429,14 @@ public final class RunCommand implements Callable<Integer> {
      */
     private void replaceWhere(Step step) throws Exception {
         SqlPipeline p = step.pipeline();
-        SqlPipeline.ReplaceWhereTable rw = step.replace();
-        CatalogSettings settings = LocalIngest.catalog(p.config(), local.warehouse);
-        ReplaceWhereRefresh.Definition def = rw.definition();
-        if (dryRun) {
-            ReplaceWhereRefresh.check(def, settings, step.where(), step.wherePosition());
-            out.println(
-                    "Would replace the rows of "
-                            + def.target()
-                            + " WHERE "
-                            + (step.where() != null ? step.where() : def.predicate())
-                            + " by the query's rows for it, in one commit (REPLACE WHERE)");
-            return;
-        }
-        TableStatements.RefreshRecord record = null;
-        try {
-            if (settings.open().tableExists(def.target())) {
-                record =
-                        withCatalog(
-                                p,
-                                cat ->
-                                        TableStatements.RefreshRecord.start(
-                                                cat, List.of(def.target()), false));
-            }
-            ReplaceWhereRefresh.Result r =
-                    ReplaceWhereRefresh.refresh(
-                            def,
-                            settings,
-                            step.where(),
-                            step.wherePosition(),
-                            p.config().parallelism);
-            out.println(
-                    "REPLACE WHERE "
-                            + r.predicate()
-                            + " into "
-                            + def.target()
-                            + ": "
-                            + r.deletedRows()
-                            + " rows deleted, "
-                            + r.insertedRows()
-                            + " inserted"
-                            + (r.snapshotId() == null
-                                    ? " (nothing changed, no commit)"
-                                    : " in snapshot " + r.snapshotId()));
-            if (record == null) {
-                record =
-                        withCatalog(
-                                p,
-                                cat ->
-                                        TableStatements.RefreshRecord.start(
-                                                cat, List.of(def.target()), false));
-            }
-            TableStatements.RefreshRecord done = record;
-            useCatalog(p, cat -> done.succeeded(cat, r.insertedRows()));
-        } catch (Exception e) {
-            if (record != null) {
-                TableStatements.RefreshRecord failed = record;
-                try {
-                    useCatalog(p, cat -> failed.failed(cat, e));
-                } catch (Exception recording) {
-                    e.addSuppressed(recording);
-                }
-            }
-            throw e;
-        }
+        ReplaceWhereStep.run(
+                step.replace(),
+                LocalIngest.catalog(p.config(), local.warehouse),
+                step.where(),
+                step.wherePosition(),
+                p.config().parallelism,
+                dryRun,
+                out);
     }
 
     /** Something done with an open catalog. */

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.config;
 
+import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
@@ -14,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * One flow: which source table it reads and how it is applied to its streaming table — the typed
@@ -68,6 +71,34 @@ public final class FlowConfig implements Serializable {
      * {@link #keys} (a key value may have many rows).
      */
     public List<String> replaceUsing = new ArrayList<>();
+
+    /**
+     * REPLACE WHERE (docs/semantics.md S4): the predicate, a Flink SQL boolean over the target's
+     * columns, selecting the slice each refresh replaces; null for other flows. Such a flow has a
+     * {@link #query} and {@link #target} and no {@link #table}.
+     */
+    @Nullable public String replaceWhere;
+
+    /**
+     * REPLACE WHERE (S4): the bounded Flink SQL query whose rows (matched to the target's columns
+     * by name) replace the slice; null for other flows.
+     */
+    @Nullable public String query;
+
+    /**
+     * Where {@link #query} is written (its first character), for the errors of S4; null when not
+     * known (a {@code --set} override): the errors then name the flow and the option.
+     */
+    @Nullable public SqlPosition queryPosition;
+
+    /** Where {@link #replaceWhere} is written, as {@link #queryPosition}. */
+    @Nullable public SqlPosition replaceWherePosition;
+
+    /**
+     * The options given for this flow (by the flows file, {@code --set} or a flag), by key: what
+     * {@link #validate()} refuses for a kind of flow that does not take them.
+     */
+    public Set<String> optionsGiven = new TreeSet<>();
 
     public ScdType scdType = FlowOptions.SCD_TYPE.defaultValue();
 
@@ -138,6 +169,11 @@ public final class FlowConfig implements Serializable {
      * @return this flow
      */
     public FlowConfig apply(ResolvedOptions r) {
+        for (org.apache.flink.configuration.ConfigOption<?> o : r.optionSet().options().values()) {
+            if (r.isSet(o)) {
+                optionsGiven.add(o.key());
+            }
+        }
         if (r.isSet(FlowOptions.TABLE)) {
             table = r.get(FlowOptions.TABLE);
         }
@@ -164,6 +200,14 @@ public final class FlowConfig implements Serializable {
         }
         if (r.isSet(FlowOptions.REPLACE_USING)) {
             replaceUsing = r.get(FlowOptions.REPLACE_USING);
+        }
+        if (r.isSet(FlowOptions.REPLACE_WHERE)) {
+            replaceWhere = r.get(FlowOptions.REPLACE_WHERE);
+            replaceWherePosition = null; // the flows file sets it after this
+        }
+        if (r.isSet(FlowOptions.QUERY)) {
+            query = r.get(FlowOptions.QUERY);
+            queryPosition = null;
         }
         if (r.isSet(FlowOptions.SCD_TYPE)) {
             scdType = r.get(FlowOptions.SCD_TYPE);
@@ -474,6 +518,67 @@ public final class FlowConfig implements Serializable {
         }
     }
 
+    /** Whether this is a REPLACE WHERE flow (S4): its slice recomputed by a query. */
+    public boolean isReplaceWhere() {
+        return replaceWhere != null;
+    }
+
+    /** The options a REPLACE WHERE flow takes (S4); every other given option is refused. */
+    public static final Set<String> REPLACE_WHERE_OPTIONS =
+            Set.of(
+                    FlowOptions.REPLACE_WHERE.key(),
+                    FlowOptions.QUERY.key(),
+                    FlowOptions.TARGET.key(),
+                    FlowOptions.NAME.key(),
+                    FlowOptions.SCHEMA.key(),
+                    FlowOptions.PARTITIONED_BY.key(),
+                    FlowOptions.FORMAT_VERSION.key());
+
+    /**
+     * S4: a REPLACE WHERE flow reads the tables its query names and replaces a slice of its target
+     * in one batch job per refresh, so no option of a flow of records applies; it needs a target
+     * and a query.
+     */
+    private void validateReplaceWhere() {
+        String id = name != null ? name : target != null ? targetName() : "?";
+        List<String> refused = new ArrayList<>();
+        for (String k : optionsGiven) {
+            if (!REPLACE_WHERE_OPTIONS.contains(k)) {
+                refused.add(k);
+            }
+        }
+        if (!refused.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + id
+                            + "': 'replace-where' takes no "
+                            + refused
+                            + " (its query names the tables it reads and every refresh recomputes"
+                            + " the slice in one batch job, docs/semantics.md S4; it takes "
+                            + new TreeSet<>(REPLACE_WHERE_OPTIONS)
+                            + ")");
+        }
+        if (target == null || target.isBlank()) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + id
+                            + "': 'replace-where' needs 'target' (the table whose slice it"
+                            + " replaces, [namespace.]name)");
+        }
+        if (query == null) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + id
+                            + "': 'replace-where' needs 'query' (a bounded Flink SQL query over"
+                            + " the catalog's tables whose columns match the target's by name,"
+                            + " docs/semantics.md S4)");
+        }
+        if (formatVersion != 2 && formatVersion != 3) {
+            throw new IllegalArgumentException(
+                    "flow '" + id + "': 'format-version' must be 2 or 3, got " + formatVersion);
+        }
+    }
+
     /** Whether {@code format-version} was given (else nanosecond timestamps choose 3, A5). */
     public boolean formatVersionSet;
 
@@ -504,6 +609,18 @@ public final class FlowConfig implements Serializable {
      * @throws IllegalArgumentException naming the table, the option and the accepted values
      */
     public void validate() {
+        if (isReplaceWhere()) {
+            validateReplaceWhere();
+            return;
+        }
+        if (query != null) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': 'query' is the query of a REPLACE WHERE flow; add 'replace-where:"
+                            + " <predicate>' (the slice of the target each refresh replaces,"
+                            + " docs/semantics.md S4)");
+        }
         if (table == null || table.isBlank()) {
             throw new IllegalArgumentException("a flow needs 'table' (the source table name)");
         }

@@ -109,6 +109,24 @@ public final class FlowOptions {
                             "REPLACE USING (S5): the key columns; per key value the rows with the highest"
                                     + " sequence-by replace the target's rows of that key. No keys.");
 
+    public static final ConfigOption<String> REPLACE_WHERE =
+            key("replace-where")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "REPLACE WHERE (S4): a deterministic Flink SQL boolean over the target's columns;"
+                                    + " each refresh replaces the target's rows it selects by the"
+                                    + " query's rows it selects. Needs target and query.");
+
+    public static final ConfigOption<String> QUERY =
+            key("query")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "REPLACE WHERE (S4): a bounded Flink SQL query over the catalog's tables"
+                                    + " (catalog changeflow), its columns matched to the target's by"
+                                    + " name.");
+
     public static final ConfigOption<ScdType> SCD_TYPE =
             key("scd-type")
                     .enumType(ScdType.class)
@@ -346,6 +364,8 @@ public final class FlowOptions {
                     .add(FROM_SNAPSHOT_TABLE, OptionParsers.text(FROM_SNAPSHOT_TABLE.key()))
                     .add(SNAPSHOT_VERSIONS, FlowOptions::snapshotVersionsText)
                     .add(REPLACE_USING, OptionParsers.list())
+                    .add(REPLACE_WHERE, nonBlank(REPLACE_WHERE.key()))
+                    .add(QUERY, nonBlank(QUERY.key()))
                     .add(SCD_TYPE, raw -> ScdType.parse(String.valueOf(raw)))
                     .add(APPEND_ONLY, OptionParsers.bool(APPEND_ONLY.key()))
                     .add(COLUMNS, selectionText(COLUMNS.key()))
@@ -536,6 +556,18 @@ public final class FlowOptions {
             return t.toLowerCase(Locale.ROOT);
         }
         return selectionText(IGNORE_NULL_UPDATES.key()).parse(raw);
+    }
+
+    /** A single text that is not blank (a predicate, a query). */
+    private static OptionParser<String> nonBlank(String key) {
+        OptionParser<String> text = OptionParsers.text(key);
+        return raw -> {
+            String t = text.parse(raw);
+            if (t == null || t.isBlank()) {
+                throw new IllegalArgumentException("'" + key + "' must not be empty");
+            }
+            return t;
+        };
     }
 
     /** A maintenance trigger count: 0 (off) or more. */

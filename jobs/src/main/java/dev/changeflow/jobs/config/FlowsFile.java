@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.config;
 
+import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
@@ -8,7 +9,10 @@ import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -43,9 +47,16 @@ import java.util.TreeSet;
  *   - table: pgbench_history
  *     append-only: true
  *     schema: "tid INT, bid INT, aid INT, delta INT, mtime TIMESTAMP(6), filler STRING"
+ *   - name: branch_totals       # REPLACE WHERE (docs/semantics.md S4): no 'table'
+ *     target: gold.branch_totals
+ *     replace-where: "bid <= 10"
+ *     query: "SELECT bid, SUM(abalance) AS total FROM public.pgbench_accounts GROUP BY bid"
  * </pre>
  *
  * Unknown keys are errors (a typo must not be ignored); every error names the flow and the option.
+ * REPLACE WHERE flows go to {@link IngestConfig#replaceWheres}, the others to {@link
+ * IngestConfig#flows}; the places of their {@code replace-where} and {@code query} values are kept
+ * for the errors of S4 ({@code file:line:column}).
  */
 public final class FlowsFile {
     /** Duplicate keys fail (YAML leaves them to the reader; the last one would silently win). */
@@ -54,6 +65,10 @@ public final class FlowsFile {
                     YAMLFactory.builder()
                             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                             .build());
+
+    /** The flow options whose values' places in the file are kept (errors of S4 point there). */
+    private static final Set<String> POSITIONED =
+            Set.of(FlowOptions.QUERY.key(), FlowOptions.REPLACE_WHERE.key());
 
     /** The blocks of the top level, besides the scalar {@link IngestOptions}. */
     private static final Set<String> TOP_BLOCKS = Set.of("catalog", "kafka", "flows");
@@ -121,11 +136,87 @@ public final class FlowsFile {
             if (!flows.isArray()) {
                 throw new IllegalArgumentException(where + ": 'flows' must be a list of flows");
             }
+            List<Map<String, SqlPosition>> positions = valuePositions(yaml, where);
+            int i = 0;
             for (JsonNode f : flows) {
-                cfg.flows.add(flow(f, where));
+                FlowConfig flow =
+                        flow(f, where, i < positions.size() ? positions.get(i) : Map.of());
+                i++;
+                if (flow.isReplaceWhere()) {
+                    for (FlowConfig other : cfg.replaceWheres) {
+                        if (other.flowName().equalsIgnoreCase(flow.flowName())) {
+                            throw new IllegalArgumentException(
+                                    where
+                                            + ": two REPLACE WHERE flows are named '"
+                                            + flow.flowName()
+                                            + "' (a flow without 'name' is named after its"
+                                            + " target): give one a 'name'");
+                        }
+                    }
+                    cfg.replaceWheres.add(flow);
+                } else {
+                    cfg.flows.add(flow);
+                }
             }
         }
         return cfg;
+    }
+
+    /**
+     * Where the values of {@link #POSITIONED} options of each entry of {@code flows:} start in the
+     * file: line and column of the value's first character (after an opening quote; for a block
+     * scalar {@code |} or {@code >}, the first character of its next line). Errors about a REPLACE
+     * WHERE predicate or query point there (S4); a position inside a value is exact on its first
+     * line (and on later lines of a block scalar up to its indentation).
+     */
+    private static List<Map<String, SqlPosition>> valuePositions(String yaml, String where)
+            throws IOException {
+        List<Map<String, SqlPosition>> out = new ArrayList<>();
+        String[] lines = yaml.split("\n", -1);
+        try (JsonParser p = YAML.getFactory().createParser(yaml)) {
+            for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+                if (t != JsonToken.VALUE_STRING) {
+                    continue;
+                }
+                JsonStreamContext entry = p.getParsingContext();
+                JsonStreamContext list = entry.getParent();
+                JsonStreamContext top = list == null ? null : list.getParent();
+                if (!entry.inObject()
+                        || !POSITIONED.contains(entry.getCurrentName())
+                        || list == null
+                        || !list.inArray()
+                        || top == null
+                        || !top.inObject()
+                        || !"flows".equals(top.getCurrentName())
+                        || top.getParent() == null
+                        || !top.getParent().inRoot()) {
+                    continue;
+                }
+                int index = list.getCurrentIndex();
+                while (out.size() <= index) {
+                    out.add(new LinkedHashMap<>());
+                }
+                JsonLocation at = p.getTokenLocation();
+                int line = at.getLineNr();
+                int column = at.getColumnNr();
+                char c =
+                        line >= 1
+                                        && line <= lines.length
+                                        && column >= 1
+                                        && column <= lines[line - 1].length()
+                                ? lines[line - 1].charAt(column - 1)
+                                : ' ';
+                if (c == '"' || c == '\'') {
+                    column++;
+                } else if ((c == '|' || c == '>') && line < lines.length) {
+                    String next = lines[line];
+                    line++;
+                    column = next.length() - next.stripLeading().length() + 1;
+                }
+                out.get(index).put(entry.getCurrentName(), new SqlPosition(where, line, column));
+            }
+        }
+        return out;
     }
 
     /**
@@ -184,17 +275,29 @@ public final class FlowsFile {
         cfg.kafka = k;
     }
 
-    private static FlowConfig flow(JsonNode n, String where) {
+    private static FlowConfig flow(JsonNode n, String where, Map<String, SqlPosition> positions) {
         if (!n.isObject()) {
             throw new IllegalArgumentException(
-                    where + ": each entry of 'flows' is a mapping with 'table:'");
+                    where
+                            + ": each entry of 'flows' is a mapping with 'table:' (or, for a"
+                            + " REPLACE WHERE flow, 'target:', 'replace-where:' and 'query:')");
         }
-        String label = where + ": flow '" + n.path("table").asText("?") + "'";
+        String id =
+                n.has("table")
+                        ? n.path("table").asText("?")
+                        : n.has("name") ? n.path("name").asText("?") : n.path("target").asText("?");
+        String label = where + ": flow '" + id + "'";
         FlowConfig f =
                 new FlowConfig()
                         .apply(
                                 OptionsResolver.resolve(
                                         FlowOptions.SET, List.of(layer(n, null, label))));
+        if (f.query != null) {
+            f.queryPosition = positions.get(FlowOptions.QUERY.key());
+        }
+        if (f.replaceWhere != null) {
+            f.replaceWherePosition = positions.get(FlowOptions.REPLACE_WHERE.key());
+        }
         f.validate();
         return f;
     }

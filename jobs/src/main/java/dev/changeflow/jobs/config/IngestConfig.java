@@ -55,6 +55,14 @@ public final class IngestConfig implements Serializable {
     public List<FlowConfig> flows = new ArrayList<>();
 
     /**
+     * The flows file's REPLACE WHERE flows (docs/semantics.md S4), in file order: each has {@link
+     * FlowConfig#replaceWhere} and {@link FlowConfig#query} and no source table. They are not part
+     * of the ingest job of {@link #flows}; {@code ingest} refreshes each after it, one Flink batch
+     * job apiece.
+     */
+    public List<FlowConfig> replaceWheres = new ArrayList<>();
+
+    /**
      * Kafka input (the flows file's {@code kafka:} block or the launcher's flags); null = files.
      */
     @Nullable public KafkaInput kafka;
@@ -95,6 +103,21 @@ public final class IngestConfig implements Serializable {
             maxRecordBytes = r.get(IngestOptions.MAX_RECORD_BYTES);
         }
         return this;
+    }
+
+    /**
+     * The REPLACE WHERE flow named {@code name} (its {@link FlowConfig#flowName()}, or its target
+     * as written; case-insensitive), or null.
+     */
+    @Nullable
+    public FlowConfig replaceWhere(String name) {
+        for (FlowConfig f : replaceWheres) {
+            if (f.flowName().equalsIgnoreCase(name)
+                    || (f.target != null && f.target.equalsIgnoreCase(name))) {
+                return f;
+            }
+        }
+        return null;
     }
 
     /** The flow reading {@code table}, or null. */

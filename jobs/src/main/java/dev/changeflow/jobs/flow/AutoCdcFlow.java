@@ -149,6 +149,15 @@ public final class AutoCdcFlow {
             throw new IllegalArgumentException(
                     "AutoCdcFlow into '" + target + "': give the table as namespace.table");
         }
+        if (definition.containsKey(FlowOptions.REPLACE_WHERE.key())
+                || definition.containsKey(FlowOptions.QUERY.key())) {
+            // S4: a REPLACE WHERE flow reads tables, not a stream of records
+            throw new IllegalArgumentException(
+                    "AutoCdcFlow into '"
+                            + target
+                            + "': a REPLACE WHERE flow (options 'replace-where', 'query') is built"
+                            + " with ReplaceWhereFlow.query(...).where(...)");
+        }
         Map<String, Object> values = new LinkedHashMap<>(definition);
         values.putIfAbsent(FlowOptions.TABLE.key(), target.substring(dot + 1));
         values.put(FlowOptions.TARGET.key(), target);

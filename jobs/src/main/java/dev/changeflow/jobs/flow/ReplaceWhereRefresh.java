@@ -487,22 +487,7 @@ public final class ReplaceWhereRefresh {
             RowType target,
             String predicate,
             SqlPosition at) {
-        for (Call call : calls(predicate)) {
-            if (!deterministic(call)) {
-                throw new SqlException(
-                        Code.NON_DETERMINISTIC_PREDICATE,
-                        positionIn(at, predicate, call.offset()),
-                        "the REPLACE WHERE predicate of "
-                                + def.target()
-                                + " calls "
-                                + call.name().toUpperCase(Locale.ROOT)
-                                + "(), which is not deterministic: the rows it selects would"
-                                + " differ between the delete and the insert side and from one"
-                                + " refresh to the next. Temporal functions (CURRENT_DATE,"
-                                + " CURRENT_TIMESTAMP, NOW()) are allowed: they are evaluated once"
-                                + " per refresh");
-            }
-        }
+        checkDeterministic(def.target(), predicate, at);
         String sql = "SELECT * FROM " + quote(def.target().name()) + " WHERE (" + predicate + "\n)";
         try {
             ResolvedSchema s = tEnv.sqlQuery(sql).getResolvedSchema();
@@ -523,6 +508,37 @@ public final class ReplaceWhereRefresh {
                             + "): "
                             + msg,
                     e);
+        }
+    }
+
+    /**
+     * Refuses a predicate that calls a function that is not deterministic (S4), from its text alone
+     * (no catalog needed): a built-in function Flink marks as not deterministic ({@code RAND},
+     * {@code UUID}, ...), {@code PROCTIME()}, or {@code UNIX_TIMESTAMP()} without arguments.
+     * Temporal functions ({@code CURRENT_DATE}, {@code NOW()}) pass: a refresh evaluates them once.
+     *
+     * @param target the table the predicate selects a slice of (named in the message)
+     * @param predicate the Flink SQL boolean
+     * @param at where the predicate's text starts; it is laid out from there
+     * @throws SqlException {@code NON_DETERMINISTIC_PREDICATE} at the first such call
+     */
+    public static void checkDeterministic(
+            TableIdentifier target, String predicate, SqlPosition at) {
+        for (Call call : calls(predicate)) {
+            if (!deterministic(call)) {
+                throw new SqlException(
+                        Code.NON_DETERMINISTIC_PREDICATE,
+                        positionIn(at, predicate, call.offset()),
+                        "the REPLACE WHERE predicate of "
+                                + target
+                                + " calls "
+                                + call.name().toUpperCase(Locale.ROOT)
+                                + "(), which is not deterministic: the rows it selects would"
+                                + " differ between the delete and the insert side and from one"
+                                + " refresh to the next. Temporal functions (CURRENT_DATE,"
+                                + " CURRENT_TIMESTAMP, NOW()) are allowed: they are evaluated once"
+                                + " per refresh");
+            }
         }
     }
 

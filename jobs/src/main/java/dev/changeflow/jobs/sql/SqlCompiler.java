@@ -329,16 +329,8 @@ final class SqlCompiler {
      */
     private List<SqlPipeline.ReplaceWhereTable> replaceWhereTables(IngestConfig cfg) {
         List<SqlPipeline.ReplaceWhereTable> out = new ArrayList<>();
-        String namespace =
-                cfg.namespace != null
-                        ? cfg.namespace
-                        : dev.changeflow.jobs.ingest.IngestPlanner.DEFAULT_NAMESPACE;
         for (CreateStreamingTable t : replaceWheres.values()) {
             SqlStatement.ReplaceWhere rw = t.flow().replaceWhere();
-            org.apache.iceberg.catalog.TableIdentifier id =
-                    t.name().contains(".")
-                            ? org.apache.iceberg.catalog.TableIdentifier.parse(t.name())
-                            : org.apache.iceberg.catalog.TableIdentifier.of(namespace, t.name());
             String schema = null;
             if (!t.columns().isEmpty()) {
                 List<String> cols = new ArrayList<>();
@@ -359,18 +351,18 @@ final class SqlCompiler {
                                 + " are not used: a FLOW REPLACE WHERE table takes no flow options");
             }
             out.add(
-                    new SqlPipeline.ReplaceWhereTable(
+                    SqlPipeline.ReplaceWhereTable.of(
                             t.name(),
-                            new dev.changeflow.jobs.flow.ReplaceWhereRefresh.Definition(
-                                    id,
-                                    rw.query(),
-                                    rw.queryPosition(),
-                                    rw.predicate(),
-                                    rw.predicatePosition(),
-                                    schema,
-                                    dev.changeflow.sinks.iceberg.StreamingTableOptions.builder()
-                                            .partitionBy(t.partitionedBy())
-                                            .build())));
+                            t.name(),
+                            cfg.namespace,
+                            rw.query(),
+                            rw.queryPosition(),
+                            rw.predicate(),
+                            rw.predicatePosition(),
+                            schema,
+                            dev.changeflow.sinks.iceberg.StreamingTableOptions.builder()
+                                    .partitionBy(t.partitionedBy())
+                                    .build()));
         }
         return out;
     }
@@ -830,7 +822,25 @@ final class SqlCompiler {
                 continue;
             }
             String option = k.substring(SqlPipeline.PROPERTY_PREFIX.length());
+            if (option.equals(FlowOptions.REPLACE_WHERE.key())
+                    || option.equals(FlowOptions.QUERY.key())) {
+                // S4: the flows file's form; a statement writes FLOW REPLACE WHERE
+                throw new SqlException(
+                        Code.INVALID_OPTION,
+                        target.position(),
+                        "table property '"
+                                + k
+                                + "' of "
+                                + targetName
+                                + ": a REPLACE WHERE flow is written CREATE OR REFRESH STREAMING"
+                                + " TABLE "
+                                + targetName
+                                + " FLOW REPLACE WHERE <predicate> BY NAME <query>");
+            }
             if (!FlowOptions.SET.keys().contains(option)) {
+                TreeSet<String> known = new TreeSet<>(FlowOptions.SET.keys());
+                known.remove(FlowOptions.REPLACE_WHERE.key());
+                known.remove(FlowOptions.QUERY.key());
                 throw new SqlException(
                         Code.INVALID_OPTION,
                         target.position(),
@@ -839,7 +849,7 @@ final class SqlCompiler {
                                 + "' of "
                                 + targetName
                                 + " names no flow option (known: "
-                                + String.join(", ", new TreeSet<>(FlowOptions.SET.keys()))
+                                + String.join(", ", known)
                                 + ")");
             }
             props.put(option, p.getValue());

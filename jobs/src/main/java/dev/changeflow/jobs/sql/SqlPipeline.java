@@ -133,7 +133,82 @@ public final class SqlPipeline {
      * @param name the table's name as declared
      */
     public record ReplaceWhereTable(
-            String name, dev.changeflow.jobs.flow.ReplaceWhereRefresh.Definition definition) {}
+            String name, dev.changeflow.jobs.flow.ReplaceWhereRefresh.Definition definition) {
+
+        /**
+         * The one place a REPLACE WHERE table's refresh definition is built, from a {@code CREATE
+         * STREAMING TABLE ... FLOW REPLACE WHERE} statement and from a flows-file entry alike: the
+         * target in {@code namespace} unless {@code table} is qualified, and the predicate checked
+         * for functions that are not deterministic before anything runs (S4).
+         *
+         * @param name the name {@code --refresh} / {@code --refresh-where} / REFRESH use
+         * @param table the target, {@code name} or {@code namespace.name}
+         * @param namespace the namespace of an unqualified {@code table}; null: {@value
+         *     IngestPlanner#DEFAULT_NAMESPACE}
+         * @param schema the declared columns as a Flink DDL column list; null: a missing table gets
+         *     the query's columns
+         * @param options partitioning and format version of a new table
+         * @throws SqlException {@code NON_DETERMINISTIC_PREDICATE} at the call
+         */
+        public static ReplaceWhereTable of(
+                String name,
+                String table,
+                @Nullable String namespace,
+                String query,
+                SqlPosition queryAt,
+                String predicate,
+                SqlPosition predicateAt,
+                @Nullable String schema,
+                dev.changeflow.sinks.iceberg.StreamingTableOptions options) {
+            TableIdentifier id =
+                    table.contains(".")
+                            ? TableIdentifier.parse(table)
+                            : TableIdentifier.of(
+                                    namespace != null ? namespace : IngestPlanner.DEFAULT_NAMESPACE,
+                                    table);
+            dev.changeflow.jobs.flow.ReplaceWhereRefresh.checkDeterministic(
+                    id, predicate, predicateAt);
+            return new ReplaceWhereTable(
+                    name,
+                    new dev.changeflow.jobs.flow.ReplaceWhereRefresh.Definition(
+                            id, query, queryAt, predicate, predicateAt, schema, options));
+        }
+
+        /**
+         * A flows-file REPLACE WHERE flow ({@link FlowConfig#isReplaceWhere()}, validated) as
+         * {@link #of}: named by its {@link FlowConfig#flowName()}, its target in the file's
+         * namespace unless qualified, its {@code schema}, {@code partitioned-by} and {@code
+         * format-version}. Errors point at the predicate's and the query's places in the file, or,
+         * when those are not known (a {@code --set} override), at {@code <where> flow 'f'
+         * replace-where:1:1}.
+         *
+         * @param where names the flows file
+         * @throws SqlException {@code NON_DETERMINISTIC_PREDICATE} at the call
+         */
+        public static ReplaceWhereTable of(FlowConfig flow, IngestConfig config, String where) {
+            String label = where + " flow '" + flow.flowName() + "' ";
+            dev.changeflow.sinks.iceberg.StreamingTableOptions.Builder options =
+                    dev.changeflow.sinks.iceberg.StreamingTableOptions.builder()
+                            .partitionBy(flow.partitionedBy);
+            if (flow.formatVersionSet) {
+                options.formatVersion(flow.formatVersion);
+            }
+            return of(
+                    flow.flowName(),
+                    flow.target,
+                    config.namespace,
+                    flow.query,
+                    flow.queryPosition != null
+                            ? flow.queryPosition
+                            : new SqlPosition(label + FlowOptions.QUERY.key(), 1, 1),
+                    flow.replaceWhere,
+                    flow.replaceWherePosition != null
+                            ? flow.replaceWherePosition
+                            : new SqlPosition(label + FlowOptions.REPLACE_WHERE.key(), 1, 1),
+                    flow.schema,
+                    options.build());
+        }
+    }
 
     /** The file's DESCRIBE statements, in file order (S9); set by the compiler. */
     private List<SqlStatement.Describe> describes = List.of();

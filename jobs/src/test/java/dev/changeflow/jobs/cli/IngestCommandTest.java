@@ -65,6 +65,24 @@ class IngestCommandTest {
         assertThat(f.applyBufferKeys).isEqualTo(1_000);
     }
 
+    /** S4: --set reaches a REPLACE WHERE flow by its name, and its options are checked again. */
+    @Test
+    void setOverridesAReplaceWhereFlowByName() {
+        IngestConfig cfg = new IngestConfig();
+        FlowConfig f = new FlowConfig();
+        f.name = "daily";
+        f.target = "gold.daily";
+        f.replaceWhere = "d >= 2";
+        f.query = "SELECT 1 AS d";
+        f.replaceWherePosition = new dev.changeflow.jobs.sql.SqlPosition("f.yaml", 4, 20);
+        cfg.replaceWheres.add(f);
+        parse("--set", "daily.replace-where=d >= 3").applyOverrides(cfg);
+        assertThat(f.replaceWhere).isEqualTo("d >= 3");
+        assertThat(f.replaceWherePosition).as("not the file's any more").isNull();
+        assertThatThrownBy(() -> parse("--set", "daily.keys=d").applyOverrides(cfg))
+                .hasMessageStartingWith("flow 'daily': 'replace-where' takes no [keys]");
+    }
+
     @Test
     void badOverridesNameTheProblem() {
         IngestConfig cfg = new IngestConfig();

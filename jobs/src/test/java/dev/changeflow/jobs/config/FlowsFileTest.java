@@ -419,6 +419,123 @@ class FlowsFileTest {
                                 + " is stored, docs/semantics.md S5)");
     }
 
+    /**
+     * S4: a {@code replace-where} flow takes a target and a query, goes to {@code replaceWheres}
+     * (not to the ingest job's flows), and keeps where its predicate and query are written.
+     */
+    @Test
+    void replaceWhereTakesATargetAndAQueryAndKeepsTheirPlaces() throws Exception {
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        String.join(
+                                "\n",
+                                "flows:",
+                                "  - table: payments",
+                                "    keys: [id]",
+                                "  - name: daily_totals",
+                                "    target: gold.daily_totals",
+                                "    replace-where: \"day >= CURRENT_DATE - INTERVAL '7' DAY\"",
+                                "    query: |",
+                                "      SELECT day, SUM(amount) AS total",
+                                "      FROM changeflow.silver.payments GROUP BY day",
+                                "    schema: 'day DATE, total BIGINT'",
+                                "    partitioned-by: [day]",
+                                "  - target: weekly",
+                                "    replace-where: week >= 1",
+                                "    query: SELECT 1 AS week"),
+                        "x.yaml");
+        assertThat(cfg.flows).extracting(f -> f.table).containsExactly("payments");
+        assertThat(cfg.replaceWheres).hasSize(2);
+        FlowConfig f = cfg.replaceWheres.get(0);
+        assertThat(f.isReplaceWhere()).isTrue();
+        assertThat(f.flowName()).isEqualTo("daily_totals");
+        assertThat(f.target).isEqualTo("gold.daily_totals");
+        assertThat(f.replaceWhere).isEqualTo("day >= CURRENT_DATE - INTERVAL '7' DAY");
+        assertThat(f.query)
+                .isEqualTo(
+                        "SELECT day, SUM(amount) AS total\n"
+                                + "FROM changeflow.silver.payments GROUP BY day\n");
+        assertThat(f.schema).isEqualTo("day DATE, total BIGINT");
+        assertThat(f.partitionedBy).containsExactly("day");
+        // after the opening quote; a block scalar's first line
+        assertThat(f.replaceWherePosition)
+                .isEqualTo(new dev.changeflow.jobs.sql.SqlPosition("x.yaml", 6, 21));
+        assertThat(f.queryPosition)
+                .isEqualTo(new dev.changeflow.jobs.sql.SqlPosition("x.yaml", 8, 7));
+        FlowConfig w = cfg.replaceWheres.get(1);
+        assertThat(w.flowName()).isEqualTo("weekly");
+        assertThat(w.replaceWherePosition)
+                .isEqualTo(new dev.changeflow.jobs.sql.SqlPosition("x.yaml", 13, 20));
+        assertThat(w.queryPosition)
+                .isEqualTo(new dev.changeflow.jobs.sql.SqlPosition("x.yaml", 14, 12));
+        assertThat(cfg.replaceWhere("WEEKLY")).isSameAs(w);
+        assertThat(cfg.replaceWhere("gold.daily_totals")).isSameAs(f);
+    }
+
+    /** S4: the options a REPLACE WHERE flow does not take, and the parts it needs. */
+    @Test
+    void replaceWhereRefusesTheOptionsOfRecordFlowsAndNeedsItsParts() {
+        String head = "flows:\n  - name: d\n    target: gold.d\n    replace-where: 'x > 1'\n";
+        assertThatThrownBy(() -> FlowsFile.parse(head, "x.yaml"))
+                .hasMessage(
+                        "flow 'd': 'replace-where' needs 'query' (a bounded Flink SQL query over"
+                                + " the catalog's tables whose columns match the target's by"
+                                + " name, docs/semantics.md S4)");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        head
+                                                + "    query: SELECT 2 AS x\n    table: t\n"
+                                                + "    keys: [x]\n    sequence-by: x\n"
+                                                + "    from-snapshot: snaps\n"
+                                                + "    tombstone-gc-threshold: 1d\n"
+                                                + "    maintenance: true\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "flow 'd': 'replace-where' takes no [from-snapshot, keys, maintenance,"
+                                + " sequence-by, table, tombstone-gc-threshold] (its query names"
+                                + " the tables it reads and every refresh recomputes the slice in"
+                                + " one batch job, docs/semantics.md S4; it takes [format-version,"
+                                + " name, partitioned-by, query, replace-where, schema, target])");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - name: d\n    replace-where: 'x > 1'\n"
+                                                + "    query: SELECT 2 AS x\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "flow 'd': 'replace-where' needs 'target' (the table whose slice it"
+                                + " replaces, [namespace.]name)");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - table: t\n    keys: [k]\n"
+                                                + "    query: SELECT 1 AS k\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "flow 't': 'query' is the query of a REPLACE WHERE flow; add"
+                                + " 'replace-where: <predicate>' (the slice of the target each"
+                                + " refresh replaces, docs/semantics.md S4)");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - target: gold.d\n    replace-where: ''\n"
+                                                + "    query: SELECT 2 AS x\n",
+                                        "x.yaml"))
+                .hasMessageContaining("'replace-where' must not be empty");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        head
+                                                + "    query: SELECT 2 AS x\n"
+                                                + "  - target: other.d\n    replace-where: x = 1\n"
+                                                + "    query: SELECT 1 AS x\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "x.yaml: two REPLACE WHERE flows are named 'd' (a flow without 'name' is"
+                                + " named after its target): give one a 'name'");
+    }
+
     @Test
     void listsSplitAtTopLevelCommasOnly() throws Exception {
         assertThat(flow("partitioned-by: 'bid, bucket(16, aid)'").partitionedBy)

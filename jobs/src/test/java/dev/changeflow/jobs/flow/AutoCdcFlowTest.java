@@ -348,6 +348,17 @@ class AutoCdcFlowTest {
                 .hasMessage(
                         "flow 'items': 'keys' is required (or set 'append-only: true' for a key-less"
                                 + " table)");
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcFlow.forStream(records)
+                                        .schema("id INT")
+                                        .option("replace-where", "id > 1")
+                                        .catalog(catalog)
+                                        .into("shop.items"))
+                .hasMessage(
+                        "AutoCdcFlow into 'shop.items': a REPLACE WHERE flow (options"
+                                + " 'replace-where', 'query') is built with"
+                                + " ReplaceWhereFlow.query(...).where(...)");
     }
 
     /**

@@ -659,7 +659,8 @@ class SqlPipelineTest {
                 "p.sql:1:1: INVALID_OPTION: table property 'changeflow.apply-bufer-keys' of t names"
                         + " no flow option (known: append-only, apply-as-delete-when,"
                         + " apply-as-truncate-when, apply-buffer-keys, columns, expectations, format,"
-                        + " format-version, from-snapshot, ignore-null-updates, keys, maintenance,"
+                        + " format-version, from-snapshot, from-snapshot-table, ignore-null-updates,"
+                        + " keys, maintenance,"
                         + " maintenance-commit-count, maintenance-data-file-count,"
                         + " maintenance-delete-file-count, maintenance-delete-file-threshold,"
                         + " maintenance-expire-interval, maintenance-expire-older-than,"
@@ -670,6 +671,13 @@ class SqlPipelineTest {
                         + " on-schema-change, partitioned-by, replace-using, scd-type, schema, sequence-by, table,"
                         + " target, tombstone-gc-threshold, track-history-on, truncate,"
                         + " unavailable-value-placeholder)");
+        fails(
+                "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.replace-where' = 'id > 1')\n"
+                        + "  FLOW AUTO CDC FROM read_files('x') KEYS (id)",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:1: INVALID_OPTION: table property 'changeflow.replace-where' of t: a"
+                        + " REPLACE WHERE flow is written CREATE OR REFRESH STREAMING TABLE t FLOW"
+                        + " REPLACE WHERE <predicate> BY NAME <query>");
         fails(
                 "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.apply-buffer-keys' = '-1')\n"
                         + "  FLOW AUTO CDC FROM read_files('x') KEYS (id)",
