@@ -668,7 +668,8 @@ class SqlPipelineTest {
                         + " maintenance-manifest-count, maintenance-orphans-interval,"
                         + " maintenance-orphans-older-than, maintenance-rate-limit,"
                         + " maintenance-retain-last, name, on-invalid-record,"
-                        + " on-schema-change, partitioned-by, replace-using, scd-type, schema, sequence-by, table,"
+                        + " on-schema-change, partitioned-by, replace-using, scd-type, schema, sequence-by,"
+                        + " snapshot-versions, table,"
                         + " target, tombstone-gc-threshold, track-history-on, truncate,"
                         + " unavailable-value-placeholder)");
         fails(
