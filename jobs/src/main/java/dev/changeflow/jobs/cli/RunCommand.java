@@ -57,6 +57,14 @@ import java.util.concurrent.Callable;
  * given (a flag replaces them). A KEYS / SEQUENCE BY / SCD type change over saved state ({@code
  * FLOW_CHANGED_FOR_EXISTING_STATE}) names the full refresh of the table as the fix.
  *
+ * <p>docs/semantics.md A6: the file's AUTO CDC FROM SNAPSHOT flows ({@link
+ * SqlPipeline#snapshotTables}) run as a job of their own, {@code <name>-snapshots} ({@link
+ * LocalSnapshotIngest}), after the ingest job and before the REPLACE WHERE refreshes, so a snapshot
+ * table may read the versions of a table the ingest job writes; their folders are checked before
+ * anything runs (a table's versions when their turn comes, and by {@code --dry-run}). A REFRESH
+ * statement or {@code --refresh} naming snapshot tables runs the snapshot job of those tables;
+ * {@code --full-refresh} of one is refused.
+ *
  * <p>docs/semantics.md S9: each refresh is recorded, at its end and also when it fails, in the
  * properties of every table it writes ({@link TableStatements.RefreshRecord}); the file's {@code
  * DROP TABLE} statements are all checked, then run before its refreshes (not with {@code --refresh}

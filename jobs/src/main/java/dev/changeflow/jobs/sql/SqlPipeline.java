@@ -69,8 +69,10 @@ import java.util.Map;
  * (warning). The job's name defaults to the file name without {@code .sql}; the record format is
  * the {@code format =>} of the {@code read_files} calls, which must agree. Every {@code read_files}
  * path is an input of the one job (records are routed to flows by their table name, as with {@code
- * ingest}); a relative path is resolved against the file's folder. Rules: docs/semantics.md S1
- * (statements, errors), S2 (read_files), A1 (the flow definition).
+ * ingest}); a relative path is resolved against the file's folder. AUTO CDC FROM SNAPSHOT flows
+ * (A6) are not flows of that job: they are {@link #snapshotTables()}, run as the job {@link
+ * #snapshotConfig}. Rules: docs/semantics.md S1 (statements, errors), S2 (read_files), A1 (the flow
+ * definition), A6 (snapshots).
  */
 @PublicEvolving
 public final class SqlPipeline {
