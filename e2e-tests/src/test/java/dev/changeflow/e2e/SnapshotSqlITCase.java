@@ -27,7 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code <name>-snapshots}, run after the ingest job). The first run applies snapshots 1 and 2 and
  * gives example (c) row for row; {@code --dry-run} prints both jobs; a second run, after {@code
  * snapshot_3.csv} appears, applies only that snapshot; DESCRIBE EXTENDED names the kind, source,
- * keys, SCD type and TRACK HISTORY of the snapshot table.
+ * keys, SCD type and TRACK HISTORY of the snapshot table; DROP TABLE deletes it with the snapshot
+ * job's saved state.
  */
 @Timeout(120)
 class SnapshotSqlITCase {
@@ -129,6 +130,20 @@ class SnapshotSqlITCase {
                 .contains("  TRACK HISTORY ON: (city)")
                 .contains("  records: 1")
                 .contains("  status: SUCCEEDED");
+
+        // DROP TABLE of the snapshot table deletes it and the snapshot job's saved state only
+        Path drop = tmp.resolve("drop.sql");
+        Files.writeString(drop, "USE SCHEMA geo;\nDROP TABLE cities;\n");
+        ByteArrayOutputStream run3 = new ByteArrayOutputStream();
+        assertThat(run(run3, "run", "--warehouse", w, drop.toString())).isZero();
+        assertThat(run3.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "DROP TABLE cities: dropped geo.cities; deleted the saved state of job"
+                                + " geo-snapshots");
+        assertThat(cat.tableExists(CITIES)).isFalse();
+        Path checkpoints = Path.of(w, ".changeflow", "checkpoints");
+        assertThat(checkpoints.resolve("geo-snapshots")).doesNotExist();
+        assertThat(checkpoints.resolve("geo")).isDirectory();
     }
 
     private static final TableIdentifier ORDERS = TableIdentifier.of("geo", "orders");
