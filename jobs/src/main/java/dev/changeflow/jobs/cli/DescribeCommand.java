@@ -69,6 +69,10 @@ public final class DescribeCommand implements Callable<Integer> {
                 targets.put(pipeline.tableOfFlow(f.name()).toLowerCase(Locale.ROOT), f.target);
             }
         }
+        for (SqlPipeline.SnapshotTable st : pipeline.snapshotTables()) {
+            // A6: a snapshot flow's target, in the file's namespace unless qualified
+            targets.put(st.name().toLowerCase(Locale.ROOT), pipeline.snapshotTarget(st));
+        }
         String namespace =
                 pipeline.config().namespace != null
                         ? pipeline.config().namespace

@@ -5,6 +5,7 @@ import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
+import dev.changeflow.jobs.ingest.LocalSnapshotIngest;
 import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlPipeline;
@@ -54,6 +55,14 @@ import java.util.concurrent.Callable;
  * statements do the same as those flags, one after the other in file order, when neither flag is
  * given (a flag replaces them). A KEYS / SEQUENCE BY / SCD type change over saved state ({@code
  * FLOW_CHANGED_FOR_EXISTING_STATE}) names the full refresh of the table as the fix.
+ *
+ * <p>docs/semantics.md A6: the file's AUTO CDC FROM SNAPSHOT flows ({@link
+ * SqlPipeline#snapshotTables}) run as a job of their own, {@code <name>-snapshots} ({@link
+ * LocalSnapshotIngest}), after the ingest job and before the REPLACE WHERE refreshes, so a snapshot
+ * table may read the versions of a table the ingest job writes; their folders are checked before
+ * anything runs (a table's versions when their turn comes, and by {@code --dry-run}). A REFRESH
+ * statement or {@code --refresh} naming snapshot tables runs the snapshot job of those tables;
+ * {@code --full-refresh} of one is refused.
  *
  * <p>docs/semantics.md S9: each refresh is recorded, at its end and also when it fails, in the
  * properties of every table it writes ({@link TableStatements.RefreshRecord}); the file's {@code
@@ -117,9 +126,10 @@ public final class RunCommand implements Callable<Integer> {
             boolean full,
             @Nullable SqlPipeline.ReplaceWhereTable replace,
             @Nullable String where,
-            @Nullable SqlPosition wherePosition) {
+            @Nullable SqlPosition wherePosition,
+            @Nullable List<SqlPipeline.SnapshotTable> snapshots) {
         Step(SqlPipeline pipeline, boolean full) {
-            this(pipeline, full, null, null, null);
+            this(pipeline, full, null, null, null, null);
         }
 
         static Step replace(
@@ -127,7 +137,12 @@ public final class RunCommand implements Callable<Integer> {
                 SqlPipeline.ReplaceWhereTable table,
                 @Nullable String where,
                 @Nullable SqlPosition wherePosition) {
-            return new Step(pipeline, false, table, where, wherePosition);
+            return new Step(pipeline, false, table, where, wherePosition, null);
+        }
+
+        /** The job of these AUTO CDC FROM SNAPSHOT tables (A6). */
+        static Step snapshots(SqlPipeline pipeline, List<SqlPipeline.SnapshotTable> tables) {
+            return new Step(pipeline, false, null, null, null, List.copyOf(tables));
         }
     }
 
@@ -146,18 +161,39 @@ public final class RunCommand implements Callable<Integer> {
         if (refresh != null) {
             // S4: a REPLACE WHERE table is refreshed by a batch job of its own
             List<String> ingest = new ArrayList<>();
+            List<SqlPipeline.SnapshotTable> snapshots = new ArrayList<>();
             for (String name : refresh) {
                 SqlPipeline.ReplaceWhereTable rw = pipeline.replaceWhere(name);
+                SqlPipeline.SnapshotTable st = pipeline.snapshotTable(name);
                 if (rw != null) {
                     steps.add(Step.replace(pipeline, rw, null, null));
+                } else if (st != null) {
+                    snapshots.add(st);
                 } else {
                     ingest.add(name);
                 }
+            }
+            // A6: the snapshot job after the ingest job, before the REPLACE WHERE refreshes
+            if (!snapshots.isEmpty()) {
+                steps.add(0, Step.snapshots(pipeline, snapshots));
             }
             if (!ingest.isEmpty()) {
                 steps.add(0, new Step(pipeline.refreshOnly(ingest), false));
             }
         } else if (fullRefresh != null) {
+            for (String name : fullRefresh) {
+                if (pipeline.snapshotTable(name) != null) {
+                    throw new IllegalArgumentException(
+                            "--full-refresh "
+                                    + name
+                                    + ": a full refresh of an AUTO CDC FROM SNAPSHOT table is not"
+                                    + " supported yet (A6); refresh it with --refresh "
+                                    + name
+                                    + ", or drop it (DROP TABLE "
+                                    + name
+                                    + "; in the file) and run the file again to rebuild it");
+                }
+            }
             steps.add(new Step(pipeline.refreshOnly(fullRefresh, "--full-refresh"), true));
         } else {
             for (SqlStatement.Refresh r : pipeline.refreshes()) {
@@ -168,14 +204,33 @@ public final class RunCommand implements Callable<Integer> {
                     continue;
                 }
                 // checked when the file was compiled: the same job as --refresh / --full-refresh
-                steps.add(
-                        new Step(
-                                pipeline.refreshOnly(r.tables(), "REFRESH STREAMING TABLE"),
-                                r.full()));
+                List<String> ingest = new ArrayList<>();
+                List<SqlPipeline.SnapshotTable> snapshots = new ArrayList<>();
+                for (String t : r.tables()) {
+                    SqlPipeline.SnapshotTable st = pipeline.snapshotTable(t);
+                    if (st != null) {
+                        snapshots.add(st);
+                    } else {
+                        ingest.add(t);
+                    }
+                }
+                if (!ingest.isEmpty()) {
+                    steps.add(
+                            new Step(
+                                    pipeline.refreshOnly(ingest, "REFRESH STREAMING TABLE"),
+                                    r.full()));
+                }
+                if (!snapshots.isEmpty()) {
+                    steps.add(Step.snapshots(pipeline, snapshots)); // A6: its job only
+                }
             }
             if (steps.isEmpty()) {
                 if (!pipeline.config().flows.isEmpty()) {
                     steps.add(new Step(pipeline, false));
+                }
+                if (!pipeline.snapshotTables().isEmpty()) {
+                    // A6: after the ingest job, so a snapshot table may read a table it writes
+                    steps.add(Step.snapshots(pipeline, pipeline.snapshotTables()));
                 }
                 for (SqlPipeline.ReplaceWhereTable rw : pipeline.replaceWheres()) {
                     steps.add(Step.replace(pipeline, rw, null, null));
@@ -207,6 +262,17 @@ public final class RunCommand implements Callable<Integer> {
             if (step.replace() != null) {
                 plans.add(null); // planned (and checked) when its turn comes: it may read tables
                 // that an earlier step of the file writes
+                continue;
+            }
+            if (step.snapshots() != null) {
+                // A6: a folder is checked now; the versions of a table, which an earlier step may
+                // write, when its turn comes (and by --dry-run now)
+                for (SqlPipeline.SnapshotTable t : step.snapshots()) {
+                    if (t.flow().fromSnapshot != null || dryRun) {
+                        p.checkSnapshot(t);
+                    }
+                }
+                plans.add(null);
                 continue;
             }
             if (step.full()) {
@@ -343,6 +409,10 @@ public final class RunCommand implements Callable<Integer> {
                 replaceWhere(steps.get(i));
                 continue;
             }
+            if (steps.get(i).snapshots() != null) {
+                snapshots(steps.get(i));
+                continue;
+            }
             IngestPlan plan =
                     plans.get(i) != null
                             ? plans.get(i)
@@ -351,35 +421,8 @@ public final class RunCommand implements Callable<Integer> {
                 printPlan(plan, p);
                 continue;
             }
-            LocalIngest.Options o = new LocalIngest.Options();
-            o.warehouse = local.warehouse;
-            o.fromScratch = local.fromScratch;
+            LocalIngest.Options o = options(pipeline, p.config().name);
             o.fullRefresh = steps.get(i).full();
-            o.out = out;
-            String jobName = pipeline.config().name;
-            o.otherNameFix =
-                    "or, for another pipeline, give its file another name or SET name = ...;"
-                            + " (a pipeline's job is named after its file, "
-                            + file.getFileName()
-                            + " -> '"
-                            + jobName
-                            + "', unless SET name = ... names it)";
-            o.sameJobFix =
-                    job -> {
-                        // a --refresh / REFRESH job is named <name>-refresh-<tables>
-                        int refresh = job.indexOf("-refresh-");
-                        String name = refresh > 0 ? job.substring(0, refresh) : job;
-                        return "this run's job is '"
-                                + p.config().name
-                                + "' (a pipeline's job is named after its file, "
-                                + file.getFileName()
-                                + ", unless SET name = ... names it); to continue from that"
-                                + " state, add SET name = "
-                                + name
-                                + "; at the top of "
-                                + file
-                                + " (or run the original file)";
-                    };
             o.rebuildFix =
                     flow -> {
                         String t = p.tableOfFlow(flow);
@@ -421,6 +464,110 @@ public final class RunCommand implements Callable<Integer> {
             long records = summary.records;
             useCatalog(p, cat -> record.succeeded(cat, records));
         }
+    }
+
+    /**
+     * The options of a local run of this file's job {@code jobName}: warehouse, {@code
+     * --from-scratch}, and the fixes the errors about saved state name.
+     */
+    private LocalIngest.Options options(SqlPipeline pipeline, String jobName) {
+        LocalIngest.Options o = new LocalIngest.Options();
+        o.warehouse = local.warehouse;
+        o.fromScratch = local.fromScratch;
+        o.out = out;
+        o.otherNameFix =
+                "or, for another pipeline, give its file another name or SET name = ...;"
+                        + " (a pipeline's job is named after its file, "
+                        + file.getFileName()
+                        + " -> '"
+                        + pipeline.config().name
+                        + "', unless SET name = ... names it)";
+        o.sameJobFix =
+                job -> {
+                    // a --refresh / REFRESH job is named <name>-refresh-<tables>, the snapshot
+                    // job <name>-snapshots[-refresh-<tables>]
+                    int refresh = job.indexOf("-refresh-");
+                    String name = refresh > 0 ? job.substring(0, refresh) : job;
+                    if (name.endsWith("-snapshots")) {
+                        name = name.substring(0, name.length() - "-snapshots".length());
+                    }
+                    return "this run's job is '"
+                            + jobName
+                            + "' (a pipeline's job is named after its file, "
+                            + file.getFileName()
+                            + ", unless SET name = ... names it); to continue from that"
+                            + " state, add SET name = "
+                            + name
+                            + "; at the top of "
+                            + file
+                            + " (or run the original file)";
+                };
+        return o;
+    }
+
+    /**
+     * Runs (or with {@code --dry-run} prints) the job of the AUTO CDC FROM SNAPSHOT tables of a
+     * step (A6) with {@link LocalSnapshotIngest}: its own saved state ({@link
+     * SqlPipeline#snapshotConfig}: {@code <name>-snapshots}), every snapshot up to the newest at
+     * launch, then a savepoint; recorded in each table's properties as every refresh (S9), {@code
+     * records} being the snapshots applied.
+     */
+    private void snapshots(Step step) throws Exception {
+        SqlPipeline p = step.pipeline();
+        IngestConfig cfg = p.snapshotConfig(step.snapshots());
+        if (dryRun) {
+            out.println(
+                    "Snapshot job "
+                            + cfg.name
+                            + ": "
+                            + cfg.flows.size()
+                            + (cfg.flows.size() == 1 ? " flow" : " flows")
+                            + ", run after the ingest job (AUTO CDC FROM SNAPSHOT, A6)");
+            for (SqlPipeline.SnapshotTable t : step.snapshots()) {
+                FlowConfig c = t.flow();
+                StringBuilder line =
+                        new StringBuilder("  ")
+                                .append(p.snapshotTarget(t))
+                                .append(" <- ")
+                                .append(t.source())
+                                .append(": AUTO CDC FROM SNAPSHOT KEYS (")
+                                .append(String.join(", ", c.keys))
+                                .append(") STORED AS SCD TYPE ")
+                                .append(c.scdType == ScdType.TYPE_2 ? "2" : "1");
+                if (c.trackHistoryOn != null) {
+                    line.append(" TRACK HISTORY ON ").append(c.trackHistoryOn);
+                }
+                if (c.schema != null) {
+                    line.append(" (").append(c.schema).append(")");
+                }
+                out.println(line);
+            }
+            return;
+        }
+        for (SqlPipeline.SnapshotTable t : step.snapshots()) {
+            if (t.flow().fromSnapshot == null) {
+                p.checkSnapshot(t); // the versions of a table: checked at its turn
+            }
+        }
+        LocalIngest.Options o = options(p, cfg.name);
+        List<TableIdentifier> written = new ArrayList<>();
+        step.snapshots().forEach(t -> written.add(p.snapshotTarget(t)));
+        TableStatements.RefreshRecord record =
+                withCatalog(p, cat -> TableStatements.RefreshRecord.start(cat, written, false));
+        LocalSnapshotIngest.Summary summary;
+        runningState = LocalRunner.checkpointRoot(o.warehouse, o.checkpointRoot, cfg.name);
+        try {
+            summary = LocalSnapshotIngest.run(cfg, o);
+        } catch (Exception e) {
+            try {
+                useCatalog(p, cat -> record.failed(cat, e));
+            } catch (Exception recording) {
+                e.addSuppressed(recording);
+            }
+            throw e;
+        }
+        long applied = summary.applied;
+        useCatalog(p, cat -> record.succeeded(cat, applied));
     }
 
     /**
@@ -490,6 +637,9 @@ public final class RunCommand implements Callable<Integer> {
         }
         for (SqlPipeline.ReplaceWhereTable rw : pipeline.replaceWheres()) {
             out.put(rw.name().toLowerCase(Locale.ROOT), rw.definition().target());
+        }
+        for (SqlPipeline.SnapshotTable st : pipeline.snapshotTables()) {
+            out.put(st.name().toLowerCase(Locale.ROOT), pipeline.snapshotTarget(st));
         }
         boolean missing = false;
         for (SqlStatement.Drop d : pipeline.drops()) {

@@ -59,6 +59,10 @@ final class SqlCompiler {
     private final Map<String, CreateStreamingTable> replaceWheres = new LinkedHashMap<>();
 
     private final List<String> warnings = new ArrayList<>();
+
+    /** The AUTO CDC FROM SNAPSHOT flows (A6), in file order: not part of the ingest job. */
+    private final List<SqlPipeline.SnapshotTable> snapshotTables = new ArrayList<>();
+
     private final Map<String, Schedule> schedules = new LinkedHashMap<>();
     private final List<SqlStatement.Refresh> refreshes = new ArrayList<>();
     private final List<SqlStatement.Describe> describes = new ArrayList<>();
@@ -146,6 +150,13 @@ final class SqlCompiler {
         List<Feed> feedOf = new ArrayList<>();
         List<SqlStatement.ReadKafka> kafkaOf = new ArrayList<>();
         for (FlowDef f : flows) {
+            if (f.flow().source() instanceof SqlStatement.Snapshot) {
+                // A6: a job of its own, read by LocalSnapshotIngest
+                sources.add(null);
+                feedOf.add(null);
+                kafkaOf.add(null);
+                continue;
+            }
             Object source = resolve(f.flow().source());
             sources.add(source instanceof ReadFiles r ? r : null);
             feedOf.add(source instanceof Feed feed ? feed : null);
@@ -205,6 +216,22 @@ final class SqlCompiler {
                                 + " is already written by the flow at "
                                 + other.position()
                                 + "; a table is written by one flow");
+            }
+            if (f.flow().source() instanceof SqlStatement.Snapshot snapshot) {
+                SqlPipeline.SnapshotTable st = snapshotTable(f, target, snapshot);
+                other = byName.putIfAbsent(key(st.flow().flowName()), f);
+                if (other != null) {
+                    throw new SqlException(
+                            Code.DUPLICATE_FLOW,
+                            f.position(),
+                            "flow "
+                                    + st.flow().flowName()
+                                    + " is already defined at "
+                                    + other.position()
+                                    + " (a flow without a name is named after its table)");
+                }
+                snapshotTables.add(st);
+                continue;
             }
             ReadFiles source = sources.get(i);
             Feed feed = feedOf.get(i);
@@ -314,6 +341,7 @@ final class SqlCompiler {
                         flowFeeds,
                         flowKafka);
         pipeline.replaceWheres(replaceWhereTables(cfg));
+        pipeline.snapshotTables(snapshotTables);
         for (SqlStatement.Refresh r : refreshes) {
             checkRefresh(pipeline, r);
         }
@@ -406,6 +434,7 @@ final class SqlCompiler {
             }
             return;
         }
+        List<String> changeRecordTables = new ArrayList<>();
         for (String t : r.tables()) {
             if (!tables.containsKey(key(t))) {
                 throw new SqlException(
@@ -418,10 +447,26 @@ final class SqlCompiler {
                                 + String.join(", ", pipeline.tables())
                                 + ")");
             }
+            if (pipeline.snapshotTable(t) == null) {
+                changeRecordTables.add(t);
+            } else if (r.full()) {
+                throw new SqlException(
+                        Code.UNSUPPORTED_STATEMENT,
+                        r.position(),
+                        "not supported by changeflow yet: REFRESH STREAMING TABLE "
+                                + t
+                                + " FULL of an AUTO CDC FROM SNAPSHOT table (A6); refresh it"
+                                + " without FULL, or drop it (DROP TABLE "
+                                + t
+                                + ";) and run the file again to rebuild it from every snapshot");
+            }
+        }
+        if (changeRecordTables.isEmpty()) {
+            return; // A6: the snapshot job of the named tables
         }
         SqlPipeline selected;
         try {
-            selected = pipeline.refreshOnly(r.tables(), "REFRESH STREAMING TABLE");
+            selected = pipeline.refreshOnly(changeRecordTables, "REFRESH STREAMING TABLE");
         } catch (SqlException e) {
             throw e;
         } catch (IllegalArgumentException e) {
@@ -614,6 +659,86 @@ final class SqlCompiler {
         List<String> out = new ArrayList<>();
         views.values().forEach(v -> out.add(v.name()));
         return out;
+    }
+
+    /**
+     * An AUTO CDC FROM SNAPSHOT flow (docs/semantics.md A6): {@code read_files('folder')} gives
+     * {@code from-snapshot} (the folder resolved against the file's folder; the columns are the
+     * target's declared column list, required), a table name gives {@code from-snapshot-table} (as
+     * written; an unqualified name is resolved where the snapshot job resolves it). The target's
+     * expectations are refused (S8 checks change records only); KEYS must be declared columns.
+     */
+    private SqlPipeline.SnapshotTable snapshotTable(
+            FlowDef f, CreateStreamingTable target, SqlStatement.Snapshot snapshot) {
+        if (!target.constraints().isEmpty()) {
+            throw new SqlException(
+                    Code.INVALID_FLOW,
+                    target.constraints().get(0).position(),
+                    "expectations are not checked on an AUTO CDC FROM SNAPSHOT flow (S8, A6): a"
+                            + " row left out of a snapshot would read as a delete of its key;"
+                            + " streaming table "
+                            + target.name()
+                            + " is written FROM SNAPSHOT at "
+                            + snapshot.position());
+        }
+        AutoCdc cdc = f.flow().autoCdc();
+        Map<String, Object> defaults = new LinkedHashMap<>();
+        String source;
+        if (snapshot.of() instanceof ReadFiles r) {
+            if (target.columns().isEmpty()) {
+                throw new SqlException(
+                        Code.INVALID_FLOW,
+                        r.position(),
+                        "AUTO CDC FROM SNAPSHOT read_files('"
+                                + r.path()
+                                + "') needs the columns of the snapshot files: declare them on"
+                                + " the streaming table, e.g. CREATE OR REFRESH STREAMING TABLE "
+                                + target.name()
+                                + " (id BIGINT, city STRING) (A6)");
+            }
+            for (int k = 0; k < cdc.keys().size(); k++) {
+                String name = cdc.keys().get(k);
+                if (target.columns().stream().noneMatch(c -> c.name().equals(name))) {
+                    List<String> declared = new ArrayList<>();
+                    target.columns().forEach(c -> declared.add(c.name()));
+                    throw new SqlException(
+                            Code.UNKNOWN_COLUMN,
+                            cdc.keyPositions().get(k),
+                            "KEYS column '"
+                                    + name
+                                    + "' is not a declared column of streaming table "
+                                    + target.name()
+                                    + " "
+                                    + declared
+                                    + ", whose columns the snapshot files are read with");
+                }
+            }
+            Path folder = path(r);
+            defaults.put(FlowOptions.FROM_SNAPSHOT.key(), folder.toString());
+            source = "snapshot files in " + folder + " (read_files, FROM SNAPSHOT)";
+        } else {
+            SqlStatement.Named n = (SqlStatement.Named) snapshot.of();
+            if (views.containsKey(key(n.name()))) {
+                throw new SqlException(
+                        Code.UNSUPPORTED_STATEMENT,
+                        n.position(),
+                        "not supported by changeflow yet: temporary view "
+                                + n.name()
+                                + " as a snapshot source; name read_files('folder') or a table"
+                                + " after FROM SNAPSHOT");
+            }
+            defaults.put(FlowOptions.FROM_SNAPSHOT_TABLE.key(), n.name());
+            source = "versions of table " + n.name() + " (FROM SNAPSHOT)";
+        }
+        FlowConfig flow = flow(f, target, shortName(target), defaults);
+        return new SqlPipeline.SnapshotTable(
+                target.name(),
+                flow,
+                f.position(),
+                snapshot.of().position(),
+                source,
+                cdc.keys(),
+                cdc.keyPositions());
     }
 
     /**

@@ -39,7 +39,7 @@ import java.util.Optional;
  *                [ '(' (column | constraint) (',' (column | constraint))* ')' ]
  *                { PARTITIONED BY '(' transform (',' transform)* ')' | COMMENT string
  *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' | schedule }
- *                [ AS query | FLOW AUTO CDC FROM source cdcClause*
+ *                [ AS query | FLOW AUTO CDC FROM cdcSource cdcClause*
  *                | FLOW REPLACE USING '(' names ')' SEQUENCE BY expr BY NAME query   -- S5
  *                | FLOW REPLACE WHERE expr BY NAME flinkQuery ]                  -- S4
  * schedule    := SCHEDULE [REFRESH] ( EVERY number (HOUR[S] | DAY[S] | WEEK[S])
@@ -53,8 +53,11 @@ import java.util.Optional;
  *                [ON VIOLATION (DROP ROW | FAIL UPDATE)]
  * createView  := CREATE [OR REPLACE] (TEMPORARY | TEMP) VIEW name AS query
  * createFlow  := CREATE FLOW name [COMMENT string] AS
- *                ( AUTO CDC INTO name FROM source cdcClause* | INSERT INTO name [BY NAME] query )
- * applyChanges:= APPLY CHANGES INTO name FROM source cdcClause*
+ *                ( AUTO CDC INTO name FROM cdcSource cdcClause* | INSERT INTO name [BY NAME] query )
+ * applyChanges:= APPLY CHANGES INTO name FROM cdcSource cdcClause*
+ * cdcSource   := source | SNAPSHOT snapshot                  -- A6
+ * snapshot    := [ '(' ] ( read_files '(' string [',' format '=&gt;' ('csv' | 'json')] ')'
+ *                | name ) [ ')' ]
  * query       := SELECT '*' FROM source
  * flinkQuery  := SELECT ... | WITH ...       -- any Flink SQL query, up to ';' (S4)
  * source      := [STREAM] ( '(' sourceBody ')' | sourceBody )
@@ -69,18 +72,20 @@ import java.util.Optional;
  * </pre>
  *
  * The clauses of a flow come in any order, each at most once ({@code DUPLICATE_CLAUSE}); KEYS is
- * required. An {@code expr} is the tokens up to the next clause keyword or {@code ;} outside
- * parentheses, kept as Flink SQL text (double-quoted strings become single-quoted). A type is the
- * tokens up to {@code ,} or {@code )} outside {@code ()} and {@code <>}, or up to NOT / COMMENT.
+ * required. A flow FROM SNAPSHOT refuses SEQUENCE BY, APPLY AS DELETE / TRUNCATE WHEN and IGNORE
+ * NULL UPDATES at the clause ({@code INVALID_FLOW}, A6). An {@code expr} is the tokens up to the
+ * next clause keyword or {@code ;} outside parentheses, kept as Flink SQL text (double-quoted
+ * strings become single-quoted). A type is the tokens up to {@code ,} or {@code )} outside {@code
+ * ()} and {@code <>}, or up to NOT / COMMENT.
  *
  * <p>Statements and clauses of the vendor's dialect that changeflow does not implement yet fail
  * with {@code UNSUPPORTED_STATEMENT} naming them: GRANT, REVOKE, REFRESH other than of a streaming
  * table, DROP other than DROP TABLE, DESCRIBE other than DESCRIBE [TABLE] [EXTENDED], REORG, ALTER
  * other than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT
- * ... EXPECT, TRIGGER ON UPDATE, AUTO CDC FROM SNAPSHOT, STORED AS SCD TYPE BITEMPORAL, read_files
- * arguments other than {@code format} and {@code table}, read_kafka arguments other than {@code
- * bootstrapServers}, {@code subscribe}, {@code subscribePattern} and {@code startingOffsets}, and a
- * query other than {@code SELECT * FROM STREAM source}.
+ * ... EXPECT, TRIGGER ON UPDATE, STORED AS SCD TYPE BITEMPORAL, read_files arguments other than
+ * {@code format} and {@code table}, read_kafka arguments other than {@code bootstrapServers},
+ * {@code subscribe}, {@code subscribePattern} and {@code startingOffsets}, and a query other than
+ * {@code SELECT * FROM STREAM source}.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -877,9 +882,6 @@ public final class SqlParser {
         if (kind.isWord("AUTO")) {
             at++;
             expectWord("CDC", "CDC after AUTO");
-            if (peek().isWord("FROM")) {
-                throw unsupported(peek(), "AUTO CDC FROM SNAPSHOT (A6)");
-            }
             expectWord("INTO", "INTO after AUTO CDC");
             String target = name("a table name after INTO");
             return new SqlStatement.CreateFlow(pos, name, target, autoCdcFlow(kind.position()));
@@ -907,9 +909,6 @@ public final class SqlParser {
     private SqlStatement applyChanges() {
         SqlPosition pos = next().position();
         expectWord("CHANGES", "CHANGES after APPLY");
-        if (peek().isWord("FROM")) {
-            throw unsupported(peek(), "APPLY CHANGES FROM SNAPSHOT (A6)");
-        }
         expectWord("INTO", "INTO after APPLY CHANGES");
         String target = name("a table name after INTO");
         return new SqlStatement.CreateFlow(pos, null, target, autoCdcFlow(pos));
@@ -1001,10 +1000,13 @@ public final class SqlParser {
 
     private Flow autoCdcFlow(SqlPosition pos) {
         expectWord("FROM", "FROM and the source");
-        if (peek().isWord("SNAPSHOT")) {
-            throw unsupported(peek(), "AUTO CDC FROM SNAPSHOT (A6)");
-        }
-        Source source = source();
+        SqlToken snapshot = peek();
+        boolean fromSnapshot =
+                snapshot.isWord("SNAPSHOT")
+                        && (peekAt(1).isIdentifier() || peekAt(1).isSymbol("("))
+                        // FROM snapshot KEYS (...): a view or table named snapshot
+                        && !(peekAt(1).isWord("KEYS") && peekAt(2).isSymbol("("));
+        Source source = fromSnapshot ? snapshotSource() : source();
         List<String> keys = null;
         List<SqlPosition> keyPositions = new ArrayList<>();
         String sequenceBy = null;
@@ -1017,6 +1019,9 @@ public final class SqlParser {
         String trackHistory = null;
         while (!atStatementEnd()) {
             SqlToken t = peek();
+            if (fromSnapshot) {
+                refuseForSnapshot(t);
+            }
             if (t.isWord("KEYS")) {
                 at++;
                 once(keys, t, "KEYS");
@@ -1111,6 +1116,99 @@ public final class SqlParser {
                         trackHistory,
                         keyPositions,
                         sequencePosition));
+    }
+
+    /**
+     * {@code SNAPSHOT ( read_files '(' string [, format =&gt; 'csv' | 'json'] ')' | name )} after
+     * {@code AUTO CDC FROM} (docs/semantics.md A6): a folder of snapshot files, one per version, or
+     * an Iceberg table whose versions are the snapshots. {@code STREAM}, {@code read_kafka} and the
+     * other read_files arguments are refused where they are written.
+     */
+    private Source snapshotSource() {
+        SqlToken kw = next();
+        SqlToken t = peek();
+        if (t.isWord("STREAM")) {
+            throw expected(
+                    "read_files('folder') or a table name after FROM SNAPSHOT (a snapshot source is"
+                            + " read whole, version by version: no STREAM)");
+        }
+        boolean paren = acceptSymbol("(");
+        t = peek();
+        Source of;
+        if (t.isWord("read_files") && peekAt(1).isSymbol("(")) {
+            at += 2;
+            String path =
+                    string("the folder of snapshot files as the first argument of read_files");
+            Map<String, String> args = new LinkedHashMap<>();
+            while (acceptSymbol(",")) {
+                SqlToken arg = peek();
+                namedArgument(
+                        "read_files of FROM SNAPSHOT",
+                        args,
+                        List.of("format"),
+                        "format => 'csv' | 'json'; each file is read by its extension");
+                String format = args.get("format").toLowerCase(Locale.ROOT);
+                if (!format.equals("csv") && !format.equals("json")) {
+                    throw new SqlException(
+                            Code.INVALID_OPTION,
+                            arg.position(),
+                            "read_files format '"
+                                    + args.get("format")
+                                    + "' of FROM SNAPSHOT: snapshot files are CSV with a header"
+                                    + " or JSON lines, named <name>_<version>.csv, .json or .jsonl"
+                                    + " (give format => 'csv' or 'json', or leave it out)");
+                }
+            }
+            expectSymbol(")", "',' or ')' in read_files(...)");
+            of = new SqlStatement.ReadFiles(t.position(), path, args);
+        } else if ((t.isWord("read_kafka") || t.isWord("cloud_files")) && peekAt(1).isSymbol("(")) {
+            throw unsupported(
+                    t,
+                    t.text()
+                            + "(...) as a snapshot source (FROM SNAPSHOT reads read_files('folder')"
+                            + " or a table)");
+        } else if (t.isIdentifier()) {
+            of = new SqlStatement.Named(t.position(), name("a table after FROM SNAPSHOT"));
+        } else {
+            throw expected("read_files('folder') or a table name after FROM SNAPSHOT");
+        }
+        if (paren) {
+            expectSymbol(")", "')' after the snapshot source");
+        }
+        return new SqlStatement.Snapshot(kw.position(), of);
+    }
+
+    /**
+     * The clauses of change records that an AUTO CDC FROM SNAPSHOT flow refuses, at the clause (A6:
+     * the snapshot version orders the changes and absent keys are the deletes).
+     */
+    private void refuseForSnapshot(SqlToken t) {
+        SqlToken u = peekAt(1);
+        String why = null;
+        String clause = null;
+        if (t.isWord("SEQUENCE") && u.isWord("BY")) {
+            clause = "SEQUENCE BY";
+            why = "the snapshot version orders the changes";
+        } else if (t.isWord("APPLY") && u.isWord("AS") && peekAt(2).isWord("DELETE")) {
+            clause = "APPLY AS DELETE WHEN";
+            why = "a key absent from the next snapshot is the delete";
+        } else if (t.isWord("APPLY") && u.isWord("AS") && peekAt(2).isWord("TRUNCATE")) {
+            clause = "APPLY AS TRUNCATE WHEN";
+            why = "an empty snapshot after the first deletes every row";
+        } else if (t.isWord("IGNORE") && u.isWord("NULL")) {
+            clause = "IGNORE NULL UPDATES";
+            why = "a snapshot row is the whole row of its key, a null is a value";
+        }
+        if (clause != null) {
+            throw new SqlException(
+                    Code.INVALID_FLOW,
+                    t.position(),
+                    "AUTO CDC FROM SNAPSHOT takes no "
+                            + clause
+                            + ": "
+                            + why
+                            + " (docs/semantics.md A6)");
+        }
     }
 
     /** {@code SELECT * FROM source} and nothing after it. */

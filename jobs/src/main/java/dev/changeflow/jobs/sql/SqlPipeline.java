@@ -69,8 +69,10 @@ import java.util.Map;
  * (warning). The job's name defaults to the file name without {@code .sql}; the record format is
  * the {@code format =>} of the {@code read_files} calls, which must agree. Every {@code read_files}
  * path is an input of the one job (records are routed to flows by their table name, as with {@code
- * ingest}); a relative path is resolved against the file's folder. Rules: docs/semantics.md S1
- * (statements, errors), S2 (read_files), A1 (the flow definition).
+ * ingest}); a relative path is resolved against the file's folder. AUTO CDC FROM SNAPSHOT flows
+ * (A6) are not flows of that job: they are {@link #snapshotTables()}, run as the job {@link
+ * #snapshotConfig}. Rules: docs/semantics.md S1 (statements, errors), S2 (read_files), A1 (the flow
+ * definition), A6 (snapshots).
  */
 @PublicEvolving
 public final class SqlPipeline {
@@ -210,6 +212,133 @@ public final class SqlPipeline {
         }
     }
 
+    /** The file's AUTO CDC FROM SNAPSHOT tables (A6), in file order; set by the compiler. */
+    private List<SnapshotTable> snapshotTables = List.of();
+
+    /**
+     * A streaming table written by an AUTO CDC FROM SNAPSHOT flow (docs/semantics.md A6): not part
+     * of the ingest job ({@link #config()}); {@code run} runs the file's snapshot flows as a job of
+     * their own ({@link #snapshotConfig}) after the ingest job, so a snapshot table may read the
+     * versions of a table the same file writes.
+     *
+     * @param name the table's name as declared
+     * @param flow the flow, {@code from-snapshot} (a folder) or {@code from-snapshot-table} set
+     * @param position where the flow's statement starts
+     * @param sourcePosition where the snapshot source ({@code read_files} or the table) is named
+     * @param source how DESCRIBE and {@code --dry-run} name the source
+     * @param keyPositions where each KEYS column is written, in the order of {@code keys}
+     */
+    public record SnapshotTable(
+            String name,
+            FlowConfig flow,
+            SqlPosition position,
+            SqlPosition sourcePosition,
+            String source,
+            List<String> keys,
+            List<SqlPosition> keyPositions) {}
+
+    void snapshotTables(List<SnapshotTable> tables) {
+        this.snapshotTables = List.copyOf(tables);
+    }
+
+    /** The file's AUTO CDC FROM SNAPSHOT tables, in file order (A6). */
+    public List<SnapshotTable> snapshotTables() {
+        return snapshotTables;
+    }
+
+    /**
+     * The AUTO CDC FROM SNAPSHOT table of that name (case-insensitive, {@code LIVE.} allowed), or
+     * null.
+     */
+    @Nullable
+    public SnapshotTable snapshotTable(String name) {
+        String k = tableKey(name);
+        for (SnapshotTable t : snapshotTables) {
+            if (tableKey(t.name()).equals(k)) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The job of the file's snapshot flows (A6) writing {@code selected}: the file's options with
+     * those flows only, run by {@link dev.changeflow.jobs.ingest.LocalSnapshotIngest}. Named {@code
+     * <name>-snapshots} when {@code selected} holds every snapshot table of the file, else {@code
+     * <name>-snapshots-refresh-<tables>} (a job with saved state of its own, as {@link
+     * #refreshOnly} names a subset of the ingest job).
+     */
+    public IngestConfig snapshotConfig(List<SnapshotTable> selected) {
+        IngestConfig cfg;
+        try {
+            cfg = org.apache.flink.util.InstantiationUtil.clone(config);
+        } catch (IOException | ClassNotFoundException e) {
+            throw new IllegalStateException("cannot copy the pipeline's configuration", e);
+        }
+        cfg.flows.clear();
+        cfg.kafka = null;
+        List<String> labels = new ArrayList<>();
+        for (SnapshotTable t : snapshotTables) {
+            if (selected.contains(t)) {
+                cfg.flows.add(t.flow());
+                labels.add(label(t.name()));
+            }
+        }
+        cfg.name =
+                config.name
+                        + "-snapshots"
+                        + (cfg.flows.size() == snapshotTables.size()
+                                ? ""
+                                : "-refresh-" + String.join("-", labels));
+        return cfg;
+    }
+
+    /**
+     * The Iceberg table a snapshot flow writes: its target, in the file's namespace unless
+     * qualified.
+     */
+    public TableIdentifier snapshotTarget(SnapshotTable t) {
+        String namespace =
+                config.namespace != null ? config.namespace : IngestPlanner.DEFAULT_NAMESPACE;
+        String ns = t.flow().targetNamespace() != null ? t.flow().targetNamespace() : namespace;
+        return TableIdentifier.of(Namespace.of(ns.split("\\.")), t.flow().targetName());
+    }
+
+    /**
+     * Plans a snapshot flow as its job will ({@link dev.changeflow.jobs.ingest.SnapshotJob#plan}),
+     * writing nothing: a local folder is listed (file names without a version fail), the KEYS
+     * checked against the columns. Errors are placed: a folder that does not exist is {@code
+     * SOURCE_NOT_FOUND} at its {@code read_files}, a KEYS column of no source column {@code
+     * UNKNOWN_COLUMN} at that column, anything else {@code INVALID_FLOW} at the flow's statement;
+     * the message keeps the A6 code.
+     *
+     * @throws SqlException as above
+     */
+    public void checkSnapshot(SnapshotTable t) {
+        String namespace =
+                config.namespace != null ? config.namespace : IngestPlanner.DEFAULT_NAMESPACE;
+        try {
+            t.flow().validate();
+            dev.changeflow.jobs.ingest.SnapshotJob.plan(t.flow(), namespace);
+        } catch (AutoCdcException e) {
+            if (e.code() == AutoCdcException.Code.SNAPSHOT_FOLDER_NOT_FOUND) {
+                throw new SqlException(
+                        Code.SOURCE_NOT_FOUND, t.sourcePosition(), e.getMessage(), e);
+            }
+            if (e.code() == AutoCdcException.Code.KEY_NOT_IN_SOURCE) {
+                for (int k = 0; k < t.keys().size(); k++) {
+                    if (e.getMessage().contains("column '" + t.keys().get(k) + "'")) {
+                        throw new SqlException(
+                                Code.UNKNOWN_COLUMN, t.keyPositions().get(k), e.getMessage(), e);
+                    }
+                }
+            }
+            throw new SqlException(Code.INVALID_FLOW, t.position(), e.getMessage(), e);
+        } catch (IllegalArgumentException e) {
+            throw new SqlException(Code.INVALID_FLOW, t.position(), e.getMessage(), e);
+        }
+    }
+
     /** The file's DESCRIBE statements, in file order (S9); set by the compiler. */
     private List<SqlStatement.Describe> describes = List.of();
 
@@ -283,9 +412,10 @@ public final class SqlPipeline {
     /**
      * The pipeline restricted to the flows that write the named tables ({@code run --refresh
      * t,...}, the refresh a scheduled table's CronJob runs, S3). Naming every table gives this
-     * pipeline. A true subset is a job of its own, named {@code <name>-refresh-<table>-...} in
-     * declaration order, so its saved state (local checkpoints are per job name) is not mixed with
-     * the whole pipeline's.
+     * pipeline; AUTO CDC FROM SNAPSHOT tables (A6) are not flows of it and are left out ({@link
+     * #snapshotConfig} selects them). A true subset is a job of its own, named {@code
+     * <name>-refresh-<table>-...} in declaration order, so its saved state (local checkpoints are
+     * per job name) is not mixed with the whole pipeline's.
      *
      * @param names table names as declared (case-insensitive; a leading {@code LIVE.} is allowed)
      * @throws IllegalArgumentException when a name is no streaming table of the file, or when a
@@ -318,9 +448,11 @@ public final class SqlPipeline {
                                 + String.join(", ", tables)
                                 + ")");
             }
-            chosen.add(k);
+            if (snapshotTable(k) == null) {
+                chosen.add(k); // A6: a snapshot table is refreshed by the snapshot job
+            }
         }
-        if (chosen.size() == tables.size()) {
+        if (chosen.size() == tables.size() - snapshotTables.size()) {
             return this;
         }
         IngestConfig cfg;

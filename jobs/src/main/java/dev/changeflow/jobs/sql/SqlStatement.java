@@ -326,4 +326,15 @@ public sealed interface SqlStatement {
      * catalog; docs/semantics.md S7).
      */
     record Named(SqlPosition position, String name) implements Source {}
+
+    /**
+     * {@code FROM SNAPSHOT source} of an AUTO CDC flow (docs/semantics.md A6): each snapshot of
+     * {@code of} is compared with the previous one per key. {@code of} is a {@link ReadFiles} (a
+     * folder of snapshot files, one per version; its only argument is {@code format => 'csv' |
+     * 'json'}) or a {@link Named} table of the catalog (each of its Iceberg versions is a
+     * snapshot).
+     *
+     * @param position where {@code SNAPSHOT} is written
+     */
+    record Snapshot(SqlPosition position, Source of) implements Source {}
 }

@@ -44,8 +44,9 @@ import java.util.stream.Stream;
  *       end;
  *   <li>{@code .full}: {@code true} for a full refresh, else {@code false};
  *   <li>{@code .records}: the records the refresh's job read, as its {@code Done in ...} summary
- *       line counts them (all tables of the job together; 0 when there was nothing new); absent
- *       after a failed refresh;
+ *       line counts them (all tables of the job together; 0 when there was nothing new; for the job
+ *       of AUTO CDC FROM SNAPSHOT tables, A6, the snapshots it applied); absent after a failed
+ *       refresh;
  *   <li>{@code .versions}: the Iceberg snapshots the refresh committed to this table (the ancestors
  *       of its current snapshot after the one current at the start; a full refresh's delete commit
  *       included);
@@ -298,6 +299,27 @@ public final class TableStatements {
             if (decl.comment() != null) {
                 out.add("  COMMENT: " + decl.comment());
             }
+        } else if (decl != null && pipeline.snapshotTable(d.table()) != null) {
+            // A6: a snapshot flow, run by the file's snapshot job
+            SqlPipeline.SnapshotTable st = pipeline.snapshotTable(d.table());
+            FlowConfig f = st.flow();
+            out.add("Definition: " + decl.position());
+            out.add("  flow: " + f.flowName());
+            out.add("  kind: AUTO CDC FROM SNAPSHOT");
+            out.add("  source: " + st.source());
+            out.add("  KEYS: " + String.join(", ", f.keys));
+            out.add("  SCD type: " + (f.scdType == ScdType.TYPE_2 ? "2" : "1"));
+            out.add("  COLUMNS: " + f.columns);
+            if (f.trackHistoryOn != null) {
+                out.add("  TRACK HISTORY ON: " + f.trackHistoryOn);
+            }
+            if (!f.partitionedBy.isEmpty()) {
+                out.add("  PARTITIONED BY: " + String.join(", ", f.partitionedBy));
+            }
+            if (decl.comment() != null) {
+                out.add("  COMMENT: " + decl.comment());
+            }
+            decl.properties().forEach((k, v) -> out.add("  TBLPROPERTIES " + k + " = " + v));
         } else if (decl == null || i < 0) {
             out.add("Definition: none in this file (not a streaming table of it)");
         } else {

@@ -666,4 +666,74 @@ class RunCommandTest {
                                 + " /w/.changeflow/checkpoints/shop; run changeflow run shop.sql"
                                 + " again to resume from it (nothing committed is applied twice)");
     }
+
+    private static final String SNAPSHOTS =
+            PIPELINE
+                    + "CREATE OR REFRESH STREAMING TABLE cities (id BIGINT, city STRING)\n"
+                    + "  FLOW AUTO CDC FROM SNAPSHOT read_files('snaps') KEYS (id);\n";
+
+    /** What --dry-run prints for the snapshot job of SNAPSHOTS. */
+    private String snapshotPlan(String job) {
+        return "Snapshot job "
+                + job
+                + ": 1 flow, run after the ingest job (AUTO CDC FROM SNAPSHOT, A6)\n"
+                + "  sales.cities <- snapshot files in "
+                + dir.resolve("snaps")
+                + " (read_files, FROM SNAPSHOT): AUTO CDC FROM SNAPSHOT KEYS (id) STORED AS SCD"
+                + " TYPE 1 (id BIGINT, city STRING)\n";
+    }
+
+    @Test
+    void snapshotTablesRunAsAJobOfTheirOwnAfterTheIngestJob() throws Exception {
+        Path f = pipeline(SNAPSHOTS);
+        Files.createDirectories(dir.resolve("snaps"));
+        assertThat(run(f, "--dry-run"))
+                .contains("  sales.audit <- table audit: append-only (id INT, note STRING)\n")
+                .endsWith(
+                        "Inputs:\n  "
+                                + dir.resolve("in/cdc.jsonl")
+                                + "\n"
+                                + snapshotPlan("shop-snapshots")
+                                + "Dry run: no table or state was written.\n");
+        // --refresh of a snapshot table runs its job only; a REFRESH statement alike
+        assertThat(run(f, "--dry-run", "--refresh", "cities"))
+                .isEqualTo(
+                        snapshotPlan("shop-snapshots")
+                                + "Dry run: no table or state was written.\n");
+        assertThat(run(f, "--dry-run", "--refresh", "cities,orders,audit"))
+                .startsWith("Pipeline shop (")
+                .endsWith(
+                        snapshotPlan("shop-snapshots")
+                                + "Dry run: no table or state was written.\n");
+        assertThatThrownBy(
+                        () -> command("--dry-run", "--full-refresh", "cities", f.toString()).call())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--full-refresh cities: a full refresh of an AUTO CDC FROM SNAPSHOT table"
+                                + " is not supported yet (A6); refresh it with --refresh cities,"
+                                + " or drop it (DROP TABLE cities; in the file) and run the file"
+                                + " again to rebuild it");
+        Path refresh = pipeline(SNAPSHOTS + "REFRESH STREAMING TABLE cities;\n");
+        assertThat(run(refresh, "--dry-run"))
+                .isEqualTo(
+                        snapshotPlan("shop-snapshots")
+                                + "Dry run: no table or state was written.\n");
+    }
+
+    @Test
+    void aMissingSnapshotFolderFailsAtItsPlaceBeforeAnythingIsWritten() throws Exception {
+        Path f = pipeline(SNAPSHOTS);
+        Path warehouse = dir.resolve("warehouse");
+        assertThatThrownBy(() -> command("--warehouse", warehouse.toString(), f.toString()).call())
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith(
+                        f
+                                + ":10:31: SOURCE_NOT_FOUND: SNAPSHOT_FOLDER_NOT_FOUND: flow"
+                                + " 'cities': ")
+                .satisfies(
+                        e ->
+                                assertThat(((SqlException) e).code())
+                                        .isEqualTo(SqlException.Code.SOURCE_NOT_FOUND));
+        assertThat(warehouse).doesNotExist();
+    }
 }

@@ -794,14 +794,6 @@ class SqlParserTest {
                         + "a query that selects columns (only SELECT * FROM STREAM source; choose"
                         + " columns with COLUMNS in an AUTO CDC flow)");
         fails(
-                "CREATE FLOW f AS AUTO CDC FROM SNAPSHOT s KEYS (a)",
-                SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:27: " + u + "AUTO CDC FROM SNAPSHOT (A6)");
-        fails(
-                "APPLY CHANGES FROM SNAPSHOT s INTO t KEYS (a)",
-                SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:15: " + u + "APPLY CHANGES FROM SNAPSHOT (A6)");
-        fails(
                 "CREATE STREAMING TABLE t AS SELECT a, b FROM STREAM v",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:36: "
@@ -1090,5 +1082,140 @@ class SqlParserTest {
                 "DROP TABLE t CASCADE",
                 SqlException.Code.SYNTAX_ERROR,
                 "p.sql:1:14: SYNTAX_ERROR: expected ';' after DROP TABLE t, found 'CASCADE'");
+    }
+
+    // ------------------------------------------------------------ AUTO CDC FROM SNAPSHOT (A6)
+
+    @Test
+    void autoCdcFromSnapshotReadsAFolderOrATableInEveryForm() {
+        CreateFlow f =
+                (CreateFlow)
+                        one(
+                                "CREATE FLOW f AS AUTO CDC INTO cities FROM SNAPSHOT"
+                                        + " read_files('snaps', format => 'csv')\n"
+                                        + "  KEYS (id) STORED AS SCD TYPE 2 TRACK HISTORY ON (city)");
+        assertThat(f.name()).isEqualTo("f");
+        assertThat(f.target()).isEqualTo("cities");
+        assertThat(f.flow().source())
+                .isEqualTo(
+                        new SqlStatement.Snapshot(
+                                at(1, 44),
+                                new ReadFiles(at(1, 53), "snaps", Map.of("format", "csv"))));
+        assertThat(f.flow().autoCdc())
+                .isEqualTo(
+                        new AutoCdc(
+                                List.of("id"),
+                                null,
+                                null,
+                                null,
+                                null,
+                                false,
+                                2,
+                                "city",
+                                List.of(at(2, 9)),
+                                null));
+
+        CreateStreamingTable t =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE OR REFRESH STREAMING TABLE dim (id BIGINT, c STRING)"
+                                        + " FLOW AUTO CDC FROM SNAPSHOT (LIVE.silver.accounts)"
+                                        + " KEYS (id) COLUMNS * EXCEPT (c)");
+        assertThat(t.flow().source())
+                .isEqualTo(
+                        new SqlStatement.Snapshot(
+                                at(1, 80), new Named(at(1, 90), "silver.accounts")));
+        assertThat(t.flow().autoCdc().columns()).isEqualTo("* EXCEPT (c)");
+
+        CreateFlow apply =
+                (CreateFlow) one("APPLY CHANGES INTO LIVE.t FROM SNAPSHOT src KEYS (a, b)");
+        assertThat(apply.name()).isNull();
+        assertThat(apply.target()).isEqualTo("t");
+        assertThat(apply.flow().source())
+                .isEqualTo(new SqlStatement.Snapshot(at(1, 32), new Named(at(1, 41), "src")));
+        assertThat(apply.flow().autoCdc().keys()).containsExactly("a", "b");
+
+        // a view or table named snapshot is still a source of change records
+        CreateFlow named =
+                (CreateFlow) one("CREATE FLOW f AS AUTO CDC INTO t FROM snapshot KEYS (a)");
+        assertThat(named.flow().source()).isEqualTo(new Named(at(1, 39), "snapshot"));
+    }
+
+    @Test
+    void autoCdcFromSnapshotRefusesTheClausesOfChangeRecordsAtTheClause() {
+        String head = "CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT s KEYS (a)\n  ";
+        String flow = "INVALID_FLOW: AUTO CDC FROM SNAPSHOT takes no ";
+        fails(
+                head + "SEQUENCE BY v",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:2:3: "
+                        + flow
+                        + "SEQUENCE BY: the snapshot version orders the changes"
+                        + " (docs/semantics.md A6)");
+        fails(
+                head + "APPLY AS DELETE WHEN op = 'd'",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:2:3: "
+                        + flow
+                        + "APPLY AS DELETE WHEN: a key absent from the next snapshot is the delete"
+                        + " (docs/semantics.md A6)");
+        fails(
+                head + "APPLY AS TRUNCATE WHEN op = 't'",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:2:3: "
+                        + flow
+                        + "APPLY AS TRUNCATE WHEN: an empty snapshot after the first deletes every"
+                        + " row (docs/semantics.md A6)");
+        fails(
+                "APPLY CHANGES INTO t FROM SNAPSHOT read_files('d') IGNORE NULL UPDATES KEYS (a)",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:1:52: "
+                        + flow
+                        + "IGNORE NULL UPDATES: a snapshot row is the whole row of its key, a null"
+                        + " is a value (docs/semantics.md A6)");
+    }
+
+    @Test
+    void autoCdcFromSnapshotRefusesOtherSourcesAndArguments() {
+        String u = "UNSUPPORTED_STATEMENT: not supported by changeflow yet: ";
+        fails(
+                "CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT STREAM(s) KEYS (a)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:48: SYNTAX_ERROR: expected read_files('folder') or a table name after"
+                        + " FROM SNAPSHOT (a snapshot source is read whole, version by version: no"
+                        + " STREAM), found 'STREAM'");
+        fails(
+                "CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT read_kafka(subscribe => 'x')"
+                        + " KEYS (a)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:48: "
+                        + u
+                        + "read_kafka(...) as a snapshot source (FROM SNAPSHOT reads"
+                        + " read_files('folder') or a table)");
+        fails(
+                "CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT read_files('d', table => 'x')"
+                        + " KEYS (a)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:64: "
+                        + u
+                        + "read_files of FROM SNAPSHOT argument 'table' (this release takes format"
+                        + " => 'csv' | 'json'; each file is read by its extension)");
+        fails(
+                "CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT read_files('d', format =>"
+                        + " 'parquet') KEYS (a)",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:64: INVALID_OPTION: read_files format 'parquet' of FROM SNAPSHOT:"
+                        + " snapshot files are CSV with a header or JSON lines, named"
+                        + " <name>_<version>.csv, .json or .jsonl (give format => 'csv' or"
+                        + " 'json', or leave it out)");
+        fails(
+                "CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT s",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:49: SYNTAX_ERROR: expected KEYS (...): an AUTO CDC flow needs its keys,"
+                        + " found end of file");
+        fails(
+                "CREATE FLOW f AS AUTO CDC FROM SNAPSHOT s KEYS (a)",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:27: SYNTAX_ERROR: expected INTO after AUTO CDC, found 'FROM'");
     }
 }

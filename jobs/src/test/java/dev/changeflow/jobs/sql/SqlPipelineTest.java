@@ -766,4 +766,140 @@ class SqlPipelineTest {
                 "p.sql:1:1: UNKNOWN_TABLE: ALTER STREAMING TABLE a: no CREATE STREAMING TABLE above"
                         + " it declares that table");
     }
+
+    // ------------------------------------------------------------ AUTO CDC FROM SNAPSHOT (A6)
+
+    private static final String SNAPSHOT_PIPELINE =
+            String.join(
+                    "\n",
+                    "USE SCHEMA geo;",
+                    "CREATE OR REFRESH STREAMING TABLE accounts",
+                    "  FLOW AUTO CDC FROM STREAM read_files('in', format => 'debezium-json')",
+                    "  KEYS (aid);",
+                    "CREATE OR REFRESH STREAMING TABLE cities (id BIGINT, city STRING);",
+                    "CREATE FLOW snap AS AUTO CDC INTO cities",
+                    "  FROM SNAPSHOT read_files('snaps', format => 'csv')",
+                    "  KEYS (id) STORED AS SCD TYPE 2 TRACK HISTORY ON (city);",
+                    "CREATE OR REFRESH STREAMING TABLE dim",
+                    "  FLOW AUTO CDC FROM SNAPSHOT accounts KEYS (aid) STORED AS SCD TYPE 2;");
+
+    @Test
+    void snapshotFlowsCompileToTheirOwnJobBesideTheIngestJob() {
+        SqlPipeline p = compile(SNAPSHOT_PIPELINE);
+        assertThat(p.config().flows).extracting(FlowConfig::flowName).containsExactly("accounts");
+        assertThat(p.tables()).containsExactly("accounts", "cities", "dim");
+        assertThat(p.snapshotTables())
+                .extracting(SqlPipeline.SnapshotTable::name)
+                .containsExactly("cities", "dim");
+
+        SqlPipeline.SnapshotTable cities = p.snapshotTable("LIVE.Cities");
+        FlowConfig folder = cities.flow();
+        assertThat(folder.flowName()).isEqualTo("snap");
+        assertThat(folder.fromSnapshot).isEqualTo("/pipelines/snaps");
+        assertThat(folder.fromSnapshotTable).isNull();
+        assertThat(folder.schema).isEqualTo("id BIGINT, city STRING");
+        assertThat(folder.keys).containsExactly("id");
+        assertThat(folder.sequenceBy).isEmpty();
+        assertThat(folder.scdType).isEqualTo(ScdType.TYPE_2);
+        assertThat(folder.trackHistoryOn).isEqualTo(ColumnSelection.include(List.of("city")));
+        assertThat(cities.position()).isEqualTo(new SqlPosition("p.sql", 6, 1));
+        assertThat(cities.sourcePosition()).isEqualTo(new SqlPosition("p.sql", 7, 17));
+        assertThat(cities.source())
+                .isEqualTo("snapshot files in /pipelines/snaps (read_files, FROM SNAPSHOT)");
+        assertThat(p.snapshotTarget(cities).toString()).isEqualTo("geo.cities");
+
+        FlowConfig table = p.snapshotTable("dim").flow();
+        assertThat(table.fromSnapshotTable).isEqualTo("accounts");
+        assertThat(table.fromSnapshot).isNull();
+        assertThat(table.schema).isNull();
+        assertThat(table.keys).containsExactly("aid");
+
+        IngestConfig all = p.snapshotConfig(p.snapshotTables());
+        assertThat(all.name).isEqualTo("p-snapshots");
+        assertThat(all.namespace).isEqualTo("geo");
+        assertThat(all.flows).containsExactly(folder, table);
+        IngestConfig one = p.snapshotConfig(List.of(cities));
+        assertThat(one.name).isEqualTo("p-snapshots-refresh-cities");
+        assertThat(one.flows).containsExactly(folder);
+
+        // the ingest job is the same with and without the snapshot tables beside it
+        assertThat(p.refreshOnly(List.of("accounts"))).isSameAs(p);
+        assertThat(p.refreshOnly(List.of("accounts", "cities"))).isSameAs(p);
+        // a REFRESH of a snapshot table is its job's (checked with the file)
+        assertThat(compile(SNAPSHOT_PIPELINE + "\nREFRESH STREAMING TABLE cities;").refreshes())
+                .hasSize(1);
+    }
+
+    @Test
+    void snapshotFlowErrorsAreNamedAtTheirPlace() {
+        String folder = "CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT read_files('d') KEYS (id);";
+        fails(
+                "CREATE STREAMING TABLE t;\n" + folder,
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:2:48: INVALID_FLOW: AUTO CDC FROM SNAPSHOT read_files('d') needs the"
+                        + " columns of the snapshot files: declare them on the streaming table,"
+                        + " e.g. CREATE OR REFRESH STREAMING TABLE t (id BIGINT, city STRING)"
+                        + " (A6)");
+        fails(
+                "CREATE STREAMING TABLE t (key BIGINT);\n" + folder,
+                SqlException.Code.UNKNOWN_COLUMN,
+                "p.sql:2:70: UNKNOWN_COLUMN: KEYS column 'id' is not a declared column of"
+                        + " streaming table t [key], whose columns the snapshot files are read"
+                        + " with");
+        fails(
+                "CREATE STREAMING TABLE t (id BIGINT,\n"
+                        + "  CONSTRAINT pos EXPECT (id > 0) ON VIOLATION DROP ROW);\n"
+                        + folder,
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:2:3: INVALID_FLOW: expectations are not checked on an AUTO CDC FROM"
+                        + " SNAPSHOT flow (S8, A6): a row left out of a snapshot would read as a"
+                        + " delete of its key; streaming table t is written FROM SNAPSHOT at"
+                        + " p.sql:3:39");
+        fails(
+                "CREATE STREAMING TABLE t (id BIGINT);\n"
+                        + folder
+                        + "\nREFRESH STREAMING TABLE t FULL;",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:3:1: UNSUPPORTED_STATEMENT: not supported by changeflow yet: REFRESH"
+                        + " STREAMING TABLE t FULL of an AUTO CDC FROM SNAPSHOT table (A6);"
+                        + " refresh it without FULL, or drop it (DROP TABLE t;) and run the file"
+                        + " again to rebuild it from every snapshot");
+        fails(
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x');\n"
+                        + "CREATE STREAMING TABLE t (id BIGINT)\n"
+                        + "  FLOW AUTO CDC FROM SNAPSHOT v KEYS (id);",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:3:31: UNSUPPORTED_STATEMENT: not supported by changeflow yet: temporary"
+                        + " view v as a snapshot source; name read_files('folder') or a table"
+                        + " after FROM SNAPSHOT");
+        fails(
+                "CREATE STREAMING TABLE t (id BIGINT) FLOW AUTO CDC FROM SNAPSHOT s KEYS (id);\n"
+                        + "APPLY CHANGES INTO t FROM SNAPSHOT s2 KEYS (id);",
+                SqlException.Code.DUPLICATE_FLOW,
+                "p.sql:2:1: DUPLICATE_FLOW: streaming table t is already written by the flow at"
+                        + " p.sql:1:1; a table is written by one flow");
+    }
+
+    @Test
+    void aSnapshotFolderIsCheckedWhenPlanned(@TempDir Path dir) throws Exception {
+        String text =
+                "CREATE STREAMING TABLE t (id BIGINT, city STRING)\n"
+                        + "  FLOW AUTO CDC FROM SNAPSHOT read_files('snaps') KEYS (id);";
+        SqlPipeline p = SqlPipeline.compile(text, "p.sql", dir, "p");
+        SqlPipeline.SnapshotTable t = p.snapshotTables().get(0);
+        assertThatThrownBy(() -> p.checkSnapshot(t))
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith(
+                        "p.sql:2:31: SOURCE_NOT_FOUND: SNAPSHOT_FOLDER_NOT_FOUND: flow 't':")
+                .hasMessageContaining(dir.resolve("snaps").toString());
+        Files.createDirectories(dir.resolve("snaps"));
+        Files.writeString(dir.resolve("snaps/snapshot_x.csv"), "id,city\n");
+        assertThatThrownBy(() -> p.checkSnapshot(t))
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith("p.sql:1:1: INVALID_FLOW: SNAPSHOT_VERSION_NOT_SORTABLE: ")
+                .hasMessageContaining("snapshot_x.csv");
+        Files.delete(dir.resolve("snaps/snapshot_x.csv"));
+        Files.writeString(dir.resolve("snaps/snapshot_1.csv"), "id,city\n1,Lyon\n");
+        p.checkSnapshot(t);
+    }
 }

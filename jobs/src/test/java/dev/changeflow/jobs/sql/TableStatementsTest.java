@@ -397,4 +397,54 @@ class TableStatementsTest {
                                 assertThat(((SqlException) e).code())
                                         .isEqualTo(SqlException.Code.INVALID_FLOW));
     }
+
+    @Test
+    void describeExtendedOfASnapshotTableNamesItsKindSourceKeysAndHistory() {
+        SqlPipeline p =
+                pipeline(
+                        "CREATE OR REFRESH STREAMING TABLE cities (id BIGINT NOT NULL, city STRING)\n"
+                                + "  COMMENT 'exports' SCHEDULE EVERY 1 DAY\n"
+                                + "  FLOW AUTO CDC FROM SNAPSHOT read_files('snaps', format => 'csv')\n"
+                                + "  KEYS (id) STORED AS SCD TYPE 2 TRACK HISTORY ON (city);\n"
+                                + "CREATE OR REFRESH STREAMING TABLE dim;\n"
+                                + "APPLY CHANGES INTO dim FROM SNAPSHOT sales.orders KEYS (id);\n"
+                                + "DESCRIBE TABLE EXTENDED cities;\n"
+                                + "DESCRIBE TABLE EXTENDED dim;");
+        TableIdentifier cities = TableIdentifier.of("sales", "cities");
+        assertThat(p.snapshotTarget(p.snapshotTable("cities"))).isEqualTo(cities);
+        assertThat(TableStatements.describe(p, p.describes().get(0), catalog, cities))
+                .containsExactly(
+                        "Table sales.cities (not created yet: declared columns)",
+                        "Columns:",
+                        "  id BIGINT NOT NULL",
+                        "  city STRING",
+                        "Definition: p.sql:12:1",
+                        "  flow: cities",
+                        "  kind: AUTO CDC FROM SNAPSHOT",
+                        "  source: snapshot files in "
+                                + dir.resolve("snaps")
+                                + " (read_files, FROM SNAPSHOT)",
+                        "  KEYS: id",
+                        "  SCD type: 2",
+                        "  COLUMNS: *",
+                        "  TRACK HISTORY ON: (city)",
+                        "  COMMENT: exports",
+                        "Schedule: EVERY 1 DAY",
+                        "Last refresh: none recorded");
+        TableIdentifier dim = TableIdentifier.of("sales", "dim");
+        assertThat(TableStatements.describe(p, p.describes().get(1), catalog, dim))
+                .containsExactly(
+                        "Table sales.dim (not created yet: declared columns)",
+                        "Columns:",
+                        "  (from the source's records, when first refreshed)",
+                        "Definition: p.sql:16:1",
+                        "  flow: dim",
+                        "  kind: AUTO CDC FROM SNAPSHOT",
+                        "  source: versions of table sales.orders (FROM SNAPSHOT)",
+                        "  KEYS: id",
+                        "  SCD type: 1",
+                        "  COLUMNS: *",
+                        "Schedule: none (refreshed when the file is run)",
+                        "Last refresh: none recorded");
+    }
 }
