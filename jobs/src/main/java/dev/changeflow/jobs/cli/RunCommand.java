@@ -269,7 +269,7 @@ public final class RunCommand implements Callable<Integer> {
                 // write, when its turn comes (and by --dry-run now)
                 for (SqlPipeline.SnapshotTable t : step.snapshots()) {
                     if (t.flow().fromSnapshot != null || dryRun) {
-                        p.checkSnapshot(t);
+                        p.checkSnapshot(t, LocalIngest.catalog(p.config(), local.warehouse));
                     }
                 }
                 plans.add(null);
@@ -546,7 +546,8 @@ public final class RunCommand implements Callable<Integer> {
         }
         for (SqlPipeline.SnapshotTable t : step.snapshots()) {
             if (t.flow().fromSnapshot == null) {
-                p.checkSnapshot(t); // the versions of a table: checked at its turn
+                // the versions of a table: checked at its turn
+                p.checkSnapshot(t, LocalIngest.catalog(p.config(), local.warehouse));
             }
         }
         LocalIngest.Options o = options(p, cfg.name);

@@ -310,17 +310,27 @@ public final class SqlPipeline {
      * checked against the columns. Errors are placed: a folder that does not exist is {@code
      * SOURCE_NOT_FOUND} at its {@code read_files}, a KEYS column of no source column {@code
      * UNKNOWN_COLUMN} at that column, anything else {@code INVALID_FLOW} at the flow's statement;
-     * the message keeps the A6 code.
+     * the message keeps the A6 code. The versions of a table are checked in {@code catalog}: a
+     * table that does not exist is {@code UNKNOWN_TABLE} at the source, a format v1 table or a
+     * declared column it lacks {@code INVALID_FLOW}.
      *
+     * @param catalog the catalog of a {@code FROM SNAPSHOT table} source (opened only for one)
      * @throws SqlException as above
      */
-    public void checkSnapshot(SnapshotTable t) {
+    public void checkSnapshot(SnapshotTable t, CatalogSettings catalog) {
         String namespace =
                 config.namespace != null ? config.namespace : IngestPlanner.DEFAULT_NAMESPACE;
+        Catalog cat = null;
         try {
             t.flow().validate();
-            dev.changeflow.jobs.ingest.SnapshotJob.plan(t.flow(), namespace);
+            if (t.flow().fromSnapshotTable != null) {
+                cat = catalog.open();
+            }
+            dev.changeflow.jobs.ingest.SnapshotJob.plan(t.flow(), namespace, cat);
         } catch (AutoCdcException e) {
+            if (e.code() == AutoCdcException.Code.SNAPSHOT_TABLE_NOT_FOUND) {
+                throw new SqlException(Code.UNKNOWN_TABLE, t.sourcePosition(), e.getMessage(), e);
+            }
             if (e.code() == AutoCdcException.Code.SNAPSHOT_FOLDER_NOT_FOUND) {
                 throw new SqlException(
                         Code.SOURCE_NOT_FOUND, t.sourcePosition(), e.getMessage(), e);
@@ -334,8 +344,16 @@ public final class SqlPipeline {
                 }
             }
             throw new SqlException(Code.INVALID_FLOW, t.position(), e.getMessage(), e);
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | dev.changeflow.sources.cdf.CdfException e) {
             throw new SqlException(Code.INVALID_FLOW, t.position(), e.getMessage(), e);
+        } finally {
+            if (cat instanceof java.io.Closeable) {
+                try {
+                    ((java.io.Closeable) cat).close();
+                } catch (IOException e) {
+                    // closing a catalog only releases clients: nothing was written
+                }
+            }
         }
     }
 

@@ -8,6 +8,11 @@ import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -887,19 +892,57 @@ class SqlPipelineTest {
                         + "  FLOW AUTO CDC FROM SNAPSHOT read_files('snaps') KEYS (id);";
         SqlPipeline p = SqlPipeline.compile(text, "p.sql", dir, "p");
         SqlPipeline.SnapshotTable t = p.snapshotTables().get(0);
-        assertThatThrownBy(() -> p.checkSnapshot(t))
+        assertThatThrownBy(() -> p.checkSnapshot(t, CatalogSettings.localHadoop(dir.resolve("wh"))))
                 .isInstanceOf(SqlException.class)
                 .hasMessageStartingWith(
                         "p.sql:2:31: SOURCE_NOT_FOUND: SNAPSHOT_FOLDER_NOT_FOUND: flow 't':")
                 .hasMessageContaining(dir.resolve("snaps").toString());
         Files.createDirectories(dir.resolve("snaps"));
         Files.writeString(dir.resolve("snaps/snapshot_x.csv"), "id,city\n");
-        assertThatThrownBy(() -> p.checkSnapshot(t))
+        assertThatThrownBy(() -> p.checkSnapshot(t, CatalogSettings.localHadoop(dir.resolve("wh"))))
                 .isInstanceOf(SqlException.class)
                 .hasMessageStartingWith("p.sql:1:1: INVALID_FLOW: SNAPSHOT_VERSION_NOT_SORTABLE: ")
                 .hasMessageContaining("snapshot_x.csv");
         Files.delete(dir.resolve("snaps/snapshot_x.csv"));
         Files.writeString(dir.resolve("snaps/snapshot_1.csv"), "id,city\n1,Lyon\n");
-        p.checkSnapshot(t);
+        p.checkSnapshot(t, CatalogSettings.localHadoop(dir.resolve("wh")));
+    }
+
+    @Test
+    void aSnapshotTableIsCheckedInTheCatalog(@TempDir Path dir) throws Exception {
+        String text =
+                "CREATE STREAMING TABLE t\n" + "  FLOW AUTO CDC FROM SNAPSHOT raw.src KEYS (id);";
+        SqlPipeline p = SqlPipeline.compile(text, "p.sql", dir, "p");
+        SqlPipeline.SnapshotTable t = p.snapshotTables().get(0);
+        CatalogSettings catalog = CatalogSettings.localHadoop(dir.resolve("wh"));
+        assertThatThrownBy(() -> p.checkSnapshot(t, catalog))
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith(
+                        "p.sql:2:31: UNKNOWN_TABLE: SNAPSHOT_TABLE_NOT_FOUND: flow 't': snapshot"
+                                + " table raw.src does not exist in the catalog");
+        Catalog cat = catalog.open();
+        cat.createTable(
+                TableIdentifier.of("raw", "src"),
+                new Schema(
+                        Types.NestedField.required(1, "id", Types.LongType.get()),
+                        Types.NestedField.optional(2, "city", Types.StringType.get())),
+                PartitionSpec.unpartitioned(),
+                Map.of("format-version", "1"));
+        assertThatThrownBy(() -> p.checkSnapshot(t, catalog))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        "p.sql:1:1: INVALID_FLOW: UNSUPPORTED_FORMAT_VERSION: flow 't': snapshot"
+                                + " table changeflow.raw.src has format version 1; its versions are"
+                                + " snapshot sequence numbers, which format 1 does not have. Upgrade"
+                                + " the table with the table property 'format-version' = '2'.");
+        cat.dropTable(TableIdentifier.of("raw", "src"));
+        cat.createTable(
+                TableIdentifier.of("raw", "src"),
+                new Schema(
+                        Types.NestedField.required(1, "id", Types.LongType.get()),
+                        Types.NestedField.optional(2, "city", Types.StringType.get())),
+                PartitionSpec.unpartitioned(),
+                Map.of("format-version", "2"));
+        p.checkSnapshot(t, catalog);
     }
 }
