@@ -146,6 +146,74 @@ class SnapshotSqlITCase {
         assertThat(checkpoints.resolve("geo")).isDirectory();
     }
 
+    /**
+     * {@code FROM SNAPSHOT table}: an SCD type 2 history of the current versions of a table the
+     * same file writes (the ingest job commits before the snapshot job starts), with {@code
+     * snapshot-versions = latest}, so each run applies the table as it stands (the versions a run's
+     * checkpoints commit in between are not snapshots) and {@code __START_AT} / {@code __END_AT}
+     * are the table's sequence numbers after each run.
+     */
+    @Test
+    void aHistoryOfTheVersionsOfATableTheFileWrites() throws Exception {
+        Path in = Files.createDirectories(tmp.resolve("in"));
+        Path sql = tmp.resolve("shop.sql");
+        Files.writeString(
+                sql,
+                String.join(
+                        "\n",
+                        "SET checkpoint-interval = 100ms;",
+                        "USE SCHEMA shop;",
+                        "CREATE OR REFRESH STREAMING TABLE orders",
+                        "  FLOW AUTO CDC FROM STREAM read_files('in', format => 'json', table =>"
+                                + " 'orders')",
+                        "  KEYS (id) SEQUENCE BY seq;",
+                        "CREATE OR REFRESH STREAMING TABLE orders_history",
+                        "  TBLPROPERTIES ('changeflow.snapshot-versions' = 'latest');",
+                        "APPLY CHANGES INTO orders_history FROM SNAPSHOT orders",
+                        "  KEYS (id) STORED AS SCD TYPE 2;",
+                        ""));
+        Files.write(
+                in.resolve("1.jsonl"),
+                List.of(
+                        "{\"id\":1,\"amount\":10,\"seq\":1}",
+                        "{\"id\":2,\"amount\":5,\"seq\":1}",
+                        "{\"id\":1,\"amount\":11,\"seq\":2}"));
+        String w = tmp.resolve("warehouse").toString();
+        Catalog cat = CatalogSettings.localHadoop(Path.of(w).toAbsolutePath()).open();
+        TableIdentifier orders = TableIdentifier.of("shop", "orders");
+        TableIdentifier history = TableIdentifier.of("shop", "orders_history");
+
+        ByteArrayOutputStream run1 = new ByteArrayOutputStream();
+        assertThat(run(run1, "run", "--warehouse", w, sql.toString())).isZero();
+        assertThat(run1.toString(StandardCharsets.UTF_8))
+                .contains("Done: 1 snapshot(s) applied, 0 skipped");
+        long v1 = cat.loadTable(orders).currentSnapshot().sequenceNumber();
+        assertThat(rows(cat, orders)).containsExactly("1,11,2", "2,5,1");
+        assertThat(rows(cat, history)).containsExactly("1,11,2," + v1 + ",", "2,5,1," + v1 + ",");
+
+        Files.write(
+                in.resolve("2.jsonl"),
+                List.of("{\"id\":2,\"amount\":6,\"seq\":2}", "{\"id\":3,\"amount\":7,\"seq\":1}"));
+        ByteArrayOutputStream run2 = new ByteArrayOutputStream();
+        assertThat(run(run2, "run", "--warehouse", w, sql.toString())).isZero();
+        assertThat(run2.toString(StandardCharsets.UTF_8))
+                .contains("Done: 1 snapshot(s) applied, 0 skipped");
+        long v2 = cat.loadTable(orders).currentSnapshot().sequenceNumber();
+        assertThat(v2).isGreaterThan(v1);
+        assertThat(rows(cat, history))
+                .containsExactly(
+                        "1,11,2," + v1 + ",",
+                        "2,5,1," + v1 + "," + v2,
+                        "2,6,2," + v2 + ",",
+                        "3,7,1," + v2 + ",");
+
+        // nothing new: the snapshot job applies nothing
+        ByteArrayOutputStream run3 = new ByteArrayOutputStream();
+        assertThat(run(run3, "run", "--warehouse", w, sql.toString())).isZero();
+        assertThat(cat.loadTable(orders).currentSnapshot().sequenceNumber()).isEqualTo(v2);
+        assertThat(rows(cat, history)).hasSize(4);
+    }
+
     private static final TableIdentifier ORDERS = TableIdentifier.of("geo", "orders");
     private static final TableIdentifier CITIES = TableIdentifier.of("geo", "cities");
 
