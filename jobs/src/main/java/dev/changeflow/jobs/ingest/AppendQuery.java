@@ -76,7 +76,11 @@ public final class AppendQuery implements Serializable {
         AppendQuery probe = new AppendQuery(flow, input, list, where, input);
         Table table = probe.table(planned);
         RowType output =
-                (RowType) table.getResolvedSchema().toPhysicalRowDataType().getLogicalType();
+                (RowType)
+                        table.getResolvedSchema()
+                                .toPhysicalRowDataType()
+                                .getLogicalType()
+                                .copy(true);
         for (String name : output.getFieldNames()) {
             if (name.matches("EXPR\\$\\d+")) {
                 throw new Invalid(
@@ -226,7 +230,9 @@ public final class AppendQuery implements Serializable {
                 msg = t.getMessage();
             }
         }
-        return msg.split("\n")[0];
+        // the place in the generated query means nothing to the user: the error gives the file's
+        return msg.split("\n")[0].replaceFirst(
+                "From line \\d+, column \\d+ to line \\d+, column \\d+: ", "");
     }
 
     /** Where in the query an error is. */
