@@ -145,7 +145,8 @@ public final class AppendQuery implements Serializable {
      * {@link #outputType()} out.
      */
     public DataStream<RowData> apply(DataStream<RowData> rows) {
-        return tenv.toDataStream(table(rows), bridged(output));
+        Table query = table(rows); // sets tenv
+        return tenv.toDataStream(query, bridged(output));
     }
 
     private transient StreamTableEnvironment tenv;

@@ -59,8 +59,10 @@ final class AppendedRowsOnly implements FilterFunction<RowData> {
                         + " platform fails such a stream too; docs/semantics.md S7). "
                         + target
                         + " keeps what earlier checkpoints committed. Fix: REFRESH STREAMING TABLE "
-                        + target
-                        + " FULL (empties it and reads the current rows of "
+                        + target.substring(target.lastIndexOf('.') + 1)
+                        + " FULL, or run --full-refresh "
+                        + target.substring(target.lastIndexOf('.') + 1)
+                        + " (empties it and reads the current rows of "
                         + table
                         + ", then its later versions), or read "
                         + table

@@ -386,7 +386,10 @@ public final class IngestJob {
                             });
             writeFlow(changes, null, flow, catalog, quarantine);
         }
-        writeQuarantine(quarantine.get(0), quarantine.subList(1, quarantine.size()), plan, catalog);
+        if (!quarantine.isEmpty()) { // append flows set nothing aside (S7)
+            writeQuarantine(
+                    quarantine.get(0), quarantine.subList(1, quarantine.size()), plan, catalog);
+        }
     }
 
     static boolean sameRouting(DecoderFlow a, DecoderFlow b) {
