@@ -335,7 +335,7 @@ class SqlPipelineTest {
                 dir,
                 text.replace(" AS total", ""),
                 SqlException.Code.INVALID_QUERY,
-                "p.sql:1:39: INVALID_QUERY: flow 'sales': the select list (upper(product) AS"
+                "p.sql:1:40: INVALID_QUERY: flow 'sales': the select list (upper(product) AS"
                         + " product,\n  CAST(price * qty AS DECIMAL(10, 2))) has an expression"
                         + " without a name, which would be column EXPR$1 of the table: give it one"
                         + " with AS name");
