@@ -4,6 +4,7 @@ import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -220,17 +221,125 @@ class VendorExamplesITCase {
                         "1,gold,20,20,", "2,new,10,10,40", "2,silver,40,40,", "3,new,35,35,");
     }
 
+    private static final Schema RAW_DATA =
+            new Schema(
+                    Types.NestedField.optional(1, "product", Types.StringType.get()),
+                    Types.NestedField.optional(2, "price", Types.DoubleType.get()),
+                    Types.NestedField.optional(3, "store", Types.StringType.get()));
+
+    /**
+     * Seed 003's first statement (S1, S7): {@code sales} takes columns of the rows appended to
+     * Iceberg table {@code raw_data}; run twice with rows appended in between, each row lands once;
+     * a version of {@code raw_data} that deletes rows then fails the flow with {@code
+     * SOURCE_ROWS_CHANGED}, naming the table and the version, and {@code sales} keeps its rows.
+     */
+    @Test
+    void theSeedsSelectListOverATableTakesItsAppendedRowsOnce() throws Exception {
+        Path warehouse = tmp.resolve("warehouse");
+        Catalog catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        ((SupportsNamespaces) catalog).createNamespace(Namespace.of("shop"));
+        Table raw =
+                catalog.createTable(
+                        TableIdentifier.of("shop", "raw_data"),
+                        RAW_DATA,
+                        PartitionSpec.unpartitioned(),
+                        Map.of(TableProperties.FORMAT_VERSION, "2"));
+        append(raw, List.of(new Object[][] {{"tea", 2.5, "north"}, {"cake", 4.0, "south"}}));
+        Path file = tmp.resolve("sales.sql");
+        Files.writeString(
+                file,
+                "USE SCHEMA shop;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE sales\n"
+                        + "  SCHEDULE EVERY 1 hour\n"
+                        + "  AS SELECT product, price FROM STREAM raw_data;\n");
+        String w = warehouse.toString();
+
+        assertThat(Main.execute("run", "--warehouse", w, file.toString())).isZero();
+        // product, price: the select list's columns, no store
+        assertThat(rows(catalog, "shop", "sales")).containsExactlyInAnyOrder("tea,2.5", "cake,4.0");
+
+        DataFile scones = append(raw, List.of(new Object[][] {{"scone", 3.0, "north"}}));
+        append(raw, List.of(new Object[][] {{"tea", 2.75, "south"}}));
+        assertThat(Main.execute("run", "--warehouse", w, file.toString())).isZero();
+        assertThat(rows(catalog, "shop", "sales"))
+                .containsExactlyInAnyOrder("tea,2.5", "cake,4.0", "scone,3.0", "tea,2.75");
+
+        // version 4 of raw_data (three appends before) deletes the scone row: an append flow cannot
+        // apply it
+        raw.newDelete().deleteFile(scones).commit();
+        raw.refresh();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        int code;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            code = Main.execute("run", "--warehouse", w, file.toString());
+        } finally {
+            System.setErr(stderr);
+        }
+        String message = err.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(message).isNotZero();
+        assertThat(message)
+                .contains(
+                        "SOURCE_ROWS_CHANGED: flow 'sales' appends the rows added to table"
+                                + " shop.raw_data, and version 4 of shop.raw_data changes rows that"
+                                + " were there (a 'delete' change)")
+                .contains("Fix: REFRESH STREAMING TABLE sales FULL, or run --full-refresh sales");
+        assertThat(rows(catalog, "shop", "sales"))
+                .containsExactlyInAnyOrder("tea,2.5", "cake,4.0", "scone,3.0", "tea,2.75");
+
+        // the documented way out: a full refresh reads raw_data's current rows
+        assertThat(
+                        Main.execute(
+                                "run",
+                                "--warehouse",
+                                w,
+                                "--full-refresh",
+                                "sales",
+                                file.toString()))
+                .isZero();
+        assertThat(rows(catalog, "shop", "sales"))
+                .containsExactlyInAnyOrder("tea,2.5", "cake,4.0", "tea,2.75");
+    }
+
+    /**
+     * S1: a select list with a function, a cast of an expression and a WHERE over plain JSON rows
+     * of {@code read_files}, evaluated by Flink: the table has the select list's columns and the
+     * rows the predicate keeps.
+     */
+    @Test
+    void aSelectListWithACastAndAWhereOverJsonFiles() throws Exception {
+        Path sales = Files.createDirectories(tmp.resolve("in/sales"));
+        Files.writeString(
+                sales.resolve("part-1.json"),
+                "{\"product\": \"tea\", \"price\": 2.5, \"qty\": 3}\n"
+                        + "{\"product\": \"cake\", \"price\": 4.0, \"qty\": 1}\n"
+                        + "{\"product\": \"scone\", \"price\": 1.25, \"qty\": 2}\n");
+        Path file = tmp.resolve("in/big_sales.sql");
+        Files.writeString(
+                file,
+                "USE SCHEMA shop;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE big_sales\n"
+                        + "  AS SELECT upper(product) AS product,\n"
+                        + "     CAST(price * qty AS DECIMAL(10, 2)) AS total\n"
+                        + "  FROM STREAM read_files('sales', format => \"json\")\n"
+                        + "  WHERE qty > 1;\n");
+        Path warehouse = tmp.resolve("warehouse");
+        assertThat(Main.execute("run", "--warehouse", warehouse.toString(), file.toString()))
+                .isZero();
+        Catalog catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Table t = catalog.loadTable(TableIdentifier.of("shop", "big_sales"));
+        assertThat(t.schema().columns())
+                .extracting(c -> c.name() + " " + c.type())
+                .containsExactly("product string", "total decimal(10, 2)");
+        assertThat(rows(catalog, "shop", "big_sales"))
+                .containsExactlyInAnyOrder("TEA,7.50", "SCONE,2.50");
+    }
+
     @Test
     void theSeedsStatementsChangeflowDoesNotRunYetAreRefusedNamingTheClause() throws Exception {
         Path data = Files.createDirectories(tmp.resolve("data"));
         SoftAssertions softly = new SoftAssertions();
-        assertRefused(
-                softly,
-                "CREATE OR REFRESH STREAMING TABLE sales\n"
-                        + "  SCHEDULE EVERY 1 hour\n"
-                        + "  AS SELECT product, price FROM STREAM raw_data;\n",
-                "sales.sql:3:13: UNSUPPORTED_STATEMENT: not supported by changeflow yet: a query that"
-                        + " selects columns");
         assertRefused(
                 softly,
                 "CREATE OR REFRESH STREAMING TABLE sales\n"
@@ -303,7 +412,7 @@ class VendorExamplesITCase {
     }
 
     /** One appended version of {@code table}: a data file of {@code records} (column values). */
-    private static void append(Table table, List<Object[]> records) {
+    private static DataFile append(Table table, List<Object[]> records) {
         List<Record> rows = new ArrayList<>();
         for (Object[] values : records) {
             GenericRecord r = GenericRecord.create(table.schema());
@@ -312,8 +421,10 @@ class VendorExamplesITCase {
             }
             rows.add(r);
         }
-        table.newAppend().appendFile(IcebergWrites.dataFile(table, rows)).commit();
+        DataFile file = IcebergWrites.dataFile(table, rows);
+        table.newAppend().appendFile(file).commit();
         table.refresh();
+        return file;
     }
 
     private static List<String> rows(Catalog catalog, String table) {

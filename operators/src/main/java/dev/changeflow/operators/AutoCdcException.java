@@ -78,7 +78,14 @@ public class AutoCdcException extends RuntimeException {
          * nothing of it is committed. The message names the flow, the expectation, its expression,
          * the record's KEYS and its values.
          */
-        EXPECTATION_FAILED
+        EXPECTATION_FAILED,
+        /**
+         * S7: an append flow reads the change feed of a table ({@code AS SELECT ... FROM
+         * STREAM(t)}), which takes the rows appended to it, and a version of that table updated or
+         * deleted rows. Raised while the job runs and not retried; the message names the flow, the
+         * table, the version and the fix ({@code REFRESH STREAMING TABLE ... FULL}, or AUTO CDC).
+         */
+        SOURCE_ROWS_CHANGED
     }
 
     private final Code code;

@@ -691,6 +691,14 @@ public final class RunCommand implements Callable<Integer> {
             }
             if (c.appendOnly) {
                 line.append(": append-only");
+                if (f.query != null) {
+                    // S1: the select list and WHERE, and the columns they give
+                    line.append(" SELECT ").append(f.query.select().replaceAll("\\s+", " "));
+                    if (f.query.where() != null) {
+                        line.append(" WHERE ").append(f.query.where().replaceAll("\\s+", " "));
+                    }
+                    line.append(" -> ").append(f.query.outputType().asSummaryString());
+                }
             } else if (c.isReplaceUsing()) {
                 line.append(": REPLACE USING (")
                         .append(String.join(", ", c.replaceUsing))

@@ -116,6 +116,15 @@ public final class FlowConfig implements Serializable {
     /** Declared columns as a Flink DDL column list, e.g. {@code "aid INT, filler STRING"}. */
     @Nullable public String schema;
 
+    /**
+     * The select list of an append-only flow (docs/semantics.md S1), Flink SQL over the source's
+     * columns; null for every source column.
+     */
+    @Nullable public String select;
+
+    /** The WHERE predicate of an append-only flow (S1), Flink SQL; null for none. */
+    @Nullable public String selectWhere;
+
     /** Partition transforms of the target, e.g. {@code bid} or {@code bucket(16, aid)}. */
     public List<String> partitionedBy = new ArrayList<>();
 
@@ -233,6 +242,12 @@ public final class FlowConfig implements Serializable {
         }
         if (r.isSet(FlowOptions.SCHEMA)) {
             schema = r.get(FlowOptions.SCHEMA);
+        }
+        if (r.isSet(FlowOptions.SELECT)) {
+            select = r.get(FlowOptions.SELECT);
+        }
+        if (r.isSet(FlowOptions.SELECT_WHERE)) {
+            selectWhere = r.get(FlowOptions.SELECT_WHERE);
         }
         if (r.isSet(FlowOptions.PARTITIONED_BY)) {
             partitionedBy = r.get(FlowOptions.PARTITIONED_BY);
@@ -450,6 +465,14 @@ public final class FlowConfig implements Serializable {
         return fromSnapshot != null || fromSnapshotTable != null;
     }
 
+    /**
+     * Whether this append-only flow has a query other than every source row as it is: a {@link
+     * #select} list or a {@link #selectWhere} predicate (docs/semantics.md S1).
+     */
+    public boolean hasQuery() {
+        return select != null || selectWhere != null;
+    }
+
     /** Whether this is a REPLACE USING flow (S5). */
     public boolean isReplaceUsing() {
         return !replaceUsing.isEmpty();
@@ -646,6 +669,21 @@ public final class FlowConfig implements Serializable {
                             + "': expectations (CONSTRAINT ... EXPECT) are checked before the AUTO"
                             + " CDC apply, and an append-only flow has none: they are supported"
                             + " on AUTO CDC flows only (docs/semantics.md S8)");
+        }
+        if (hasQuery() && !appendOnly) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': 'select' and 'select-where' shape the rows of an append-only"
+                            + " flow; set 'append-only: true' (docs/semantics.md S1)");
+        }
+        if (hasQuery() && onSchemaChange.equalsIgnoreCase("add-columns")) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': 'on-schema-change: add-columns' adds source columns to the"
+                            + " table, but a flow with 'select' or 'select-where' writes the"
+                            + " columns of its select list (docs/semantics.md S1)");
         }
         if (isReplaceUsing()) {
             validateReplaceUsing();

@@ -165,6 +165,25 @@ public final class FlowOptions {
                     .withDescription(
                             "Declared columns as a Flink DDL column list; default: from the records.");
 
+    public static final ConfigOption<String> SELECT =
+            key("select")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "The select list of an append-only flow (docs/semantics.md S1): Flink"
+                                    + " SQL over the source's columns, evaluated by Flink per row;"
+                                    + " the target's columns are its names and types. Default:"
+                                    + " every source column.");
+
+    public static final ConfigOption<String> SELECT_WHERE =
+            key("select-where")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "The WHERE predicate of an append-only flow (docs/semantics.md S1):"
+                                    + " a Flink SQL boolean over the source's columns; rows for"
+                                    + " which it is not TRUE are not appended.");
+
     public static final ConfigOption<List<String>> PARTITIONED_BY =
             key("partitioned-by")
                     .stringType()
@@ -372,6 +391,8 @@ public final class FlowOptions {
                     .add(IGNORE_NULL_UPDATES, FlowOptions::ignoreNullUpdatesText)
                     .add(TRACK_HISTORY_ON, selectionText(TRACK_HISTORY_ON.key()))
                     .add(SCHEMA, OptionParsers.text(SCHEMA.key()))
+                    .add(SELECT, OptionParsers.text(SELECT.key()))
+                    .add(SELECT_WHERE, OptionParsers.text(SELECT_WHERE.key()))
                     .add(PARTITIONED_BY, OptionParsers.list())
                     .add(APPLY_AS_DELETE_WHEN, OptionParsers.text(APPLY_AS_DELETE_WHEN.key()))
                     .add(APPLY_AS_TRUNCATE_WHEN, OptionParsers.text(APPLY_AS_TRUNCATE_WHEN.key()))

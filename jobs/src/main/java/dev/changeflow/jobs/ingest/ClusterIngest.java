@@ -96,7 +96,7 @@ public final class ClusterIngest {
                         f.tableOptions);
             } else {
                 StreamingTables.ensureTable(
-                        cat, f.target, f.decoder.dataType(), List.of(), f.tableOptions);
+                        cat, f.target, f.appendType(), List.of(), f.tableOptions);
             }
         }
         QuarantineTable.ensure(cat, plan.quarantineNamespace);

@@ -272,12 +272,28 @@ public final class IngestJob {
             return;
         }
         if (flow.spec == null) {
+            DataStream<RowData> in = changes;
+            if (flow.changeFeed != null) {
+                // S7: a streaming read of a table takes its appended rows only
+                RowType feed = flow.decoder.dataType();
+                in =
+                        changes.filter(
+                                        new AppendedRowsOnly(
+                                                flow.name(),
+                                                flow.changeFeed.toString(),
+                                                flow.target.toString(),
+                                                feed.getFieldIndex(ChangeFeedColumns.CHANGE_TYPE),
+                                                feed.getFieldIndex(
+                                                        ChangeFeedColumns.COMMIT_VERSION)))
+                                .name("appended rows only " + flow.name())
+                                .uid("appended-rows-" + flow.name());
+            }
             DataStream<RowData> rows =
-                    project(
-                            changes,
-                            flow.decoder.sourceType(),
-                            flow.decoder.dataType(),
-                            flow.name());
+                    project(in, flow.decoder.sourceType(), flow.appendInputType(), flow.name());
+            if (flow.query != null) {
+                // S1: the select list and WHERE, evaluated by Flink SQL
+                rows = flow.query.apply(rows);
+            }
             StreamingTableSink.append(
                     rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
             maintain(changes.getExecutionEnvironment(), flow, catalog);
@@ -370,7 +386,10 @@ public final class IngestJob {
                             });
             writeFlow(changes, null, flow, catalog, quarantine);
         }
-        writeQuarantine(quarantine.get(0), quarantine.subList(1, quarantine.size()), plan, catalog);
+        if (!quarantine.isEmpty()) { // append flows set nothing aside (S7)
+            writeQuarantine(
+                    quarantine.get(0), quarantine.subList(1, quarantine.size()), plan, catalog);
+        }
     }
 
     static boolean sameRouting(DecoderFlow a, DecoderFlow b) {

@@ -5,14 +5,17 @@ import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ReplaceUsingSpec;
 import dev.changeflow.sinks.iceberg.StreamingTableOptions;
+import dev.changeflow.sources.cdf.ChangeFeedColumns;
 import dev.changeflow.sources.changes.DecoderFlow;
 
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 import javax.annotation.Nullable;
 
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -60,6 +63,12 @@ public final class IngestPlan implements Serializable {
             this(config, decoder, spec, target, tableOptions, changeFeed, null);
         }
 
+        /**
+         * The query of an append-only flow with a select list or WHERE (docs/semantics.md S1), over
+         * the rows of {@link #appendInputType()}; null for other flows.
+         */
+        @Nullable public final AppendQuery query;
+
         Flow(
                 FlowConfig config,
                 DecoderFlow decoder,
@@ -68,6 +77,19 @@ public final class IngestPlan implements Serializable {
                 StreamingTableOptions tableOptions,
                 @Nullable TableIdentifier changeFeed,
                 @Nullable ReplaceUsingSpec replaceUsing) {
+            this(config, decoder, spec, target, tableOptions, changeFeed, replaceUsing, null);
+        }
+
+        Flow(
+                FlowConfig config,
+                DecoderFlow decoder,
+                @Nullable AutoCdcSpec spec,
+                TableIdentifier target,
+                StreamingTableOptions tableOptions,
+                @Nullable TableIdentifier changeFeed,
+                @Nullable ReplaceUsingSpec replaceUsing,
+                @Nullable AppendQuery query) {
+            this.query = query;
             this.replaceUsing = replaceUsing;
             this.config = config;
             this.decoder = decoder;
@@ -79,6 +101,31 @@ public final class IngestPlan implements Serializable {
 
         public String name() {
             return config.flowName();
+        }
+
+        /**
+         * The rows an append-only flow takes, before its {@link #query}: the decoder's data
+         * columns, or for a flow over a change feed the source table's columns (without {@code
+         * _change_type}, {@code _commit_version}, {@code _commit_timestamp}: a streaming read of a
+         * table gives its rows, S7).
+         */
+        public RowType appendInputType() {
+            RowType data = decoder.dataType();
+            if (changeFeed == null) {
+                return data;
+            }
+            List<RowType.RowField> fields = new ArrayList<>();
+            for (RowType.RowField f : data.getFields()) {
+                if (!ChangeFeedColumns.RESERVED.contains(f.getName())) {
+                    fields.add(f);
+                }
+            }
+            return new RowType(fields);
+        }
+
+        /** The columns an append-only flow writes: its query's, else {@link #appendInputType()}. */
+        public RowType appendType() {
+            return query != null ? query.outputType() : appendInputType();
         }
     }
 

@@ -331,15 +331,8 @@ public final class IngestPlanner {
         for (int i = 0; i < config.flows.size(); i++) {
             FlowConfig f = config.flows.get(i);
             f.validate();
-            if (f.appendOnly) {
-                throw new IllegalArgumentException(
-                        "flow '"
-                                + f.flowName()
-                                + "': the change feed of "
-                                + sources.get(i)
-                                + " has updates and deletes; read it with an AUTO CDC flow (KEYS"
-                                + " ...), not append-only");
-            }
+            // S7: an append flow takes the rows appended to the table (IngestJob checks that
+            // every change row is an insert)
             flows.add(
                     flow(
                             config,
@@ -437,16 +430,29 @@ public final class IngestPlanner {
             // is created
             AutoCdcPredicates.validate(spec);
         }
+        AppendQuery query = null;
+        if (f.appendOnly && f.hasQuery()) {
+            // S1: the select list and WHERE, planned by Flink over the rows the flow appends
+            RowType in =
+                    new IngestPlan.Flow(f, decoder, null, target(f, namespace), null, changeFeed)
+                            .appendInputType();
+            query = AppendQuery.plan(f.flowName(), in, f.select, f.selectWhere);
+        }
         TableIdentifier target = target(f, namespace);
         // A5: nanosecond timestamps (Iceberg timestamp_ns) need format v3; chosen when not given
-        RowType stored = spec != null ? spec.targetType() : decoder.dataType();
+        RowType stored =
+                spec != null
+                        ? spec.targetType()
+                        : new IngestPlan.Flow(
+                                        f, decoder, null, target, null, changeFeed, null, query)
+                                .appendType();
         int formatVersion = !f.formatVersionSet && hasNanoTimestamp(stored) ? 3 : f.formatVersion;
         StreamingTableOptions options =
                 StreamingTableOptions.builder()
                         .formatVersion(formatVersion)
                         .partitionBy(f.partitionedBy)
                         .build();
-        return new IngestPlan.Flow(f, decoder, spec, target, options, changeFeed, replace);
+        return new IngestPlan.Flow(f, decoder, spec, target, options, changeFeed, replace, query);
     }
 
     /** Whether a top-level column is TIMESTAMP(7..9) or TIMESTAMP_LTZ(7..9) (timestamp_ns). */
@@ -592,6 +598,7 @@ public final class IngestPlanner {
      */
     private static boolean followsTable(IngestPlan.Flow f) {
         return f.changeFeed == null
+                && f.query == null // S1: its columns are its select list's
                 && (f.decoder.onSchemaChange() == OnSchemaChange.ADD_COLUMNS
                         || f.config.schema == null);
     }

@@ -271,7 +271,8 @@ final class SqlCompiler {
                                             List.of(),
                                             List.of(),
                                             null,
-                                            target.constraints())
+                                            target.constraints(),
+                                            f.flow().select())
                                     : new FlowPlaces(
                                             f.position(),
                                             cdc.keys(),
@@ -756,16 +757,6 @@ final class SqlCompiler {
                             + "), which is the change feed of a table; REPLACE USING reads rows"
                             + " (read_files or a temporary view over it, docs/semantics.md S5)");
         }
-        if (f.flow().autoCdc() == null) {
-            throw new SqlException(
-                    Code.UNSUPPORTED_STATEMENT,
-                    feed.position(),
-                    "not supported by changeflow yet: an append flow over STREAM("
-                            + feed.table()
-                            + "), which is the change feed of a table (with updates and"
-                            + " deletes): read it with AUTO CDC ... KEYS (...), or name a"
-                            + " temporary view over read_files");
-        }
         if (!target.columns().isEmpty()) {
             throw new SqlException(
                     Code.UNSUPPORTED_STATEMENT,
@@ -779,6 +770,11 @@ final class SqlCompiler {
         int dot = feed.table().lastIndexOf('.');
         Map<String, Object> defaults = new LinkedHashMap<>();
         defaults.put(FlowOptions.FORMAT.key(), "json");
+        if (f.flow().autoCdc() == null) {
+            // S7: an append flow takes the rows appended to the table; an update or delete in
+            // its change feed fails the flow (SOURCE_ROWS_CHANGED)
+            return flow(f, target, feed.table().substring(dot + 1), defaults);
+        }
         defaults.put(FlowOptions.SEQUENCE_BY.key(), ChangeFeedColumns.COMMIT_VERSION);
         defaults.put(
                 FlowOptions.APPLY_AS_DELETE_WHEN.key(),
@@ -877,6 +873,24 @@ final class SqlCompiler {
             def.put(FlowOptions.SEQUENCE_BY.key(), replace.sequenceBy());
         } else if (cdc == null) {
             def.put(FlowOptions.APPEND_ONLY.key(), "true");
+            SqlStatement.Select select = f.flow().select();
+            if (select != null) {
+                // S1: the select list and WHERE are Flink SQL, planned with the flow
+                if (!target.columns().isEmpty()) {
+                    throw new SqlException(
+                            Code.UNSUPPORTED_STATEMENT,
+                            target.position(),
+                            "not supported by changeflow yet: a column list on streaming table "
+                                    + target.name()
+                                    + ", whose query has a select list or WHERE: its columns are"
+                                    + " the select list's names and types (cast and name them"
+                                    + " there: CAST(price AS DECIMAL(10, 2)) AS price)");
+                }
+                if (!select.list().equals("*")) {
+                    def.put(FlowOptions.SELECT.key(), select.list());
+                }
+                putIfSet(def, FlowOptions.SELECT_WHERE.key(), select.where());
+            }
         } else {
             def.put(FlowOptions.KEYS.key(), cdc.keys());
             putIfSet(def, FlowOptions.SEQUENCE_BY.key(), cdc.sequenceBy());

@@ -39,7 +39,7 @@ import java.util.Optional;
  *                [ '(' (column | constraint) (',' (column | constraint))* ')' ]
  *                { PARTITIONED BY '(' transform (',' transform)* ')' | COMMENT string
  *                | TBLPROPERTIES '(' key '=' value (',' key '=' value)* ')' | schedule }
- *                [ AS query | FLOW AUTO CDC FROM cdcSource cdcClause*
+ *                [ AS appendQuery | FLOW AUTO CDC FROM cdcSource cdcClause*
  *                | FLOW REPLACE USING '(' names ')' SEQUENCE BY expr BY NAME query   -- S5
  *                | FLOW REPLACE WHERE expr BY NAME flinkQuery ]                  -- S4
  * schedule    := SCHEDULE [REFRESH] ( EVERY number (HOUR[S] | DAY[S] | WEEK[S])
@@ -53,12 +53,13 @@ import java.util.Optional;
  *                [ON VIOLATION (DROP ROW | FAIL UPDATE)]
  * createView  := CREATE [OR REPLACE] (TEMPORARY | TEMP) VIEW name AS query
  * createFlow  := CREATE FLOW name [COMMENT string] AS
- *                ( AUTO CDC INTO name FROM cdcSource cdcClause* | INSERT INTO name [BY NAME] query )
+ *                ( AUTO CDC INTO name FROM cdcSource cdcClause* | INSERT INTO name [BY NAME] appendQuery )
  * applyChanges:= APPLY CHANGES INTO name FROM cdcSource cdcClause*
  * cdcSource   := source | SNAPSHOT snapshot                  -- A6
  * snapshot    := [ '(' ] ( read_files '(' string [',' format '=&gt;' ('csv' | 'json')] ')'
  *                | name ) [ ')' ]
  * query       := SELECT '*' FROM source
+ * appendQuery := SELECT ('*' | selectList) FROM source [WHERE expr]   -- S1: Flink SQL, per row
  * flinkQuery  := SELECT ... | WITH ...       -- any Flink SQL query, up to ';' (S4)
  * source      := [STREAM] ( '(' sourceBody ')' | sourceBody )
  * sourceBody  := read_files '(' string (',' argName '=&gt;' value)* ')'
@@ -84,8 +85,9 @@ import java.util.Optional;
  * other than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT
  * ... EXPECT, TRIGGER ON UPDATE, STORED AS SCD TYPE BITEMPORAL, read_files arguments other than
  * {@code format} and {@code table}, read_kafka arguments other than {@code bootstrapServers},
- * {@code subscribe}, {@code subscribePattern} and {@code startingOffsets}, and a query other than
- * {@code SELECT * FROM STREAM source}.
+ * {@code subscribe}, {@code subscribePattern} and {@code startingOffsets}, a view's query other
+ * than {@code SELECT * FROM STREAM source}, and in an append flow's query aggregates, window
+ * functions, DISTINCT, subqueries, joins and clauses other than WHERE.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -386,7 +388,7 @@ public final class SqlParser {
         SqlToken t = peek();
         if (t.isWord("AS")) {
             at++;
-            flow = new Flow(t.position(), query(), null);
+            flow = appendFlow(t.position());
         } else if (t.isWord("FLOW")) {
             at++;
             SqlToken kind = peek();
@@ -897,8 +899,7 @@ public final class SqlParser {
                 at++;
                 expectWord("NAME", "NAME after BY");
             }
-            return new SqlStatement.CreateFlow(
-                    pos, name, target, new Flow(kind.position(), query(), null));
+            return new SqlStatement.CreateFlow(pos, name, target, appendFlow(kind.position()));
         }
         if (kind.kind() == SqlToken.Kind.WORD) {
             throw unsupported(kind, "flows AS " + kind.text().toUpperCase(Locale.ROOT));
@@ -1208,6 +1209,207 @@ public final class SqlParser {
                             + ": "
                             + why
                             + " (docs/semantics.md A6)");
+        }
+    }
+
+    /**
+     * Functions that aggregate rows or look at other rows (window functions): a streaming table's
+     * query is per row (S1), so they are refused in its select list and WHERE.
+     */
+    private static final java.util.Set<String> AGGREGATES =
+            java.util.Set.of(
+                    "COUNT",
+                    "SUM",
+                    "SUM0",
+                    "AVG",
+                    "MIN",
+                    "MAX",
+                    "LISTAGG",
+                    "COLLECT",
+                    "ARRAY_AGG",
+                    "JSON_ARRAYAGG",
+                    "JSON_OBJECTAGG",
+                    "FIRST_VALUE",
+                    "LAST_VALUE",
+                    "STDDEV",
+                    "STDDEV_POP",
+                    "STDDEV_SAMP",
+                    "VARIANCE",
+                    "VAR_POP",
+                    "VAR_SAMP",
+                    "APPROX_COUNT_DISTINCT",
+                    "ANY_VALUE",
+                    "BIT_AND",
+                    "BIT_OR",
+                    "BIT_XOR",
+                    "LAG",
+                    "LEAD",
+                    "ROW_NUMBER",
+                    "RANK",
+                    "DENSE_RANK",
+                    "PERCENT_RANK",
+                    "CUME_DIST",
+                    "NTILE");
+
+    /** Words that end the WHERE of a streaming table's query with a clause changeflow refuses. */
+    private static final java.util.Set<String> AFTER_WHERE =
+            java.util.Set.of(
+                    "GROUP",
+                    "HAVING",
+                    "ORDER",
+                    "LIMIT",
+                    "WINDOW",
+                    "UNION",
+                    "INTERSECT",
+                    "EXCEPT",
+                    "MINUS",
+                    "QUALIFY",
+                    "OFFSET",
+                    "FETCH");
+
+    /** Words that start a join after the source. */
+    private static final java.util.Set<String> JOINS =
+            java.util.Set.of("JOIN", "LEFT", "RIGHT", "FULL", "INNER", "CROSS", "NATURAL", "OUTER");
+
+    /**
+     * The query of an append flow (S1): {@code SELECT * FROM source} (no {@link
+     * SqlStatement.Select}), or {@code SELECT list FROM source [WHERE predicate]}, whose select
+     * list and predicate are Flink SQL kept as laid out in the file. Aggregates, window functions,
+     * DISTINCT, subqueries, joins and clauses after the source other than WHERE are {@code
+     * UNSUPPORTED_STATEMENT} at their token: the query is evaluated per source row.
+     */
+    private Flow appendFlow(SqlPosition pos) {
+        SqlToken select = peek();
+        if (!select.isWord("SELECT")) {
+            if (select.kind() == SqlToken.Kind.WORD) {
+                throw unsupported(select, "queries other than SELECT ... FROM STREAM source");
+            }
+            throw expected("SELECT ... FROM STREAM source");
+        }
+        at++;
+        if (peek().isSymbol("*") && peekAt(1).isWord("EXCEPT")) {
+            throw unsupported(peekAt(1), "SELECT * EXCEPT (name the columns in the select list)");
+        }
+        if (peek().isWord("DISTINCT")) {
+            throw unsupported(
+                    peek(),
+                    "SELECT "
+                            + upper(peek())
+                            + " (a streaming table's query is per row: each source row gives one"
+                            + " row or none)");
+        }
+        String list = null;
+        SqlPosition listPosition = peek().position();
+        if (peek().isSymbol("*") && peekAt(1).isWord("FROM")) {
+            at++;
+        } else {
+            int from = at;
+            scanPerRow(true);
+            if (at == from) {
+                throw expected("a select list after SELECT");
+            }
+            list = layout(from, at);
+        }
+        expectWord("FROM", "FROM after the select list");
+        Source source = source();
+        String where = null;
+        SqlPosition wherePosition = null;
+        if (peek().isWord("WHERE")) {
+            at++;
+            wherePosition = peek().position();
+            int from = at;
+            scanPerRow(false);
+            if (at == from) {
+                throw expected("a predicate after WHERE");
+            }
+            where = layout(from, at);
+        }
+        if (!atStatementEnd()) {
+            SqlToken t = peek();
+            String what;
+            if (t.isSymbol(",") || (t.kind() == SqlToken.Kind.WORD && JOINS.contains(upper(t)))) {
+                what =
+                        "joins in a streaming table's query (it reads one source, per row; join"
+                                + " in a Gold job)";
+            } else if (t.isWord("WITH")) {
+                what =
+                        "source options WITH (...) after the source (skipChangeCommits is not"
+                                + " offered: docs/semantics.md S7)";
+            } else if (t.isWord("GROUP") || t.isWord("HAVING")) {
+                what =
+                        "GROUP BY / HAVING in a streaming table's query (it is per row; aggregate"
+                                + " in a Gold job)";
+            } else {
+                what =
+                        upper(t)
+                                + " after the source (a streaming table's query is SELECT list FROM"
+                                + " STREAM source [WHERE predicate])";
+            }
+            throw unsupported(t, what);
+        }
+        if (list == null && where == null) {
+            return new Flow(pos, source, null);
+        }
+        return new Flow(
+                pos,
+                source,
+                null,
+                null,
+                null,
+                new SqlStatement.Select(
+                        list == null ? "*" : list, listPosition, where, wherePosition));
+    }
+
+    /**
+     * Skips the tokens of a select list (up to FROM outside parentheses, {@code selectList}) or of
+     * a WHERE predicate (up to the statement's end or a refused clause), refusing what is not per
+     * row: an aggregate or window function, OVER, a subquery.
+     */
+    private void scanPerRow(boolean selectList) {
+        int depth = 0;
+        while (!atStatementEnd()) {
+            SqlToken x = peek();
+            if (depth == 0 && selectList && x.isWord("FROM")) {
+                return;
+            }
+            if (depth == 0 && !selectList && x.isSymbol(",")) {
+                return;
+            }
+            if (depth == 0
+                    && !selectList
+                    && x.kind() == SqlToken.Kind.WORD
+                    && (AFTER_WHERE.contains(upper(x)) || x.isWord("WITH"))) {
+                return;
+            }
+            if (x.isSymbol("(")) {
+                depth++;
+            } else if (x.isSymbol(")")) {
+                if (depth == 0) {
+                    throw expected("an expression without an unmatched ')'");
+                }
+                depth--;
+            } else if (x.isWord("SELECT")) {
+                throw unsupported(x, "subqueries in a streaming table's query");
+            } else if (x.isWord("OVER")) {
+                throw unsupported(
+                        x,
+                        "window functions (OVER) in a streaming table's query (it is per row;"
+                                + " aggregate in a Gold job)");
+            } else if (x.kind() == SqlToken.Kind.WORD
+                    && peekAt(1).isSymbol("(")
+                    && AGGREGATES.contains(upper(x))
+                    && !(at > 0 && tokens.get(at - 1).isSymbol("."))) {
+                throw unsupported(
+                        x,
+                        "the aggregate function "
+                                + upper(x)
+                                + "(...) in a streaming table's query (it is per row: each"
+                                + " source row gives one row or none; aggregate in a Gold job)");
+            }
+            at++;
+        }
+        if (depth > 0) {
+            throw expected("')' to close the expression");
         }
     }
 

@@ -366,13 +366,26 @@ public final class SqlPipeline {
     /** Each streaming table's declaration, by lower-case name; set by the compiler. */
     private Map<String, SqlStatement.CreateStreamingTable> declarations = Map.of();
 
-    /** Where a flow's statement, KEYS columns and SEQUENCE BY clause are written. */
+    /**
+     * Where a flow's statement, KEYS columns and SEQUENCE BY clause are written, and an append
+     * flow's select list and WHERE (S1).
+     */
     record FlowPlaces(
             SqlPosition statement,
             List<String> keys,
             List<SqlPosition> keyPositions,
             @Nullable SqlPosition sequenceBy,
-            List<SqlStatement.Constraint> constraints) {}
+            List<SqlStatement.Constraint> constraints,
+            @Nullable SqlStatement.Select select) {
+        FlowPlaces(
+                SqlPosition statement,
+                List<String> keys,
+                List<SqlPosition> keyPositions,
+                @Nullable SqlPosition sequenceBy,
+                List<SqlStatement.Constraint> constraints) {
+            this(statement, keys, keyPositions, sequenceBy, constraints, null);
+        }
+    }
 
     SqlPipeline(
             IngestConfig config,
@@ -911,6 +924,9 @@ public final class SqlPipeline {
                 continue;
             }
             FlowPlaces p = flowPlaces.get(i);
+            if (e instanceof dev.changeflow.jobs.ingest.AppendQuery.Invalid q) {
+                return locateQuery(q, p);
+            }
             for (SqlStatement.Constraint c : p.constraints()) {
                 if (msg.contains("expectation '" + c.name() + "' (")) {
                     // S8: Flink's planner names a column it cannot resolve "Column 'x' not found"
@@ -941,6 +957,43 @@ public final class SqlPipeline {
             return new SqlException(Code.INVALID_FLOW, p.statement(), msg, e);
         }
         return e;
+    }
+
+    /**
+     * S1: an append flow's query Flink cannot run, at the place in its select list or WHERE that
+     * Flink names (else where the part starts, else the statement): {@code UNKNOWN_COLUMN} for a
+     * column the source rows lack, {@code UNSUPPORTED_STATEMENT} for a query that is not per row,
+     * {@code INVALID_QUERY} otherwise.
+     */
+    private static SqlException locateQuery(
+            dev.changeflow.jobs.ingest.AppendQuery.Invalid q, FlowPlaces p) {
+        SqlStatement.Select select = p.select();
+        SqlPosition at = p.statement();
+        if (select != null && q.part() == dev.changeflow.jobs.ingest.AppendQuery.Part.SELECT) {
+            at = within(select.listPosition(), q.line(), q.column());
+        } else if (select != null
+                && select.wherePosition() != null
+                && q.part() == dev.changeflow.jobs.ingest.AppendQuery.Part.WHERE) {
+            at = within(select.wherePosition(), q.line(), q.column());
+        } else if (select != null) {
+            at = select.listPosition();
+        }
+        Code code =
+                q.notPerRow()
+                        ? Code.UNSUPPORTED_STATEMENT
+                        : q.unknownColumn() ? Code.UNKNOWN_COLUMN : Code.INVALID_QUERY;
+        return new SqlException(code, at, q.getMessage(), q);
+    }
+
+    /** The file position of line/column (1-based; 0: unknown) of a text laid out from start. */
+    private static SqlPosition within(SqlPosition start, int line, int column) {
+        if (line <= 0 || column <= 0) {
+            return start;
+        }
+        return new SqlPosition(
+                start.file(),
+                start.line() + line - 1,
+                line == 1 ? start.column() + column - 1 : column);
     }
 
     /**

@@ -235,7 +235,18 @@ public sealed interface SqlStatement {
             @Nullable Source source,
             @Nullable AutoCdc autoCdc,
             @Nullable ReplaceUsing replaceUsing,
-            @Nullable ReplaceWhere replaceWhere) {
+            @Nullable ReplaceWhere replaceWhere,
+            @Nullable Select select) {
+        /** A flow without a select list. */
+        Flow(
+                SqlPosition position,
+                @Nullable Source source,
+                @Nullable AutoCdc autoCdc,
+                @Nullable ReplaceUsing replaceUsing,
+                @Nullable ReplaceWhere replaceWhere) {
+            this(position, source, autoCdc, replaceUsing, replaceWhere, null);
+        }
+
         /** An AUTO CDC flow ({@code autoCdc} set) or an append flow ({@code autoCdc} null). */
         Flow(SqlPosition position, Source source, @Nullable AutoCdc autoCdc) {
             this(position, source, autoCdc, null, null);
@@ -250,6 +261,21 @@ public sealed interface SqlStatement {
             this(position, source, autoCdc, replaceUsing, null);
         }
     }
+
+    /**
+     * The query of an append flow other than {@code SELECT * FROM STREAM source}: {@code SELECT
+     * list FROM STREAM source [WHERE predicate]} (docs/semantics.md S1). The select list and the
+     * predicate are Flink SQL over the source's columns, evaluated by Flink; each text is laid out
+     * as in the file from its position (a position inside it is exact).
+     *
+     * @param list the select list (columns, {@code AS} aliases, casts, expressions)
+     * @param where the WHERE predicate; null without one
+     */
+    record Select(
+            String list,
+            SqlPosition listPosition,
+            @Nullable String where,
+            @Nullable SqlPosition wherePosition) {}
 
     /**
      * {@code FLOW REPLACE WHERE predicate BY NAME query} (docs/semantics.md S4); such a flow has no

@@ -328,7 +328,19 @@ public final class TableStatements {
             out.add("  flow: " + f.flowName());
             out.add("  source: " + pipeline.sourceOfFlow(i));
             if (f.appendOnly) {
-                out.add("  kind: append-only (AS SELECT * FROM STREAM ...)");
+                out.add(
+                        f.hasQuery()
+                                ? "  kind: append-only (AS SELECT list FROM STREAM ... [WHERE ...])"
+                                : "  kind: append-only (AS SELECT * FROM STREAM ...)");
+                if (f.hasQuery()) {
+                    // S1
+                    out.add(
+                            "  SELECT: "
+                                    + (f.select == null ? "*" : f.select.replaceAll("\\s+", " ")));
+                    if (f.selectWhere != null) {
+                        out.add("  WHERE: " + f.selectWhere.replaceAll("\\s+", " "));
+                    }
+                }
             } else if (f.isReplaceUsing()) {
                 // S5
                 out.add("  kind: REPLACE USING");

@@ -117,7 +117,7 @@ class FlowsFileTest {
     }
 
     @Test
-    void rejectsBadValues() {
+    void rejectsBadValues() throws Exception {
         assertThatThrownBy(() -> flow("scd-type: 3"))
                 .hasMessage("x.yaml: flow 't': scd-type must be 1 or 2, got '3'");
         assertThatThrownBy(() -> flow("on-invalid-record: drop"))
@@ -151,6 +151,37 @@ class FlowsFileTest {
                         "flow 'h': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no AUTO CDC state to buffer)");
         assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
                 .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
+        // S1: a select list shapes the rows of an append-only flow, whose columns are its own
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - table: h\n    keys: [id]\n    sequence-by: s\n"
+                                                + "    select: id\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "flow 'h': 'select' and 'select-where' shape the rows of an append-only"
+                                + " flow; set 'append-only: true' (docs/semantics.md S1)");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "flows:\n  - table: h\n    append-only: true\n"
+                                                + "    select-where: id > 1\n"
+                                                + "    on-schema-change: add-columns\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "flow 'h': 'on-schema-change: add-columns' adds source columns to the"
+                                + " table, but a flow with 'select' or 'select-where' writes the"
+                                + " columns of its select list (docs/semantics.md S1)");
+        FlowConfig ok =
+                FlowsFile.parse(
+                                "flows:\n  - table: h\n    append-only: true\n"
+                                        + "    select: \"id, upper(n) AS n\"\n"
+                                        + "    select-where: id > 1\n",
+                                "x.yaml")
+                        .flows
+                        .get(0);
+        assertThat(ok.select).isEqualTo("id, upper(n) AS n");
+        assertThat(ok.selectWhere).isEqualTo("id > 1");
     }
 
     /** S8: expectations as a list of {name, expect, on-violation}; bad shapes are named. */

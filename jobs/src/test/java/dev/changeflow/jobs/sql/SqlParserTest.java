@@ -233,6 +233,156 @@ class SqlParserTest {
                                         at(6, 15))));
     }
 
+    /**
+     * S1: an append flow's select list and WHERE are Flink SQL, laid out as in the file (double
+     * quotes become single); {@code SELECT * FROM STREAM source} alone has no select.
+     */
+    @Test
+    void appendFlowTakesASelectListAndAWhere() {
+        CreateStreamingTable sales =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE OR REFRESH STREAMING TABLE sales\n"
+                                        + "  SCHEDULE EVERY 1 hour\n"
+                                        + "  AS SELECT product, price FROM STREAM raw_data;");
+        assertThat(sales.flow().select())
+                .isEqualTo(new SqlStatement.Select("product, price", at(3, 13), null, null));
+        assertThat(sales.flow().source()).isEqualTo(new SqlStatement.Named(at(3, 40), "raw_data"));
+        assertThat(sales.flow().autoCdc()).isNull();
+
+        CreateStreamingTable cast =
+                (CreateStreamingTable)
+                        one(
+                                "CREATE STREAMING TABLE s AS SELECT id, CAST(amount AS DECIMAL(10,"
+                                        + " 2)) AS amount,\n"
+                                        + "       upper(name) AS name -- shouted\n"
+                                        + "  FROM STREAM read_files('in', format => 'json')\n"
+                                        + "  WHERE amount > 0 AND kind = \"sale\"");
+        assertThat(cast.flow().select())
+                .isEqualTo(
+                        new SqlStatement.Select(
+                                "id, CAST(amount AS DECIMAL(10, 2)) AS amount,\n"
+                                        + "       upper(name) AS name",
+                                at(1, 36),
+                                "amount > 0 AND kind = 'sale'",
+                                at(4, 9)));
+
+        CreateStreamingTable star =
+                (CreateStreamingTable)
+                        one("CREATE STREAMING TABLE s AS SELECT * FROM v WHERE a > 1");
+        assertThat(star.flow().select())
+                .isEqualTo(new SqlStatement.Select("*", at(1, 36), "a > 1", at(1, 51)));
+        assertThat(
+                        ((CreateStreamingTable) one("CREATE STREAMING TABLE s AS SELECT * FROM v"))
+                                .flow()
+                                .select())
+                .isNull();
+        CreateFlow insert =
+                (CreateFlow)
+                        one(
+                                "CREATE FLOW f AS INSERT INTO t BY NAME SELECT a + 1 AS b FROM STREAM v");
+        assertThat(insert.flow().select())
+                .isEqualTo(new SqlStatement.Select("a + 1 AS b", at(1, 47), null, null));
+    }
+
+    /** S1: a streaming table's query is per row; what is not is refused at its token. */
+    @Test
+    void appendFlowQueriesThatAreNotPerRowAreRefusedAtTheirToken() {
+        String u = "UNSUPPORTED_STATEMENT: not supported by changeflow yet: ";
+        String t = "CREATE STREAMING TABLE s AS ";
+        fails(
+                t + "SELECT k, count(*) AS n FROM v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:39: "
+                        + u
+                        + "the aggregate function COUNT(...) in a streaming table's query (it is per"
+                        + " row: each source row gives one row or none; aggregate in a Gold job)");
+        fails(
+                t + "SELECT k FROM v GROUP BY k",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:45: "
+                        + u
+                        + "GROUP BY / HAVING in a streaming table's query (it is per row; aggregate"
+                        + " in a Gold job)");
+        fails(
+                t + "SELECT k FROM v WHERE k > 1 GROUP BY k",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:57: "
+                        + u
+                        + "GROUP BY / HAVING in a streaming table's query (it is per row; aggregate"
+                        + " in a Gold job)");
+        fails(
+                t + "SELECT * FROM v JOIN w ON v.k = w.k",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:45: "
+                        + u
+                        + "joins in a streaming table's query (it reads one source, per row; join"
+                        + " in a Gold job)");
+        fails(
+                t + "SELECT * FROM v, w",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:44: "
+                        + u
+                        + "joins in a streaming table's query (it reads one source, per row; join"
+                        + " in a Gold job)");
+        fails(
+                t + "SELECT k, row_number() OVER (PARTITION BY k) AS n FROM v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:39: "
+                        + u
+                        + "the aggregate function ROW_NUMBER(...) in a streaming table's query (it"
+                        + " is per row: each source row gives one row or none; aggregate in a Gold"
+                        + " job)");
+        fails(
+                t + "SELECT k, f(k) OVER w AS n FROM v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:44: "
+                        + u
+                        + "window functions (OVER) in a streaming table's query (it is per row;"
+                        + " aggregate in a Gold job)");
+        fails(
+                t + "SELECT DISTINCT k FROM v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:36: "
+                        + u
+                        + "SELECT DISTINCT (a streaming table's query is per row: each source row"
+                        + " gives one row or none)");
+        fails(
+                t + "SELECT k FROM v WHERE k IN (SELECT k FROM w)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:57: " + u + "subqueries in a streaming table's query");
+        fails(
+                t + "SELECT k FROM v ORDER BY k",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:45: "
+                        + u
+                        + "ORDER after the source (a streaming table's query is SELECT list FROM"
+                        + " STREAM source [WHERE predicate])");
+        fails(
+                t + "SELECT * FROM STREAM(raw) WITH (skipChangeCommits = true)",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:55: "
+                        + u
+                        + "source options WITH (...) after the source (skipChangeCommits is not"
+                        + " offered: docs/semantics.md S7)");
+        fails(
+                t + "SELECT * EXCEPT (a) FROM v",
+                SqlException.Code.UNSUPPORTED_STATEMENT,
+                "p.sql:1:38: " + u + "SELECT * EXCEPT (name the columns in the select list)");
+        fails(
+                t + "SELECT FROM v",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:36: SYNTAX_ERROR: expected a select list after SELECT, found 'FROM'");
+        fails(
+                t + "SELECT a, b",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:40: SYNTAX_ERROR: expected FROM after the select list, found end of file");
+        fails(
+                t + "SELECT a FROM v WHERE",
+                SqlException.Code.SYNTAX_ERROR,
+                "p.sql:1:50: SYNTAX_ERROR: expected a predicate after WHERE, found end of file");
+    }
+
     /** S5: FLOW REPLACE USING (keys) SEQUENCE BY s BY NAME SELECT * FROM STREAM source. */
     @Test
     void replaceUsingFormCarriesItsKeysAndSequence() {
@@ -794,16 +944,16 @@ class SqlParserTest {
                         + "a query that selects columns (only SELECT * FROM STREAM source; choose"
                         + " columns with COLUMNS in an AUTO CDC flow)");
         fails(
-                "CREATE STREAMING TABLE t AS SELECT a, b FROM STREAM v",
+                "CREATE TEMPORARY VIEW t AS SELECT a, b FROM STREAM v",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:36: "
+                "p.sql:1:35: "
                         + u
                         + "a query that selects columns (only SELECT * FROM STREAM source; choose"
                         + " columns with COLUMNS in an AUTO CDC flow)");
         fails(
-                "CREATE STREAMING TABLE t AS SELECT * FROM STREAM v WHERE a > 1",
+                "CREATE TEMPORARY VIEW t AS SELECT * FROM STREAM v WHERE a > 1",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:52: " + u + "WHERE after the source (only SELECT * FROM STREAM source)");
+                "p.sql:1:51: " + u + "WHERE after the source (only SELECT * FROM STREAM source)");
         fails(
                 "CREATE TEMPORARY VIEW v AS VALUES (1)",
                 SqlException.Code.UNSUPPORTED_STATEMENT,

@@ -272,15 +272,20 @@ class SqlPipelineTest {
                 "p.sql:2:1: UNKNOWN_TABLE: the flow writes t, which no CREATE STREAMING TABLE of the"
                         + " file declares (declare the target first: CREATE OR REFRESH STREAMING TABLE"
                         + " t;)");
-        // a name that is no view is the change feed of that table (S7): AUTO CDC only
-        fails(
-                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM w;\n"
-                        + "CREATE STREAMING TABLE t AS SELECT * FROM STREAM v",
-                SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:49: UNSUPPORTED_STATEMENT: not supported by changeflow yet: an append flow"
-                        + " over STREAM(w), which is the change feed of a table (with updates and"
-                        + " deletes): read it with AUTO CDC ... KEYS (...), or name a temporary view"
-                        + " over read_files");
+        // a name that is no view is the change feed of that table (S7); an append flow takes
+        // its appended rows, without the AUTO CDC defaults
+        FlowConfig append =
+                compile(
+                                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM w;\n"
+                                        + "CREATE STREAMING TABLE t AS SELECT a, b FROM STREAM v")
+                        .config()
+                        .flows
+                        .get(0);
+        assertThat(append.appendOnly).isTrue();
+        assertThat(append.table).isEqualTo("w");
+        assertThat(append.select).isEqualTo("a, b");
+        assertThat(append.sequenceBy).isEmpty();
+        assertThat(append.applyAsDeleteWhen).isNull();
         fails(
                 "CREATE STREAMING TABLE dim (id INT);\n"
                         + "APPLY CHANGES INTO dim FROM STREAM(silver) KEYS (id)",
@@ -288,6 +293,64 @@ class SqlPipelineTest {
                 "p.sql:1:1: UNSUPPORTED_STATEMENT: not supported by changeflow yet: a column list on"
                         + " streaming table dim, which reads the change feed of silver: its columns"
                         + " are the source table's; choose them with COLUMNS");
+    }
+
+    /**
+     * S1: a select list and WHERE become the append flow's {@code select} / {@code select-where},
+     * planned by Flink when the run is planned: the target's columns are the query's names and
+     * types, and an error points into the file.
+     */
+    @Test
+    void aSelectListIsPlannedByFlinkAndItsErrorsPointIntoTheFile(@TempDir Path dir)
+            throws Exception {
+        Files.writeString(
+                dir.resolve("sales.jsonl"), "{\"product\": \"tea\", \"price\": 2.5, \"qty\": 3}\n");
+        String text =
+                "CREATE STREAMING TABLE sales AS SELECT upper(product) AS product,\n"
+                        + "  CAST(price * qty AS DECIMAL(10, 2)) AS total\n"
+                        + "  FROM STREAM read_files('sales.jsonl', format => 'json')\n"
+                        + "  WHERE qty > 1;\n";
+        SqlPipeline p = SqlPipeline.compile(text, "p.sql", dir, "p");
+        FlowConfig f = p.config().flows.get(0);
+        assertThat(f.appendOnly).isTrue();
+        assertThat(f.select)
+                .isEqualTo(
+                        "upper(product) AS product,\n  CAST(price * qty AS DECIMAL(10, 2)) AS total");
+        assertThat(f.selectWhere).isEqualTo("qty > 1");
+        assertThat(p.plan().flows.get(0).appendType().asSummaryString())
+                .isEqualTo("ROW<`product` STRING, `total` DECIMAL(10, 2)>");
+
+        planFailsIn(
+                dir,
+                text.replace("upper(product)", "upper(prodct)"),
+                SqlException.Code.UNKNOWN_COLUMN,
+                "p.sql:1:46: UNKNOWN_COLUMN: flow 'sales': the query SELECT upper(prodct) AS product,"
+                        + " CAST(price * qty AS DECIMAL(10, 2)) AS total WHERE qty > 1 is not valid"
+                        + " Flink SQL over the source columns [product, price, qty]: Column 'prodct'"
+                        + " not found in any table");
+        planFailsIn(
+                dir,
+                text.replace("qty > 1", "qtty > 1"),
+                SqlException.Code.UNKNOWN_COLUMN,
+                "p.sql:4:9: UNKNOWN_COLUMN: flow 'sales': the query SELECT upper(product) AS"
+                        + " product, CAST(price * qty AS DECIMAL(10, 2)) AS total WHERE qtty > 1 is"
+                        + " not valid Flink SQL over the source columns [product, price, qty]: Column"
+                        + " 'qtty' not found in any table");
+        planFailsIn(
+                dir,
+                text.replace(" AS total", ""),
+                SqlException.Code.INVALID_QUERY,
+                "p.sql:1:40: INVALID_QUERY: flow 'sales': the select list (upper(product) AS"
+                        + " product,\n  CAST(price * qty AS DECIMAL(10, 2))) has an expression"
+                        + " without a name, which would be column EXPR$1 of the table: give it one"
+                        + " with AS name");
+    }
+
+    private static void planFailsIn(Path dir, String text, SqlException.Code code, String message) {
+        assertThatThrownBy(() -> SqlPipeline.compile(text, "p.sql", dir, "p").plan())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(message)
+                .satisfies(e -> assertThat(((SqlException) e).code()).isEqualTo(code));
     }
 
     /** STREAM(table): the change feed's defaults, overridden by the clauses (S7). */
@@ -673,8 +736,8 @@ class SqlPipelineTest {
                         + " maintenance-manifest-count, maintenance-orphans-interval,"
                         + " maintenance-orphans-older-than, maintenance-rate-limit,"
                         + " maintenance-retain-last, name, on-invalid-record,"
-                        + " on-schema-change, partitioned-by, replace-using, scd-type, schema, sequence-by,"
-                        + " snapshot-versions, table,"
+                        + " on-schema-change, partitioned-by, replace-using, scd-type, schema, select,"
+                        + " select-where, sequence-by, snapshot-versions, table,"
                         + " target, tombstone-gc-threshold, track-history-on, truncate,"
                         + " unavailable-value-placeholder)");
         fails(

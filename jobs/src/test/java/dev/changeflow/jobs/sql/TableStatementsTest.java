@@ -240,6 +240,30 @@ class TableStatementsTest {
                         "Last refresh: none recorded");
     }
 
+    /** S1, S9: DESCRIBE EXTENDED shows an append flow's select list and WHERE. */
+    @Test
+    void describeShowsASelectListAndWhere() {
+        SqlPipeline p =
+                SqlPipeline.compile(
+                        "USE SCHEMA sales;\n"
+                                + "CREATE STREAMING TABLE big AS SELECT id, upper(note) AS note\n"
+                                + "  FROM STREAM raw WHERE id > 1;\n"
+                                + "DESCRIBE TABLE EXTENDED big;",
+                        "p.sql",
+                        dir,
+                        "p");
+        assertThat(
+                        TableStatements.describe(
+                                p,
+                                p.describes().get(0),
+                                catalog,
+                                TableIdentifier.of("sales", "big")))
+                .contains(
+                        "  kind: append-only (AS SELECT list FROM STREAM ... [WHERE ...])",
+                        "  SELECT: id, upper(note) AS note",
+                        "  WHERE: id > 1");
+    }
+
     @Test
     void describeOfAFailedRefreshAndOfATableOutsideTheFile() {
         SqlPipeline p = pipeline("DESCRIBE TABLE EXTENDED other.t;\nDESCRIBE TABLE nope;");
