@@ -181,7 +181,8 @@ public final class LocalRunner {
      * soon as its job ends, after which status queries fail.)
      *
      * @throws Exception the innermost cause of the failure, or the outermost {@link
-     *     ChangeRecordException} in the chain (it names the record)
+     *     ChangeRecordException}, {@code AutoCdcException} or {@code CdfException} in the chain
+     *     (they name the record, snapshot row or version; a library exception they wrap does not)
      */
     public static boolean throwIfFailed(JobClient job) throws Exception {
         CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
@@ -195,7 +196,9 @@ public final class LocalRunner {
             Throwable cause = e;
             while (cause.getCause() != null
                     && cause.getCause() != cause
-                    && !(cause instanceof ChangeRecordException)) {
+                    && !(cause instanceof ChangeRecordException)
+                    && !(cause instanceof dev.changeflow.operators.AutoCdcException)
+                    && !(cause instanceof dev.changeflow.sources.cdf.CdfException)) {
                 cause = cause.getCause();
             }
             if (cause instanceof Exception) {

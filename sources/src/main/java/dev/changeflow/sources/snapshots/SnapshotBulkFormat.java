@@ -168,23 +168,29 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
             if (markerDone) {
                 return null;
             }
+            boolean more;
             try {
-                if (!empty && (csv ? csvRows.hasNextValue() : jsonRows.hasNextValue())) {
-                    row++;
-                    RowData r = csv ? fromCsv(csvRows.nextValue()) : fromJson(jsonRows.nextValue());
-                    for (int k : keyPositions) {
-                        if (r.isNullAt(k)) {
-                            throw malformed(
-                                    "has a null KEYS column '"
-                                            + rowType.getFieldNames().get(k)
-                                            + "'",
-                                    null);
-                        }
-                    }
-                    return r;
-                }
+                more = !empty && (csv ? csvRows.hasNextValue() : jsonRows.hasNextValue());
             } catch (IOException e) {
+                row++; // the parser failed on the row after the last one read
                 throw malformed("cannot be read: " + e.getMessage(), e);
+            }
+            if (more) {
+                row++;
+                RowData r;
+                try {
+                    r = csv ? fromCsv(csvRows.nextValue()) : fromJson(jsonRows.nextValue());
+                } catch (IOException e) {
+                    throw malformed("cannot be read: " + e.getMessage(), e);
+                }
+                for (int k : keyPositions) {
+                    if (r.isNullAt(k)) {
+                        throw malformed(
+                                "has a null KEYS column '" + rowType.getFieldNames().get(k) + "'",
+                                null);
+                    }
+                }
+                return r;
             }
             markerDone = true;
             return versions.endOf(version);
