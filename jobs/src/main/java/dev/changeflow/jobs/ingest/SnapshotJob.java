@@ -233,8 +233,11 @@ public final class SnapshotJob {
                 IcebergSnapshots.Versions.parse(f.snapshotVersions));
     }
 
-    /** {@code [namespace.]name}, in {@code namespace} when it names none. */
-    private static TableIdentifier tableIdentifier(String name, String namespace) {
+    /**
+     * A table named {@code [namespace.]name} (a {@code from-snapshot-table}), in {@code namespace}
+     * when it names none.
+     */
+    public static TableIdentifier tableIdentifier(String name, String namespace) {
         int dot = name.lastIndexOf('.');
         return dot < 0
                 ? TableIdentifier.of(Namespace.of(namespace.split("\\.")), name)

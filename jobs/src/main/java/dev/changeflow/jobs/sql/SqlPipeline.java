@@ -311,8 +311,9 @@ public final class SqlPipeline {
      * SOURCE_NOT_FOUND} at its {@code read_files}, a KEYS column of no source column {@code
      * UNKNOWN_COLUMN} at that column, anything else {@code INVALID_FLOW} at the flow's statement;
      * the message keeps the A6 code. The versions of a table are checked in {@code catalog}: a
-     * table that does not exist is {@code UNKNOWN_TABLE} at the source, a format v1 table or a
-     * declared column it lacks {@code INVALID_FLOW}.
+     * table that does not exist is {@code UNKNOWN_TABLE} at the source (unless an ingest flow of
+     * this file writes it: that job runs first), a format v1 table or a declared column it lacks
+     * {@code INVALID_FLOW}.
      *
      * @param catalog the catalog of a {@code FROM SNAPSHOT table} source (opened only for one)
      * @throws SqlException as above
@@ -329,6 +330,9 @@ public final class SqlPipeline {
             dev.changeflow.jobs.ingest.SnapshotJob.plan(t.flow(), namespace, cat);
         } catch (AutoCdcException e) {
             if (e.code() == AutoCdcException.Code.SNAPSHOT_TABLE_NOT_FOUND) {
+                if (writtenByThisFile(t, namespace)) {
+                    return; // the file's ingest job creates it before the snapshot job runs
+                }
                 throw new SqlException(Code.UNKNOWN_TABLE, t.sourcePosition(), e.getMessage(), e);
             }
             if (e.code() == AutoCdcException.Code.SNAPSHOT_FOLDER_NOT_FOUND) {
@@ -355,6 +359,23 @@ public final class SqlPipeline {
                 }
             }
         }
+    }
+
+    /**
+     * Whether the table a {@code FROM SNAPSHOT table} reads is the target of an ingest flow here.
+     */
+    private boolean writtenByThisFile(SnapshotTable t, String namespace) {
+        String ns = t.flow().targetNamespace() != null ? t.flow().targetNamespace() : namespace;
+        TableIdentifier source =
+                dev.changeflow.jobs.ingest.SnapshotJob.tableIdentifier(
+                        t.flow().fromSnapshotTable, ns);
+        for (FlowConfig f : config.flows) {
+            String fns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
+            if (TableIdentifier.of(Namespace.of(fns.split("\\.")), f.targetName()).equals(source)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The file's DESCRIBE statements, in file order (S9); set by the compiler. */

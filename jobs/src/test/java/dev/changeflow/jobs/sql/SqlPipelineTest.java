@@ -1008,4 +1008,23 @@ class SqlPipelineTest {
                 Map.of("format-version", "2"));
         p.checkSnapshot(t, catalog);
     }
+
+    @Test
+    void aSnapshotOfATableTheFileWritesIsNotUnknownBeforeItsFirstRun(@TempDir Path dir)
+            throws Exception {
+        String text =
+                "USE SCHEMA raw;\n"
+                        + "CREATE STREAMING TABLE orders FLOW AUTO CDC FROM STREAM read_files('in',"
+                        + " format => 'json', table => 'orders') KEYS (id) SEQUENCE BY seq;\n"
+                        + "CREATE STREAMING TABLE h FLOW AUTO CDC FROM SNAPSHOT orders KEYS (id);\n"
+                        + "CREATE STREAMING TABLE g FLOW AUTO CDC FROM SNAPSHOT other KEYS (id);";
+        SqlPipeline p = SqlPipeline.compile(text, "p.sql", dir, "p");
+        CatalogSettings catalog = CatalogSettings.localHadoop(dir.resolve("wh"));
+        p.checkSnapshot(p.snapshotTables().get(0), catalog);
+        assertThatThrownBy(() -> p.checkSnapshot(p.snapshotTables().get(1), catalog))
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith(
+                        "p.sql:4:54: UNKNOWN_TABLE: SNAPSHOT_TABLE_NOT_FOUND: flow 'g': snapshot"
+                                + " table raw.other does not exist in the catalog");
+    }
 }
