@@ -383,7 +383,7 @@ public final class ReplaceWhereRefresh {
                     "the query of the REPLACE WHERE flow into "
                             + def.target()
                             + " cannot be planned by Flink: "
-                            + msg,
+                            + SqlException.flinkMessage(msg),
                     e);
         }
     }
@@ -506,7 +506,7 @@ public final class ReplaceWhereRefresh {
                             + " is not a boolean Flink can plan over the table's columns ("
                             + String.join(", ", target.getFieldNames())
                             + "): "
-                            + msg,
+                            + SqlException.flinkMessage(msg),
                     e);
         }
     }

@@ -168,4 +168,33 @@ public final class SqlException extends IllegalArgumentException {
     public String detail() {
         return detail;
     }
+
+    /**
+     * A message of Flink's SQL parser or planner, shortened for a user: the list of tokens the
+     * parser expected ("Was expecting one of: ..." — often a hundred lines) is cut, and when the
+     * parser stopped at a word ({@code Encountered "day"}), a hint says it may be one of Flink
+     * SQL's reserved words and how to quote it.
+     *
+     * @param message Flink's message (null gives "null")
+     * @return the message for a {@link SqlException} detail
+     */
+    public static String flinkMessage(@javax.annotation.Nullable String message) {
+        String msg = String.valueOf(message);
+        int cut = msg.indexOf("Was expecting");
+        if (cut > 0) {
+            msg = msg.substring(0, cut).strip();
+        }
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("Encountered \"([A-Za-z_]+)\"").matcher(msg);
+        if (m.find()) {
+            msg +=
+                    " ('"
+                            + m.group(1)
+                            + "' may be a reserved word of Flink SQL: quote the name with"
+                            + " backticks, `"
+                            + m.group(1)
+                            + "`, or rename the column)";
+        }
+        return msg;
+    }
 }

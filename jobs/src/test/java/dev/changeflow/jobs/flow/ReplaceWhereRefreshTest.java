@@ -209,6 +209,15 @@ class ReplaceWhereRefreshTest {
                 .isInstanceOfSatisfying(
                         SqlException.class,
                         e -> assertThat(e.code()).isEqualTo(Code.INVALID_QUERY));
+        // a reserved word as a name: Flink's parser error, shortened, with the fix
+        assertThatThrownBy(() -> refresh("day >= DATE '2024-01-01'", null))
+                .isInstanceOfSatisfying(
+                        SqlException.class, e -> assertThat(e.code()).isEqualTo(Code.INVALID_QUERY))
+                .hasMessageContaining("Encountered \"day\"")
+                .hasMessageEndingWith(
+                        " ('day' may be a reserved word of Flink SQL: quote the name with"
+                                + " backticks, `day`, or rename the column)")
+                .hasMessageNotContaining("Was expecting");
         assertThatThrownBy(
                         () ->
                                 ReplaceWhereRefresh.refresh(
