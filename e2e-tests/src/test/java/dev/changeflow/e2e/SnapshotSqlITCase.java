@@ -131,6 +131,32 @@ class SnapshotSqlITCase {
                 .contains("  records: 1")
                 .contains("  status: SUCCEEDED");
 
+        // a changed SCD type over the snapshot job's saved state: refused before it runs, naming
+        // the way to rebuild a snapshot table (DROP TABLE, no full refresh for these yet)
+        Path changed = tmp.resolve("changed.sql");
+        Files.writeString(
+                changed,
+                "SET name = geo;\n"
+                        + PIPELINE.replace("SCD TYPE 2\n  TRACK HISTORY ON (city);", "SCD TYPE 1;")
+                        + "\n");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        int refused;
+        try {
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            refused = run(new ByteArrayOutputStream(), "run", "--warehouse", w, changed.toString());
+        } finally {
+            System.setErr(stderr);
+        }
+        assertThat(refused).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .startsWith("error: FLOW_CHANGED_FOR_EXISTING_STATE: ")
+                .contains(
+                        "rebuild table cities under the new definition: put DROP TABLE cities;"
+                                + " before its definition in "
+                                + changed);
+        assertThat(rows(cat, CITIES)).hasSize(8);
+
         // DROP TABLE of the snapshot table deletes it and the snapshot job's saved state only
         Path drop = tmp.resolve("drop.sql");
         Files.writeString(drop, "USE SCHEMA geo;\nDROP TABLE cities;\n");

@@ -551,6 +551,24 @@ public final class RunCommand implements Callable<Integer> {
             }
         }
         LocalIngest.Options o = options(p, cfg.name);
+        o.rebuildFix =
+                flow -> {
+                    String t = flow;
+                    for (SqlPipeline.SnapshotTable s : step.snapshots()) {
+                        if (s.flow().flowName().equals(flow)) {
+                            t = s.flow().targetName();
+                        }
+                    }
+                    return "rebuild table "
+                            + t
+                            + " under the new definition: put DROP TABLE "
+                            + t
+                            + "; before its definition in "
+                            + file
+                            + " (it drops the table and the saved state of the snapshot job) and"
+                            + " run the file again (a full refresh of a snapshot table is not"
+                            + " offered yet)";
+                };
         List<TableIdentifier> written = new ArrayList<>();
         step.snapshots().forEach(t -> written.add(p.snapshotTarget(t)));
         TableStatements.RefreshRecord record =
