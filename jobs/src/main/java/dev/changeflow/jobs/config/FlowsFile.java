@@ -131,6 +131,13 @@ public final class FlowsFile {
         if (root.has("kafka")) {
             kafka(root.get("kafka"), cfg, where + ": kafka");
         }
+        if (cfg.kafka != null && !cfg.includeExistingFiles) {
+            throw new IllegalArgumentException(
+                    where
+                            + ": include-existing-files applies to files; a kafka: input chooses"
+                            + " where it starts with starting-offsets (latest skips what is"
+                            + " already in the topics)");
+        }
         JsonNode flows = root.path("flows");
         if (!flows.isMissingNode()) {
             if (!flows.isArray()) {

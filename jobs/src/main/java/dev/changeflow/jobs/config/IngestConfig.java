@@ -52,6 +52,12 @@ public final class IngestConfig implements Serializable {
     /** Largest record accepted, bytes (larger ones are quarantined as RECORD_TOO_LARGE). */
     public int maxRecordBytes = IngestOptions.MAX_RECORD_BYTES.defaultValue();
 
+    /**
+     * Files input: false takes the files present when the job first starts as read ({@link
+     * IngestOptions#INCLUDE_EXISTING_FILES}, docs/semantics.md S2).
+     */
+    public boolean includeExistingFiles = IngestOptions.INCLUDE_EXISTING_FILES.defaultValue();
+
     public List<FlowConfig> flows = new ArrayList<>();
 
     /**
@@ -101,6 +107,9 @@ public final class IngestConfig implements Serializable {
         }
         if (r.isSet(IngestOptions.MAX_RECORD_BYTES)) {
             maxRecordBytes = r.get(IngestOptions.MAX_RECORD_BYTES);
+        }
+        if (r.isSet(IngestOptions.INCLUDE_EXISTING_FILES)) {
+            includeExistingFiles = r.get(IngestOptions.INCLUDE_EXISTING_FILES);
         }
         return this;
     }

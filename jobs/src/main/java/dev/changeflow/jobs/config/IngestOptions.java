@@ -78,6 +78,20 @@ public final class IngestOptions {
                             "Largest record accepted, bytes; larger ones are quarantined as"
                                     + " RECORD_TOO_LARGE.");
 
+    /**
+     * {@code read_files(..., includeExistingFiles => ...)} (docs/semantics.md S2): false takes the
+     * files already under the inputs when the job first starts (no saved state: the first run, or
+     * after {@code --from-scratch} / {@code REFRESH ... FULL}) as read without reading them.
+     */
+    public static final ConfigOption<Boolean> INCLUDE_EXISTING_FILES =
+            key("include-existing-files")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Files input: false reads only files added after the job's first start"
+                                    + " (a start without saved state); the files present then are"
+                                    + " taken as read.");
+
     /** The scalar top-level options with their parsers. */
     public static final OptionSet SET =
             OptionSet.builder("flows file")
@@ -115,6 +129,7 @@ public final class IngestOptions {
                             MAX_RECORD_BYTES,
                             OptionParsers.intRange(
                                     MAX_RECORD_BYTES.key(), 1, Integer.MAX_VALUE, "bytes"))
+                    .add(INCLUDE_EXISTING_FILES, OptionParsers.bool(INCLUDE_EXISTING_FILES.key()))
                     .build();
 
     private static Duration atLeast(String text, String key, Duration min, String minText) {

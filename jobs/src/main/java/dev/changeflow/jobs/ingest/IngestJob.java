@@ -22,6 +22,7 @@ import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -80,11 +81,38 @@ public final class IngestJob {
             List<Path> inputs,
             @Nullable Duration monitorInterval,
             @Nullable Path doneDir) {
+        build(env, plan, catalog, inputs, monitorInterval, doneDir, true, null);
+    }
+
+    /**
+     * As {@link #build(StreamExecutionEnvironment, IngestPlan, CatalogSettings, List, Duration,
+     * Path)}, with {@code include-existing-files} (docs/semantics.md S2).
+     *
+     * @param includeExisting false: when the job starts without restored state, the files already
+     *     under the inputs are taken as read without reading them ({@link
+     *     ChangeFiles#newFilesOnly}); needs a {@code monitorInterval}
+     * @param skip with {@code includeExisting} false: exactly the files taken as existing (absolute
+     *     paths, as a local launcher recorded them), or null for every file found at that start
+     */
+    public static void build(
+            StreamExecutionEnvironment env,
+            IngestPlan plan,
+            CatalogSettings catalog,
+            List<Path> inputs,
+            @Nullable Duration monitorInterval,
+            @Nullable Path doneDir,
+            boolean includeExisting,
+            @Nullable List<String> skip) {
+        Source<SourceLine, ?, ?> files =
+                includeExisting
+                        ? ChangeFiles.source(inputs, monitorInterval)
+                        : ChangeFiles.newFilesOnly(
+                                inputs,
+                                monitorInterval,
+                                DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
+                                skip);
         DataStream<SourceLine> lines =
-                env.fromSource(
-                                ChangeFiles.source(inputs, monitorInterval),
-                                WatermarkStrategy.noWatermarks(),
-                                "change files")
+                env.fromSource(files, WatermarkStrategy.noWatermarks(), "change files")
                         .uid("change-files")
                         .setParallelism(1)
                         .process(new FileProgressFunction(doneDir))

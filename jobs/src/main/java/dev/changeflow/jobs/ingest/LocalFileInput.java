@@ -23,17 +23,37 @@ import java.util.stream.Stream;
  * Files in a local run: each file read once, identified by its path (see the README). A run reads
  * the files under the inputs that no earlier run read completely (the lists in {@link
  * LocalCheckpoints#filesDone}), and ends when the job has read them all.
+ *
+ * <p>With {@code include-existing-files} false (docs/semantics.md S2), a run that starts without
+ * saved state lists the files under the inputs, records them in the job state ({@link
+ * LocalJobState#skippedFiles}) and starts the source with exactly those taken as read ({@link
+ * IngestJob#build(StreamExecutionEnvironment, IngestPlan, CatalogSettings, List, Duration, Path,
+ * boolean, List)}): that run reads nothing of them, and stops with a savepoint that says so; later
+ * runs read only the files added since. The option counts only at such a start: a resumed run keeps
+ * what its state says.
  */
 final class LocalFileInput implements LocalInput {
     private final List<Path> inputs;
+    private final boolean includeExisting;
     private Path filesDone;
+    private boolean skipping;
+    private List<String> skipped;
     private List<String> files;
     private List<String> fresh;
     private Map<String, String> seen;
     private Map<String, String> fingerprints;
 
     LocalFileInput(List<Path> inputs) {
+        this(inputs, true);
+    }
+
+    /**
+     * @param includeExisting false: a start without saved state takes the files present then as
+     *     read without reading them
+     */
+    LocalFileInput(List<Path> inputs, boolean includeExisting) {
         this.inputs = inputs;
+        this.includeExisting = includeExisting;
     }
 
     @Override
@@ -53,10 +73,30 @@ final class LocalFileInput implements LocalInput {
                             LocalCheckpoints.checkpointId(restore.get())));
         }
         files = listFiles(inputs);
+        skipping = restore.isEmpty() && !includeExisting;
+        if (restore.isEmpty()) {
+            // a first start: what it skips is decided now, and kept for the later runs
+            skipped = skipping ? List.copyOf(files) : List.of();
+            state.saveSkippedFiles(skipped);
+        } else {
+            skipped = state.skippedFiles();
+        }
+        done.addAll(skipped);
         seen = state.seenFiles();
         fingerprints = LocalJobState.fingerprints(files);
         LocalJobState.warnChanged(seen, fingerprints, out);
         fresh = files.stream().filter(f -> !done.contains(f)).collect(Collectors.toList());
+        if (skipping) {
+            out.println(
+                    "include-existing-files is false: the "
+                            + skipped.size()
+                            + " file(s) under "
+                            + inputs
+                            + " now are taken as read without reading them; files added later"
+                            + " are read.");
+            // run even with nothing fresh: the savepoint records the skipped files as processed
+            return true;
+        }
         if (fresh.isEmpty()) {
             if (restore.isPresent() && !state.committed(restore.get())) {
                 // the files were read, but the run that read them was stopped before it
@@ -85,7 +125,15 @@ final class LocalFileInput implements LocalInput {
 
     @Override
     public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog) {
-        IngestJob.build(env, plan, catalog, inputs, Duration.ofMillis(500), filesDone);
+        IngestJob.build(
+                env,
+                plan,
+                catalog,
+                inputs,
+                Duration.ofMillis(500),
+                filesDone,
+                !skipping,
+                skipping ? skipped : null);
     }
 
     @Override

@@ -167,13 +167,15 @@ public final class LocalIngest {
     }
 
     /**
-     * Runs the plan over {@code inputs} until every file present at start has been read.
+     * Runs the plan over {@code inputs} until every file present at start has been read (with
+     * {@code include-existing-files} false, a start without saved state reads none of them and
+     * takes them as read: docs/semantics.md S2).
      *
      * @throws AutoCdcException STATE_MISSING_FOR_EXISTING_TABLE (K8) or TARGET_SCHEMA_MISMATCH (A1)
      * @throws Exception when the job fails (the cause is Flink's)
      */
     public static Summary run(IngestPlan plan, List<Path> inputs, Options o) throws Exception {
-        return run(plan, new LocalFileInput(inputs), o);
+        return run(plan, new LocalFileInput(inputs, plan.config.includeExistingFiles), o);
     }
 
     /**

@@ -113,6 +113,7 @@ final class LocalJobState implements AutoCloseable {
     void clear() throws IOException {
         Files.deleteIfExists(root.resolve("flows.json"));
         Files.deleteIfExists(root.resolve("files-seen.json"));
+        Files.deleteIfExists(root.resolve(FILES_SKIPPED));
         Files.deleteIfExists(root.resolve(COMMITTED_SAVEPOINT));
     }
 
@@ -398,6 +399,31 @@ final class LocalJobState implements AutoCloseable {
 
     void saveSeenFiles(Map<String, String> seen) throws IOException {
         write(root.resolve("files-seen.json"), JSON.valueToTree(seen));
+    }
+
+    private static final String FILES_SKIPPED = "files-skipped.json";
+
+    /**
+     * The files that were under the inputs when the job first started with {@code
+     * include-existing-files} false (docs/semantics.md S2): taken as read, never read; empty
+     * otherwise.
+     */
+    List<String> skippedFiles() throws IOException {
+        Path f = root.resolve(FILES_SKIPPED);
+        List<String> out = new ArrayList<>();
+        if (Files.exists(f)) {
+            JSON.readTree(f.toFile()).forEach(n -> out.add(n.asText()));
+        }
+        return out;
+    }
+
+    /** Records {@link #skippedFiles()}; an empty list removes the record. */
+    void saveSkippedFiles(List<String> skipped) throws IOException {
+        if (skipped.isEmpty()) {
+            Files.deleteIfExists(root.resolve(FILES_SKIPPED));
+        } else {
+            write(root.resolve(FILES_SKIPPED), JSON.valueToTree(skipped));
+        }
     }
 
     /** Prints one warning per file that was read earlier and has changed since. */

@@ -167,10 +167,19 @@ final class SqlCompiler {
         List<ReadFiles> files = new ArrayList<>(sources);
         files.removeIf(java.util.Objects::isNull);
         formatLayer(files).ifPresent(top::add);
+        includeExistingLayer(files).ifPresent(top::add);
         try {
             cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
         } catch (IllegalArgumentException e) {
             throw asSqlException(e, Code.INVALID_OPTION, firstPosition(statements));
+        }
+        if (!cfg.includeExistingFiles && files.isEmpty()) {
+            throw new SqlException(
+                    Code.INVALID_OPTION,
+                    firstPosition(statements),
+                    IngestOptions.INCLUDE_EXISTING_FILES.key()
+                            + " = false applies to read_files, and no flow of the file reads"
+                            + " files (read_kafka starts where startingOffsets says)");
         }
         cfg.catalog.putAll(CatalogOptions.resolve(catalog));
         Map<String, FlowDef> byTarget = new LinkedHashMap<>();
@@ -633,6 +642,71 @@ final class SqlCompiler {
             throw asSqlException(e, Code.INVALID_OPTION, first.position());
         }
         return Optional.of(layer);
+    }
+
+    /**
+     * The layer of the {@code includeExistingFiles =>} of the read_files calls (docs/semantics.md
+     * S2): the job's one file source reads every folder one way, so the calls that give it must
+     * agree, and a call without it beside one giving {@code false} is refused too ({@code
+     * CONFLICTING_SOURCES} at the later call) — it would silently skip that call's files as well.
+     */
+    private Optional<OptionLayer> includeExistingLayer(List<ReadFiles> sources) {
+        ReadFiles first = null;
+        ReadFiles without = null;
+        for (ReadFiles r : sources) {
+            String v = r.arguments().get(SqlParser.INCLUDE_EXISTING_FILES);
+            if (v == null) {
+                without = without == null ? r : without;
+            } else if (first == null) {
+                first = r;
+            } else if (!first.arguments()
+                    .get(SqlParser.INCLUDE_EXISTING_FILES)
+                    .equalsIgnoreCase(v)) {
+                throw conflictingIncludeExisting(r, first);
+            }
+        }
+        if (first == null) {
+            return Optional.empty();
+        }
+        String value = first.arguments().get(SqlParser.INCLUDE_EXISTING_FILES);
+        if (without != null && value.equalsIgnoreCase("false")) {
+            ReadFiles later = sources.indexOf(without) > sources.indexOf(first) ? without : first;
+            throw conflictingIncludeExisting(later, later == first ? without : first);
+        }
+        OptionLayer layer =
+                OptionLayer.single(
+                        OptionSource.DEFINITION,
+                        first.position() + ": read_files",
+                        IngestOptions.INCLUDE_EXISTING_FILES.key(),
+                        value);
+        try {
+            OptionsResolver.resolve(IngestOptions.SET, List.of(layer));
+        } catch (IllegalArgumentException e) {
+            throw asSqlException(e, Code.INVALID_OPTION, first.position());
+        }
+        return Optional.of(layer);
+    }
+
+    private static SqlException conflictingIncludeExisting(ReadFiles r, ReadFiles other) {
+        return new SqlException(
+                Code.CONFLICTING_SOURCES,
+                r.position(),
+                "read_files "
+                        + describeIncludeExisting(r)
+                        + " differs from read_files "
+                        + describeIncludeExisting(other)
+                        + " at "
+                        + other.position()
+                        + ": the files of one job are read one way (give every read_files of"
+                        + " the file the same includeExistingFiles, or refresh the tables"
+                        + " separately)");
+    }
+
+    private static String describeIncludeExisting(ReadFiles r) {
+        String v = r.arguments().get(SqlParser.INCLUDE_EXISTING_FILES);
+        return v == null
+                ? "without includeExistingFiles"
+                : "includeExistingFiles => " + v.toLowerCase(Locale.ROOT);
     }
 
     /**

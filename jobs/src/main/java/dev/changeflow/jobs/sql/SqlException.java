@@ -46,7 +46,8 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code UNKNOWN_TYPE}: a declared column whose type is no Flink SQL type ({@code INTEGR}).
  *   <li>{@code INVALID_REFRESH}: a {@code REFRESH STREAMING TABLE} that cannot run on its own (a
  *       {@code read_files} path of its table also feeds a table it leaves out) (S1).
- *   <li>{@code CONFLICTING_SOURCES}: one job would read files and the change feed of a table (S7);
+ *   <li>{@code CONFLICTING_SOURCES}: one job would read files and the change feed of a table (S7),
+ *       or {@code read_files} calls of one job disagree on {@code includeExistingFiles} (S2);
  *       refresh those tables separately.
  *   <li>{@code NO_INSERT}: a Gold file ({@code bin/changeflow gold FILE.sql}) without an {@code
  *       INSERT INTO} statement: its INSERTs are its job.

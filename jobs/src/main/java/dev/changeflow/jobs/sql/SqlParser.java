@@ -84,10 +84,11 @@ import java.util.Optional;
  * table, DROP other than DROP TABLE, DESCRIBE other than DESCRIBE [TABLE] [EXTENDED], REORG, ALTER
  * other than a schedule change, ..., materialized views, CLUSTER BY, ROW FILTER, MASK, CONSTRAINT
  * ... EXPECT, TRIGGER ON UPDATE, STORED AS SCD TYPE BITEMPORAL, read_files arguments other than
- * {@code format} and {@code table}, read_kafka arguments other than {@code bootstrapServers},
- * {@code subscribe}, {@code subscribePattern} and {@code startingOffsets}, a view's query other
- * than {@code SELECT * FROM STREAM source}, and in an append flow's query aggregates, window
- * functions, DISTINCT, subqueries, joins and clauses other than WHERE.
+ * {@code format}, {@code table} and {@code includeExistingFiles}, read_kafka arguments other than
+ * {@code bootstrapServers}, {@code subscribe}, {@code subscribePattern} and {@code
+ * startingOffsets}, a view's query other than {@code SELECT * FROM STREAM source}, and in an append
+ * flow's query aggregates, window functions, DISTINCT, subqueries, joins and clauses other than
+ * WHERE.
  */
 @PublicEvolving
 public final class SqlParser {
@@ -119,7 +120,11 @@ public final class SqlParser {
                     "COMMENT");
 
     /** The named arguments of {@code read_files} this release takes. */
-    static final List<String> READ_FILES_ARGUMENTS = List.of("format", "table");
+    static final List<String> READ_FILES_ARGUMENTS =
+            List.of("format", "table", "includeExistingFiles");
+
+    /** {@code read_files} argument {@code includeExistingFiles} (docs/semantics.md S2). */
+    static final String INCLUDE_EXISTING_FILES = "includeExistingFiles";
 
     /** The arguments of {@code read_kafka} this release takes (names as the vendor spells them). */
     static final List<String> READ_KAFKA_ARGUMENTS =
@@ -1457,7 +1462,26 @@ public final class SqlParser {
             String path = string("the path as the first argument of read_files");
             Map<String, String> args = new LinkedHashMap<>();
             while (acceptSymbol(",")) {
-                namedArgument("read_files", args, READ_FILES_ARGUMENTS, "format => and table =>");
+                namedArgument(
+                        "read_files",
+                        args,
+                        READ_FILES_ARGUMENTS,
+                        "format =>, table => and includeExistingFiles =>");
+                SqlToken value = tokens.get(at - 1);
+                String given = args.get(INCLUDE_EXISTING_FILES);
+                if (given != null
+                        && !given.equalsIgnoreCase("true")
+                        && !given.equalsIgnoreCase("false")) {
+                    // S2: at the value, before anything is planned
+                    throw new SqlException(
+                            Code.INVALID_OPTION,
+                            value.position(),
+                            "read_files "
+                                    + INCLUDE_EXISTING_FILES
+                                    + " must be true or false, got '"
+                                    + given
+                                    + "'");
+                }
             }
             expectSymbol(")", "',' or ')' in read_files(...)");
             source = new SqlStatement.ReadFiles(t.position(), path, args);

@@ -113,7 +113,7 @@ class FlowsFileTest {
                 .hasMessageContaining("unknown option 'sequnce-by'");
         assertThatThrownBy(() -> FlowsFile.parse("flws: []", "x.yaml"))
                 .hasMessage(
-                        "x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, checkpoint-timeout, flows, format, kafka, max-record-bytes, name, namespace, parallelism)");
+                        "x.yaml: unknown option 'flws' (known: catalog, checkpoint-interval, checkpoint-timeout, flows, format, include-existing-files, kafka, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test
@@ -149,6 +149,23 @@ class FlowsFileTest {
                                         "x.yaml"))
                 .hasMessage(
                         "flow 'h': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no AUTO CDC state to buffer)");
+        // S2: include-existing-files is a file-level option of a files input
+        assertThat(FlowsFile.parse("include-existing-files: false", "x.yaml").includeExistingFiles)
+                .isFalse();
+        assertThat(FlowsFile.parse("name: n", "x.yaml").includeExistingFiles).isTrue();
+        assertThatThrownBy(() -> FlowsFile.parse("include-existing-files: maybe", "x.yaml"))
+                .hasMessage("x.yaml: include-existing-files must be true or false, got 'maybe'");
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "include-existing-files: false\n"
+                                                + "kafka:\n  bootstrap-servers: h:9092\n"
+                                                + "  topics: t\n",
+                                        "x.yaml"))
+                .hasMessage(
+                        "x.yaml: include-existing-files applies to files; a kafka: input chooses"
+                                + " where it starts with starting-offsets (latest skips what is"
+                                + " already in the topics)");
         assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
                 .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
         // S1: a select list shapes the rows of an append-only flow, whose columns are its own

@@ -959,13 +959,13 @@ class SqlParserTest {
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:28: " + u + "queries other than SELECT * FROM STREAM source");
         fails(
-                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x', includeExistingFiles"
-                        + " => false)",
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x', maxFilesPerTrigger"
+                        + " => 10)",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:65: "
                         + u
-                        + "read_files argument 'includeExistingFiles' (this release takes format =>"
-                        + " and table =>)");
+                        + "read_files argument 'maxFilesPerTrigger' (this release takes format =>,"
+                        + " table => and includeExistingFiles =>)");
         fails(
                 "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h',"
                         + " kafka.security.protocol => 'SSL')",

@@ -681,6 +681,78 @@ class SqlPipelineTest {
     }
 
     @Test
+    void includeExistingFilesFalseIsTheJobsIncludeExistingFilesOption() {
+        SqlPipeline p =
+                compile(
+                        "CREATE OR REFRESH STREAMING TABLE sales\n"
+                                + "  SCHEDULE EVERY 1 hour\n"
+                                + "  AS SELECT *\n"
+                                + "  FROM STREAM read_files(\n"
+                                + "    'x',\n"
+                                + "    includeExistingFiles => false\n"
+                                + "  );\n"
+                                + "CREATE STREAMING TABLE b AS SELECT * FROM read_files('x',"
+                                + " includeExistingFiles => 'FALSE')");
+        assertThat(p.config().includeExistingFiles).isFalse();
+        assertThat(
+                        compile("CREATE STREAMING TABLE t AS SELECT * FROM read_files('x')")
+                                .config()
+                                .includeExistingFiles)
+                .isTrue();
+        assertThat(
+                        compile(
+                                        "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x',"
+                                                + " includeExistingFiles => true)")
+                                .config()
+                                .includeExistingFiles)
+                .isTrue();
+        // SET gives the flows file's option; the read_files argument is the definition, too
+        assertThat(
+                        compile(
+                                        "SET include-existing-files = false;\n"
+                                                + "CREATE STREAMING TABLE t AS SELECT * FROM"
+                                                + " read_files('x')")
+                                .config()
+                                .includeExistingFiles)
+                .isFalse();
+    }
+
+    @Test
+    void includeExistingFilesMustBeTrueOrFalseAndAgree() {
+        fails(
+                "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x',\n"
+                        + "  includeExistingFiles => 'maybe')",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:2:27: INVALID_OPTION: read_files includeExistingFiles must be true or"
+                        + " false, got 'maybe'");
+        fails(
+                "CREATE STREAMING TABLE a AS SELECT * FROM read_files('x', includeExistingFiles =>"
+                        + " false);\n"
+                        + "CREATE STREAMING TABLE b AS SELECT * FROM read_files('y', includeExistingFiles"
+                        + " => true)",
+                SqlException.Code.CONFLICTING_SOURCES,
+                "p.sql:2:43: CONFLICTING_SOURCES: read_files includeExistingFiles => true differs"
+                        + " from read_files includeExistingFiles => false at p.sql:1:43: the files"
+                        + " of one job are read one way (give every read_files of the file the same"
+                        + " includeExistingFiles, or refresh the tables separately)");
+        fails(
+                "CREATE STREAMING TABLE a AS SELECT * FROM read_files('x');\n"
+                        + "CREATE STREAMING TABLE b AS SELECT * FROM read_files('y', includeExistingFiles"
+                        + " => false)",
+                SqlException.Code.CONFLICTING_SOURCES,
+                "p.sql:2:43: CONFLICTING_SOURCES: read_files includeExistingFiles => false differs"
+                        + " from read_files without includeExistingFiles at p.sql:1:43: the files"
+                        + " of one job are read one way (give every read_files of the file the same"
+                        + " includeExistingFiles, or refresh the tables separately)");
+        fails(
+                "SET include-existing-files = maybe;\n"
+                        + "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x')",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:1: INVALID_OPTION: SET include-existing-files: include-existing-files must"
+                        + " be true or false, got 'maybe'");
+    }
+
+    @Test
     void formatsMustAgree() {
         fails(
                 "CREATE STREAMING TABLE a AS SELECT * FROM read_files('x', format => 'json');\n"
@@ -708,7 +780,8 @@ class SqlPipelineTest {
                 "SET checkpoint-intervall = 2s;" + flow,
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
-                        + " checkpoint-interval, checkpoint-timeout, format, max-record-bytes, name, namespace,"
+                        + " checkpoint-interval, checkpoint-timeout, format, include-existing-files,"
+                        + " max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");
         assertThatThrownBy(() -> compile("SET parallelism = 0;" + flow))

@@ -83,4 +83,44 @@ public final class ChangeFiles {
         }
         return b.build();
     }
+
+    /**
+     * As {@link #forFlinkPaths}, continuous, but its first start takes the files already under the
+     * paths as read without reading them: only files that appear afterwards are read ({@code
+     * read_files(..., includeExistingFiles => false)}, docs/semantics.md S2; see {@link
+     * NewFilesOnly}). A restored job is not affected: its checkpoint says what was processed.
+     *
+     * @param monitorInterval the discovery interval (required: a bounded source would read nothing)
+     * @param skip the files taken as existing (absolute local paths or URIs), or null for every
+     *     file found when the job first starts
+     */
+    public static NewFilesOnly<SourceLine> newFilesOnlyForFlinkPaths(
+            List<Path> paths,
+            Duration monitorInterval,
+            int maxLineBytes,
+            @Nullable List<String> skip) {
+        if (monitorInterval == null) {
+            throw new IllegalArgumentException(
+                    "skipping the existing files needs a monitor interval (a bounded source would"
+                            + " read nothing)");
+        }
+        return new NewFilesOnly<>(
+                forFlinkPaths(paths, monitorInterval, maxLineBytes),
+                paths,
+                FileSource.DEFAULT_NON_SPLITTABLE_FILE_ENUMERATOR,
+                skip);
+    }
+
+    /** {@link #newFilesOnlyForFlinkPaths} over local files or directories. */
+    public static NewFilesOnly<SourceLine> newFilesOnly(
+            List<java.nio.file.Path> paths,
+            Duration monitorInterval,
+            int maxLineBytes,
+            @Nullable List<String> skip) {
+        List<Path> flinkPaths = new ArrayList<>();
+        for (java.nio.file.Path p : paths) {
+            flinkPaths.add(new Path(p.toAbsolutePath().toUri()));
+        }
+        return newFilesOnlyForFlinkPaths(flinkPaths, monitorInterval, maxLineBytes, skip);
+    }
 }
