@@ -340,7 +340,7 @@ class VendorExamplesITCase {
      * S2: the seed's {@code read_files(..., includeExistingFiles => false)} (with {@code format =>
      * "json"}: the seed's files are plain JSON rows, and changeflow reads Debezium records unless
      * told) — the file present at the first run is never read, files added later are read once
-     * each, on the next run.
+     * each, on the next run; a full refresh is a new first start.
      */
     @Test
     void theSeedsIncludeExistingFilesFalseReadsOnlyFilesAddedAfterTheFirstRun() throws Exception {
@@ -378,6 +378,20 @@ class VendorExamplesITCase {
         Files.writeString(data.resolve("day-3.json"), "{\"product\": \"jam\", \"qty\": 5}\n");
         assertThat(Main.execute("run", "--warehouse", w, file.toString())).isZero();
         assertThat(rows(catalog, "shop", "sales")).containsExactlyInAnyOrder("scone,2", "jam,5");
+
+        // REFRESH ... FULL drops the saved state: a new first start, which empties the table and
+        // skips the three files present now (the vendor evaluates the option at a stream's first
+        // start)
+        assertThat(
+                        Main.execute(
+                                "run",
+                                "--warehouse",
+                                w,
+                                "--full-refresh",
+                                "sales",
+                                file.toString()))
+                .isZero();
+        assertThat(rows(catalog, "shop", "sales")).isEmpty();
     }
 
     @Test
