@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -77,13 +78,35 @@ class NewFilesOnlyTest {
             while (job.getJobStatus().get() != JobStatus.RUNNING) {
                 Thread.sleep(50);
             }
-            Thread.sleep(1000); // the enumerator has listed the folder
-            java.nio.file.Path b = in.resolve("b.jsonl");
-            Files.write(b, utf8("{\"b\":1}\n"));
-            assertThat(readUntil(it, uri(b)))
+            // a file written before the enumerator's first listing is skipped like a.jsonl: write
+            // b-1, b-2, ... once a second until one is read; the first line read must be one of
+            // them (never a.jsonl's), followed by exactly that file's line and end-of-file marker
+            AtomicBoolean read = new AtomicBoolean();
+            Thread writer =
+                    new Thread(
+                            () -> {
+                                for (int k = 1; k <= 300 && !read.get(); k++) {
+                                    try {
+                                        Files.write(
+                                                in.resolve("b-" + k + ".jsonl"),
+                                                utf8("{\"b\":1}\n"));
+                                        Thread.sleep(1000);
+                                    } catch (Exception e) {
+                                        return;
+                                    }
+                                }
+                            });
+            writer.start();
+            SourceLine first = it.next();
+            read.set(true);
+            writer.join();
+            assertThat(first.source).matches(".*/b-[0-9]+\\.jsonl");
+            List<SourceLine> lines = new ArrayList<>(List.of(first));
+            lines.addAll(readUntil(it, first.source));
+            assertThat(lines)
                     .containsExactly(
-                            SourceLine.data(uri(b), 1, utf8("{\"b\":1}")),
-                            SourceLine.endOfFile(uri(b), 1));
+                            SourceLine.data(first.source, 1, utf8("{\"b\":1}")),
+                            SourceLine.endOfFile(first.source, 1));
         } finally {
             job.cancel().get();
             it.close();
