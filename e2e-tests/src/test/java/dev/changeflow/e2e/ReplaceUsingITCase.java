@@ -40,6 +40,34 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ReplaceUsingITCase {
     @TempDir Path tmp;
 
+    /**
+     * The flows file of job {@code payments}: one flow into {@code shop.payments}, REPLACE USING
+     * (booking) SEQUENCE BY seq over plain JSON rows of {@link #row}, with {@code jobSettings}
+     * (lines) before {@code flows:} and {@code flowSettings} (indented lines) before the schema.
+     */
+    private static String flows(List<String> jobSettings, List<String> flowSettings) {
+        List<String> lines =
+                new ArrayList<>(List.of("name: payments", "format: json", "namespace: shop"));
+        lines.addAll(jobSettings);
+        lines.addAll(
+                List.of(
+                        "flows:",
+                        "  - table: payments",
+                        "    replace-using: [booking]",
+                        "    sequence-by: seq"));
+        lines.addAll(flowSettings);
+        lines.add("    schema: 'booking STRING, payment STRING, status STRING, seq BIGINT'");
+        return String.join("\n", lines);
+    }
+
+    /** Plans {@code flows} over the files in {@code input} and runs it into {@code warehouse}. */
+    private static void ingest(String flows, Path input, Path warehouse) throws Exception {
+        LocalIngest.run(
+                IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input)),
+                List.of(input),
+                KeysCasesITCase.quiet(warehouse));
+    }
+
     private static String row(String booking, String payment, String status, Long seq) {
         return "{\"booking\":"
                 + (booking == null ? "null" : "\"" + booking + "\"")
@@ -130,18 +158,7 @@ class ReplaceUsingITCase {
 
     @Test
     void partialSnapshotsReplaceTheRowsOfTheirKeyAcrossCommits() throws Exception {
-        String flows =
-                String.join(
-                        "\n",
-                        "name: payments",
-                        "format: json",
-                        "namespace: shop",
-                        "parallelism: 2",
-                        "flows:",
-                        "  - table: payments",
-                        "    replace-using: [booking]",
-                        "    sequence-by: seq",
-                        "    schema: 'booking STRING, payment STRING, status STRING, seq BIGINT'");
+        String flows = flows(List.of("parallelism: 2"), List.of());
         Path input = tmp.resolve("in");
         Files.createDirectories(input);
         Files.write(
@@ -160,8 +177,7 @@ class ReplaceUsingITCase {
                         row(null, "n4", "new", 2L), // late
                         row("b3", "p6", "new", null))); // NULL_SEQUENCE
         Path warehouse = tmp.resolve("warehouse");
-        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
-        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        ingest(flows, input, warehouse);
 
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
         TableIdentifier id = TableIdentifier.of("shop", "payments");
@@ -179,8 +195,7 @@ class ReplaceUsingITCase {
                         row("b2", "p5", "new", 0L), // late
                         row(null, "n5", "new", 3L), // joins n2, n3
                         row("b4", "p10", "new", 1L)));
-        plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
-        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        ingest(flows, input, warehouse);
 
         Table table = cat.loadTable(id);
         assertThat(TableRows.toCsvLines(table))
@@ -244,17 +259,7 @@ class ReplaceUsingITCase {
      */
     @Test
     void aNullSequenceIsQuarantinedWithItsFileAndLine() throws Exception {
-        String flows =
-                String.join(
-                        "\n",
-                        "name: payments",
-                        "format: json",
-                        "namespace: shop",
-                        "flows:",
-                        "  - table: payments",
-                        "    replace-using: [booking]",
-                        "    sequence-by: seq",
-                        "    schema: 'booking STRING, payment STRING, status STRING, seq BIGINT'");
+        String flows = flows(List.of(), List.of());
         Path input = Files.createDirectories(tmp.resolve("in"));
         Path file = input.resolve("payments_1.jsonl");
         String absent = "{\"booking\":\"b2\",\"payment\":\"p3\",\"status\":\"new\"}";
@@ -266,8 +271,7 @@ class ReplaceUsingITCase {
                         absent,
                         row(null, "n1", "new", 2L)));
         Path warehouse = tmp.resolve("warehouse");
-        IngestPlan plan = IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
-        LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+        ingest(flows, input, warehouse);
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
         assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "payments"))))
                 .containsExactly(",n1,new,2", "b1,p1,new,1");
@@ -323,19 +327,9 @@ class ReplaceUsingITCase {
     @ValueSource(ints = {2, 3})
     void theChangeFeedHoldsExactlyTheReplacedAndNewRows(int formatVersion) throws Exception {
         String flows =
-                String.join(
-                        "\n",
-                        "name: payments",
-                        "format: json",
-                        "namespace: shop",
-                        "parallelism: 2",
-                        "checkpoint-interval: 1h",
-                        "flows:",
-                        "  - table: payments",
-                        "    replace-using: [booking]",
-                        "    sequence-by: seq",
-                        "    format-version: " + formatVersion,
-                        "    schema: 'booking STRING, payment STRING, status STRING, seq BIGINT'");
+                flows(
+                        List.of("parallelism: 2", "checkpoint-interval: 1h"),
+                        List.of("    format-version: " + formatVersion));
         Path input = Files.createDirectories(tmp.resolve("in"));
         Path warehouse = tmp.resolve("warehouse");
         List<List<String>> runs =
@@ -362,9 +356,7 @@ class ReplaceUsingITCase {
                                 row("b4", "p10", "new", 1L)));
         for (int i = 0; i < runs.size(); i++) {
             Files.write(input.resolve("payments_" + (i + 1) + ".jsonl"), runs.get(i));
-            IngestPlan plan =
-                    IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input));
-            LocalIngest.run(plan, List.of(input), KeysCasesITCase.quiet(warehouse));
+            ingest(flows, input, warehouse);
         }
 
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
@@ -419,26 +411,13 @@ class ReplaceUsingITCase {
      */
     @Test
     void aChangedDefinitionIsRefusedBeforeTheJobStarts() throws Exception {
-        String flows =
-                String.join(
-                        "\n",
-                        "name: payments",
-                        "format: json",
-                        "namespace: shop",
-                        "flows:",
-                        "  - table: payments",
-                        "    replace-using: [booking]",
-                        "    sequence-by: seq",
-                        "    schema: 'booking STRING, payment STRING, status STRING, seq BIGINT'");
+        String flows = flows(List.of(), List.of());
         Path input = Files.createDirectories(tmp.resolve("in"));
         Path warehouse = tmp.resolve("warehouse");
         Files.write(
                 input.resolve("payments_1.jsonl"),
                 List.of(row("b1", "p1", "new", 1L), row("b1", "p2", "new", 1L)));
-        LocalIngest.run(
-                IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input)),
-                List.of(input),
-                KeysCasesITCase.quiet(warehouse));
+        ingest(flows, input, warehouse);
         Files.write(input.resolve("payments_2.jsonl"), List.of(row("b1", "p3", "paid", 2L)));
         String state =
                 " but the saved state of job 'payments' was built with the old definition (each"
@@ -484,10 +463,7 @@ class ReplaceUsingITCase {
         TableIdentifier id = TableIdentifier.of("shop", "payments");
         assertThat(TableRows.toCsvLines(cat.loadTable(id)))
                 .containsExactly("b1,p1,new,1", "b1,p2,new,1");
-        LocalIngest.run(
-                IngestPlanner.plan(FlowsFile.parse(flows, "flows.yaml"), List.of(input)),
-                List.of(input),
-                KeysCasesITCase.quiet(warehouse));
+        ingest(flows, input, warehouse);
         assertThat(TableRows.toCsvLines(cat.loadTable(id))).containsExactly("b1,p3,paid,2");
     }
 

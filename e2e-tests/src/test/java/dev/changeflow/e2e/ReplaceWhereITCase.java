@@ -13,7 +13,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -107,14 +106,15 @@ class ReplaceWhereITCase {
                         + "  FLOW REPLACE WHERE d >= 2 AND\n"
                         + "    RAND() < 0.5 BY NAME SELECT CAST(1 AS BIGINT) AS d;\n");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        int code;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code = Main.execute("run", "--warehouse", tmp.resolve("w").toString(), sql.toString());
-        } finally {
-            System.setErr(stderr);
-        }
+        int code =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                Main.execute(
+                                        "run",
+                                        "--warehouse",
+                                        tmp.resolve("w").toString(),
+                                        sql.toString()));
         assertThat(code).isNotZero();
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains("bad.sql:3:5: NON_DETERMINISTIC_PREDICATE: ")
@@ -152,15 +152,6 @@ class ReplaceWhereITCase {
     }
 
     private static int run(ByteArrayOutputStream out, String... args) {
-        PrintStream stdout = System.out;
-        int code;
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            code = Main.execute(args);
-        } finally {
-            System.setOut(stdout);
-        }
-        System.out.print(out.toString(StandardCharsets.UTF_8));
-        return code;
+        return CapturedOutput.stdoutEchoed(out, () -> Main.execute(args));
     }
 }

@@ -4,13 +4,9 @@ import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.ingest.LocalSnapshotIngest;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
-import dev.changeflow.sources.cdf.TableChanges;
 
-import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,7 +14,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -104,7 +99,7 @@ class SnapshotFilesITCase {
         assertThat(rows(cat, HISTORY)).containsExactly(EXAMPLE_C_SCD2);
         assertThat(rows(cat, CURRENT))
                 .containsExactly("2,Carmel", "3,Los Angeles", "4,Death Valley", "5,Yuma");
-        assertThat(changeFeed(cat.loadTable(CURRENT), first + 1))
+        assertThat(ChangeFeedLines.from(cat.loadTable(CURRENT), first + 1, "id", "city"))
                 .containsExactlyInAnyOrder(EXAMPLE_C_SCD1_FEED);
     }
 
@@ -203,22 +198,6 @@ class SnapshotFilesITCase {
         "insert 4,Death Valley",
         "insert 5,Yuma"
     };
-
-    private static List<String> changeFeed(Table table, long from) throws Exception {
-        List<String> feed = new ArrayList<>();
-        try (CloseableIterable<Record> rows =
-                TableChanges.forTable(table).startingVersion(from).build().read()) {
-            for (Record r : rows) {
-                feed.add(
-                        r.getField("_change_type")
-                                + " "
-                                + r.getField("id")
-                                + ","
-                                + r.getField("city"));
-            }
-        }
-        return feed;
-    }
 
     /**
      * Writes a snapshot file elsewhere, then moves it into the folder (files appear atomically).

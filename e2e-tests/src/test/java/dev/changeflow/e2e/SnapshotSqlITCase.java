@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -140,14 +139,16 @@ class SnapshotSqlITCase {
                         + PIPELINE.replace("SCD TYPE 2\n  TRACK HISTORY ON (city);", "SCD TYPE 1;")
                         + "\n");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        int refused;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            refused = run(new ByteArrayOutputStream(), "run", "--warehouse", w, changed.toString());
-        } finally {
-            System.setErr(stderr);
-        }
+        int refused =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                run(
+                                        new ByteArrayOutputStream(),
+                                        "run",
+                                        "--warehouse",
+                                        w,
+                                        changed.toString()));
         assertThat(refused).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .startsWith("error: FLOW_CHANGED_FOR_EXISTING_STATE: ")
@@ -258,15 +259,6 @@ class SnapshotSqlITCase {
     }
 
     private static int run(ByteArrayOutputStream out, String... args) {
-        PrintStream stdout = System.out;
-        int code;
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            code = Main.execute(args);
-        } finally {
-            System.setOut(stdout);
-        }
-        System.out.print(out.toString(StandardCharsets.UTF_8));
-        return code;
+        return CapturedOutput.stdoutEchoed(out, () -> Main.execute(args));
     }
 }

@@ -5,7 +5,6 @@ import dev.changeflow.jobs.ingest.LocalSnapshotIngest;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
-import dev.changeflow.sources.cdf.TableChanges;
 
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionSpec;
@@ -17,7 +16,6 @@ import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -144,7 +142,9 @@ class SnapshotTableITCase {
         assertThat(rows(cat, CURRENT))
                 .containsExactlyInAnyOrder("2,teal,M", "3,pink,M", "4,gray,XL", "5,black,L");
         // the SCD type 1 change feed of run 2: only the changed rows
-        assertThat(changeFeed(cat.loadTable(CURRENT), afterRun1 + 1))
+        assertThat(
+                        ChangeFeedLines.from(
+                                cat.loadTable(CURRENT), afterRun1 + 1, "id", "color", "size"))
                 .containsExactlyInAnyOrder(
                         "update_preimage 3,pink,S",
                         "update_postimage 3,pink,M",
@@ -274,24 +274,6 @@ class SnapshotTableITCase {
         r.setField("color", color);
         r.setField("size", size);
         return r;
-    }
-
-    private static List<String> changeFeed(Table table, long from) throws Exception {
-        List<String> feed = new ArrayList<>();
-        try (CloseableIterable<Record> rows =
-                TableChanges.forTable(table).startingVersion(from).build().read()) {
-            for (Record r : rows) {
-                feed.add(
-                        r.getField("_change_type")
-                                + " "
-                                + r.getField("id")
-                                + ","
-                                + r.getField("color")
-                                + ","
-                                + r.getField("size"));
-            }
-        }
-        return feed;
     }
 
     private static List<String> rows(Catalog cat, TableIdentifier id) {

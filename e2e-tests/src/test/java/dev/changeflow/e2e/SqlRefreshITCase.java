@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -113,14 +112,18 @@ class SqlRefreshITCase {
         // and the error names the full refresh of the table as the way out
         pipeline("seq2", "");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            assertThat(run("run", "--warehouse", w, "--refresh", "orders", f.toString()))
-                    .isEqualTo(2);
-        } finally {
-            System.setErr(stderr);
-        }
+        assertThat(
+                        CapturedOutput.stderr(
+                                err,
+                                () ->
+                                        run(
+                                                "run",
+                                                "--warehouse",
+                                                w,
+                                                "--refresh",
+                                                "orders",
+                                                f.toString())))
+                .isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(
                         "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'orders': sequence-by changed from"
@@ -224,14 +227,17 @@ class SqlRefreshITCase {
                         " FAIL\n",
                         ",\n  CONSTRAINT small_seq EXPECT (seq < 1000) ON VIOLATION FAIL UPDATE\n"));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            assertThat(run(new ByteArrayOutputStream(), "run", "--warehouse", w, f.toString()))
-                    .isNotZero();
-        } finally {
-            System.setErr(stderr);
-        }
+        assertThat(
+                        CapturedOutput.stderr(
+                                err,
+                                () ->
+                                        run(
+                                                new ByteArrayOutputStream(),
+                                                "run",
+                                                "--warehouse",
+                                                w,
+                                                f.toString())))
+                .isNotZero();
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(
                         "EXPECTATION_FAILED: flow 'orders': expectation 'small_seq' (seq < 1000)"
@@ -389,13 +395,10 @@ class SqlRefreshITCase {
         Path dropOne = tmp.resolve("drop-one.sql");
         Files.writeString(dropOne, "USE SCHEMA shop;\nDROP TABLE customers;\n");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            assertThat(run("run", "--warehouse", w, dropOne.toString())).isEqualTo(2);
-        } finally {
-            System.setErr(stderr);
-        }
+        assertThat(
+                        CapturedOutput.stderr(
+                                err, () -> run("run", "--warehouse", w, dropOne.toString())))
+                .isEqualTo(2);
         Path state = warehouse.resolve(".changeflow/checkpoints/cust").toAbsolutePath();
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .isEqualTo(
@@ -474,30 +477,11 @@ class SqlRefreshITCase {
 
     /** As {@link #run(String...)}, also copying what it printed to {@code out}. */
     private static int run(ByteArrayOutputStream out, String... args) {
-        PrintStream stdout = System.out;
-        int code;
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            code = Main.execute(args);
-        } finally {
-            System.setOut(stdout);
-        }
-        System.out.print(out.toString(StandardCharsets.UTF_8));
-        return code;
+        return CapturedOutput.stdoutEchoed(out, () -> Main.execute(args));
     }
 
     /** Runs the command line in-process, printing what it printed; returns the exit code. */
     private static int run(String... args) {
-        PrintStream stdout = System.out;
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        int code;
-        try {
-            System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-            code = Main.execute(args);
-        } finally {
-            System.setOut(stdout);
-        }
-        System.out.print(buf.toString(StandardCharsets.UTF_8));
-        return code;
+        return run(new ByteArrayOutputStream(), args);
     }
 }

@@ -21,7 +21,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -269,14 +268,9 @@ class VendorExamplesITCase {
         raw.newDelete().deleteFile(scones).commit();
         raw.refresh();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        int code;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code = Main.execute("run", "--warehouse", w, file.toString());
-        } finally {
-            System.setErr(stderr);
-        }
+        int code =
+                CapturedOutput.stderr(
+                        err, () -> Main.execute("run", "--warehouse", w, file.toString()));
         String message = err.toString(StandardCharsets.UTF_8);
         assertThat(code).as(message).isNotZero();
         assertThat(message)
@@ -427,20 +421,16 @@ class VendorExamplesITCase {
         Files.writeString(file, sql);
         Path warehouse = tmp.resolve("refused-warehouse");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        int code;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code =
-                    Main.execute(
-                            "run",
-                            "--warehouse",
-                            warehouse.toString(),
-                            "--dry-run",
-                            file.toString());
-        } finally {
-            System.setErr(stderr);
-        }
+        int code =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                Main.execute(
+                                        "run",
+                                        "--warehouse",
+                                        warehouse.toString(),
+                                        "--dry-run",
+                                        file.toString()));
         String message = err.toString(StandardCharsets.UTF_8);
         softly.assertThat(code).as(message).isEqualTo(2);
         softly.assertThat(message).as("refusal of:%n%s", sql).contains(prefix);

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlPosition;
@@ -291,27 +292,23 @@ class IngestReplaceWhereTest {
         assertThat(warehouse).doesNotExist();
         // a FlinkDeployment runs the flows of change records until stopped: refused at deploy
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        int code;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code =
-                    Main.execute(
-                            "deploy",
-                            "--print",
-                            "--flows",
-                            flows.toString(),
-                            "--state-dir",
-                            "s3://lake/flink",
-                            "--kafka-bootstrap",
-                            "kafka:9092",
-                            "--catalog",
-                            "type=rest",
-                            "--catalog",
-                            "uri=http://rest:8181");
-        } finally {
-            System.setErr(stderr);
-        }
+        int code =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                Main.execute(
+                                        "deploy",
+                                        "--print",
+                                        "--flows",
+                                        flows.toString(),
+                                        "--state-dir",
+                                        "s3://lake/flink",
+                                        "--kafka-bootstrap",
+                                        "kafka:9092",
+                                        "--catalog",
+                                        "type=rest",
+                                        "--catalog",
+                                        "uri=http://rest:8181"));
         assertThat(code).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.sql.SqlException;
 
 import org.junit.jupiter.api.Test;
@@ -471,14 +472,15 @@ class RunCommandTest {
         Path drop = dir.resolve("drop.sql");
         Files.writeString(drop, "USE SCHEMA sales;\nDROP TABLE u;\nDROP TABLE t;\n");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream old = System.err;
-        int code;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code = Main.execute("run", "--warehouse", warehouse.toString(), drop.toString());
-        } finally {
-            System.setErr(old);
-        }
+        int code =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                Main.execute(
+                                        "run",
+                                        "--warehouse",
+                                        warehouse.toString(),
+                                        drop.toString()));
         assertThat(code).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .isEqualTo(

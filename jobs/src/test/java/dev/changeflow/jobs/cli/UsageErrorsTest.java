@@ -1,10 +1,11 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.CapturedOutput;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
@@ -22,14 +23,7 @@ class UsageErrorsTest {
 
     private static Result execute(String... args) {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream old = System.err;
-        int code;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code = Main.execute(args);
-        } finally {
-            System.setErr(old);
-        }
+        int code = CapturedOutput.stderr(err, () -> Main.execute(args));
         return new Result(code, err.toString(StandardCharsets.UTF_8));
     }
 

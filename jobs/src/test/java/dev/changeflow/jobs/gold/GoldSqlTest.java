@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.gold;
 
+import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlException.Code;
@@ -369,14 +370,7 @@ class GoldSqlTest {
     /** What {@link Main#execute} prints on stderr (its first line); asserts exit code 2. */
     private static String errorOf(String... args) {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream old = System.err;
-        int code;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code = Main.execute(args);
-        } finally {
-            System.setErr(old);
-        }
+        int code = CapturedOutput.stderr(err, () -> Main.execute(args));
         assertThat(code).isEqualTo(2);
         return err.toString(StandardCharsets.UTF_8).lines().findFirst().orElse("");
     }
@@ -620,20 +614,16 @@ class GoldSqlTest {
             Path file = warehouse.resolve(kind + ".sql");
             Files.writeString(file, good + bad.get(kind));
             ByteArrayOutputStream err = new ByteArrayOutputStream();
-            PrintStream stderr = System.err;
-            int code;
-            try {
-                System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-                code =
-                        Main.execute(
-                                "gold",
-                                "--warehouse",
-                                warehouse.toString(),
-                                "--bounded",
-                                file.toString());
-            } finally {
-                System.setErr(stderr);
-            }
+            int code =
+                    CapturedOutput.stderr(
+                            err,
+                            () ->
+                                    Main.execute(
+                                            "gold",
+                                            "--warehouse",
+                                            warehouse.toString(),
+                                            "--bounded",
+                                            file.toString()));
             for (int i = 0; i < gold.size(); i++) {
                 Table t = catalog.loadTable(TableIdentifier.of("gold", i == 0 ? "good" : "bad"));
                 assertThat(snapshotIds(catalog, t)).as(kind).isEqualTo(before.get(i));

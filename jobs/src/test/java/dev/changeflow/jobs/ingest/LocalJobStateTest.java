@@ -4,10 +4,13 @@ import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.AutoCdcException;
 
+import org.assertj.core.api.AbstractThrowableAssert;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,6 +29,27 @@ class LocalJobStateTest {
         return IngestPlanner.plan(cfg, List.of(tmp));
     }
 
+    /** Locks the state folder {@code j.state} of job {@code j}. */
+    private LocalJobState lockJ() throws IOException {
+        return LocalJobState.lock(tmp.resolve("j.state"), "j");
+    }
+
+    /**
+     * Asserts that {@code call} throws an {@link AutoCdcException} with code {@code
+     * FLOW_CHANGED_FOR_EXISTING_STATE} (K8); the message is asserted by the caller.
+     */
+    private static AbstractThrowableAssert<?, ? extends Throwable> assertThatFlowChanged(
+            ThrowingCallable call) {
+        return assertThatThrownBy(call)
+                .isInstanceOfSatisfying(
+                        AutoCdcException.class,
+                        e ->
+                                assertThat(e.code())
+                                        .isEqualTo(
+                                                AutoCdcException.Code
+                                                        .FLOW_CHANGED_FOR_EXISTING_STATE));
+    }
+
     private static final String ITEMS =
             "flows:\n  - table: items\n    keys: [id]\n    schema: 'id INT, v INT, ts BIGINT'\n";
     private static final String ORDERS =
@@ -33,35 +57,28 @@ class LocalJobStateTest {
 
     @Test
     void aSecondRunOfTheSameJobIsRefusedWhileTheFirstHoldsTheLock() throws Exception {
-        try (LocalJobState first = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
-            assertThatThrownBy(() -> LocalJobState.lock(tmp.resolve("j.state"), "j"))
+        try (LocalJobState first = lockJ()) {
+            assertThatThrownBy(() -> lockJ())
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageStartingWith(
                             "another run of job 'j' is using " + tmp.resolve("j.state"));
         }
-        LocalJobState.lock(tmp.resolve("j.state"), "j").close();
+        lockJ().close();
     }
 
     @Test
     void aChangedSequenceOrKeyIsRefusedAndARemovedFlowIsReported() throws Exception {
-        try (LocalJobState state = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+        try (LocalJobState state = lockJ()) {
             state.saveDefinitions(plan(ITEMS + ORDERS));
             assertThat(state.checkDefinitions(plan(ITEMS + ORDERS))).isEmpty();
             assertThat(state.checkDefinitions(plan(ITEMS))).containsExactly("orders");
-            assertThatThrownBy(
+            assertThatFlowChanged(
                             () ->
                                     state.checkDefinitions(
                                             plan(
                                                     ITEMS.replace(
                                                             "keys: [id]",
                                                             "keys: [id]\n    sequence-by: ts"))))
-                    .isInstanceOfSatisfying(
-                            AutoCdcException.class,
-                            e ->
-                                    assertThat(e.code())
-                                            .isEqualTo(
-                                                    AutoCdcException.Code
-                                                            .FLOW_CHANGED_FOR_EXISTING_STATE))
                     .hasMessageStartingWith(
                             "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'items': sequence-by changed from [\"_source_lsn\"] to [\"ts\"]");
             assertThatThrownBy(
@@ -88,23 +105,16 @@ class LocalJobStateTest {
     /** K8 for REPLACE USING (S5): its columns and SEQUENCE BY are part of the saved state. */
     @Test
     void aChangedReplaceUsingDefinitionIsRefused() throws Exception {
-        try (LocalJobState state = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+        try (LocalJobState state = lockJ()) {
             state.saveDefinitions(plan(PAYMENTS + ORDERS));
             assertThat(state.checkDefinitions(plan(PAYMENTS + ORDERS))).isEmpty();
             assertThat(state.checkDefinitions(plan(PAYMENTS))).containsExactly("orders");
-            assertThatThrownBy(
+            assertThatFlowChanged(
                             () ->
                                     state.checkDefinitions(
                                             plan(
                                                     PAYMENTS.replace(
                                                             "[booking]", "[booking, payment]"))))
-                    .isInstanceOfSatisfying(
-                            AutoCdcException.class,
-                            e ->
-                                    assertThat(e.code())
-                                            .isEqualTo(
-                                                    AutoCdcException.Code
-                                                            .FLOW_CHANGED_FOR_EXISTING_STATE))
                     .hasMessage(
                             "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'payments': replace-using"
                                     + " changed from [\"booking\"] to [\"booking\",\"payment\"]"
@@ -138,7 +148,7 @@ class LocalJobStateTest {
     /** An entry written before kinds were recorded is an AUTO CDC flow's. */
     @Test
     void anEntryWithoutKindIsAnAutoCdcFlows() throws Exception {
-        try (LocalJobState state = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+        try (LocalJobState state = lockJ()) {
             Files.writeString(
                     tmp.resolve("j.state").resolve("flows.json"),
                     "{\"items\": {\"keys\": [\"id\"], \"sequence-by\": [\"_source_lsn\"],"
@@ -182,7 +192,7 @@ class LocalJobStateTest {
                         + " the new snapshots and rows silently kept, changed or deleted). Restore"
                         + " the old definition, or rebuild the table from its source with"
                         + " --from-scratch.";
-        try (LocalJobState s = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+        try (LocalJobState s = lockJ()) {
             java.util.function.Function<String, String> fix = LocalIngest.Options.FROM_SCRATCH_FIX;
             // a run without saved state compares nothing and records the definition
             assertThat(
@@ -193,17 +203,10 @@ class LocalJobStateTest {
                             s.checkSnapshotDefinitions(
                                     "j", snapshotPlans("[id, country]", "2"), true, fix))
                     .isEmpty();
-            assertThatThrownBy(
+            assertThatFlowChanged(
                             () ->
                                     s.checkSnapshotDefinitions(
                                             "j", snapshotPlans("[id]", "2"), true, fix))
-                    .isInstanceOfSatisfying(
-                            AutoCdcException.class,
-                            e ->
-                                    assertThat(e.code())
-                                            .isEqualTo(
-                                                    AutoCdcException.Code
-                                                            .FLOW_CHANGED_FOR_EXISTING_STATE))
                     .hasMessage(
                             "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'cities': keys changed from"
                                     + " [\"id\",\"country\"] to [\"id\"]"
@@ -251,7 +254,7 @@ class LocalJobStateTest {
                         .resolve("checkpoints")
                         .resolve("0123456789abcdef0123456789abcdef")
                         .resolve("chk-7");
-        try (LocalJobState state = LocalJobState.lock(tmp.resolve("j.state"), "j")) {
+        try (LocalJobState state = lockJ()) {
             assertThat(state.committed(savepoint)).isFalse();
             state.markCommitted(savepoint);
             assertThat(state.committed(savepoint)).isTrue();

@@ -1,12 +1,12 @@
 package dev.changeflow.jobs.ingest;
 
+import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.cli.Main;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,20 +43,16 @@ class SnapshotIngestErrorsTest {
                         "    schema: \"id BIGINT, city STRING\"",
                         ""));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        int code;
-        try {
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            code =
-                    Main.execute(
-                            "ingest",
-                            "--flows",
-                            flows.toString(),
-                            "--warehouse",
-                            dir.resolve("warehouse").toString());
-        } finally {
-            System.setErr(stderr);
-        }
+        int code =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                Main.execute(
+                                        "ingest",
+                                        "--flows",
+                                        flows.toString(),
+                                        "--warehouse",
+                                        dir.resolve("warehouse").toString()));
         String text = err.toString(StandardCharsets.UTF_8);
         assertThat(code).as(text).isEqualTo(2);
         assertThat(text)

@@ -1,10 +1,10 @@
 package dev.changeflow.sources.snapshots;
 
 import dev.changeflow.operators.SnapshotVersions;
+import dev.changeflow.sources.reader.SequentialSourceReaderBase;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.connector.source.ReaderOutput;
-import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.table.data.GenericRowData;
@@ -14,7 +14,6 @@ import org.apache.iceberg.BaseCombinedScanTask;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.TableLoader;
@@ -25,8 +24,6 @@ import org.apache.iceberg.io.CloseableIterable;
 import javax.annotation.Nullable;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -43,16 +40,9 @@ import java.util.concurrent.CompletableFuture;
  * what the ordering step expects (it keeps counting the version).
  */
 @Internal
-final class TableVersionReader implements SourceReader<RowData, TableVersionSplit> {
-    private final SourceReaderContext context;
-    private final TableLoader loader;
+final class TableVersionReader extends SequentialSourceReaderBase<TableVersionSplit> {
     private final RowType sourceType;
     private final SnapshotVersions versions;
-    private final ArrayDeque<TableVersionSplit> splits = new ArrayDeque<>();
-    private CompletableFuture<Void> available = new CompletableFuture<>();
-    private boolean noMoreSplits;
-    private boolean requested;
-    @Nullable private Table table;
 
     @Nullable private TableVersionSplit current;
     @Nullable private DataIterator<RowData> rows;
@@ -65,35 +55,18 @@ final class TableVersionReader implements SourceReader<RowData, TableVersionSpli
             TableLoader loader,
             RowType sourceType,
             SnapshotVersions versions) {
-        this.context = context;
-        this.loader = loader;
+        super(context, loader);
         this.sourceType = sourceType;
         this.versions = versions;
     }
 
     @Override
-    public void start() {
-        loader.open();
-        table = loader.loadTable();
-    }
-
-    @Override
     public InputStatus pollNext(ReaderOutput<RowData> output) throws Exception {
         if (current == null) {
-            if (splits.isEmpty()) {
-                if (noMoreSplits) {
-                    return InputStatus.END_OF_INPUT;
-                }
-                if (!requested) {
-                    requested = true;
-                    context.sendSplitRequest();
-                }
-                if (available.isDone()) {
-                    available = new CompletableFuture<>();
-                }
-                return InputStatus.NOTHING_AVAILABLE;
+            if (queue.isEmpty()) {
+                return awaitSplits();
             }
-            open(splits.poll());
+            open(queue.poll());
         }
         if (rows.hasNext()) {
             output.collect(toSourceRow(rows.next()));
@@ -194,28 +167,15 @@ final class TableVersionReader implements SourceReader<RowData, TableVersionSpli
         if (current != null) {
             state.add(current.withEmitted(emitted));
         }
-        state.addAll(splits);
+        state.addAll(queue);
         return state;
     }
 
     @Override
     public CompletableFuture<Void> isAvailable() {
-        return current != null || !splits.isEmpty() || noMoreSplits
+        return current != null || !queue.isEmpty() || allSplitsAssigned()
                 ? CompletableFuture.completedFuture(null)
-                : available;
-    }
-
-    @Override
-    public void addSplits(List<TableVersionSplit> added) {
-        splits.addAll(added);
-        requested = false;
-        available.complete(null);
-    }
-
-    @Override
-    public void notifyNoMoreSplits() {
-        noMoreSplits = true;
-        available.complete(null);
+                : super.isAvailable();
     }
 
     @Override
@@ -223,10 +183,6 @@ final class TableVersionReader implements SourceReader<RowData, TableVersionSpli
         if (rows != null) {
             rows.close();
         }
-        try {
-            loader.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        super.close();
     }
 }

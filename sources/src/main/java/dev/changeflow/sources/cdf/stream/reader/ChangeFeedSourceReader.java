@@ -5,12 +5,12 @@ import dev.changeflow.sources.cdf.StreamingAccess;
 import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
 import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
 import dev.changeflow.sources.cdf.stream.split.ChangeFeedSplit;
+import dev.changeflow.sources.reader.SequentialSourceReaderBase;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.SourceEvent;
-import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.table.data.RowData;
@@ -18,14 +18,10 @@ import org.apache.flink.util.concurrent.ExecutorThreadFactory;
 import org.apache.iceberg.ScanTaskParser;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -50,20 +46,16 @@ import java.util.concurrent.Executors;
  * VERSION_NOT_AVAILABLE} (K6), never a partial result.
  */
 @Internal
-public final class ChangeFeedSourceReader implements SourceReader<RowData, ChangeFeedSplit> {
+public final class ChangeFeedSourceReader extends SequentialSourceReaderBase<ChangeFeedSplit> {
 
     /** Rows emitted per {@link #pollNext} call, so checkpoints can come between batches. */
     static final int BATCH = 1024;
 
-    private final SourceReaderContext context;
-    private final TableLoader tableLoader;
     private final Schema dataSchema;
     private final boolean rowLineage;
 
-    private final Deque<ChangeFeedSplit> queue = new ArrayDeque<>();
     private final List<ChangeFeedSplit> finishedUnconfirmed = new ArrayList<>();
     private ExecutorService ioThread;
-    private Table table;
 
     private ChangeFeedSplit current;
     private CompletableFuture<List<RowData>> loading;
@@ -72,25 +64,20 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
 
     private long confirmedVersion = Long.MIN_VALUE;
     private long emittedWatermark = Long.MIN_VALUE;
-    private boolean noMoreSplits;
-    private boolean requested;
-    private CompletableFuture<Void> available = new CompletableFuture<>();
 
     public ChangeFeedSourceReader(
             SourceReaderContext context,
             TableLoader tableLoader,
             Schema dataSchema,
             boolean rowLineage) {
-        this.context = context;
-        this.tableLoader = tableLoader;
+        super(context, tableLoader);
         this.dataSchema = dataSchema;
         this.rowLineage = rowLineage;
     }
 
     @Override
     public void start() {
-        tableLoader.open();
-        table = tableLoader.loadTable();
+        super.start();
         ioThread =
                 Executors.newSingleThreadExecutor(
                         new ExecutorThreadFactory(
@@ -116,7 +103,7 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
         }
         if (loading != null) {
             if (!loading.isDone()) {
-                available = loading.handle((r, e) -> null);
+                availableWhen(loading);
                 return InputStatus.NOTHING_AVAILABLE;
             }
             try {
@@ -142,17 +129,7 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
             loading = CompletableFuture.supplyAsync(() -> read(split), ioThread);
             return InputStatus.MORE_AVAILABLE;
         }
-        if (noMoreSplits) {
-            return InputStatus.END_OF_INPUT;
-        }
-        if (!requested) {
-            requested = true;
-            context.sendSplitRequest();
-        }
-        if (available.isDone()) {
-            available = new CompletableFuture<>();
-        }
-        return InputStatus.NOTHING_AVAILABLE;
+        return awaitSplits();
     }
 
     /**
@@ -225,8 +202,7 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
         }
         context.sendSourceEventToCoordinator(new SplitsFinishedEvent(List.of(split.splitId())));
         if (queue.isEmpty()) {
-            requested = true;
-            context.sendSplitRequest();
+            requestSplit();
         }
     }
 
@@ -241,29 +217,11 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
     }
 
     @Override
-    public CompletableFuture<Void> isAvailable() {
-        return available;
-    }
-
-    @Override
-    public void addSplits(List<ChangeFeedSplit> splits) {
-        queue.addAll(splits);
-        requested = false;
-        available.complete(null);
-    }
-
-    @Override
-    public void notifyNoMoreSplits() {
-        noMoreSplits = true;
-        available.complete(null);
-    }
-
-    @Override
     public void handleSourceEvents(SourceEvent sourceEvent) {
         if (sourceEvent instanceof VersionCompletedEvent completed) {
             confirmedVersion = Math.max(confirmedVersion, completed.version());
             finishedUnconfirmed.removeIf(s -> s.version() <= confirmedVersion);
-            available.complete(null);
+            signalAvailable();
         }
     }
 
@@ -272,12 +230,6 @@ public final class ChangeFeedSourceReader implements SourceReader<RowData, Chang
         if (ioThread != null) {
             ioThread.shutdownNow();
         }
-        if (tableLoader != null) {
-            try {
-                tableLoader.close();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
+        super.close();
     }
 }
