@@ -54,7 +54,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Silver's final rows. Then accounts 7, 8 and branches 6, 7: a start at 8 is {@code
  * GOLD_VERSION_MISMATCH} in the client, nothing committed or submitted; a start at 2 empties both
  * Gold tables, rebuilds them, and after cancellation they again equal the queries over Silver's
- * final rows.
+ * final rows. A second test submits the same file with {@code SET 'changeflow.maintenance' =
+ * 'true'} (M1): both Gold tables get compacted in the job and stay exact.
  */
 class GoldSqlClusterITCase {
 
