@@ -14,8 +14,8 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.CommonTestUtils;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.table.api.TableResult;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -35,6 +35,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
@@ -53,7 +54,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Silver's final rows. Then accounts 7, 8 and branches 6, 7: a start at 8 is {@code
  * GOLD_VERSION_MISMATCH} in the client, nothing committed or submitted; a start at 2 empties both
  * Gold tables, rebuilds them, and after cancellation they again equal the queries over Silver's
- * final rows.
+ * final rows. A second test submits the same file with {@code SET 'changeflow.maintenance' =
+ * 'true'} (M1): both Gold tables get compacted in the job and stay exact.
  */
 class GoldSqlClusterITCase {
 
@@ -67,11 +69,19 @@ class GoldSqlClusterITCase {
 
     @TempDir Path tmp;
 
-    @Test
-    void goldSqlOnTheClusterFollowsSilverAndReplaysFromAVersion() throws Exception {
-        Path warehouse = tmp.resolve("warehouse");
-        CatalogSettings settings = CatalogSettings.localHadoop(warehouse.toAbsolutePath());
-        Catalog catalog = settings.open();
+    /** The Silver tables and their expected rows, as the tests change them. */
+    private record Silver(
+            Table accounts,
+            Table branches,
+            Map<Long, long[]> accountRows,
+            Map<Long, String> branchRows,
+            Random random) {}
+
+    /**
+     * Silver in {@code catalog}: branches 1..5 (version 1), 40 accounts (version 1) and two more
+     * accounts versions (up to version 3).
+     */
+    private static Silver silver(Catalog catalog) {
         Map<String, String> v2 = Map.of(TableProperties.FORMAT_VERSION, "2");
         Table accounts =
                 catalog.createTable(
@@ -109,18 +119,40 @@ class GoldSqlClusterITCase {
         for (int version = 2; version <= 3; version++) {
             GoldSqlITCase.accountsVersion(accounts, accountRows, random);
         }
+        return new Silver(accounts, branches, accountRows, branchRows, random);
+    }
+
+    /**
+     * {@code examples/gold_branches.sql} without its starting-version hints, after {@code head}.
+     */
+    private GoldSql.File goldBranches(String head) throws Exception {
         Path file = tmp.resolve("gold_branches.sql");
         Files.writeString(
                 file,
-                Files.readString(
-                                SharedData.repositoryRoot()
-                                        .resolve("examples")
-                                        .resolve("gold_branches.sql"))
-                        .replace("/*+ OPTIONS('starting-version'='1') */", ""));
-        GoldSql.File gold = GoldSql.read(file);
+                head
+                        + Files.readString(
+                                        SharedData.repositoryRoot()
+                                                .resolve("examples")
+                                                .resolve("gold_branches.sql"))
+                                .replace("/*+ OPTIONS('starting-version'='1') */", ""));
+        return GoldSql.read(file);
+    }
+
+    @Test
+    void goldSqlOnTheClusterFollowsSilverAndReplaysFromAVersion() throws Exception {
+        Path warehouse = tmp.resolve("warehouse");
+        CatalogSettings settings = CatalogSettings.localHadoop(warehouse.toAbsolutePath());
+        Catalog catalog = settings.open();
+        Silver silver = silver(catalog);
+        Table accounts = silver.accounts();
+        Table branches = silver.branches();
+        Map<Long, long[]> accountRows = silver.accountRows();
+        Map<Long, String> branchRows = silver.branchRows();
+        Random random = silver.random();
+        GoldSql.File gold = goldBranches("");
 
         // run 1: from Silver's current snapshot, unbounded; Silver moves on while it runs
-        TableResult first = submit(gold, settings, null, "ck-1");
+        JobClient first = submit(gold, settings, null, "ck-1");
         try {
             for (int version = 4; version <= 6; version++) {
                 GoldSqlITCase.accountsVersion(accounts, accountRows, random);
@@ -188,7 +220,7 @@ class GoldSqlClusterITCase {
         assertThat(top.currentSnapshot().snapshotId()).isEqualTo(topSnapshot);
 
         // replay from 2 with a new checkpoint: emptied, rebuilt, equal to the oracle again
-        TableResult replay = submit(gold, settings, 2L, "ck-2");
+        JobClient replay = submit(gold, settings, 2L, "ck-2");
         try {
             awaitRecorded(catalog, "8", "7");
         } finally {
@@ -211,9 +243,135 @@ class GoldSqlClusterITCase {
         }
     }
 
+    /**
+     * M1 on a cluster: the same file with {@code SET 'changeflow.maintenance' = 'true'} (a
+     * compaction every 2 Gold commits or 2 equality-delete files, at most one per 300 ms; expiry
+     * and orphan removal off to keep the job small; the embedded SQLite lock of the local
+     * warehouse) is submitted by {@link GoldSql#submitCluster} with both Gold tables' maintenance
+     * graphs in the job. Silver accounts gets 2 more versions (4, 5), each awaited in Gold (so each
+     * Gold table commits at least 3 times); then both Gold tables have a {@code replace} snapshot
+     * in their history, record Silver's final versions (G2: a compaction records no version and
+     * hides none) and, after cancellation, each equals its query over Silver's final rows.
+     */
+    @Test
+    void maintainedGoldSqlOnTheClusterCompactsAndStaysExact() throws Exception {
+        long t0 = System.nanoTime();
+        Path warehouse = tmp.resolve("warehouse");
+        CatalogSettings settings = CatalogSettings.localHadoop(warehouse.toAbsolutePath());
+        Catalog catalog = settings.open();
+        Silver silver = silver(catalog);
+        GoldSql.File gold =
+                goldBranches(
+                        String.join(
+                                "\n",
+                                "SET 'changeflow.maintenance' = 'true';",
+                                "SET 'changeflow.maintenance-commit-count' = '2';",
+                                "SET 'changeflow.maintenance-data-file-count' = '0';",
+                                "SET 'changeflow.maintenance-delete-file-count' = '2';",
+                                "SET 'changeflow.maintenance-interval' = '0';",
+                                "SET 'changeflow.maintenance-rate-limit' = '300ms';",
+                                "SET 'changeflow.maintenance-expire-interval' = '0';",
+                                "SET 'changeflow.maintenance-orphans-older-than' = '0';",
+                                ""));
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        JobClient job = submit(gold, settings, null, "ck-maintained", printed);
+        try {
+            awaitRecordedThrough(catalog, 3, 1);
+            for (long version = 4; version <= 5; version++) {
+                GoldSqlITCase.accountsVersion(
+                        silver.accounts(), silver.accountRows(), silver.random());
+                awaitRecordedThrough(catalog, version, 1);
+            }
+            CommonTestUtils.waitUntilCondition(
+                    () -> compacted(catalog, "branch_stats") && compacted(catalog, "top_accounts"),
+                    50L);
+        } finally {
+            if (!job.getJobExecutionResult().isDone()) {
+                job.cancel().get();
+            }
+        }
+        System.out.printf(
+                "maintained Gold SQL job on the cluster done in %.1f s%n",
+                (System.nanoTime() - t0) / 1e9);
+        assertGoldEqualsOracle(catalog, silver.accountRows(), silver.branchRows());
+        for (String t : List.of("branch_stats", "top_accounts")) {
+            Table g = catalog.loadTable(TableIdentifier.of("gold", t));
+            assertThat(compacted(catalog, t)).as("a replace snapshot in gold." + t).isTrue();
+            assertThat(GoldSqlStart.recordedVersion(g, "silver.accounts")).hasValue(5);
+            assertThat(GoldSqlStart.recordedVersion(g, "silver.branches")).hasValue(1);
+        }
+        String nl = System.lineSeparator();
+        assertThat(printed.toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "Gold table changeflow.gold.branch_stats: set write.upsert.enabled=true"
+                                + " (format version 2 or later): written by upsert on its primary"
+                                + " key"
+                                + nl
+                                + "Gold table changeflow.gold.top_accounts: set"
+                                + " write.upsert.enabled=true (format version 2 or later): written"
+                                + " by upsert on its primary key"
+                                + nl
+                                + "Submitted 2 INSERT statement(s) of gold_branches as one job,"
+                                + " running until stopped, maintaining gold.branch_stats,"
+                                + " gold.top_accounts in the job"
+                                + nl);
+    }
+
+    /** Whether gold.{@code table}'s history holds a compaction ({@code replace}) snapshot. */
+    private static boolean compacted(Catalog catalog, String table) {
+        Table g = catalog.loadTable(TableIdentifier.of("gold", table));
+        if (g.currentSnapshot() == null) {
+            return false;
+        }
+        for (Snapshot snap : SnapshotUtil.currentAncestors(g)) {
+            if (DataOperations.REPLACE.equals(snap.operation())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Until both Gold tables record (G2, {@link GoldSqlStart#recordedVersion}: the newest commit
+     * that records one, past compactions) accounts and branches at these versions.
+     */
+    private static void awaitRecordedThrough(Catalog catalog, long accounts, long branches)
+            throws Exception {
+        CommonTestUtils.waitUntilCondition(
+                () -> {
+                    for (String t : List.of("branch_stats", "top_accounts")) {
+                        if (!catalog.tableExists(TableIdentifier.of("gold", t))) {
+                            return false;
+                        }
+                        Table g = catalog.loadTable(TableIdentifier.of("gold", t));
+                        OptionalLong a = GoldSqlStart.recordedVersion(g, "silver.accounts");
+                        OptionalLong b = GoldSqlStart.recordedVersion(g, "silver.branches");
+                        if (a.isEmpty()
+                                || a.getAsLong() != accounts
+                                || b.isEmpty()
+                                || b.getAsLong() != branches) {
+                            return false;
+                        }
+                    }
+                    return true;
+                },
+                50L);
+    }
+
     /** The cluster path on the MiniCluster's context environment, checkpoints under {@code ck}. */
-    private TableResult submit(
+    private JobClient submit(
             GoldSql.File gold, CatalogSettings settings, Long startingVersion, String ck)
+            throws Exception {
+        return submit(gold, settings, startingVersion, ck, new ByteArrayOutputStream());
+    }
+
+    /** As above, the program's lines printed to {@code out}. */
+    private JobClient submit(
+            GoldSql.File gold,
+            CatalogSettings settings,
+            Long startingVersion,
+            String ck,
+            ByteArrayOutputStream out)
             throws Exception {
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
@@ -225,12 +383,11 @@ class GoldSqlClusterITCase {
         GoldSql.Options o = new GoldSql.Options();
         o.checkpointInterval = java.time.Duration.ofMillis(300);
         o.startingVersion = startingVersion;
-        o.out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        o.out = new PrintStream(out, true, StandardCharsets.UTF_8);
         return GoldSql.submitCluster(gold, env, settings, o);
     }
 
-    private static void cancel(TableResult result) throws Exception {
-        JobClient job = result.getJobClient().orElseThrow();
+    private static void cancel(JobClient job) throws Exception {
         if (!job.getJobExecutionResult().isDone()) {
             job.cancel().get();
         }

@@ -20,15 +20,19 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -67,6 +71,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       {@code replace} versions, and its other versions, in order, carry exactly the changes of
  *       the versions of the run without maintenance (F2, M1).
  * </ul>
+ *
+ * <p>The run with maintenance is parameterized by the table's {@code format-version} (2, and 3 with
+ * row lineage), both compared with the one run without maintenance (format 2, done once for the
+ * class). On format 3 (M1 "Format v3"): Iceberg's {@code RewriteDataFiles} task, which the in-job
+ * compaction runs, writes each row's {@code _row_id}, so every {@code replace} snapshot holds
+ * exactly the rows with the row ids of its parent; and a row no ingest commit touched after the
+ * first (no change row for its key in a later version) has at the end the {@code _row_id} the first
+ * commit gave it, across all compactions. A row an ingest commit updated gets a new row id (the
+ * upsert writer's equality delete and insert: a new row, docs/semantics.md F), so only untouched
+ * rows are compared.
  */
 class InJobMaintenanceITCase {
 
@@ -80,21 +94,32 @@ class InJobMaintenanceITCase {
 
     @TempDir Path tmp;
 
+    /** The folder of the run without maintenance, shared by the parameterized runs. */
+    @TempDir static Path plainDir;
+
+    /** The run without maintenance (format 2), done by the first parameterized run. */
+    private static Catalog plainCatalog;
+
     /** The accounts kept (aid 1 to this): a fifth of the capture's, to keep the runs short. */
     private static final int MAX_AID = 20_000;
 
-    private static String flows(boolean maintenance) {
+    private static String flows(boolean maintenance, int formatVersion) {
         return PacedAccountsIngest.flows(
                 "in-job-maintenance",
-                maintenance ? PacedAccountsIngest.COMPACTION_OPTIONS : List.of());
+                maintenance ? PacedAccountsIngest.COMPACTION_OPTIONS : List.of(),
+                "    format-version: " + formatVersion);
     }
 
-    @Test
-    void compactionsDuringTheIngestKeepTheTableAndTheChangeFeedExact() throws Exception {
+    @ParameterizedTest(name = "format-version {0}")
+    @ValueSource(ints = {2, 3})
+    void compactionsDuringTheIngestKeepTheTableAndTheChangeFeedExact(int formatVersion)
+            throws Exception {
         long t0 = System.nanoTime();
-        Catalog without = ingest("without", false, 0);
-        System.out.printf("run without maintenance %.1f s%n", (System.nanoTime() - t0) / 1e9);
-        Table plain = without.loadTable(ACCOUNTS);
+        if (plainCatalog == null) {
+            plainCatalog = ingest(plainDir, "without", false, 0, 2);
+            System.out.printf("run without maintenance %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        }
+        Table plain = plainCatalog.loadTable(ACCOUNTS);
         List<Snapshot> plainSnapshots = ancestry(plain);
         int ingestCommits = (int) plainSnapshots.stream().filter(s -> dataCommit(s)).count();
         assertThat(plainSnapshots)
@@ -102,8 +127,9 @@ class InJobMaintenanceITCase {
                 .noneMatch(s -> DataOperations.REPLACE.equals(s.operation()));
         double plainSeconds = (System.nanoTime() - t0) / 1e9;
 
-        Catalog with = ingest("with", true, ingestCommits);
+        Catalog with = ingest(tmp, "with", true, ingestCommits, formatVersion);
         Table compacted = with.loadTable(ACCOUNTS);
+        assertThat(TableUtil.formatVersion(compacted)).isEqualTo(formatVersion);
         System.out.printf(
                 "ingest without maintenance %.1f s, both runs %.1f s%n",
                 plainSeconds, (System.nanoTime() - t0) / 1e9);
@@ -176,25 +202,108 @@ class InJobMaintenanceITCase {
         assertThat(plainPerVersion.stream().mapToInt(List::size).sum())
                 .as("changes read")
                 .isGreaterThan(MAX_AID);
+        if (formatVersion == 3) {
+            assertRowIdsKept(compacted, snapshots, feed);
+            System.out.printf("row ids checked at %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    /**
+     * Format v3 (M1): each {@code replace} snapshot holds exactly its parent's rows with their
+     * {@code _row_id}s; the rows no ingest commit after the first touched (no change row of their
+     * key in a later version of {@code feed}) end with the row ids the first commit gave them.
+     */
+    private static void assertRowIdsKept(
+            Table t, List<Snapshot> snapshots, Map<Long, List<String>> feed) throws Exception {
+        int replaces = 0;
+        Map<Long, Map<String, String>> read = new java.util.HashMap<>();
+        for (Snapshot s : snapshots) {
+            if (DataOperations.REPLACE.equals(s.operation())) {
+                Map<String, String> before = read.get(s.parentId());
+                if (before == null) {
+                    before = rowsWithIds(t, s.parentId());
+                }
+                Map<String, String> after = rowsWithIds(t, s.snapshotId());
+                assertThat(after)
+                        .as("rows and row ids of version " + s.sequenceNumber() + " (replace)")
+                        .isEqualTo(before);
+                read.clear(); // only a following replace reuses it
+                read.put(s.snapshotId(), after);
+                replaces++;
+            }
+        }
+        assertThat(replaces).isPositive();
+        Snapshot first = snapshots.stream().filter(x -> dataCommit(x)).findFirst().orElseThrow();
+        Map<String, String> atFirst = rowsWithIds(t, first.snapshotId());
+        assertThat(atFirst).hasSizeGreaterThan(MAX_AID - 200);
+        java.util.Set<String> touched = new java.util.HashSet<>();
+        feed.forEach(
+                (version, changes) -> {
+                    if (version > first.sequenceNumber()) {
+                        changes.forEach(c -> touched.add(c.substring(0, c.indexOf(','))));
+                    }
+                });
+        Map<String, String> untouchedAtFirst = new TreeMap<>(atFirst);
+        untouchedAtFirst.keySet().removeAll(touched);
+        Map<String, String> atEnd = rowsWithIds(t, t.currentSnapshot().snapshotId());
+        Map<String, String> untouchedAtEnd = new TreeMap<>(atEnd);
+        untouchedAtEnd.keySet().retainAll(untouchedAtFirst.keySet());
+        System.out.printf(
+                "v3: %d replace snapshot(s) keep their parents' row ids; %d of %d rows untouched"
+                        + " since version %d keep theirs%n",
+                replaces, untouchedAtFirst.size(), atFirst.size(), first.sequenceNumber());
+        assertThat(untouchedAtFirst.size()).as("untouched rows").isGreaterThan(MAX_AID / 2);
+        assertThat(untouchedAtEnd).isEqualTo(untouchedAtFirst);
+    }
+
+    /**
+     * The rows of snapshot {@code snapshotId} by key ({@code aid}): their columns and {@code
+     * _row_id}, comma-separated.
+     */
+    private static Map<String, String> rowsWithIds(Table t, long snapshotId) throws Exception {
+        int columns = t.schema().columns().size();
+        Map<String, String> out = new TreeMap<>();
+        try (CloseableIterable<Record> rows =
+                IcebergGenerics.read(t)
+                        .useSnapshot(snapshotId)
+                        .project(MetadataColumns.schemaWithRowLineage(t.schema()))
+                        .build()) {
+            for (Record r : rows) {
+                StringBuilder line = new StringBuilder();
+                for (int i = 0; i < columns; i++) {
+                    line.append(Objects.toString(r.get(i), "\\N")).append(',');
+                }
+                Object id = r.getField(MetadataColumns.ROW_ID.name());
+                assertThat(id).as("_row_id of " + line).isNotNull();
+                line.append(id);
+                assertThat(out.put(Objects.toString(r.get(0)), line.toString()))
+                        .as("one row per key")
+                        .isNull();
+            }
+        }
+        return out;
     }
 
     /**
      * Runs the paced ingest into a new warehouse; with maintenance, until {@code ingestCommits}
      * ingest commits and a compaction are there, then cancels the job.
      */
-    private Catalog ingest(String name, boolean maintenance, int ingestCommits) throws Exception {
+    private static Catalog ingest(
+            Path dir, String name, boolean maintenance, int ingestCommits, int formatVersion)
+            throws Exception {
         Path capture = SharedData.pgbenchCapture();
-        Path warehouse = tmp.resolve(name).resolve("warehouse");
+        Path warehouse = dir.resolve(name).resolve("warehouse");
         CatalogSettings settings = CatalogSettings.localHadoop(warehouse.toAbsolutePath());
         Catalog catalog = settings.open();
         IngestPlan plan =
                 IngestPlanner.plan(
-                        FlowsFile.parse(flows(maintenance), "flows.yaml"), List.of(capture));
+                        FlowsFile.parse(flows(maintenance, formatVersion), "flows.yaml"),
+                        List.of(capture));
         IngestPlan.Flow flow = plan.flows.get(0);
         assertThat(flow.config.maintenance.enabled()).isEqualTo(maintenance);
         createTables(catalog, plan);
 
-        Configuration conf = jobConfiguration(tmp.resolve(name).resolve("checkpoints"));
+        Configuration conf = jobConfiguration(dir.resolve(name).resolve("checkpoints"));
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         conf.setString("taskmanager.memory.managed.fraction", "0.2");

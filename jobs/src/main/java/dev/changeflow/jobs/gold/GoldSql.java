@@ -10,6 +10,7 @@ import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.jobs.sql.SqlScript;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.InJobMaintenance;
 import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
@@ -33,6 +34,7 @@ import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.catalog.Catalog;
 import org.apache.flink.table.catalog.CatalogBaseTable;
 import org.apache.flink.table.catalog.ObjectPath;
+import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.TableUtil;
@@ -116,12 +118,16 @@ import java.util.stream.Collectors;
  * {@code TBLPROPERTIES}, because maintenance is a property of the job that writes (it runs in its
  * slots, under a lock its operator chooses), and a Gold table usually exists already — a {@code
  * CREATE TABLE IF NOT EXISTS ... WITH (...)} changes nothing on an existing table. Such a job never
- * finishes by itself, so maintenance with {@link Options#bounded} is {@code INVALID_OPTION}.
+ * finishes by itself, so maintenance with {@link Options#bounded} is {@code INVALID_OPTION}. The
+ * local and the cluster run attach the graphs the same way ({@link #attachMaintenance}), under the
+ * same lock rule as a flow's: the embedded SQLite lock only for a local warehouse folder, else
+ * {@code SET 'changeflow.maintenance-lock-jdbc-uri'} (M1) — without it {@code INVALID_OPTION} at
+ * the {@code SET 'changeflow.maintenance'}, checked before anything is planned, created or emptied.
  *
  * <p><b>On a cluster</b> ({@link #runCluster}, {@link #submitCluster}): the same planning code over
  * the cluster's environment, unbounded, with the source version log under the cluster's checkpoint
  * directory; the gap rule is checked before the job is submitted, and the Gold tables are emptied
- * only for a start without state (G3).
+ * only for a start without state (G3); maintenance as locally, in the submitted job.
  *
  * <p>Errors ({@link SqlException}, {@code file:line:column: CODE: detail}): {@code NO_INSERT},
  * {@code UNSUPPORTED_STATEMENT} (e.g. a {@code SELECT}, {@code INSERT OVERWRITE}, {@code EXECUTE
@@ -361,6 +367,7 @@ public final class GoldSql {
                             + " asks it to finish: run without --bounded, or maintain the tables"
                             + " afterwards with bin/changeflow maintain");
         }
+        checkMaintenanceLock(file, settings, maintenance);
         String name = o.name != null ? o.name : file.name();
         Path ckRoot = LocalRunner.checkpointRoot(o.warehouse, null, "gold-sql-" + name);
         LocalRunner.deleteRecursively(ckRoot);
@@ -378,21 +385,7 @@ public final class GoldSql {
                         ckRoot.resolve("source-versions").toAbsolutePath().toUri().toString(),
                         null);
         if (maintenance.enabled()) {
-            ((StreamStatementSet) planned.set()).attachAsDataStream();
-            List<String> maintained = new ArrayList<>();
-            for (List<String> t : planned.targets()) {
-                String table = t.get(1) + "." + t.get(2);
-                if (!CATALOG.equals(t.get(0)) || maintained.contains(table)) {
-                    continue;
-                }
-                maintained.add(table);
-                JobMaintenance.append(
-                        env,
-                        settings,
-                        TableIdentifier.of(Namespace.of(t.get(1)), t.get(2)),
-                        maintenance,
-                        "maintenance-gold-" + table);
-            }
+            List<String> maintained = attachMaintenance(env, planned, settings, maintenance);
             o.out.printf(
                     "Running %d INSERT statement(s) of %s as one job until stopped, maintaining"
                             + " %s in the job%n",
@@ -454,10 +447,10 @@ public final class GoldSql {
      * @throws Exception as {@link #submitCluster}, or the job's failure
      */
     public static void runCluster(File file, CatalogSettings settings, Options o) throws Exception {
-        TableResult result =
+        JobClient job =
                 submitCluster(
                         file, StreamExecutionEnvironment.getExecutionEnvironment(), settings, o);
-        result.await();
+        job.getJobExecutionResult().get();
     }
 
     /**
@@ -482,14 +475,22 @@ public final class GoldSql {
      * that same job id — the program running again for a job its JobManager recovers (HA). A
      * restored job goes on from its state, and the rows Gold holds are its output.
      *
+     * <p>Maintenance (M1, M2): with {@code SET 'changeflow.maintenance' = 'true'} the job also
+     * maintains every Gold table in catalog {@value #CATALOG} the INSERTs write, as a local run
+     * does ({@link #attachMaintenance}; operator uids end in {@code maintenance-gold-<db.table>},
+     * so a savepoint upgrade keeps the triggers' state). A warehouse that is not a local folder
+     * needs {@code SET 'changeflow.maintenance-lock-jdbc-uri'}, a lock every TaskManager reaches
+     * (the embedded SQLite file is the same file for all of them only on a shared folder).
+     *
      * @param env the cluster's environment (its configuration is read as above)
-     * @return the submitted job's result (its {@link TableResult#getJobClient()} stops it)
+     * @return the submitted job (cancel it to stop the run)
      * @throws IllegalArgumentException {@link Options#bounded} (a cluster run is unbounded), a
      *     negative starting version, or no {@code execution.checkpointing.dir}
-     * @throws SqlException see the class comment
+     * @throws SqlException see the class comment; {@code INVALID_OPTION} for maintenance with the
+     *     embedded lock on a warehouse that is not a local folder, before anything is planned
      * @throws GoldException {@code GOLD_VERSION_MISMATCH}, before anything is submitted
      */
-    public static TableResult submitCluster(
+    public static JobClient submitCluster(
             File file, StreamExecutionEnvironment env, CatalogSettings settings, Options o)
             throws Exception {
         if (o.bounded) {
@@ -497,14 +498,8 @@ public final class GoldSql {
                     "--bounded is for local runs: a --cluster run reads Silver until it is stopped");
         }
         checkStartingVersion(o);
-        if (maintenance(file).enabled()) {
-            throw new SqlException(
-                    Code.INVALID_OPTION,
-                    new SqlPosition(file.name(), 1, 1),
-                    "'changeflow.maintenance' = 'true' is not available with --cluster yet: run the"
-                            + " Gold tables' maintenance as a one-off (bin/changeflow maintain) or"
-                            + " in a local run");
-        }
+        TableMaintenanceOptions maintenance = maintenance(file);
+        checkMaintenanceLock(file, settings, maintenance);
         ReadableConfig conf = env.getConfiguration();
         String ckDir = conf.getOptional(CheckpointingOptions.CHECKPOINTS_DIRECTORY).orElse(null);
         if (ckDir == null || ckDir.isBlank()) {
@@ -531,11 +526,113 @@ public final class GoldSql {
         exactlyOnce.set(PipelineOptions.NAME, "changeflow gold " + name);
         env.configure(exactlyOnce);
         Planned planned = prepare(file, env, settings, o, log, conf);
+        if (maintenance.enabled()) {
+            List<String> maintained = attachMaintenance(env, planned, settings, maintenance);
+            JobClient job = env.executeAsync("changeflow gold " + name);
+            o.out.printf(
+                    "Submitted %d INSERT statement(s) of %s as one job, running until stopped,"
+                            + " maintaining %s in the job%n",
+                    file.inserts().size(), file.name(), String.join(", ", maintained));
+            return job;
+        }
         TableResult result = planned.set().execute();
         o.out.printf(
                 "Submitted %d INSERT statement(s) of %s as one job, running until stopped%n",
                 file.inserts().size(), file.name());
-        return result;
+        return result.getJobClient()
+                .orElseThrow(
+                        () ->
+                                new IllegalStateException(
+                                        "the cluster returned no job client for the submitted"
+                                                + " INSERTs of "
+                                                + file.name()));
+    }
+
+    /**
+     * The Gold tables' in-job maintenance, for the local and the cluster run alike (M1, M2): turns
+     * the planned INSERTs into {@code env}'s DataStream graph ({@link
+     * StreamStatementSet#attachAsDataStream()}, so one job holds them and the maintenance) and adds
+     * {@link JobMaintenance#append} for each distinct target in catalog {@value #CATALOG}, operator
+     * uids ending in {@code maintenance-gold-<db.table>}.
+     *
+     * @return the maintained tables as {@code db.table}, in the INSERTs' order
+     * @throws IllegalArgumentException as {@link JobMaintenance#append} (a lock database that
+     *     cannot be opened)
+     */
+    private static List<String> attachMaintenance(
+            StreamExecutionEnvironment env,
+            Planned planned,
+            CatalogSettings settings,
+            TableMaintenanceOptions maintenance) {
+        ((StreamStatementSet) planned.set()).attachAsDataStream();
+        List<String> maintained = new ArrayList<>();
+        for (List<String> t : planned.targets()) {
+            String table = t.get(1) + "." + t.get(2);
+            if (!CATALOG.equals(t.get(0)) || maintained.contains(table)) {
+                continue;
+            }
+            maintained.add(table);
+            JobMaintenance.append(
+                    env,
+                    settings,
+                    TableIdentifier.of(Namespace.of(t.get(1)), t.get(2)),
+                    maintenance,
+                    "maintenance-gold-" + table);
+        }
+        return maintained;
+    }
+
+    /**
+     * The lock rule of in-job maintenance (M1, as for a flow: {@link
+     * InJobMaintenance#lacksSharedLock}), checked before anything is planned, created or emptied.
+     *
+     * @throws SqlException {@code INVALID_OPTION} at the file's {@code SET
+     *     'changeflow.maintenance'} when maintenance is on without {@code
+     *     changeflow.maintenance-lock-jdbc-uri} and the catalog's warehouse is not a local folder
+     *     (an object store, a REST catalog)
+     */
+    private static void checkMaintenanceLock(
+            File file, CatalogSettings settings, TableMaintenanceOptions maintenance) {
+        if (!InJobMaintenance.lacksSharedLock(settings, maintenance)) {
+            return;
+        }
+        String warehouse = settings.properties().get(CatalogProperties.WAREHOUSE_LOCATION);
+        throw new SqlException(
+                Code.INVALID_OPTION,
+                maintenanceSetPosition(file),
+                "in-job maintenance of the Gold tables needs a lock shared by every job that"
+                        + " maintains them: the embedded SQLite lock works only for a local"
+                        + " warehouse folder, and "
+                        + (warehouse == null || warehouse.isBlank()
+                                ? "catalog '" + settings.name() + "' names no warehouse folder"
+                                : "the warehouse of catalog '"
+                                        + settings.name()
+                                        + "' is '"
+                                        + warehouse
+                                        + "'")
+                        + "; add SET '"
+                        + MAINTENANCE_PREFIX
+                        + FlowOptions.MAINTENANCE_LOCK_JDBC_URI.key()
+                        + "' = 'jdbc:...' (a JDBC database every TaskManager reaches, e.g."
+                        + " jdbc:postgresql://host/db)");
+    }
+
+    /**
+     * Where the file turns maintenance on: its last {@code SET 'changeflow.maintenance'}, else its
+     * first line.
+     */
+    private static SqlPosition maintenanceSetPosition(File file) {
+        SqlPosition at = new SqlPosition(file.name(), 1, 1);
+        String key = MAINTENANCE_PREFIX + FlowOptions.MAINTENANCE.key();
+        for (SqlScript.Statement s : file.statements()) {
+            Matcher set = SET.matcher(s.text());
+            if (s.startsWith("SET")
+                    && set.matches()
+                    && set.group(1).replace("''", "'").equals(key)) {
+                at = s.position();
+            }
+        }
+        return at;
     }
 
     /**

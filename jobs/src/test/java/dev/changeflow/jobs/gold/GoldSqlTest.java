@@ -323,6 +323,78 @@ class GoldSqlTest {
     }
 
     /**
+     * M1, lock rule: maintenance with the embedded SQLite lock on a warehouse that is not a local
+     * folder (here {@code s3://}, a REST catalog nobody listens to) is {@code INVALID_OPTION} at
+     * the file's {@code SET 'changeflow.maintenance'}, on a cluster and locally alike, before the
+     * catalog is reached or anything created; the same file with a lock URI passes the check (and
+     * then fails reaching the catalog, a different error).
+     */
+    @Test
+    void maintenanceOnAWarehouseThatIsNotLocalNeedsALockUri() {
+        CatalogSettings s3 =
+                CatalogSettings.of(
+                        GoldSql.CATALOG,
+                        Map.of(
+                                "type", "rest",
+                                "uri", "http://127.0.0.1:1/catalog",
+                                "warehouse", "s3://bucket/wh"));
+        String sql =
+                String.join(
+                        "\n",
+                        "SET 'changeflow.maintenance-commit-count' = '5';",
+                        "SET 'changeflow.maintenance' = 'true';",
+                        "CREATE DATABASE IF NOT EXISTS gold;",
+                        "INSERT INTO gold.t SELECT 1");
+        String expected =
+                "g.sql:2:1: INVALID_OPTION: in-job maintenance of the Gold tables needs a lock"
+                        + " shared by every job that maintains them: the embedded SQLite lock"
+                        + " works only for a local warehouse folder, and the warehouse of catalog"
+                        + " 'changeflow' is 's3://bucket/wh'; add SET"
+                        + " 'changeflow.maintenance-lock-jdbc-uri' = 'jdbc:...' (a JDBC database"
+                        + " every TaskManager reaches, e.g. jdbc:postgresql://host/db)";
+        org.apache.flink.configuration.Configuration conf =
+                new org.apache.flink.configuration.Configuration();
+        conf.set(
+                org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                warehouse.resolve("ck").toUri().toString());
+        GoldSql.Options o = new GoldSql.Options();
+        o.out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        o.warehouse = warehouse;
+        GoldSql.File file = GoldSql.parse(sql, "g.sql");
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.submitCluster(
+                                        file,
+                                        StreamExecutionEnvironment.getExecutionEnvironment(conf),
+                                        s3,
+                                        o))
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(Code.INVALID_OPTION))
+                .hasMessage(expected);
+        assertThatThrownBy(() -> GoldSql.runLocal(file, s3, o))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(expected);
+
+        GoldSql.File withLock =
+                GoldSql.parse(
+                        "SET 'changeflow.maintenance-lock-jdbc-uri' = 'jdbc:sqlite:"
+                                + warehouse.resolve("locks.db")
+                                + "';\n"
+                                + sql,
+                        "g.sql");
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.submitCluster(
+                                        withLock,
+                                        StreamExecutionEnvironment.getExecutionEnvironment(conf),
+                                        s3,
+                                        o))
+                .isNotInstanceOf(SqlException.class);
+        assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
+    }
+
+    /**
      * G3 on a cluster: the Gold tables are emptied only for a start without state — not when the
      * configuration restores a savepoint, nor when a Gold table was already emptied for the same
      * fixed job id (the program running again for a job its JobManager recovers).

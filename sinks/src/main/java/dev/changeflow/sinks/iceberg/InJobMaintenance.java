@@ -217,6 +217,20 @@ public final class InJobMaintenance {
         return new RaceTolerantLockFactory(new JdbcLockFactory(uri, lockId, props), lockId);
     }
 
+    /**
+     * Whether {@code options} turn maintenance on with the embedded default lock (no {@code
+     * maintenance-lock-jdbc-uri}) while the catalog's warehouse is not a local folder — the case
+     * {@link #lockFactory} refuses. A job that writes to its tables before its maintenance graph is
+     * built (the Gold SQL jobs empty their tables on a start without state) checks this first, so
+     * the refusal comes before anything is created or committed.
+     */
+    public static boolean lacksSharedLock(
+            CatalogSettings catalog, TableMaintenanceOptions options) {
+        return options.enabled()
+                && options.lockJdbcUri() == null
+                && localWarehouse(catalog) == null;
+    }
+
     /** The catalog's warehouse as a local folder, or null when it is not one. */
     static Path localWarehouse(CatalogSettings catalog) {
         String w = catalog.properties().get(CatalogProperties.WAREHOUSE_LOCATION);
