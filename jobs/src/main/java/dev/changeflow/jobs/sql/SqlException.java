@@ -65,6 +65,9 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code DROP_SHARES_STATE}: {@code DROP TABLE t} where a job of the file that writes {@code
  *       t} also writes a table that exists and is not dropped: their saved state cannot be split
  *       (S9).
+ *   <li>{@code UNKNOWN_DATABASE}: a statement of {@code bin/changeflow sql} names a database
+ *       (namespace) the catalog does not have, named in the message (at the place Flink names, else
+ *       the statement's start).
  * </ul>
  *
  * <p>Gold files ({@code bin/changeflow gold FILE.sql}) report {@code SYNTAX_ERROR}, {@code
@@ -129,7 +132,13 @@ public final class SqlException extends IllegalArgumentException {
          * A REPLACE WHERE refresh whose target changed between its read and its commit (S4);
          * nothing was committed.
          */
-        REPLACE_CONFLICT
+        REPLACE_CONFLICT,
+        /**
+         * A statement of {@code bin/changeflow sql} names a database the catalog does not have
+         * ({@code SHOW TABLES FROM db}, {@code USE db}, {@code SELECT ... FROM db.t}, {@code DROP
+         * DATABASE db}); the message names it.
+         */
+        UNKNOWN_DATABASE
     }
 
     private final Code code;

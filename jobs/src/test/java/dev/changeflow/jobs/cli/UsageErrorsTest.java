@@ -62,6 +62,65 @@ class UsageErrorsTest {
         assertThat(dir.resolve("warehouse")).doesNotExist();
     }
 
+    /**
+     * {@code sql} statements that need a database the warehouse lacks: {@code UNKNOWN_DATABASE}
+     * naming it, at the place Flink names, exit code 2, nothing created. On a new warehouse the
+     * session's current database ({@code default}) does not exist either, which Flink reports for
+     * any table a query reads: the message says it is the current database.
+     */
+    @Test
+    void aDatabaseTheWarehouseLacksIsUnknownDatabaseNamed() {
+        String w = dir.resolve("warehouse").toString();
+        String fix =
+                " does not exist in catalog changeflow (check --warehouse); SHOW DATABASES"
+                        + " lists its databases, CREATE DATABASE ";
+        assertThat(execute("sql", "--warehouse", w, "-e", "SHOW TABLES FROM shop"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: UNKNOWN_DATABASE: database shop"
+                                        + fix
+                                        + "shop creates it\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SHOW TABLES", "-e", "USE shop"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 2:1:1: UNKNOWN_DATABASE: database shop"
+                                        + fix
+                                        + "shop creates it\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "DROP DATABASE shop"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: UNKNOWN_DATABASE: database shop"
+                                        + fix
+                                        + "shop creates it\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT * FROM items"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:15: UNKNOWN_DATABASE: database default (the"
+                                        + " session's current database)"
+                                        + fix
+                                        + "default creates it\n"));
+        assertThat(dir.resolve("warehouse")).doesNotExist();
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "CREATE TABLE t (id INT)",
+                                "-e",
+                                "SELECT * FROM shop.items"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 2:1:15: UNKNOWN_DATABASE: database shop"
+                                        + fix
+                                        + "shop creates it\n"));
+    }
+
     @Test
     void aMisspeltOrUnparsableSqlStatementIsASyntaxErrorWithItsPlace() {
         String w = dir.resolve("warehouse").toString();
