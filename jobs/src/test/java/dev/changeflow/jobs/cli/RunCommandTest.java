@@ -726,10 +726,12 @@ class RunCommandTest {
         Path warehouse = dir.resolve("warehouse");
         assertThatThrownBy(() -> command("--warehouse", warehouse.toString(), f.toString()).call())
                 .isInstanceOf(SqlException.class)
-                .hasMessageStartingWith(
-                        f
-                                + ":10:31: SOURCE_NOT_FOUND: SNAPSHOT_FOLDER_NOT_FOUND: flow"
-                                + " 'cities': ")
+                .hasMessageStartingWith(f + ":10:31: SOURCE_NOT_FOUND: flow" + " 'cities': ")
+                .hasMessageEndingWith(
+                        " does not exist; read_files after FROM SNAPSHOT names the folder that"
+                                + " holds the snapshot files (snapshot_1.csv, snapshot_2.csv,"
+                                + " ...), a relative path resolved against the folder of the"
+                                + " pipeline file")
                 .satisfies(
                         e ->
                                 assertThat(((SqlException) e).code())
