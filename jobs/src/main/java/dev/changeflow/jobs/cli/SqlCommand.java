@@ -62,10 +62,11 @@ import java.util.regex.Pattern;
  * HOURS]} (orphan files, M2), each printing {@code maintain}'s report; a table named without
  * namespace is in the session's current database.
  *
- * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1. A
- * statement Flink SQL cannot parse is {@code SYNTAX_ERROR} at {@code statement N:line:column} with
- * what Flink encountered (exit code 2); a word one edit away from OPTIMIZE, REORG or VACUUM ({@code
- * OPTIMISE t}) is a {@code SYNTAX_ERROR} that names the keyword ({@code did you mean OPTIMIZE?}).
+ * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1 (2
+ * for {@code UNSUPPORTED_FORMAT_VERSION}, a table refused for its format). A statement Flink SQL
+ * cannot parse is {@code SYNTAX_ERROR} at {@code statement N:line:column} with what Flink
+ * encountered (exit code 2); a word one edit away from OPTIMIZE, REORG or VACUUM ({@code OPTIMISE
+ * t}) is a {@code SYNTAX_ERROR} that names the keyword ({@code did you mean OPTIMIZE?}).
  *
  * <p>A new warehouse (no folder yet) or an empty one has no database: {@code SHOW DATABASES} and
  * {@code SHOW TABLES} print their header only and nothing is created ({@link ChangeflowCatalog}

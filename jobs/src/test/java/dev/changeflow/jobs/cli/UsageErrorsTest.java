@@ -121,6 +121,46 @@ class UsageErrorsTest {
                                         + "shop creates it\n"));
     }
 
+    /**
+     * A6: a from-snapshot-table flow over a format v1 table is refused ({@code
+     * UNSUPPORTED_FORMAT_VERSION}) with exit code 2, as other refusals of a definition, before the
+     * target is created.
+     */
+    @Test
+    void aFormatV1SnapshotTableIsARefusalWithExitCode2() throws Exception {
+        Path w = dir.resolve("warehouse");
+        org.apache.iceberg.catalog.Catalog cat =
+                dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(w).open();
+        cat.createTable(
+                org.apache.iceberg.catalog.TableIdentifier.of("staging", "products"),
+                new org.apache.iceberg.Schema(
+                        org.apache.iceberg.types.Types.NestedField.required(
+                                1, "id", org.apache.iceberg.types.Types.LongType.get())),
+                org.apache.iceberg.PartitionSpec.unpartitioned(),
+                java.util.Map.of("format-version", "1"));
+        Path flows = dir.resolve("flows.yaml");
+        java.nio.file.Files.writeString(
+                flows,
+                "flows:\n"
+                        + "  - table: products_history\n"
+                        + "    from-snapshot-table: staging.products\n"
+                        + "    keys: [id]\n");
+        assertThat(execute("ingest", "--warehouse", w.toString(), "--flows", flows.toString()))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: UNSUPPORTED_FORMAT_VERSION: flow 'products_history':"
+                                        + " snapshot table changeflow.staging.products has format"
+                                        + " version 1; its versions are snapshot sequence numbers,"
+                                        + " which format 1 does not have. Upgrade the table with"
+                                        + " the table property 'format-version' = '2'.\n"));
+        assertThat(
+                        cat.tableExists(
+                                org.apache.iceberg.catalog.TableIdentifier.of(
+                                        "default", "products_history")))
+                .isFalse();
+    }
+
     @Test
     void aMisspeltOrUnparsableSqlStatementIsASyntaxErrorWithItsPlace() {
         String w = dir.resolve("warehouse").toString();
