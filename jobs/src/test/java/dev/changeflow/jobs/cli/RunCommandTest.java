@@ -720,6 +720,38 @@ class RunCommandTest {
                                 + "Dry run: no table or state was written.\n");
     }
 
+    /**
+     * S4: a REPLACE WHERE predicate Flink cannot parse fails before the file's ingest job runs (it
+     * used to fail at its turn, after the ingest job committed), at the predicate.
+     */
+    @Test
+    void aReplaceWherePredicateSyntaxErrorFailsBeforeAnythingIsWritten() throws Exception {
+        Path f =
+                pipeline(
+                        PIPELINE
+                                + "CREATE OR REFRESH STREAMING TABLE daily (id INT)\n"
+                                + "  FLOW REPLACE WHERE id >>= 2 BY NAME SELECT id FROM orders;\n");
+        Path warehouse = dir.resolve("warehouse");
+        assertThatThrownBy(() -> command("--warehouse", warehouse.toString(), f.toString()).call())
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(SqlException.Code.INVALID_QUERY))
+                .hasMessageStartingWith(
+                        f
+                                + ":10:22: INVALID_QUERY: the REPLACE WHERE predicate of"
+                                + " sales.daily is not Flink SQL: ");
+        // the ingest job did not run: nothing committed to the tables its planning may create
+        org.apache.iceberg.catalog.Catalog cat =
+                dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(warehouse).open();
+        for (String t : List.of("orders", "audit", "daily")) {
+            org.apache.iceberg.catalog.TableIdentifier id =
+                    org.apache.iceberg.catalog.TableIdentifier.of("sales", t);
+            if (cat.tableExists(id)) {
+                assertThat(cat.loadTable(id).currentSnapshot()).as(t).isNull();
+            }
+        }
+    }
+
     @Test
     void aMissingSnapshotFolderFailsAtItsPlaceBeforeAnythingIsWritten() throws Exception {
         Path f = pipeline(SNAPSHOTS);
