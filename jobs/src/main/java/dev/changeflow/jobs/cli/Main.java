@@ -23,7 +23,9 @@ import picocli.CommandLine.Command;
  * changeflow maintain TABLE            compact data files (deletes applied) and expire snapshots
  * </pre>
  *
- * Exit codes: 0 success, 1 failure of the job or the check, 2 bad usage or definition.
+ * Exit codes: 0 success, 1 failure of the job or the check, 2 bad usage or definition (a definition
+ * error, an unknown option, a missing file, and a table refused for its format: {@code
+ * UNSUPPORTED_FORMAT_VERSION}).
  */
 @Command(
         name = "changeflow",
@@ -63,7 +65,8 @@ public final class Main implements Runnable {
                     boolean usage =
                             ex instanceof IllegalArgumentException
                                     || ex instanceof AutoCdcException
-                                    || ex instanceof GoldException;
+                                    || ex instanceof GoldException
+                                    || refusesTheTable(ex);
                     boolean domain =
                             usage
                                     || ex instanceof ChangeRecordException
@@ -82,6 +85,17 @@ public final class Main implements Runnable {
                     return usage ? 2 : 1;
                 });
         return cl.execute(args);
+    }
+
+    /**
+     * Whether {@code ex} refuses a table for what it is rather than failing a run: a format v1
+     * table as a change feed or snapshot source ({@code UNSUPPORTED_FORMAT_VERSION},
+     * docs/semantics.md F introduction and A6), which no retry fixes; exit code 2 as other refusals
+     * of a definition.
+     */
+    static boolean refusesTheTable(Throwable ex) {
+        return ex instanceof CdfException cdf
+                && cdf.code() == CdfException.ErrorCode.UNSUPPORTED_FORMAT_VERSION;
     }
 
     @Override

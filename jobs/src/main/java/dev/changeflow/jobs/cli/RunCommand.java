@@ -260,8 +260,17 @@ public final class RunCommand implements Callable<Integer> {
         for (Step step : steps) {
             SqlPipeline p = step.pipeline();
             if (step.replace() != null) {
-                plans.add(null); // planned (and checked) when its turn comes: it may read tables
-                // that an earlier step of the file writes
+                // S4: the predicates now (a syntax error must not wait for the ingest job to
+                // commit); the query is planned when its turn comes: it may read tables that an
+                // earlier step of the file writes
+                if (!dryRun) {
+                    dev.changeflow.jobs.flow.ReplaceWhereRefresh.checkPredicates(
+                            step.replace().definition(),
+                            LocalIngest.catalog(p.config(), local.warehouse),
+                            step.where(),
+                            step.wherePosition());
+                }
+                plans.add(null);
                 continue;
             }
             if (step.snapshots() != null) {

@@ -62,10 +62,17 @@ import java.util.regex.Pattern;
  * HOURS]} (orphan files, M2), each printing {@code maintain}'s report; a table named without
  * namespace is in the session's current database.
  *
- * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1. A
- * statement Flink SQL cannot parse is {@code SYNTAX_ERROR} at {@code statement N:line:column} with
- * what Flink encountered (exit code 2); a word one edit away from OPTIMIZE, REORG or VACUUM ({@code
- * OPTIMISE t}) is a {@code SYNTAX_ERROR} that names the keyword ({@code did you mean OPTIMIZE?}).
+ * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1 (2
+ * for {@code UNSUPPORTED_FORMAT_VERSION}, a table refused for its format). A statement Flink SQL
+ * cannot parse is {@code SYNTAX_ERROR} at {@code statement N:line:column} with what Flink
+ * encountered (exit code 2); a word one edit away from OPTIMIZE, REORG or VACUUM ({@code OPTIMISE
+ * t}) is a {@code SYNTAX_ERROR} that names the keyword ({@code did you mean OPTIMIZE?}).
+ *
+ * <p>A new warehouse (no folder yet) or an empty one has no database: {@code SHOW DATABASES} and
+ * {@code SHOW TABLES} print their header only and nothing is created ({@link ChangeflowCatalog}
+ * lists the session's missing {@code default} database as empty). A statement that needs a database
+ * the catalog does not have is {@code UNKNOWN_DATABASE} naming it (exit code 2; docs/semantics.md,
+ * F introduction).
  */
 @Command(
         name = "sql",
@@ -149,6 +156,10 @@ public final class SqlCommand implements Callable<Integer> {
                 result = execute(tEnv, rewritten);
             } catch (SqlParserException e) {
                 throw syntaxError(e, "statement " + (i + 1));
+            } catch (RuntimeException e) {
+                throw missingDatabase(
+                                e, "statement " + (i + 1), rewritten, tEnv.getCurrentDatabase())
+                        .orElseThrow(() -> e);
             }
             print(rewritten, result, streaming, out);
         }
@@ -242,6 +253,129 @@ public final class SqlCommand implements Callable<Integer> {
                         + (expecting.isEmpty()
                                 ? ""
                                 : " Expected one of: " + String.join(", ", expecting) + ", ..."));
+    }
+
+    /**
+     * Flink's ways of saying that a database does not exist (group {@code db} is its name): {@code
+     * SHOW TABLES FROM db}, {@code USE db}, a {@code DatabaseNotExistException} ({@code DROP
+     * DATABASE db}, ...) and Calcite's resolution of {@code db.t} in the session's catalog.
+     */
+    private static final List<Pattern> MISSING_DATABASE =
+            List.of(
+                    Pattern.compile("Database '[^']*'\\.'(?<db>[^']+)' doesn't exist"),
+                    Pattern.compile("A database with name \\[(?<db>[^\\]]+)\\] does not exist"),
+                    Pattern.compile("Database (?<db>[^\\s']+) does not exist"),
+                    Pattern.compile("Object '(?<db>[^']+)' not found within '" + CATALOG + "'"));
+
+    /** Flink's "at line L, column C" / "From line L, column C" of a validation error. */
+    private static final Pattern FLINK_PLACE =
+            Pattern.compile("[Aa]t line (\\d+), column (\\d+)|From line (\\d+), column (\\d+)");
+
+    /**
+     * A Flink error of statement {@code label} that says a database does not exist, as {@code
+     * UNKNOWN_DATABASE} naming it, at the place Flink names (else the statement's start); empty for
+     * any other error. Flink's exception is not kept as the cause (its message says the same, in
+     * Flink's words). While the session's current database does not exist (a new warehouse has
+     * none, not even {@code default}), Flink names it for any table the statement reads, even
+     * {@code other.t}: the message then says that it is the session's current database.
+     *
+     * @param statement the statement Flink ran (its positions are Flink's)
+     * @param current the session's current database
+     */
+    static Optional<SqlException> missingDatabase(
+            RuntimeException e, String label, String statement, String current) {
+        if (e instanceof SqlException || e instanceof dev.changeflow.sources.cdf.CdfException) {
+            return Optional.empty();
+        }
+        int line = 1;
+        int column = 1;
+        for (Throwable u = e; u != null; u = u.getCause() == u ? null : u.getCause()) {
+            Matcher place = FLINK_PLACE.matcher(String.valueOf(u.getMessage()));
+            if (place.find()) {
+                int g = place.group(1) != null ? 1 : 3;
+                line = Integer.parseInt(place.group(g));
+                column = Integer.parseInt(place.group(g + 1));
+                break;
+            }
+        }
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String msg = t.getMessage();
+            if (msg == null) {
+                continue;
+            }
+            String db = null;
+            for (Pattern p : MISSING_DATABASE) {
+                Matcher m = p.matcher(msg);
+                if (m.find()) {
+                    db = m.group("db");
+                    break;
+                }
+            }
+            Matcher object = OBJECT_NOT_FOUND.matcher(msg);
+            if (db == null
+                    && object.find()
+                    && qualifies(statement, line, column, object.group("db"))) {
+                db = object.group("db"); // db.t with a current database that exists
+            }
+            if (db == null) {
+                continue;
+            }
+            return Optional.of(
+                    new SqlException(
+                            SqlException.Code.UNKNOWN_DATABASE,
+                            new SqlPosition(label, line, column),
+                            "database "
+                                    + db
+                                    + (db.equals(current)
+                                            ? " (the session's current database)"
+                                            : "")
+                                    + " does not exist in catalog "
+                                    + CATALOG
+                                    + " (check --warehouse); SHOW DATABASES lists its"
+                                    + " databases, CREATE DATABASE "
+                                    + db
+                                    + " creates it"));
+        }
+        return Optional.empty();
+    }
+
+    /** Calcite's "Object 'x' not found" (no "within"): x is a table or, qualified, a database. */
+    private static final Pattern OBJECT_NOT_FOUND =
+            Pattern.compile("Object '(?<db>[^']+)' not found(?! within)");
+
+    /**
+     * Whether the text of {@code statement} at {@code line}:{@code column} (1-based) is {@code
+     * name} (optionally in backticks) followed by a dot: the qualifier of a table name.
+     */
+    static boolean qualifies(String statement, int line, int column, String name) {
+        int offset = 0;
+        for (int l = 1; l < line; l++) {
+            int nl = statement.indexOf('\n', offset);
+            if (nl < 0) {
+                return false;
+            }
+            offset = nl + 1;
+        }
+        offset += column - 1;
+        if (offset < 0 || offset >= statement.length()) {
+            return false;
+        }
+        String rest = statement.substring(offset);
+        boolean quoted = rest.startsWith("`");
+        if (quoted) {
+            rest = rest.substring(1);
+        }
+        if (!rest.regionMatches(true, 0, name, 0, name.length())) {
+            return false;
+        }
+        rest = rest.substring(name.length());
+        if (quoted) {
+            if (!rest.startsWith("`")) {
+                return false;
+            }
+            rest = rest.substring(1);
+        }
+        return rest.stripLeading().startsWith(".");
     }
 
     private static TableResult execute(TableEnvironment tEnv, String statement) {

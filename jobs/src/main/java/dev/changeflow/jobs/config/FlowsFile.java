@@ -54,9 +54,11 @@ import java.util.TreeSet;
  * </pre>
  *
  * Unknown keys are errors (a typo must not be ignored); every error names the flow and the option.
- * REPLACE WHERE flows go to {@link IngestConfig#replaceWheres}, the others to {@link
- * IngestConfig#flows}; the places of their {@code replace-where} and {@code query} values are kept
- * for the errors of S4 ({@code file:line:column}).
+ * An unknown key of the top level or of a flow is reported at its place, {@code file:line:column:
+ * flow 't': unknown option 'sequence-bi' (did you mean 'sequence-by'?)}, with the closest known
+ * option by edit distance (else the known options). REPLACE WHERE flows go to {@link
+ * IngestConfig#replaceWheres}, the others to {@link IngestConfig#flows}; the places of their {@code
+ * replace-where} and {@code query} values are kept for the errors of S4 ({@code file:line:column}).
  */
 public final class FlowsFile {
     /** Duplicate keys fail (YAML leaves them to the reader; the last one would silently win). */
@@ -121,7 +123,8 @@ public final class FlowsFile {
             throw new IllegalArgumentException(
                     where + ": a flows file is a YAML mapping with 'flows:'");
         }
-        checkKeys(root, fileOptionNames(), where);
+        KeyPlaces places = keyPlaces(yaml);
+        checkKeys(root, fileOptionNames(), where, where, places.root());
         cfg.apply(
                 OptionsResolver.resolve(
                         IngestOptions.SET, List.of(layer(root, IngestOptions.SET.keys(), where))));
@@ -147,7 +150,11 @@ public final class FlowsFile {
             int i = 0;
             for (JsonNode f : flows) {
                 FlowConfig flow =
-                        flow(f, where, i < positions.size() ? positions.get(i) : Map.of());
+                        flow(
+                                f,
+                                where,
+                                i < positions.size() ? positions.get(i) : Map.of(),
+                                i < places.flows().size() ? places.flows().get(i) : Map.of());
                 i++;
                 if (flow.isReplaceWhere()) {
                     for (FlowConfig other : cfg.replaceWheres) {
@@ -282,7 +289,11 @@ public final class FlowsFile {
         cfg.kafka = k;
     }
 
-    private static FlowConfig flow(JsonNode n, String where, Map<String, SqlPosition> positions) {
+    private static FlowConfig flow(
+            JsonNode n,
+            String where,
+            Map<String, SqlPosition> positions,
+            Map<String, SqlPosition> keys) {
         if (!n.isObject()) {
             throw new IllegalArgumentException(
                     where
@@ -294,6 +305,7 @@ public final class FlowsFile {
                         ? n.path("table").asText("?")
                         : n.has("name") ? n.path("name").asText("?") : n.path("target").asText("?");
         String label = where + ": flow '" + id + "'";
+        checkKeys(n, flowOptionNames(), where, "flow '" + id + "'", keys);
         FlowConfig f =
                 new FlowConfig()
                         .apply(
@@ -352,6 +364,119 @@ public final class FlowsFile {
                                         f.getKey(),
                                         f.getValue().isNull() ? null : f.getValue().asText()));
         return out;
+    }
+
+    /**
+     * Where the keys of the top level and of each entry of {@code flows:} are written: line and
+     * column of the key's first character.
+     */
+    private record KeyPlaces(Map<String, SqlPosition> root, List<Map<String, SqlPosition>> flows) {}
+
+    private static KeyPlaces keyPlaces(String yaml) throws IOException {
+        Map<String, SqlPosition> root = new LinkedHashMap<>();
+        List<Map<String, SqlPosition>> flows = new ArrayList<>();
+        try (JsonParser p = YAML.getFactory().createParser(yaml)) {
+            for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+                if (t != JsonToken.FIELD_NAME) {
+                    continue;
+                }
+                JsonStreamContext object = p.getParsingContext();
+                JsonStreamContext parent = object.getParent();
+                JsonLocation at = p.getTokenLocation();
+                SqlPosition place = new SqlPosition("", at.getLineNr(), at.getColumnNr());
+                if (parent != null && parent.inRoot()) {
+                    root.putIfAbsent(object.getCurrentName(), place);
+                    continue;
+                }
+                JsonStreamContext top = parent == null ? null : parent.getParent();
+                if (parent != null
+                        && parent.inArray()
+                        && top != null
+                        && top.inObject()
+                        && "flows".equals(top.getCurrentName())
+                        && top.getParent() != null
+                        && top.getParent().inRoot()) {
+                    int index = parent.getCurrentIndex();
+                    while (flows.size() <= index) {
+                        flows.add(new LinkedHashMap<>());
+                    }
+                    flows.get(index).putIfAbsent(object.getCurrentName(), place);
+                }
+            }
+        }
+        return new KeyPlaces(root, flows);
+    }
+
+    /**
+     * Fails on the first key of {@code n} that is not {@code known}: {@code <file>:<line>:<col>:
+     * <what>: unknown option 'k' (did you mean 'key'?)} at the key, with the closest known option
+     * (edit distance at most 2, or a third of the key's length) as the hint, else the list of known
+     * options.
+     *
+     * @param what the mapping ({@code flow 't'}), or the file itself for the top level
+     * @param places where each key is written (line and column; the file name comes from where)
+     */
+    private static void checkKeys(
+            JsonNode n,
+            Set<String> known,
+            String where,
+            String what,
+            Map<String, SqlPosition> places) {
+        for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
+            String k = it.next();
+            if (known.contains(k)) {
+                continue;
+            }
+            SqlPosition at = places.get(k);
+            String near = closest(k, known);
+            throw new IllegalArgumentException(
+                    where
+                            + (at == null ? "" : ":" + at.line() + ":" + at.column())
+                            + (what.equals(where) ? "" : ": " + what)
+                            + ": unknown option '"
+                            + k
+                            + "'"
+                            + (near != null
+                                    ? " (did you mean '" + near + "'?)"
+                                    : " (known: " + String.join(", ", new TreeSet<>(known)) + ")"));
+        }
+    }
+
+    /**
+     * The known option closest to {@code key} by edit distance (insertions, deletions,
+     * substitutions), when at most 2 or a third of the key's length; the first in alphabetical
+     * order on a tie; null when none is that close.
+     */
+    static String closest(String key, Set<String> known) {
+        String best = null;
+        int bestDistance = Math.max(2, key.length() / 3) + 1;
+        for (String option : new TreeSet<>(known)) {
+            int d = editDistance(key, option);
+            if (d < bestDistance) {
+                best = option;
+                bestDistance = d;
+            }
+        }
+        return best;
+    }
+
+    private static int editDistance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                cur[j] = Math.min(sub, Math.min(prev[j] + 1, cur[j - 1] + 1));
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
     }
 
     private static void checkKeys(JsonNode n, Set<String> known, String label) {

@@ -175,6 +175,29 @@ public final class ReplaceWhereRefresh {
     }
 
     /**
+     * What {@code bin/changeflow run FILE.sql} checks of a REPLACE WHERE table before anything of
+     * the file runs (S4), without the catalog's tables (the target may not exist yet, or be dropped
+     * and re-declared by the file; the query may read tables an earlier step writes): each
+     * predicate (the table's, and {@code override} when not null) calls no function that is not
+     * deterministic, and Flink's parser accepts it. Columns, types and the query are checked at the
+     * table's turn (and by {@code --dry-run}, {@link #check}).
+     *
+     * @throws SqlException {@code NON_DETERMINISTIC_PREDICATE} at the call, or {@code
+     *     INVALID_QUERY} at the predicate for a syntax error, with Flink's parser message
+     */
+    public static void checkPredicates(
+            Definition def,
+            dev.changeflow.sinks.iceberg.CatalogSettings settings,
+            @Nullable String override,
+            @Nullable SqlPosition overridePosition) {
+        StreamTableEnvironment tEnv = session(settings, def, 1);
+        checkPredicate(def, tEnv, null, def.predicate(), def.predicatePosition());
+        if (override != null) {
+            checkPredicate(def, tEnv, null, override, overridePosition);
+        }
+    }
+
+    /**
      * Runs one refresh: creates the target when missing, checks the definition, runs the Flink
      * BATCH job and commits.
      *
@@ -479,12 +502,12 @@ public final class ReplaceWhereRefresh {
 
     /**
      * Checks the predicate: no function that is not deterministic, and Flink plans it as a filter
-     * of the target.
+     * of the target; with {@code target} null, only that Flink's parser accepts it.
      */
     private static void checkPredicate(
             Definition def,
             StreamTableEnvironment tEnv,
-            RowType target,
+            @Nullable RowType target,
             String predicate,
             SqlPosition at) {
         checkDeterministic(def.target(), predicate, at);
@@ -493,6 +516,9 @@ public final class ReplaceWhereRefresh {
             ResolvedSchema s = tEnv.sqlQuery(sql).getResolvedSchema();
             Objects.requireNonNull(s);
         } catch (RuntimeException e) {
+            if (target == null && !(e instanceof org.apache.flink.table.api.SqlParserException)) {
+                return; // a parse-only check: only a syntax error counts here
+            }
             String msg = String.valueOf(e.getMessage());
             Code code =
                     msg.contains("not found in any table")
@@ -503,9 +529,11 @@ public final class ReplaceWhereRefresh {
                     at,
                     "the REPLACE WHERE predicate of "
                             + def.target()
-                            + " is not a boolean Flink can plan over the table's columns ("
-                            + String.join(", ", target.getFieldNames())
-                            + "): "
+                            + (target == null
+                                    ? " is not Flink SQL: "
+                                    : " is not a boolean Flink can plan over the table's columns ("
+                                            + String.join(", ", target.getFieldNames())
+                                            + "): ")
                             + SqlException.flinkMessage(msg),
                     e);
         }

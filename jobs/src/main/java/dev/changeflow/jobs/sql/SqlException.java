@@ -66,6 +66,9 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code DROP_SHARES_STATE}: {@code DROP TABLE t} where a job of the file that writes {@code
  *       t} also writes a table that exists and is not dropped: their saved state cannot be split
  *       (S9).
+ *   <li>{@code UNKNOWN_DATABASE}: a statement of {@code bin/changeflow sql} names a database
+ *       (namespace) the catalog does not have, named in the message (at the place Flink names, else
+ *       the statement's start).
  * </ul>
  *
  * <p>Gold files ({@code bin/changeflow gold FILE.sql}) report {@code SYNTAX_ERROR}, {@code
@@ -130,7 +133,13 @@ public final class SqlException extends IllegalArgumentException {
          * A REPLACE WHERE refresh whose target changed between its read and its commit (S4);
          * nothing was committed.
          */
-        REPLACE_CONFLICT
+        REPLACE_CONFLICT,
+        /**
+         * A statement of {@code bin/changeflow sql} names a database the catalog does not have
+         * ({@code SHOW TABLES FROM db}, {@code USE db}, {@code SELECT ... FROM db.t}, {@code DROP
+         * DATABASE db}); the message names it.
+         */
+        UNKNOWN_DATABASE
     }
 
     private final Code code;
@@ -143,10 +152,28 @@ public final class SqlException extends IllegalArgumentException {
      * @param detail what is wrong and, where there is one, the fix
      */
     public SqlException(Code code, SqlPosition position, String detail) {
-        super(position + ": " + code + ": " + detail);
+        super(position + ": " + code + ": " + withoutCode(detail));
         this.code = code;
         this.position = position;
-        this.detail = detail;
+        this.detail = withoutCode(detail);
+    }
+
+    /** A leading error code of another coded exception: upper case with an underscore. */
+    private static final java.util.regex.Pattern LEADING_CODE =
+            java.util.regex.Pattern.compile("^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+: ");
+
+    /**
+     * {@code detail} without the error code another coded exception's message starts with ({@code
+     * AutoCdcException}, {@code CdfException}, {@code GoldException}: {@code
+     * SNAPSHOT_FOLDER_NOT_FOUND: ...}), so that a message carries one code, this exception's: a
+     * wrapped error is reported as {@code p.sql:10:31: SOURCE_NOT_FOUND: flow 'cities': ...}, not
+     * {@code SOURCE_NOT_FOUND: SNAPSHOT_FOLDER_NOT_FOUND: ...}. Anything else is kept as it is.
+     *
+     * @param detail a message (null gives "null")
+     */
+    public static String withoutCode(@javax.annotation.Nullable String detail) {
+        String d = String.valueOf(detail);
+        return LEADING_CODE.matcher(d).replaceFirst("");
     }
 
     /** As {@link #SqlException(Code, SqlPosition, String)}, caused by {@code cause}. */
@@ -165,7 +192,7 @@ public final class SqlException extends IllegalArgumentException {
         return position;
     }
 
-    /** The message without position and code. */
+    /** The message without position and code (and without a wrapped error's code). */
     public String detail() {
         return detail;
     }

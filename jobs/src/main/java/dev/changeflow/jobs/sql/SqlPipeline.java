@@ -333,11 +333,12 @@ public final class SqlPipeline {
                 if (writtenByThisFile(t, namespace)) {
                     return; // the file's ingest job creates it before the snapshot job runs
                 }
-                throw new SqlException(Code.UNKNOWN_TABLE, t.sourcePosition(), e.getMessage(), e);
+                throw new SqlException(
+                        Code.UNKNOWN_TABLE, t.sourcePosition(), sqlWording(e.getMessage()), e);
             }
             if (e.code() == AutoCdcException.Code.SNAPSHOT_FOLDER_NOT_FOUND) {
                 throw new SqlException(
-                        Code.SOURCE_NOT_FOUND, t.sourcePosition(), e.getMessage(), e);
+                        Code.SOURCE_NOT_FOUND, t.sourcePosition(), sqlWording(e.getMessage()), e);
             }
             if (e.code() == AutoCdcException.Code.KEY_NOT_IN_SOURCE) {
                 for (int k = 0; k < t.keys().size(); k++) {
@@ -359,6 +360,21 @@ public final class SqlPipeline {
                 }
             }
         }
+    }
+
+    /**
+     * A snapshot flow's error message in the words of the file: the flows-file options that name
+     * the source ({@code 'from-snapshot'}, {@code 'from-snapshot-table'}) become the clause that
+     * does, {@code FROM SNAPSHOT read_files(...)} or {@code FROM SNAPSHOT table} (A6).
+     */
+    static String sqlWording(String message) {
+        return message.replace(
+                        "; 'from-snapshot' names the folder that holds the snapshot files"
+                                + " (snapshot_1.csv, snapshot_2.csv, ...)",
+                        "; read_files after FROM SNAPSHOT names the folder that holds the snapshot"
+                                + " files (snapshot_1.csv, snapshot_2.csv, ...), a relative path"
+                                + " resolved against the folder of the pipeline file")
+                .replace("fix 'from-snapshot-table'", "fix the table name after FROM SNAPSHOT");
     }
 
     /**

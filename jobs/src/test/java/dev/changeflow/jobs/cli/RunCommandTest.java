@@ -722,16 +722,50 @@ class RunCommandTest {
                                 + "Dry run: no table or state was written.\n");
     }
 
+    /**
+     * S4: a REPLACE WHERE predicate Flink cannot parse fails before the file's ingest job runs (it
+     * used to fail at its turn, after the ingest job committed), at the predicate.
+     */
+    @Test
+    void aReplaceWherePredicateSyntaxErrorFailsBeforeAnythingIsWritten() throws Exception {
+        Path f =
+                pipeline(
+                        PIPELINE
+                                + "CREATE OR REFRESH STREAMING TABLE daily (id INT)\n"
+                                + "  FLOW REPLACE WHERE id >>= 2 BY NAME SELECT id FROM orders;\n");
+        Path warehouse = dir.resolve("warehouse");
+        assertThatThrownBy(() -> command("--warehouse", warehouse.toString(), f.toString()).call())
+                .isInstanceOfSatisfying(
+                        SqlException.class,
+                        e -> assertThat(e.code()).isEqualTo(SqlException.Code.INVALID_QUERY))
+                .hasMessageStartingWith(
+                        f
+                                + ":10:22: INVALID_QUERY: the REPLACE WHERE predicate of"
+                                + " sales.daily is not Flink SQL: ");
+        // the ingest job did not run: nothing committed to the tables its planning may create
+        org.apache.iceberg.catalog.Catalog cat =
+                dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(warehouse).open();
+        for (String t : List.of("orders", "audit", "daily")) {
+            org.apache.iceberg.catalog.TableIdentifier id =
+                    org.apache.iceberg.catalog.TableIdentifier.of("sales", t);
+            if (cat.tableExists(id)) {
+                assertThat(cat.loadTable(id).currentSnapshot()).as(t).isNull();
+            }
+        }
+    }
+
     @Test
     void aMissingSnapshotFolderFailsAtItsPlaceBeforeAnythingIsWritten() throws Exception {
         Path f = pipeline(SNAPSHOTS);
         Path warehouse = dir.resolve("warehouse");
         assertThatThrownBy(() -> command("--warehouse", warehouse.toString(), f.toString()).call())
                 .isInstanceOf(SqlException.class)
-                .hasMessageStartingWith(
-                        f
-                                + ":10:31: SOURCE_NOT_FOUND: SNAPSHOT_FOLDER_NOT_FOUND: flow"
-                                + " 'cities': ")
+                .hasMessageStartingWith(f + ":10:31: SOURCE_NOT_FOUND: flow" + " 'cities': ")
+                .hasMessageEndingWith(
+                        " does not exist; read_files after FROM SNAPSHOT names the folder that"
+                                + " holds the snapshot files (snapshot_1.csv, snapshot_2.csv,"
+                                + " ...), a relative path resolved against the folder of the"
+                                + " pipeline file")
                 .satisfies(
                         e ->
                                 assertThat(((SqlException) e).code())

@@ -27,10 +27,15 @@ class SqlCommandTest {
 
     /** The lines the command prints for {@code statements}; it must succeed. */
     private List<String> sql(boolean streaming, String... statements) {
+        return sqlOn(warehouse, streaming, statements);
+    }
+
+    /** As {@link #sql}, on warehouse {@code w}. */
+    private static List<String> sqlOn(Path w, boolean streaming, String... statements) {
         SqlCommand command = new SqlCommand();
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         command.out = new PrintStream(printed, true, StandardCharsets.UTF_8);
-        List<String> args = new ArrayList<>(List.of("--warehouse", warehouse.toString()));
+        List<String> args = new ArrayList<>(List.of("--warehouse", w.toString()));
         if (streaming) {
             args.add("--streaming");
         }
@@ -103,6 +108,24 @@ class SqlCommandTest {
         assertThat(results.get(3).get(0)).isEqualTo("op,id,name");
         assertThat(results.get(3).subList(1, results.get(3).size()))
                 .containsExactlyInAnyOrder("+I,1,a", "+I,2,b2");
+    }
+
+    /**
+     * A new warehouse (its folder not created yet) and an empty one have no database and no table:
+     * {@code SHOW DATABASES} and {@code SHOW TABLES} (in the session's current database, {@code
+     * default}) print their header only, and nothing is created; once a table is created in {@code
+     * default}, both list it. Iceberg's Hadoop catalog alone fails on both (no namespace).
+     */
+    @Test
+    void aNewOrEmptyWarehouseListsNoDatabaseAndNoTable() {
+        Path fresh = warehouse.resolve("new");
+        assertThat(sqlOn(fresh, false, "SHOW DATABASES", "SHOW TABLES", "SHOW CURRENT DATABASE"))
+                .containsExactly("database name", "table name", "current database name", "default");
+        assertThat(fresh).doesNotExist();
+        assertThat(sql(false, "SHOW DATABASES", "SHOW TABLES"))
+                .containsExactly("database name", "table name");
+        assertThat(sql(false, "CREATE TABLE t (id INT)", "SHOW DATABASES", "SHOW TABLES"))
+                .containsExactly("OK", "database name", "default", "table name", "t");
     }
 
     /**

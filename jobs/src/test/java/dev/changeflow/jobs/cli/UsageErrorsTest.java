@@ -56,6 +56,105 @@ class UsageErrorsTest {
         assertThat(dir.resolve("warehouse")).doesNotExist();
     }
 
+    /**
+     * {@code sql} statements that need a database the warehouse lacks: {@code UNKNOWN_DATABASE}
+     * naming it, at the place Flink names, exit code 2, nothing created. On a new warehouse the
+     * session's current database ({@code default}) does not exist either, which Flink reports for
+     * any table a query reads: the message says it is the current database.
+     */
+    @Test
+    void aDatabaseTheWarehouseLacksIsUnknownDatabaseNamed() {
+        String w = dir.resolve("warehouse").toString();
+        String fix =
+                " does not exist in catalog changeflow (check --warehouse); SHOW DATABASES"
+                        + " lists its databases, CREATE DATABASE ";
+        assertThat(execute("sql", "--warehouse", w, "-e", "SHOW TABLES FROM shop"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: UNKNOWN_DATABASE: database shop"
+                                        + fix
+                                        + "shop creates it\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SHOW TABLES", "-e", "USE shop"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 2:1:1: UNKNOWN_DATABASE: database shop"
+                                        + fix
+                                        + "shop creates it\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "DROP DATABASE shop"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: UNKNOWN_DATABASE: database shop"
+                                        + fix
+                                        + "shop creates it\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT * FROM items"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:15: UNKNOWN_DATABASE: database default (the"
+                                        + " session's current database)"
+                                        + fix
+                                        + "default creates it\n"));
+        assertThat(dir.resolve("warehouse")).doesNotExist();
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "CREATE TABLE t (id INT)",
+                                "-e",
+                                "SELECT * FROM shop.items"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 2:1:15: UNKNOWN_DATABASE: database shop"
+                                        + fix
+                                        + "shop creates it\n"));
+    }
+
+    /**
+     * A6: a from-snapshot-table flow over a format v1 table is refused ({@code
+     * UNSUPPORTED_FORMAT_VERSION}) with exit code 2, as other refusals of a definition, before the
+     * target is created.
+     */
+    @Test
+    void aFormatV1SnapshotTableIsARefusalWithExitCode2() throws Exception {
+        Path w = dir.resolve("warehouse");
+        org.apache.iceberg.catalog.Catalog cat =
+                dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(w).open();
+        cat.createTable(
+                org.apache.iceberg.catalog.TableIdentifier.of("staging", "products"),
+                new org.apache.iceberg.Schema(
+                        org.apache.iceberg.types.Types.NestedField.required(
+                                1, "id", org.apache.iceberg.types.Types.LongType.get())),
+                org.apache.iceberg.PartitionSpec.unpartitioned(),
+                java.util.Map.of("format-version", "1"));
+        Path flows = dir.resolve("flows.yaml");
+        java.nio.file.Files.writeString(
+                flows,
+                "flows:\n"
+                        + "  - table: products_history\n"
+                        + "    from-snapshot-table: staging.products\n"
+                        + "    keys: [id]\n");
+        assertThat(execute("ingest", "--warehouse", w.toString(), "--flows", flows.toString()))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: UNSUPPORTED_FORMAT_VERSION: flow 'products_history':"
+                                        + " snapshot table changeflow.staging.products has format"
+                                        + " version 1; its versions are snapshot sequence numbers,"
+                                        + " which format 1 does not have. Upgrade the table with"
+                                        + " the table property 'format-version' = '2'.\n"));
+        assertThat(
+                        cat.tableExists(
+                                org.apache.iceberg.catalog.TableIdentifier.of(
+                                        "default", "products_history")))
+                .isFalse();
+    }
+
     @Test
     void aMisspeltOrUnparsableSqlStatementIsASyntaxErrorWithItsPlace() {
         String w = dir.resolve("warehouse").toString();

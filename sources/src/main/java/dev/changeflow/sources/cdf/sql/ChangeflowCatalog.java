@@ -12,11 +12,13 @@ import org.apache.flink.table.api.config.TableConfigOptions.ColumnExpansionStrat
 import org.apache.flink.table.catalog.CatalogTable;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.exceptions.CatalogException;
+import org.apache.flink.table.catalog.exceptions.DatabaseNotExistException;
 import org.apache.flink.table.catalog.exceptions.TableNotExistException;
 import org.apache.flink.table.factories.Factory;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.FlinkCatalog;
 import org.apache.iceberg.flink.TableLoader;
@@ -246,6 +248,54 @@ public class ChangeflowCatalog extends FlinkCatalog {
     @Override
     public boolean tableExists(ObjectPath tablePath) throws CatalogException {
         return super.tableExists(basePath(tablePath));
+    }
+
+    /**
+     * The databases (namespaces under the base namespace) the Iceberg catalog has; none for a new
+     * warehouse, whose folder may not exist yet (Iceberg's Hadoop catalog then throws {@code
+     * NoSuchNamespaceException} for the warehouse itself). The default database is listed (and
+     * exists for Flink) only once its namespace exists: a new warehouse has none.
+     */
+    @Override
+    public List<String> listDatabases() throws CatalogException {
+        try {
+            return super.listDatabases();
+        } catch (NoSuchNamespaceException e) {
+            if (!baseNamespace.isEmpty()) {
+                throw e; // a base namespace the user named that does not exist: Iceberg's error
+            }
+            return List.of(); // a new warehouse: no namespace yet
+        }
+    }
+
+    /**
+     * The tables of {@code databaseName}: none for the catalog's default database ({@code default}
+     * unless {@code default-database} names another) before its namespace exists, so that {@code
+     * SHOW TABLES} in a session on a new or empty warehouse is empty rather than an error. Nothing
+     * is created by listing (the first {@code CREATE TABLE t} creates the namespace); every other
+     * statement that needs the default database still finds it missing.
+     *
+     * @throws DatabaseNotExistException for any other database the Iceberg catalog does not have
+     */
+    @Override
+    public List<String> listTables(String databaseName)
+            throws DatabaseNotExistException, CatalogException {
+        try {
+            return super.listTables(databaseName);
+        } catch (DatabaseNotExistException | NoSuchNamespaceException e) {
+            if (isAbsentDefault(databaseName)) {
+                return List.of();
+            }
+            if (e instanceof DatabaseNotExistException notExist) {
+                throw notExist;
+            }
+            throw new DatabaseNotExistException(getName(), databaseName, e);
+        }
+    }
+
+    /** Whether {@code databaseName} is the default database (its namespace was just not found). */
+    private boolean isAbsentDefault(String databaseName) {
+        return getDefaultDatabase().equals(databaseName);
     }
 
     /**
