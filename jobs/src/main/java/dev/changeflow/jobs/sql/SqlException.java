@@ -60,7 +60,9 @@ import org.apache.flink.annotation.PublicEvolving;
  *       position is the CONSTRAINT). One naming a column the records do not have is {@code
  *       UNKNOWN_COLUMN} at the CONSTRAINT (S8).
  *   <li>{@code TABLE_NOT_FOUND}: {@code DROP TABLE t} without {@code IF EXISTS} of a table the
- *       catalog does not have, at the name (S9).
+ *       catalog does not have, at the name (S9); in {@code bin/changeflow sql}, any statement
+ *       naming a table its database does not have, or a table named without database while the
+ *       session's current database does not exist (the message then says what the warehouse has).
  *   <li>{@code INVALID_RETENTION}: {@code VACUUM t RETAIN n HOURS} of {@code bin/changeflow sql}
  *       with n below 1 or above 876,000 (docs/semantics.md M2), at the number.
  *   <li>{@code DROP_SHARES_STATE}: {@code DROP TABLE t} where a job of the file that writes {@code
@@ -104,7 +106,10 @@ public final class SqlException extends IllegalArgumentException {
         UPDATES_WITHOUT_PRIMARY_KEY,
         DUPLICATE_EXPECTATION,
         INVALID_EXPECTATION,
-        /** DROP TABLE without IF EXISTS of a table the catalog does not have (S9). */
+        /**
+         * DROP TABLE without IF EXISTS of a table the catalog does not have (S9); a statement of
+         * {@code bin/changeflow sql} naming a table the catalog does not have.
+         */
         TABLE_NOT_FOUND,
         /**
          * DROP TABLE of a table whose flow shares a job's saved state with a table that stays (S9).
