@@ -68,6 +68,10 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code DROP_SHARES_STATE}: {@code DROP TABLE t} where a job of the file that writes {@code
  *       t} also writes a table that exists and is not dropped: their saved state cannot be split
  *       (S9).
+ *   <li>{@code COLUMN_LIST_MISMATCH}: {@code CREATE STREAMING TABLE t (columns) AS SELECT ...}
+ *       whose query's columns are not the declared ones by name, or of a type Flink cannot cast to
+ *       the declared one; the message names each such column, declared and selected (found when the
+ *       run is planned, {@code --dry-run} too, before any job starts; S1).
  *   <li>{@code UNKNOWN_DATABASE}: a statement of {@code bin/changeflow sql} names a database
  *       (namespace) the catalog does not have, named in the message (at the place Flink names, else
  *       the statement's start).
@@ -144,7 +148,12 @@ public final class SqlException extends IllegalArgumentException {
          * ({@code SHOW TABLES FROM db}, {@code USE db}, {@code SELECT ... FROM db.t}, {@code DROP
          * DATABASE db}); the message names it.
          */
-        UNKNOWN_DATABASE
+        UNKNOWN_DATABASE,
+        /**
+         * A streaming table's declared columns that its AS SELECT query's columns do not match by
+         * name or castable type (S1); the message names each column, declared and selected.
+         */
+        COLUMN_LIST_MISMATCH
     }
 
     private final Code code;
