@@ -137,7 +137,7 @@ public final class AppendQuery implements Serializable {
         }
         try {
             // translating checks that the query appends (an aggregate would update its rows)
-            probe.tenv.toDataStream(table, bridged(nullable(output)));
+            probe.tenv.toDataStream(table, bridged(declared == null ? output : nullable(output)));
         } catch (RuntimeException e) {
             String msg = firstLine(e);
             boolean updates = msg.contains("update") || msg.contains("retract");
@@ -292,9 +292,10 @@ public final class AppendQuery implements Serializable {
             query = cast(query, declared);
         }
         // NOT NULL columns are checked by NotNullCheck, which names the flow and the column
-        DataStream<RowData> out = tenv.toDataStream(query, bridged(nullable(output)));
+        DataStream<RowData> out =
+                tenv.toDataStream(query, bridged(declared == null ? output : nullable(output)));
         List<Integer> notNull = new ArrayList<>();
-        for (int i = 0; i < output.getFieldCount(); i++) {
+        for (int i = 0; declared != null && i < output.getFieldCount(); i++) {
             if (!output.getTypeAt(i).isNullable()) {
                 notNull.add(i);
             }
