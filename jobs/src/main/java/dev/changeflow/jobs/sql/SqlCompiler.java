@@ -982,7 +982,7 @@ final class SqlCompiler {
             putIfSet(def, FlowOptions.APPLY_AS_TRUNCATE_WHEN.key(), cdc.applyAsTruncateWhen());
         }
         if (!target.constraints().isEmpty()) {
-            // S8: the table's expectations check the flow into it (an append-only flow refuses)
+            // S8: the table's expectations check the flow into it (AUTO CDC or append)
             List<Map<String, String>> expectations = new ArrayList<>();
             for (SqlStatement.Constraint c : target.constraints()) {
                 Map<String, String> item = new LinkedHashMap<>();

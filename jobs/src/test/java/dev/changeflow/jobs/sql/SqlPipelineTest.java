@@ -436,18 +436,22 @@ class SqlPipelineTest {
                         e ->
                                 assertThat(((SqlException) e).code())
                                         .isEqualTo(SqlException.Code.INVALID_EXPECTATION));
-        assertThatThrownBy(
-                        () ->
-                                compile(
+        // an append flow's expectations check the rows it appends (S8)
+        assertThat(
+                        compile(
                                         "CREATE STREAMING TABLE events (id INT,"
                                                 + " CONSTRAINT c EXPECT (id > 0))\n"
                                                 + "  AS SELECT * FROM STREAM read_files('events',"
-                                                + " format => 'json');\n"))
-                .isInstanceOf(SqlException.class)
-                .hasMessageContaining(
-                        "INVALID_FLOW: flow 'events': expectations (CONSTRAINT ... EXPECT) are"
-                                + " checked before the AUTO CDC apply, and an append-only flow has"
-                                + " none");
+                                                + " format => 'json');\n")
+                                .config()
+                                .flows
+                                .get(0)
+                                .expectations)
+                .containsExactly(
+                        new dev.changeflow.operators.Expectation(
+                                "c",
+                                "id > 0",
+                                dev.changeflow.operators.Expectation.OnViolation.KEEP));
     }
 
     /** Errors of a flow found when it is planned name the column or clause they are about. */
