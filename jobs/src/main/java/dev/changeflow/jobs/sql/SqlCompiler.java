@@ -110,7 +110,7 @@ final class SqlCompiler {
                         throw new SqlException(
                                 Code.INVALID_FLOW,
                                 t.constraints().get(0).position(),
-                                "expectations check AUTO CDC flows only (S8); streaming table "
+                                "expectations check AUTO CDC and append flows, not REPLACE WHERE (S8); streaming table "
                                         + t.name()
                                         + " has a REPLACE WHERE flow");
                     }

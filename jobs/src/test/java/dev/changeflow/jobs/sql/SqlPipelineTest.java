@@ -222,6 +222,12 @@ class SqlPipelineTest {
                 "CREATE STREAMING TABLE daily (d BIGINT) FLOW REPLACE WHERE d >= 2 BY NAME SELECT"
                         + " d FROM x;\n";
         fails(
+                "CREATE STREAMING TABLE daily (d BIGINT, CONSTRAINT pos EXPECT (d > 0)) FLOW"
+                        + " REPLACE WHERE d >= 2 BY NAME SELECT d FROM x;\n",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:1:41: INVALID_FLOW: expectations check AUTO CDC and append flows, not"
+                        + " REPLACE WHERE (S8); streaming table daily has a REPLACE WHERE flow");
+        fails(
                 table + "REFRESH STREAMING TABLE daily FULL;",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:2:1: UNSUPPORTED_STATEMENT: REFRESH STREAMING TABLE daily FULL of a FLOW"
