@@ -227,17 +227,7 @@ class SqlRefreshITCase {
                         " FAIL\n",
                         ",\n  CONSTRAINT small_seq EXPECT (seq < 1000) ON VIOLATION FAIL UPDATE\n"));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        assertThat(
-                        CapturedOutput.stderr(
-                                err,
-                                () ->
-                                        run(
-                                                new ByteArrayOutputStream(),
-                                                "run",
-                                                "--warehouse",
-                                                w,
-                                                f.toString())))
-                .isNotZero();
+        assertThat(runFailing(err, "run", "--warehouse", w, f.toString())).isNotZero();
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(
                         "EXPECTATION_FAILED: flow 'orders': expectation 'small_seq' (seq < 1000)"
@@ -507,17 +497,7 @@ class SqlRefreshITCase {
                         " FAIL\n",
                         ",\n  CONSTRAINT small EXPECT (amount < 1000) ON VIOLATION FAIL UPDATE\n"));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        assertThat(
-                        CapturedOutput.stderr(
-                                err,
-                                () ->
-                                        run(
-                                                new ByteArrayOutputStream(),
-                                                "run",
-                                                "--warehouse",
-                                                w,
-                                                f.toString())))
-                .isNotZero();
+        assertThat(runFailing(err, "run", "--warehouse", w, f.toString())).isNotZero();
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(
                         "EXPECTATION_FAILED: flow 'notes': expectation 'small' (amount < 1000) ON"
@@ -532,17 +512,7 @@ class SqlRefreshITCase {
                         " FAIL\n",
                         ",\n  CONSTRAINT small_n EXPECT (n < 1000) ON VIOLATION DROP ROW\n"));
         ByteArrayOutputStream bad = new ByteArrayOutputStream();
-        assertThat(
-                        CapturedOutput.stderr(
-                                bad,
-                                () ->
-                                        run(
-                                                new ByteArrayOutputStream(),
-                                                "run",
-                                                "--warehouse",
-                                                w,
-                                                f.toString())))
-                .isEqualTo(2);
+        assertThat(runFailing(bad, "run", "--warehouse", w, f.toString())).isEqualTo(2);
         assertThat(bad.toString(StandardCharsets.UTF_8))
                 .startsWith(
                         "error: "
@@ -575,6 +545,13 @@ class SqlRefreshITCase {
             ids.add(s.snapshotId());
         }
         return ids;
+    }
+
+    /**
+     * Runs the command line in-process, what it printed to stderr into {@code err}; its exit code.
+     */
+    private static int runFailing(ByteArrayOutputStream err, String... args) {
+        return CapturedOutput.stderr(err, () -> run(new ByteArrayOutputStream(), args));
     }
 
     /** As {@link #run(String...)}, also copying what it printed to {@code out}. */

@@ -267,7 +267,7 @@ class FlowsFileTest {
         assertThat(off.enabled()).isFalse();
         assertThat(off.commitCount()).isEqualTo(100);
         assertThat(off.dataFileCount()).isEqualTo(500);
-        assertThat(off.deleteFileCount()).isEqualTo(100);
+        assertThat(off.deleteFileCount()).isEqualTo(10);
         assertThat(off.interval()).isEqualTo(Duration.ofHours(1));
         assertThat(off.rateLimit()).isEqualTo(Duration.ofMinutes(1));
         assertThat(off.deleteFileThreshold()).isEqualTo(1);
