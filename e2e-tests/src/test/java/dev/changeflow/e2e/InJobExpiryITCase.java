@@ -54,9 +54,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * F7) during a real ingest, with compaction (M1) in the same job: the recorded pgbench capture's
  * changes of the accounts with aid ≤ 2,000 are replayed in 10 batches (one per completed
  * checkpoint) into {@code public.pgbench_accounts} with {@code maintenance: true}, snapshots older
- * than 1 ms expired every 300 ms, manifests rewritten past 3, and orphan files older than 1 h
- * removed every second. A consumer is registered before the job at next version 6. The job runs
- * until the table equals PostgreSQL's and every task has acted; then:
+ * than 1 ms expired every 300 ms, manifests rewritten past 1 (so a rewrite happens however the
+ * compactions and the ingest commits interleave: every commit after a rewrite adds a manifest), and
+ * orphan files older than 1 h removed every second. A consumer is registered before the job at next
+ * version 6. The job runs until the table equals PostgreSQL's and every task has acted; then:
  *
  * <ul>
  *   <li>the table equals PostgreSQL's final table exactly;
@@ -95,7 +96,7 @@ class InJobExpiryITCase {
                     PacedAccountsIngest.COMPACTION_OPTIONS,
                     "    maintenance-expire-older-than: 1ms",
                     "    maintenance-expire-interval: 300ms",
-                    "    maintenance-manifest-count: 3",
+                    "    maintenance-manifest-count: 1",
                     "    maintenance-orphans-older-than: 1h",
                     "    maintenance-orphans-interval: 1s");
 
@@ -144,7 +145,7 @@ class InJobExpiryITCase {
                                 && !Files.exists(orphan)
                                 && rows(t).equals(expected);
                     },
-                    () -> "snapshots: " + describe(catalog.loadTable(ACCOUNTS)));
+                    () -> progress(catalog.loadTable(ACCOUNTS), orphan, expected));
         } catch (AssertionError | RuntimeException e) {
             try {
                 job.cancel().get();
@@ -245,6 +246,22 @@ class InJobExpiryITCase {
             b.append(Objects.toString(r.get(i), ""));
         }
         return b.toString();
+    }
+
+    /** Each condition the wait checks, for the timeout message. */
+    private static String progress(Table t, Path orphan, List<String> expected) {
+        return "oldest version "
+                + oldestVersion(t)
+                + ", table exact: "
+                + rows(t).equals(expected)
+                + ", orphan present: "
+                + Files.exists(orphan)
+                + ", data manifests: "
+                + (t.currentSnapshot() == null
+                        ? 0
+                        : t.currentSnapshot().dataManifests(t.io()).size())
+                + ", snapshots: "
+                + describe(t);
     }
 
     private static String describe(Table t) {

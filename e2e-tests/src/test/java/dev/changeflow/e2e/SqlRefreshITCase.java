@@ -227,17 +227,7 @@ class SqlRefreshITCase {
                         " FAIL\n",
                         ",\n  CONSTRAINT small_seq EXPECT (seq < 1000) ON VIOLATION FAIL UPDATE\n"));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        assertThat(
-                        CapturedOutput.stderr(
-                                err,
-                                () ->
-                                        run(
-                                                new ByteArrayOutputStream(),
-                                                "run",
-                                                "--warehouse",
-                                                w,
-                                                f.toString())))
-                .isNotZero();
+        assertThat(runFailing(err, "run", "--warehouse", w, f.toString())).isNotZero();
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(
                         "EXPECTATION_FAILED: flow 'orders': expectation 'small_seq' (seq < 1000)"
@@ -451,6 +441,88 @@ class SqlRefreshITCase {
                 + "},\"op\":\"c\"}";
     }
 
+    /**
+     * S8 on an append flow ({@code CREATE STREAMING TABLE ... AS SELECT ... FROM STREAM
+     * read_files}): the expectations check the rows the flow appends, over the table's columns (the
+     * select list's): a kept violation is appended and counted, a DROP ROW violation goes to the
+     * quarantine naming the record's values, a FAIL UPDATE violation fails the run naming the
+     * record and commits nothing; an expectation over a column the select list drops is
+     * UNKNOWN_COLUMN at the CONSTRAINT before anything runs.
+     */
+    @Test
+    void expectationsOnAnAppendFlowCheckTheAppendedRows() throws Exception {
+        Path events = Files.createDirectories(tmp.resolve("events"));
+        Files.write(
+                events.resolve("1.jsonl"),
+                List.of(
+                        "{\"id\":1,\"note\":\"a\",\"n\":1}",
+                        "{\"id\":2,\"note\":\"b\",\"n\":-5}",
+                        "{\"id\":3,\"note\":null,\"n\":2}"));
+        String table =
+                "USE SCHEMA shop;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE notes (\n"
+                        + "  CONSTRAINT positive EXPECT (amount > 0),\n"
+                        + "  CONSTRAINT has_note EXPECT (note IS NOT NULL) ON VIOLATION DROP ROW"
+                        + " FAIL\n"
+                        + ") AS SELECT id, note, n * 10 AS amount\n"
+                        + "  FROM STREAM read_files('events', format => 'json');\n";
+        Path f = tmp.resolve("notes.sql");
+        Files.writeString(f, table.replace(" FAIL\n", "\n"));
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "notes")))
+                .containsExactly("1,a,10", "2,b,-50");
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "expectation notes.positive: 1 violated\n"
+                                + "expectation notes.has_note: 1 violated\n");
+        assertThat(quarantine(warehouse))
+                .containsExactly(
+                        "notes | EXPECTATION_VIOLATED | expectation 'has_note' (note IS NOT NULL)"
+                                + " ON VIOLATION DROP ROW violated by the record with values {id=3,"
+                                + " note=null, amount=20}");
+
+        // FAIL UPDATE: the run fails naming the record; nothing of it is committed
+        List<Long> before = snapshotIds(table(warehouse, "notes"));
+        Files.write(
+                events.resolve("2.jsonl"),
+                List.of(
+                        "{\"id\":4,\"note\":\"c\",\"n\":3}",
+                        "{\"id\":5,\"note\":\"d\",\"n\":500}"));
+        Files.writeString(
+                f,
+                table.replace(
+                        " FAIL\n",
+                        ",\n  CONSTRAINT small EXPECT (amount < 1000) ON VIOLATION FAIL UPDATE\n"));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(runFailing(err, "run", "--warehouse", w, f.toString())).isNotZero();
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "EXPECTATION_FAILED: flow 'notes': expectation 'small' (amount < 1000) ON"
+                                + " VIOLATION FAIL UPDATE failed on the record with values {id=5,"
+                                + " note=d, amount=5000}");
+        assertThat(snapshotIds(table(warehouse, "notes"))).isEqualTo(before);
+
+        // an expectation over a column the select list drops: UNKNOWN_COLUMN at the CONSTRAINT
+        Files.writeString(
+                f,
+                table.replace(
+                        " FAIL\n",
+                        ",\n  CONSTRAINT small_n EXPECT (n < 1000) ON VIOLATION DROP ROW\n"));
+        ByteArrayOutputStream bad = new ByteArrayOutputStream();
+        assertThat(runFailing(bad, "run", "--warehouse", w, f.toString())).isEqualTo(2);
+        assertThat(bad.toString(StandardCharsets.UTF_8))
+                .startsWith(
+                        "error: "
+                                + f
+                                + ":5:3: UNKNOWN_COLUMN: flow 'notes': expectation 'small_n' (n <"
+                                + " 1000) is not a valid Flink SQL boolean expression over the"
+                                + " columns [id, note, amount]: ");
+        assertThat(snapshotIds(table(warehouse, "notes"))).isEqualTo(before);
+    }
+
     private static List<String> quarantine(Path warehouse) throws Exception {
         Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
         List<String> rows = new ArrayList<>();
@@ -473,6 +545,13 @@ class SqlRefreshITCase {
             ids.add(s.snapshotId());
         }
         return ids;
+    }
+
+    /**
+     * Runs the command line in-process, what it printed to stderr into {@code err}; its exit code.
+     */
+    private static int runFailing(ByteArrayOutputStream err, String... args) {
+        return CapturedOutput.stderr(err, () -> run(new ByteArrayOutputStream(), args));
     }
 
     /** As {@link #run(String...)}, also copying what it printed to {@code out}. */

@@ -94,6 +94,73 @@ public final class AutoCdcPredicates {
      *     starts {@code flow '<flow>': expectation '<name>' (<expression>)}
      */
     public static Result apply(DataStream<RowData> changes, AutoCdcSpec spec) {
+        return apply(changes, Checks.of(spec));
+    }
+
+    /**
+     * Evaluates the expectations of an append flow (S8) over its rows, the columns of the table it
+     * appends to: a row that violates a DROP ROW expectation goes to the quarantine, one that
+     * violates a FAIL UPDATE expectation fails the job with {@code EXPECTATION_FAILED}, every
+     * violation is counted as for an AUTO CDC flow (operator uids {@code flag-deletes-<flow>} and
+     * {@code apply-predicates-<flow>}). An append flow has no KEYS: errors and quarantine rows name
+     * the record's values.
+     *
+     * @param rows insert rows typed {@code InternalTypeInfo.of(type)}
+     * @param type the rows' columns, over which the expressions are Flink SQL
+     * @return the rows to append ({@link Result#changes}, typed as {@code rows}), no truncates, and
+     *     the {@code EXPECTATION_VIOLATED} quarantine rows
+     * @throws IllegalArgumentException as {@link #apply(DataStream, AutoCdcSpec)}, for an
+     *     expectation that is not a Flink SQL boolean expression over {@code type}
+     */
+    public static Result expect(
+            DataStream<RowData> rows, String flow, RowType type, List<Expectation> expectations) {
+        return apply(rows, Checks.append(flow, type, expectations));
+    }
+
+    /**
+     * Checks, without running a job, that an append flow's expectations are Flink SQL boolean
+     * expressions over {@code type}, as {@link #expect} compiles them (for planning: a bad
+     * expression fails before any table is written). Nothing for a flow without expectations.
+     *
+     * @throws IllegalArgumentException as {@link #expect}
+     */
+    public static void validateExpectations(
+            String flow, RowType type, List<Expectation> expectations) {
+        if (!expectations.isEmpty()) {
+            validate(Checks.append(flow, type, expectations));
+        }
+    }
+
+    /**
+     * What the SQL step and the split evaluate: an AUTO CDC flow's predicates, expectations and
+     * KEYS, or an append flow's expectations alone (no KEYS, no predicates).
+     */
+    private record Checks(
+            String name,
+            RowType sourceType,
+            @Nullable String deleteWhen,
+            @Nullable String truncateWhen,
+            List<Expectation> expectations,
+            int[] keyIndexes,
+            List<String> keyNames) {
+        static Checks of(AutoCdcSpec spec) {
+            return new Checks(
+                    spec.name(),
+                    spec.sourceType(),
+                    spec.deleteWhen(),
+                    spec.truncateWhen(),
+                    spec.expectations(),
+                    spec.keyIndexesInSource(),
+                    spec.keys());
+        }
+
+        static Checks append(String flow, RowType type, List<Expectation> expectations) {
+            return new Checks(
+                    flow, type, null, null, List.copyOf(expectations), new int[0], List.of());
+        }
+    }
+
+    private static Result apply(DataStream<RowData> changes, Checks spec) {
         RowType source = spec.sourceType();
         List<RowType.RowField> withFlag = new ArrayList<>(source.getFields());
         withFlag.add(new RowType.RowField(IS_DELETE, new BooleanType(false)));
@@ -203,6 +270,10 @@ public final class AutoCdcPredicates {
         if (!spec.hasPredicates()) {
             return;
         }
+        validate(Checks.of(spec));
+    }
+
+    private static void validate(Checks spec) {
         // the context's environment (a fresh instance per call, never executed): a local
         // environment is refused inside a test cluster and in application mode
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -272,12 +343,12 @@ public final class AutoCdcPredicates {
         private transient Counter[] violated;
         private transient Counter quarantined;
 
-        Split(AutoCdcSpec spec, OutputTag<RowData> truncTag, OutputTag<RowData> quarantineTag) {
+        Split(Checks spec, OutputTag<RowData> truncTag, OutputTag<RowData> quarantineTag) {
             this.truncTag = truncTag;
             this.quarantineTag = quarantineTag;
             this.getters = getters(spec.sourceType());
-            this.keys = spec.keyIndexesInSource();
-            this.keyNames = spec.keys();
+            this.keys = spec.keyIndexes();
+            this.keyNames = spec.keyNames();
             this.columnNames = spec.sourceType().getFieldNames();
             this.expectations = spec.expectations();
             this.flow = spec.name();
@@ -354,9 +425,9 @@ public final class AutoCdcPredicates {
                                 + fail.name()
                                 + "' ("
                                 + fail.expression()
-                                + ") ON VIOLATION FAIL UPDATE failed on the record with KEYS "
-                                + values(row, keys)
-                                + ", values "
+                                + ") ON VIOLATION FAIL UPDATE failed on the record with "
+                                + (keys.length == 0 ? "" : "KEYS " + values(row, keys) + ", ")
+                                + "values "
                                 + values(row, null)
                                 + "; the update stops and nothing of the running checkpoint is"
                                 + " committed: fix the record at its source, or relax the"
@@ -379,8 +450,10 @@ public final class AutoCdcPredicates {
                                 QuarantineReason.EXPECTATION_VIOLATED,
                                 "expectation "
                                         + String.join(", ", named)
-                                        + " ON VIOLATION DROP ROW violated by the record with KEYS "
-                                        + values(row, keys),
+                                        + " ON VIOLATION DROP ROW violated by the record with "
+                                        + (keys.length == 0
+                                                ? "values " + values(row, null)
+                                                : "KEYS " + values(row, keys)),
                                 System.currentTimeMillis()));
                 return;
             }

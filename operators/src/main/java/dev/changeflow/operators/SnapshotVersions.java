@@ -6,6 +6,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.types.RowKind;
 
@@ -77,6 +78,34 @@ public final class SnapshotVersions implements Serializable {
                                 + type
                                 + "; use an integer, DATE or TIMESTAMP column");
         }
+    }
+
+    /**
+     * The versions of a source whose versions are integers (Iceberg sequence numbers, snapshot file
+     * versions): as {@link #SnapshotVersions(AutoCdcSpec)}, and the version column must be a BIGINT
+     * (docs/semantics.md A6).
+     *
+     * @param versionsAre what the source's versions are, for the message (e.g. "table versions are
+     *     sequence numbers")
+     * @throws AutoCdcException {@code SNAPSHOT_VERSION_NOT_SORTABLE} as the constructor, or when
+     *     the version column is not a BIGINT
+     */
+    public static SnapshotVersions requireBigint(AutoCdcSpec spec, String versionsAre) {
+        SnapshotVersions versions = new SnapshotVersions(spec);
+        LogicalType type = spec.sourceType().getTypeAt(versions.index());
+        if (type.getTypeRoot() != LogicalTypeRoot.BIGINT) {
+            throw new AutoCdcException(
+                    AutoCdcException.Code.SNAPSHOT_VERSION_NOT_SORTABLE,
+                    "flow '"
+                            + spec.name()
+                            + "': "
+                            + versionsAre
+                            + "; the version column '"
+                            + spec.sequenceBy().get(0)
+                            + "' must be BIGINT, got "
+                            + type);
+        }
+        return versions;
     }
 
     /** Position of the version column in the source row. */

@@ -11,8 +11,14 @@ import org.apache.flink.metrics.Metric;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.Test;
@@ -113,6 +119,93 @@ class ExpectationsTest {
                                 + " the record with KEYS {id=3}");
         assertThat(counter(job.getJobID(), "expectation_v_nonneg_violated")).isEqualTo(1);
         assertThat(counter(job.getJobID(), "expectation_has_name_violated")).isEqualTo(1);
+    }
+
+    /**
+     * S8 on an append flow ({@link AutoCdcPredicates#expect}): over the rows appended (no KEYS), a
+     * kept violation is appended and counted, a DROP ROW one goes to the quarantine naming the
+     * record's values, a NULL result passes; a FAIL UPDATE violation fails the job naming the
+     * record; a bad expression fails when validated.
+     */
+    @Test
+    void appendFlowRowsAreCheckedKeptDroppedOrFailed() throws Exception {
+        RowType type =
+                RowType.of(
+                        new LogicalType[] {new IntType(), VarCharType.STRING_TYPE},
+                        new String[] {"n", "note"});
+        List<Expectation> expectations =
+                List.of(
+                        new Expectation("positive", "n > 0", OnViolation.KEEP),
+                        new Expectation("has_note", "note IS NOT NULL", OnViolation.DROP_ROW));
+        StreamExecutionEnvironment env = env();
+        AutoCdcPredicates.Result checked =
+                AutoCdcPredicates.expect(
+                        env.fromData(
+                                InternalTypeInfo.of(type),
+                                GenericRowData.of(1, StringData.fromString("a")),
+                                GenericRowData.of(-2, StringData.fromString("b")), // kept
+                                GenericRowData.of(3, null), // dropped
+                                GenericRowData.of(null, StringData.fromString("d"))), // NULL
+                        "events",
+                        type,
+                        expectations);
+        CloseableIterator<RowData> rows = checked.changes.collectAsync();
+        CloseableIterator<RowData> quarantine = checked.quarantine.collectAsync();
+        JobClient job = env.executeAsync("append expectations");
+        List<String> appended = new ArrayList<>();
+        rows.forEachRemaining(r -> appended.add(OperatorHarness.toGeneric(r, type).toString()));
+        List<String> quarantined = new ArrayList<>();
+        quarantine.forEachRemaining(
+                q -> {
+                    RowData g = OperatorHarness.toGeneric(q, QuarantineRecords.ROW_TYPE);
+                    quarantined.add(
+                            g.getString(0) + " | " + g.getString(5) + " | " + g.getString(6));
+                });
+        job.getJobExecutionResult().get();
+        assertThat(appended).containsExactly("+I(1,a)", "+I(-2,b)", "+I(null,d)");
+        assertThat(checked.truncates).isNull();
+        assertThat(quarantined)
+                .containsExactly(
+                        "events | EXPECTATION_VIOLATED | expectation 'has_note' (note IS NOT NULL)"
+                                + " ON VIOLATION DROP ROW violated by the record with values {n=3,"
+                                + " note=null}");
+        assertThat(counter(job.getJobID(), "expectation_positive_violated")).isEqualTo(1);
+        assertThat(counter(job.getJobID(), "expectation_has_note_violated")).isEqualTo(1);
+
+        StreamExecutionEnvironment failing = env();
+        AutoCdcPredicates.Result failed =
+                AutoCdcPredicates.expect(
+                        failing.fromData(
+                                InternalTypeInfo.of(type),
+                                GenericRowData.of(5, StringData.fromString("big"))),
+                        "events",
+                        type,
+                        List.of(new Expectation("small", "n < 5", OnViolation.FAIL_UPDATE)));
+        assertThatThrownBy(
+                        () -> {
+                            try (CloseableIterator<RowData> it =
+                                    failed.changes.executeAndCollect()) {
+                                it.forEachRemaining(r -> {});
+                            }
+                        })
+                .rootCause()
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessageStartingWith(
+                        "EXPECTATION_FAILED: flow 'events': expectation 'small' (n < 5) ON"
+                                + " VIOLATION FAIL UPDATE failed on the record with values {n=5,"
+                                + " note=big}; the update stops");
+        assertThatThrownBy(
+                        () ->
+                                AutoCdcPredicates.validateExpectations(
+                                        "events",
+                                        type,
+                                        List.of(
+                                                new Expectation(
+                                                        "typo", "nn > 0", OnViolation.KEEP))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith(
+                        "flow 'events': expectation 'typo' (nn > 0) is not a valid Flink SQL"
+                                + " boolean expression over the columns [n, note]: ");
     }
 
     @Test

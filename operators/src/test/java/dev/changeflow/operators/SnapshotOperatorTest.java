@@ -2,6 +2,7 @@ package dev.changeflow.operators;
 
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.DateType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
@@ -337,6 +338,29 @@ class SnapshotOperatorTest {
                                     + " 1970-01-01T00:00:01.000005 has digits below the"
                                     + " millisecond");
         }
+    }
+
+    /**
+     * A6: a source whose versions are integers (snapshot files, Iceberg sequence numbers) takes
+     * only a BIGINT version column; a DATE one, sortable elsewhere, is refused naming the source.
+     */
+    @Test
+    void integerVersionSourcesNeedABigintVersionColumn() {
+        assertThat(
+                        SnapshotVersions.requireBigint(
+                                        flow(new BigIntType(), "city").build(), "versions are ints")
+                                .index())
+                .isEqualTo(2);
+        assertThatThrownBy(
+                        () ->
+                                SnapshotVersions.requireBigint(
+                                        flow(new DateType(), "city").build(),
+                                        "table versions are sequence numbers"))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "SNAPSHOT_VERSION_NOT_SORTABLE: flow 'snap': table versions are sequence"
+                                + " numbers; the version column '_snapshot_version' must be"
+                                + " BIGINT, got DATE");
     }
 
     /** Names snapshot v as the file {@code /exports/snapshot_<v>.csv}, as the file source does. */

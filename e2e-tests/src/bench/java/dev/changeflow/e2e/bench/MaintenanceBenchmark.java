@@ -103,6 +103,15 @@ import java.util.stream.Stream;
  * events/s between the previous point (or commit 1) and this one (lines × commits ÷ the snapshots'
  * commit-time difference).
  *
+ * <p><b>Settled.</b> With maintenance on (and {@code settle=true}, the default) the job keeps
+ * running after the last commit until its maintenance has caught up — a compaction after the last
+ * ingest commit and no delete file left — or at most the scaled {@code maintenance-interval} plus
+ * two rate limits and 2 minutes; the row {@code on+settle} is a full scan of that snapshot. The
+ * points above measure the table as a reader finds it while the ingest runs (the compactions trail
+ * the commits by up to a rate limit and a compaction's run time: every equality delete file written
+ * since the last compaction still applies to the data files before it); the settled row what the
+ * same table costs once the maintenance has caught up.
+ *
  * <p><b>Exactness.</b> At every point the table's rows (warm-up read) and the version's change rows
  * (data columns and change type) are hashed; the two runs must agree at every point, the final
  * table of each run must equal {@link ExpectedTables} (computed from the decoded lines without
@@ -120,11 +129,11 @@ import java.util.stream.Stream;
  * <p>Arguments ({@code -Dbench.args="..."}), {@code key=value}, all optional: {@code commits=2000},
  * {@code rounds=20} (lines = rounds × 111,500; lines per commit = ⌈lines / commits⌉), {@code
  * interval=200ms}, {@code parallelism=2}, {@code points=100,500,1000,2000}, {@code scale=true},
- * {@code maintenance=}, {@code scanBudget=120s}, {@code modes=off,on}, {@code warmup=30} (commits
- * of an unmeasured run with maintenance on, first, in the same JVM: JIT and caches warm for both
- * measured runs), {@code dir=<folder>} (default {@code e2e-tests/target/bench-maintenance}). Quick
- * run ({@code commits=200 rounds=2}): about 7 minutes on a loaded 2-core machine; see README
- * "Benchmarks".
+ * {@code maintenance=}, {@code scanBudget=120s}, {@code modes=off,on}, {@code settle=true}, {@code
+ * warmup=30} (commits of an unmeasured run with maintenance on, first, in the same JVM: JIT and
+ * caches warm for both measured runs), {@code dir=<folder>} (default {@code
+ * e2e-tests/target/bench-maintenance}). Quick run ({@code commits=200 rounds=2}): about 7 minutes
+ * on a loaded 2-core machine; see README "Benchmarks".
  */
 public final class MaintenanceBenchmark {
     /** Added to {@code source.lsn} per round: more than the capture's LSN range. */
@@ -168,6 +177,13 @@ public final class MaintenanceBenchmark {
         int commits;
         int compactions;
         List<Point> points = new ArrayList<>();
+
+        /** The maintained table once its maintenance caught up after the last commit, or null. */
+        Point settled;
+
+        /** Seconds from the last ingest commit to {@link #settled} (or to giving up). */
+        double settleSeconds;
+
         long wrongRows = -1;
         String wrongSample = "";
     }
@@ -219,6 +235,7 @@ public final class MaintenanceBenchmark {
         a.put("scanBudget", "120s");
         a.put("modes", "off,on");
         a.put("warmup", "30");
+        a.put("settle", "true");
         a.put(
                 "dir",
                 BenchFlows.repositoryRoot()
@@ -399,11 +416,17 @@ public final class MaintenanceBenchmark {
                     }
                     LockSupport.parkNanos(500_000_000L);
                 }
+                r.wallSeconds = (System.nanoTime() - start) / 1e9;
+                if (!mode.equals("warmup") && Boolean.parseBoolean(args.get("settle"))) {
+                    settle(catalog, job, r);
+                }
             } finally {
                 job.cancel().get();
             }
         }
-        r.wallSeconds = (System.nanoTime() - start) / 1e9;
+        if (!maintenance) {
+            r.wallSeconds = (System.nanoTime() - start) / 1e9;
+        }
         Table t = catalog.loadTable(ACCOUNTS);
         List<Snapshot> ingest = ingestCommits(t);
         r.commits = ingest.size();
@@ -448,6 +471,16 @@ public final class MaintenanceBenchmark {
             r.points.add(p);
             System.out.println(line(r.mode, p));
         }
+        if (r.settled != null) {
+            Snapshot cur = t.snapshot(r.settled.snapshotId);
+            r.settled.version = cur.sequenceNumber();
+            r.settled.dataFiles = num(cur.summary(), SnapshotSummary.TOTAL_DATA_FILES_PROP);
+            r.settled.deleteFiles = num(cur.summary(), SnapshotSummary.TOTAL_DELETE_FILES_PROP);
+            r.settled.metadataBytes = metadataBytes(t, cur, metadataJson);
+            scan(t, r.settled, null);
+            r.settled.changesMs = Double.NaN;
+            System.out.println(line(r.mode + "+settle", r.settled));
+        }
         if (maintenance
                 && t.currentSnapshot().snapshotId() != ingest.get(batches - 1).snapshotId()) {
             // a compaction after the last ingest commit: the current table must be exact too
@@ -461,6 +494,59 @@ public final class MaintenanceBenchmark {
             }
         }
         return r;
+    }
+
+    /**
+     * After the last ingest commit, keeps the job running until its maintenance has caught up: a
+     * compaction ({@code replace}) after the last ingest commit and no delete file left in the
+     * current snapshot (the compaction applied them and the expiry graph removed the dangling
+     * ones). Waits at most the (scaled) {@code maintenance-interval} — the trigger that compacts a
+     * table no commit triggers any more — plus two rate limits and 2 minutes; then the current
+     * snapshot is measured as it is. Records the snapshot in {@link Run#settled}.
+     */
+    private void settle(Catalog catalog, JobClient job, Run r) throws Exception {
+        Table t = catalog.loadTable(ACCOUNTS);
+        List<Snapshot> ingest = ingestCommits(t);
+        Snapshot last = ingest.get(ingest.size() - 1);
+        long t0 = System.nanoTime();
+        long budget =
+                scaled(TableMaintenanceOptions.DEFAULT_INTERVAL) * 1_000_000L
+                        + 2 * scaled(TableMaintenanceOptions.DEFAULT_RATE_LIMIT) * 1_000_000L
+                        + Duration.ofMinutes(2).toNanos();
+        Snapshot current = t.currentSnapshot();
+        while (true) {
+            t.refresh();
+            current = t.currentSnapshot();
+            boolean compacted = false;
+            for (Snapshot s : SnapshotUtil.currentAncestors(t)) {
+                if (s.snapshotId() == last.snapshotId()) {
+                    break;
+                }
+                compacted |= DataOperations.REPLACE.equals(s.operation());
+            }
+            if (compacted && num(current.summary(), SnapshotSummary.TOTAL_DELETE_FILES_PROP) == 0) {
+                break;
+            }
+            if (System.nanoTime() - t0 > budget) {
+                System.out.printf(
+                        Locale.ROOT,
+                        "run '%s': maintenance not caught up %.0f s after the last commit"
+                                + " (compacted since: %s); measuring the current snapshot%n",
+                        r.mode,
+                        (System.nanoTime() - t0) / 1e9,
+                        compacted);
+                break;
+            }
+            if (job.getJobStatus().get().isTerminalState()) {
+                job.getJobExecutionResult().get();
+                throw new IllegalStateException("the job ended while its maintenance settled");
+            }
+            LockSupport.parkNanos(500_000_000L);
+        }
+        r.settleSeconds = (System.nanoTime() - t0) / 1e9;
+        r.settled = new Point();
+        r.settled.commit = r.commits > 0 ? r.commits : ingest.size();
+        r.settled.snapshotId = current.snapshotId();
     }
 
     /**
@@ -813,6 +899,11 @@ public final class MaintenanceBenchmark {
                 System.out.println(line(r.mode, r.points.get(i)));
             }
         }
+        for (Run r : runs) {
+            if (r.settled != null) {
+                System.out.println(line(r.mode + "+settle", r.settled));
+            }
+        }
         System.out.println(line("fresh copy", fresh));
         System.out.println();
         for (Run r : runs) {
@@ -834,6 +925,17 @@ public final class MaintenanceBenchmark {
                     last.scanNote.equals(">") ? ">" : "",
                     last.scanMs / fresh.scanMs,
                     last.changesMs / fresh.changesMs);
+            if (r.settled != null) {
+                System.out.printf(
+                        Locale.ROOT,
+                        "  settled (%.0f s after the last commit, %d data / %d delete files): full"
+                                + " scan %s%.2f× freshly compacted%n",
+                        r.settleSeconds,
+                        r.settled.dataFiles,
+                        r.settled.deleteFiles,
+                        r.settled.scanNote.equals(">") ? ">" : "",
+                        r.settled.scanMs / fresh.scanMs);
+            }
             if (last.changeHash != fresh.changeHash || last.changeRows != fresh.changeRows) {
                 System.out.printf(
                         "  WRONG: the last version's changes differ from the fresh copy's (%d vs %d rows)%n",

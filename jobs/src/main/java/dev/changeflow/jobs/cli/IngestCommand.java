@@ -16,6 +16,7 @@ import dev.changeflow.jobs.ingest.LocalIngest;
 import dev.changeflow.jobs.ingest.LocalSnapshotIngest;
 import dev.changeflow.jobs.sql.SqlPipeline;
 import dev.changeflow.jobs.sql.SqlPosition;
+import dev.changeflow.jobs.sql.TableStatements;
 import dev.changeflow.operators.options.OptionLayer;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
@@ -25,6 +26,7 @@ import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.ConfigOption;
+import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -404,11 +406,17 @@ public final class IngestCommand implements Callable<Integer> {
             ClusterIngest.run(plan, cfg.kafka);
             return;
         }
-        if (cfg.kafka != null) {
-            LocalIngest.runKafka(plan, cfg.kafka, cfg.untilIdle, o);
-        } else {
-            LocalIngest.run(plan, inputs, o);
-        }
+        // S9: the run is recorded in each table's last-refresh properties, also when it fails
+        List<TableIdentifier> written = new ArrayList<>();
+        plan.flows.forEach(f -> written.add(f.target));
+        TableStatements.RefreshRecord.record(
+                LocalIngest.catalog(plan, local.warehouse),
+                written,
+                local.fromScratch,
+                () ->
+                        cfg.kafka != null
+                                ? LocalIngest.runKafka(plan, cfg.kafka, cfg.untilIdle, o).records
+                                : LocalIngest.run(plan, inputs, o).records);
     }
 
     /**

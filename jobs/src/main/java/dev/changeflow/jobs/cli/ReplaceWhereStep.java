@@ -6,11 +6,8 @@ import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.jobs.sql.TableStatements;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
-import org.apache.iceberg.catalog.Catalog;
-
 import javax.annotation.Nullable;
 
-import java.io.Closeable;
 import java.io.PrintStream;
 import java.util.List;
 
@@ -58,78 +55,29 @@ final class ReplaceWhereStep {
                             + " by the query's rows for it, in one commit (REPLACE WHERE)");
             return;
         }
-        TableStatements.RefreshRecord record = null;
-        try {
-            if (settings.open().tableExists(def.target())) {
-                record =
-                        withCatalog(
-                                settings,
-                                cat ->
-                                        TableStatements.RefreshRecord.start(
-                                                cat, List.of(def.target()), false));
-            }
-            ReplaceWhereRefresh.Result r =
-                    ReplaceWhereRefresh.refresh(def, settings, where, whereAt, parallelism);
-            out.println(
-                    "REPLACE WHERE "
-                            + r.predicate()
-                            + " into "
-                            + def.target()
-                            + ": "
-                            + r.deletedRows()
-                            + " rows deleted, "
-                            + r.insertedRows()
-                            + " inserted"
-                            + (r.snapshotId() == null
-                                    ? " (nothing changed, no commit)"
-                                    : " in snapshot " + r.snapshotId()));
-            if (record == null) {
-                record =
-                        withCatalog(
-                                settings,
-                                cat ->
-                                        TableStatements.RefreshRecord.start(
-                                                cat, List.of(def.target()), false));
-            }
-            TableStatements.RefreshRecord done = record;
-            withCatalog(
-                    settings,
-                    cat -> {
-                        done.succeeded(cat, r.insertedRows());
-                        return null;
-                    });
-        } catch (Exception e) {
-            if (record != null) {
-                TableStatements.RefreshRecord failed = record;
-                try {
-                    withCatalog(
-                            settings,
-                            cat -> {
-                                failed.failed(cat, e);
-                                return null;
-                            });
-                } catch (Exception recording) {
-                    e.addSuppressed(recording);
-                }
-            }
-            throw e;
-        }
-    }
-
-    /** Something done with an open catalog. */
-    private interface CatalogAction<T> {
-        T apply(Catalog catalog) throws Exception;
-    }
-
-    private static <T> T withCatalog(CatalogSettings settings, CatalogAction<T> action)
-            throws Exception {
-        Catalog cat = settings.open();
-        try {
-            return action.apply(cat);
-        } finally {
-            if (cat instanceof Closeable c) {
-                c.close();
-            }
-        }
+        // S9: recorded in the table's last-refresh properties, also when it fails; a table the
+        // refresh creates counts all its snapshots as written
+        TableStatements.RefreshRecord.record(
+                settings,
+                List.of(def.target()),
+                false,
+                () -> {
+                    ReplaceWhereRefresh.Result r =
+                            ReplaceWhereRefresh.refresh(def, settings, where, whereAt, parallelism);
+                    out.println(
+                            "REPLACE WHERE "
+                                    + r.predicate()
+                                    + " into "
+                                    + def.target()
+                                    + ": "
+                                    + r.deletedRows()
+                                    + " rows deleted, "
+                                    + r.insertedRows()
+                                    + " inserted"
+                                    + (r.snapshotId() == null
+                                            ? " (nothing changed, no commit)"
+                                            : " in snapshot " + r.snapshotId()));
+                    return r.insertedRows();
+                });
     }
 }

@@ -450,28 +450,19 @@ public final class RunCommand implements Callable<Integer> {
             List<TableIdentifier> written = new ArrayList<>();
             plan.flows.forEach(f -> written.add(f.target));
             boolean full = steps.get(i).full();
-            TableStatements.RefreshRecord record =
-                    withCatalog(p, cat -> TableStatements.RefreshRecord.start(cat, written, full));
-            LocalIngest.Summary summary;
             runningState = LocalIngest.checkpointRoot(plan, o);
-            try {
-                if (plan.config.kafka != null) {
-                    summary = LocalIngest.runKafka(plan, plan.config.kafka, null, o);
-                } else if (p.feeds().isEmpty()) {
-                    summary = LocalIngest.run(plan, p.inputPaths(), o);
-                } else {
-                    summary = LocalIngest.runChangeFeeds(plan, o);
-                }
-            } catch (Exception e) {
-                try {
-                    useCatalog(p, cat -> record.failed(cat, e));
-                } catch (Exception recording) {
-                    e.addSuppressed(recording);
-                }
-                throw e;
-            }
-            long records = summary.records;
-            useCatalog(p, cat -> record.succeeded(cat, records));
+            TableStatements.RefreshRecord.record(
+                    LocalIngest.catalog(p.config(), local.warehouse),
+                    written,
+                    full,
+                    () -> {
+                        if (plan.config.kafka != null) {
+                            return LocalIngest.runKafka(plan, plan.config.kafka, null, o).records;
+                        } else if (p.feeds().isEmpty()) {
+                            return LocalIngest.run(plan, p.inputPaths(), o).records;
+                        }
+                        return LocalIngest.runChangeFeeds(plan, o).records;
+                    });
         }
     }
 
@@ -580,22 +571,12 @@ public final class RunCommand implements Callable<Integer> {
                 };
         List<TableIdentifier> written = new ArrayList<>();
         step.snapshots().forEach(t -> written.add(p.snapshotTarget(t)));
-        TableStatements.RefreshRecord record =
-                withCatalog(p, cat -> TableStatements.RefreshRecord.start(cat, written, false));
-        LocalSnapshotIngest.Summary summary;
         runningState = LocalRunner.checkpointRoot(o.warehouse, o.checkpointRoot, cfg.name);
-        try {
-            summary = LocalSnapshotIngest.run(cfg, o);
-        } catch (Exception e) {
-            try {
-                useCatalog(p, cat -> record.failed(cat, e));
-            } catch (Exception recording) {
-                e.addSuppressed(recording);
-            }
-            throw e;
-        }
-        long applied = summary.applied;
-        useCatalog(p, cat -> record.succeeded(cat, applied));
+        TableStatements.RefreshRecord.record(
+                LocalIngest.catalog(p.config(), local.warehouse),
+                written,
+                false,
+                () -> LocalSnapshotIngest.run(cfg, o).applied);
     }
 
     /**

@@ -673,14 +673,6 @@ public final class FlowConfig implements Serializable {
                             + "': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no"
                             + " AUTO CDC state to buffer)");
         }
-        if (appendOnly && !expectations.isEmpty()) {
-            throw new IllegalArgumentException(
-                    "flow '"
-                            + flowName()
-                            + "': expectations (CONSTRAINT ... EXPECT) are checked before the AUTO"
-                            + " CDC apply, and an append-only flow has none: they are supported"
-                            + " on AUTO CDC flows only (docs/semantics.md S8)");
-        }
         if (targetColumns != null && !appendOnly) {
             throw new IllegalArgumentException(
                     "flow '"

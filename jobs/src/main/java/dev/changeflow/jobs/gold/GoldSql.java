@@ -383,9 +383,10 @@ public final class GoldSql {
                         settings,
                         o,
                         ckRoot.resolve("source-versions").toAbsolutePath().toUri().toString(),
-                        null);
+                        null,
+                        maintenance);
         if (maintenance.enabled()) {
-            List<String> maintained = attachMaintenance(env, planned, settings, maintenance);
+            List<String> maintained = planned.maintained();
             o.out.printf(
                     "Running %d INSERT statement(s) of %s as one job until stopped, maintaining"
                             + " %s in the job%n",
@@ -525,9 +526,9 @@ public final class GoldSql {
         exactlyOnce.set(CheckpointingOptions.ENABLE_UNALIGNED, false);
         exactlyOnce.set(PipelineOptions.NAME, "changeflow gold " + name);
         env.configure(exactlyOnce);
-        Planned planned = prepare(file, env, settings, o, log, conf);
+        Planned planned = prepare(file, env, settings, o, log, conf, maintenance);
         if (maintenance.enabled()) {
-            List<String> maintained = attachMaintenance(env, planned, settings, maintenance);
+            List<String> maintained = planned.maintained();
             JobClient job = env.executeAsync("changeflow gold " + name);
             o.out.printf(
                     "Submitted %d INSERT statement(s) of %s as one job, running until stopped,"
@@ -555,29 +556,52 @@ public final class GoldSql {
      * {@link JobMaintenance#append} for each distinct target in catalog {@value #CATALOG}, operator
      * uids ending in {@code maintenance-gold-<db.table>}.
      *
+     * <p>Called after the file is planned and before any Gold table is emptied (G3), so a lock
+     * database that cannot be opened leaves the Gold tables as they are.
+     *
      * @return the maintained tables as {@code db.table}, in the INSERTs' order
-     * @throws IllegalArgumentException as {@link JobMaintenance#append} (a lock database that
-     *     cannot be opened)
+     * @throws SqlException {@code INVALID_OPTION} at the file's {@code SET
+     *     'changeflow.maintenance-lock-jdbc-uri'} (else its {@code SET 'changeflow.maintenance'})
+     *     when the lock database cannot be opened (no JDBC driver for the URI, a database that
+     *     cannot be reached or created)
      */
     private static List<String> attachMaintenance(
+            File file,
             StreamExecutionEnvironment env,
-            Planned planned,
+            StatementSet set,
+            List<List<String>> targets,
             CatalogSettings settings,
             TableMaintenanceOptions maintenance) {
-        ((StreamStatementSet) planned.set()).attachAsDataStream();
+        ((StreamStatementSet) set).attachAsDataStream();
         List<String> maintained = new ArrayList<>();
-        for (List<String> t : planned.targets()) {
+        for (List<String> t : targets) {
             String table = t.get(1) + "." + t.get(2);
             if (!CATALOG.equals(t.get(0)) || maintained.contains(table)) {
                 continue;
             }
             maintained.add(table);
-            JobMaintenance.append(
-                    env,
-                    settings,
-                    TableIdentifier.of(Namespace.of(t.get(1)), t.get(2)),
-                    maintenance,
-                    "maintenance-gold-" + table);
+            try {
+                JobMaintenance.append(
+                        env,
+                        settings,
+                        TableIdentifier.of(Namespace.of(t.get(1)), t.get(2)),
+                        maintenance,
+                        "maintenance-gold-" + table);
+            } catch (IllegalArgumentException e) {
+                String uriKey = MAINTENANCE_PREFIX + FlowOptions.MAINTENANCE_LOCK_JDBC_URI.key();
+                SqlPosition at =
+                        maintenance.lockJdbcUri() == null
+                                ? maintenanceSetPosition(file)
+                                : setPosition(file, uriKey);
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                throw new SqlException(
+                        Code.INVALID_OPTION,
+                        at,
+                        e.getMessage()
+                                + (cause == e ? "" : ": " + cause)
+                                + "; nothing was run and no Gold table was changed",
+                        e);
+            }
         }
         return maintained;
     }
@@ -622,8 +646,12 @@ public final class GoldSql {
      * first line.
      */
     private static SqlPosition maintenanceSetPosition(File file) {
+        return setPosition(file, MAINTENANCE_PREFIX + FlowOptions.MAINTENANCE.key());
+    }
+
+    /** Where the file sets {@code key}: its last {@code SET 'key'}, else its first line. */
+    private static SqlPosition setPosition(File file, String key) {
         SqlPosition at = new SqlPosition(file.name(), 1, 1);
-        String key = MAINTENANCE_PREFIX + FlowOptions.MAINTENANCE.key();
         for (SqlScript.Statement s : file.statements()) {
             Matcher set = SET.matcher(s.text());
             if (s.startsWith("SET")
@@ -658,17 +686,23 @@ public final class GoldSql {
         }
     }
 
-    /** A planned run: its session, the INSERTs' statement set (not executed), the Gold tables. */
+    /**
+     * A planned run: its session, the INSERTs' statement set (not executed; attached to the
+     * environment when maintenance is on), the Gold tables, and the tables maintained in the job
+     * ({@code db.table}; empty when maintenance is off).
+     */
     private record Planned(
             StreamTableEnvironment tEnv,
             StatementSet set,
             Map<String, Table> gold,
-            List<List<String>> targets) {}
+            List<List<String>> targets,
+            List<String> maintained) {}
 
     /**
      * The part of a run shared by the local and the cluster form: the session over {@code env}, the
      * catalog options (bounded reads, the default starting version, the source version log), the
-     * file's statements, the start check and the emptying of the Gold tables.
+     * file's statements, the Gold tables' maintenance when on (before anything is emptied), the
+     * start check and the emptying of the Gold tables.
      *
      * @param cluster the cluster's configuration (the Gold tables are emptied only for a start
      *     without state, {@link #startsWithoutState}); null for a local run (always emptied)
@@ -679,7 +713,8 @@ public final class GoldSql {
             CatalogSettings settings,
             Options o,
             String sourceVersionLog,
-            @Nullable ReadableConfig cluster) {
+            @Nullable ReadableConfig cluster,
+            TableMaintenanceOptions maintenance) {
         StreamTableEnvironment tEnv =
                 StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
         Map<String, String> catalogOptions = new HashMap<>();
@@ -695,8 +730,12 @@ public final class GoldSql {
         catalogOptions.put(ChangeflowCatalog.SOURCE_VERSION_LOG, sourceVersionLog);
         List<List<String>> targets = new ArrayList<>();
         StatementSet set = plan(file, tEnv, settings, catalogOptions, o.out, targets);
+        List<String> maintained =
+                maintenance.enabled()
+                        ? attachMaintenance(file, env, set, targets, settings, maintenance)
+                        : List.of();
         Map<String, Table> gold = start(tEnv, targets, cluster, o.out);
-        return new Planned(tEnv, set, gold, targets);
+        return new Planned(tEnv, set, gold, targets, maintained);
     }
 
     /** Whether a job's failure is its cancellation. */

@@ -2,6 +2,7 @@ package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.maintain.JobMaintenance;
 import dev.changeflow.operators.AutoCdcOperators;
+import dev.changeflow.operators.AutoCdcPredicates;
 import dev.changeflow.operators.AutoCdcSpec;
 import dev.changeflow.operators.ReplaceUsingOperators;
 import dev.changeflow.operators.quarantine.QuarantineRecords;
@@ -322,6 +323,14 @@ public final class IngestJob {
                 // S1: the select list and WHERE, evaluated by Flink SQL
                 rows = flow.query.apply(rows);
             }
+            if (!flow.config.expectations.isEmpty()) {
+                // S8: the appended rows are checked; DROP ROW violations go to the quarantine
+                AutoCdcPredicates.Result checked =
+                        AutoCdcPredicates.expect(
+                                rows, flow.name(), flow.appendType(), flow.config.expectations);
+                rows = checked.changes;
+                quarantine.add(checked.quarantine);
+            }
             StreamingTableSink.append(
                     rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
             maintain(changes.getExecutionEnvironment(), flow, catalog);
@@ -414,7 +423,7 @@ public final class IngestJob {
                             });
             writeFlow(changes, null, flow, catalog, quarantine);
         }
-        if (!quarantine.isEmpty()) { // append flows set nothing aside (S7)
+        if (!quarantine.isEmpty()) { // append flows set aside DROP ROW violations only (S7, S8)
             writeQuarantine(
                     quarantine.get(0), quarantine.subList(1, quarantine.size()), plan, catalog);
         }

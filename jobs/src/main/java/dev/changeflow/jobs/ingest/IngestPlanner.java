@@ -454,6 +454,11 @@ public final class IngestPlanner {
                         : new IngestPlan.Flow(
                                         f, decoder, null, target, null, changeFeed, null, query)
                                 .appendType();
+        if (spec == null && f.appendOnly) {
+            // S8: an append flow's expectations are Flink SQL over the rows it appends (the
+            // table's columns); a bad one fails here, before any table is created
+            AutoCdcPredicates.validateExpectations(f.flowName(), stored, f.expectations);
+        }
         int formatVersion = !f.formatVersionSet && hasNanoTimestamp(stored) ? 3 : f.formatVersion;
         StreamingTableOptions options =
                 StreamingTableOptions.builder()

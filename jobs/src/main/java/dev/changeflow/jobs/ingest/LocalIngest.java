@@ -401,10 +401,8 @@ public final class LocalIngest {
             summary.applied = applied();
             summary.late = late();
             for (IngestPlan.Flow f : plan.flows) {
-                if (f.spec == null) {
-                    continue;
-                }
-                for (dev.changeflow.operators.Expectation e : f.spec.expectations()) {
+                // S8: AUTO CDC and append flows alike (the flow's expectations)
+                for (dev.changeflow.operators.Expectation e : f.config.expectations) {
                     long n = 0;
                     for (long v : LocalMetrics.values(e.counterName(), f.name())) {
                         n += v;

@@ -110,7 +110,7 @@ final class SqlCompiler {
                         throw new SqlException(
                                 Code.INVALID_FLOW,
                                 t.constraints().get(0).position(),
-                                "expectations check AUTO CDC flows only (S8); streaming table "
+                                "expectations check AUTO CDC and append flows, not REPLACE WHERE (S8); streaming table "
                                         + t.name()
                                         + " has a REPLACE WHERE flow");
                     }
@@ -995,7 +995,7 @@ final class SqlCompiler {
             putIfSet(def, FlowOptions.APPLY_AS_TRUNCATE_WHEN.key(), cdc.applyAsTruncateWhen());
         }
         if (!target.constraints().isEmpty()) {
-            // S8: the table's expectations check the flow into it (an append-only flow refuses)
+            // S8: the table's expectations check the flow into it (AUTO CDC or append)
             List<Map<String, String>> expectations = new ArrayList<>();
             for (SqlStatement.Constraint c : target.constraints()) {
                 Map<String, String> item = new LinkedHashMap<>();

@@ -6,6 +6,7 @@ import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlStatement.Schedule;
 import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 
 import org.apache.flink.annotation.PublicEvolving;
@@ -19,6 +20,7 @@ import org.apache.iceberg.types.Types;
 
 import javax.annotation.Nullable;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -108,6 +110,66 @@ public final class TableStatements {
                 r.before.put(id, current);
             }
             return r;
+        }
+
+        /** A refresh's work: runs it and returns the records its job read. */
+        @FunctionalInterface
+        public interface Work {
+            long run() throws Exception;
+        }
+
+        /**
+         * Runs {@code work} as a recorded refresh of {@code tables} (S9): notes their current
+         * snapshots, runs it, then writes the last-refresh properties of each table that exists —
+         * {@code SUCCEEDED} with the records it returned, or {@code FAILED} with the error it
+         * threw. The catalog is opened for the start and again for the end (a refresh runs for a
+         * long time), and closed each time.
+         *
+         * @param full whether it is a full refresh
+         * @return the records {@code work} returned
+         * @throws Exception what {@code work} threw, after it is recorded (an error recording it is
+         *     added as suppressed)
+         */
+        public static long record(
+                CatalogSettings catalog, List<TableIdentifier> tables, boolean full, Work work)
+                throws Exception {
+            RefreshRecord r = withCatalog(catalog, c -> start(c, tables, full));
+            long records;
+            try {
+                records = work.run();
+            } catch (Exception e) {
+                try {
+                    withCatalog(
+                            catalog,
+                            c -> {
+                                r.failed(c, e);
+                                return null;
+                            });
+                } catch (Exception recording) {
+                    e.addSuppressed(recording);
+                }
+                throw e;
+            }
+            withCatalog(
+                    catalog,
+                    c -> {
+                        r.succeeded(c, records);
+                        return null;
+                    });
+            return records;
+        }
+
+        private static <T> T withCatalog(
+                CatalogSettings settings, java.util.function.Function<Catalog, T> action)
+                throws IOException {
+            Catalog c = settings.open();
+            try {
+                return action.apply(c);
+            } finally {
+                if (c instanceof Closeable closeable) {
+                    closeable.close();
+                }
+            }
         }
 
         /** Records a refresh that ended normally, its job having read {@code records} records. */

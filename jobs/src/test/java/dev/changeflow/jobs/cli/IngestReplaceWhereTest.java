@@ -4,6 +4,7 @@ import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlPosition;
+import dev.changeflow.jobs.sql.TableStatements;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.TableChanges;
@@ -145,6 +146,11 @@ class IngestReplaceWhereTest {
         assertThat(out)
                 .contains("REPLACE WHERE k >= 2 into gold.consts: 0 rows deleted, 1 inserted");
         assertThat(rows("gold", "consts")).containsExactly("2,b");
+        // S9: the refresh that created the table is recorded, its one snapshot written
+        assertThat(catalog().loadTable(TableIdentifier.of("gold", "consts")).properties())
+                .containsEntry(TableStatements.STATUS, "SUCCEEDED")
+                .containsEntry(TableStatements.RECORDS, "1")
+                .containsEntry(TableStatements.VERSIONS, "1");
         assertThatThrownBy(() -> ingest("--flows", flows.toString(), in.toString()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(

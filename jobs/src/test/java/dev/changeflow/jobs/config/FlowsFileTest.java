@@ -247,16 +247,16 @@ class FlowsFileTest {
         assertThatThrownBy(() -> flow("expectations: [{name: a, expect: x, on-violation: warn}]"))
                 .hasMessageContaining(
                         "on-violation must be keep, drop-row or fail-update, got 'warn'");
-        assertThatThrownBy(
-                        () ->
-                                FlowsFile.parse(
+        // an append-only flow checks the rows it appends (S8)
+        assertThat(
+                        FlowsFile.parse(
                                         "flows:\n  - table: h\n    append-only: true\n"
-                                                + "    expectations: [{name: a, expect: 'x > 0'}]\n",
-                                        "x.yaml"))
-                .hasMessage(
-                        "flow 'h': expectations (CONSTRAINT ... EXPECT) are checked before the AUTO"
-                                + " CDC apply, and an append-only flow has none: they are supported"
-                                + " on AUTO CDC flows only (docs/semantics.md S8)");
+                                                + "    expectations: [{name: a, expect: 'x > 0',"
+                                                + " on-violation: drop-row}]\n",
+                                        "x.yaml")
+                                .flow("h")
+                                .expectations)
+                .containsExactly(new Expectation("a", "x > 0", Expectation.OnViolation.DROP_ROW));
     }
 
     /** M1: in-job compaction options; off by default, production defaults, bad values named. */
@@ -267,7 +267,7 @@ class FlowsFileTest {
         assertThat(off.enabled()).isFalse();
         assertThat(off.commitCount()).isEqualTo(100);
         assertThat(off.dataFileCount()).isEqualTo(500);
-        assertThat(off.deleteFileCount()).isEqualTo(100);
+        assertThat(off.deleteFileCount()).isEqualTo(10);
         assertThat(off.interval()).isEqualTo(Duration.ofHours(1));
         assertThat(off.rateLimit()).isEqualTo(Duration.ofMinutes(1));
         assertThat(off.deleteFileThreshold()).isEqualTo(1);

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -611,41 +612,9 @@ class GoldSqlTest {
     @Test
     void aBadInsertFailsBeforeAnyGoldTableIsEmptied() throws Exception {
         Catalog catalog = silver();
-        Schema goldSchema =
-                new Schema(
-                        java.util.List.of(
-                                Types.NestedField.required(1, "g", Types.StringType.get()),
-                                Types.NestedField.optional(2, "n", Types.LongType.get()),
-                                Types.NestedField.optional(3, "top", Types.LongType.get())),
-                        Set.of(1));
         java.util.List<Table> gold = new java.util.ArrayList<>();
         for (String name : java.util.List.of("good", "bad")) {
-            Table t =
-                    catalog.createTable(
-                            TableIdentifier.of("gold", name),
-                            goldSchema,
-                            PartitionSpec.unpartitioned(),
-                            Map.of(TableProperties.FORMAT_VERSION, "2"));
-            org.apache.iceberg.data.Record r =
-                    org.apache.iceberg.data.GenericRecord.create(goldSchema);
-            r.setField("g", "x");
-            r.setField("n", 2L);
-            r.setField("top", 9L);
-            org.apache.iceberg.io.DataWriter<org.apache.iceberg.data.Record> writer =
-                    new org.apache.iceberg.data.GenericFileWriterFactory.Builder(t)
-                            .build()
-                            .newDataWriter(
-                                    org.apache.iceberg.io.OutputFileFactory.builderFor(t, 1, 1)
-                                            .format(org.apache.iceberg.FileFormat.PARQUET)
-                                            .build()
-                                            .newOutputFile(t.spec(), null),
-                                    t.spec(),
-                                    null);
-            try (writer) {
-                writer.write(r);
-            }
-            t.newAppend().appendFile(writer.toDataFile()).commit();
-            gold.add(t);
+            gold.add(goldTableWithOneRow(catalog, name));
         }
         String good =
                 "INSERT INTO gold.good SELECT grp, COUNT(*), MAX(amount) FROM silver.`s$changelog`"
@@ -708,6 +677,84 @@ class GoldSqlTest {
                     .startsWith("error: " + file + expected.get(kind));
             assertThat(code).as(kind).isEqualTo(2);
         }
+    }
+
+    /**
+     * M1, G3: a lock database that cannot be opened (here a JDBC URI no driver takes) is found when
+     * the maintenance graphs are attached, after the file is planned and before the run empties the
+     * Gold tables: {@code INVALID_OPTION} at the {@code SET
+     * 'changeflow.maintenance-lock-jdbc-uri'}, exit code 2, and the Gold table keeps its row and
+     * snapshots.
+     */
+    @Test
+    void aLockDatabaseThatCannotBeOpenedFailsBeforeAnyGoldTableIsEmptied() throws Exception {
+        Catalog catalog = silver();
+        Table good = goldTableWithOneRow(catalog, "good");
+        java.util.List<Long> before = snapshotIds(catalog, good);
+        Path file = warehouse.resolve("locked.sql");
+        Files.writeString(
+                file,
+                "SET 'changeflow.maintenance' = 'true';\n"
+                        + "SET 'changeflow.maintenance-lock-jdbc-uri' = 'jdbc:nosuchdb://host/locks';\n"
+                        + "INSERT INTO gold.good SELECT grp, COUNT(*), MAX(amount)"
+                        + " FROM silver.`s$changelog` GROUP BY grp;\n");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                Main.execute(
+                                        "gold",
+                                        "--warehouse",
+                                        warehouse.toString(),
+                                        file.toString()));
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .startsWith(
+                        "error: "
+                                + file
+                                + ":2:1: INVALID_OPTION: cannot open the maintenance lock database"
+                                + " jdbc:nosuchdb://host/locks for gold.good: ")
+                .contains("; nothing was run and no Gold table was changed");
+        assertThat(code).isEqualTo(2);
+        assertThat(snapshotIds(catalog, good)).isEqualTo(before);
+        assertThat(dev.changeflow.sinks.iceberg.TableRows.toCsvLines(good))
+                .containsExactly("x,2,9");
+    }
+
+    /** A Gold table {@code gold.<name>} (g STRING key, n BIGINT, top BIGINT) holding x,2,9. */
+    private static Table goldTableWithOneRow(Catalog catalog, String name) throws IOException {
+        Schema goldSchema =
+                new Schema(
+                        java.util.List.of(
+                                Types.NestedField.required(1, "g", Types.StringType.get()),
+                                Types.NestedField.optional(2, "n", Types.LongType.get()),
+                                Types.NestedField.optional(3, "top", Types.LongType.get())),
+                        Set.of(1));
+        Table t =
+                catalog.createTable(
+                        TableIdentifier.of("gold", name),
+                        goldSchema,
+                        PartitionSpec.unpartitioned(),
+                        Map.of(TableProperties.FORMAT_VERSION, "2"));
+        org.apache.iceberg.data.Record r = org.apache.iceberg.data.GenericRecord.create(goldSchema);
+        r.setField("g", "x");
+        r.setField("n", 2L);
+        r.setField("top", 9L);
+        org.apache.iceberg.io.DataWriter<org.apache.iceberg.data.Record> writer =
+                new org.apache.iceberg.data.GenericFileWriterFactory.Builder(t)
+                        .build()
+                        .newDataWriter(
+                                org.apache.iceberg.io.OutputFileFactory.builderFor(t, 1, 1)
+                                        .format(org.apache.iceberg.FileFormat.PARQUET)
+                                        .build()
+                                        .newOutputFile(t.spec(), null),
+                                t.spec(),
+                                null);
+        try (writer) {
+            writer.write(r);
+        }
+        t.newAppend().appendFile(writer.toDataFile()).commit();
+        return t;
     }
 
     private static java.util.List<Long> snapshotIds(Catalog catalog, Table t) {

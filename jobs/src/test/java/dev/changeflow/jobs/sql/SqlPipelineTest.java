@@ -223,6 +223,12 @@ class SqlPipelineTest {
                 "CREATE STREAMING TABLE daily (d BIGINT) FLOW REPLACE WHERE d >= 2 BY NAME SELECT"
                         + " d FROM x;\n";
         fails(
+                "CREATE STREAMING TABLE daily (d BIGINT, CONSTRAINT pos EXPECT (d > 0)) FLOW"
+                        + " REPLACE WHERE d >= 2 BY NAME SELECT d FROM x;\n",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:1:41: INVALID_FLOW: expectations check AUTO CDC and append flows, not"
+                        + " REPLACE WHERE (S8); streaming table daily has a REPLACE WHERE flow");
+        fails(
                 table + "REFRESH STREAMING TABLE daily FULL;",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:2:1: UNSUPPORTED_STATEMENT: REFRESH STREAMING TABLE daily FULL of a FLOW"
@@ -500,18 +506,22 @@ class SqlPipelineTest {
                         e ->
                                 assertThat(((SqlException) e).code())
                                         .isEqualTo(SqlException.Code.INVALID_EXPECTATION));
-        assertThatThrownBy(
-                        () ->
-                                compile(
+        // an append flow's expectations check the rows it appends (S8)
+        assertThat(
+                        compile(
                                         "CREATE STREAMING TABLE events (id INT,"
                                                 + " CONSTRAINT c EXPECT (id > 0))\n"
                                                 + "  AS SELECT * FROM STREAM read_files('events',"
-                                                + " format => 'json');\n"))
-                .isInstanceOf(SqlException.class)
-                .hasMessageContaining(
-                        "INVALID_FLOW: flow 'events': expectations (CONSTRAINT ... EXPECT) are"
-                                + " checked before the AUTO CDC apply, and an append-only flow has"
-                                + " none");
+                                                + " format => 'json');\n")
+                                .config()
+                                .flows
+                                .get(0)
+                                .expectations)
+                .containsExactly(
+                        new dev.changeflow.operators.Expectation(
+                                "c",
+                                "id > 0",
+                                dev.changeflow.operators.Expectation.OnViolation.KEEP));
     }
 
     /** Errors of a flow found when it is planned name the column or clause they are about. */

@@ -233,18 +233,9 @@ public final class IcebergSnapshots {
             AutoCdcSpec spec,
             Versions mode,
             @Nullable Duration monitorInterval) {
-        SnapshotVersions versions = new SnapshotVersions(spec);
+        SnapshotVersions versions =
+                SnapshotVersions.requireBigint(spec, "table versions are sequence numbers");
         RowType type = spec.sourceType();
-        if (type.getTypeAt(versions.index()).getTypeRoot() != LogicalTypeRoot.BIGINT) {
-            throw new AutoCdcException(
-                    AutoCdcException.Code.SNAPSHOT_VERSION_NOT_SORTABLE,
-                    "flow '"
-                            + spec.name()
-                            + "': table versions are sequence numbers; the version column '"
-                            + spec.sequenceBy().get(0)
-                            + "' must be BIGINT, got "
-                            + type.getTypeAt(versions.index()));
-        }
         return new IcebergSnapshotSource(
                 loader,
                 type,

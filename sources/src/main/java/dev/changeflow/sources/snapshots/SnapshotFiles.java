@@ -13,7 +13,6 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
 
 import javax.annotation.Nullable;
@@ -61,18 +60,9 @@ public final class SnapshotFiles {
      */
     public static FileSource<RowData> source(
             Path folder, AutoCdcSpec spec, @Nullable Duration monitorInterval) {
-        SnapshotVersions versions = new SnapshotVersions(spec);
+        SnapshotVersions versions =
+                SnapshotVersions.requireBigint(spec, "snapshot files carry integer versions");
         RowType type = spec.sourceType();
-        if (type.getTypeAt(versions.index()).getTypeRoot() != LogicalTypeRoot.BIGINT) {
-            throw new AutoCdcException(
-                    AutoCdcException.Code.SNAPSHOT_VERSION_NOT_SORTABLE,
-                    "flow '"
-                            + spec.name()
-                            + "': snapshot files carry integer versions; the version column '"
-                            + spec.sequenceBy().get(0)
-                            + "' must be BIGINT, got "
-                            + type.getTypeAt(versions.index()));
-        }
         for (int i = 0; i < type.getFieldCount(); i++) {
             if (i != versions.index() && !SnapshotValues.supported(type.getTypeAt(i))) {
                 throw new IllegalArgumentException(

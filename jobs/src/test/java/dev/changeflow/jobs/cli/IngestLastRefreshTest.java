@@ -1,0 +1,107 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.jobs.CapturedOutput;
+import dev.changeflow.jobs.sql.TableStatements;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * S9: a local {@code bin/changeflow ingest} records itself in the last-refresh properties of every
+ * table it writes, as a refresh of {@code run} does: after a run that succeeds {@code SUCCEEDED},
+ * the records read, the snapshots committed, start and end; after one that fails (here another job
+ * name writing a table that exists, K8) {@code FAILED} with the error, no record count and no
+ * snapshot.
+ */
+class IngestLastRefreshTest {
+    @TempDir Path dir;
+
+    private static final TableIdentifier ITEMS = TableIdentifier.of("inventory", "items");
+
+    @Test
+    void ingestRecordsItsRunInTheTablesProperties() throws Exception {
+        Path capture = dir.resolve("c.jsonl");
+        Files.write(capture, List.of(item(1, "a", 10, "c"), item(2, "b", 11, "c")));
+        Path warehouse = dir.resolve("warehouse");
+        Instant before = Instant.now();
+        assertThat(
+                        Main.execute(
+                                "ingest",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--table",
+                                "items",
+                                "--keys",
+                                "id",
+                                capture.toString()))
+                .isEqualTo(0);
+        Catalog catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Map<String, String> props = catalog.loadTable(ITEMS).properties();
+        assertThat(props)
+                .containsEntry(TableStatements.STATUS, "SUCCEEDED")
+                .containsEntry(TableStatements.RECORDS, "2")
+                .containsEntry(TableStatements.VERSIONS, "1")
+                .containsEntry(TableStatements.FULL, "false")
+                .doesNotContainKey(TableStatements.ERROR);
+        Instant start = Instant.parse(props.get(TableStatements.START));
+        assertThat(start).isAfterOrEqualTo(before);
+        assertThat(Instant.parse(props.get(TableStatements.END))).isAfterOrEqualTo(start);
+
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                Main.execute(
+                                        "ingest",
+                                        "--warehouse",
+                                        warehouse.toString(),
+                                        "--name",
+                                        "other",
+                                        "--table",
+                                        "items",
+                                        "--keys",
+                                        "id",
+                                        capture.toString()));
+        assertThat(code).isNotZero();
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("STATE_MISSING_FOR_EXISTING_TABLE");
+        Table items = catalog.loadTable(ITEMS);
+        assertThat(items.properties())
+                .containsEntry(TableStatements.STATUS, "FAILED")
+                .containsEntry(TableStatements.VERSIONS, "0")
+                .doesNotContainKey(TableStatements.RECORDS);
+        assertThat(items.properties().get(TableStatements.ERROR))
+                .startsWith("STATE_MISSING_FOR_EXISTING_TABLE");
+        assertThat(Instant.parse(items.properties().get(TableStatements.START))).isAfter(start);
+    }
+
+    /** A Debezium change of {@code inventory.items} (id, name, n). */
+    private static String item(int id, String name, int lsn, String op) {
+        return "{\"key\":{\"id\":"
+                + id
+                + "},\"value\":{\"before\":null,\"after\":{\"id\":"
+                + id
+                + ",\"name\":\""
+                + name
+                + "\",\"n\":2},\"source\":{\"schema\":\"inventory\",\"table\":\"items\",\"lsn\":"
+                + lsn
+                + "},\"op\":\""
+                + op
+                + "\",\"ts_ms\":1},\"topic\":\"srv.inventory.items\"}";
+    }
+}
