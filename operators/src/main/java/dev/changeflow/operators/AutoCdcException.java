@@ -85,7 +85,14 @@ public class AutoCdcException extends RuntimeException {
          * deleted rows. Raised while the job runs and not retried; the message names the flow, the
          * table, the version and the fix ({@code REFRESH STREAMING TABLE ... FULL}, or AUTO CDC).
          */
-        SOURCE_ROWS_CHANGED
+        SOURCE_ROWS_CHANGED,
+        /**
+         * S1: an append flow's query gave NULL for a column its streaming table declares {@code NOT
+         * NULL} ({@code CREATE STREAMING TABLE t (c TYPE NOT NULL, ...) AS SELECT ...}). Raised
+         * while the job runs and not retried: nothing of the running checkpoint is committed; the
+         * message names the flow, the column and the fix.
+         */
+        NULL_IN_NOT_NULL_COLUMN
     }
 
     private final Code code;

@@ -23,9 +23,13 @@ import picocli.CommandLine.Command;
  * changeflow maintain TABLE            compact data files (deletes applied) and expire snapshots
  * </pre>
  *
- * Exit codes: 0 success, 1 failure of the job or the check, 2 bad usage or definition (a definition
- * error, an unknown option, a missing file, and a table refused for its format: {@code
- * UNSUPPORTED_FORMAT_VERSION}).
+ * Exit codes: 0 success, 1 failure of the job or the check (and a change-feed range the table's
+ * history cannot serve now: {@code START_AFTER_LATEST_COMMIT}, {@code VERSION_NOT_AVAILABLE}, ...),
+ * 2 bad input: bad usage or definition (a definition error, an unknown option, a missing file, an
+ * unknown database or table, a change-feed read whose options, timestamps or range are malformed:
+ * {@code INVALID_CDC_OPTIONS}, {@code INVALID_TIMESTAMP}, {@code INVALID_CDC_RANGE}), and a table
+ * refused for what it is ({@code UNSUPPORTED_FORMAT_VERSION}, {@code RESERVED_COLUMN_NAME}), 3 a
+ * purge that a live change-feed consumer held back (README, "Exit codes").
  */
 @Command(
         name = "changeflow",
@@ -88,14 +92,30 @@ public final class Main implements Runnable {
     }
 
     /**
-     * Whether {@code ex} refuses a table for what it is rather than failing a run: a format v1
-     * table as a change feed or snapshot source ({@code UNSUPPORTED_FORMAT_VERSION},
-     * docs/semantics.md F introduction and A6), which no retry fixes; exit code 2 as other refusals
-     * of a definition.
+     * Whether {@code ex} is a change-feed error of bad input rather than a failed run, exit code 2
+     * as other refusals of a definition: a format v1 table as a change feed or snapshot source
+     * ({@code UNSUPPORTED_FORMAT_VERSION}, docs/semantics.md F introduction and A6) or a table with
+     * a column named like a metadata column ({@code RESERVED_COLUMN_NAME}, F4), which no retry
+     * fixes, and read options that contradict each other or are malformed ({@code
+     * INVALID_CDC_OPTIONS}, F3), a timestamp that is no timestamp ({@code INVALID_TIMESTAMP}, F3)
+     * and an end before the start ({@code INVALID_CDC_RANGE}, F4), which the statement must fix.
+     * Errors that depend on the table's history at the time ({@code START_AFTER_LATEST_COMMIT},
+     * {@code END_AFTER_LATEST_COMMIT}, {@code VERSION_NOT_AVAILABLE}, {@code
+     * INCOMPATIBLE_SCHEMA_CHANGE}, {@code TABLE_HISTORY_REWRITTEN}) stay failures (exit code 1).
      */
     static boolean refusesTheTable(Throwable ex) {
-        return ex instanceof CdfException cdf
-                && cdf.code() == CdfException.ErrorCode.UNSUPPORTED_FORMAT_VERSION;
+        if (!(ex instanceof CdfException cdf)) {
+            return false;
+        }
+        return switch (cdf.code()) {
+            case UNSUPPORTED_FORMAT_VERSION,
+                    RESERVED_COLUMN_NAME,
+                    INVALID_CDC_OPTIONS,
+                    INVALID_TIMESTAMP,
+                    INVALID_CDC_RANGE ->
+                    true;
+            default -> false;
+        };
     }
 
     @Override

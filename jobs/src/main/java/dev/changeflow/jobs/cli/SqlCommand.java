@@ -35,6 +35,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -62,17 +63,21 @@ import java.util.regex.Pattern;
  * HOURS]} (orphan files, M2), each printing {@code maintain}'s report; a table named without
  * namespace is in the session's current database.
  *
- * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code, exit code 1 (2
- * for {@code UNSUPPORTED_FORMAT_VERSION}, a table refused for its format). A statement Flink SQL
- * cannot parse is {@code SYNTAX_ERROR} at {@code statement N:line:column} with what Flink
- * encountered (exit code 2); a word one edit away from OPTIMIZE, REORG or VACUUM ({@code OPTIMISE
- * t}) is a {@code SYNTAX_ERROR} that names the keyword ({@code did you mean OPTIMIZE?}).
+ * <p>A change-feed error ({@code CdfException}, F3/F4) is reported with its code: exit code 2 for
+ * bad input ({@code INVALID_CDC_OPTIONS}, {@code INVALID_TIMESTAMP}, {@code INVALID_CDC_RANGE}, and
+ * a table refused for what it is: {@code UNSUPPORTED_FORMAT_VERSION}, {@code
+ * RESERVED_COLUMN_NAME}), exit code 1 for a range the table's history cannot serve now ({@link
+ * Main}). A statement Flink SQL cannot parse is {@code SYNTAX_ERROR} at {@code statement
+ * N:line:column} with what Flink encountered (exit code 2); a word one edit away from OPTIMIZE,
+ * REORG or VACUUM ({@code OPTIMISE t}) is a {@code SYNTAX_ERROR} that names the keyword ({@code did
+ * you mean OPTIMIZE?}).
  *
  * <p>A new warehouse (no folder yet) or an empty one has no database: {@code SHOW DATABASES} and
  * {@code SHOW TABLES} print their header only and nothing is created ({@link ChangeflowCatalog}
  * lists the session's missing {@code default} database as empty). A statement that needs a database
- * the catalog does not have is {@code UNKNOWN_DATABASE} naming it (exit code 2; docs/semantics.md,
- * F introduction).
+ * the catalog does not have is {@code UNKNOWN_DATABASE} naming it, one that needs a table it does
+ * not have {@code TABLE_NOT_FOUND} ({@link #missingObject}; exit code 2; docs/semantics.md, F
+ * introduction).
  */
 @Command(
         name = "sql",
@@ -157,8 +162,12 @@ public final class SqlCommand implements Callable<Integer> {
             } catch (SqlParserException e) {
                 throw syntaxError(e, "statement " + (i + 1));
             } catch (RuntimeException e) {
-                throw missingDatabase(
-                                e, "statement " + (i + 1), rewritten, tEnv.getCurrentDatabase())
+                throw missingObject(
+                                e,
+                                "statement " + (i + 1),
+                                rewritten,
+                                tEnv.getCurrentDatabase(),
+                                () -> databases(tEnv))
                         .orElseThrow(() -> e);
             }
             print(rewritten, result, streaming, out);
@@ -257,125 +266,333 @@ public final class SqlCommand implements Callable<Integer> {
 
     /**
      * Flink's ways of saying that a database does not exist (group {@code db} is its name): {@code
-     * SHOW TABLES FROM db}, {@code USE db}, a {@code DatabaseNotExistException} ({@code DROP
-     * DATABASE db}, ...) and Calcite's resolution of {@code db.t} in the session's catalog.
+     * SHOW TABLES FROM db}, {@code USE db} and a {@code DatabaseNotExistException} ({@code DROP
+     * DATABASE db}, ...).
      */
     private static final List<Pattern> MISSING_DATABASE =
             List.of(
                     Pattern.compile("Database '[^']*'\\.'(?<db>[^']+)' doesn't exist"),
                     Pattern.compile("A database with name \\[(?<db>[^\\]]+)\\] does not exist"),
-                    Pattern.compile("Database (?<db>[^\\s']+) does not exist"),
-                    Pattern.compile("Object '(?<db>[^']+)' not found within '" + CATALOG + "'"));
+                    Pattern.compile("Database (?<db>[^\\s']+) does not exist"));
+
+    /**
+     * Flink's ways of saying that a table does not exist (group {@code id} is its full identifier,
+     * {@code catalog.db.t}, each part possibly in backticks): {@code DROP TABLE}, {@code SHOW
+     * CREATE TABLE}, {@code INSERT INTO} and {@code DESCRIBE}.
+     */
+    private static final List<Pattern> MISSING_TABLE =
+            List.of(
+                    Pattern.compile("Table with identifier '?(?<id>[^' ]+?)'? does not exist"),
+                    Pattern.compile("Cannot find table '(?<id>[^']+)' in any of the catalogs"),
+                    Pattern.compile("Tables or views with the identifier '(?<id>[^']+)' doesn't"));
+
+    /** Calcite's "Object 'db' not found within 'catalog'": the qualifier or current database. */
+    private static final Pattern DATABASE_NOT_FOUND_WITHIN =
+            Pattern.compile("Object '(?<db>[^']+)' not found within '" + CATALOG + "'");
 
     /** Flink's "at line L, column C" / "From line L, column C" of a validation error. */
     private static final Pattern FLINK_PLACE =
             Pattern.compile("[Aa]t line (\\d+), column (\\d+)|From line (\\d+), column (\\d+)");
 
     /**
-     * A Flink error of statement {@code label} that says a database does not exist, as {@code
-     * UNKNOWN_DATABASE} naming it, at the place Flink names (else the statement's start); empty for
-     * any other error. Flink's exception is not kept as the cause (its message says the same, in
-     * Flink's words). While the session's current database does not exist (a new warehouse has
-     * none, not even {@code default}), Flink names it for any table the statement reads, even
-     * {@code other.t}: the message then says that it is the session's current database.
+     * A Flink error of statement {@code label} that says a database or a table does not exist, as a
+     * {@link SqlException} naming it, at the place Flink names (else the statement's start); empty
+     * for any other error. Flink's exception is not kept as the cause (its message says the same,
+     * in Flink's words). Exit code 2 ({@link Main}), as every error of the statement's text.
+     *
+     * <ul>
+     *   <li>{@code UNKNOWN_DATABASE}: the statement names a database the catalog does not have
+     *       ({@code USE shop}, {@code SHOW TABLES FROM shop}, {@code DROP DATABASE shop}, {@code
+     *       shop.t} in a query, {@code INSERT INTO}, {@code DROP TABLE} or {@code SHOW CREATE
+     *       TABLE}).
+     *   <li>{@code TABLE_NOT_FOUND}: the database exists and the table does not, or the table is
+     *       named without database while the session's current database does not exist: on a new or
+     *       empty warehouse (no database at all) the message says so rather than asking for the
+     *       current database, which the user never named.
+     * </ul>
      *
      * @param statement the statement Flink ran (its positions are Flink's)
      * @param current the session's current database
+     * @param databases the catalog's databases, asked only when an error names a database or table
      */
-    static Optional<SqlException> missingDatabase(
-            RuntimeException e, String label, String statement, String current) {
+    static Optional<SqlException> missingObject(
+            RuntimeException e,
+            String label,
+            String statement,
+            String current,
+            Supplier<List<String>> databases) {
         if (e instanceof SqlException || e instanceof dev.changeflow.sources.cdf.CdfException) {
             return Optional.empty();
         }
         int line = 1;
         int column = 1;
+        boolean placed = false; // Flink named a place
         for (Throwable u = e; u != null; u = u.getCause() == u ? null : u.getCause()) {
             Matcher place = FLINK_PLACE.matcher(String.valueOf(u.getMessage()));
             if (place.find()) {
                 int g = place.group(1) != null ? 1 : 3;
                 line = Integer.parseInt(place.group(g));
                 column = Integer.parseInt(place.group(g + 1));
+                placed = true;
                 break;
             }
         }
+        SqlPosition at = new SqlPosition(label, line, column);
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String msg = t.getMessage();
             if (msg == null) {
                 continue;
             }
-            String db = null;
             for (Pattern p : MISSING_DATABASE) {
                 Matcher m = p.matcher(msg);
                 if (m.find()) {
-                    db = m.group("db");
-                    break;
+                    return Optional.of(unknownDatabase(at, m.group("db"), current));
                 }
             }
-            Matcher object = OBJECT_NOT_FOUND.matcher(msg);
-            if (db == null
-                    && object.find()
-                    && qualifies(statement, line, column, object.group("db"))) {
-                db = object.group("db"); // db.t with a current database that exists
+            for (Pattern p : MISSING_TABLE) {
+                Matcher m = p.matcher(msg);
+                if (m.find()) {
+                    List<String> id = identifierParts(m.group("id"));
+                    if (id.size() != 3 || !id.get(0).equals(CATALOG)) {
+                        return Optional.of(
+                                new SqlException(
+                                        SqlException.Code.TABLE_NOT_FOUND,
+                                        at,
+                                        "table " + String.join(".", id) + " does not exist"));
+                    }
+                    Mention written = mention(statement, id.get(2));
+                    SqlPosition where =
+                            placed || written == null
+                                    ? at
+                                    : position(label, statement, written.offset());
+                    return Optional.of(
+                            missingTable(
+                                    where,
+                                    id.get(1),
+                                    id.get(2),
+                                    written == null || written.parts().size() > 1,
+                                    current,
+                                    databases.get()));
+                }
             }
-            if (db == null) {
+            Matcher within = DATABASE_NOT_FOUND_WITHIN.matcher(msg);
+            Matcher object = OBJECT_NOT_FOUND.matcher(msg);
+            String name = null;
+            if (within.find()) {
+                name = within.group("db");
+            } else if (object.find()) {
+                name = object.group("db");
+            }
+            if (name == null) {
                 continue;
             }
-            return Optional.of(
-                    new SqlException(
-                            SqlException.Code.UNKNOWN_DATABASE,
-                            new SqlPosition(label, line, column),
-                            "database "
-                                    + db
-                                    + (db.equals(current)
-                                            ? " (the session's current database)"
-                                            : "")
-                                    + " does not exist in catalog "
-                                    + CATALOG
-                                    + " (check --warehouse); SHOW DATABASES lists its"
-                                    + " databases, CREATE DATABASE "
-                                    + db
-                                    + " creates it"));
+            String written = identifierAt(statement, line, column);
+            List<String> parts = written == null ? List.of() : identifierParts(written);
+            if (parts.size() >= 2) {
+                // db.t whose database is missing, or whose table is (Calcite names the qualifier,
+                // or the current database when that is missing)
+                return Optional.of(
+                        missingTable(
+                                at,
+                                parts.get(parts.size() - 2),
+                                parts.get(parts.size() - 1),
+                                true,
+                                current,
+                                databases.get()));
+            }
+            if (parts.size() == 1) {
+                // t named without database: in the current database, which may be missing
+                return Optional.of(
+                        missingTable(at, current, parts.get(0), false, current, databases.get()));
+            }
+            return Optional.of(unknownDatabase(at, name, current));
         }
         return Optional.empty();
     }
+
+    /** {@code UNKNOWN_DATABASE} naming {@code db} and the way to create it. */
+    private static SqlException unknownDatabase(SqlPosition at, String db, String current) {
+        return new SqlException(
+                SqlException.Code.UNKNOWN_DATABASE,
+                at,
+                "database "
+                        + db
+                        + (db.equals(current) ? " (the session's current database)" : "")
+                        + " does not exist in catalog "
+                        + CATALOG
+                        + " (check --warehouse); SHOW DATABASES lists its"
+                        + " databases, CREATE DATABASE "
+                        + db
+                        + " creates it");
+    }
+
+    /**
+     * Table {@code db.table} does not exist: {@code UNKNOWN_DATABASE} when the statement named
+     * database {@code db} and the catalog lacks it; else {@code TABLE_NOT_FOUND}, saying where the
+     * table was looked for and, when the current database is missing, what the warehouse has.
+     *
+     * @param qualified whether the statement named the database ({@code db.t})
+     */
+    private static SqlException missingTable(
+            SqlPosition at,
+            String db,
+            String table,
+            boolean qualified,
+            String current,
+            List<String> databases) {
+        boolean dbExists = databases.contains(db);
+        if (qualified && !dbExists) {
+            return unknownDatabase(at, db, current);
+        }
+        if (dbExists) {
+            return new SqlException(
+                    SqlException.Code.TABLE_NOT_FOUND,
+                    at,
+                    "table "
+                            + db
+                            + "."
+                            + table
+                            + " does not exist in catalog "
+                            + CATALOG
+                            + (qualified ? "" : " (" + db + " is the session's current database)")
+                            + "; SHOW TABLES FROM "
+                            + db
+                            + " lists its tables");
+        }
+        if (databases.isEmpty()) {
+            return new SqlException(
+                    SqlException.Code.TABLE_NOT_FOUND,
+                    at,
+                    "table "
+                            + table
+                            + " does not exist: catalog "
+                            + CATALOG
+                            + " has no database and no table yet (a new or empty warehouse:"
+                            + " check --warehouse); CREATE TABLE "
+                            + table
+                            + " (...) creates it");
+        }
+        return new SqlException(
+                SqlException.Code.TABLE_NOT_FOUND,
+                at,
+                "table "
+                        + table
+                        + " does not exist: a table named without database is looked up in the"
+                        + " session's current database "
+                        + current
+                        + ", which catalog "
+                        + CATALOG
+                        + " does not have; its databases are "
+                        + String.join(", ", databases)
+                        + ": name the table with its database ("
+                        + databases.get(0)
+                        + "."
+                        + table
+                        + ") or USE one first");
+    }
+
+    /**
+     * The parts of a Flink identifier {@code a.b.c} (each possibly in backticks, a doubled backtick
+     * inside one standing for itself), unquoted.
+     */
+    static List<String> identifierParts(String id) {
+        List<String> parts = new java.util.ArrayList<>();
+        StringBuilder part = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < id.length(); i++) {
+            char c = id.charAt(i);
+            if (c == '`') {
+                if (quoted && i + 1 < id.length() && id.charAt(i + 1) == '`') {
+                    part.append('`');
+                    i++;
+                } else {
+                    quoted = !quoted;
+                }
+            } else if (!quoted && Character.isWhitespace(c)) {
+                continue;
+            } else if (c == '.' && !quoted) {
+                parts.add(part.toString());
+                part.setLength(0);
+            } else {
+                part.append(c);
+            }
+        }
+        parts.add(part.toString());
+        return parts;
+    }
+
+    /**
+     * The identifier ({@code t}, {@code db.t}, with backticks) written in {@code statement} at
+     * {@code line}:{@code column} (1-based), or null when none starts there.
+     */
+    static String identifierAt(String statement, int line, int column) {
+        int offset = 0;
+        for (int l = 1; l < line; l++) {
+            int nl = statement.indexOf('\n', offset);
+            if (nl < 0) {
+                return null;
+            }
+            offset = nl + 1;
+        }
+        offset += column - 1;
+        if (offset < 0 || offset >= statement.length()) {
+            return null;
+        }
+        Matcher m = IDENTIFIER.matcher(statement);
+        return m.find(offset) && m.start() == offset ? m.group() : null;
+    }
+
+    /** An identifier written in a statement: its parts (unquoted) and where it starts. */
+    record Mention(List<String> parts, int offset) {}
+
+    /**
+     * The first mention of table {@code name} in {@code statement} (an identifier whose last part
+     * it is, compared without case), or null.
+     */
+    static Mention mention(String statement, String name) {
+        Matcher m = IDENTIFIER.matcher(statement);
+        while (m.find()) {
+            List<String> parts = identifierParts(m.group());
+            if (parts.get(parts.size() - 1).equalsIgnoreCase(name)) {
+                return new Mention(parts, m.start());
+            }
+        }
+        return null;
+    }
+
+    /** The 1-based line and column of character {@code offset} of {@code statement}. */
+    static SqlPosition position(String label, String statement, int offset) {
+        int line = 1;
+        int start = 0;
+        for (int i = 0; i < offset; i++) {
+            if (statement.charAt(i) == '\n') {
+                line++;
+                start = i + 1;
+            }
+        }
+        return new SqlPosition(label, line, offset - start + 1);
+    }
+
+    /** A possibly qualified, possibly backticked Flink identifier. */
+    private static final Pattern IDENTIFIER =
+            Pattern.compile(
+                    "(?:`(?:[^`]|``)+`|[A-Za-z_$][A-Za-z0-9_$]*)"
+                            + "(?:\\s*\\.\\s*(?:`(?:[^`]|``)+`|[A-Za-z_$][A-Za-z0-9_$]*))*");
 
     /** Calcite's "Object 'x' not found" (no "within"): x is a table or, qualified, a database. */
     private static final Pattern OBJECT_NOT_FOUND =
             Pattern.compile("Object '(?<db>[^']+)' not found(?! within)");
 
     /**
-     * Whether the text of {@code statement} at {@code line}:{@code column} (1-based) is {@code
-     * name} (optionally in backticks) followed by a dot: the qualifier of a table name.
+     * The databases of the session's catalog; none when it cannot list them (the error then reads
+     * as for a new warehouse).
      */
-    static boolean qualifies(String statement, int line, int column, String name) {
-        int offset = 0;
-        for (int l = 1; l < line; l++) {
-            int nl = statement.indexOf('\n', offset);
-            if (nl < 0) {
-                return false;
-            }
-            offset = nl + 1;
+    private static List<String> databases(TableEnvironment tEnv) {
+        try {
+            return tEnv.getCatalog(CATALOG).map(c -> c.listDatabases()).orElse(List.of());
+        } catch (RuntimeException e) {
+            return List.of();
         }
-        offset += column - 1;
-        if (offset < 0 || offset >= statement.length()) {
-            return false;
-        }
-        String rest = statement.substring(offset);
-        boolean quoted = rest.startsWith("`");
-        if (quoted) {
-            rest = rest.substring(1);
-        }
-        if (!rest.regionMatches(true, 0, name, 0, name.length())) {
-            return false;
-        }
-        rest = rest.substring(name.length());
-        if (quoted) {
-            if (!rest.startsWith("`")) {
-                return false;
-            }
-            rest = rest.substring(1);
-        }
-        return rest.stripLeading().startsWith(".");
     }
 
     private static TableResult execute(TableEnvironment tEnv, String statement) {

@@ -125,6 +125,13 @@ public final class FlowConfig implements Serializable {
     /** The WHERE predicate of an append-only flow (S1), Flink SQL; null for none. */
     @Nullable public String selectWhere;
 
+    /**
+     * The declared columns of an append-only flow's target (S1), a Flink DDL column list with
+     * optional {@code NOT NULL} and {@code COMMENT '...'}: the query's columns must be these by
+     * name, cast to these types; null: the query's columns as they are.
+     */
+    @Nullable public String targetColumns;
+
     /** Partition transforms of the target, e.g. {@code bid} or {@code bucket(16, aid)}. */
     public List<String> partitionedBy = new ArrayList<>();
 
@@ -248,6 +255,9 @@ public final class FlowConfig implements Serializable {
         }
         if (r.isSet(FlowOptions.SELECT_WHERE)) {
             selectWhere = r.get(FlowOptions.SELECT_WHERE);
+        }
+        if (r.isSet(FlowOptions.TARGET_COLUMNS)) {
+            targetColumns = r.get(FlowOptions.TARGET_COLUMNS);
         }
         if (r.isSet(FlowOptions.PARTITIONED_BY)) {
             partitionedBy = r.get(FlowOptions.PARTITIONED_BY);
@@ -467,10 +477,11 @@ public final class FlowConfig implements Serializable {
 
     /**
      * Whether this append-only flow has a query other than every source row as it is: a {@link
-     * #select} list or a {@link #selectWhere} predicate (docs/semantics.md S1).
+     * #select} list, a {@link #selectWhere} predicate or {@link #targetColumns} to cast to
+     * (docs/semantics.md S1).
      */
     public boolean hasQuery() {
-        return select != null || selectWhere != null;
+        return select != null || selectWhere != null || targetColumns != null;
     }
 
     /** Whether this is a REPLACE USING flow (S5). */
@@ -661,6 +672,14 @@ public final class FlowConfig implements Serializable {
                             + flowName()
                             + "': 'append-only: true' takes no 'apply-buffer-keys' (an append-only flow keeps no"
                             + " AUTO CDC state to buffer)");
+        }
+        if (targetColumns != null && !appendOnly) {
+            throw new IllegalArgumentException(
+                    "flow '"
+                            + flowName()
+                            + "': 'target-columns' declares the columns of an append-only flow's"
+                            + " query; an AUTO CDC flow declares its columns with 'schema'"
+                            + " (docs/semantics.md S1)");
         }
         if (hasQuery() && !appendOnly) {
             throw new IllegalArgumentException(

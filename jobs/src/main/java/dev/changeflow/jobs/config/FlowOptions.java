@@ -175,6 +175,19 @@ public final class FlowOptions {
                                     + " the target's columns are its names and types. Default:"
                                     + " every source column.");
 
+    public static final ConfigOption<String> TARGET_COLUMNS =
+            key("target-columns")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "The declared columns of an append-only flow's target"
+                                    + " (docs/semantics.md S1), a Flink DDL column list with"
+                                    + " optional NOT NULL and COMMENT '...': the query's columns"
+                                    + " (select list, or every source column) must be these by"
+                                    + " name, each cast to its declared type; NOT NULL makes the"
+                                    + " Iceberg field required, COMMENT its doc. Default: the"
+                                    + " query's columns.");
+
     public static final ConfigOption<String> SELECT_WHERE =
             key("select-where")
                     .stringType()
@@ -393,6 +406,7 @@ public final class FlowOptions {
                     .add(SCHEMA, OptionParsers.text(SCHEMA.key()))
                     .add(SELECT, OptionParsers.text(SELECT.key()))
                     .add(SELECT_WHERE, OptionParsers.text(SELECT_WHERE.key()))
+                    .add(TARGET_COLUMNS, OptionParsers.text(TARGET_COLUMNS.key()))
                     .add(PARTITIONED_BY, OptionParsers.list())
                     .add(APPLY_AS_DELETE_WHEN, OptionParsers.text(APPLY_AS_DELETE_WHEN.key()))
                     .add(APPLY_AS_TRUNCATE_WHEN, OptionParsers.text(APPLY_AS_TRUNCATE_WHEN.key()))

@@ -436,7 +436,15 @@ public final class IngestPlanner {
             RowType in =
                     new IngestPlan.Flow(f, decoder, null, target(f, namespace), null, changeFeed)
                             .appendInputType();
-            query = AppendQuery.plan(f.flowName(), in, f.select, f.selectWhere);
+            query =
+                    AppendQuery.plan(
+                            f.flowName(),
+                            in,
+                            f.select,
+                            f.selectWhere,
+                            f.targetColumns == null
+                                    ? null
+                                    : SchemaSampler.parseColumns(f.targetColumns));
         }
         TableIdentifier target = target(f, namespace);
         // A5: nanosecond timestamps (Iceberg timestamp_ns) need format v3; chosen when not given

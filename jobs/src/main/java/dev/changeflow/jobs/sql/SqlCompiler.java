@@ -921,6 +921,25 @@ final class SqlCompiler {
     }
 
     /**
+     * The target's declared columns as a Flink DDL column list ({@code name TYPE [NOT NULL]}, with
+     * {@code comments} also {@code COMMENT '...'}).
+     */
+    private static String columnList(CreateStreamingTable target, boolean comments) {
+        List<String> cols = new ArrayList<>();
+        for (Column c : target.columns()) {
+            cols.add(
+                    c.name()
+                            + " "
+                            + c.type()
+                            + (c.notNull() ? " NOT NULL" : "")
+                            + (comments && c.comment() != null
+                                    ? " COMMENT '" + c.comment().replace("'", "''") + "'"
+                                    : ""));
+        }
+        return String.join(", ", cols);
+    }
+
+    /**
      * A flow's options from its statement and its target's declaration.
      *
      * @param table the source table ({@code table})
@@ -949,16 +968,10 @@ final class SqlCompiler {
             def.put(FlowOptions.APPEND_ONLY.key(), "true");
             SqlStatement.Select select = f.flow().select();
             if (select != null) {
-                // S1: the select list and WHERE are Flink SQL, planned with the flow
+                // S1: the select list and WHERE are Flink SQL, planned with the flow; a column
+                // list declares the query's columns (matched by name, cast to the declared types)
                 if (!target.columns().isEmpty()) {
-                    throw new SqlException(
-                            Code.UNSUPPORTED_STATEMENT,
-                            target.position(),
-                            "not supported by changeflow yet: a column list on streaming table "
-                                    + target.name()
-                                    + ", whose query has a select list or WHERE: its columns are"
-                                    + " the select list's names and types (cast and name them"
-                                    + " there: CAST(price AS DECIMAL(10, 2)) AS price)");
+                    def.put(FlowOptions.TARGET_COLUMNS.key(), columnList(target, true));
                 }
                 if (!select.list().equals("*")) {
                     def.put(FlowOptions.SELECT.key(), select.list());
@@ -993,12 +1006,8 @@ final class SqlCompiler {
             }
             def.put(FlowOptions.EXPECTATIONS.key(), expectations);
         }
-        if (!target.columns().isEmpty()) {
-            List<String> cols = new ArrayList<>();
-            for (Column c : target.columns()) {
-                cols.add(c.name() + " " + c.type() + (c.notNull() ? " NOT NULL" : ""));
-            }
-            def.put(FlowOptions.SCHEMA.key(), String.join(", ", cols));
+        if (!target.columns().isEmpty() && !def.containsKey(FlowOptions.TARGET_COLUMNS.key())) {
+            def.put(FlowOptions.SCHEMA.key(), columnList(target, false));
         }
         if (!target.partitionedBy().isEmpty()) {
             def.put(FlowOptions.PARTITIONED_BY.key(), target.partitionedBy());
@@ -1050,10 +1059,25 @@ final class SqlCompiler {
                                 + targetName
                                 + " FLOW REPLACE WHERE <predicate> BY NAME <query>");
             }
+            if (option.equals(FlowOptions.TARGET_COLUMNS.key())) {
+                // S1: the flows file's form; a statement declares the table's column list
+                throw new SqlException(
+                        Code.INVALID_OPTION,
+                        target.position(),
+                        "table property '"
+                                + k
+                                + "' of "
+                                + targetName
+                                + ": declare the columns in the table's column list, CREATE OR"
+                                + " REFRESH STREAMING TABLE "
+                                + targetName
+                                + " (col TYPE [NOT NULL] [COMMENT '...'], ...) AS SELECT ...");
+            }
             if (!FlowOptions.SET.keys().contains(option)) {
                 TreeSet<String> known = new TreeSet<>(FlowOptions.SET.keys());
                 known.remove(FlowOptions.REPLACE_WHERE.key());
                 known.remove(FlowOptions.QUERY.key());
+                known.remove(FlowOptions.TARGET_COLUMNS.key());
                 throw new SqlException(
                         Code.INVALID_OPTION,
                         target.position(),

@@ -60,12 +60,18 @@ import org.apache.flink.annotation.PublicEvolving;
  *       position is the CONSTRAINT). One naming a column the records do not have is {@code
  *       UNKNOWN_COLUMN} at the CONSTRAINT (S8).
  *   <li>{@code TABLE_NOT_FOUND}: {@code DROP TABLE t} without {@code IF EXISTS} of a table the
- *       catalog does not have, at the name (S9).
+ *       catalog does not have, at the name (S9); in {@code bin/changeflow sql}, any statement
+ *       naming a table its database does not have, or a table named without database while the
+ *       session's current database does not exist (the message then says what the warehouse has).
  *   <li>{@code INVALID_RETENTION}: {@code VACUUM t RETAIN n HOURS} of {@code bin/changeflow sql}
  *       with n below 1 or above 876,000 (docs/semantics.md M2), at the number.
  *   <li>{@code DROP_SHARES_STATE}: {@code DROP TABLE t} where a job of the file that writes {@code
  *       t} also writes a table that exists and is not dropped: their saved state cannot be split
  *       (S9).
+ *   <li>{@code COLUMN_LIST_MISMATCH}: {@code CREATE STREAMING TABLE t (columns) AS SELECT ...}
+ *       whose query's columns are not the declared ones by name, or of a type Flink cannot cast to
+ *       the declared one; the message names each such column, declared and selected (found when the
+ *       run is planned, {@code --dry-run} too, before any job starts; S1).
  *   <li>{@code UNKNOWN_DATABASE}: a statement of {@code bin/changeflow sql} names a database
  *       (namespace) the catalog does not have, named in the message (at the place Flink names, else
  *       the statement's start).
@@ -104,7 +110,10 @@ public final class SqlException extends IllegalArgumentException {
         UPDATES_WITHOUT_PRIMARY_KEY,
         DUPLICATE_EXPECTATION,
         INVALID_EXPECTATION,
-        /** DROP TABLE without IF EXISTS of a table the catalog does not have (S9). */
+        /**
+         * DROP TABLE without IF EXISTS of a table the catalog does not have (S9); a statement of
+         * {@code bin/changeflow sql} naming a table the catalog does not have.
+         */
         TABLE_NOT_FOUND,
         /**
          * DROP TABLE of a table whose flow shares a job's saved state with a table that stays (S9).
@@ -139,7 +148,12 @@ public final class SqlException extends IllegalArgumentException {
          * ({@code SHOW TABLES FROM db}, {@code USE db}, {@code SELECT ... FROM db.t}, {@code DROP
          * DATABASE db}); the message names it.
          */
-        UNKNOWN_DATABASE
+        UNKNOWN_DATABASE,
+        /**
+         * A streaming table's declared columns that its AS SELECT query's columns do not match by
+         * name or castable type (S1); the message names each column, declared and selected.
+         */
+        COLUMN_LIST_MISMATCH
     }
 
     private final Code code;

@@ -1000,12 +1000,16 @@ public final class SqlPipeline {
      * S1: an append flow's query Flink cannot run, at the place in its select list or WHERE that
      * Flink names (else where the part starts, else the statement): {@code UNKNOWN_COLUMN} for a
      * column the source rows lack, {@code UNSUPPORTED_STATEMENT} for a query that is not per row,
-     * {@code INVALID_QUERY} otherwise.
+     * {@code COLUMN_LIST_MISMATCH} (at the table's statement) for a query whose columns are not the
+     * table's declared ones, {@code INVALID_QUERY} otherwise.
      */
     private static SqlException locateQuery(
             dev.changeflow.jobs.ingest.AppendQuery.Invalid q, FlowPlaces p) {
         SqlStatement.Select select = p.select();
         SqlPosition at = p.statement();
+        if (q.columnList()) {
+            return new SqlException(Code.COLUMN_LIST_MISMATCH, at, q.getMessage(), q);
+        }
         if (select != null && q.part() == dev.changeflow.jobs.ingest.AppendQuery.Part.SELECT) {
             at = within(select.listPosition(), q.line(), q.column());
         } else if (select != null

@@ -384,6 +384,79 @@ class RunCommandTest {
         return buf.toString(StandardCharsets.UTF_8);
     }
 
+    /**
+     * S1: a declared column list on a table with a select list gives the Iceberg table its columns
+     * in the declared order and types, NOT NULL as a required field and COMMENT as the doc; a later
+     * NULL in the NOT NULL column fails the run ({@code NULL_IN_NOT_NULL_COLUMN}, exit code 2) and
+     * commits nothing.
+     */
+    @Test
+    void aDeclaredColumnListGivesTheTableItsTypesNotNullAndComments() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("sales"));
+        Files.writeString(
+                dir.resolve("sales/a.json"),
+                "{\"product\": \"apple\", \"price\": 1.5, \"qty\": 2}\n"
+                        + "{\"product\": \"pear\", \"price\": 2.25, \"qty\": 1}\n"
+                        + "{\"product\": \"fig\", \"price\": 3.0, \"qty\": 4}\n");
+        Path f = dir.resolve("big.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE big_sales (\n"
+                        + "  product STRING NOT NULL COMMENT 'upper-cased name',\n"
+                        + "  total DECIMAL(10, 2) COMMENT 'price times quantity'\n"
+                        + ") AS SELECT price * qty AS total, upper(product) AS product\n"
+                        + "  FROM STREAM read_files('sales/', format => 'json')\n"
+                        + "  WHERE qty > 1;\n");
+        assertThat(Main.execute("run", "--warehouse", w.toString(), f.toString())).isZero();
+        org.apache.iceberg.Table t =
+                catalogOf(w)
+                        .loadTable(
+                                org.apache.iceberg.catalog.TableIdentifier.of(
+                                        "default", "big_sales"));
+        assertThat(t.schema().columns())
+                .extracting(c -> c.name() + " " + c.type() + " " + c.isRequired() + " " + c.doc())
+                .containsExactly(
+                        "product string true upper-cased name",
+                        "total decimal(10, 2) false price times quantity");
+        assertThat(rows(t)).containsExactlyInAnyOrder("APPLE,3.00", "FIG,12.00");
+        long snapshot = t.currentSnapshot().snapshotId();
+
+        Files.writeString(
+                dir.resolve("sales/b.json"), "{\"product\": null, \"price\": 1.0, \"qty\": 5}\n");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code =
+                CapturedOutput.stderr(
+                        err, () -> Main.execute("run", "--warehouse", w.toString(), f.toString()));
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8).split("\n")[0])
+                .isEqualTo(
+                        "error: NULL_IN_NOT_NULL_COLUMN: flow 'big_sales': the query gives NULL for"
+                                + " column product, which the streaming table declares NOT NULL;"
+                                + " the run stops and nothing of the running checkpoint is"
+                                + " committed: fix the record at its source, filter it out with"
+                                + " WHERE, COALESCE it in the select list, or declare the column"
+                                + " without NOT NULL");
+        t.refresh();
+        assertThat(t.currentSnapshot().snapshotId()).isEqualTo(snapshot);
+    }
+
+    /** The rows of {@code t} as CSV lines. */
+    private static List<String> rows(org.apache.iceberg.Table t) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> it =
+                org.apache.iceberg.data.IcebergGenerics.read(t).build()) {
+            for (org.apache.iceberg.data.Record r : it) {
+                List<String> fields = new ArrayList<>();
+                for (int i = 0; i < r.size(); i++) {
+                    fields.add(String.valueOf(r.get(i)));
+                }
+                out.add(String.join(",", fields));
+            }
+        }
+        return out;
+    }
+
     private static org.apache.iceberg.catalog.Catalog catalogOf(Path warehouse) {
         return dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(warehouse.toAbsolutePath())
                 .open();

@@ -60,7 +60,7 @@ class UsageErrorsTest {
      * {@code sql} statements that need a database the warehouse lacks: {@code UNKNOWN_DATABASE}
      * naming it, at the place Flink names, exit code 2, nothing created. On a new warehouse the
      * session's current database ({@code default}) does not exist either, which Flink reports for
-     * any table a query reads: the message says it is the current database.
+     * any table a query reads: the message names the table and says the warehouse is empty.
      */
     @Test
     void aDatabaseTheWarehouseLacksIsUnknownDatabaseNamed() {
@@ -93,10 +93,10 @@ class UsageErrorsTest {
                 .isEqualTo(
                         new Result(
                                 2,
-                                "error: statement 1:1:15: UNKNOWN_DATABASE: database default (the"
-                                        + " session's current database)"
-                                        + fix
-                                        + "default creates it\n"));
+                                "error: statement 1:1:15: TABLE_NOT_FOUND: table items does not"
+                                        + " exist: catalog changeflow has no database and no table"
+                                        + " yet (a new or empty warehouse: check --warehouse);"
+                                        + " CREATE TABLE items (...) creates it\n"));
         assertThat(dir.resolve("warehouse")).doesNotExist();
         assertThat(
                         execute(
@@ -113,6 +113,157 @@ class UsageErrorsTest {
                                 "error: statement 2:1:15: UNKNOWN_DATABASE: database shop"
                                         + fix
                                         + "shop creates it\n"));
+    }
+
+    /**
+     * DROP TABLE, INSERT INTO, SHOW CREATE TABLE and DESCRIBE of a table in a database the
+     * warehouse lacks are {@code UNKNOWN_DATABASE}, of a missing table in a database it has {@code
+     * TABLE_NOT_FOUND}, at the table's name, exit code 2; a table named without database while the
+     * current database is missing names the databases there are. Nothing is created.
+     */
+    @Test
+    void aMissingTableOrItsDatabaseIsNamedByEveryStatement() {
+        String w = dir.resolve("warehouse").toString();
+        String fix =
+                " does not exist in catalog changeflow (check --warehouse); SHOW DATABASES"
+                        + " lists its databases, CREATE DATABASE shop creates it\n";
+        assertThat(execute("sql", "--warehouse", w, "-e", "DROP TABLE shop.t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:12: UNKNOWN_DATABASE: database shop" + fix));
+        assertThat(execute("sql", "--warehouse", w, "-e", "INSERT INTO shop.t VALUES (1)"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:13: UNKNOWN_DATABASE: database shop" + fix));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SHOW CREATE TABLE shop.t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:19: UNKNOWN_DATABASE: database shop" + fix));
+        assertThat(execute("sql", "--warehouse", w, "-e", "DESCRIBE `shop`.t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:10: UNKNOWN_DATABASE: database shop" + fix));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SHOW CREATE TABLE t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:19: TABLE_NOT_FOUND: table t does not exist:"
+                                        + " catalog changeflow has no database and no table yet (a"
+                                        + " new or empty warehouse: check --warehouse); CREATE"
+                                        + " TABLE t (...) creates it\n"));
+        assertThat(dir.resolve("warehouse")).doesNotExist();
+
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "CREATE DATABASE shop",
+                                "-e",
+                                "CREATE TABLE shop.items (id INT)"))
+                .isEqualTo(new Result(0, ""));
+        String missing =
+                "TABLE_NOT_FOUND: table shop.t does not exist in catalog changeflow; SHOW TABLES"
+                        + " FROM shop lists its tables\n";
+        assertThat(execute("sql", "--warehouse", w, "-e", "DROP TABLE shop.t"))
+                .isEqualTo(new Result(2, "error: statement 1:1:12: " + missing));
+        assertThat(execute("sql", "--warehouse", w, "-e", "INSERT INTO shop.t VALUES (1)"))
+                .isEqualTo(new Result(2, "error: statement 1:1:13: " + missing));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SHOW CREATE TABLE\n  shop.t"))
+                .isEqualTo(new Result(2, "error: statement 1:2:3: " + missing));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT * FROM shop.t"))
+                .isEqualTo(new Result(2, "error: statement 1:1:15: " + missing));
+        String elsewhere =
+                "TABLE_NOT_FOUND: table items does not exist: a table named without database is"
+                        + " looked up in the session's current database default, which catalog"
+                        + " changeflow does not have; its databases are shop: name the table with"
+                        + " its database (shop.items) or USE one first\n";
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT * FROM items"))
+                .isEqualTo(new Result(2, "error: statement 1:1:15: " + elsewhere));
+        assertThat(execute("sql", "--warehouse", w, "-e", "DROP TABLE items"))
+                .isEqualTo(new Result(2, "error: statement 1:1:12: " + elsewhere));
+        assertThat(execute("sql", "--warehouse", w, "-e", "USE shop", "-e", "SELECT * FROM t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 2:1:15: TABLE_NOT_FOUND: table shop.t does not"
+                                        + " exist in catalog changeflow (shop is the session's"
+                                        + " current database); SHOW TABLES FROM shop lists its"
+                                        + " tables\n"));
+        assertThat(dir.resolve("warehouse").resolve("default")).doesNotExist();
+    }
+
+    /**
+     * A change-feed read whose options, timestamp or range are malformed is bad input, exit code 2
+     * as every other ({@code INVALID_CDC_OPTIONS}, {@code INVALID_TIMESTAMP}, {@code
+     * INVALID_CDC_RANGE}, docs/semantics.md F3/F4); a start after the latest commit depends on the
+     * table's history at the time and stays a failure (exit code 1).
+     */
+    @Test
+    void malformedChangeFeedReadsExitWith2() {
+        String w = dir.resolve("warehouse").toString();
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "CREATE DATABASE db",
+                                "-e",
+                                "CREATE TABLE db.t (id INT) WITH ('format-version'='2')",
+                                "-e",
+                                "INSERT INTO db.t VALUES (1)"))
+                .isEqualTo(new Result(0, ""));
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "SELECT * FROM table_changes('db.t', 3, 1)"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_CDC_RANGE: The ending version 1 of the change feed of"
+                                        + " table changeflow.db.t is before its starting version 3."
+                                        + " Give an ending version at or after the starting"
+                                        + " version.\n"));
+        Result timestamp =
+                execute(
+                        "sql",
+                        "--warehouse",
+                        w,
+                        "-e",
+                        "SELECT * FROM table_changes('db.t', 'yesterday')");
+        assertThat(timestamp.code()).isEqualTo(2);
+        assertThat(timestamp.err())
+                .startsWith(
+                        "error: INVALID_TIMESTAMP: 'starting-timestamp' = 'yesterday' for the change"
+                                + " feed of table changeflow.db.t is not a timestamp. Use yyyy-MM-dd,"
+                                + " yyyy-MM-dd HH:mm:ss or yyyy-MM-dd HH:mm:ss.SSS, optionally"
+                                + " followed by an offset such as Z or +02:00 (no offset means"
+                                + " UTC).\n");
+        Result options =
+                execute(
+                        "sql",
+                        "--warehouse",
+                        w,
+                        "-e",
+                        "SELECT * FROM db.`t$changes` /*+ OPTIONS('starting-versoin'='1') */");
+        assertThat(options.code()).isEqualTo(2);
+        assertThat(options.err())
+                .startsWith(
+                        "error: INVALID_CDC_OPTIONS: Unknown option 'starting-versoin' for the"
+                                + " change feed of table changeflow.db.t$changes.");
+        Result after =
+                execute("sql", "--warehouse", w, "-e", "SELECT * FROM table_changes('db.t', 5)");
+        assertThat(after.code()).isEqualTo(1);
+        assertThat(after.err()).startsWith("error: START_AFTER_LATEST_COMMIT: ");
     }
 
     /**

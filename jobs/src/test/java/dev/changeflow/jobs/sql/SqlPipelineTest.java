@@ -8,6 +8,7 @@ import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.catalog.Catalog;
@@ -350,6 +351,69 @@ class SqlPipelineTest {
                         + " product,\n  CAST(price * qty AS DECIMAL(10, 2))) has an expression"
                         + " without a name, which would be column EXPR$1 of the table: give it one"
                         + " with AS name");
+    }
+
+    /**
+     * S1: a declared column list on a table with a select list becomes the flow's {@code
+     * target-columns} (with NOT NULL and COMMENT); the table's columns are the declared ones in
+     * their order and types, the query's cast to them. A query whose columns are not the declared
+     * ones by name, or of a type Flink cannot cast, is {@code COLUMN_LIST_MISMATCH} at the table's
+     * statement, naming each column declared and selected, when the run is planned.
+     */
+    @Test
+    void aDeclaredColumnListMatchesTheSelectListByNameAndCastsToItsTypes(@TempDir Path dir)
+            throws Exception {
+        Files.writeString(
+                dir.resolve("sales.jsonl"), "{\"product\": \"tea\", \"price\": 2.5, \"qty\": 3}\n");
+        String text =
+                "CREATE OR REFRESH STREAMING TABLE sales (\n"
+                        + "  total DECIMAL(10, 2) COMMENT 'price ''times'' qty',\n"
+                        + "  product STRING NOT NULL COMMENT 'upper, case'\n"
+                        + ") AS SELECT upper(product) AS product, price * qty AS total\n"
+                        + "  FROM STREAM read_files('sales.jsonl', format => 'json')\n"
+                        + "  WHERE qty > 1;\n";
+        SqlPipeline p = SqlPipeline.compile(text, "p.sql", dir, "p");
+        FlowConfig f = p.config().flows.get(0);
+        assertThat(f.targetColumns)
+                .isEqualTo(
+                        "total DECIMAL(10, 2) COMMENT 'price ''times'' qty', product STRING NOT NULL"
+                                + " COMMENT 'upper, case'");
+        assertThat(f.schema).isNull();
+        RowType stored = p.plan().flows.get(0).appendType();
+        assertThat(stored.asSerializableString())
+                .isEqualTo(
+                        "ROW<`total` DECIMAL(10, 2) 'price ''times'' qty', `product` VARCHAR(2147483647)"
+                                + " NOT NULL 'upper, case'>");
+        Schema iceberg =
+                dev.changeflow.sinks.iceberg.StreamingTables.icebergSchema(stored, List.of());
+        assertThat(iceberg.columns())
+                .extracting(c -> c.name() + " " + c.isRequired() + " " + c.doc())
+                .containsExactly("total false price 'times' qty", "product true upper, case");
+
+        planFailsIn(
+                dir,
+                text.replace("AS total", "AS amount"),
+                SqlException.Code.COLUMN_LIST_MISMATCH,
+                "p.sql:1:1: COLUMN_LIST_MISMATCH: flow 'sales': the declared columns (total"
+                        + " DECIMAL(10, 2), product STRING NOT NULL) do not match the query's (product"
+                        + " STRING, amount DOUBLE): declared column total DECIMAL(10, 2) is not a"
+                        + " column of the query; selected column amount DOUBLE is not declared."
+                        + " Declare every column of the select list by its name (AS name names an"
+                        + " expression), or leave the column list out");
+        planFailsIn(
+                dir,
+                text.replace("AS SELECT upper(product) AS product", "AS SELECT qty > 1 AS product")
+                        .replace("STRING NOT NULL", "DATE NOT NULL")
+                        .replace("AS total\n", "AS Total\n"),
+                SqlException.Code.COLUMN_LIST_MISMATCH,
+                "p.sql:1:1: COLUMN_LIST_MISMATCH: flow 'sales': the declared columns (total"
+                        + " DECIMAL(10, 2), product DATE NOT NULL) do not match the query's (product"
+                        + " BOOLEAN, Total DOUBLE): declared column total DECIMAL(10, 2) is not a"
+                        + " column of the query (did you mean Total? names are case-sensitive);"
+                        + " column product is declared DATE NOT NULL but selected as BOOLEAN, which"
+                        + " Flink cannot cast to it; selected column Total DOUBLE is not declared."
+                        + " Declare every column of the select list by its name (AS name names an"
+                        + " expression), or leave the column list out");
     }
 
     private static void planFailsIn(Path dir, String text, SqlException.Code code, String message) {

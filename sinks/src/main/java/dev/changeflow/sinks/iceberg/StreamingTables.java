@@ -3,7 +3,10 @@ package dev.changeflow.sinks.iceberg;
 import dev.changeflow.operators.AutoCdcException;
 
 import org.apache.flink.annotation.PublicEvolving;
+import org.apache.flink.table.catalog.Column;
+import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.utils.TypeConversions;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -179,7 +182,8 @@ public final class StreamingTables {
 
     /**
      * The Iceberg schema of a target type: columns in order, Flink nullability as Iceberg
-     * optional/required, the given identifier fields.
+     * optional/required, a field's description (a declared {@code COMMENT}) as the column's doc,
+     * the given identifier fields.
      *
      * @throws IllegalArgumentException when an identifier field is missing or nullable
      */
@@ -191,7 +195,7 @@ public final class StreamingTables {
             RowType targetType, List<String> identifierFields, TableIdentifier table) {
         Objects.requireNonNull(targetType, "targetType");
         Objects.requireNonNull(identifierFields, "identifierFields");
-        Schema plain = FlinkSchemaUtil.convert(FlinkSchemaUtil.toResolvedSchema(targetType));
+        Schema plain = FlinkSchemaUtil.convert(withComments(targetType));
         Set<Integer> ids = new HashSet<>();
         for (String name : identifierFields) {
             Types.NestedField field = plain.findField(name);
@@ -234,6 +238,21 @@ public final class StreamingTables {
             }
         }
         return new Schema(plain.columns(), ids);
+    }
+
+    /**
+     * {@code FlinkSchemaUtil.toResolvedSchema(type)} with each top-level field's description as its
+     * column's comment, which {@code FlinkSchemaUtil.convert} writes as the Iceberg field's doc.
+     */
+    private static ResolvedSchema withComments(RowType type) {
+        List<Column> columns = new ArrayList<>();
+        for (RowType.RowField f : type.getFields()) {
+            Column c =
+                    Column.physical(
+                            f.getName(), TypeConversions.fromLogicalToDataType(f.getType()));
+            columns.add(f.getDescription().map(c::withComment).orElse(c));
+        }
+        return ResolvedSchema.of(columns);
     }
 
     /**

@@ -36,6 +36,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 
@@ -384,7 +386,9 @@ public final class SchemaSampler {
      * Parses a Flink DDL column list such as {@code "tid INT, bid INT NOT NULL, mtime TIMESTAMP(6),
      * filler STRING"} into a ROW type: columns split at top-level commas (commas inside {@code ()}
      * or {@code <>} belong to the type), each a name (optionally in backticks) and a type
-     * understood by Flink's {@link LogicalTypeParser} (including {@code NOT NULL}).
+     * understood by Flink's {@link LogicalTypeParser} (including {@code NOT NULL}), optionally
+     * followed by {@code COMMENT 'text'} (a doubled quote stands for one), which becomes the
+     * field's description.
      *
      * @throws IllegalArgumentException naming the column that does not parse, or a duplicate name
      */
@@ -414,6 +418,12 @@ public final class SchemaSampler {
                 name = col.substring(0, sp);
                 rest = col.substring(sp).trim();
             }
+            String comment = null;
+            Matcher commented = COMMENT.matcher(rest);
+            if (commented.matches()) {
+                rest = commented.group(1).trim();
+                comment = commented.group(2).replace("''", "'");
+            }
             if (rest.isEmpty()) {
                 throw new IllegalArgumentException(
                         "column '" + name + "' has no type in column list '" + ddlColumnList + "'");
@@ -439,21 +449,28 @@ public final class SchemaSampler {
                 throw new IllegalArgumentException(
                         "duplicate column '" + name + "' in column list '" + ddlColumnList + "'");
             }
-            fields.add(new RowType.RowField(name, type));
+            fields.add(new RowType.RowField(name, type, comment));
         }
         return new RowType(fields);
     }
+
+    /** A column's type followed by {@code COMMENT 'text'}. */
+    private static final Pattern COMMENT =
+            Pattern.compile("(?is)(.*?)\\s+COMMENT\\s+'((?:[^']|'')*)'\\s*");
 
     private static List<String> splitTopLevel(String s) {
         List<String> parts = new ArrayList<>();
         int depth = 0;
         boolean quoted = false;
+        boolean literal = false; // inside a COMMENT '...'
         int start = 0;
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (c == '`') {
+            if (c == '\'' && !quoted) {
+                literal = !literal;
+            } else if (c == '`' && !literal) {
                 quoted = !quoted;
-            } else if (!quoted) {
+            } else if (!quoted && !literal) {
                 if (c == '(' || c == '<') {
                     depth++;
                 } else if (c == ')' || c == '>') {
