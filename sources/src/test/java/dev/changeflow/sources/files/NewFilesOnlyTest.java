@@ -1,11 +1,13 @@
 package dev.changeflow.sources.files;
 
-import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.testutils.CommonTestUtils;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.Test;
@@ -37,6 +39,12 @@ class NewFilesOnlyTest {
                             .setNumberSlotsPerTaskManager(1)
                             .build());
 
+    /**
+     * Pause between two new files in the first test: twice the monitor interval, so the enumerator
+     * lists in between, without waiting a second per file.
+     */
+    private static final Duration NEW_FILE_PACE = Duration.ofMillis(200);
+
     @TempDir java.nio.file.Path dir;
 
     /** Lines of the source until the end-of-file marker of {@code last}. */
@@ -61,7 +69,8 @@ class NewFilesOnlyTest {
     }
 
     @Test
-    void everyFileFoundAtTheFirstStartIsSkippedAndALaterFileIsRead() throws Exception {
+    void everyFileFoundAtTheFirstStartIsSkippedAndALaterFileIsRead(
+            @InjectMiniCluster MiniCluster miniCluster) throws Exception {
         java.nio.file.Path in = Files.createDirectories(dir.resolve("in"));
         Files.write(in.resolve("a.jsonl"), utf8("{\"a\":1}\n{\"a\":2}\n"));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -75,22 +84,22 @@ class NewFilesOnlyTest {
                         .collectAsync();
         JobClient job = env.executeAsync("new files only");
         try {
-            while (job.getJobStatus().get() != JobStatus.RUNNING) {
-                Thread.sleep(50);
-            }
+            CommonTestUtils.waitForAllTaskRunning(miniCluster, job.getJobID(), false);
             // a file written before the enumerator's first listing is skipped like a.jsonl: write
-            // b-1, b-2, ... once a second until one is read; the first line read must be one of
-            // them (never a.jsonl's), followed by exactly that file's line and end-of-file marker
+            // b-1, b-2, ... every NEW_FILE_PACE until one is read; the first line read must be one
+            // of them (never a.jsonl's), followed by exactly that file's line and end-of-file
+            // marker
             AtomicBoolean read = new AtomicBoolean();
             Thread writer =
                     new Thread(
                             () -> {
-                                for (int k = 1; k <= 300 && !read.get(); k++) {
+                                // at most 5 minutes of new files, as with one file a second
+                                for (int k = 1; k <= 1500 && !read.get(); k++) {
                                     try {
                                         Files.write(
                                                 in.resolve("b-" + k + ".jsonl"),
                                                 utf8("{\"b\":1}\n"));
-                                        Thread.sleep(1000);
+                                        Thread.sleep(NEW_FILE_PACE.toMillis());
                                     } catch (Exception e) {
                                         return;
                                     }
