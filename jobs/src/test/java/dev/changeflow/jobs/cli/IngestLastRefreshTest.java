@@ -10,8 +10,6 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -61,25 +59,20 @@ class IngestLastRefreshTest {
         assertThat(start).isAfterOrEqualTo(before);
         assertThat(Instant.parse(props.get(TableStatements.END))).isAfterOrEqualTo(start);
 
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err,
-                        () ->
-                                Main.execute(
-                                        "ingest",
-                                        "--warehouse",
-                                        warehouse.toString(),
-                                        "--name",
-                                        "other",
-                                        "--table",
-                                        "items",
-                                        "--keys",
-                                        "id",
-                                        capture.toString()));
-        assertThat(code).isNotZero();
-        assertThat(err.toString(StandardCharsets.UTF_8))
-                .contains("STATE_MISSING_FOR_EXISTING_TABLE");
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "ingest",
+                        "--warehouse",
+                        warehouse.toString(),
+                        "--name",
+                        "other",
+                        "--table",
+                        "items",
+                        "--keys",
+                        "id",
+                        capture.toString());
+        assertThat(run.code()).isNotZero();
+        assertThat(run.stderr()).contains("STATE_MISSING_FOR_EXISTING_TABLE");
         Table items = catalog.loadTable(ITEMS);
         assertThat(items.properties())
                 .containsEntry(TableStatements.STATUS, "FAILED")
