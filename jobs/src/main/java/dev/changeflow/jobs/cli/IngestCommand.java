@@ -188,7 +188,9 @@ public final class IngestCommand implements Callable<Integer> {
             names = "--starting-offsets",
             paramLabel = "WHERE",
             description =
-                    "earliest (default), latest, committed or timestamp:<epoch ms>; used only without saved state.")
+                    "earliest (default), latest, committed, timestamp:<epoch ms> or per-partition offsets"
+                            + " {\"topic\":{\"0\":23}} (-2 earliest, -1 latest, unnamed partitions"
+                            + " earliest); used only without saved state.")
     String startingOffsets;
 
     @Option(
