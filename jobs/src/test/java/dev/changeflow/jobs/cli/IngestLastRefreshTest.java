@@ -83,6 +83,45 @@ class IngestLastRefreshTest {
         assertThat(Instant.parse(items.properties().get(TableStatements.START))).isAfter(start);
     }
 
+    /** A flows file of snapshot flows (A6) run by {@code ingest} is recorded too. */
+    @Test
+    void snapshotIngestRecordsItsRunInTheTablesProperties() throws Exception {
+        Path folder = Files.createDirectories(dir.resolve("cities"));
+        Files.write(folder.resolve("snapshot_1.csv"), List.of("id,city", "1,Berlin", "2,Lyon"));
+        Files.write(folder.resolve("snapshot_2.csv"), List.of("id,city", "1,Berlin", "3,Oslo"));
+        Path flows = dir.resolve("cities.yaml");
+        Files.writeString(
+                flows,
+                String.join(
+                        "\n",
+                        "name: cities",
+                        "namespace: geo",
+                        "checkpoint-interval: 100ms",
+                        "flows:",
+                        "  - table: cities",
+                        "    from-snapshot: " + folder,
+                        "    keys: [id]",
+                        "    schema: \"id BIGINT, city STRING\"",
+                        ""));
+        Path warehouse = dir.resolve("warehouse");
+        Instant before = Instant.now();
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "ingest", "--flows", flows.toString(), "--warehouse", warehouse.toString());
+        assertThat(run.code()).as(run.stderr()).isZero();
+        Catalog catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Table cities = catalog.loadTable(TableIdentifier.of("geo", "cities"));
+        assertThat(cities.properties())
+                .containsEntry(TableStatements.STATUS, "SUCCEEDED")
+                .containsEntry(TableStatements.RECORDS, "2")
+                .containsEntry(TableStatements.FULL, "false")
+                .doesNotContainKey(TableStatements.ERROR);
+        assertThat(Long.parseLong(cities.properties().get(TableStatements.VERSIONS)))
+                .isEqualTo(cities.history().size());
+        assertThat(Instant.parse(cities.properties().get(TableStatements.START)))
+                .isAfterOrEqualTo(before);
+    }
+
     /** A Debezium change of {@code inventory.items} (id, name, n). */
     private static String item(int id, String name, int lsn, String op) {
         return "{\"key\":{\"id\":"
