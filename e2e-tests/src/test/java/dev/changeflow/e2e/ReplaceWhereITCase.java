@@ -1,5 +1,6 @@
 package dev.changeflow.e2e;
 
+import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.cdf.TableChanges;
@@ -105,18 +106,11 @@ class ReplaceWhereITCase {
                 "CREATE OR REFRESH STREAMING TABLE daily (d BIGINT)\n"
                         + "  FLOW REPLACE WHERE d >= 2 AND\n"
                         + "    RAND() < 0.5 BY NAME SELECT CAST(1 AS BIGINT) AS d;\n");
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err,
-                        () ->
-                                Main.execute(
-                                        "run",
-                                        "--warehouse",
-                                        tmp.resolve("w").toString(),
-                                        sql.toString()));
-        assertThat(code).isNotZero();
-        assertThat(err.toString(StandardCharsets.UTF_8))
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "run", "--warehouse", tmp.resolve("w").toString(), sql.toString());
+        assertThat(run.code()).isNotZero();
+        assertThat(run.stderr())
                 .contains("bad.sql:3:5: NON_DETERMINISTIC_PREDICATE: ")
                 .contains("calls RAND()");
     }

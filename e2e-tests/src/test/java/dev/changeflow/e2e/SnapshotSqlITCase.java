@@ -1,5 +1,6 @@
 package dev.changeflow.e2e;
 
+import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;

@@ -1,5 +1,6 @@
 package dev.changeflow.e2e;
 
+import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
@@ -20,8 +21,6 @@ import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -267,12 +266,9 @@ class VendorExamplesITCase {
         // apply it
         raw.newDelete().deleteFile(scones).commit();
         raw.refresh();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err, () -> Main.execute("run", "--warehouse", w, file.toString()));
-        String message = err.toString(StandardCharsets.UTF_8);
-        assertThat(code).as(message).isNotZero();
+        CapturedOutput.MainRun run = CapturedOutput.main("run", "--warehouse", w, file.toString());
+        String message = run.stderr();
+        assertThat(run.code()).as(message).isNotZero();
         assertThat(message)
                 .contains(
                         "SOURCE_ROWS_CHANGED: flow 'sales' appends the rows added to table"
@@ -420,19 +416,11 @@ class VendorExamplesITCase {
         Path file = tmp.resolve("sales.sql");
         Files.writeString(file, sql);
         Path warehouse = tmp.resolve("refused-warehouse");
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err,
-                        () ->
-                                Main.execute(
-                                        "run",
-                                        "--warehouse",
-                                        warehouse.toString(),
-                                        "--dry-run",
-                                        file.toString()));
-        String message = err.toString(StandardCharsets.UTF_8);
-        softly.assertThat(code).as(message).isEqualTo(2);
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "run", "--warehouse", warehouse.toString(), "--dry-run", file.toString());
+        String message = run.stderr();
+        softly.assertThat(run.code()).as(message).isEqualTo(2);
         softly.assertThat(message).as("refusal of:%n%s", sql).contains(prefix);
         softly.assertThat(warehouse).doesNotExist();
     }

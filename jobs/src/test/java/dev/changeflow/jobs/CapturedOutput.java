@@ -1,5 +1,7 @@
 package dev.changeflow.jobs;
 
+import dev.changeflow.jobs.cli.Main;
+
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -40,5 +42,29 @@ public final class CapturedOutput {
         } finally {
             System.setErr(stderr);
         }
+    }
+
+    /**
+     * As {@link #stdout}, then prints what was captured on the real {@code System.out} too (so the
+     * test log shows it), when the call returned.
+     */
+    public static <T, E extends Exception> T stdoutEchoed(
+            ByteArrayOutputStream out, Call<T, E> call) throws E {
+        T value = stdout(out, call);
+        System.out.print(out.toString(StandardCharsets.UTF_8));
+        return value;
+    }
+
+    /** What {@link #main} returns: the exit status and everything printed on standard error. */
+    public record MainRun(int code, String stderr) {}
+
+    /**
+     * Runs the command line in-process ({@code Main.execute(args)}) with {@code System.err}
+     * captured; returns its exit status and what it printed there (UTF-8).
+     */
+    public static MainRun main(String... args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = stderr(err, () -> Main.execute(args));
+        return new MainRun(code, err.toString(StandardCharsets.UTF_8));
     }
 }

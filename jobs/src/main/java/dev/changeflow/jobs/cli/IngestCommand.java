@@ -188,7 +188,9 @@ public final class IngestCommand implements Callable<Integer> {
             names = "--starting-offsets",
             paramLabel = "WHERE",
             description =
-                    "earliest (default), latest, committed or timestamp:<epoch ms>; used only without saved state.")
+                    "earliest (default), latest, committed, timestamp:<epoch ms> or per-partition offsets"
+                            + " {\"topic\":{\"0\":23}} (-2 earliest, -1 latest, unnamed partitions"
+                            + " earliest); used only without saved state.")
     String startingOffsets;
 
     @Option(
@@ -366,7 +368,16 @@ public final class IngestCommand implements Callable<Integer> {
             LocalIngest.Options o = new LocalIngest.Options();
             o.warehouse = local.warehouse;
             o.fromScratch = local.fromScratch;
-            LocalSnapshotIngest.run(cfg, o);
+            // S9: recorded in each table's last-refresh properties as a run's snapshot refresh
+            String namespace =
+                    cfg.namespace != null ? cfg.namespace : IngestPlanner.DEFAULT_NAMESPACE;
+            List<TableIdentifier> written = new ArrayList<>();
+            cfg.flows.forEach(f -> written.add(IngestPlanner.target(f, namespace)));
+            TableStatements.RefreshRecord.record(
+                    LocalIngest.catalog(cfg, local.warehouse),
+                    written,
+                    local.fromScratch,
+                    () -> LocalSnapshotIngest.run(cfg, o).applied);
             return;
         }
         if (cfg.kafka != null && !inputs.isEmpty()) {

@@ -6,11 +6,14 @@ import dev.changeflow.operators.options.ResolvedOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 import dev.changeflow.sources.kafka.StartingOffsets;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.configuration.ConfigOption;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.apache.flink.configuration.ConfigOptions.key;
 
@@ -57,8 +60,9 @@ public final class KafkaOptions {
                     .stringType()
                     .defaultValue("earliest")
                     .withDescription(
-                            "earliest, latest, committed or timestamp:<epoch ms>; used only without saved"
-                                    + " state.");
+                            "earliest, latest, committed, timestamp:<epoch ms> or per-partition offsets"
+                                    + " {\"topic\":{\"0\":23,\"1\":-2}} (-2 earliest, -1 latest,"
+                                    + " unnamed partitions earliest); used only without saved state.");
 
     public static final ConfigOption<Duration> UNTIL_IDLE =
             key("until-idle")
@@ -78,11 +82,24 @@ public final class KafkaOptions {
                     .add(
                             STARTING_OFFSETS,
                             raw -> {
-                                StartingOffsets.parse(String.valueOf(raw));
-                                return String.valueOf(raw).trim();
+                                // per-partition offsets may be written as a YAML mapping too
+                                String text =
+                                        raw instanceof Map
+                                                ? StartingOffsets.parse(json(raw)).toString()
+                                                : String.valueOf(raw).trim();
+                                StartingOffsets.parse(text);
+                                return text;
                             })
                     .add(UNTIL_IDLE, OptionParsers.duration(UNTIL_IDLE.key()))
                     .build();
+
+    private static String json(Object mapping) {
+        try {
+            return new ObjectMapper().writeValueAsString(mapping);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("starting-offsets: " + e.getOriginalMessage(), e);
+        }
+    }
 
     /**
      * Sets the options {@code r} was given onto {@code k}: {@code topics} clears a pattern and

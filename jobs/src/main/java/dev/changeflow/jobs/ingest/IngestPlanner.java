@@ -287,9 +287,10 @@ public final class IngestPlanner {
     }
 
     /**
-     * The table a flow writes: its {@code target} (namespace-qualified or in {@code namespace}).
+     * The table a flow writes: its {@code target} (namespace-qualified or in {@code namespace}, the
+     * flows file's namespace or {@link #DEFAULT_NAMESPACE}).
      */
-    private static TableIdentifier target(FlowConfig f, String namespace) {
+    public static TableIdentifier target(FlowConfig f, String namespace) {
         String ns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
         return TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
     }

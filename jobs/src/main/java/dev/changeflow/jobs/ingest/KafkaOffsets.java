@@ -25,13 +25,15 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Asks the brokers, at launch of a local Kafka run, for every subscribed partition: its end offset
  * (the last stable offset, as a {@code read_committed} consumer sees it) and the offset the
  * source's starting position resolves to (earliest / latest / the group's committed offset, else
- * earliest / the first offset at or after a timestamp, else the end). Keys are {@link
- * KafkaProgressFunction#partitionKey}. One admin client, closed before returning; 60 s timeout.
+ * earliest / the first offset at or after a timestamp, else the end / the per-partition offset,
+ * else earliest). Keys are {@link KafkaProgressFunction#partitionKey}. One admin client, closed
+ * before returning; 60 s timeout.
  */
 final class KafkaOffsets {
     /** End and start offsets per partition key. */
@@ -43,7 +45,8 @@ final class KafkaOffsets {
     private KafkaOffsets() {}
 
     /**
-     * @throws IllegalArgumentException when a listed topic does not exist
+     * @throws IllegalArgumentException when a listed topic does not exist, or per-partition
+     *     starting offsets name a partition not subscribed or an offset outside its records
      * @throws IllegalStateException when the brokers cannot be reached (cause attached)
      */
     static Snapshot fetch(KafkaInput input, String groupId) {
@@ -127,6 +130,29 @@ final class KafkaOffsets {
                                         start.put(tp, om.offset());
                                     }
                                 });
+                        break;
+                    }
+                case OFFSETS:
+                    {
+                        List<String> unknown = so.unknownPartitions(partitions);
+                        if (!unknown.isEmpty()) {
+                            throw new IllegalArgumentException(
+                                    "starting-offsets names partitions the input does not"
+                                            + " subscribe to: "
+                                            + String.join(", ", unknown)
+                                            + " (subscribed: "
+                                            + partitions.stream()
+                                                    .map(TopicPartition::toString)
+                                                    .sorted()
+                                                    .collect(Collectors.joining(", "))
+                                            + ")");
+                        }
+                        Map<TopicPartition, Long> earliest =
+                                list(admin, partitions, OffsetSpec.earliest());
+                        start = new HashMap<>();
+                        for (TopicPartition tp : partitions) {
+                            start.put(tp, so.startOf(tp, earliest.get(tp), end.get(tp)));
+                        }
                         break;
                     }
                 default:

@@ -217,7 +217,7 @@ public final class SnapshotJob {
                 throw new AutoCdcException(e.code(), "flow '" + f.flowName() + "': " + message);
             }
         }
-        TableIdentifier target = TableIdentifier.of(Namespace.of(ns.split("\\.")), f.targetName());
+        TableIdentifier target = IngestPlanner.target(f, namespace);
         StreamingTableOptions options =
                 StreamingTableOptions.builder()
                         .formatVersion(f.formatVersion)

@@ -300,8 +300,7 @@ public final class SqlPipeline {
     public TableIdentifier snapshotTarget(SnapshotTable t) {
         String namespace =
                 config.namespace != null ? config.namespace : IngestPlanner.DEFAULT_NAMESPACE;
-        String ns = t.flow().targetNamespace() != null ? t.flow().targetNamespace() : namespace;
-        return TableIdentifier.of(Namespace.of(ns.split("\\.")), t.flow().targetName());
+        return IngestPlanner.target(t.flow(), namespace);
     }
 
     /**
@@ -386,8 +385,7 @@ public final class SqlPipeline {
                 dev.changeflow.jobs.ingest.SnapshotJob.tableIdentifier(
                         t.flow().fromSnapshotTable, ns);
         for (FlowConfig f : config.flows) {
-            String fns = f.targetNamespace() != null ? f.targetNamespace() : namespace;
-            if (TableIdentifier.of(Namespace.of(fns.split("\\.")), f.targetName()).equals(source)) {
+            if (IngestPlanner.target(f, namespace).equals(source)) {
                 return true;
             }
         }

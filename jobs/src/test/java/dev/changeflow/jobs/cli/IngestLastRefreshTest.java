@@ -10,8 +10,6 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -61,25 +59,20 @@ class IngestLastRefreshTest {
         assertThat(start).isAfterOrEqualTo(before);
         assertThat(Instant.parse(props.get(TableStatements.END))).isAfterOrEqualTo(start);
 
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err,
-                        () ->
-                                Main.execute(
-                                        "ingest",
-                                        "--warehouse",
-                                        warehouse.toString(),
-                                        "--name",
-                                        "other",
-                                        "--table",
-                                        "items",
-                                        "--keys",
-                                        "id",
-                                        capture.toString()));
-        assertThat(code).isNotZero();
-        assertThat(err.toString(StandardCharsets.UTF_8))
-                .contains("STATE_MISSING_FOR_EXISTING_TABLE");
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "ingest",
+                        "--warehouse",
+                        warehouse.toString(),
+                        "--name",
+                        "other",
+                        "--table",
+                        "items",
+                        "--keys",
+                        "id",
+                        capture.toString());
+        assertThat(run.code()).isNotZero();
+        assertThat(run.stderr()).contains("STATE_MISSING_FOR_EXISTING_TABLE");
         Table items = catalog.loadTable(ITEMS);
         assertThat(items.properties())
                 .containsEntry(TableStatements.STATUS, "FAILED")
@@ -88,6 +81,45 @@ class IngestLastRefreshTest {
         assertThat(items.properties().get(TableStatements.ERROR))
                 .startsWith("STATE_MISSING_FOR_EXISTING_TABLE");
         assertThat(Instant.parse(items.properties().get(TableStatements.START))).isAfter(start);
+    }
+
+    /** A flows file of snapshot flows (A6) run by {@code ingest} is recorded too. */
+    @Test
+    void snapshotIngestRecordsItsRunInTheTablesProperties() throws Exception {
+        Path folder = Files.createDirectories(dir.resolve("cities"));
+        Files.write(folder.resolve("snapshot_1.csv"), List.of("id,city", "1,Berlin", "2,Lyon"));
+        Files.write(folder.resolve("snapshot_2.csv"), List.of("id,city", "1,Berlin", "3,Oslo"));
+        Path flows = dir.resolve("cities.yaml");
+        Files.writeString(
+                flows,
+                String.join(
+                        "\n",
+                        "name: cities",
+                        "namespace: geo",
+                        "checkpoint-interval: 100ms",
+                        "flows:",
+                        "  - table: cities",
+                        "    from-snapshot: " + folder,
+                        "    keys: [id]",
+                        "    schema: \"id BIGINT, city STRING\"",
+                        ""));
+        Path warehouse = dir.resolve("warehouse");
+        Instant before = Instant.now();
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "ingest", "--flows", flows.toString(), "--warehouse", warehouse.toString());
+        assertThat(run.code()).as(run.stderr()).isZero();
+        Catalog catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Table cities = catalog.loadTable(TableIdentifier.of("geo", "cities"));
+        assertThat(cities.properties())
+                .containsEntry(TableStatements.STATUS, "SUCCEEDED")
+                .containsEntry(TableStatements.RECORDS, "2")
+                .containsEntry(TableStatements.FULL, "false")
+                .doesNotContainKey(TableStatements.ERROR);
+        assertThat(Long.parseLong(cities.properties().get(TableStatements.VERSIONS)))
+                .isEqualTo(cities.history().size());
+        assertThat(Instant.parse(cities.properties().get(TableStatements.START)))
+                .isAfterOrEqualTo(before);
     }
 
     /** A Debezium change of {@code inventory.items} (id, name, n). */

@@ -297,26 +297,22 @@ class IngestReplaceWhereTest {
                 .isEqualTo(2);
         assertThat(warehouse).doesNotExist();
         // a FlinkDeployment runs the flows of change records until stopped: refused at deploy
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err,
-                        () ->
-                                Main.execute(
-                                        "deploy",
-                                        "--print",
-                                        "--flows",
-                                        flows.toString(),
-                                        "--state-dir",
-                                        "s3://lake/flink",
-                                        "--kafka-bootstrap",
-                                        "kafka:9092",
-                                        "--catalog",
-                                        "type=rest",
-                                        "--catalog",
-                                        "uri=http://rest:8181"));
-        assertThat(code).isEqualTo(2);
-        assertThat(err.toString(StandardCharsets.UTF_8))
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "deploy",
+                        "--print",
+                        "--flows",
+                        flows.toString(),
+                        "--state-dir",
+                        "s3://lake/flink",
+                        "--kafka-bootstrap",
+                        "kafka:9092",
+                        "--catalog",
+                        "type=rest",
+                        "--catalog",
+                        "uri=http://rest:8181");
+        assertThat(run.code()).isEqualTo(2);
+        assertThat(run.stderr())
                 .contains(
                         flows
                                 + ": REPLACE WHERE flows (daily) are refreshed by batch jobs"

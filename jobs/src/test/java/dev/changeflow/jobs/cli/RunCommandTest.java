@@ -424,12 +424,10 @@ class RunCommandTest {
 
         Files.writeString(
                 dir.resolve("sales/b.json"), "{\"product\": null, \"price\": 1.0, \"qty\": 5}\n");
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err, () -> Main.execute("run", "--warehouse", w.toString(), f.toString()));
-        assertThat(code).isEqualTo(2);
-        assertThat(err.toString(StandardCharsets.UTF_8).split("\n")[0])
+        CapturedOutput.MainRun run =
+                CapturedOutput.main("run", "--warehouse", w.toString(), f.toString());
+        assertThat(run.code()).isEqualTo(2);
+        assertThat(run.stderr().split("\n")[0])
                 .isEqualTo(
                         "error: NULL_IN_NOT_NULL_COLUMN: flow 'big_sales': the query gives NULL for"
                                 + " column product, which the streaming table declares NOT NULL;"
@@ -544,18 +542,10 @@ class RunCommandTest {
         cat.createTable(u, AB);
         Path drop = dir.resolve("drop.sql");
         Files.writeString(drop, "USE SCHEMA sales;\nDROP TABLE u;\nDROP TABLE t;\n");
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err,
-                        () ->
-                                Main.execute(
-                                        "run",
-                                        "--warehouse",
-                                        warehouse.toString(),
-                                        drop.toString()));
-        assertThat(code).isEqualTo(2);
-        assertThat(err.toString(StandardCharsets.UTF_8))
+        CapturedOutput.MainRun run =
+                CapturedOutput.main("run", "--warehouse", warehouse.toString(), drop.toString());
+        assertThat(run.code()).isEqualTo(2);
+        assertThat(run.stderr())
                 .isEqualTo(
                         "error: "
                                 + drop

@@ -5,8 +5,6 @@ import dev.changeflow.jobs.CapturedOutput;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,9 +20,8 @@ class UsageErrorsTest {
     private record Result(int code, String err) {}
 
     private static Result execute(String... args) {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = CapturedOutput.stderr(err, () -> Main.execute(args));
-        return new Result(code, err.toString(StandardCharsets.UTF_8));
+        CapturedOutput.MainRun run = CapturedOutput.main(args);
+        return new Result(run.code(), run.stderr());
     }
 
     @Test

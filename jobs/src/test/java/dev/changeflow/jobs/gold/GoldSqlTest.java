@@ -442,10 +442,9 @@ class GoldSqlTest {
 
     /** What {@link Main#execute} prints on stderr (its first line); asserts exit code 2. */
     private static String errorOf(String... args) {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = CapturedOutput.stderr(err, () -> Main.execute(args));
-        assertThat(code).isEqualTo(2);
-        return err.toString(StandardCharsets.UTF_8).lines().findFirst().orElse("");
+        CapturedOutput.MainRun run = CapturedOutput.main(args);
+        assertThat(run.code()).isEqualTo(2);
+        return run.stderr().lines().findFirst().orElse("");
     }
 
     /** A negative --starting-version with a file is refused before anything runs (G3). */
@@ -654,17 +653,13 @@ class GoldSqlTest {
             gold.forEach(t -> before.add(snapshotIds(catalog, t)));
             Path file = warehouse.resolve(kind + ".sql");
             Files.writeString(file, good + bad.get(kind));
-            ByteArrayOutputStream err = new ByteArrayOutputStream();
-            int code =
-                    CapturedOutput.stderr(
-                            err,
-                            () ->
-                                    Main.execute(
-                                            "gold",
-                                            "--warehouse",
-                                            warehouse.toString(),
-                                            "--bounded",
-                                            file.toString()));
+            CapturedOutput.MainRun run =
+                    CapturedOutput.main(
+                            "gold",
+                            "--warehouse",
+                            warehouse.toString(),
+                            "--bounded",
+                            file.toString());
             for (int i = 0; i < gold.size(); i++) {
                 Table t = catalog.loadTable(TableIdentifier.of("gold", i == 0 ? "good" : "bad"));
                 assertThat(snapshotIds(catalog, t)).as(kind).isEqualTo(before.get(i));
@@ -672,10 +667,8 @@ class GoldSqlTest {
                         .as(kind)
                         .containsExactly("x,2,9");
             }
-            assertThat(err.toString(StandardCharsets.UTF_8))
-                    .as(kind)
-                    .startsWith("error: " + file + expected.get(kind));
-            assertThat(code).as(kind).isEqualTo(2);
+            assertThat(run.stderr()).as(kind).startsWith("error: " + file + expected.get(kind));
+            assertThat(run.code()).as(kind).isEqualTo(2);
         }
     }
 
@@ -698,24 +691,16 @@ class GoldSqlTest {
                         + "SET 'changeflow.maintenance-lock-jdbc-uri' = 'jdbc:nosuchdb://host/locks';\n"
                         + "INSERT INTO gold.good SELECT grp, COUNT(*), MAX(amount)"
                         + " FROM silver.`s$changelog` GROUP BY grp;\n");
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err,
-                        () ->
-                                Main.execute(
-                                        "gold",
-                                        "--warehouse",
-                                        warehouse.toString(),
-                                        file.toString()));
-        assertThat(err.toString(StandardCharsets.UTF_8))
+        CapturedOutput.MainRun run =
+                CapturedOutput.main("gold", "--warehouse", warehouse.toString(), file.toString());
+        assertThat(run.stderr())
                 .startsWith(
                         "error: "
                                 + file
                                 + ":2:1: INVALID_OPTION: cannot open the maintenance lock database"
                                 + " jdbc:nosuchdb://host/locks for gold.good: ")
                 .contains("; nothing was run and no Gold table was changed");
-        assertThat(code).isEqualTo(2);
+        assertThat(run.code()).isEqualTo(2);
         assertThat(snapshotIds(catalog, good)).isEqualTo(before);
         assertThat(dev.changeflow.sinks.iceberg.TableRows.toCsvLines(good))
                 .containsExactly("x,2,9");

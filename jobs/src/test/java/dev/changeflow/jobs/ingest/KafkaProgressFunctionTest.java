@@ -107,7 +107,34 @@ class KafkaProgressFunctionTest {
                 .hasMessageContaining("bootstrap");
         assertThatThrownBy(() -> FlowsFile.parse("kafka: {starting-offsets: soon}\n", "f.yaml"))
                 .hasMessageContaining(
-                        "f.yaml: kafka: starting-offsets: expected earliest, latest, committed or timestamp:<epoch ms>");
+                        "f.yaml: kafka: starting-offsets: expected earliest, latest, committed,"
+                                + " timestamp:<epoch ms> or per-partition offsets");
+        // per-partition offsets as a YAML mapping or as Spark's JSON string
+        assertThat(
+                        FlowsFile.parse(
+                                        "kafka: {bootstrap-servers: b:9092, topics: [pg.public.a],"
+                                                + " starting-offsets: {pg.public.a: {0: 5, 1: -2}}}\n",
+                                        "f.yaml")
+                                .kafka
+                                .startingOffsets)
+                .isEqualTo(StartingOffsets.offsets(Map.of("pg.public.a", Map.of(0, 5L, 1, -2L))));
+        assertThat(
+                        FlowsFile.parse(
+                                        "kafka: {bootstrap-servers: b:9092, topics: [pg.public.a],"
+                                                + " starting-offsets: '{\"pg.public.a\":{\"0\":5}}'}\n",
+                                        "f.yaml")
+                                .kafka
+                                .startingOffsets)
+                .isEqualTo(StartingOffsets.offsets(Map.of("pg.public.a", Map.of(0, 5L))));
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "kafka: {starting-offsets: {pg.public.a: {0: -3}}}\n",
+                                        "f.yaml"))
+                .hasMessageContaining(
+                        "f.yaml: kafka: starting-offsets: partition 0 of topic 'pg.public.a' at"
+                                + " offset -3: partitions are numbers >= 0, offsets are >= 0, -2"
+                                + " (earliest) or -1 (latest)");
         assertThat(List.of(cfg.kafka.validate())).hasSize(1);
     }
 }

@@ -1,13 +1,10 @@
 package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.CapturedOutput;
-import dev.changeflow.jobs.cli.Main;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -42,19 +39,15 @@ class SnapshotIngestErrorsTest {
                         "    keys: [id]",
                         "    schema: \"id BIGINT, city STRING\"",
                         ""));
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                CapturedOutput.stderr(
-                        err,
-                        () ->
-                                Main.execute(
-                                        "ingest",
-                                        "--flows",
-                                        flows.toString(),
-                                        "--warehouse",
-                                        dir.resolve("warehouse").toString()));
-        String text = err.toString(StandardCharsets.UTF_8);
-        assertThat(code).as(text).isEqualTo(2);
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "ingest",
+                        "--flows",
+                        flows.toString(),
+                        "--warehouse",
+                        dir.resolve("warehouse").toString());
+        String text = run.stderr();
+        assertThat(run.code()).as(text).isEqualTo(2);
         assertThat(text)
                 .startsWith(
                         "error: MALFORMED_SNAPSHOT_ROW: snapshot file "

@@ -7,6 +7,7 @@ import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.kafka.StartingOffsets;
 
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.PartitionSpec;
@@ -643,7 +644,18 @@ class SqlPipelineTest {
                 KAFKA.replace("'latest'", "'newest'"),
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:2:51: INVALID_OPTION: read_kafka: starting-offsets: expected earliest,"
-                        + " latest, committed or timestamp:<epoch ms>, got 'newest'");
+                        + " latest, committed, timestamp:<epoch ms> or per-partition offsets"
+                        + " {\"topic\":{\"0\":23,\"1\":-2}}, got 'newest'");
+        // per-partition offsets in Spark's JSON form
+        assertThat(
+                        compile(
+                                        KAFKA.replace(
+                                                "'latest'",
+                                                "'{\"srv.public.a\":{\"0\":23,\"1\":-2}}'"))
+                                .config()
+                                .kafka
+                                .startingOffsets)
+                .isEqualTo(StartingOffsets.offsets(Map.of("srv.public.a", Map.of(0, 23L, 1, -2L))));
         fails(
                 KAFKA
                         + "CREATE STREAMING TABLE c FLOW AUTO CDC FROM STREAM read_kafka("

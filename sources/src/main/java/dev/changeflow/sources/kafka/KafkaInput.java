@@ -67,7 +67,8 @@ public final class KafkaInput implements Serializable {
         }
         if (startingOffsets == null) {
             throw new IllegalArgumentException(
-                    "kafka: 'starting-offsets' must be earliest, latest, committed or timestamp:<epoch ms>");
+                    "kafka: 'starting-offsets' must be earliest, latest, committed, timestamp:<epoch ms>"
+                            + " or per-partition offsets");
         }
         return this;
     }

@@ -19,7 +19,8 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -89,25 +90,29 @@ class NewFilesOnlyTest {
             // b-1, b-2, ... every NEW_FILE_PACE until one is read; the first line read must be one
             // of them (never a.jsonl's), followed by exactly that file's line and end-of-file
             // marker
-            AtomicBoolean read = new AtomicBoolean();
+            CountDownLatch read = new CountDownLatch(1);
             Thread writer =
                     new Thread(
                             () -> {
-                                // at most 5 minutes of new files, as with one file a second
-                                for (int k = 1; k <= 1500 && !read.get(); k++) {
-                                    try {
+                                // at most 5 minutes of new files; the next one is written when
+                                // NEW_FILE_PACE passed without a line read
+                                try {
+                                    for (int k = 1; k <= 1500; k++) {
                                         Files.write(
                                                 in.resolve("b-" + k + ".jsonl"),
                                                 utf8("{\"b\":1}\n"));
-                                        Thread.sleep(NEW_FILE_PACE.toMillis());
-                                    } catch (Exception e) {
-                                        return;
+                                        if (read.await(
+                                                NEW_FILE_PACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                                            return;
+                                        }
                                     }
+                                } catch (Exception e) {
+                                    // the test fails on its own assertions
                                 }
                             });
             writer.start();
             SourceLine first = it.next();
-            read.set(true);
+            read.countDown();
             writer.join();
             assertThat(first.source).matches(".*/b-[0-9]+\\.jsonl");
             List<SourceLine> lines = new ArrayList<>(List.of(first));

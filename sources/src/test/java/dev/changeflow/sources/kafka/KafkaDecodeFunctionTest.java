@@ -238,7 +238,9 @@ class KafkaDecodeFunctionTest {
         assertThat(StartingOffsets.parse("timestamp:5").toString()).isEqualTo("timestamp:5");
         assertThatThrownBy(() -> StartingOffsets.parse("timestamp:soon"))
                 .hasMessage(
-                        "starting-offsets: expected earliest, latest, committed or timestamp:<epoch ms>, got 'timestamp:soon'");
+                        "starting-offsets: expected earliest, latest, committed, timestamp:<epoch"
+                                + " ms> or per-partition offsets {\"topic\":{\"0\":23,\"1\":-2}},"
+                                + " got 'timestamp:soon'");
     }
 
     @Test
