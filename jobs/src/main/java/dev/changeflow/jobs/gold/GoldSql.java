@@ -93,9 +93,10 @@ import java.util.stream.Collectors;
  * rows are emptied first, in one commit each.
  *
  * <p><b>Recorded Silver version</b> (G2). Every Gold commit carries {@code
- * changeflow.source-version.<db.table>} for each Silver table read through {@code t$changelog}: the
- * version that read had completely emitted at the checkpoint whose data the commit holds. The reads
- * write it per checkpoint to {@code <checkpoint root>/source-versions} ({@link
+ * changeflow.source-version.<db.table>} for each Silver table its own INSERT reads through {@code
+ * t$changelog} (not the other INSERTs' reads, issue #16: {@link #plan}): the version that read had
+ * completely emitted at the checkpoint whose data the commit holds. The reads write it per
+ * checkpoint to {@code <checkpoint root>/source-versions} ({@link
  * dev.changeflow.sources.cdf.sql.SourceVersionLog}, catalog option {@link
  * ChangeflowCatalog#SOURCE_VERSION_LOG}) and the Gold tables are written through {@link
  * dev.changeflow.sources.cdf.sql.SourceVersionStamping}, which sets the versions of the commit's
@@ -105,7 +106,7 @@ import java.util.stream.Collectors;
  * read without its own hint (catalog option {@code changelog.starting-version}): Silver as of N−1,
  * then the changes from N. An N after a Gold table's recorded version + 1 over versions with
  * changes fails with {@code GOLD_VERSION_MISMATCH} ({@link GoldException}) before anything is
- * committed.
+ * committed; each Gold table is checked against the reads of its own INSERT only.
  *
  * <p><b>Maintenance</b> (M1, M2). {@code SET 'changeflow.maintenance' = 'true'} in the file
  * maintains every Gold table the file's INSERTs write in catalog {@value #CATALOG} inside the same
@@ -426,9 +427,8 @@ public final class GoldSql {
             throw e;
         }
         o.out.println("Done: the Gold tables are committed.");
-        ChangeflowCatalog catalog = changeflowCatalog(planned.tEnv());
         for (Map.Entry<String, Table> g : planned.gold().entrySet()) {
-            for (GoldSqlStart.Read read : GoldSqlStart.reads(catalog.changelogReads())) {
+            for (GoldSqlStart.Read read : planned.readsOf().getOrDefault(g.getKey(), List.of())) {
                 OptionalLong v = GoldSqlStart.recordedVersion(g.getValue(), read.table());
                 if (v.isPresent()) {
                     o.out.printf(
@@ -688,13 +688,15 @@ public final class GoldSql {
 
     /**
      * A planned run: its session, the INSERTs' statement set (not executed; attached to the
-     * environment when maintenance is on), the Gold tables, and the tables maintained in the job
-     * ({@code db.table}; empty when maintenance is off).
+     * environment when maintenance is on), the Gold tables, each Gold table's reads (those of the
+     * INSERTs into it), and the tables maintained in the job ({@code db.table}; empty when
+     * maintenance is off).
      */
     private record Planned(
             StreamTableEnvironment tEnv,
             StatementSet set,
             Map<String, Table> gold,
+            Map<String, List<GoldSqlStart.Read>> readsOf,
             List<List<String>> targets,
             List<String> maintained) {}
 
@@ -729,13 +731,15 @@ public final class GoldSql {
         }
         catalogOptions.put(ChangeflowCatalog.SOURCE_VERSION_LOG, sourceVersionLog);
         List<List<String>> targets = new ArrayList<>();
-        StatementSet set = plan(file, tEnv, settings, catalogOptions, o.out, targets);
+        List<List<ChangeflowCatalog.ChangelogRead>> reads = new ArrayList<>();
+        StatementSet set = plan(file, tEnv, settings, catalogOptions, o.out, targets, reads);
         List<String> maintained =
                 maintenance.enabled()
                         ? attachMaintenance(file, env, set, targets, settings, maintenance)
                         : List.of();
-        Map<String, Table> gold = start(tEnv, targets, cluster, o.out);
-        return new Planned(tEnv, set, gold, targets, maintained);
+        Map<String, List<GoldSqlStart.Read>> readsOf = readsOf(tEnv, targets, reads);
+        Map<String, Table> gold = start(tEnv, targets, readsOf, cluster, o.out);
+        return new Planned(tEnv, set, gold, readsOf, targets, maintained);
     }
 
     /** Whether a job's failure is its cancellation. */
@@ -753,9 +757,32 @@ public final class GoldSql {
     }
 
     /**
-     * G3 before the job starts: checks every read's explicit starting version against the Gold
-     * tables' recorded versions, then (when every read starts with a snapshot) empties the Gold
-     * tables that hold rows ({@link GoldSqlStart}).
+     * Each Gold table's reads: those of the INSERTs into it ({@code reads}, per INSERT in the order
+     * of {@code targets}), merged per Silver table ({@link GoldSqlStart#reads}), by Gold table name
+     * ({@code db.table}, as {@link #start} names them).
+     */
+    private static Map<String, List<GoldSqlStart.Read>> readsOf(
+            StreamTableEnvironment tEnv,
+            List<List<String>> targets,
+            List<List<ChangeflowCatalog.ChangelogRead>> reads) {
+        Map<String, List<ChangeflowCatalog.ChangelogRead>> byGold = new LinkedHashMap<>();
+        for (int i = 0; i < targets.size(); i++) {
+            List<String> t = targets.get(i);
+            if (tEnv.getCatalog(t.get(0)).orElse(null) instanceof FlinkCatalog) {
+                byGold.computeIfAbsent(String.join(".", t.subList(1, 3)), k -> new ArrayList<>())
+                        .addAll(reads.get(i));
+            }
+        }
+        Map<String, List<GoldSqlStart.Read>> readsOf = new LinkedHashMap<>();
+        byGold.forEach((g, r) -> readsOf.put(g, GoldSqlStart.reads(r)));
+        return readsOf;
+    }
+
+    /**
+     * G3 before the job starts, per Gold table and the reads of its own INSERTs ({@code readsOf}):
+     * checks each such read's explicit starting version against the table's recorded version, then
+     * empties each Gold table that holds rows and whose reads all start with a snapshot, marking
+     * where its reads start ({@link GoldSqlStart}).
      *
      * <p>On a cluster ({@code cluster} not null) the tables are emptied only for a start without
      * state ({@link #startsWithoutState}), and the emptying commits record the fixed job id.
@@ -766,10 +793,10 @@ public final class GoldSql {
     private static Map<String, Table> start(
             StreamTableEnvironment tEnv,
             List<List<String>> targets,
+            Map<String, List<GoldSqlStart.Read>> readsOf,
             @Nullable ReadableConfig cluster,
             PrintStream out) {
         ChangeflowCatalog changeflow = changeflowCatalog(tEnv);
-        List<GoldSqlStart.Read> reads = GoldSqlStart.reads(changeflow.changelogReads());
         Map<String, Table> gold = new LinkedHashMap<>();
         for (List<String> t : targets) {
             Catalog catalog = tEnv.getCatalog(t.get(0)).orElse(null);
@@ -781,8 +808,12 @@ public final class GoldSql {
             }
         }
         GoldSqlStart.check(
-                gold, reads, name -> changeflow.catalog().loadTable(TableIdentifier.parse(name)));
-        if (!GoldSqlStart.rebuilds(reads)) {
+                gold, readsOf, name -> changeflow.catalog().loadTable(TableIdentifier.parse(name)));
+        List<String> rebuilt =
+                gold.keySet().stream()
+                        .filter(g -> GoldSqlStart.rebuilds(readsOf.getOrDefault(g, List.of())))
+                        .toList();
+        if (rebuilt.isEmpty()) {
             return gold;
         }
         String jobId = null;
@@ -795,26 +826,32 @@ public final class GoldSql {
             }
             jobId = cluster.getOptional(PipelineOptionsInternal.PIPELINE_FIXED_JOB_ID).orElse(null);
         }
-        Map<String, Long> first = new TreeMap<>();
-        for (GoldSqlStart.Read read : reads) {
-            long v;
-            if (read.startingVersion() != null) {
-                v = read.startingVersion();
-            } else {
-                Table silver = changeflow.catalog().loadTable(TableIdentifier.parse(read.table()));
-                v =
-                        (silver.currentSnapshot() == null
-                                        ? 0
-                                        : silver.currentSnapshot().sequenceNumber())
-                                + 1;
+        Map<String, Long> next = new HashMap<>(); // Silver table -> its latest version + 1
+        for (String g : rebuilt) {
+            Map<String, Long> first = new TreeMap<>();
+            for (GoldSqlStart.Read read : readsOf.get(g)) {
+                long v =
+                        read.startingVersion() != null
+                                ? read.startingVersion()
+                                : next.computeIfAbsent(
+                                        read.table(),
+                                        name -> {
+                                            Table silver =
+                                                    changeflow
+                                                            .catalog()
+                                                            .loadTable(TableIdentifier.parse(name));
+                                            return (silver.currentSnapshot() == null
+                                                            ? 0
+                                                            : silver.currentSnapshot()
+                                                                    .sequenceNumber())
+                                                    + 1;
+                                        });
+                first.put(read.table(), v);
             }
-            first.put(read.table(), v);
-        }
-        for (Map.Entry<String, Table> g : gold.entrySet()) {
-            if (GoldSqlStart.reset(g.getValue(), first, jobId)) {
+            if (GoldSqlStart.reset(gold.get(g), first, jobId)) {
                 out.printf(
                         "Gold table %s: emptied; rebuilt from Silver %s%n",
-                        g.getKey(),
+                        g,
                         first.entrySet().stream()
                                 .map(e -> e.getKey() + " as of version " + (e.getValue() - 1))
                                 .collect(Collectors.joining(", ")));
@@ -843,13 +880,30 @@ public final class GoldSql {
                         ? Map.of(ChangeflowCatalog.CHANGELOG_DEFAULTS_PREFIX + "bounded", "true")
                         : Map.of(),
                 out,
+                new ArrayList<>(),
                 new ArrayList<>());
     }
 
     /**
      * As {@link #plan(File, StreamTableEnvironment, CatalogSettings, boolean, PrintStream)}, with
-     * the catalog's extra options and the INSERTs' targets ({@code [catalog, db, table]}, in file
-     * order) added to {@code targets}.
+     * the catalog's extra options, the INSERTs' targets ({@code [catalog, db, table]}, in file
+     * order) added to {@code targets} and each INSERT's changelog reads (in the same order) to
+     * {@code reads}.
+     *
+     * <p><b>Which reads are an INSERT's</b> (G2, G3 per INSERT, issue #16): the {@code t$changelog}
+     * reads the catalog records ({@link ChangeflowCatalog#changelogReads}) while that INSERT alone
+     * is prepared and added to the statement set. Flink converts an INSERT's query to its
+     * relational plan when the statement is added ({@link StatementSet#addInsertSql} parses,
+     * validates and converts it), and the conversion creates one table source per table reference
+     * of the query — through views, CTEs and subqueries too — so the reads recorded in between are
+     * exactly the query's (each INSERT is planned alone here, so nothing of another INSERT is among
+     * them). The mapping is by Silver table name ({@code db.t}), not by read instance, because the
+     * optimizer of the whole statement set may merge equal scans of different INSERTs into one
+     * source (source reuse) whose instance is then another INSERT's; a Silver table name survives
+     * that, and walking Flink's optimized plan (whose node classes are internal) is not needed.
+     * Each target in catalog {@value #CATALOG} is then given its INSERTs' Silver tables ({@link
+     * ChangeflowCatalog#addInsertReads}) before its sink is created, so its commits record those
+     * tables' versions only.
      */
     static StatementSet plan(
             File file,
@@ -857,8 +911,10 @@ public final class GoldSql {
             CatalogSettings settings,
             Map<String, String> catalogOptions,
             PrintStream out,
-            List<List<String>> targets) {
+            List<List<String>> targets,
+            List<List<ChangeflowCatalog.ChangelogRead>> reads) {
         FlinkSqlSession.open(tEnv, settings, CATALOG, catalogOptions);
+        ChangeflowCatalog changeflow = changeflowCatalog(tEnv);
         List<SqlScript.Statement> inserts = new ArrayList<>();
         for (SqlScript.Statement s : file.statements()) {
             if (s.startsWith("INSERT")) {
@@ -901,11 +957,21 @@ public final class GoldSql {
         StatementSet set = tEnv.createStatementSet();
         for (int i = 0; i < inserts.size(); i++) {
             SqlScript.Statement s = inserts.get(i);
-            prepareTarget(tEnv, s, targets.get(i), out);
+            List<String> target = targets.get(i);
+            int before = changeflow.changelogReads().size();
+            prepareTarget(tEnv, s, target, out);
             try {
                 set.addInsertSql(s.text());
             } catch (RuntimeException e) {
-                throw invalid(s, targets.get(i), e);
+                throw invalid(s, target, e);
+            }
+            List<ChangeflowCatalog.ChangelogRead> all = changeflow.changelogReads();
+            List<ChangeflowCatalog.ChangelogRead> own = all.subList(before, all.size());
+            reads.add(own);
+            if (CATALOG.equals(target.get(0))) {
+                changeflow.addInsertReads(
+                        new ObjectPath(target.get(1), target.get(2)),
+                        own.stream().map(ChangeflowCatalog.ChangelogRead::table).toList());
             }
         }
         // G3: the Gold tables are emptied before the job runs, so every INSERT must plan (column

@@ -37,16 +37,22 @@ import java.util.function.Function;
  * N) before it stands for N−1: that run rebuilds Gold as of Silver's version N−1 onwards, and its
  * commits carry no version until its reads' snapshots are complete.
  *
+ * <p><b>Per INSERT</b> (issue #16): a Gold table's reads are the changelog reads of the INSERTs
+ * that write it, not every read of the file's job; its commits record the versions of those reads
+ * only ({@link dev.changeflow.sources.cdf.sql.SourceVersionStamping}), and the gap rule, the
+ * emptying and its marks below concern those reads only.
+ *
  * <p><b>The gap rule</b> (G3, shared with the definition-file job: {@link GoldStart#checkNoGap}): a
- * read of {@code s} with an explicit {@code starting-version} N, beside a Gold table recorded at R
- * for {@code s}, fails with {@code GOLD_VERSION_MISMATCH} when N > R + 1 and versions R+1..N−1 have
- * changes — checked for every Gold table and read before anything is committed. A replay that
- * starts later than the Gold tables' history reaches is almost always the wrong version (a typo,
- * another table's numbering), and its Gold history would jump over Silver versions it never
- * reflected. A start at or before R + 1 is always fine: the tables are rebuilt.
+ * read of {@code s} with an explicit {@code starting-version} N, in an INSERT into a Gold table
+ * recorded at R for {@code s}, fails with {@code GOLD_VERSION_MISMATCH} when N > R + 1 and versions
+ * R+1..N−1 have changes — checked for every Gold table and each of its own reads before anything is
+ * committed. A replay that starts later than the Gold tables' history reaches is almost always the
+ * wrong version (a typo, another table's numbering), and its Gold history would jump over Silver
+ * versions it never reflected. A start at or before R + 1 is always fine: the tables are rebuilt.
  *
  * <p>Reads with {@code 'start-mode'='changes-only'} do not rebuild Gold's state from a snapshot, so
- * a file with one is not emptied (the gap rule still applies to it).
+ * a Gold table written from one is not emptied (the gap rule still applies to it); nor is a Gold
+ * table whose INSERTs read no changelog.
  */
 @Internal
 public final class GoldSqlStart {
@@ -154,7 +160,8 @@ public final class GoldSqlStart {
 
     /**
      * Checks every read with an explicit starting version against every Gold table's recorded
-     * version of its Silver table (G3 gap rule), before anything is committed.
+     * version of its Silver table (G3 gap rule), before anything is committed: {@link #check(Map,
+     * Map, Function)} for Gold tables that are all written from {@code reads}.
      *
      * @param gold the INSERT targets that exist, by name
      * @param silver loads a Silver table by {@code db.t}
@@ -163,20 +170,47 @@ public final class GoldSqlStart {
      */
     public static void check(
             Map<String, Table> gold, List<Read> reads, Function<String, Table> silver) {
-        for (Read read : reads) {
-            if (read.startingVersion() == null) {
-                continue;
-            }
-            Table s = null;
-            for (Map.Entry<String, Table> g : gold.entrySet()) {
+        Map<String, List<Read>> readsOf = new LinkedHashMap<>();
+        gold.keySet().forEach(g -> readsOf.put(g, reads));
+        check(gold, readsOf, silver);
+    }
+
+    /**
+     * Checks each Gold table against the reads of its own INSERTs (G3 gap rule, per INSERT): every
+     * read in {@code readsOf.get(g)} with an explicit starting version against {@code g}'s recorded
+     * version of that read's Silver table, before anything is committed. A Gold table is never
+     * checked against a read it is not written from: it records no version of that read's table (or
+     * an older one, written before issue #16), which says nothing about what it holds.
+     *
+     * @param gold the INSERT targets that exist, by name
+     * @param readsOf per Gold table name, the reads of the INSERTs into it ({@link #reads}); a
+     *     table without entry has none
+     * @param silver loads a Silver table by {@code db.t}
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH} naming the Gold table, its recorded
+     *     version and the starting version
+     */
+    public static void check(
+            Map<String, Table> gold,
+            Map<String, List<Read>> readsOf,
+            Function<String, Table> silver) {
+        Map<String, Table> loaded = new TreeMap<>();
+        for (Map.Entry<String, Table> g : gold.entrySet()) {
+            for (Read read : readsOf.getOrDefault(g.getKey(), List.of())) {
+                if (read.startingVersion() == null) {
+                    continue;
+                }
                 OptionalLong recorded = recordedVersion(g.getValue(), read.table());
                 if (recorded.isEmpty()) {
                     continue;
                 }
-                if (s == null) {
-                    s = silver.apply(read.table());
-                    s.refresh();
-                }
+                Table s =
+                        loaded.computeIfAbsent(
+                                read.table(),
+                                name -> {
+                                    Table t = silver.apply(name);
+                                    t.refresh();
+                                    return t;
+                                });
                 long latest =
                         s.currentSnapshot() == null ? 0 : s.currentSnapshot().sequenceNumber();
                 GoldStart.checkNoGap(

@@ -343,6 +343,37 @@ class GoldStartTest {
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, late.code());
     }
 
+    /**
+     * Issue #16: each Gold table is checked against the reads of its own INSERTs only — a start
+     * that is a gap for a table's stale version of a Silver table it does not read passes.
+     */
+    @Test
+    void sqlGoldIsCheckedOnlyAgainstTheReadsOfItsOwnInserts() throws IOException {
+        String stamp = SourceVersionLog.SOURCE_VERSION_PREFIX + "silver.accounts";
+        // g reads branches only, yet records accounts = 3 (as every Gold commit did before #16);
+        // h reads accounts and records 5
+        Table g = sqlGold("g", Map.of(stamp, "3"));
+        Table h = sqlGold("h", Map.of(stamp, "5"));
+        Map<String, Table> gold = new java.util.LinkedHashMap<>();
+        gold.put("gold.g", g);
+        gold.put("gold.h", h);
+        GoldSqlStart.Read accountsAt6 = new GoldSqlStart.Read("silver.accounts", 6L, true);
+        GoldSqlStart.Read branchesAt6 = new GoldSqlStart.Read("silver.branches", 6L, true);
+        GoldSqlStart.check(
+                gold,
+                Map.of("gold.g", List.of(branchesAt6), "gold.h", List.of(accountsAt6)),
+                t -> silver);
+        // every Gold table against every read (the form for tables written from all reads)
+        GoldException e =
+                assertThrows(
+                        GoldException.class,
+                        () ->
+                                GoldSqlStart.check(
+                                        gold, List.of(accountsAt6, branchesAt6), t -> silver));
+        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
+        assertTrue(e.getMessage().contains("Gold table gold.g (recorded"), e.getMessage());
+    }
+
     /** The reads of a file, per table; a changes-only read means Gold is not rebuilt. */
     @Test
     void sqlGoldReadsArePerTableAndRebuildOnlyFromSnapshots() {

@@ -133,10 +133,12 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
         if (log == null || "true".equalsIgnoreCase(writeProps.get("use-dynamic-iceberg-sink"))) {
             return iceberg.createDynamicTableSink(context);
         }
-        // as Iceberg's factory does, with commits stamped with the reads' versions (G2)
+        // as Iceberg's factory does, with commits stamped with the versions of the reads of the
+        // INSERTs into this table (G2)
+        ObjectPath target = context.getObjectIdentifier().toObjectPath();
         return new IcebergTableSink(
                 new SourceVersionStamping(
-                        catalog.tableLoader(context.getObjectIdentifier().toObjectPath()), log),
+                        catalog.tableLoader(target), log, catalog.insertReads(target)),
                 context.getCatalogTable().getResolvedSchema(),
                 context.getConfiguration(),
                 writeProps);

@@ -26,6 +26,7 @@ import org.apache.iceberg.flink.TableLoader;
 import javax.annotation.Nullable;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -33,6 +34,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Iceberg's {@link FlinkCatalog} plus, for every Iceberg table {@code db.t}, two read-only tables:
@@ -81,8 +84,9 @@ public class ChangeflowCatalog extends FlinkCatalog {
      * Catalog option: the directory of a {@link SourceVersionLog}. When set, every {@code
      * t$changelog} read records the version it completed at each checkpoint there, and every
      * Iceberg table written through this catalog gets {@code changeflow.source-version.<db.t>} on
-     * its commits ({@link SourceVersionStamping}; G2). {@code bin/changeflow gold FILE.sql} sets
-     * it.
+     * its commits ({@link SourceVersionStamping}; G2) — for the Silver tables its INSERTs read
+     * ({@link #addInsertReads}) when they were given, else for every read of the job. {@code
+     * bin/changeflow gold FILE.sql} sets it.
      */
     public static final String SOURCE_VERSION_LOG = "source-version-log";
 
@@ -98,6 +102,7 @@ public class ChangeflowCatalog extends FlinkCatalog {
     private final List<ChangelogRead> changelogReads =
             new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, String> changelogDefaults = new HashMap<>();
+    private final Map<String, Set<String>> insertReads = new ConcurrentHashMap<>();
 
     /** See {@link FlinkCatalog}'s constructor; {@link ChangeflowCatalogFactory} calls it. */
     public ChangeflowCatalog(
@@ -340,6 +345,30 @@ public class ChangeflowCatalog extends FlinkCatalog {
 
     void planned(ChangelogRead read) {
         changelogReads.add(read);
+    }
+
+    /**
+     * Records that an INSERT into {@code target} (a table of this catalog) reads the Silver tables
+     * {@code silverTables} ({@code db.t}, through {@code t$changelog}): the commits of {@code
+     * target}'s sink then carry {@code changeflow.source-version.<db.t>} for these tables only
+     * (G2). Several INSERTs into the same target add up (their union). Call it before the sink is
+     * created (before the statement set is explained or executed); an empty set means the target's
+     * commits record no version. A target never given here records every read of the job (the
+     * catalog cannot tell which reads feed which sink: Flink creates the sources when it converts
+     * each query and the sinks only when it plans the whole statement set).
+     */
+    public void addInsertReads(ObjectPath target, Collection<String> silverTables) {
+        insertReads.computeIfAbsent(tableName(target), k -> new TreeSet<>()).addAll(silverTables);
+    }
+
+    /**
+     * The Silver tables ({@code db.t}) the INSERTs into {@code target} read ({@link
+     * #addInsertReads}), sorted; null when none were recorded for it.
+     */
+    @Nullable
+    public Set<String> insertReads(ObjectPath target) {
+        Set<String> tables = insertReads.get(tableName(target));
+        return tables == null ? null : new TreeSet<>(tables);
     }
 
     /** {@code db.t} of the Iceberg table behind {@code path}. */

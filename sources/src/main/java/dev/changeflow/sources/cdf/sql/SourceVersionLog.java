@@ -9,11 +9,14 @@ import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
+import javax.annotation.Nullable;
+
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 
@@ -29,9 +32,11 @@ import java.util.UUID;
  * committer commits that checkpoint. So each read writes, per checkpoint {@code c}, the file {@code
  * <dir>/<db.table>@<read id>/<c>} holding its completed version, and {@link SourceVersionStamping}
  * adds {@code changeflow.source-version.<db.table>} to a Gold commit of checkpoint {@code c} from
- * the files of {@code c} ({@link #versionsAt}). A table read twice (a self-join) gets the smaller
- * of its reads' versions. A read that wrote nothing for {@code c} (its initial snapshot not yet
- * emitted) adds nothing, so the commit claims nothing for it.
+ * the files of {@code c} ({@link #versionsAt}) of the Silver tables the Gold table's own INSERT
+ * reads (issue #16: not every read of the job). A table read twice (a self-join, or two INSERTs
+ * reading it with different options) gets the smaller of its reads' versions. A read that wrote
+ * nothing for {@code c} (its initial snapshot not yet emitted) adds nothing, so the commit claims
+ * nothing for it.
  *
  * <p>The directory is a Flink file system path (local or any Flink file system); a Gold job uses
  * {@code <checkpoint root>/source-versions}. Each read keeps the files of its last {@value #KEEP}
@@ -87,6 +92,14 @@ public final class SourceVersionLog implements Serializable {
      * @return table ({@code db.t}) → version, sorted; empty when none recorded
      */
     public Map<String, Long> versionsAt(long checkpointId) {
+        return versionsAt(checkpointId, null);
+    }
+
+    /**
+     * As {@link #versionsAt(long)}, for the Silver tables {@code tables} only (the tables a Gold
+     * table's own INSERT reads, {@link SourceVersionStamping}); null: every table.
+     */
+    public Map<String, Long> versionsAt(long checkpointId, @Nullable Set<String> tables) {
         Map<String, Long> versions = new TreeMap<>();
         try {
             Path root = new Path(dir);
@@ -105,6 +118,9 @@ public final class SourceVersionLog implements Serializable {
                 }
                 String name = read.getPath().getName();
                 String table = name.substring(0, name.lastIndexOf('@'));
+                if (tables != null && !tables.contains(table)) {
+                    continue;
+                }
                 long v;
                 try (FSDataInputStream in = fs.open(entry)) {
                     v =

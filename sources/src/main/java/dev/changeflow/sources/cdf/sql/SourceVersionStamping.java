@@ -9,10 +9,14 @@ import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 
+import javax.annotation.Nullable;
+
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The Gold side of {@link SourceVersionLog} (G2): a {@link TableLoader} for Iceberg's Flink sink
@@ -23,6 +27,12 @@ import java.util.Map;
  * the same operation, so they are part of the same atomic snapshot. A commit that merges several
  * pending checkpoints (an append-only commit) carries the newest id and so the newest versions,
  * which its data covers.
+ *
+ * <p><b>Which Silver tables</b> (issue #16): a loader made with a set of Silver tables ({@code
+ * db.t}) sets the versions of those tables only — the tables the Gold table's own INSERT reads
+ * ({@link ChangeflowCatalog#addInsertReads}), so that a Gold table in a job of several INSERTs
+ * never claims a version of a Silver table it does not read (and the gap rule, G3, never checks it
+ * against one). Without a set, every read of the job is recorded.
  *
  * <p>Only the operations the committers use are wrapped ({@code newAppend}, {@code newFastAppend},
  * {@code newRowDelta}, {@code newOverwrite}, {@code newReplacePartitions}); every other call goes
@@ -37,11 +47,25 @@ public final class SourceVersionStamping implements TableLoader {
 
     private final TableLoader delegate;
     private final SourceVersionLog log;
+    @Nullable private final TreeSet<String> tables;
 
-    /** Loads {@code delegate}'s table, stamping its commits from {@code log}. */
+    /**
+     * Loads {@code delegate}'s table, stamping its commits from {@code log} with every read's
+     * version.
+     */
     public SourceVersionStamping(TableLoader delegate, SourceVersionLog log) {
+        this(delegate, log, null);
+    }
+
+    /**
+     * Loads {@code delegate}'s table, stamping its commits from {@code log} with the versions of
+     * the Silver tables {@code tables} ({@code db.t}) only; null: every read's.
+     */
+    public SourceVersionStamping(
+            TableLoader delegate, SourceVersionLog log, @Nullable Set<String> tables) {
         this.delegate = delegate;
         this.log = log;
+        this.tables = tables == null ? null : new TreeSet<>(tables);
     }
 
     @Override
@@ -60,13 +84,13 @@ public final class SourceVersionStamping implements TableLoader {
         if (!(table instanceof BaseTable base) || table.getClass() != BaseTable.class) {
             return table;
         }
-        return new StampedTable(base, log);
+        return new StampedTable(base, log, tables);
     }
 
     @Override
     @SuppressWarnings({"MethodDoesntCallSuperMethod", "checkstyle:NoClone"})
     public TableLoader clone() {
-        return new SourceVersionStamping(delegate.clone(), log);
+        return new SourceVersionStamping(delegate.clone(), log, tables);
     }
 
     @Override
@@ -76,50 +100,59 @@ public final class SourceVersionStamping implements TableLoader {
 
     @Override
     public String toString() {
-        return delegate + " (source versions from " + log.dir() + ")";
+        return delegate
+                + " (source versions"
+                + (tables == null ? "" : " of " + String.join(", ", tables))
+                + " from "
+                + log.dir()
+                + ")";
     }
 
     /** A table whose snapshot-producing operations are stamped. */
     static final class StampedTable extends BaseTable {
         private static final long serialVersionUID = 1L;
         private final transient SourceVersionLog log;
+        @Nullable private final transient Set<String> tables;
 
-        StampedTable(BaseTable table, SourceVersionLog log) {
+        StampedTable(BaseTable table, SourceVersionLog log, @Nullable Set<String> tables) {
             super(table.operations(), table.name(), table.reporter());
             this.log = log;
+            this.tables = tables;
         }
 
         @Override
         public AppendFiles newAppend() {
-            return stamped(AppendFiles.class, super.newAppend(), log);
+            return stamped(AppendFiles.class, super.newAppend(), log, tables);
         }
 
         @Override
         public AppendFiles newFastAppend() {
-            return stamped(AppendFiles.class, super.newFastAppend(), log);
+            return stamped(AppendFiles.class, super.newFastAppend(), log, tables);
         }
 
         @Override
         public RowDelta newRowDelta() {
-            return stamped(RowDelta.class, super.newRowDelta(), log);
+            return stamped(RowDelta.class, super.newRowDelta(), log, tables);
         }
 
         @Override
         public OverwriteFiles newOverwrite() {
-            return stamped(OverwriteFiles.class, super.newOverwrite(), log);
+            return stamped(OverwriteFiles.class, super.newOverwrite(), log, tables);
         }
 
         @Override
         public ReplacePartitions newReplacePartitions() {
-            return stamped(ReplacePartitions.class, super.newReplacePartitions(), log);
+            return stamped(ReplacePartitions.class, super.newReplacePartitions(), log, tables);
         }
     }
 
     /**
      * {@code operation}, seen through {@code type}, with {@code set(CHECKPOINT_ID, c)} remembered
-     * and the source versions of {@code c} set just before {@code commit()}.
+     * and the source versions of {@code c} of {@code tables} (null: all) set just before {@code
+     * commit()}.
      */
-    static <T> T stamped(Class<T> type, T operation, SourceVersionLog log) {
+    static <T> T stamped(
+            Class<T> type, T operation, SourceVersionLog log, @Nullable Set<String> tables) {
         long[] checkpoint = {-1L};
         Object[] self = new Object[1];
         Object proxy =
@@ -137,7 +170,7 @@ public final class SourceVersionStamping implements TableLoader {
                                     && (args == null || args.length == 0)
                                     && checkpoint[0] >= 0) {
                                 for (Map.Entry<String, Long> v :
-                                        log.versionsAt(checkpoint[0]).entrySet()) {
+                                        log.versionsAt(checkpoint[0], tables).entrySet()) {
                                     ((org.apache.iceberg.SnapshotUpdate<?>) operation)
                                             .set(
                                                     SourceVersionLog.SOURCE_VERSION_PREFIX

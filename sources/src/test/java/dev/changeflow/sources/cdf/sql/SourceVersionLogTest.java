@@ -16,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -115,5 +116,62 @@ class SourceVersionLogTest {
         assertThat(table.currentSnapshot().summary())
                 .doesNotContainKey("changeflow.source-version.silver.accounts");
         loader.close();
+    }
+
+    /**
+     * Issue #16: a Gold table's loader made with the Silver tables its own INSERT reads stamps
+     * those tables' versions only, though the job's other reads recorded theirs for the same
+     * checkpoint; an empty set stamps none.
+     */
+    @Test
+    void aCommitCarriesOnlyTheVersionsOfTheTablesItsInsertReads() throws Exception {
+        HadoopCatalog catalog =
+                new HadoopCatalog(new Configuration(), dir.resolve("wh").toString());
+        Schema schema = new Schema(Types.NestedField.required(1, "k", Types.LongType.get()));
+        for (String name : new String[] {"x", "none"}) {
+            catalog.createTable(
+                    TableIdentifier.of("gold", name),
+                    schema,
+                    PartitionSpec.unpartitioned(),
+                    Map.of("format-version", "2"));
+        }
+        SourceVersionLog log = new SourceVersionLog(dir.resolve("log").toString());
+        log.listener("silver.accounts").checkpointing(7, 42);
+        log.listener("silver.branches").checkpointing(7, 3);
+        log.listener("silver.tellers").checkpointing(7, 9);
+        assertThat(log.versionsAt(7, Set.of("silver.branches", "silver.tellers")))
+                .isEqualTo(Map.of("silver.branches", 3L, "silver.tellers", 9L));
+        assertThat(log.versionsAt(7, Set.of("silver.history"))).isEmpty();
+
+        TableLoader x =
+                new SourceVersionStamping(
+                        TableLoader.fromHadoopTable(
+                                dir.resolve("wh").resolve("gold").resolve("x").toString()),
+                        log,
+                        Set.of("silver.branches"));
+        x.open();
+        Table tx = x.loadTable();
+        tx.newAppend().set(SourceVersionStamping.CHECKPOINT_ID, "7").commit();
+        tx.refresh();
+        assertThat(tx.currentSnapshot().summary())
+                .containsEntry("changeflow.source-version.silver.branches", "3")
+                .doesNotContainKeys(
+                        "changeflow.source-version.silver.accounts",
+                        "changeflow.source-version.silver.tellers");
+        x.close();
+
+        TableLoader none =
+                new SourceVersionStamping(
+                        TableLoader.fromHadoopTable(
+                                dir.resolve("wh").resolve("gold").resolve("none").toString()),
+                        log,
+                        Set.of());
+        none.open();
+        Table tn = none.loadTable();
+        tn.newAppend().set(SourceVersionStamping.CHECKPOINT_ID, "7").commit();
+        tn.refresh();
+        assertThat(tn.currentSnapshot().summary().keySet())
+                .noneMatch(k -> k.startsWith(SourceVersionLog.SOURCE_VERSION_PREFIX));
+        none.close();
     }
 }
