@@ -31,7 +31,9 @@ public final class IngestOptions {
             key("format")
                     .stringType()
                     .defaultValue("debezium-json")
-                    .withDescription("Record format of every flow: debezium-json or json.");
+                    .withDescription(
+                            "Record format of every flow: debezium-json, json, csv (plain rows"
+                                    + " from CSV files with a header line) or parquet.");
 
     public static final ConfigOption<String> NAMESPACE =
             key("namespace")

@@ -104,14 +104,21 @@ public final class IngestJob {
             @Nullable Path doneDir,
             boolean includeExisting,
             @Nullable List<String> skip) {
+        // S2: CSV lines and Parquet records become plain rows in the source
+        ChangeFiles.Format format = IngestPlanner.fileFormat(plan.config.format);
         Source<SourceLine, ?, ?> files =
                 includeExisting
-                        ? ChangeFiles.source(inputs, monitorInterval)
+                        ? ChangeFiles.source(
+                                inputs,
+                                monitorInterval,
+                                DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
+                                format)
                         : ChangeFiles.newFilesOnly(
                                 inputs,
                                 monitorInterval,
                                 DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
-                                skip);
+                                skip,
+                                format);
         DataStream<SourceLine> lines =
                 env.fromSource(files, WatermarkStrategy.noWatermarks(), "change files")
                         .uid("change-files")

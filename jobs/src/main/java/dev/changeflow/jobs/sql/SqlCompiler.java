@@ -857,8 +857,14 @@ final class SqlCompiler {
     }
 
     private FlowConfig flow(FlowDef f, CreateStreamingTable target, ReadFiles source) {
+        Map<String, Object> defaults = new LinkedHashMap<>();
+        // S2: schemaHints type some source columns, as the flows file's schema-hints
+        putIfSet(
+                defaults,
+                FlowOptions.SCHEMA_HINTS.key(),
+                source.arguments().get(SqlParser.SCHEMA_HINTS));
         return flow(
-                f, target, source.arguments().getOrDefault("table", shortName(target)), Map.of());
+                f, target, source.arguments().getOrDefault("table", shortName(target)), defaults);
     }
 
     /** The target's name without namespace: the default source table of a flow. */

@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.sql;
 
+import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
@@ -121,7 +122,10 @@ public final class SqlParser {
 
     /** The named arguments of {@code read_files} this release takes. */
     static final List<String> READ_FILES_ARGUMENTS =
-            List.of("format", "table", "includeExistingFiles");
+            List.of("format", "table", "includeExistingFiles", "schemaHints");
+
+    /** {@code read_files} argument {@code schemaHints} (docs/semantics.md S2). */
+    static final String SCHEMA_HINTS = "schemaHints";
 
     /** {@code read_files} argument {@code includeExistingFiles} (docs/semantics.md S2). */
     static final String INCLUDE_EXISTING_FILES = "includeExistingFiles";
@@ -1462,12 +1466,30 @@ public final class SqlParser {
             String path = string("the path as the first argument of read_files");
             Map<String, String> args = new LinkedHashMap<>();
             while (acceptSymbol(",")) {
+                boolean hadHints = args.containsKey(SCHEMA_HINTS);
                 namedArgument(
                         "read_files",
                         args,
                         READ_FILES_ARGUMENTS,
-                        "format =>, table => and includeExistingFiles =>");
+                        "format =>, table =>, includeExistingFiles => and schemaHints =>");
                 SqlToken value = tokens.get(at - 1);
+                String hints = args.get(SCHEMA_HINTS);
+                if (hints != null && !hadHints) {
+                    try {
+                        FlowOptions.schemaHintColumns(hints);
+                    } catch (IllegalArgumentException e) {
+                        // S2: at the value, before anything is planned
+                        throw new SqlException(
+                                Code.INVALID_OPTION,
+                                value.position(),
+                                "read_files "
+                                        + SCHEMA_HINTS
+                                        + " '"
+                                        + hints
+                                        + "': "
+                                        + (e.getCause() != null ? e.getCause() : e).getMessage());
+                    }
+                }
                 String given = args.get(INCLUDE_EXISTING_FILES);
                 if (given != null
                         && !given.equalsIgnoreCase("true")

@@ -184,7 +184,8 @@ class FlowsFileTest {
                                 + " where it starts with starting-offsets (latest skips what is"
                                 + " already in the topics)");
         assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
-                .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
+                .hasMessage(
+                        "x.yaml: 'format' must be json, debezium-json, csv or parquet, got 'avro'");
         // S1: a select list shapes the rows of an append-only flow, whose columns are its own
         assertThatThrownBy(
                         () ->

@@ -965,7 +965,7 @@ class SqlParserTest {
                 "p.sql:1:65: "
                         + u
                         + "read_files argument 'maxFilesPerTrigger' (this release takes format =>,"
-                        + " table => and includeExistingFiles =>)");
+                        + " table =>, includeExistingFiles => and schemaHints =>)");
         fails(
                 "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h',"
                         + " kafka.security.protocol => 'SSL')",
