@@ -154,6 +154,11 @@ public final class IngestPlanner {
                                 + " as the flows file's top-level 'format', not per flow)");
             }
         }
+        if (config.maxFilesPerTrigger != null && kafkaSample != null) {
+            throw new IllegalArgumentException(
+                    "'max-files-per-trigger' limits the files read per checkpoint; the job reads"
+                            + " Kafka (give it without 'kafka', or leave it out)");
+        }
         if (files != ChangeFiles.Format.LINES && kafkaSample != null) {
             throw new IllegalArgumentException(
                     "format "

@@ -122,7 +122,10 @@ public final class SqlParser {
 
     /** The named arguments of {@code read_files} this release takes. */
     static final List<String> READ_FILES_ARGUMENTS =
-            List.of("format", "table", "includeExistingFiles", "schemaHints");
+            List.of("format", "table", "includeExistingFiles", "schemaHints", "maxFilesPerTrigger");
+
+    /** {@code read_files} argument {@code maxFilesPerTrigger} (docs/semantics.md S2). */
+    static final String MAX_FILES_PER_TRIGGER = "maxFilesPerTrigger";
 
     /** {@code read_files} argument {@code schemaHints} (docs/semantics.md S2). */
     static final String SCHEMA_HINTS = "schemaHints";
@@ -1471,7 +1474,20 @@ public final class SqlParser {
                         "read_files",
                         args,
                         READ_FILES_ARGUMENTS,
-                        "format =>, table =>, includeExistingFiles => and schemaHints =>");
+                        "format =>, table =>, includeExistingFiles =>, schemaHints => and"
+                                + " maxFilesPerTrigger =>");
+                String files = args.get(MAX_FILES_PER_TRIGGER);
+                if (files != null && !files.matches("[1-9][0-9]{0,8}")) {
+                    // S2: at the value, before anything is planned
+                    throw new SqlException(
+                            Code.INVALID_OPTION,
+                            tokens.get(at - 1).position(),
+                            "read_files "
+                                    + MAX_FILES_PER_TRIGGER
+                                    + " must be a whole number of files from 1 to 999999999, got '"
+                                    + files
+                                    + "'");
+                }
                 SqlToken value = tokens.get(at - 1);
                 String hints = args.get(SCHEMA_HINTS);
                 if (hints != null && !hadHints) {

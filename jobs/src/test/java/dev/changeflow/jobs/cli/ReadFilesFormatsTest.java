@@ -278,6 +278,65 @@ class ReadFilesFormatsTest {
                         "fruit_log|c.parquet|1|DAMAGED_FILE|" + corrupt);
     }
 
+    /**
+     * S2: maxFilesPerTrigger => 1 takes one new file per checkpoint, so each Iceberg commit holds
+     * the rows of exactly one file (1, 2 and 3 rows), every row once; a value that is not a
+     * positive whole number fails at the value before anything is written.
+     */
+    @Test
+    void maxFilesPerTriggerTakesThatManyFilesPerCommit() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(dir.resolve("in/a.json"), "{\"id\": 1}\n");
+        Files.writeString(dir.resolve("in/b.json"), "{\"id\": 2}\n{\"id\": 3}\n");
+        Files.writeString(dir.resolve("in/c.json"), "{\"id\": 4}\n{\"id\": 5}\n{\"id\": 6}\n");
+        Path f = dir.resolve("limited.sql");
+        String statement =
+                "SET checkpoint-interval = 300ms;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE events AS SELECT * FROM STREAM\n"
+                        + "  read_files('in/', format => 'json', maxFilesPerTrigger => {n});\n";
+        Files.writeString(f, statement.replace("{n}", "0"));
+        RunCommand c = new RunCommand();
+        new CommandLine(c).parseArgs("--warehouse", w.toString(), f.toString());
+        assertThatThrownBy(c::call)
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        f
+                                + ":3:61: INVALID_OPTION: read_files maxFilesPerTrigger must be a"
+                                + " whole number of files from 1 to 999999999, got '0'");
+        assertThat(w).doesNotExist();
+
+        Files.writeString(f, statement.replace("{n}", "1"));
+        assertThat(run(w, f)).isZero();
+        Table events = table(w, "events");
+        assertThat(rows(events)).containsExactlyInAnyOrder("1", "2", "3", "4", "5", "6");
+        // the ids each commit added, by file: a.json 1, b.json 2-3, c.json 4-6
+        List<String> perCommit = new ArrayList<>();
+        java.util.Set<String> before = new java.util.TreeSet<>();
+        List<org.apache.iceberg.Snapshot> history = new ArrayList<>();
+        events.snapshots().forEach(history::add);
+        for (org.apache.iceberg.Snapshot s : history) {
+            java.util.Set<String> now = new java.util.TreeSet<>();
+            try (CloseableIterable<Record> it =
+                    IcebergGenerics.read(events).useSnapshot(s.snapshotId()).build()) {
+                it.forEach(r -> now.add(String.valueOf(r.getField("id"))));
+            }
+            java.util.Set<String> added = new java.util.TreeSet<>(now);
+            added.removeAll(before);
+            java.util.Set<String> files = new java.util.TreeSet<>();
+            for (String id : added) {
+                files.add(id.equals("1") ? "a" : id.compareTo("3") <= 0 ? "b" : "c");
+            }
+            if (!files.isEmpty()) {
+                perCommit.add(String.join("+", files));
+            }
+            before = now;
+        }
+        // one file per commit (a file may spread over commits): never two files in one commit
+        assertThat(perCommit).allMatch(files -> files.length() == 1);
+        assertThat(perCommit.stream().distinct().sorted()).containsExactly("a", "b", "c");
+    }
+
     private static void writeParquet(Path file, Schema schema, List<List<Object>> rows)
             throws Exception {
         try (FileAppender<Record> out =

@@ -855,7 +855,7 @@ class SqlPipelineTest {
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
                         + " checkpoint-interval, checkpoint-timeout, format, include-existing-files,"
-                        + " max-record-bytes, name, namespace,"
+                        + " max-files-per-trigger, max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");
         assertThatThrownBy(() -> compile("SET parallelism = 0;" + flow))
