@@ -562,9 +562,9 @@ public final class FlowOptions {
     /**
      * A {@code schema-hints} column list: each column's type must parse ({@link
      * SchemaSampler#parseColumns}); the vendor's type names {@code LONG}, {@code SHORT}, {@code
-     * BYTE}, {@code INTEGER}, {@code REAL} and {@code TIMESTAMP_NTZ} are read as Flink's {@code
-     * BIGINT}, {@code SMALLINT}, {@code TINYINT}, {@code INT}, {@code FLOAT} and {@code TIMESTAMP}
-     * (see {@link #schemaHintColumns}).
+     * BYTE}, {@code REAL} and {@code TIMESTAMP_NTZ} are read as Flink's {@code BIGINT}, {@code
+     * SMALLINT}, {@code TINYINT}, {@code FLOAT} and {@code TIMESTAMP} (see {@link
+     * #schemaHintColumns}); a column named like one of them keeps its name.
      */
     private static String schemaHints(Object raw) {
         String text = OptionParsers.text(SCHEMA_HINTS.key()).parse(raw);
