@@ -117,6 +117,12 @@ public final class FlowConfig implements Serializable {
     @Nullable public String schema;
 
     /**
+     * {@code schema-hints}: types of some source columns as a Flink DDL column list, over the
+     * sampled or declared ones (docs/semantics.md S2); null = none.
+     */
+    @Nullable public String schemaHints;
+
+    /**
      * The select list of an append-only flow (docs/semantics.md S1), Flink SQL over the source's
      * columns; null for every source column.
      */
@@ -249,6 +255,9 @@ public final class FlowConfig implements Serializable {
         }
         if (r.isSet(FlowOptions.SCHEMA)) {
             schema = r.get(FlowOptions.SCHEMA);
+        }
+        if (r.isSet(FlowOptions.SCHEMA_HINTS)) {
+            schemaHints = r.get(FlowOptions.SCHEMA_HINTS);
         }
         if (r.isSet(FlowOptions.SELECT)) {
             select = r.get(FlowOptions.SELECT);

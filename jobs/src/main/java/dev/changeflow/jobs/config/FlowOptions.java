@@ -9,8 +9,10 @@ import dev.changeflow.operators.options.OptionParsers;
 import dev.changeflow.operators.options.OptionSet;
 import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sources.changes.DecoderFlow;
+import dev.changeflow.sources.changes.SchemaSampler;
 
 import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.table.types.logical.RowType;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -165,6 +167,20 @@ public final class FlowOptions {
                     .withDescription(
                             "Declared columns as a Flink DDL column list; default: from the records.");
 
+    /**
+     * {@code read_files(..., schemaHints => 'col TYPE, ...')} (docs/semantics.md S2): the types of
+     * the named source columns, over the sampled or declared ones; a hinted column the records lack
+     * is added (nullable). A value that does not fit its hinted type is an invalid record ({@code
+     * TYPE_MISMATCH}, quarantined by default).
+     */
+    public static final ConfigOption<String> SCHEMA_HINTS =
+            key("schema-hints")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Types of some source columns as a Flink DDL column list, over the"
+                                    + " sampled or declared ones; default: none.");
+
     public static final ConfigOption<String> SELECT =
             key("select")
                     .stringType()
@@ -264,7 +280,8 @@ public final class FlowOptions {
             key("format")
                     .stringType()
                     .noDefaultValue()
-                    .withDescription("debezium-json or json; default: the flows file's format.");
+                    .withDescription(
+                            "debezium-json, json, csv or parquet; default: the flows file's format.");
 
     public static final ConfigOption<Integer> FORMAT_VERSION =
             key("format-version")
@@ -404,6 +421,7 @@ public final class FlowOptions {
                     .add(IGNORE_NULL_UPDATES, FlowOptions::ignoreNullUpdatesText)
                     .add(TRACK_HISTORY_ON, selectionText(TRACK_HISTORY_ON.key()))
                     .add(SCHEMA, OptionParsers.text(SCHEMA.key()))
+                    .add(SCHEMA_HINTS, FlowOptions::schemaHints)
                     .add(SELECT, OptionParsers.text(SELECT.key()))
                     .add(SELECT_WHERE, OptionParsers.text(SELECT_WHERE.key()))
                     .add(TARGET_COLUMNS, OptionParsers.text(TARGET_COLUMNS.key()))
@@ -541,9 +559,60 @@ public final class FlowOptions {
                         : Expectation.OnViolation.fromConfigName(on));
     }
 
-    /** Record formats: {@code debezium-json} or {@code json} (lower case). */
+    /**
+     * A {@code schema-hints} column list: each column's type must parse ({@link
+     * SchemaSampler#parseColumns}); the vendor's type names {@code LONG}, {@code SHORT}, {@code
+     * BYTE}, {@code REAL} and {@code TIMESTAMP_NTZ} are read as Flink's {@code BIGINT}, {@code
+     * SMALLINT}, {@code TINYINT}, {@code FLOAT} and {@code TIMESTAMP} (see {@link
+     * #schemaHintColumns}); a column named like one of them keeps its name.
+     */
+    private static String schemaHints(Object raw) {
+        String text = OptionParsers.text(SCHEMA_HINTS.key()).parse(raw);
+        schemaHintColumns(text);
+        return text;
+    }
+
+    private static final Pattern SPARK_TYPE =
+            Pattern.compile(
+                    "(?i)(?<=[^\\s,]\\s{1,20})\\b(LONG|SHORT|BYTE|REAL|TIMESTAMP_NTZ)\\b(?=(?:[^']*'[^']*')*[^']*$)");
+
+    /**
+     * The columns of a {@code schema-hints} list as a ROW type, the vendor's type names read as
+     * Flink's (docs/semantics.md S2).
+     *
+     * @throws IllegalArgumentException naming the hint that does not parse
+     */
+    public static RowType schemaHintColumns(String hints) {
+        Matcher m = SPARK_TYPE.matcher(hints);
+        StringBuilder flink = new StringBuilder();
+        while (m.find()) {
+            String t = m.group(1).toUpperCase(Locale.ROOT);
+            m.appendReplacement(
+                    flink,
+                    switch (t) {
+                        case "LONG" -> "BIGINT";
+                        case "SHORT" -> "SMALLINT";
+                        case "BYTE" -> "TINYINT";
+                        case "REAL" -> "FLOAT";
+                        default -> "TIMESTAMP";
+                    });
+        }
+        m.appendTail(flink);
+        try {
+            return SchemaSampler.parseColumns(flink.toString());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    "'" + SCHEMA_HINTS.key() + "' '" + hints + "': " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Record formats: {@code debezium-json}, {@code json}, {@code csv} (plain rows from CSV files
+     * with a header line) or {@code parquet} (plain rows from Parquet files), docs/semantics.md S2;
+     * lower case.
+     */
     static OptionParser<String> format(String key) {
-        return OptionParsers.oneOf(key, "json", "debezium-json");
+        return OptionParsers.oneOf(key, "json", "debezium-json", "csv", "parquet");
     }
 
     /** {@code a}, {@code [a, b]}, {@code "a, b"} or {@code "STRUCT(a, b)"} → the columns. */

@@ -58,6 +58,12 @@ public final class IngestConfig implements Serializable {
      */
     public boolean includeExistingFiles = IngestOptions.INCLUDE_EXISTING_FILES.defaultValue();
 
+    /**
+     * At most this many new files per checkpoint ({@code max-files-per-trigger}, {@link
+     * IngestOptions#MAX_FILES_PER_TRIGGER}, docs/semantics.md S2); null = no limit.
+     */
+    @javax.annotation.Nullable public Integer maxFilesPerTrigger;
+
     public List<FlowConfig> flows = new ArrayList<>();
 
     /**
@@ -107,6 +113,9 @@ public final class IngestConfig implements Serializable {
         }
         if (r.isSet(IngestOptions.MAX_RECORD_BYTES)) {
             maxRecordBytes = r.get(IngestOptions.MAX_RECORD_BYTES);
+        }
+        if (r.isSet(IngestOptions.MAX_FILES_PER_TRIGGER)) {
+            maxFilesPerTrigger = r.get(IngestOptions.MAX_FILES_PER_TRIGGER);
         }
         if (r.isSet(IngestOptions.INCLUDE_EXISTING_FILES)) {
             includeExistingFiles = r.get(IngestOptions.INCLUDE_EXISTING_FILES);

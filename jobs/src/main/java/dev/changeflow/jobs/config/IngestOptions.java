@@ -31,7 +31,9 @@ public final class IngestOptions {
             key("format")
                     .stringType()
                     .defaultValue("debezium-json")
-                    .withDescription("Record format of every flow: debezium-json or json.");
+                    .withDescription(
+                            "Record format of every flow: debezium-json, json, csv (plain rows"
+                                    + " from CSV files with a header line) or parquet.");
 
     public static final ConfigOption<String> NAMESPACE =
             key("namespace")
@@ -92,6 +94,18 @@ public final class IngestOptions {
                                     + " (a start without saved state); the files present then are"
                                     + " taken as read.");
 
+    /**
+     * {@code read_files(..., maxFilesPerTrigger => n)} (docs/semantics.md S2): at most n new files
+     * per checkpoint (one Iceberg commit each); no limit by default.
+     */
+    public static final ConfigOption<Integer> MAX_FILES_PER_TRIGGER =
+            key("max-files-per-trigger")
+                    .intType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Files input: at most this many new files per checkpoint (one Iceberg"
+                                    + " commit); default: no limit.");
+
     /** The scalar top-level options with their parsers. */
     public static final OptionSet SET =
             OptionSet.builder("flows file")
@@ -130,6 +144,10 @@ public final class IngestOptions {
                             OptionParsers.intRange(
                                     MAX_RECORD_BYTES.key(), 1, Integer.MAX_VALUE, "bytes"))
                     .add(INCLUDE_EXISTING_FILES, OptionParsers.bool(INCLUDE_EXISTING_FILES.key()))
+                    .add(
+                            MAX_FILES_PER_TRIGGER,
+                            OptionParsers.intRange(
+                                    MAX_FILES_PER_TRIGGER.key(), 1, Integer.MAX_VALUE, "files"))
                     .build();
 
     private static Duration atLeast(String text, String key, Duration min, String minText) {

@@ -104,14 +104,32 @@ public final class IngestJob {
             @Nullable Path doneDir,
             boolean includeExisting,
             @Nullable List<String> skip) {
-        Source<SourceLine, ?, ?> files =
-                includeExisting
-                        ? ChangeFiles.source(inputs, monitorInterval)
-                        : ChangeFiles.newFilesOnly(
-                                inputs,
-                                monitorInterval,
-                                DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
-                                skip);
+        // S2: CSV lines and Parquet records become plain rows in the source
+        ChangeFiles.Format format = IngestPlanner.fileFormat(plan.config.format);
+        Source<
+                        SourceLine,
+                        org.apache.flink.connector.file.src.FileSourceSplit,
+                        org.apache.flink.connector.file.src.PendingSplitsCheckpoint<
+                                org.apache.flink.connector.file.src.FileSourceSplit>>
+                files =
+                        includeExisting
+                                ? ChangeFiles.source(
+                                        inputs,
+                                        monitorInterval,
+                                        DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
+                                        format)
+                                : ChangeFiles.newFilesOnly(
+                                        inputs,
+                                        monitorInterval,
+                                        DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
+                                        skip,
+                                        format);
+        if (plan.config.maxFilesPerTrigger != null) {
+            // S2: maxFilesPerTrigger, at most n new files per checkpoint (one commit)
+            files =
+                    new dev.changeflow.sources.files.FilesPerCheckpoint<>(
+                            files, plan.config.maxFilesPerTrigger);
+        }
         DataStream<SourceLine> lines =
                 env.fromSource(files, WatermarkStrategy.noWatermarks(), "change files")
                         .uid("change-files")

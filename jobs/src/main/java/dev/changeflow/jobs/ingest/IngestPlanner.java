@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.config.FlowConfig;
+import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.AutoCdcPredicates;
@@ -17,11 +18,13 @@ import dev.changeflow.sources.changes.DecoderFlow;
 import dev.changeflow.sources.changes.OnInvalidRecord;
 import dev.changeflow.sources.changes.OnSchemaChange;
 import dev.changeflow.sources.changes.SchemaSampler;
+import dev.changeflow.sources.files.ChangeFiles;
 
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -136,7 +139,44 @@ public final class IngestPlanner {
         }
         Map<String, RowType> sampled = Map.of();
         SchemaSampler.Result sample = null;
-        if (kafkaSample != null) {
+        ChangeFiles.Format files = fileFormat(config.format);
+        for (FlowConfig f : config.flows) {
+            if (f.format != null && fileFormat(f.format) != files) {
+                // S2: one file source reads every file of the job one way
+                throw new IllegalArgumentException(
+                        "flow '"
+                                + f.flowName()
+                                + "': format '"
+                                + f.format
+                                + "' differs from the job's format '"
+                                + config.format
+                                + "'; the files of one job are read one way (give csv or parquet"
+                                + " as the flows file's top-level 'format', not per flow)");
+            }
+        }
+        if (config.maxFilesPerTrigger != null && kafkaSample != null) {
+            throw new IllegalArgumentException(
+                    "'max-files-per-trigger' limits the files read per checkpoint; the job reads"
+                            + " Kafka (give it without 'kafka', or leave it out)");
+        }
+        if (files != ChangeFiles.Format.LINES && kafkaSample != null) {
+            throw new IllegalArgumentException(
+                    "format "
+                            + config.format
+                            + " reads files (read_files / --input), not Kafka records");
+        }
+        if (files != ChangeFiles.Format.LINES) {
+            // S2: CSV columns are the header's, STRING (the declared columns or schema-hints type
+            // them); Parquet columns are the file's
+            RowType columns = toSample.isEmpty() ? null : fileColumns(files, inputs);
+            if (columns != null) {
+                Map<String, RowType> byTable = new LinkedHashMap<>();
+                for (String t : toSample) {
+                    byTable.put(t, columns);
+                }
+                sampled = byTable;
+            }
+        } else if (kafkaSample != null) {
             if (!toSample.isEmpty()) {
                 sample = SchemaSampler.sampleKafka(kafkaSample, format(config.format), toSample);
                 sampled = sample.types();
@@ -212,6 +252,9 @@ public final class IngestPlanner {
                         withDroppedOptionColumns(
                                 f, dataType, format, namespace, tables, openedCatalog);
             }
+            if (f.schemaHints != null) {
+                dataType = withHints(dataType, FlowOptions.schemaHintColumns(f.schemaHints));
+            }
             String connector = sample == null ? null : sample.connectors().get(f.table);
             flows.add(
                     flow(
@@ -283,6 +326,25 @@ public final class IngestPlanner {
             }
         }
         fields.addAll(rest.values());
+        return new RowType(fields);
+    }
+
+    /**
+     * {@code schema-hints} over a flow's source columns (docs/semantics.md S2): a hinted column
+     * takes the hint's type (nullable unless the hint says NOT NULL), in its place; hinted columns
+     * the type lacks are added at the end.
+     */
+    static RowType withHints(RowType dataType, RowType hints) {
+        Map<String, RowType.RowField> hinted = new LinkedHashMap<>();
+        for (RowType.RowField h : hints.getFields()) {
+            hinted.put(h.getName(), h);
+        }
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (RowType.RowField d : dataType.getFields()) {
+            RowType.RowField h = hinted.remove(d.getName());
+            fields.add(h != null ? new RowType.RowField(d.getName(), h.getType()) : d);
+        }
+        fields.addAll(hinted.values());
         return new RowType(fields);
     }
 
@@ -788,8 +850,41 @@ public final class IngestPlanner {
         return List.of(f.table);
     }
 
+    /**
+     * How the job's files are read (docs/semantics.md S2): CSV and Parquet files are turned into
+     * plain JSON rows by the source, every other format is JSON lines.
+     */
+    public static ChangeFiles.Format fileFormat(String name) {
+        return name.equalsIgnoreCase("csv")
+                ? ChangeFiles.Format.CSV
+                : name.equalsIgnoreCase("parquet")
+                        ? ChangeFiles.Format.PARQUET
+                        : ChangeFiles.Format.LINES;
+    }
+
+    /**
+     * The source columns of CSV or Parquet files: the first CSV file's header (STRING columns) or
+     * the first Parquet file's schema; null when there is no file yet.
+     */
+    @javax.annotation.Nullable
+    private static RowType fileColumns(ChangeFiles.Format files, List<Path> inputs)
+            throws IOException {
+        if (files == ChangeFiles.Format.PARQUET) {
+            return ChangeFiles.parquetRowType(inputs);
+        }
+        List<String> header = ChangeFiles.csvHeader(inputs);
+        if (header.isEmpty()) {
+            return null;
+        }
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (String h : header) {
+            fields.add(new RowType.RowField(h, new VarCharType(true, VarCharType.MAX_LENGTH)));
+        }
+        return new RowType(fields);
+    }
+
     static ChangeRecordFormat format(String name) {
-        return name.equalsIgnoreCase("json")
+        return name.equalsIgnoreCase("json") || fileFormat(name) != ChangeFiles.Format.LINES
                 ? ChangeRecordFormat.JSON
                 : ChangeRecordFormat.DEBEZIUM_JSON;
     }

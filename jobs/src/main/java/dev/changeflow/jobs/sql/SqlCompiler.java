@@ -168,6 +168,7 @@ final class SqlCompiler {
         files.removeIf(java.util.Objects::isNull);
         formatLayer(files).ifPresent(top::add);
         includeExistingLayer(files).ifPresent(top::add);
+        maxFilesLayer(files).ifPresent(top::add);
         try {
             cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
         } catch (IllegalArgumentException e) {
@@ -604,6 +605,47 @@ final class SqlCompiler {
                         u.namespace()));
     }
 
+    /**
+     * The layer of the {@code maxFilesPerTrigger =>} of the read_files calls (docs/semantics.md
+     * S2): the job's one file source takes at most that many files per checkpoint, so the calls
+     * that give it must agree ({@code CONFLICTING_SOURCES}).
+     */
+    private Optional<OptionLayer> maxFilesLayer(List<ReadFiles> sources) {
+        ReadFiles first = null;
+        for (ReadFiles r : sources) {
+            String n = r.arguments().get(SqlParser.MAX_FILES_PER_TRIGGER);
+            if (n == null) {
+                continue;
+            }
+            if (first == null) {
+                first = r;
+            } else if (!first.arguments().get(SqlParser.MAX_FILES_PER_TRIGGER).equals(n)) {
+                throw new SqlException(
+                        Code.CONFLICTING_SOURCES,
+                        r.position(),
+                        "read_files "
+                                + SqlParser.MAX_FILES_PER_TRIGGER
+                                + " => "
+                                + n
+                                + " differs from "
+                                + first.arguments().get(SqlParser.MAX_FILES_PER_TRIGGER)
+                                + " at "
+                                + first.position()
+                                + ": the files of one job are read by one source (give every"
+                                + " read_files of the file the same maxFilesPerTrigger)");
+            }
+        }
+        if (first == null) {
+            return Optional.empty();
+        }
+        return Optional.of(
+                OptionLayer.single(
+                        OptionSource.DEFINITION,
+                        first.position() + ": read_files",
+                        IngestOptions.MAX_FILES_PER_TRIGGER.key(),
+                        first.arguments().get(SqlParser.MAX_FILES_PER_TRIGGER)));
+    }
+
     /** The layer of the {@code format =>} of the read_files calls, which must agree. */
     private Optional<OptionLayer> formatLayer(List<ReadFiles> sources) {
         ReadFiles first = null;
@@ -857,8 +899,14 @@ final class SqlCompiler {
     }
 
     private FlowConfig flow(FlowDef f, CreateStreamingTable target, ReadFiles source) {
+        Map<String, Object> defaults = new LinkedHashMap<>();
+        // S2: schemaHints type some source columns, as the flows file's schema-hints
+        putIfSet(
+                defaults,
+                FlowOptions.SCHEMA_HINTS.key(),
+                source.arguments().get(SqlParser.SCHEMA_HINTS));
         return flow(
-                f, target, source.arguments().getOrDefault("table", shortName(target)), Map.of());
+                f, target, source.arguments().getOrDefault("table", shortName(target)), defaults);
     }
 
     /** The target's name without namespace: the default source table of a flow. */

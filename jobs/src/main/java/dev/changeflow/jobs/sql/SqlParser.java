@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.sql;
 
+import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
@@ -121,7 +122,13 @@ public final class SqlParser {
 
     /** The named arguments of {@code read_files} this release takes. */
     static final List<String> READ_FILES_ARGUMENTS =
-            List.of("format", "table", "includeExistingFiles");
+            List.of("format", "table", "includeExistingFiles", "schemaHints", "maxFilesPerTrigger");
+
+    /** {@code read_files} argument {@code maxFilesPerTrigger} (docs/semantics.md S2). */
+    static final String MAX_FILES_PER_TRIGGER = "maxFilesPerTrigger";
+
+    /** {@code read_files} argument {@code schemaHints} (docs/semantics.md S2). */
+    static final String SCHEMA_HINTS = "schemaHints";
 
     /** {@code read_files} argument {@code includeExistingFiles} (docs/semantics.md S2). */
     static final String INCLUDE_EXISTING_FILES = "includeExistingFiles";
@@ -1462,12 +1469,43 @@ public final class SqlParser {
             String path = string("the path as the first argument of read_files");
             Map<String, String> args = new LinkedHashMap<>();
             while (acceptSymbol(",")) {
+                boolean hadHints = args.containsKey(SCHEMA_HINTS);
                 namedArgument(
                         "read_files",
                         args,
                         READ_FILES_ARGUMENTS,
-                        "format =>, table => and includeExistingFiles =>");
+                        "format =>, table =>, includeExistingFiles =>, schemaHints => and"
+                                + " maxFilesPerTrigger =>");
+                String files = args.get(MAX_FILES_PER_TRIGGER);
+                if (files != null && !files.matches("[1-9][0-9]{0,8}")) {
+                    // S2: at the value, before anything is planned
+                    throw new SqlException(
+                            Code.INVALID_OPTION,
+                            tokens.get(at - 1).position(),
+                            "read_files "
+                                    + MAX_FILES_PER_TRIGGER
+                                    + " must be a whole number of files from 1 to 999999999, got '"
+                                    + files
+                                    + "'");
+                }
                 SqlToken value = tokens.get(at - 1);
+                String hints = args.get(SCHEMA_HINTS);
+                if (hints != null && !hadHints) {
+                    try {
+                        FlowOptions.schemaHintColumns(hints);
+                    } catch (IllegalArgumentException e) {
+                        // S2: at the value, before anything is planned
+                        throw new SqlException(
+                                Code.INVALID_OPTION,
+                                value.position(),
+                                "read_files "
+                                        + SCHEMA_HINTS
+                                        + " '"
+                                        + hints
+                                        + "': "
+                                        + (e.getCause() != null ? e.getCause() : e).getMessage());
+                    }
+                }
                 String given = args.get(INCLUDE_EXISTING_FILES);
                 if (given != null
                         && !given.equalsIgnoreCase("true")

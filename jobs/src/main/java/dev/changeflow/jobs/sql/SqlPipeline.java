@@ -884,17 +884,21 @@ public final class SqlPipeline {
     }
 
     /**
-     * S2: plain JSON rows ({@code format => 'json'}) name no table, so a job routes them to its one
-     * flow only; with several flows reading different {@code read_files} paths every row would be
-     * quarantined as {@code UNKNOWN_TOPIC} and its file marked read. Such a job is refused before
-     * anything runs, at the {@code read_files} of the first flow whose path differs from the first
-     * flow's.
+     * S2: plain rows ({@code format => 'json'}, {@code 'csv'} or {@code 'parquet'}) name no table,
+     * so a job routes them to its one flow only; with several flows reading different {@code
+     * read_files} paths every row would be quarantined as {@code UNKNOWN_TOPIC} and its file marked
+     * read. Such a job is refused before anything runs, at the {@code read_files} of the first flow
+     * whose path differs from the first flow's.
      *
      * @throws SqlException {@code CONFLICTING_SOURCES}, naming each path and its tables and the
      *     fix: a job per table (REFRESH statements or {@code --refresh})
      */
     private void checkPlainJsonRouting() {
-        if (!"json".equalsIgnoreCase(config.format) || config.kafka != null || inputs.size() < 2) {
+        boolean plainRows =
+                "json".equalsIgnoreCase(config.format)
+                        || dev.changeflow.jobs.ingest.IngestPlanner.fileFormat(config.format)
+                                != dev.changeflow.sources.files.ChangeFiles.Format.LINES;
+        if (!plainRows || config.kafka != null || inputs.size() < 2) {
             return;
         }
         Map<Path, List<String>> byPath = new LinkedHashMap<>();

@@ -105,6 +105,30 @@ class FlowsFileTest {
         assertThat(flow("sequence-by: 'struct(a,b)'").sequenceBy).containsExactly("a", "b");
     }
 
+    /** S2: the read_files arguments of a pipeline file are flows-file options too. */
+    @Test
+    void readFilesArgumentsAreFlowsFileOptions() throws Exception {
+        IngestConfig cfg =
+                FlowsFile.parse(
+                        String.join(
+                                "\n",
+                                "format: csv",
+                                "max-files-per-trigger: 2",
+                                "flows:",
+                                "  - table: orders",
+                                "    keys: [id]",
+                                "    sequence-by: seq",
+                                "    schema-hints: 'amount DECIMAL(10,2), ts TIMESTAMP_NTZ'",
+                                ""),
+                        "x.yaml");
+        assertThat(cfg.format).isEqualTo("csv");
+        assertThat(cfg.maxFilesPerTrigger).isEqualTo(2);
+        assertThat(cfg.flows.get(0).schemaHints)
+                .isEqualTo("amount DECIMAL(10,2), ts TIMESTAMP_NTZ");
+        assertThat(FlowOptions.schemaHintColumns(cfg.flows.get(0).schemaHints).asSummaryString())
+                .isEqualTo("ROW<`amount` DECIMAL(10, 2), `ts` TIMESTAMP(6)>");
+    }
+
     /**
      * A misspelt key is named at its place in the file ({@code file:line:column}) with the closest
      * known option; a key close to none lists the known options.
@@ -130,7 +154,7 @@ class FlowsFileTest {
                 .hasMessage("x.yaml:1:1: unknown option 'flws' (did you mean 'flows'?)");
         assertThatThrownBy(() -> FlowsFile.parse("name: n\nzzzzzzzz: 1\n", "x.yaml"))
                 .hasMessage(
-                        "x.yaml:2:1: unknown option 'zzzzzzzz' (known: catalog, checkpoint-interval, checkpoint-timeout, flows, format, include-existing-files, kafka, max-record-bytes, name, namespace, parallelism)");
+                        "x.yaml:2:1: unknown option 'zzzzzzzz' (known: catalog, checkpoint-interval, checkpoint-timeout, flows, format, include-existing-files, kafka, max-files-per-trigger, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test
@@ -184,7 +208,8 @@ class FlowsFileTest {
                                 + " where it starts with starting-offsets (latest skips what is"
                                 + " already in the topics)");
         assertThatThrownBy(() -> FlowsFile.parse("format: avro", "x.yaml"))
-                .hasMessage("x.yaml: 'format' must be json or debezium-json, got 'avro'");
+                .hasMessage(
+                        "x.yaml: 'format' must be json, debezium-json, csv or parquet, got 'avro'");
         // S1: a select list shapes the rows of an append-only flow, whose columns are its own
         assertThatThrownBy(
                         () ->

@@ -959,13 +959,14 @@ class SqlParserTest {
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:28: " + u + "queries other than SELECT * FROM STREAM source");
         fails(
-                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x', maxFilesPerTrigger"
+                "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_files('x', maxBytesPerTrigger"
                         + " => 10)",
                 SqlException.Code.UNSUPPORTED_STATEMENT,
                 "p.sql:1:65: "
                         + u
-                        + "read_files argument 'maxFilesPerTrigger' (this release takes format =>,"
-                        + " table => and includeExistingFiles =>)");
+                        + "read_files argument 'maxBytesPerTrigger' (this release takes format =>,"
+                        + " table =>, includeExistingFiles =>, schemaHints => and"
+                        + " maxFilesPerTrigger =>)");
         fails(
                 "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h',"
                         + " kafka.security.protocol => 'SSL')",

@@ -867,7 +867,7 @@ class SqlPipelineTest {
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
                         + " checkpoint-interval, checkpoint-timeout, format, include-existing-files,"
-                        + " max-record-bytes, name, namespace,"
+                        + " max-files-per-trigger, max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");
         assertThatThrownBy(() -> compile("SET parallelism = 0;" + flow))
@@ -875,10 +875,10 @@ class SqlPipelineTest {
                 .hasMessageStartingWith("p.sql:1:1: INVALID_OPTION: SET parallelism: ")
                 .hasMessageContaining("'0'");
         fails(
-                "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x', format => 'csv')",
+                "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x', format => 'avro')",
                 SqlException.Code.INVALID_OPTION,
-                "p.sql:1:43: INVALID_OPTION: read_files: 'format' must be json or debezium-json, got"
-                        + " 'csv'");
+                "p.sql:1:43: INVALID_OPTION: read_files: 'format' must be json, debezium-json, csv or"
+                        + " parquet, got 'avro'");
         fails(
                 "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.apply-bufer-keys' = '1')\n"
                         + "  FLOW AUTO CDC FROM read_files('x') KEYS (id)",
@@ -895,8 +895,8 @@ class SqlPipelineTest {
                         + " maintenance-manifest-count, maintenance-orphans-interval,"
                         + " maintenance-orphans-older-than, maintenance-rate-limit,"
                         + " maintenance-retain-last, name, on-invalid-record,"
-                        + " on-schema-change, partitioned-by, replace-using, scd-type, schema, select,"
-                        + " select-where, sequence-by, snapshot-versions, table,"
+                        + " on-schema-change, partitioned-by, replace-using, scd-type, schema, schema-hints,"
+                        + " select, select-where, sequence-by, snapshot-versions, table,"
                         + " target, tombstone-gc-threshold, track-history-on, truncate,"
                         + " unavailable-value-placeholder)");
         fails(

@@ -9,6 +9,12 @@ public enum QuarantineReason {
     NOT_JSON,
     /** JSON that does not parse (truncated, unbalanced, bad token). */
     MALFORMED_JSON,
+    /**
+     * A line of a CSV file ({@code read_files(..., format => 'csv')}) that is no record of it: it
+     * does not parse as CSV, has another number of fields than the header, or the file's header is
+     * missing or bad (docs/semantics.md S2); the detail says which, with the line.
+     */
+    MALFORMED_CSV,
     /** A value that cannot be converted to its column's type. */
     TYPE_MISMATCH,
     /** A declared or key/sequence column absent from the record. */

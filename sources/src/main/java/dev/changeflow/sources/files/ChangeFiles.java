@@ -8,6 +8,7 @@ import org.apache.flink.core.fs.Path;
 
 import javax.annotation.Nullable;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +39,23 @@ import java.util.List;
 public final class ChangeFiles {
     private ChangeFiles() {}
 
+    /** How the files' lines are records (docs/semantics.md S2). */
+    public enum Format {
+        /** One JSON record per line (Debezium or plain JSON). */
+        LINES,
+        /**
+         * CSV with a header line: each later line is turned into the plain JSON row {@code
+         * {"header": cell, ...}} ({@link CsvLines}); a line that is no record of the file is marked
+         * {@link SourceLine#malformed}.
+         */
+        CSV,
+        /**
+         * Parquet: each record becomes the plain JSON row of its columns, numbered from 1 ({@link
+         * ParquetRowsFormat}); a file that cannot be read gives a {@code DAMAGED_FILE} marker.
+         */
+        PARQUET
+    }
+
     /**
      * The source over local files or directories, with the default line limit {@link
      * DecoderFlow#DEFAULT_MAX_RECORD_BYTES}.
@@ -54,11 +72,24 @@ public final class ChangeFiles {
     /** {@link #source(List, Duration)} with an explicit line limit (see {@link #forFlinkPaths}). */
     public static FileSource<SourceLine> source(
             List<java.nio.file.Path> paths, @Nullable Duration monitorInterval, int maxLineBytes) {
+        return source(paths, monitorInterval, maxLineBytes, Format.LINES);
+    }
+
+    /** {@link #source(List, Duration, int)} of files in {@code format}. */
+    public static FileSource<SourceLine> source(
+            List<java.nio.file.Path> paths,
+            @Nullable Duration monitorInterval,
+            int maxLineBytes,
+            Format format) {
+        return forFlinkPaths(flinkPaths(paths), monitorInterval, maxLineBytes, format);
+    }
+
+    private static List<Path> flinkPaths(List<java.nio.file.Path> paths) {
         List<Path> flinkPaths = new ArrayList<>();
         for (java.nio.file.Path p : paths) {
             flinkPaths.add(new Path(p.toAbsolutePath().toUri()));
         }
-        return forFlinkPaths(flinkPaths, monitorInterval, maxLineBytes);
+        return flinkPaths;
     }
 
     /**
@@ -72,12 +103,21 @@ public final class ChangeFiles {
      */
     public static FileSource<SourceLine> forFlinkPaths(
             List<Path> paths, @Nullable Duration monitorInterval, int maxLineBytes) {
+        return forFlinkPaths(paths, monitorInterval, maxLineBytes, Format.LINES);
+    }
+
+    /** {@link #forFlinkPaths(List, Duration, int)} of files in {@code format}. */
+    public static FileSource<SourceLine> forFlinkPaths(
+            List<Path> paths, @Nullable Duration monitorInterval, int maxLineBytes, Format format) {
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("at least one path is required");
         }
         FileSource.FileSourceBuilder<SourceLine> b =
                 FileSource.forBulkFileFormat(
-                        new ChangeLineBulkFormat(maxLineBytes), paths.toArray(new Path[0]));
+                        format == Format.PARQUET
+                                ? new ParquetRowsFormat()
+                                : new ChangeLineBulkFormat(maxLineBytes, format == Format.CSV),
+                        paths.toArray(new Path[0]));
         if (monitorInterval != null) {
             b.monitorContinuously(monitorInterval);
         }
@@ -99,13 +139,23 @@ public final class ChangeFiles {
             Duration monitorInterval,
             int maxLineBytes,
             @Nullable List<String> skip) {
+        return newFilesOnlyForFlinkPaths(paths, monitorInterval, maxLineBytes, skip, Format.LINES);
+    }
+
+    /** {@link #newFilesOnlyForFlinkPaths(List, Duration, int, List)} of files in {@code format}. */
+    public static NewFilesOnly<SourceLine> newFilesOnlyForFlinkPaths(
+            List<Path> paths,
+            Duration monitorInterval,
+            int maxLineBytes,
+            @Nullable List<String> skip,
+            Format format) {
         if (monitorInterval == null) {
             throw new IllegalArgumentException(
                     "skipping the existing files needs a monitor interval (a bounded source would"
                             + " read nothing)");
         }
         return new NewFilesOnly<>(
-                forFlinkPaths(paths, monitorInterval, maxLineBytes),
+                forFlinkPaths(paths, monitorInterval, maxLineBytes, format),
                 paths,
                 FileSource.DEFAULT_NON_SPLITTABLE_FILE_ENUMERATOR,
                 skip);
@@ -117,10 +167,86 @@ public final class ChangeFiles {
             Duration monitorInterval,
             int maxLineBytes,
             @Nullable List<String> skip) {
-        List<Path> flinkPaths = new ArrayList<>();
+        return newFilesOnly(paths, monitorInterval, maxLineBytes, skip, Format.LINES);
+    }
+
+    /** {@link #newFilesOnly(List, Duration, int, List)} of files in {@code format}. */
+    public static NewFilesOnly<SourceLine> newFilesOnly(
+            List<java.nio.file.Path> paths,
+            Duration monitorInterval,
+            int maxLineBytes,
+            @Nullable List<String> skip,
+            Format format) {
+        return newFilesOnlyForFlinkPaths(
+                flinkPaths(paths), monitorInterval, maxLineBytes, skip, format);
+    }
+
+    /**
+     * The column names of the header of the first CSV file under {@code paths} (files in path
+     * order, a directory's files by name, recursively; names starting with {@code .} or {@code _}
+     * skipped, as the source does), or an empty list when there is no file yet (docs/semantics.md
+     * S2).
+     *
+     * @throws IOException when a directory cannot be listed
+     * @throws IllegalArgumentException when that file's header is missing or does not parse
+     */
+    public static List<String> csvHeader(List<java.nio.file.Path> paths) throws IOException {
         for (java.nio.file.Path p : paths) {
-            flinkPaths.add(new Path(p.toAbsolutePath().toUri()));
+            java.nio.file.Path first = firstFile(p);
+            if (first != null) {
+                CsvLines.Header h = CsvLines.header(new Path(first.toAbsolutePath().toUri()));
+                if (h.names == null) {
+                    throw new IllegalArgumentException(h.error);
+                }
+                return List.of(h.names);
+            }
         }
-        return newFilesOnlyForFlinkPaths(flinkPaths, monitorInterval, maxLineBytes, skip);
+        return List.of();
+    }
+
+    /**
+     * The columns of the first Parquet file under {@code paths} (as {@link #csvHeader} finds it),
+     * as a Flink row type (all nullable), or null when there is no file yet (docs/semantics.md S2).
+     *
+     * @throws IOException when a directory cannot be listed or that file's footer cannot be read
+     */
+    @Nullable
+    public static org.apache.flink.table.types.logical.RowType parquetRowType(
+            List<java.nio.file.Path> paths) throws IOException {
+        for (java.nio.file.Path p : paths) {
+            java.nio.file.Path first = firstFile(p);
+            if (first != null) {
+                try {
+                    return ParquetRowsFormat.rowType(new Path(first.toAbsolutePath().toUri()));
+                } catch (IOException | RuntimeException e) {
+                    throw new IOException(
+                            "the schema of Parquet file " + first + " cannot be read: " + e, e);
+                }
+            }
+        }
+        return null;
+    }
+
+    @Nullable
+    private static java.nio.file.Path firstFile(java.nio.file.Path p) throws IOException {
+        if (!java.nio.file.Files.isDirectory(p)) {
+            return java.nio.file.Files.isRegularFile(p) ? p : null;
+        }
+        List<java.nio.file.Path> children = new ArrayList<>();
+        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(p)) {
+            s.forEach(children::add);
+        }
+        children.sort(null);
+        for (java.nio.file.Path c : children) {
+            String n = c.getFileName().toString();
+            if (n.startsWith(".") || n.startsWith("_")) {
+                continue;
+            }
+            java.nio.file.Path f = firstFile(c);
+            if (f != null) {
+                return f;
+            }
+        }
+        return null;
     }
 }

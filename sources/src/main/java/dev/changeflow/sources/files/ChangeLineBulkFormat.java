@@ -45,7 +45,9 @@ import java.util.zip.ZipException;
  *       TRUNCATED_FILE} (Java's gzip reader would end there silently);
  *   <li>another compressed file whose header is already damaged (the decompressor fails while the
  *       adapter opens it; for gzip: cut inside the first header) yields a damage marker at line 1
- *       ({@code TRUNCATED_FILE}) and an end-of-file marker instead of failing the job.
+ *       ({@code TRUNCATED_FILE}) and an end-of-file marker instead of failing the job;
+ *   <li>for CSV files ({@link ChangeFiles.Format#CSV}), turns data lines into JSON rows by the
+ *       file's header ({@link CsvLines}) and drops the header line.
  * </ul>
  *
  * Positions are record counts (no offsets), for the marker-only readers too, so restore is
@@ -63,10 +65,20 @@ final class ChangeLineBulkFormat implements BulkFormat<SourceLine, FileSourceSpl
     private static final Logger LOG = LoggerFactory.getLogger(ChangeLineBulkFormat.class);
 
     private final int maxLineBytes;
+    private final boolean csv;
     private final StreamFormatAdapter<SourceLine> delegate;
 
     ChangeLineBulkFormat(int maxLineBytes) {
+        this(maxLineBytes, false);
+    }
+
+    /**
+     * @param csv the files are CSV with a header line: data lines become JSON rows ({@link
+     *     CsvLines}), the header line is not emitted (it still counts in the positions)
+     */
+    ChangeLineBulkFormat(int maxLineBytes, boolean csv) {
         this.maxLineBytes = maxLineBytes;
+        this.csv = csv;
         this.delegate = new StreamFormatAdapter<>(new ChangeLineFormat(maxLineBytes));
     }
 
@@ -111,7 +123,8 @@ final class ChangeLineBulkFormat implements BulkFormat<SourceLine, FileSourceSpl
                     restore
                             ? adapter.restoreReader(config, split)
                             : adapter.createReader(config, split);
-            return new PathSettingReader(r, path);
+            // S2: the header is read apart, so a restored reader has it too
+            return new PathSettingReader(r, path, csv ? CsvLines.header(split) : null);
         } catch (EOFException | ZipException e) {
             LOG.warn(
                     "Compressed file {} is damaged at its start; quarantining it as TRUNCATED_FILE: {}",
@@ -201,10 +214,15 @@ final class ChangeLineBulkFormat implements BulkFormat<SourceLine, FileSourceSpl
     private static final class PathSettingReader implements Reader<SourceLine> {
         private final Reader<SourceLine> reader;
         private final String path;
+        @Nullable private final CsvLines.Header csv;
 
-        PathSettingReader(Reader<SourceLine> reader, String path) {
+        /**
+         * @param csv the CSV file's header: data lines are converted, the header line dropped
+         */
+        PathSettingReader(Reader<SourceLine> reader, String path, @Nullable CsvLines.Header csv) {
             this.reader = reader;
             this.path = path;
+            this.csv = csv;
         }
 
         @Nullable
@@ -218,11 +236,23 @@ final class ChangeLineBulkFormat implements BulkFormat<SourceLine, FileSourceSpl
                 @Nullable
                 @Override
                 public RecordAndPosition<SourceLine> next() {
-                    RecordAndPosition<SourceLine> r = batch.next();
-                    if (r != null) {
-                        r.getRecord().setSource(path);
+                    while (true) {
+                        RecordAndPosition<SourceLine> r = batch.next();
+                        if (r == null) {
+                            return null;
+                        }
+                        SourceLine l = r.getRecord();
+                        l.setSource(path);
+                        if (csv != null && !l.marker()) {
+                            if (l.line == csv.line) {
+                                continue; // the header: its position is passed with the next
+                            }
+                            if (!l.oversized()) {
+                                CsvLines.convert(csv, l);
+                            }
+                        }
+                        return r;
                     }
-                    return r;
                 }
 
                 @Override

@@ -40,8 +40,8 @@ import java.util.List;
  * TRUNCATED_FILE} or {@code DAMAGED_FILE} (source, first line not read, the part of that line that
  * was read if any, the detail) — always quarantined, even under {@code on-invalid-record = fail},
  * because failing would re-read the same damage forever. An end-of-file marker increments {@code
- * filesCompleted}. An oversized line becomes {@code RECORD_TOO_LARGE} (subject to the failure
- * policy).
+ * filesCompleted}. An oversized line becomes {@code RECORD_TOO_LARGE}, a CSV line marked {@link
+ * SourceLine#malformed} {@code MALFORMED_CSV} (both subject to the failure policy).
  *
  * <p><b>Metrics</b> (counters in the function's metric group): {@code recordsIn} (data lines),
  * {@code quarantined}, {@code tombstonesSkipped}, {@code filesCompleted}.
@@ -146,6 +146,18 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData>
                                     + " bytes exceeds the reader's limit; first "
                                     + line.getBytes().length
                                     + " bytes kept",
+                            now,
+                            output);
+        } else if (line.getMalformed() != null) {
+            // S2: a CSV line that is no record of its file
+            outcome =
+                    decoder.reject(
+                            QuarantineReason.MALFORMED_CSV,
+                            line.getBytes(),
+                            line.getSource(),
+                            null,
+                            line.getLine(),
+                            line.getMalformed(),
                             now,
                             output);
         } else {

@@ -57,6 +57,12 @@ public final class SourceLine {
      */
     @Nullable public QuarantineReason damageReason;
 
+    /**
+     * On a data line of a CSV file ({@link ChangeFiles.Format#CSV}) that is no record of it: why
+     * (quarantined as {@code MALFORMED_CSV} with {@code bytes} as read); null otherwise.
+     */
+    @Nullable public String malformed;
+
     /** True only on the end-of-file marker. */
     public boolean endOfFile;
 
@@ -178,6 +184,15 @@ public final class SourceLine {
         this.damageReason = damageReason;
     }
 
+    @Nullable
+    public String getMalformed() {
+        return malformed;
+    }
+
+    public void setMalformed(@Nullable String malformed) {
+        this.malformed = malformed;
+    }
+
     public boolean isEndOfFile() {
         return endOfFile;
     }
@@ -206,12 +221,13 @@ public final class SourceLine {
                 && Objects.equals(source, s.source)
                 && Arrays.equals(bytes, s.bytes)
                 && Objects.equals(damage, s.damage)
+                && Objects.equals(malformed, s.malformed)
                 && damageReason == s.damageReason;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(source, line, damage, damageReason, endOfFile, length) * 31
+        return Objects.hash(source, line, damage, damageReason, malformed, endOfFile, length) * 31
                 + Arrays.hashCode(bytes);
     }
 

@@ -1,0 +1,418 @@
+package dev.changeflow.jobs.cli;
+
+import dev.changeflow.jobs.CapturedOutput;
+import dev.changeflow.jobs.sql.SqlException;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetWriter;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileAppender;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@code bin/changeflow run pipeline.sql} over {@code read_files} with {@code schemaHints}, {@code
+ * format => 'csv'}, {@code format => 'parquet'} and {@code maxFilesPerTrigger} (docs/semantics.md
+ * S2): real runs on the MiniCluster into a Hadoop catalog on disk, exact rows and quarantine rows.
+ */
+class ReadFilesFormatsTest {
+    @TempDir Path dir;
+
+    /**
+     * S2: schemaHints type the hinted plain-JSON columns (here a DECIMAL and a TIMESTAMP the
+     * records carry as strings), for the AUTO CDC flow and the append flow alike; a value that does
+     * not fit its hint is quarantined with the reason, the other rows are written.
+     */
+    @Test
+    void schemaHintsTypeTheHintedColumnsAndAValueNotFittingItsHintIsQuarantined() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(
+                dir.resolve("in/a.json"),
+                "{\"id\": 1, \"amount\": \"12.50\", \"ts\": \"2024-01-02 03:04:05\", \"seq\": 1}\n"
+                        + "{\"id\": 2, \"amount\": 7, \"ts\": \"2024-01-02T05:00:00\", \"seq\": 1}\n"
+                        + "{\"id\": 1, \"amount\": \"13.75\", \"ts\": \"2024-01-03 00:00:00\","
+                        + " \"seq\": 2}\n"
+                        + "{\"id\": 3, \"amount\": \"12.345\", \"ts\": \"2024-01-03 00:00:00\","
+                        + " \"seq\": 1}\n");
+        String source =
+                "read_files('in/', format => 'json', table => 'orders',"
+                        + " schemaHints => 'amount DECIMAL(10,2), ts TIMESTAMP_NTZ')";
+        // plain rows name no table: a job reads one plain-row flow (S2), so one file per flow
+        Path cdc = dir.resolve("cdc.sql");
+        Files.writeString(
+                cdc,
+                "CREATE OR REFRESH STREAMING TABLE orders FLOW AUTO CDC FROM STREAM "
+                        + source
+                        + "\n  KEYS (id) SEQUENCE BY seq STORED AS SCD TYPE 1;\n");
+        Path log = dir.resolve("log.sql");
+        Files.writeString(
+                log,
+                "CREATE OR REFRESH STREAMING TABLE order_log AS SELECT * FROM STREAM "
+                        + source
+                        + ";\n");
+        assertThat(run(w, cdc)).isZero();
+        assertThat(run(w, log)).isZero();
+        Table orders = table(w, "orders");
+        assertThat(orders.schema().columns())
+                .extracting(c -> c.name() + " " + c.type())
+                .containsExactly("id long", "amount decimal(10, 2)", "ts timestamp", "seq long");
+        assertThat(rows(orders))
+                .containsExactlyInAnyOrder(
+                        "1,13.75,2024-01-03T00:00,2", "2,7.00,2024-01-02T05:00,1");
+        assertThat(rows(table(w, "order_log")))
+                .containsExactlyInAnyOrder(
+                        "1,12.50,2024-01-02T03:04:05,1",
+                        "2,7.00,2024-01-02T05:00,1",
+                        "1,13.75,2024-01-03T00:00,2");
+        assertThat(quarantine(w))
+                .containsExactlyInAnyOrder(
+                        "orders|a.json|4|TYPE_MISMATCH|" + DECIMAL_DETAIL,
+                        "order_log|a.json|4|TYPE_MISMATCH|" + DECIMAL_DETAIL);
+    }
+
+    private static final String DECIMAL_DETAIL =
+            "column 'amount' DECIMAL(10, 2): string \"12.345\" has more than 2 fractional digits";
+
+    /**
+     * S2: a hint that does not parse, or names an unknown type, fails at the argument's value
+     * (file:line:column) before anything is written.
+     */
+    @Test
+    void aBadSchemaHintFailsAtItsArgumentBeforeAnythingIsWritten() throws Exception {
+        Files.createDirectories(dir.resolve("in"));
+        Path w = dir.resolve("warehouse");
+        Path f = dir.resolve("bad.sql");
+        for (String[] hint :
+                List.of(
+                        new String[] {
+                            "amount DECIMAL(10,2), ts TIMESTAMPX",
+                            "column 'ts': cannot parse type 'TIMESTAMPX': unknown type"
+                        },
+                        new String[] {
+                            "amount", "column 'amount' has no type in column list 'amount'"
+                        })) {
+            Files.writeString(
+                    f,
+                    "CREATE OR REFRESH STREAMING TABLE t AS SELECT * FROM STREAM\n"
+                            + "  read_files('in/', format => 'json', schemaHints => '"
+                            + hint[0]
+                            + "');\n");
+            RunCommand c = new RunCommand();
+            new CommandLine(c).parseArgs("--warehouse", w.toString(), f.toString());
+            assertThatThrownBy(c::call)
+                    .isInstanceOf(SqlException.class)
+                    .hasMessage(
+                            f
+                                    + ":2:54: INVALID_OPTION: read_files schemaHints '"
+                                    + hint[0]
+                                    + "': "
+                                    + hint[1]);
+            assertThat(w).doesNotExist();
+        }
+    }
+
+    /**
+     * S2: CSV files with a header line are plain rows; each file's header names its columns (b.csv
+     * orders them differently). With a declared column list the cells take the declared types (AUTO
+     * CDC flow with KEYS, APPLY AS DELETE WHEN and SEQUENCE BY); without one they are STRING unless
+     * schemaHints type them (append flow). A cell that does not fit its type is TYPE_MISMATCH, a
+     * line that is no CSV record of its file MALFORMED_CSV, each with file and line; the other rows
+     * are written.
+     */
+    @Test
+    void csvFilesAreRowsTypedByTheColumnListOrHintsAndBadLinesAreQuarantined() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(
+                dir.resolve("in/a.csv"),
+                "id,name,amount,seq,op\n"
+                        + "1,apple,1.50,1,upsert\n"
+                        + "2,\"pear, green\",2.25,1,upsert\n"
+                        + "1,apple,1.75,2,upsert\n"
+                        + "3,fig,x,1,upsert\n"
+                        + "4,\"broken,1,1,upsert\n"
+                        + "5,kiwi,1.00\n"
+                        + "2,,,2,delete\n");
+        Files.writeString(
+                dir.resolve("in/b.csv"), "seq,id,name,amount,op\r\n3,1,apple,2.00,upsert\r\n");
+        Path cdc = dir.resolve("cdc.sql");
+        Files.writeString(
+                cdc,
+                "CREATE OR REFRESH STREAMING TABLE fruit (id INT, name STRING, amount"
+                        + " DECIMAL(10, 2), seq INT, op STRING)\n"
+                        + "  FLOW AUTO CDC FROM STREAM read_files('in/', format => 'csv')\n"
+                        + "  KEYS (id) APPLY AS DELETE WHEN op = 'delete' SEQUENCE BY seq\n"
+                        + "  STORED AS SCD TYPE 1;\n");
+        Path log = dir.resolve("log.sql");
+        Files.writeString(
+                log,
+                "CREATE OR REFRESH STREAMING TABLE fruit_log AS SELECT * FROM STREAM"
+                        + " read_files('in/', format => 'csv', schemaHints => 'id INT');\n");
+        assertThat(run(w, cdc)).isZero();
+        assertThat(run(w, log)).isZero();
+        assertThat(rows(table(w, "fruit"))).containsExactly("1,apple,2.00,3,upsert");
+        Table fruitLog = table(w, "fruit_log");
+        assertThat(fruitLog.schema().columns())
+                .extracting(c -> c.name() + " " + c.type())
+                .containsExactly(
+                        "id int", "name string", "amount string", "seq string", "op string");
+        assertThat(rows(fruitLog))
+                .containsExactlyInAnyOrder(
+                        "1,apple,1.50,1,upsert",
+                        "2,pear, green,2.25,1,upsert",
+                        "1,apple,1.75,2,upsert",
+                        "3,fig,x,1,upsert",
+                        "2,null,null,2,delete",
+                        "1,apple,2.00,3,upsert");
+        assertThat(quarantine(w))
+                .containsExactlyInAnyOrder(
+                        "fruit|a.csv|5|TYPE_MISMATCH|column 'amount' DECIMAL(10, 2): string \"x\" not a decimal number",
+                        "fruit|a.csv|6|MALFORMED_CSV|line 6 is not a CSV record: Missing closing quote for value",
+                        "fruit|a.csv|7|MALFORMED_CSV|line 7 has 3 field(s), its file's header (line 1) has 5",
+                        "fruit_log|a.csv|6|MALFORMED_CSV|line 6 is not a CSV record: Missing closing quote for value",
+                        "fruit_log|a.csv|7|MALFORMED_CSV|line 7 has 3 field(s), its file's header (line 1) has 5");
+    }
+
+    /**
+     * S2: Parquet files are plain rows with the file's schema (no column list): an AUTO CDC flow
+     * with KEYS, APPLY AS DELETE WHEN and SEQUENCE BY, and an append flow; a file that is not
+     * Parquet is quarantined as DAMAGED_FILE naming it, the other files are written.
+     */
+    @Test
+    void parquetFilesAreRowsOfTheirSchemaAndACorruptFileIsQuarantined() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in"));
+        Schema schema =
+                new Schema(
+                        Types.NestedField.optional(1, "id", Types.IntegerType.get()),
+                        Types.NestedField.optional(2, "name", Types.StringType.get()),
+                        Types.NestedField.optional(3, "amount", Types.DecimalType.of(10, 2)),
+                        Types.NestedField.optional(4, "ts", Types.TimestampType.withoutZone()),
+                        Types.NestedField.required(5, "seq", Types.LongType.get()),
+                        Types.NestedField.optional(6, "op", Types.StringType.get()));
+        LocalDateTime t0 = LocalDateTime.of(2024, 1, 2, 3, 4, 5);
+        writeParquet(
+                dir.resolve("in/a.parquet"),
+                schema,
+                List.of(
+                        List.of(1, "apple", new BigDecimal("1.50"), t0, 1L, "upsert"),
+                        List.of(2, "pear", new BigDecimal("2.25"), t0, 1L, "upsert"),
+                        List.of(1, "apple", new BigDecimal("1.75"), t0.plusDays(1), 2L, "upsert")));
+        List<Object> delete = new ArrayList<>(List.of(2));
+        delete.addAll(java.util.Arrays.asList(null, null, null));
+        delete.addAll(List.of(2L, "delete"));
+        writeParquet(
+                dir.resolve("in/b.parquet"),
+                schema,
+                List.of(delete, List.of(3, "fig", new BigDecimal("3.00"), t0, 1L, "upsert")));
+        Files.writeString(dir.resolve("in/c.parquet"), "not parquet at all\n");
+        Path cdc = dir.resolve("cdc.sql");
+        Files.writeString(
+                cdc,
+                "CREATE OR REFRESH STREAMING TABLE fruit\n"
+                        + "  FLOW AUTO CDC FROM STREAM read_files('in/', format => 'parquet')\n"
+                        + "  KEYS (id) APPLY AS DELETE WHEN op = 'delete' SEQUENCE BY seq\n"
+                        + "  STORED AS SCD TYPE 1;\n");
+        Path log = dir.resolve("log.sql");
+        Files.writeString(
+                log,
+                "CREATE OR REFRESH STREAMING TABLE fruit_log AS SELECT * FROM STREAM"
+                        + " read_files('in/', format => 'parquet');\n");
+        assertThat(run(w, cdc)).isZero();
+        assertThat(run(w, log)).isZero();
+        Table fruit = table(w, "fruit");
+        assertThat(fruit.schema().columns())
+                .extracting(c -> c.name() + " " + c.type())
+                .containsExactly(
+                        "id int",
+                        "name string",
+                        "amount decimal(10, 2)",
+                        "ts timestamp",
+                        "seq long",
+                        "op string");
+        assertThat(rows(fruit))
+                .containsExactlyInAnyOrder(
+                        "1,apple,1.75,2024-01-03T03:04:05,2,upsert",
+                        "3,fig,3.00,2024-01-02T03:04:05,1,upsert");
+        assertThat(rows(table(w, "fruit_log")))
+                .containsExactlyInAnyOrder(
+                        "1,apple,1.50,2024-01-02T03:04:05,1,upsert",
+                        "2,pear,2.25,2024-01-02T03:04:05,1,upsert",
+                        "1,apple,1.75,2024-01-03T03:04:05,2,upsert",
+                        "2,null,null,null,2,delete",
+                        "3,fig,3.00,2024-01-02T03:04:05,1,upsert");
+        String c = "file:" + dir.resolve("in/c.parquet").toAbsolutePath();
+        String corrupt =
+                "Parquet file "
+                        + c
+                        + " cannot be read after 0 record(s): java.lang.RuntimeException: "
+                        + c
+                        + " is not a Parquet file. Expected magic number at tail, but found [97,"
+                        + " 108, 108, 10]";
+        assertThat(quarantine(w))
+                .containsExactlyInAnyOrder(
+                        "fruit|c.parquet|1|DAMAGED_FILE|" + corrupt,
+                        "fruit_log|c.parquet|1|DAMAGED_FILE|" + corrupt);
+    }
+
+    /**
+     * S2: maxFilesPerTrigger => 1 takes one new file per checkpoint, so each Iceberg commit holds
+     * the rows of exactly one file (1, 2 and 3 rows), every row once; a value that is not a
+     * positive whole number fails at the value before anything is written.
+     */
+    @Test
+    void maxFilesPerTriggerTakesThatManyFilesPerCommit() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(dir.resolve("in/a.json"), "{\"id\": 1}\n");
+        Files.writeString(dir.resolve("in/b.json"), "{\"id\": 2}\n{\"id\": 3}\n");
+        Files.writeString(dir.resolve("in/c.json"), "{\"id\": 4}\n{\"id\": 5}\n{\"id\": 6}\n");
+        Path f = dir.resolve("limited.sql");
+        String statement =
+                "SET checkpoint-interval = 300ms;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE events AS SELECT * FROM STREAM\n"
+                        + "  read_files('in/', format => 'json', maxFilesPerTrigger => {n});\n";
+        Files.writeString(f, statement.replace("{n}", "0"));
+        RunCommand c = new RunCommand();
+        new CommandLine(c).parseArgs("--warehouse", w.toString(), f.toString());
+        assertThatThrownBy(c::call)
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        f
+                                + ":3:61: INVALID_OPTION: read_files maxFilesPerTrigger must be a"
+                                + " whole number of files from 1 to 999999999, got '0'");
+        assertThat(w).doesNotExist();
+
+        Files.writeString(f, statement.replace("{n}", "1"));
+        assertThat(run(w, f)).isZero();
+        Table events = table(w, "events");
+        assertThat(rows(events)).containsExactlyInAnyOrder("1", "2", "3", "4", "5", "6");
+        // the ids each commit added, by file: a.json 1, b.json 2-3, c.json 4-6
+        List<String> perCommit = new ArrayList<>();
+        java.util.Set<String> before = new java.util.TreeSet<>();
+        List<org.apache.iceberg.Snapshot> history = new ArrayList<>();
+        events.snapshots().forEach(history::add);
+        for (org.apache.iceberg.Snapshot s : history) {
+            java.util.Set<String> now = new java.util.TreeSet<>();
+            try (CloseableIterable<Record> it =
+                    IcebergGenerics.read(events).useSnapshot(s.snapshotId()).build()) {
+                it.forEach(r -> now.add(String.valueOf(r.getField("id"))));
+            }
+            java.util.Set<String> added = new java.util.TreeSet<>(now);
+            added.removeAll(before);
+            java.util.Set<String> files = new java.util.TreeSet<>();
+            for (String id : added) {
+                files.add(id.equals("1") ? "a" : id.compareTo("3") <= 0 ? "b" : "c");
+            }
+            if (!files.isEmpty()) {
+                perCommit.add(String.join("+", files));
+            }
+            before = now;
+        }
+        // one file per commit (a file may spread over commits): never two files in one commit
+        assertThat(perCommit).allMatch(files -> files.length() == 1);
+        assertThat(perCommit.stream().distinct().sorted()).containsExactly("a", "b", "c");
+    }
+
+    private static void writeParquet(Path file, Schema schema, List<List<Object>> rows)
+            throws Exception {
+        try (FileAppender<Record> out =
+                Parquet.write(org.apache.iceberg.Files.localOutput(file.toFile()))
+                        .schema(schema)
+                        .createWriterFunc(GenericParquetWriter::create)
+                        .build()) {
+            for (List<Object> row : rows) {
+                Record r = GenericRecord.create(schema);
+                for (int i = 0; i < row.size(); i++) {
+                    r.set(i, row.get(i));
+                }
+                out.add(r);
+            }
+        }
+    }
+
+    static int run(Path warehouse, Path file) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code =
+                CapturedOutput.stderr(
+                        err,
+                        () ->
+                                Main.execute(
+                                        "run",
+                                        "--warehouse",
+                                        warehouse.toString(),
+                                        file.toString()));
+        if (code != 0) {
+            System.err.println(err.toString(StandardCharsets.UTF_8));
+        }
+        return code;
+    }
+
+    static Table table(Path warehouse, String name) {
+        return catalogOf(warehouse).loadTable(TableIdentifier.of("default", name));
+    }
+
+    /** Quarantine rows as {@code flow|file name|line|reason|detail}. */
+    static List<String> quarantine(Path warehouse) throws Exception {
+        List<String> out = new ArrayList<>();
+        Table q = table(warehouse, "changeflow_quarantine");
+        try (CloseableIterable<Record> it = IcebergGenerics.read(q).build()) {
+            for (Record r : it) {
+                String source = String.valueOf(r.getField("source"));
+                out.add(
+                        r.getField("flow")
+                                + "|"
+                                + source.substring(source.lastIndexOf('/') + 1)
+                                + "|"
+                                + r.getField("offset")
+                                + "|"
+                                + r.getField("reason")
+                                + "|"
+                                + r.getField("detail"));
+            }
+        }
+        return out;
+    }
+
+    /** The rows of {@code t} as CSV lines, columns in the table's order. */
+    static List<String> rows(Table t) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (CloseableIterable<Record> it = IcebergGenerics.read(t).build()) {
+            for (Record r : it) {
+                List<String> fields = new ArrayList<>();
+                for (int i = 0; i < r.size(); i++) {
+                    fields.add(String.valueOf(r.get(i)));
+                }
+                out.add(String.join(",", fields));
+            }
+        }
+        return out;
+    }
+
+    private static Catalog catalogOf(Path warehouse) {
+        return CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+    }
+}

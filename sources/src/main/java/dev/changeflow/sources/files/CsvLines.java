@@ -1,0 +1,223 @@
+package dev.changeflow.sources.files;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.MappingIterator;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvParser;
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.io.compression.InflaterInputStreamFactory;
+import org.apache.flink.connector.file.src.FileSourceSplit;
+import org.apache.flink.connector.file.src.compression.StandardDeCompressors;
+import org.apache.flink.core.fs.Path;
+
+import javax.annotation.Nullable;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * CSV lines as plain JSON rows ({@code read_files(..., format => 'csv')}, docs/semantics.md S2):
+ * the first non-empty line of a file is its header (the column names); every later line is one
+ * record, read with Jackson's CSV parser (RFC 4180 quoting, {@code ,} separator, {@code "} quote;
+ * as the vendor's default {@code multiLine = false}, a record does not span lines) and turned into
+ * the JSON object {@code {"header1": cell1, ...}} the plain-JSON decoder reads.
+ *
+ * <p>Cells: an empty cell is null (as the vendor reads CSV); a cell that is a JSON number literal
+ * ({@code -12}, {@code 3.50}, {@code 1e5}, never with leading zeros) or {@code true} / {@code
+ * false} is written as that JSON token, any other cell as a JSON string. The decoder then converts
+ * by the column's type (a number or boolean token keeps its text in a STRING column; a DATE or
+ * TIMESTAMP takes an ISO string, a DECIMAL a decimal number); a cell that does not fit its column
+ * is {@code TYPE_MISMATCH} with the file and line.
+ *
+ * <p>A line that does not parse as CSV, or has another number of fields than the header, is marked
+ * {@link SourceLine#malformed} (quarantined as {@code MALFORMED_CSV} with its file, line and raw
+ * bytes).
+ */
+@Internal
+final class CsvLines {
+    private CsvLines() {}
+
+    private static final ObjectReader CELLS =
+            new CsvMapper().readerFor(String[].class).with(CsvParser.Feature.WRAP_AS_ARRAY);
+
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private static final Pattern NUMBER =
+            Pattern.compile("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?");
+
+    /** A file's header: its 1-based line and column names, or why it has none. */
+    static final class Header {
+        final long line;
+        @Nullable final String[] names;
+        @Nullable final String error;
+
+        Header(long line, @Nullable String[] names, @Nullable String error) {
+            this.line = line;
+            this.names = names;
+            this.error = error;
+        }
+    }
+
+    /**
+     * The header of the file of {@code split}: its first non-empty line, decompressed by the file's
+     * extension as the reader does.
+     */
+    static Header header(FileSourceSplit split) {
+        return header(split.path());
+    }
+
+    /** The header of CSV file {@code file} (see {@link #header(FileSourceSplit)}). */
+    static Header header(Path file) {
+        String path = file.toString();
+        try (InputStream raw = file.getFileSystem().open(file);
+                InputStream in = decompressed(file, raw);
+                BufferedReader r =
+                        new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            long n = 0;
+            String line;
+            while ((line = r.readLine()) != null) {
+                n++;
+                if (!line.isEmpty()) {
+                    return header(path, n, line.getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            return new Header(0, null, "CSV file " + path + " has no header line");
+        } catch (IOException e) {
+            return new Header(0, null, "the header of CSV file " + path + " cannot be read: " + e);
+        }
+    }
+
+    private static InputStream decompressed(Path file, InputStream raw) throws IOException {
+        InflaterInputStreamFactory<?> f =
+                StandardDeCompressors.getDecompressorForFileName(file.getPath());
+        return f == null ? raw : f.create(raw);
+    }
+
+    /** The header at {@code line} of file {@code path}. */
+    static Header header(String path, long line, byte[] bytes) {
+        String[] names;
+        try {
+            names = cells(bytes);
+            if (names.length > 0 && names[0].startsWith("\uFEFF")) {
+                names[0] = names[0].substring(1); // a UTF-8 byte order mark
+            }
+        } catch (IOException e) {
+            return new Header(
+                    line,
+                    null,
+                    "the header (line "
+                            + line
+                            + ") of CSV file "
+                            + path
+                            + " does not parse: "
+                            + message(e));
+        }
+        Set<String> seen = new HashSet<>();
+        for (String name : names) {
+            if (name.isEmpty() || !seen.add(name)) {
+                return new Header(
+                        line,
+                        null,
+                        "the header (line "
+                                + line
+                                + ") of CSV file "
+                                + path
+                                + (name.isEmpty()
+                                        ? " has an empty column name"
+                                        : " names column '" + name + "' twice"));
+            }
+        }
+        return new Header(line, names, null);
+    }
+
+    /** The cells of one CSV line. */
+    static String[] cells(byte[] line) throws IOException {
+        try (MappingIterator<String[]> it = CELLS.readValues(line)) {
+            if (!it.hasNextValue()) {
+                return new String[0];
+            }
+            String[] cells = it.nextValue();
+            if (it.hasNextValue()) {
+                throw new IOException("the line holds more than one record");
+            }
+            return cells;
+        } catch (RuntimeException e) {
+            // Jackson wraps parse errors of an iterator in RuntimeJsonMappingException
+            throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Turns data line {@code l} of a file with {@code header} into its JSON row in place, or marks
+     * it malformed.
+     */
+    static void convert(Header header, SourceLine l) {
+        if (header.names == null) {
+            l.malformed = header.error;
+            return;
+        }
+        String[] cells;
+        try {
+            cells = cells(l.bytes);
+        } catch (IOException e) {
+            l.malformed = "line " + l.line + " is not a CSV record: " + message(e);
+            return;
+        }
+        if (cells.length != header.names.length) {
+            l.malformed =
+                    "line "
+                            + l.line
+                            + " has "
+                            + cells.length
+                            + " field(s), its file's header (line "
+                            + header.line
+                            + ") has "
+                            + header.names.length;
+            return;
+        }
+        try {
+            byte[] json = json(header.names, cells);
+            l.bytes = json;
+            l.length = json.length;
+        } catch (IOException e) {
+            throw new IllegalStateException("writing JSON to memory failed", e);
+        }
+    }
+
+    private static byte[] json(String[] names, String[] cells) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(64 + 16 * cells.length);
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.writeStartObject();
+            for (int i = 0; i < names.length; i++) {
+                g.writeFieldName(names[i]);
+                String c = cells[i];
+                if (c.isEmpty()) {
+                    g.writeNull();
+                } else if (c.equals("true") || c.equals("false")) {
+                    g.writeBoolean(c.equals("true"));
+                } else if (NUMBER.matcher(c).matches() && !c.equals("-0")) {
+                    g.writeNumber(c);
+                } else {
+                    g.writeString(c);
+                }
+            }
+            g.writeEndObject();
+        }
+        return out.toByteArray();
+    }
+
+    private static String message(Exception e) {
+        String m = e.getMessage() == null ? e.toString() : e.getMessage();
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+}
