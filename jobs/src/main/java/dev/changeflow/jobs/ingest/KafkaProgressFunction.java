@@ -98,6 +98,12 @@ public final class KafkaProgressFunction
     @Override
     public void processElement(
             KafkaChangeRecord record, Context ctx, Collector<KafkaChangeRecord> out) {
+        // forwarded first: the decoder is chained, so a record that fails the job
+        // (on-invalid-record
+        // fail) never counts as read, and the launcher does not begin to stop the job with a
+        // savepoint that the failing task would decline (its failure cause would then be the
+        // declined savepoint, not the record's error)
+        out.collect(record);
         String key = partitionKey(record.topic, record.partition);
         long next = record.offset + 1;
         positions.merge(key, next, Math::max);
@@ -108,7 +114,6 @@ public final class KafkaProgressFunction
                 pendingCount = pending.size();
             }
         }
-        out.collect(record);
     }
 
     @Override
