@@ -4,9 +4,6 @@ import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.sql.SourceVersionLog;
 
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DataFiles;
-import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -16,11 +13,8 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.GenericAppenderFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.FileAppender;
-import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,7 +31,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -232,24 +225,6 @@ class GoldSqlSourceVersionsTest {
 
     /** One Silver version: the rows appended in one data file. */
     private static void append(Table table, Record... rows) throws IOException {
-        OutputFile out =
-                table.io()
-                        .newOutputFile(
-                                table.location() + "/data/" + UUID.randomUUID() + ".parquet");
-        FileAppender<Record> appender =
-                new GenericAppenderFactory(SILVER).newAppender(out, FileFormat.PARQUET);
-        try (appender) {
-            for (Record r : rows) {
-                appender.add(r);
-            }
-        }
-        DataFile file =
-                DataFiles.builder(PartitionSpec.unpartitioned())
-                        .withInputFile(out.toInputFile())
-                        .withMetrics(appender.metrics())
-                        .withFormat(FileFormat.PARQUET)
-                        .build();
-        table.newAppend().appendFile(file).commit();
-        table.refresh();
+        TableAppends.append(table, SILVER, rows);
     }
 }

@@ -5,20 +5,14 @@ import dev.changeflow.sources.cdf.sql.SourceVersionLog;
 import dev.changeflow.sources.cdf.stream.ChangeFeedStart;
 
 import org.apache.hadoop.conf.Configuration;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DataFiles;
-import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.GenericAppenderFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.hadoop.HadoopCatalog;
-import org.apache.iceberg.io.FileAppender;
-import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -70,11 +63,11 @@ class GoldStartTest {
                         PartitionSpec.unpartitioned(),
                         Map.of(TableProperties.FORMAT_VERSION, "2"));
         for (int v = 1; v <= 5; v++) {
-            append(silver, SILVER, row(SILVER, v, v * 10));
+            TableAppends.append(silver, SILVER, row(SILVER, v, v * 10));
         }
         // version 6: an empty commit (no change), version 7: one more row
         silver.newAppend().commit();
-        append(silver, SILVER, row(SILVER, 7, 70));
+        TableAppends.append(silver, SILVER, row(SILVER, 7, 70));
     }
 
     private Table gold(String name, long... versions) throws IOException {
@@ -86,7 +79,7 @@ class GoldStartTest {
                         Map.of(TableProperties.FORMAT_VERSION, "2"));
         int bid = 0;
         for (long v : versions) {
-            append(t, GOLD, row(GOLD, ++bid, 1L, v));
+            TableAppends.append(t, GOLD, row(GOLD, ++bid, 1L, v));
         }
         return t;
     }
@@ -409,7 +402,7 @@ class GoldStartTest {
     void sqlGoldResetEmptiesTheTableInOneMarkedCommit() throws IOException {
         Table g = sqlGold("g");
         assertFalse(GoldSqlStart.reset(g, Map.of("silver.accounts", 2L))); // no snapshot yet
-        append(g, GOLD, row(GOLD, 1, 2L, 3L));
+        TableAppends.append(g, GOLD, row(GOLD, 1, 2L, 3L));
         long before = g.currentSnapshot().snapshotId();
         assertTrue(GoldSqlStart.reset(g, Map.of("silver.accounts", 2L)));
         g.refresh();
@@ -425,26 +418,5 @@ class GoldStartTest {
             r.set(i, values[i]);
         }
         return r;
-    }
-
-    private static void append(Table table, Schema schema, Record... rows) throws IOException {
-        OutputFile out =
-                table.io()
-                        .newOutputFile(
-                                table.location() + "/data/" + UUID.randomUUID() + ".parquet");
-        FileAppender<Record> appender =
-                new GenericAppenderFactory(schema).newAppender(out, FileFormat.PARQUET);
-        try (appender) {
-            for (Record r : rows) {
-                appender.add(r);
-            }
-        }
-        DataFile file =
-                DataFiles.builder(PartitionSpec.unpartitioned())
-                        .withInputFile(out.toInputFile())
-                        .withMetrics(appender.metrics())
-                        .withFormat(FileFormat.PARQUET)
-                        .build();
-        table.newAppend().appendFile(file).commit();
     }
 }

@@ -1,20 +1,14 @@
 package dev.changeflow.sources.files;
 
 import org.apache.flink.annotation.PublicEvolving;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.ReaderInfo;
 import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.api.connector.source.SourceEvent;
-import org.apache.flink.api.connector.source.SourceReader;
-import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.connector.source.SplitsAssignment;
-import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.connector.file.src.FileSourceSplit;
 import org.apache.flink.connector.file.src.PendingSplitsCheckpoint;
-import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.metrics.groups.SplitEnumeratorMetricGroup;
 
 import java.io.IOException;
@@ -47,12 +41,9 @@ import java.util.function.BiConsumer;
  * told so only once its held files are released.
  */
 @PublicEvolving
-public final class FilesPerCheckpoint<T>
-        implements Source<T, FileSourceSplit, PendingSplitsCheckpoint<FileSourceSplit>>,
-                ResultTypeQueryable<T> {
+public final class FilesPerCheckpoint<T> extends FileSourceWrapper<T> {
     private static final long serialVersionUID = 1L;
 
-    private final Source<T, FileSourceSplit, PendingSplitsCheckpoint<FileSourceSplit>> files;
     private final int max;
 
     /**
@@ -63,22 +54,11 @@ public final class FilesPerCheckpoint<T>
      */
     public FilesPerCheckpoint(
             Source<T, FileSourceSplit, PendingSplitsCheckpoint<FileSourceSplit>> files, int max) {
+        super(files);
         if (max < 1) {
             throw new IllegalArgumentException("at most 0 files per checkpoint reads nothing");
         }
-        this.files = files;
         this.max = max;
-    }
-
-    @Override
-    public Boundedness getBoundedness() {
-        return files.getBoundedness();
-    }
-
-    @Override
-    public SourceReader<T, FileSourceSplit> createReader(SourceReaderContext readerContext)
-            throws Exception {
-        return files.createReader(readerContext);
     }
 
     @Override
@@ -98,23 +78,6 @@ public final class FilesPerCheckpoint<T>
         Gate gate = new Gate(context, max);
         gate.delegate = files.restoreEnumerator(gate, checkpoint);
         return gate.enumerator;
-    }
-
-    @Override
-    public SimpleVersionedSerializer<FileSourceSplit> getSplitSerializer() {
-        return files.getSplitSerializer();
-    }
-
-    @Override
-    public SimpleVersionedSerializer<PendingSplitsCheckpoint<FileSourceSplit>>
-            getEnumeratorCheckpointSerializer() {
-        return files.getEnumeratorCheckpointSerializer();
-    }
-
-    @Override
-    @SuppressWarnings("unchecked")
-    public TypeInformation<T> getProducedType() {
-        return ((ResultTypeQueryable<T>) files).getProducedType();
     }
 
     /** A file held back for a reader. */

@@ -1,14 +1,8 @@
 package dev.changeflow.sources.files;
 
 import org.apache.flink.annotation.PublicEvolving;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.connector.source.Boundedness;
-import org.apache.flink.api.connector.source.Source;
-import org.apache.flink.api.connector.source.SourceReader;
-import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
-import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.connector.file.src.ContinuousEnumerationSettings;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.connector.file.src.FileSourceSplit;
@@ -16,7 +10,6 @@ import org.apache.flink.connector.file.src.PendingSplitsCheckpoint;
 import org.apache.flink.connector.file.src.enumerate.FileEnumerator;
 import org.apache.flink.connector.file.src.impl.ContinuousFileSplitEnumerator;
 import org.apache.flink.core.fs.Path;
-import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 import javax.annotation.Nullable;
 
@@ -48,12 +41,10 @@ import java.util.Set;
  * enumerator agree even when a file arrives between the two listings (that file is read).
  */
 @PublicEvolving
-public final class NewFilesOnly<T>
-        implements Source<T, FileSourceSplit, PendingSplitsCheckpoint<FileSourceSplit>>,
-                ResultTypeQueryable<T> {
+public final class NewFilesOnly<T> extends FileSourceWrapper<T> {
     private static final long serialVersionUID = 1L;
 
-    private final FileSource<T> files;
+    private final FileSource<T> fileSource;
     private final Path[] paths;
     private final FileEnumerator.Provider enumerators;
     @Nullable private final Set<String> skip;
@@ -73,26 +64,11 @@ public final class NewFilesOnly<T>
             List<Path> paths,
             FileEnumerator.Provider enumerators,
             @Nullable Collection<String> skip) {
-        if (files.getContinuousEnumerationSettings() == null) {
-            throw new IllegalArgumentException(
-                    "skipping the existing files needs continuous discovery (a monitor interval):"
-                            + " a bounded source would read nothing");
-        }
-        this.files = files;
+        super(continuous(files));
+        this.fileSource = files;
         this.paths = paths.toArray(new Path[0]);
         this.enumerators = enumerators;
         this.skip = skip == null ? null : new LinkedHashSet<>(skip);
-    }
-
-    @Override
-    public Boundedness getBoundedness() {
-        return files.getBoundedness();
-    }
-
-    @Override
-    public SourceReader<T, FileSourceSplit> createReader(SourceReaderContext readerContext)
-            throws Exception {
-        return files.createReader(readerContext);
     }
 
     /** First start: the existing files are processed paths, and no split is assigned for them. */
@@ -114,11 +90,11 @@ public final class NewFilesOnly<T>
                 toRead.add(split);
             }
         }
-        ContinuousEnumerationSettings continuous = files.getContinuousEnumerationSettings();
+        ContinuousEnumerationSettings continuous = fileSource.getContinuousEnumerationSettings();
         return new ContinuousFileSplitEnumerator(
                 context,
                 enumerator,
-                files.getAssignerFactory().create(toRead),
+                fileSource.getAssignerFactory().create(toRead),
                 paths,
                 processed,
                 continuous.getDiscoveryInterval().toMillis());
@@ -129,23 +105,16 @@ public final class NewFilesOnly<T>
             restoreEnumerator(
                     SplitEnumeratorContext<FileSourceSplit> context,
                     PendingSplitsCheckpoint<FileSourceSplit> checkpoint) {
-        return files.restoreEnumerator(context, checkpoint);
+        return fileSource.restoreEnumerator(context, checkpoint);
     }
 
-    @Override
-    public SimpleVersionedSerializer<FileSourceSplit> getSplitSerializer() {
-        return files.getSplitSerializer();
-    }
-
-    @Override
-    public SimpleVersionedSerializer<PendingSplitsCheckpoint<FileSourceSplit>>
-            getEnumeratorCheckpointSerializer() {
-        return files.getEnumeratorCheckpointSerializer();
-    }
-
-    @Override
-    public TypeInformation<T> getProducedType() {
-        return files.getProducedType();
+    private static <T> FileSource<T> continuous(FileSource<T> files) {
+        if (files.getContinuousEnumerationSettings() == null) {
+            throw new IllegalArgumentException(
+                    "skipping the existing files needs continuous discovery (a monitor interval):"
+                            + " a bounded source would read nothing");
+        }
+        return files;
     }
 
     /** A local file as its absolute path, a file of another file system as its URI. */
