@@ -21,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -61,20 +62,14 @@ class ReadFilesFormatsTest {
                 "read_files('in/', format => 'json', table => 'orders',"
                         + " schemaHints => 'amount DECIMAL(10,2), ts TIMESTAMP_NTZ')";
         // plain rows name no table: a job reads one plain-row flow (S2), so one file per flow
-        Path cdc = dir.resolve("cdc.sql");
-        Files.writeString(
-                cdc,
+        runEachInItsOwnFile(
+                w,
                 "CREATE OR REFRESH STREAMING TABLE orders FLOW AUTO CDC FROM STREAM "
                         + source
-                        + "\n  KEYS (id) SEQUENCE BY seq STORED AS SCD TYPE 1;\n");
-        Path log = dir.resolve("log.sql");
-        Files.writeString(
-                log,
+                        + "\n  KEYS (id) SEQUENCE BY seq STORED AS SCD TYPE 1;\n",
                 "CREATE OR REFRESH STREAMING TABLE order_log AS SELECT * FROM STREAM "
                         + source
                         + ";\n");
-        assertThat(run(w, cdc)).isZero();
-        assertThat(run(w, log)).isZero();
         Table orders = table(w, "orders");
         assertThat(orders.schema().columns())
                 .extracting(c -> c.name() + " " + c.type())
@@ -158,21 +153,16 @@ class ReadFilesFormatsTest {
                         + "2,,,2,delete\n");
         Files.writeString(
                 dir.resolve("in/b.csv"), "seq,id,name,amount,op\r\n3,1,apple,2.00,upsert\r\n");
-        Path cdc = dir.resolve("cdc.sql");
-        Files.writeString(
-                cdc,
+        // plain rows name no table: a job reads one plain-row flow (S2), so one file per flow
+        runEachInItsOwnFile(
+                w,
                 "CREATE OR REFRESH STREAMING TABLE fruit (id INT, name STRING, amount"
                         + " DECIMAL(10, 2), seq INT, op STRING)\n"
                         + "  FLOW AUTO CDC FROM STREAM read_files('in/', format => 'csv')\n"
                         + "  KEYS (id) APPLY AS DELETE WHEN op = 'delete' SEQUENCE BY seq\n"
-                        + "  STORED AS SCD TYPE 1;\n");
-        Path log = dir.resolve("log.sql");
-        Files.writeString(
-                log,
+                        + "  STORED AS SCD TYPE 1;\n",
                 "CREATE OR REFRESH STREAMING TABLE fruit_log AS SELECT * FROM STREAM"
                         + " read_files('in/', format => 'csv', schemaHints => 'id INT');\n");
-        assertThat(run(w, cdc)).isZero();
-        assertThat(run(w, log)).isZero();
         assertThat(rows(table(w, "fruit"))).containsExactly("1,apple,2.00,3,upsert");
         Table fruitLog = table(w, "fruit_log");
         assertThat(fruitLog.schema().columns())
@@ -229,20 +219,15 @@ class ReadFilesFormatsTest {
                 schema,
                 List.of(delete, List.of(3, "fig", new BigDecimal("3.00"), t0, 1L, "upsert")));
         Files.writeString(dir.resolve("in/c.parquet"), "not parquet at all\n");
-        Path cdc = dir.resolve("cdc.sql");
-        Files.writeString(
-                cdc,
+        // plain rows name no table: a job reads one plain-row flow (S2), so one file per flow
+        runEachInItsOwnFile(
+                w,
                 "CREATE OR REFRESH STREAMING TABLE fruit\n"
                         + "  FLOW AUTO CDC FROM STREAM read_files('in/', format => 'parquet')\n"
                         + "  KEYS (id) APPLY AS DELETE WHEN op = 'delete' SEQUENCE BY seq\n"
-                        + "  STORED AS SCD TYPE 1;\n");
-        Path log = dir.resolve("log.sql");
-        Files.writeString(
-                log,
+                        + "  STORED AS SCD TYPE 1;\n",
                 "CREATE OR REFRESH STREAMING TABLE fruit_log AS SELECT * FROM STREAM"
                         + " read_files('in/', format => 'parquet');\n");
-        assertThat(run(w, cdc)).isZero();
-        assertThat(run(w, log)).isZero();
         Table fruit = table(w, "fruit");
         assertThat(fruit.schema().columns())
                 .extracting(c -> c.name() + " " + c.type())
@@ -351,6 +336,18 @@ class ReadFilesFormatsTest {
                 }
                 out.add(r);
             }
+        }
+    }
+
+    /**
+     * Runs each statement as a {@code .sql} file of its own ({@code run}), in order, and asserts
+     * that each exits 0.
+     */
+    private void runEachInItsOwnFile(Path warehouse, String... statements) throws IOException {
+        for (int i = 0; i < statements.length; i++) {
+            Path file = dir.resolve("flow-" + i + ".sql");
+            Files.writeString(file, statements[i]);
+            assertThat(run(warehouse, file)).as(statements[i]).isZero();
         }
     }
 
