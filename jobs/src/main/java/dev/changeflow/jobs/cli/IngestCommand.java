@@ -23,6 +23,7 @@ import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.operators.options.ResolvedOptions;
 import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.files.FileGlob;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.ConfigOption;
@@ -236,9 +237,13 @@ public final class IngestCommand implements Callable<Integer> {
             throw new IllegalArgumentException("flows file not found: " + flows);
         }
         for (Path in : inputs) {
-            if (!Files.exists(in)) {
+            // S2: a glob pattern (quoted against the shell) needs its base folder
+            if (!Files.exists(FileGlob.base(in))) {
                 throw new IllegalArgumentException(
-                        "input not found: " + in + " (give change-record files or folders)");
+                        "input not found: "
+                                + in
+                                + " (give change-record files or folders, or a quoted glob"
+                                + " pattern)");
             }
         }
         IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();

@@ -14,6 +14,7 @@ import dev.changeflow.jobs.sql.SqlStatement;
 import dev.changeflow.jobs.sql.TableStatements;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.files.FileGlob;
 
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -288,12 +289,15 @@ public final class RunCommand implements Callable<Integer> {
                 step.pipeline().checkFullRefreshAllowed();
             }
             for (SqlPipeline.Input in : step.pipeline().inputs()) {
-                if (!Files.exists(in.path())) {
+                // S2: a glob pattern needs its base folder
+                Path base = FileGlob.base(in.path());
+                if (!Files.exists(base)) {
                     throw new SqlException(
                             SqlException.Code.SOURCE_NOT_FOUND,
                             in.position(),
                             "read_files path "
                                     + in.path()
+                                    + (base.equals(in.path()) ? "" : ": its base folder " + base)
                                     + " does not exist (a relative path is resolved against the"
                                     + " folder of the pipeline file)");
                 }

@@ -1,12 +1,12 @@
 package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sources.files.FileGlob;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,7 +17,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * Files in a local run: each file read once, identified by its path (see the README). A run reads
@@ -164,33 +163,18 @@ final class LocalFileInput implements LocalInput {
         state.saveSeenFiles(seen);
     }
 
-    /** Regular, visible files under the inputs (as Flink's FileSource enumerates them). */
+    /**
+     * Regular, visible files under the inputs (as Flink's FileSource enumerates them; a glob
+     * pattern: the files under its base that match it, {@link FileGlob}), as absolute paths,
+     * sorted.
+     *
+     * @throws IllegalArgumentException when an input (a pattern: its base) does not exist
+     */
     static List<String> listFiles(List<Path> inputs) throws IOException {
         List<String> files = new ArrayList<>();
-        for (Path in : inputs) {
-            if (Files.isRegularFile(in)) {
-                files.add(in.toAbsolutePath().normalize().toString());
-            } else if (Files.isDirectory(in)) {
-                try (Stream<Path> s = Files.walk(in)) {
-                    s.filter(Files::isRegularFile)
-                            .filter(p -> !hidden(in, p))
-                            .forEach(p -> files.add(p.toAbsolutePath().normalize().toString()));
-                }
-            } else {
-                throw new IllegalArgumentException("input not found: " + in);
-            }
+        for (Path f : FileGlob.listLocal(inputs)) {
+            files.add(f.toString());
         }
-        files.sort(null);
         return files;
-    }
-
-    private static boolean hidden(Path root, Path p) {
-        for (Path part : root.relativize(p)) {
-            String n = part.toString();
-            if (n.startsWith(".") || n.startsWith("_")) {
-                return true;
-            }
-        }
-        return false;
     }
 }

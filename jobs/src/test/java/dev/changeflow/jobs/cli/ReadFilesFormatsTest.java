@@ -92,6 +92,57 @@ class ReadFilesFormatsTest {
             "column 'amount' DECIMAL(10, 2): string \"12.345\" has more than 2 fractional digits";
 
     /**
+     * S2: a glob pattern in the path, as the vendor's examples write it ({@code
+     * analysis/*&#47;*&#47;*.json}, double-quoted): only the visible files under its base that
+     * match it are read; a pattern whose base folder does not exist is SOURCE_NOT_FOUND at the
+     * path, before anything runs.
+     */
+    @Test
+    void aGlobPatternReadsOnlyTheMatchingFiles() throws Exception {
+        Path w = dir.resolve("warehouse");
+        String[][] files = {
+            {"in/2024/01/a.json", "{\"id\": 1, \"v\": \"a\", \"seq\": 1}"},
+            {"in/2024/01/b.csv", "id,v,seq\n9,csv,1"},
+            {"in/2024/c.json", "{\"id\": 9, \"v\": \"depth\", \"seq\": 1}"},
+            {"in/2024/_tmp/d.json", "{\"id\": 9, \"v\": \"hidden\", \"seq\": 1}"},
+            {
+                "in/2025/03/f.json",
+                "{\"id\": 1, \"v\": \"f\", \"seq\": 2}\n{\"id\": 2, \"v\": \"g\", \"seq\": 1}"
+            }
+        };
+        for (String[] f : files) {
+            Files.createDirectories(dir.resolve(f[0]).getParent());
+            Files.writeString(dir.resolve(f[0]), f[1] + "\n");
+        }
+        Path sql = dir.resolve("glob.sql");
+        Files.writeString(
+                sql,
+                "CREATE OR REFRESH STREAMING TABLE items FLOW AUTO CDC FROM STREAM read_files(\n"
+                        + "  \"in/*/*/*.json\", format => \"json\", table => 'items')\n"
+                        + "  KEYS (id) SEQUENCE BY seq STORED AS SCD TYPE 1;\n");
+        assertThat(run(w, sql)).isZero();
+        assertThat(rows(table(w, "items"))).containsExactlyInAnyOrder("1,f,2", "2,g,1");
+
+        Path missing = dir.resolve("missing.sql");
+        Files.writeString(
+                missing,
+                "CREATE OR REFRESH STREAMING TABLE other AS SELECT * FROM STREAM\n"
+                        + "  read_files('nowhere/*/*.json', format => 'json');\n");
+        RunCommand c = new RunCommand();
+        new CommandLine(c).parseArgs("--warehouse", w.toString(), missing.toString());
+        assertThatThrownBy(c::call)
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        missing
+                                + ":2:3: SOURCE_NOT_FOUND: read_files path "
+                                + dir.resolve("nowhere/*/*.json")
+                                + ": its base folder "
+                                + dir.resolve("nowhere")
+                                + " does not exist (a relative path is resolved against the"
+                                + " folder of the pipeline file)");
+    }
+
+    /**
      * S2: a hint that does not parse, or names an unknown type, fails at the argument's value
      * (file:line:column) before anything is written.
      */

@@ -1,5 +1,7 @@
 package dev.changeflow.sources.changes;
 
+import dev.changeflow.sources.files.FileGlob;
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -344,18 +346,23 @@ public final class SchemaSampler {
     }
 
     /**
-     * Files under the paths (directories recursively, hidden {@code .}/{@code _} names skipped),
-     * sorted by path.
+     * Files under the paths (directories recursively, hidden {@code .}/{@code _} names skipped; a
+     * glob pattern: the files under its base that match it, {@link FileGlob}), sorted by path.
      */
     static List<Path> listFiles(List<Path> paths) throws IOException {
         List<Path> out = new ArrayList<>();
-        for (Path p : paths) {
+        for (Path input : paths) {
+            Path p = FileGlob.base(input);
             FileSystem fs = p.getFileSystem();
             FileStatus st = fs.getFileStatus(p);
             if (st.isDir()) {
                 List<Path> found = new ArrayList<>();
                 collect(fs, st, found);
                 found.sort(Comparator.comparing(Path::toString));
+                if (FileGlob.isPattern(input.toUri().getPath())) {
+                    // S2: a pattern's files under its base that match it
+                    found.removeIf(FileGlob.of(List.of(input)).negate());
+                }
                 out.addAll(found);
             } else {
                 out.add(p);

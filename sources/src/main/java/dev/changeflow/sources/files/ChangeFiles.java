@@ -17,10 +17,11 @@ import java.util.List;
  * Entry point of the change-file source (semantics.md S2, A5): a Flink {@link FileSource} of {@link
  * SourceLine}s over plain or compressed line files — each path a file or a directory (read
  * recursively; names starting with {@code .} or {@code _} are skipped, as Flink's default filter
- * does). Files are decompressed by extension by Flink ({@code .gz}, {@code .gzip}, {@code
- * .deflate}; {@code .bz2}/{@code .xz} when commons-compress is present, but only gzip/deflate
- * damage is turned into markers). Files are not split; each file is read once and its position is
- * checkpointed as the number of records emitted.
+ * does), or a glob pattern ({@link FileGlob}: the files under its base that match it). Files are
+ * decompressed by extension by Flink ({@code .gz}, {@code .gzip}, {@code .deflate}; {@code
+ * .bz2}/{@code .xz} when commons-compress is present, but only gzip/deflate damage is turned into
+ * markers). Files are not split; each file is read once and its position is checkpointed as the
+ * number of records emitted.
  *
  * <p>A damaged gzip never fails the job; it yields some of its lines, one damage marker and the
  * end-of-file marker. A gzip cut short yields its lines up to the cut (the marker is quarantined as
@@ -112,12 +113,17 @@ public final class ChangeFiles {
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("at least one path is required");
         }
+        FileGlob filter = FileGlob.of(paths);
         FileSource.FileSourceBuilder<SourceLine> b =
                 FileSource.forBulkFileFormat(
                         format == Format.PARQUET
                                 ? new ParquetRowsFormat()
                                 : new ChangeLineBulkFormat(maxLineBytes, format == Format.CSV),
-                        paths.toArray(new Path[0]));
+                        filter.bases());
+        if (FileGlob.anyPattern(paths)) {
+            // S2: a pattern reads the files under its base that match it
+            b.setFileEnumerator(filter.enumerator());
+        }
         if (monitorInterval != null) {
             b.monitorContinuously(monitorInterval);
         }
@@ -154,10 +160,13 @@ public final class ChangeFiles {
                     "skipping the existing files needs a monitor interval (a bounded source would"
                             + " read nothing)");
         }
+        FileGlob filter = FileGlob.of(paths);
         return new NewFilesOnly<>(
                 forFlinkPaths(paths, monitorInterval, maxLineBytes, format),
-                paths,
-                FileSource.DEFAULT_NON_SPLITTABLE_FILE_ENUMERATOR,
+                List.of(filter.bases()),
+                FileGlob.anyPattern(paths)
+                        ? filter.enumerator()
+                        : FileSource.DEFAULT_NON_SPLITTABLE_FILE_ENUMERATOR,
                 skip);
     }
 
@@ -229,6 +238,13 @@ public final class ChangeFiles {
 
     @Nullable
     private static java.nio.file.Path firstFile(java.nio.file.Path p) throws IOException {
+        if (FileGlob.isPattern(p.toString())) {
+            if (!java.nio.file.Files.isDirectory(FileGlob.base(p))) {
+                return null;
+            }
+            List<java.nio.file.Path> files = FileGlob.listLocal(List.of(p));
+            return files.isEmpty() ? null : files.get(0);
+        }
         if (!java.nio.file.Files.isDirectory(p)) {
             return java.nio.file.Files.isRegularFile(p) ? p : null;
         }
