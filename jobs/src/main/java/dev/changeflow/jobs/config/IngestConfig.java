@@ -64,6 +64,13 @@ public final class IngestConfig implements Serializable {
      */
     @javax.annotation.Nullable public Integer maxFilesPerTrigger;
 
+    /**
+     * How CSV files are read ({@code csv-header}, {@code csv-sep}, {@code csv-quote}, {@code
+     * csv-escape}, {@code csv-null-value}, {@code csv-comment}; docs/semantics.md S2).
+     */
+    public dev.changeflow.sources.files.CsvOptions csv =
+            dev.changeflow.sources.files.CsvOptions.DEFAULT;
+
     public List<FlowConfig> flows = new ArrayList<>();
 
     /**
@@ -119,6 +126,33 @@ public final class IngestConfig implements Serializable {
         }
         if (r.isSet(IngestOptions.INCLUDE_EXISTING_FILES)) {
             includeExistingFiles = r.get(IngestOptions.INCLUDE_EXISTING_FILES);
+        }
+        if (r.isSet(IngestOptions.CSV_HEADER)
+                || r.isSet(IngestOptions.CSV_SEPARATOR)
+                || r.isSet(IngestOptions.CSV_QUOTE)
+                || r.isSet(IngestOptions.CSV_ESCAPE)
+                || r.isSet(IngestOptions.CSV_NULL_VALUE)
+                || r.isSet(IngestOptions.CSV_COMMENT)) {
+            csv =
+                    new dev.changeflow.sources.files.CsvOptions(
+                            r.isSet(IngestOptions.CSV_HEADER)
+                                    ? r.get(IngestOptions.CSV_HEADER)
+                                    : csv.header,
+                            r.isSet(IngestOptions.CSV_SEPARATOR)
+                                    ? r.get(IngestOptions.CSV_SEPARATOR).charAt(0)
+                                    : csv.separator,
+                            r.isSet(IngestOptions.CSV_QUOTE)
+                                    ? r.get(IngestOptions.CSV_QUOTE).charAt(0)
+                                    : csv.quote,
+                            r.isSet(IngestOptions.CSV_ESCAPE)
+                                    ? Character.valueOf(r.get(IngestOptions.CSV_ESCAPE).charAt(0))
+                                    : csv.escape,
+                            r.isSet(IngestOptions.CSV_NULL_VALUE)
+                                    ? r.get(IngestOptions.CSV_NULL_VALUE)
+                                    : csv.nullValue,
+                            r.isSet(IngestOptions.CSV_COMMENT)
+                                    ? Character.valueOf(r.get(IngestOptions.CSV_COMMENT).charAt(0))
+                                    : csv.comment);
         }
         return this;
     }

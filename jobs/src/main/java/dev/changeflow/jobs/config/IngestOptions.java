@@ -106,6 +106,57 @@ public final class IngestOptions {
                             "Files input: at most this many new files per checkpoint (one Iceberg"
                                     + " commit); default: no limit.");
 
+    /**
+     * CSV files (docs/semantics.md S2, {@code read_files(..., header => false)}): whether the first
+     * non-empty line of each file names the columns; false: columns {@code _c0, _c1, ...}.
+     */
+    public static final ConfigOption<Boolean> CSV_HEADER =
+            key("csv-header")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "CSV files: the first non-empty line names the columns (false: every"
+                                    + " line is a record, columns _c0, _c1, ...).");
+
+    /** CSV files: the cell separator ({@code read_files(..., sep => ';')}), one character. */
+    public static final ConfigOption<String> CSV_SEPARATOR =
+            key("csv-sep")
+                    .stringType()
+                    .defaultValue(",")
+                    .withDescription("CSV files: the one character between cells.");
+
+    /** CSV files: the quote character ({@code read_files(..., quote => "'")}). */
+    public static final ConfigOption<String> CSV_QUOTE =
+            key("csv-quote")
+                    .stringType()
+                    .defaultValue("\"")
+                    .withDescription("CSV files: the one character that quotes a cell.");
+
+    /** CSV files: the escape character inside quoted cells; none by default (RFC 4180). */
+    public static final ConfigOption<String> CSV_ESCAPE =
+            key("csv-escape")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "CSV files: a character that makes the next one literal inside a quoted"
+                                    + " cell; default none (a doubled quote stands for one).");
+
+    /** CSV files: the text of a null cell (besides the empty cell). */
+    public static final ConfigOption<String> CSV_NULL_VALUE =
+            key("csv-null-value")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "CSV files: a cell with exactly this text is null (an empty cell always"
+                                    + " is).");
+
+    /** CSV files: lines starting with this character are skipped. */
+    public static final ConfigOption<String> CSV_COMMENT =
+            key("csv-comment")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("CSV files: lines starting with this character are skipped.");
+
     /** The scalar top-level options with their parsers. */
     public static final OptionSet SET =
             OptionSet.builder("flows file")
@@ -148,7 +199,26 @@ public final class IngestOptions {
                             MAX_FILES_PER_TRIGGER,
                             OptionParsers.intRange(
                                     MAX_FILES_PER_TRIGGER.key(), 1, Integer.MAX_VALUE, "files"))
+                    .add(CSV_HEADER, OptionParsers.bool(CSV_HEADER.key()))
+                    .add(CSV_SEPARATOR, oneCharacter(CSV_SEPARATOR.key()))
+                    .add(CSV_QUOTE, oneCharacter(CSV_QUOTE.key()))
+                    .add(CSV_ESCAPE, oneCharacter(CSV_ESCAPE.key()))
+                    .add(CSV_NULL_VALUE, OptionParsers.text(CSV_NULL_VALUE.key()))
+                    .add(CSV_COMMENT, oneCharacter(CSV_COMMENT.key()))
                     .build();
+
+    /** A text of exactly one character that is no line break (the CSV options). */
+    private static dev.changeflow.operators.options.OptionParser<String> oneCharacter(String key) {
+        return OptionParsers.parsing(
+                key,
+                "one character (not a line break)",
+                text -> {
+                    if (text.length() != 1 || text.equals("\n") || text.equals("\r")) {
+                        throw new IllegalArgumentException("not one character");
+                    }
+                    return text;
+                });
+    }
 
     private static Duration atLeast(String text, String key, Duration min, String minText) {
         Duration d = OptionParsers.duration(text, key);

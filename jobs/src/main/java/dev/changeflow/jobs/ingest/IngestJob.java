@@ -117,13 +117,15 @@ public final class IngestJob {
                                         inputs,
                                         monitorInterval,
                                         DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
-                                        format)
+                                        format,
+                                        plan.config.csv)
                                 : ChangeFiles.newFilesOnly(
                                         inputs,
                                         monitorInterval,
                                         DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
                                         skip,
-                                        format);
+                                        format,
+                                        plan.config.csv);
         if (plan.config.maxFilesPerTrigger != null) {
             // S2: maxFilesPerTrigger, at most n new files per checkpoint (one commit)
             files =

@@ -165,10 +165,35 @@ public final class IngestPlanner {
                             + config.format
                             + " reads files (read_files / --input), not Kafka records");
         }
+        if (files == ChangeFiles.Format.CSV && !config.csv.header) {
+            // S2: a CSV file without a header line is read by position: into the declared
+            // columns of the job's (one) plain-row flow, else _c0, _c1, ...
+            for (FlowConfig f : config.flows) {
+                if (f.schema != null) {
+                    List<String> declared = new ArrayList<>();
+                    for (RowType.RowField field :
+                            SchemaSampler.parseColumns(f.schema).getFields()) {
+                        declared.add(field.getName());
+                    }
+                    if (config.csv.columns != null && !config.csv.columns.equals(declared)) {
+                        throw new IllegalArgumentException(
+                                "flow '"
+                                        + f.flowName()
+                                        + "' declares the columns "
+                                        + declared
+                                        + ", another flow of the job "
+                                        + config.csv.columns
+                                        + "; CSV files without a header (header => false) are read"
+                                        + " by position into one column list");
+                    }
+                    config.csv = config.csv.withColumns(declared);
+                }
+            }
+        }
         if (files != ChangeFiles.Format.LINES) {
             // S2: CSV columns are the header's, STRING (the declared columns or schema-hints type
             // them); Parquet columns are the file's
-            RowType columns = toSample.isEmpty() ? null : fileColumns(files, inputs);
+            RowType columns = toSample.isEmpty() ? null : fileColumns(files, inputs, config.csv);
             if (columns != null) {
                 Map<String, RowType> byTable = new LinkedHashMap<>();
                 for (String t : toSample) {
@@ -867,12 +892,15 @@ public final class IngestPlanner {
      * the first Parquet file's schema; null when there is no file yet.
      */
     @javax.annotation.Nullable
-    private static RowType fileColumns(ChangeFiles.Format files, List<Path> inputs)
+    private static RowType fileColumns(
+            ChangeFiles.Format files,
+            List<Path> inputs,
+            dev.changeflow.sources.files.CsvOptions csv)
             throws IOException {
         if (files == ChangeFiles.Format.PARQUET) {
             return ChangeFiles.parquetRowType(inputs);
         }
-        List<String> header = ChangeFiles.csvHeader(inputs);
+        List<String> header = ChangeFiles.csvHeader(inputs, csv);
         if (header.isEmpty()) {
             return null;
         }

@@ -33,6 +33,7 @@ import javax.annotation.Nullable;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -169,11 +170,13 @@ final class SqlCompiler {
         formatLayer(files).ifPresent(top::add);
         includeExistingLayer(files).ifPresent(top::add);
         maxFilesLayer(files).ifPresent(top::add);
+        csvLayer(files).ifPresent(top::add);
         try {
             cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
         } catch (IllegalArgumentException e) {
             throw asSqlException(e, Code.INVALID_OPTION, firstPosition(statements));
         }
+        checkCsvOptions(files, cfg.format);
         if (!cfg.includeExistingFiles && files.isEmpty()) {
             throw new SqlException(
                     Code.INVALID_OPTION,
@@ -644,6 +647,81 @@ final class SqlCompiler {
                         first.position() + ": read_files",
                         IngestOptions.MAX_FILES_PER_TRIGGER.key(),
                         first.arguments().get(SqlParser.MAX_FILES_PER_TRIGGER)));
+    }
+
+    /**
+     * The layer of the CSV options of the read_files calls ({@code header}, {@code sep} or {@code
+     * delimiter}, {@code quote}, {@code escape}, {@code nullValue}, {@code comment};
+     * docs/semantics.md S2): the job's one file source reads every file one way, so the calls that
+     * give an option must agree ({@code CONFLICTING_SOURCES}). They apply to {@code format =>
+     * 'csv'} only: {@link #checkCsvOptions} refuses them for another format.
+     */
+    private Optional<OptionLayer> csvLayer(List<ReadFiles> sources) {
+        Map<String, String> values = new LinkedHashMap<>();
+        Map<String, ReadFiles> givenBy = new HashMap<>();
+        Map<String, String> givenAs = new HashMap<>();
+        for (ReadFiles r : sources) {
+            for (Map.Entry<String, String> arg : r.arguments().entrySet()) {
+                String key = SqlParser.CSV_ARGUMENTS.get(arg.getKey());
+                if (key == null) {
+                    continue;
+                }
+                String value = arg.getValue();
+                String before = values.putIfAbsent(key, value);
+                if (before == null) {
+                    givenBy.put(key, r);
+                    givenAs.put(key, arg.getKey());
+                } else if (!before.equals(value)) {
+                    throw new SqlException(
+                            Code.CONFLICTING_SOURCES,
+                            r.position(),
+                            "read_files "
+                                    + arg.getKey()
+                                    + " => '"
+                                    + value
+                                    + "' differs from "
+                                    + givenAs.get(key)
+                                    + " => '"
+                                    + before
+                                    + "' at "
+                                    + givenBy.get(key).position()
+                                    + ": the files of one job are read by one source (give every"
+                                    + " read_files of the file the same CSV options)");
+                }
+            }
+        }
+        if (values.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(
+                OptionLayer.of(
+                        OptionSource.DEFINITION,
+                        givenBy.values().iterator().next().position() + ": read_files",
+                        values));
+    }
+
+    /**
+     * The CSV options of read_files apply to CSV files only (docs/semantics.md S2): {@code
+     * INVALID_OPTION} at the first call that gives one when the job reads another format.
+     */
+    private static void checkCsvOptions(List<ReadFiles> sources, String format) {
+        if (format.equalsIgnoreCase("csv")) {
+            return;
+        }
+        for (ReadFiles r : sources) {
+            for (String arg : r.arguments().keySet()) {
+                if (SqlParser.CSV_ARGUMENTS.containsKey(arg)) {
+                    throw new SqlException(
+                            Code.INVALID_OPTION,
+                            r.position(),
+                            "read_files "
+                                    + arg
+                                    + " => is an option of CSV files; the files are read as '"
+                                    + format
+                                    + "' (give format => 'csv', or leave it out)");
+                }
+            }
+        }
     }
 
     /** The layer of the {@code format =>} of the read_files calls, which must agree. */

@@ -122,7 +122,33 @@ public final class SqlParser {
 
     /** The named arguments of {@code read_files} this release takes. */
     static final List<String> READ_FILES_ARGUMENTS =
-            List.of("format", "table", "includeExistingFiles", "schemaHints", "maxFilesPerTrigger");
+            List.of(
+                    "format",
+                    "table",
+                    "includeExistingFiles",
+                    "schemaHints",
+                    "maxFilesPerTrigger",
+                    "header",
+                    "sep",
+                    "delimiter",
+                    "quote",
+                    "escape",
+                    "nullValue",
+                    "comment");
+
+    /**
+     * The {@code read_files} arguments of CSV files (docs/semantics.md S2) and the job option each
+     * sets ({@code delimiter} is the vendor's other name of {@code sep}).
+     */
+    static final Map<String, String> CSV_ARGUMENTS =
+            Map.of(
+                    "header", "csv-header",
+                    "sep", "csv-sep",
+                    "delimiter", "csv-sep",
+                    "quote", "csv-quote",
+                    "escape", "csv-escape",
+                    "nullValue", "csv-null-value",
+                    "comment", "csv-comment");
 
     /** {@code read_files} argument {@code maxFilesPerTrigger} (docs/semantics.md S2). */
     static final String MAX_FILES_PER_TRIGGER = "maxFilesPerTrigger";
@@ -1470,12 +1496,14 @@ public final class SqlParser {
             Map<String, String> args = new LinkedHashMap<>();
             while (acceptSymbol(",")) {
                 boolean hadHints = args.containsKey(SCHEMA_HINTS);
-                namedArgument(
-                        "read_files",
-                        args,
-                        READ_FILES_ARGUMENTS,
-                        "format =>, table =>, includeExistingFiles =>, schemaHints => and"
-                                + " maxFilesPerTrigger =>");
+                String last =
+                        namedArgument(
+                                "read_files",
+                                args,
+                                READ_FILES_ARGUMENTS,
+                                "format =>, table =>, includeExistingFiles =>, schemaHints =>,"
+                                        + " maxFilesPerTrigger => and the CSV options header =>, sep =>"
+                                        + " (delimiter =>), quote =>, escape =>, nullValue =>, comment =>");
                 String files = args.get(MAX_FILES_PER_TRIGGER);
                 if (files != null && !files.matches("[1-9][0-9]{0,8}")) {
                     // S2: at the value, before anything is planned
@@ -1504,6 +1532,29 @@ public final class SqlParser {
                                         + hints
                                         + "': "
                                         + (e.getCause() != null ? e.getCause() : e).getMessage());
+                    }
+                }
+                String csvValue = args.get(last);
+                if (CSV_ARGUMENTS.containsKey(last) && csvValue != null) {
+                    // S2: at the value, before anything is planned
+                    String problem =
+                            last.equals("header")
+                                    ? (csvValue.equalsIgnoreCase("true")
+                                                    || csvValue.equalsIgnoreCase("false")
+                                            ? null
+                                            : "must be true or false")
+                                    : last.equals("nullValue")
+                                            ? null
+                                            : csvValue.length() != 1
+                                                            || csvValue.equals("\n")
+                                                            || csvValue.equals("\r")
+                                                    ? "must be one character (not a line break)"
+                                                    : null;
+                    if (problem != null) {
+                        throw new SqlException(
+                                Code.INVALID_OPTION,
+                                value.position(),
+                                "read_files " + last + " " + problem + ", got '" + csvValue + "'");
                     }
                 }
                 String given = args.get(INCLUDE_EXISTING_FILES);
@@ -1556,8 +1607,10 @@ public final class SqlParser {
      * {@code name => value} of a source function into {@code args}: a name given twice is {@code
      * DUPLICATE_CLAUSE}, one not in {@code allowed} {@code UNSUPPORTED_STATEMENT} (naming {@code
      * takes}, what the function takes).
+     *
+     * @return the argument's name
      */
-    private void namedArgument(
+    private String namedArgument(
             String function, Map<String, String> args, List<String> allowed, String takes) {
         SqlToken arg = peek();
         String argName = name("a named argument of " + function + " (name => value)");
@@ -1575,6 +1628,7 @@ public final class SqlParser {
                     function + " argument '" + argName + "' (this release takes " + takes + ")");
         }
         args.put(argName, v);
+        return argName;
     }
 
     /** {@code *}, {@code * EXCEPT (a, b)}, {@code (a, b)} or {@code a, b} → its text. */

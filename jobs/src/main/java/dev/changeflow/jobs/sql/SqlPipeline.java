@@ -898,7 +898,11 @@ public final class SqlPipeline {
                 "json".equalsIgnoreCase(config.format)
                         || dev.changeflow.jobs.ingest.IngestPlanner.fileFormat(config.format)
                                 != dev.changeflow.sources.files.ChangeFiles.Format.LINES;
-        if (!plainRows || config.kafka != null || inputs.size() < 2) {
+        if (!plainRows || config.kafka != null) {
+            return;
+        }
+        checkOnePlainRowFlow();
+        if (inputs.size() < 2) {
             return;
         }
         Map<Path, List<String>> byPath = new LinkedHashMap<>();
@@ -932,6 +936,52 @@ public final class SqlPipeline {
                         + " in the file, or run --refresh "
                         + flowTargets.get(0)
                         + "), or use format 'debezium-json' records, which name their table");
+    }
+
+    /**
+     * S2: plain rows from one {@code read_files} path reach the job's one flow; two flows of one
+     * job over the same path would each see no row (every row quarantined as {@code
+     * UNKNOWN_TOPIC}), so such a job is refused before anything runs, at the second flow's {@code
+     * read_files}.
+     *
+     * @throws SqlException {@code CONFLICTING_SOURCES}, naming the path, its tables and the fix: a
+     *     job per table (REFRESH statements or {@code --refresh})
+     */
+    private void checkOnePlainRowFlow() {
+        Map<Path, List<Integer>> byPath = new LinkedHashMap<>();
+        for (int i = 0; i < flowTargets.size(); i++) {
+            Input in = flowInputs.get(i);
+            if (in != null) {
+                byPath.computeIfAbsent(in.path(), k -> new ArrayList<>()).add(i);
+            }
+        }
+        for (Map.Entry<Path, List<Integer>> e : byPath.entrySet()) {
+            List<Integer> flows = e.getValue();
+            if (flows.size() < 2) {
+                continue;
+            }
+            List<String> tables = new ArrayList<>();
+            List<String> refresh = new ArrayList<>();
+            for (int i : flows) {
+                tables.add(flowTargets.get(i));
+                refresh.add("REFRESH STREAMING TABLE " + flowTargets.get(i) + ";");
+            }
+            throw new SqlException(
+                    Code.CONFLICTING_SOURCES,
+                    flowInputs.get(flows.get(1)).position(),
+                    "format '"
+                            + config.format
+                            + "' rows name no table, so one job gives every row to its one flow,"
+                            + " and this run's flows "
+                            + String.join(", ", tables)
+                            + " all read "
+                            + e.getKey()
+                            + ". Refresh each table as a job of its own ("
+                            + String.join(" ", refresh)
+                            + " in the file, or run --refresh "
+                            + tables.get(0)
+                            + ")");
+        }
     }
 
     /** Per kind of source, the tables whose flows read it: "files (a, b)", ... */

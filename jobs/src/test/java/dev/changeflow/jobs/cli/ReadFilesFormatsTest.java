@@ -315,6 +315,146 @@ class ReadFilesFormatsTest {
     }
 
     /**
+     * S2: the vendor's CSV options: {@code header => false} reads every line as a record into the
+     * declared columns by position (else {@code _c0, _c1, ...}), {@code sep}, {@code quote}, {@code
+     * nullValue} and {@code comment} change how a line splits into cells; a line with another
+     * number of cells than the first record is MALFORMED_CSV.
+     */
+    @Test
+    void csvOptionsHeaderSepQuoteNullValueAndComment() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(
+                dir.resolve("in/a.csv"),
+                "# exported by a tool that writes no header\n"
+                        + "1;'apple; red';1.50;1\n"
+                        + "2;NA;2.25;1\n"
+                        + "1;apple;1.75;2\n"
+                        + "3;fig\n");
+        String options =
+                "format => 'csv', header => false, sep => ';', quote => \"'\", nullValue => 'NA',"
+                        + " comment => '#'";
+        runEachInItsOwnFile(
+                w,
+                "CREATE OR REFRESH STREAMING TABLE fruit (id INT, name STRING, amount DECIMAL(10, 2),"
+                        + " seq INT)\n  FLOW AUTO CDC FROM STREAM read_files('in/', "
+                        + options
+                        + ")\n  KEYS (id) SEQUENCE BY seq STORED AS SCD TYPE 1;\n",
+                "CREATE OR REFRESH STREAMING TABLE fruit_log AS SELECT * FROM STREAM"
+                        + " read_files('in/', "
+                        + options
+                        + ");\n");
+        assertThat(rows(table(w, "fruit")))
+                .containsExactlyInAnyOrder("1,apple,1.75,2", "2,null,2.25,1");
+        Table log = table(w, "fruit_log");
+        assertThat(log.schema().columns())
+                .extracting(c -> c.name() + " " + c.type())
+                .containsExactly("_c0 string", "_c1 string", "_c2 string", "_c3 string");
+        assertThat(rows(log))
+                .containsExactlyInAnyOrder(
+                        "1,apple; red,1.50,1", "2,null,2.25,1", "1,apple,1.75,2");
+        assertThat(quarantine(w))
+                .containsExactlyInAnyOrder(
+                        "fruit|a.csv|5|MALFORMED_CSV|line 5 has 2 field(s), the declared column list has 4",
+                        "fruit_log|a.csv|5|MALFORMED_CSV|line 5 has 2 field(s), the file's first record has 4");
+    }
+
+    /**
+     * S2: two tables over the same CSV path in one file would each get no row (plain rows name no
+     * table): refused before anything runs, naming the path, the tables and the fix.
+     */
+    @Test
+    void twoPlainRowTablesOverOnePathInOneJobAreRefused() throws Exception {
+        Files.createDirectories(dir.resolve("exports/orders"));
+        Files.writeString(
+                dir.resolve("exports/orders/a.csv"), "id,amount,status,seq\n1,2.50,new,1\n");
+        Path f = dir.resolve("orders.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE orders (id INT, amount DECIMAL(10, 2), status"
+                        + " STRING, seq INT)\n"
+                        + "  FLOW AUTO CDC FROM STREAM read_files('exports/orders/', format => 'csv')\n"
+                        + "  KEYS (id) APPLY AS DELETE WHEN status = 'deleted' SEQUENCE BY seq STORED AS"
+                        + " SCD TYPE 1;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE order_log AS SELECT * FROM STREAM\n"
+                        + "  read_files('exports/orders/', format => 'csv');\n");
+        RunCommand command = new RunCommand();
+        new CommandLine(command)
+                .parseArgs("--warehouse", dir.resolve("warehouse").toString(), f.toString());
+        assertThatThrownBy(command::call)
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        f
+                                + ":5:3: CONFLICTING_SOURCES: format 'csv' rows name no table, so one"
+                                + " job gives every row to its one flow, and this run's flows"
+                                + " orders, order_log all read "
+                                + dir.resolve("exports/orders")
+                                + ". Refresh each table as a job of its own (REFRESH STREAMING"
+                                + " TABLE orders; REFRESH STREAMING TABLE order_log; in the file, or"
+                                + " run --refresh orders)");
+        assertThat(Files.exists(dir.resolve("warehouse/default/orders"))).isFalse();
+    }
+
+    /**
+     * S2: a CSV option that is not a proper value fails at the value; one given for another format
+     * is INVALID_OPTION at the call; two calls of one file giving different values are
+     * CONFLICTING_SOURCES.
+     */
+    @Test
+    void badCsvOptionsFailBeforeAnythingRuns() throws Exception {
+        Files.createDirectories(dir.resolve("in"));
+        Path w = dir.resolve("warehouse");
+        Path f = dir.resolve("bad.sql");
+        String[][] cases = {
+            {
+                "read_files('in/', format => 'csv', header => 'maybe')",
+                ":2:48: INVALID_OPTION: read_files header must be true or false, got 'maybe'"
+            },
+            {
+                "read_files('in/', format => 'csv', sep => ';;')",
+                ":2:45: INVALID_OPTION: read_files sep must be one character (not a line break),"
+                        + " got ';;'"
+            },
+            {
+                "read_files('in/', format => 'json', header => false)",
+                ":2:3: INVALID_OPTION: read_files header => is an option of CSV files; the files"
+                        + " are read as 'json' (give format => 'csv', or leave it out)"
+            },
+            {
+                "read_files('in/', format => 'csv', sep => ';', quote => ';')",
+                ": INVALID_OPTION: the CSV options sep, quote, escape and comment must be"
+                        + " different characters; ';' is given twice"
+            }
+        };
+        for (String[] c : cases) {
+            Files.writeString(
+                    f,
+                    "CREATE OR REFRESH STREAMING TABLE t AS SELECT * FROM STREAM\n  "
+                            + c[0]
+                            + ";\n");
+            RunCommand command = new RunCommand();
+            new CommandLine(command).parseArgs("--warehouse", w.toString(), f.toString());
+            assertThatThrownBy(command::call)
+                    .as(c[0])
+                    .isInstanceOf(SqlException.class)
+                    .hasMessageContaining(c[1]);
+        }
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE t AS SELECT * FROM STREAM\n"
+                        + "  read_files('in/', format => 'csv', sep => ';');\n"
+                        + "CREATE OR REFRESH STREAMING TABLE u AS SELECT * FROM STREAM\n"
+                        + "  read_files('in/', format => 'csv', delimiter => '|');\n");
+        RunCommand command = new RunCommand();
+        new CommandLine(command).parseArgs("--warehouse", w.toString(), f.toString());
+        assertThatThrownBy(command::call)
+                .isInstanceOf(SqlException.class)
+                .hasMessageContaining(
+                        ":4:3: CONFLICTING_SOURCES: read_files delimiter => '|' differs from sep"
+                                + " => ';' at ");
+    }
+
+    /**
      * S2: maxFilesPerTrigger => 1 takes one new file per checkpoint, so each Iceberg commit holds
      * the rows of exactly one file (1, 2 and 3 rows), every row once; a value that is not a
      * positive whole number fails at the value before anything is written.

@@ -866,7 +866,8 @@ class SqlPipelineTest {
                 "SET checkpoint-intervall = 2s;" + flow,
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
-                        + " checkpoint-interval, checkpoint-timeout, format, include-existing-files,"
+                        + " checkpoint-interval, checkpoint-timeout, csv-comment, csv-escape, csv-header,"
+                        + " csv-null-value, csv-quote, csv-sep, format, include-existing-files,"
                         + " max-files-per-trigger, max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");

@@ -73,16 +73,20 @@ public final class ChangeFiles {
     /** {@link #source(List, Duration)} with an explicit line limit (see {@link #forFlinkPaths}). */
     public static FileSource<SourceLine> source(
             List<java.nio.file.Path> paths, @Nullable Duration monitorInterval, int maxLineBytes) {
-        return source(paths, monitorInterval, maxLineBytes, Format.LINES);
+        return source(paths, monitorInterval, maxLineBytes, Format.LINES, CsvOptions.DEFAULT);
     }
 
-    /** {@link #source(List, Duration, int)} of files in {@code format}. */
+    /**
+     * {@link #source(List, Duration, int)} of files in {@code format}; CSV files read with {@code
+     * csv}.
+     */
     public static FileSource<SourceLine> source(
             List<java.nio.file.Path> paths,
             @Nullable Duration monitorInterval,
             int maxLineBytes,
-            Format format) {
-        return forFlinkPaths(flinkPaths(paths), monitorInterval, maxLineBytes, format);
+            Format format,
+            CsvOptions csv) {
+        return forFlinkPaths(flinkPaths(paths), monitorInterval, maxLineBytes, format, csv);
     }
 
     private static List<Path> flinkPaths(List<java.nio.file.Path> paths) {
@@ -104,12 +108,20 @@ public final class ChangeFiles {
      */
     public static FileSource<SourceLine> forFlinkPaths(
             List<Path> paths, @Nullable Duration monitorInterval, int maxLineBytes) {
-        return forFlinkPaths(paths, monitorInterval, maxLineBytes, Format.LINES);
+        return forFlinkPaths(
+                paths, monitorInterval, maxLineBytes, Format.LINES, CsvOptions.DEFAULT);
     }
 
-    /** {@link #forFlinkPaths(List, Duration, int)} of files in {@code format}. */
+    /**
+     * {@link #forFlinkPaths(List, Duration, int)} of files in {@code format}; CSV files read with
+     * {@code csv}.
+     */
     public static FileSource<SourceLine> forFlinkPaths(
-            List<Path> paths, @Nullable Duration monitorInterval, int maxLineBytes, Format format) {
+            List<Path> paths,
+            @Nullable Duration monitorInterval,
+            int maxLineBytes,
+            Format format,
+            CsvOptions csv) {
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("at least one path is required");
         }
@@ -118,7 +130,8 @@ public final class ChangeFiles {
                 FileSource.forBulkFileFormat(
                         format == Format.PARQUET
                                 ? new ParquetRowsFormat()
-                                : new ChangeLineBulkFormat(maxLineBytes, format == Format.CSV),
+                                : new ChangeLineBulkFormat(
+                                        maxLineBytes, format == Format.CSV ? csv : null),
                         filter.bases());
         if (FileGlob.anyPattern(paths)) {
             // S2: a pattern reads the files under its base that match it
@@ -145,7 +158,8 @@ public final class ChangeFiles {
             Duration monitorInterval,
             int maxLineBytes,
             @Nullable List<String> skip) {
-        return newFilesOnlyForFlinkPaths(paths, monitorInterval, maxLineBytes, skip, Format.LINES);
+        return newFilesOnlyForFlinkPaths(
+                paths, monitorInterval, maxLineBytes, skip, Format.LINES, CsvOptions.DEFAULT);
     }
 
     /** {@link #newFilesOnlyForFlinkPaths(List, Duration, int, List)} of files in {@code format}. */
@@ -154,7 +168,8 @@ public final class ChangeFiles {
             Duration monitorInterval,
             int maxLineBytes,
             @Nullable List<String> skip,
-            Format format) {
+            Format format,
+            CsvOptions csv) {
         if (monitorInterval == null) {
             throw new IllegalArgumentException(
                     "skipping the existing files needs a monitor interval (a bounded source would"
@@ -162,7 +177,7 @@ public final class ChangeFiles {
         }
         FileGlob filter = FileGlob.of(paths);
         return new NewFilesOnly<>(
-                forFlinkPaths(paths, monitorInterval, maxLineBytes, format),
+                forFlinkPaths(paths, monitorInterval, maxLineBytes, format, csv),
                 List.of(filter.bases()),
                 FileGlob.anyPattern(paths)
                         ? filter.enumerator()
@@ -176,7 +191,8 @@ public final class ChangeFiles {
             Duration monitorInterval,
             int maxLineBytes,
             @Nullable List<String> skip) {
-        return newFilesOnly(paths, monitorInterval, maxLineBytes, skip, Format.LINES);
+        return newFilesOnly(
+                paths, monitorInterval, maxLineBytes, skip, Format.LINES, CsvOptions.DEFAULT);
     }
 
     /** {@link #newFilesOnly(List, Duration, int, List)} of files in {@code format}. */
@@ -185,25 +201,27 @@ public final class ChangeFiles {
             Duration monitorInterval,
             int maxLineBytes,
             @Nullable List<String> skip,
-            Format format) {
+            Format format,
+            CsvOptions csv) {
         return newFilesOnlyForFlinkPaths(
-                flinkPaths(paths), monitorInterval, maxLineBytes, skip, format);
+                flinkPaths(paths), monitorInterval, maxLineBytes, skip, format, csv);
     }
 
     /**
-     * The column names of the header of the first CSV file under {@code paths} (files in path
-     * order, a directory's files by name, recursively; names starting with {@code .} or {@code _}
-     * skipped, as the source does), or an empty list when there is no file yet (docs/semantics.md
-     * S2).
+     * The column names of the header of the first CSV file under {@code paths} (with {@code
+     * csv.header} false: {@code _c0, _c1, ...} of its first record) (files in path order, a
+     * directory's files by name, recursively; names starting with {@code .} or {@code _} skipped,
+     * as the source does), or an empty list when there is no file yet (docs/semantics.md S2).
      *
      * @throws IOException when a directory cannot be listed
      * @throws IllegalArgumentException when that file's header is missing or does not parse
      */
-    public static List<String> csvHeader(List<java.nio.file.Path> paths) throws IOException {
+    public static List<String> csvHeader(List<java.nio.file.Path> paths, CsvOptions csv)
+            throws IOException {
         for (java.nio.file.Path p : paths) {
             java.nio.file.Path first = firstFile(p);
             if (first != null) {
-                CsvLines.Header h = CsvLines.header(new Path(first.toAbsolutePath().toUri()));
+                CsvLines.Header h = CsvLines.header(new Path(first.toAbsolutePath().toUri()), csv);
                 if (h.names == null) {
                     throw new IllegalArgumentException(h.error);
                 }

@@ -65,18 +65,19 @@ final class ChangeLineBulkFormat implements BulkFormat<SourceLine, FileSourceSpl
     private static final Logger LOG = LoggerFactory.getLogger(ChangeLineBulkFormat.class);
 
     private final int maxLineBytes;
-    private final boolean csv;
+    @Nullable private final CsvOptions csv;
     private final StreamFormatAdapter<SourceLine> delegate;
 
     ChangeLineBulkFormat(int maxLineBytes) {
-        this(maxLineBytes, false);
+        this(maxLineBytes, null);
     }
 
     /**
-     * @param csv the files are CSV with a header line: data lines become JSON rows ({@link
-     *     CsvLines}), the header line is not emitted (it still counts in the positions)
+     * @param csv null: JSON lines; else the files are CSV read with these options: data lines
+     *     become JSON rows ({@link CsvLines}), the header line and comment lines are not emitted
+     *     (they still count in the positions)
      */
-    ChangeLineBulkFormat(int maxLineBytes, boolean csv) {
+    ChangeLineBulkFormat(int maxLineBytes, @Nullable CsvOptions csv) {
         this.maxLineBytes = maxLineBytes;
         this.csv = csv;
         this.delegate = new StreamFormatAdapter<>(new ChangeLineFormat(maxLineBytes));
@@ -124,7 +125,8 @@ final class ChangeLineBulkFormat implements BulkFormat<SourceLine, FileSourceSpl
                             ? adapter.restoreReader(config, split)
                             : adapter.createReader(config, split);
             // S2: the header is read apart, so a restored reader has it too
-            return new PathSettingReader(r, path, csv ? CsvLines.header(split) : null);
+            return new PathSettingReader(
+                    r, path, csv == null ? null : CsvLines.header(split, csv), csv);
         } catch (EOFException | ZipException e) {
             LOG.warn(
                     "Compressed file {} is damaged at its start; quarantining it as TRUNCATED_FILE: {}",
@@ -215,14 +217,21 @@ final class ChangeLineBulkFormat implements BulkFormat<SourceLine, FileSourceSpl
         private final Reader<SourceLine> reader;
         private final String path;
         @Nullable private final CsvLines.Header csv;
+        @Nullable private final CsvOptions options;
 
         /**
-         * @param csv the CSV file's header: data lines are converted, the header line dropped
+         * @param csv the CSV file's header: data lines are converted, the header line and comment
+         *     lines dropped
          */
-        PathSettingReader(Reader<SourceLine> reader, String path, @Nullable CsvLines.Header csv) {
+        PathSettingReader(
+                Reader<SourceLine> reader,
+                String path,
+                @Nullable CsvLines.Header csv,
+                @Nullable CsvOptions options) {
             this.reader = reader;
             this.path = path;
             this.csv = csv;
+            this.options = options;
         }
 
         @Nullable
@@ -244,11 +253,11 @@ final class ChangeLineBulkFormat implements BulkFormat<SourceLine, FileSourceSpl
                         SourceLine l = r.getRecord();
                         l.setSource(path);
                         if (csv != null && !l.marker()) {
-                            if (l.line == csv.line) {
+                            if (l.line == csv.line || options.isComment(l.bytes, l.length)) {
                                 continue; // the header: its position is passed with the next
                             }
                             if (!l.oversized()) {
-                                CsvLines.convert(csv, l);
+                                CsvLines.convert(csv, l, options);
                             }
                         }
                         return r;

@@ -3,9 +3,6 @@ package dev.changeflow.sources.files;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.MappingIterator;
-import com.fasterxml.jackson.databind.ObjectReader;
-import com.fasterxml.jackson.dataformat.csv.CsvMapper;
-import com.fasterxml.jackson.dataformat.csv.CsvParser;
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.io.compression.InflaterInputStreamFactory;
 import org.apache.flink.connector.file.src.FileSourceSplit;
@@ -46,9 +43,6 @@ import java.util.regex.Pattern;
 final class CsvLines {
     private CsvLines() {}
 
-    private static final ObjectReader CELLS =
-            new CsvMapper().readerFor(String[].class).with(CsvParser.Feature.WRAP_AS_ARRAY);
-
     private static final JsonFactory JSON = new JsonFactory();
 
     private static final Pattern NUMBER =
@@ -71,12 +65,16 @@ final class CsvLines {
      * The header of the file of {@code split}: its first non-empty line, decompressed by the file's
      * extension as the reader does.
      */
-    static Header header(FileSourceSplit split) {
-        return header(split.path());
+    static Header header(FileSourceSplit split, CsvOptions options) {
+        return header(split.path(), options);
     }
 
-    /** The header of CSV file {@code file} (see {@link #header(FileSourceSplit)}). */
-    static Header header(Path file) {
+    /**
+     * The header of CSV file {@code file} (see {@link #header(FileSourceSplit, CsvOptions)}); with
+     * {@code header = false} the columns {@code _c0, _c1, ...} of its first record (line 0: no line
+     * is dropped).
+     */
+    static Header header(Path file, CsvOptions options) {
         String path = file.toString();
         try (InputStream raw = file.getFileSystem().open(file);
                 InputStream in = decompressed(file, raw);
@@ -86,11 +84,19 @@ final class CsvLines {
             String line;
             while ((line = r.readLine()) != null) {
                 n++;
-                if (!line.isEmpty()) {
-                    return header(path, n, line.getBytes(StandardCharsets.UTF_8));
+                byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+                if (!line.isEmpty() && !options.isComment(bytes, bytes.length)) {
+                    return options.header
+                            ? header(path, n, bytes, options)
+                            : positional(path, n, bytes, options);
                 }
             }
-            return new Header(0, null, "CSV file " + path + " has no header line");
+            return new Header(
+                    0,
+                    null,
+                    "CSV file "
+                            + path
+                            + (options.header ? " has no header line" : " has no record"));
         } catch (IOException e) {
             return new Header(0, null, "the header of CSV file " + path + " cannot be read: " + e);
         }
@@ -102,11 +108,40 @@ final class CsvLines {
         return f == null ? raw : f.create(raw);
     }
 
+    /**
+     * Columns by position: the declared ones ({@link CsvOptions#columns}), else {@code _c0, _c1,
+     * ...}, as many as the record at {@code line} has cells.
+     */
+    private static Header positional(String path, long line, byte[] bytes, CsvOptions options) {
+        if (options.columns != null) {
+            return new Header(0, options.columns.toArray(new String[0]), null);
+        }
+        String[] cells;
+        try {
+            cells = cells(bytes, options);
+        } catch (IOException e) {
+            return new Header(
+                    0,
+                    null,
+                    "the first record (line "
+                            + line
+                            + ") of CSV file "
+                            + path
+                            + " does not parse: "
+                            + message(e));
+        }
+        String[] names = new String[cells.length];
+        for (int i = 0; i < names.length; i++) {
+            names[i] = "_c" + i;
+        }
+        return new Header(0, names, null);
+    }
+
     /** The header at {@code line} of file {@code path}. */
-    static Header header(String path, long line, byte[] bytes) {
+    static Header header(String path, long line, byte[] bytes, CsvOptions options) {
         String[] names;
         try {
-            names = cells(bytes);
+            names = cells(bytes, options);
             if (names.length > 0 && names[0].startsWith("\uFEFF")) {
                 names[0] = names[0].substring(1); // a UTF-8 byte order mark
             }
@@ -140,8 +175,8 @@ final class CsvLines {
     }
 
     /** The cells of one CSV line. */
-    static String[] cells(byte[] line) throws IOException {
-        try (MappingIterator<String[]> it = CELLS.readValues(line)) {
+    static String[] cells(byte[] line, CsvOptions options) throws IOException {
+        try (MappingIterator<String[]> it = options.reader().readValues(line)) {
             if (!it.hasNextValue()) {
                 return new String[0];
             }
@@ -160,14 +195,14 @@ final class CsvLines {
      * Turns data line {@code l} of a file with {@code header} into its JSON row in place, or marks
      * it malformed.
      */
-    static void convert(Header header, SourceLine l) {
+    static void convert(Header header, SourceLine l, CsvOptions options) {
         if (header.names == null) {
             l.malformed = header.error;
             return;
         }
         String[] cells;
         try {
-            cells = cells(l.bytes);
+            cells = cells(l.bytes, options);
         } catch (IOException e) {
             l.malformed = "line " + l.line + " is not a CSV record: " + message(e);
             return;
@@ -178,14 +213,17 @@ final class CsvLines {
                             + l.line
                             + " has "
                             + cells.length
-                            + " field(s), its file's header (line "
-                            + header.line
-                            + ") has "
+                            + " field(s), "
+                            + (header.line > 0
+                                    ? "its file's header (line " + header.line + ") has "
+                                    : options.columns != null
+                                            ? "the declared column list has "
+                                            : "the file's first record has ")
                             + header.names.length;
             return;
         }
         try {
-            byte[] json = json(header.names, cells);
+            byte[] json = json(header.names, cells, options.nullValue);
             l.bytes = json;
             l.length = json.length;
         } catch (IOException e) {
@@ -193,14 +231,15 @@ final class CsvLines {
         }
     }
 
-    private static byte[] json(String[] names, String[] cells) throws IOException {
+    private static byte[] json(String[] names, String[] cells, @Nullable String nullValue)
+            throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream(64 + 16 * cells.length);
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
             for (int i = 0; i < names.length; i++) {
                 g.writeFieldName(names[i]);
                 String c = cells[i];
-                if (c.isEmpty()) {
+                if (c.isEmpty() || c.equals(nullValue)) {
                     g.writeNull();
                 } else if (c.equals("true") || c.equals("false")) {
                     g.writeBoolean(c.equals("true"));
