@@ -154,7 +154,7 @@ class FlowsFileTest {
                 .hasMessage("x.yaml:1:1: unknown option 'flws' (did you mean 'flows'?)");
         assertThatThrownBy(() -> FlowsFile.parse("name: n\nzzzzzzzz: 1\n", "x.yaml"))
                 .hasMessage(
-                        "x.yaml:2:1: unknown option 'zzzzzzzz' (known: catalog, checkpoint-interval, checkpoint-timeout, flows, format, include-existing-files, kafka, max-files-per-trigger, max-record-bytes, name, namespace, parallelism)");
+                        "x.yaml:2:1: unknown option 'zzzzzzzz' (known: catalog, checkpoint-interval, checkpoint-timeout, csv-comment, csv-escape, csv-header, csv-null-value, csv-quote, csv-sep, flows, format, include-existing-files, kafka, max-files-per-trigger, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test
