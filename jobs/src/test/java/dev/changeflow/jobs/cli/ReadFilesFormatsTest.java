@@ -360,6 +360,42 @@ class ReadFilesFormatsTest {
     }
 
     /**
+     * S2: CSV cells are text, read by the column's type: a number is never days or microseconds
+     * since the epoch for a DATE or TIMESTAMP column (TYPE_MISMATCH, as the vendor refuses it), an
+     * integer takes {@code 007} and {@code +5}, a BOOLEAN {@code TRUE} and {@code False}.
+     */
+    @Test
+    void csvCellsAreTextReadByTheColumnsType() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(
+                dir.resolve("in/a.csv"),
+                "id,ts,dt,n,b\n"
+                        + "1,2024-01-02 03:04:05,2024-01-02,007,TRUE\n"
+                        + "2,42,2024-01-02,1,false\n"
+                        + "3,2024-01-02 03:04:05,20261204,1,false\n"
+                        + "4,2024-01-02 03:04:05,2024-01-02,+5,False\n"
+                        + "5,2024-01-02 03:04:05,2024-01-02,x,true\n");
+        runEachInItsOwnFile(
+                w,
+                "CREATE OR REFRESH STREAMING TABLE typed AS SELECT * FROM STREAM read_files('in/',"
+                        + " format => 'csv', schemaHints => 'id INT, ts TIMESTAMP(3), dt DATE, n INT,"
+                        + " b BOOLEAN');\n");
+        assertThat(rows(table(w, "typed")))
+                .containsExactlyInAnyOrder(
+                        "1,2024-01-02T03:04:05,2024-01-02,7,true",
+                        "4,2024-01-02T03:04:05,2024-01-02,5,false");
+        assertThat(quarantine(w))
+                .containsExactlyInAnyOrder(
+                        "typed|a.csv|3|TYPE_MISMATCH|column 'ts' TIMESTAMP(3): string \"42\" not an ISO"
+                                + " timestamp",
+                        "typed|a.csv|4|TYPE_MISMATCH|column 'dt' DATE: string \"20261204\" not an ISO"
+                                + " date",
+                        "typed|a.csv|6|TYPE_MISMATCH|column 'n' INT: string \"x\" not an integer"
+                                + " number");
+    }
+
+    /**
      * S2: two tables over the same CSV path in one file would each get no row (plain rows name no
      * table): refused before anything runs, naming the path, the tables and the fix.
      */

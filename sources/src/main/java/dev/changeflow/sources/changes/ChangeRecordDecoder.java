@@ -124,6 +124,7 @@ public final class ChangeRecordDecoder {
     private final ChangeRecordParser parser;
     private final QuarantinePolicy policy;
     private final RowAssembler rows;
+    private final ValueConverter values;
 
     /**
      * @param flows the flows, all of one format; their index in this list is the {@code flowIndex}
@@ -162,7 +163,8 @@ public final class ChangeRecordDecoder {
         JsonFactory factory = jsonFactory();
         this.parser = ChangeRecordParser.forFormat(format, factory);
         this.policy = new QuarantinePolicy(this.flows);
-        this.rows = new RowAssembler(new ValueConverter(factory), policy);
+        this.values = new ValueConverter(factory);
+        this.rows = new RowAssembler(values, policy);
     }
 
     /**
@@ -207,6 +209,16 @@ public final class ChangeRecordDecoder {
      * @throws ChangeRecordException when the record's flow (or, unroutable, the policy above) says
      *     fail
      */
+    /**
+     * Whether the records decoded next are the text cells of CSV lines (docs/semantics.md S2):
+     * every value a JSON string, read by the column's type from its text (an integer or BOOLEAN
+     * from {@code 42} / {@code true}); a number is then never taken as days or microseconds since
+     * the epoch. False (the default) for JSON and Debezium records.
+     */
+    public void textCells(boolean textCells) {
+        values.textCells = textCells;
+    }
+
     public DecodeOutcome decode(
             @Nullable byte[] raw,
             String source,

@@ -125,6 +125,15 @@ final class ValueConverter {
      */
     boolean detectWidening;
 
+    /**
+     * Set by the caller per record: the record's values are the text cells of a CSV line (docs/
+     * semantics.md S2), every one a JSON string. An integer or BOOLEAN column then reads the text
+     * ({@code 42}, {@code true} / {@code FALSE}), and a DATE or TIMESTAMP column only an ISO text:
+     * a CSV cell is never a count of days or microseconds since the epoch, as a JSON number of a
+     * Debezium record is.
+     */
+    boolean textCells;
+
     ValueConverter(JsonFactory factory) {
         this.factory = factory;
     }
@@ -223,18 +232,27 @@ final class ValueConverter {
                 if (k == JsonFields.FALSE) {
                     return Boolean.FALSE;
                 }
+                if (textCells && k == JsonFields.STRING) {
+                    if (f.texts[i].equalsIgnoreCase("true")) {
+                        return Boolean.TRUE;
+                    }
+                    if (f.texts[i].equalsIgnoreCase("false")) {
+                        return Boolean.FALSE;
+                    }
+                }
                 throw mismatch(c, f, i, path, "expected true or false");
             case RowShape.Column.TINYINT:
-                return (byte) integer(c, f, i, path, Byte.MIN_VALUE, Byte.MAX_VALUE);
+                return (byte) integer(c, f, i, path, Byte.MIN_VALUE, Byte.MAX_VALUE, textCells);
             case RowShape.Column.SMALLINT:
-                return (short) integer(c, f, i, path, Short.MIN_VALUE, Short.MAX_VALUE);
+                return (short) integer(c, f, i, path, Short.MIN_VALUE, Short.MAX_VALUE, textCells);
             case RowShape.Column.INT:
                 if (depth == 0 && k == JsonFields.INT && f.longs[i] != (int) f.longs[i]) {
                     throw widening(c, f, i, "out of range", new BigIntType(true));
                 }
-                return (int) integer(c, f, i, path, Integer.MIN_VALUE, Integer.MAX_VALUE);
+                return (int)
+                        integer(c, f, i, path, Integer.MIN_VALUE, Integer.MAX_VALUE, textCells);
             case RowShape.Column.BIGINT:
-                return integer(c, f, i, path, Long.MIN_VALUE, Long.MAX_VALUE);
+                return integer(c, f, i, path, Long.MIN_VALUE, Long.MAX_VALUE, textCells);
             case RowShape.Column.FLOAT:
                 double d = floating(c, f, i, path);
                 float narrowed = (float) d;
@@ -288,9 +306,33 @@ final class ValueConverter {
     }
 
     private static long integer(
-            RowShape.Column c, JsonFields f, int i, String path, long min, long max)
+            RowShape.Column c,
+            JsonFields f,
+            int i,
+            String path,
+            long min,
+            long max,
+            boolean textCells)
             throws InvalidRecord {
         byte k = f.kinds[i];
+        if (textCells && k == JsonFields.STRING) {
+            String t = f.texts[i];
+            long v;
+            try {
+                v = Long.parseLong(t.startsWith("+") ? t.substring(1) : t);
+            } catch (NumberFormatException e) {
+                throw mismatch(
+                        c,
+                        f,
+                        i,
+                        path,
+                        t.matches("[+-]?[0-9]+") ? "out of range" : "not an integer number");
+            }
+            if (v < min || v > max) {
+                throw mismatch(c, f, i, path, "out of range");
+            }
+            return v;
+        }
         if (k == JsonFields.INT) {
             long v = f.longs[i];
             if (v < min || v > max) {

@@ -19,7 +19,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * CSV lines as plain JSON rows ({@code read_files(..., format => 'csv')}, docs/semantics.md S2):
@@ -28,12 +27,13 @@ import java.util.regex.Pattern;
  * as the vendor's default {@code multiLine = false}, a record does not span lines) and turned into
  * the JSON object {@code {"header1": cell1, ...}} the plain-JSON decoder reads.
  *
- * <p>Cells: an empty cell is null (as the vendor reads CSV); a cell that is a JSON number literal
- * ({@code -12}, {@code 3.50}, {@code 1e5}, never with leading zeros) or {@code true} / {@code
- * false} is written as that JSON token, any other cell as a JSON string. The decoder then converts
- * by the column's type (a number or boolean token keeps its text in a STRING column; a DATE or
- * TIMESTAMP takes an ISO string, a DECIMAL a decimal number); a cell that does not fit its column
- * is {@code TYPE_MISMATCH} with the file and line.
+ * <p>Cells: an empty cell (or one equal to {@code nullValue}) is null (as the vendor reads CSV);
+ * every other cell is written as a JSON string and the line is marked {@link SourceLine#textCells},
+ * so the decoder reads each cell's text by its column's type: an integer or BOOLEAN from {@code 42}
+ * / {@code true}, a DECIMAL or DOUBLE from a decimal number, a DATE or TIMESTAMP from an ISO text
+ * only (a cell such as {@code 20261204} is never days or microseconds since the epoch, as a JSON
+ * number of a Debezium record would be); a cell that does not fit its column is {@code
+ * TYPE_MISMATCH} with the file and line.
  *
  * <p>A line that does not parse as CSV, or has another number of fields than the header, is marked
  * {@link SourceLine#malformed} (quarantined as {@code MALFORMED_CSV} with its file, line and raw
@@ -44,9 +44,6 @@ final class CsvLines {
     private CsvLines() {}
 
     private static final JsonFactory JSON = new JsonFactory();
-
-    private static final Pattern NUMBER =
-            Pattern.compile("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?");
 
     /** A file's header: its 1-based line and column names, or why it has none. */
     static final class Header {
@@ -226,6 +223,7 @@ final class CsvLines {
             byte[] json = json(header.names, cells, options.nullValue);
             l.bytes = json;
             l.length = json.length;
+            l.textCells = true;
         } catch (IOException e) {
             throw new IllegalStateException("writing JSON to memory failed", e);
         }
@@ -241,10 +239,6 @@ final class CsvLines {
                 String c = cells[i];
                 if (c.isEmpty() || c.equals(nullValue)) {
                     g.writeNull();
-                } else if (c.equals("true") || c.equals("false")) {
-                    g.writeBoolean(c.equals("true"));
-                } else if (NUMBER.matcher(c).matches() && !c.equals("-0")) {
-                    g.writeNumber(c);
                 } else {
                     g.writeString(c);
                 }

@@ -161,6 +161,7 @@ public final class DecodeFunction extends ProcessFunction<SourceLine, RowData>
                             now,
                             output);
         } else {
+            decoder.textCells(line.textCells);
             outcome =
                     decoder.decode(
                             line.getBytes(), line.getSource(), null, line.getLine(), now, output);

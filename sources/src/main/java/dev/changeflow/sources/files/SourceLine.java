@@ -63,6 +63,13 @@ public final class SourceLine {
      */
     @Nullable public String malformed;
 
+    /**
+     * True on a data line of a CSV file turned into its JSON row ({@link CsvLines}): every value is
+     * the text of a cell, read by the column's type ({@link
+     * dev.changeflow.sources.changes.ChangeRecordDecoder#textCells}).
+     */
+    public boolean textCells;
+
     /** True only on the end-of-file marker. */
     public boolean endOfFile;
 
