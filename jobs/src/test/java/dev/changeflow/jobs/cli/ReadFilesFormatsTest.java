@@ -396,6 +396,38 @@ class ReadFilesFormatsTest {
     }
 
     /**
+     * S2: the columns of a table without a column list come from the first file that has them: a
+     * first CSV file with a duplicate header name, or a first "Parquet" file of random bytes, is
+     * quarantined by the source and the next file gives the columns.
+     */
+    @Test
+    void aBadFirstFileIsQuarantinedAndTheNextFileGivesTheColumns() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("csv"));
+        Files.writeString(dir.resolve("csv/a.csv"), "id,id\n1,2\n");
+        Files.writeString(dir.resolve("csv/b.csv"), "id,name\n7,kiwi\n");
+        Files.createDirectories(dir.resolve("pq"));
+        Files.write(dir.resolve("pq/a.parquet"), new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9});
+        Schema schema =
+                new Schema(
+                        Types.NestedField.optional(1, "id", Types.IntegerType.get()),
+                        Types.NestedField.optional(2, "name", Types.StringType.get()));
+        writeParquet(dir.resolve("pq/b.parquet"), schema, List.of(List.of(8, "lime")));
+        runEachInItsOwnFile(
+                w,
+                "CREATE OR REFRESH STREAMING TABLE from_csv AS SELECT * FROM STREAM"
+                        + " read_files('csv/', format => 'csv');\n",
+                "CREATE OR REFRESH STREAMING TABLE from_parquet AS SELECT * FROM STREAM"
+                        + " read_files('pq/', format => 'parquet');\n");
+        assertThat(rows(table(w, "from_csv"))).containsExactly("7,kiwi");
+        assertThat(rows(table(w, "from_parquet"))).containsExactly("8,lime");
+        assertThat(quarantine(w))
+                .extracting(q -> String.join("|", List.of(q.split("\\|")).subList(0, 4)))
+                .containsExactlyInAnyOrder(
+                        "from_csv|a.csv|2|MALFORMED_CSV", "from_parquet|a.parquet|1|DAMAGED_FILE");
+    }
+
+    /**
      * S2: two tables over the same CSV path in one file would each get no row (plain rows name no
      * table): refused before anything runs, naming the path, the tables and the fix.
      */

@@ -208,63 +208,97 @@ public final class ChangeFiles {
     }
 
     /**
-     * The column names of the header of the first CSV file under {@code paths} (with {@code
-     * csv.header} false: {@code _c0, _c1, ...} of its first record) (files in path order, a
-     * directory's files by name, recursively; names starting with {@code .} or {@code _} skipped,
-     * as the source does), or an empty list when there is no file yet (docs/semantics.md S2).
+     * The column names of the header of the first CSV file under {@code paths} that has a usable
+     * one (with {@code csv.header} false: {@code _c0, _c1, ...} of its first record), files in path
+     * order, a directory's files by name, recursively, names starting with {@code .} or {@code _}
+     * skipped, as the source does; an empty list when there is no file yet (docs/semantics.md S2).
+     * A file without a usable header is skipped here (the source quarantines its lines as {@code
+     * MALFORMED_CSV}).
      *
      * @throws IOException when a directory cannot be listed
-     * @throws IllegalArgumentException when that file's header is missing or does not parse
+     * @throws IllegalArgumentException when there are files and none has a usable header
      */
     public static List<String> csvHeader(List<java.nio.file.Path> paths, CsvOptions csv)
             throws IOException {
-        for (java.nio.file.Path p : paths) {
-            java.nio.file.Path first = firstFile(p);
-            if (first != null) {
-                CsvLines.Header h = CsvLines.header(new Path(first.toAbsolutePath().toUri()), csv);
-                if (h.names == null) {
-                    throw new IllegalArgumentException(h.error);
-                }
+        String firstError = null;
+        for (java.nio.file.Path file : filesInOrder(paths)) {
+            CsvLines.Header h = CsvLines.header(new Path(file.toAbsolutePath().toUri()), csv);
+            if (h.names != null) {
                 return List.of(h.names);
             }
+            // a file without a usable header is quarantined by the source (MALFORMED_CSV): the
+            // columns come from the next file
+            firstError = firstError == null ? h.error : firstError;
+        }
+        if (firstError != null) {
+            throw new IllegalArgumentException(
+                    firstError + ", and no later file has a usable one to take the columns from");
         }
         return List.of();
     }
 
     /**
-     * The columns of the first Parquet file under {@code paths} (as {@link #csvHeader} finds it),
-     * as a Flink row type (all nullable), or null when there is no file yet (docs/semantics.md S2).
+     * The columns of the first readable Parquet file under {@code paths} (in the order {@link
+     * #csvHeader} takes), as a Flink row type (all nullable), or null when there is no file yet
+     * (docs/semantics.md S2). A file that is not Parquet is skipped here (the source quarantines it
+     * as {@code DAMAGED_FILE}).
      *
-     * @throws IOException when a directory cannot be listed or that file's footer cannot be read
+     * @throws IOException when a directory cannot be listed, or no file's footer can be read
      */
     @Nullable
     public static org.apache.flink.table.types.logical.RowType parquetRowType(
             List<java.nio.file.Path> paths) throws IOException {
-        for (java.nio.file.Path p : paths) {
-            java.nio.file.Path first = firstFile(p);
-            if (first != null) {
-                try {
-                    return ParquetRowsFormat.rowType(new Path(first.toAbsolutePath().toUri()));
-                } catch (IOException | RuntimeException e) {
-                    throw new IOException(
-                            "the schema of Parquet file " + first + " cannot be read: " + e, e);
+        IOException first = null;
+        for (java.nio.file.Path file : filesInOrder(paths)) {
+            try {
+                return ParquetRowsFormat.rowType(new Path(file.toAbsolutePath().toUri()));
+            } catch (IOException | RuntimeException e) {
+                if (first == null) {
+                    first =
+                            new IOException(
+                                    "the schema of Parquet file "
+                                            + file
+                                            + " cannot be read ("
+                                            + e.getMessage()
+                                            + "), and no later file has one to take the columns"
+                                            + " from",
+                                    e);
                 }
             }
+        }
+        if (first != null) {
+            throw first;
         }
         return null;
     }
 
-    @Nullable
-    private static java.nio.file.Path firstFile(java.nio.file.Path p) throws IOException {
+    /** The files under {@code paths}, each path's in {@link #collectInOrder} order. */
+    private static List<java.nio.file.Path> filesInOrder(List<java.nio.file.Path> paths)
+            throws IOException {
+        List<java.nio.file.Path> out = new ArrayList<>();
+        for (java.nio.file.Path p : paths) {
+            collectInOrder(p, out);
+        }
+        return out;
+    }
+
+    /**
+     * The visible files under {@code p}: a file itself, a folder's entries by name (recursively), a
+     * glob pattern's matches in path order.
+     */
+    private static void collectInOrder(java.nio.file.Path p, List<java.nio.file.Path> out)
+            throws IOException {
         if (FileGlob.isPattern(p.toString())) {
-            if (!java.nio.file.Files.isDirectory(FileGlob.base(p))) {
-                return null;
+            if (java.nio.file.Files.isDirectory(FileGlob.base(p))) {
+                out.addAll(FileGlob.listLocal(List.of(p)));
             }
-            List<java.nio.file.Path> files = FileGlob.listLocal(List.of(p));
-            return files.isEmpty() ? null : files.get(0);
+            return;
         }
         if (!java.nio.file.Files.isDirectory(p)) {
-            return java.nio.file.Files.isRegularFile(p) ? p : null;
+            if (java.nio.file.Files.isRegularFile(p)) {
+                out.add(p);
+            }
+            return;
         }
         List<java.nio.file.Path> children = new ArrayList<>();
         try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(p)) {
@@ -273,14 +307,9 @@ public final class ChangeFiles {
         children.sort(null);
         for (java.nio.file.Path c : children) {
             String n = c.getFileName().toString();
-            if (n.startsWith(".") || n.startsWith("_")) {
-                continue;
-            }
-            java.nio.file.Path f = firstFile(c);
-            if (f != null) {
-                return f;
+            if (!n.startsWith(".") && !n.startsWith("_")) {
+                collectInOrder(c, out);
             }
         }
-        return null;
     }
 }
