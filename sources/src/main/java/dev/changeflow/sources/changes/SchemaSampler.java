@@ -25,7 +25,6 @@ import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -54,7 +53,11 @@ import java.util.zip.ZipException;
  * {@code source.table} or the topic's last segment (in that order, {@link DecoderFlow}); a record
  * naming neither topic nor table belongs to the only wanted name. Lines the decoder would reject
  * before routing (not JSON, malformed, a form member of the wrong kind) and tombstones describe no
- * schema and are passed over. A damaged gzip ends that file's sample (logged).
+ * schema and are passed over. With two or more wanted names, once the namespace is known, a line
+ * that does not contain the last dot-separated segment of any wanted name (nor a <code>&#92;u
+ * </code> escape that could spell one) is passed over without being parsed: the parser would route
+ * it to no wanted name, so the sample is the same, at a fraction of the cost when the first record
+ * of a table comes late in a capture. A damaged gzip ends that file's sample (logged).
  *
  * <p><b>Types</b> come from Debezium's schema wrapper when present (the envelope's {@code after}
  * struct: {@code int32} → INT, {@code int64} → BIGINT, {@code MicroTimestamp} → TIMESTAMP(6),
@@ -168,12 +171,13 @@ public final class SchemaSampler {
             if (lines >= maxLines) {
                 break;
             }
-            try (BufferedReader r = open(file)) {
-                String line;
-                while (lines < maxLines && (line = r.readLine()) != null) {
+            try (SampleLines r = new SampleLines(open(file))) {
+                while (lines < maxLines && r.next()) {
                     lines++;
-                    sampling.sample(
-                            line.getBytes(StandardCharsets.UTF_8), RecordForm.RECORD, null, null);
+                    if (sampling.passesOver(r.buf, r.start, r.end)) {
+                        continue;
+                    }
+                    sampling.sample(r.line(), RecordForm.RECORD, null, null);
                     if (sampling.allSeen() && (!wantNamespace || sampling.namespace != null)) {
                         break files;
                     }
@@ -255,6 +259,88 @@ public final class SchemaSampler {
             }
             this.router = routes.build();
             this.parser = ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
+            this.namespaces = format == ChangeRecordFormat.DEBEZIUM_JSON;
+            this.segments = literalSegments(names);
+        }
+
+        /** Whether records of the format name a namespace (only Debezium's do). */
+        private final boolean namespaces;
+
+        /**
+         * The UTF-8 bytes of the last dot-separated segment of every wanted name, or null when
+         * {@link #passesOver} must not pass over any line.
+         */
+        @Nullable private final byte[][] segments;
+
+        /**
+         * The bytes a record routed to one of {@code names} must contain literally (see {@link
+         * #passesOver}), or null when no such set exists: with a single name (a record naming
+         * neither topic nor table belongs to it), or a segment that is empty or has a character
+         * JSON may escape other than by <code>&#92;u</code> ({@code "}, {@code \}, {@code /},
+         * control characters) or that malformed UTF-8 may become (U+FFFD).
+         */
+        @Nullable
+        private static byte[][] literalSegments(List<String> names) {
+            if (names.size() < 2) {
+                return null;
+            }
+            byte[][] out = new byte[names.size()][];
+            for (int i = 0; i < names.size(); i++) {
+                String n = names.get(i);
+                String segment = n.substring(n.lastIndexOf('.') + 1);
+                if (segment.isEmpty()) {
+                    return null;
+                }
+                for (int c = 0; c < segment.length(); c++) {
+                    char ch = segment.charAt(c);
+                    if (ch < 0x20 || ch == '"' || ch == '\\' || ch == '/' || ch == '\uFFFD') {
+                        return null;
+                    }
+                }
+                out[i] = segment.getBytes(StandardCharsets.UTF_8);
+            }
+            return out;
+        }
+
+        /**
+         * Whether the line {@code b[start, end)} can be passed over unparsed because parsing it
+         * would teach nothing: the namespace is known (or the format has none), and the line
+         * contains none of {@link #segments} and no <code>&#92;u</code> escape. A record that
+         * {@link FlowRouter} routes to a wanted name has that name's last segment in its topic or
+         * {@code source.table} (or MongoDB's {@code source.collection}): the name itself, the table
+         * of a {@code schema.table} name, or the topic's last segment; and a JSON string can hide a
+         * segment's characters only with <code>&#92;u</code> escapes. So a line passed over is one
+         * the parser would route to no wanted name — the same sample, without the parse
+         * (semantics.md A5 "Types, routing and table names").
+         */
+        boolean passesOver(byte[] b, int start, int end) {
+            if (segments == null || (namespaces && namespace == null)) {
+                return false;
+            }
+            for (int i = start; i < end; i++) {
+                byte c = b[i];
+                if (c == '\\' && i + 1 < end && b[i + 1] == 'u') {
+                    return false;
+                }
+                for (byte[] s : segments) {
+                    if (c == s[0] && contains(b, i, end, s)) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
+
+        private static boolean contains(byte[] b, int at, int end, byte[] s) {
+            if (end - at < s.length) {
+                return false;
+            }
+            for (int j = 1; j < s.length; j++) {
+                if (b[at + j] != s[j]) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         boolean allSeen() {
@@ -329,7 +415,7 @@ public final class SchemaSampler {
         }
     }
 
-    private static BufferedReader open(Path file) throws IOException {
+    private static InputStream open(Path file) throws IOException {
         FileSystem fs = file.getFileSystem();
         InputStream in = fs.open(file);
         try {
@@ -340,7 +426,101 @@ public final class SchemaSampler {
             in.close();
             throw e;
         }
-        return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 256 * 1024);
+        return in;
+    }
+
+    /**
+     * The lines of a stream as {@link BufferedReader#readLine()} splits them (a line ends at {@code
+     * \n}, {@code \r} or {@code \r\n}; a last line without terminator is a line; an empty line is a
+     * line), each a slice {@code buf[start, end)} of the raw bytes, so that lines the sampler
+     * passes over are never decoded. {@link #line()} gives a line's bytes as {@code
+     * readLine().getBytes(UTF_8)} gave them: the raw bytes when they are ASCII, else the line
+     * decoded from UTF-8 (malformed input replaced, as the reader did) and encoded again.
+     */
+    static final class SampleLines implements java.io.Closeable {
+        private final InputStream in;
+        byte[] buf = new byte[256 * 1024];
+
+        /** The current line: {@code buf[start, end)}. */
+        int start;
+
+        int end;
+        private int pos;
+        private int lim;
+
+        /** The last line ended at a {@code \r}: a {@code \n} right after it belongs to it. */
+        private boolean skipLf;
+
+        private boolean eof;
+
+        SampleLines(InputStream in) {
+            this.in = in;
+        }
+
+        /** Moves to the next line; false at the end of the stream. */
+        boolean next() throws IOException {
+            int scanned = pos;
+            while (true) {
+                if (skipLf && pos < lim) {
+                    if (buf[pos] == '\n') {
+                        pos++;
+                        scanned = pos;
+                    }
+                    skipLf = false;
+                }
+                for (int i = scanned; i < lim; i++) {
+                    byte b = buf[i];
+                    if (b == '\n' || b == '\r') {
+                        start = pos;
+                        end = i;
+                        pos = i + 1;
+                        skipLf = b == '\r';
+                        return true;
+                    }
+                }
+                if (eof) {
+                    if (pos < lim) {
+                        start = pos;
+                        end = lim;
+                        pos = lim;
+                        return true;
+                    }
+                    return false;
+                }
+                // no terminator in buf[pos, lim): keep those bytes, read more
+                int kept = lim - pos;
+                if (kept == buf.length) {
+                    buf = java.util.Arrays.copyOf(buf, buf.length * 2);
+                } else if (pos > 0) {
+                    System.arraycopy(buf, pos, buf, 0, kept);
+                }
+                pos = 0;
+                lim = kept;
+                scanned = kept;
+                int n = in.read(buf, lim, buf.length - lim);
+                if (n < 0) {
+                    eof = true;
+                } else {
+                    lim += n;
+                }
+            }
+        }
+
+        /** The current line's bytes, as {@code readLine().getBytes(UTF_8)} gave them. */
+        byte[] line() {
+            for (int i = start; i < end; i++) {
+                if (buf[i] < 0) {
+                    return new String(buf, start, end - start, StandardCharsets.UTF_8)
+                            .getBytes(StandardCharsets.UTF_8);
+                }
+            }
+            return java.util.Arrays.copyOfRange(buf, start, end);
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
     }
 
     /**
