@@ -260,87 +260,25 @@ public final class SchemaSampler {
             this.router = routes.build();
             this.parser = ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
             this.namespaces = format == ChangeRecordFormat.DEBEZIUM_JSON;
-            this.segments = literalSegments(names);
+            this.literalNames = LiteralNames.of(names);
         }
 
         /** Whether records of the format name a namespace (only Debezium's do). */
         private final boolean namespaces;
 
-        /**
-         * The UTF-8 bytes of the last dot-separated segment of every wanted name, or null when
-         * {@link #passesOver} must not pass over any line.
-         */
-        @Nullable private final byte[][] segments;
-
-        /**
-         * The bytes a record routed to one of {@code names} must contain literally (see {@link
-         * #passesOver}), or null when no such set exists: with a single name (a record naming
-         * neither topic nor table belongs to it), or a segment that is empty or has a character
-         * JSON may escape other than by <code>&#92;u</code> ({@code "}, {@code \}, {@code /},
-         * control characters) or that malformed UTF-8 may become (U+FFFD).
-         */
-        @Nullable
-        private static byte[][] literalSegments(List<String> names) {
-            if (names.size() < 2) {
-                return null;
-            }
-            byte[][] out = new byte[names.size()][];
-            for (int i = 0; i < names.size(); i++) {
-                String n = names.get(i);
-                String segment = n.substring(n.lastIndexOf('.') + 1);
-                if (segment.isEmpty()) {
-                    return null;
-                }
-                for (int c = 0; c < segment.length(); c++) {
-                    char ch = segment.charAt(c);
-                    if (ch < 0x20 || ch == '"' || ch == '\\' || ch == '/' || ch == '\uFFFD') {
-                        return null;
-                    }
-                }
-                out[i] = segment.getBytes(StandardCharsets.UTF_8);
-            }
-            return out;
-        }
+        /** What a line routed to a wanted name contains, or null to pass over no line. */
+        @Nullable private final LiteralNames literalNames;
 
         /**
          * Whether the line {@code b[start, end)} can be passed over unparsed because parsing it
-         * would teach nothing: the namespace is known (or the format has none), and the line
-         * contains none of {@link #segments} and no <code>&#92;u</code> escape. A record that
-         * {@link FlowRouter} routes to a wanted name has that name's last segment in its topic or
-         * {@code source.table} (or MongoDB's {@code source.collection}): the name itself, the table
-         * of a {@code schema.table} name, or the topic's last segment; and a JSON string can hide a
-         * segment's characters only with <code>&#92;u</code> escapes. So a line passed over is one
-         * the parser would route to no wanted name — the same sample, without the parse
-         * (semantics.md A5 "Types, routing and table names").
+         * would teach nothing: the namespace is known (or the format has none), and {@link
+         * LiteralNames#mayName} says the parser would route it to no wanted name — the same sample,
+         * without the parse (semantics.md A5 "Types, routing and table names").
          */
         boolean passesOver(byte[] b, int start, int end) {
-            if (segments == null || (namespaces && namespace == null)) {
-                return false;
-            }
-            for (int i = start; i < end; i++) {
-                byte c = b[i];
-                if (c == '\\' && i + 1 < end && b[i + 1] == 'u') {
-                    return false;
-                }
-                for (byte[] s : segments) {
-                    if (c == s[0] && contains(b, i, end, s)) {
-                        return false;
-                    }
-                }
-            }
-            return true;
-        }
-
-        private static boolean contains(byte[] b, int at, int end, byte[] s) {
-            if (end - at < s.length) {
-                return false;
-            }
-            for (int j = 1; j < s.length; j++) {
-                if (b[at + j] != s[j]) {
-                    return false;
-                }
-            }
-            return true;
+            return literalNames != null
+                    && (!namespaces || namespace != null)
+                    && !literalNames.mayName(b, start, end);
         }
 
         boolean allSeen() {
@@ -412,6 +350,110 @@ public final class SchemaSampler {
                 }
             }
             return new Result(types, connectors, namespace, read);
+        }
+    }
+
+    /**
+     * The bytes a record that {@link FlowRouter} routes to one of several names must contain
+     * literally: the last dot-separated segment of that name. The record's topic or {@code
+     * source.table} (MongoDB: {@code source.collection}) is the name itself, the table of a {@code
+     * schema.table} name, or ends in the name (the topic's last segment), and a JSON string can
+     * hide a segment's characters only with <code>&#92;u</code> escapes when the segment has no
+     * {@code "}, {@code \}, {@code /} or control character. So a line with none of the segments and
+     * no <code>&#92;u</code> is routed to none of the names.
+     */
+    static final class LiteralNames {
+        /** The UTF-8 bytes of the last dot-separated segment of every name. */
+        private final byte[][] segments;
+
+        /** The length of the shortest segment. */
+        private final int shortest;
+
+        /**
+         * Per byte value, how far a window of {@link #shortest} bytes ending in it may move without
+         * passing over the start of a segment: the least distance from that byte's places among the
+         * first {@code shortest - 1} bytes of any segment to the window's end; {@code shortest} for
+         * a byte in none (Horspool's shift, for several patterns).
+         */
+        private final int[] shifts = new int[256];
+
+        private LiteralNames(byte[][] segments) {
+            this.segments = segments;
+            int m = Integer.MAX_VALUE;
+            for (byte[] s : segments) {
+                m = Math.min(m, s.length);
+            }
+            this.shortest = m;
+            java.util.Arrays.fill(shifts, m);
+            for (byte[] s : segments) {
+                for (int j = 0; j < m - 1; j++) {
+                    int v = s[j] & 0xff;
+                    shifts[v] = Math.min(shifts[v], m - 1 - j);
+                }
+            }
+        }
+
+        /**
+         * The literal names of {@code names}, or null when a line cannot be judged by them: a
+         * single name (a record naming neither topic nor table belongs to it), or a segment that is
+         * empty or has a character JSON may escape other than by <code>&#92;u</code> ({@code "},
+         * {@code \}, {@code /}, control characters) or that malformed UTF-8 may become (U+FFFD).
+         */
+        @Nullable
+        static LiteralNames of(List<String> names) {
+            if (names.size() < 2) {
+                return null;
+            }
+            byte[][] out = new byte[names.size()][];
+            for (int i = 0; i < names.size(); i++) {
+                String n = names.get(i);
+                String segment = n.substring(n.lastIndexOf('.') + 1);
+                if (segment.isEmpty()) {
+                    return null;
+                }
+                for (int c = 0; c < segment.length(); c++) {
+                    char ch = segment.charAt(c);
+                    if (ch < 0x20 || ch == '"' || ch == '\\' || ch == '/' || ch == '\uFFFD') {
+                        return null;
+                    }
+                }
+                out[i] = segment.getBytes(StandardCharsets.UTF_8);
+            }
+            return new LiteralNames(out);
+        }
+
+        /**
+         * Whether {@code b[start, end)} contains one of the segments or a <code>&#92;u</code> (then
+         * it may be routed to one of the names); false means it is routed to none.
+         */
+        boolean mayName(byte[] b, int start, int end) {
+            int m = shortest;
+            for (int i = start; i + m <= end; i += shifts[b[i + m - 1] & 0xff]) {
+                byte last = b[i + m - 1];
+                for (byte[] s : segments) {
+                    if (s[m - 1] == last && matchesAt(b, i, end, s)) {
+                        return true;
+                    }
+                }
+            }
+            for (int i = start; i + 1 < end; i++) {
+                if (b[i] == '\\' && b[i + 1] == 'u') {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private static boolean matchesAt(byte[] b, int at, int end, byte[] s) {
+            if (end - at < s.length) {
+                return false;
+            }
+            for (int j = 0; j < s.length; j++) {
+                if (b[at + j] != s[j]) {
+                    return false;
+                }
+            }
+            return true;
         }
     }
 

@@ -348,6 +348,46 @@ class SchemaSamplerTest {
         }
     }
 
+    /**
+     * {@link SchemaSampler.LiteralNames#mayName} finds a segment wherever a naive search does
+     * (segments of different lengths sharing bytes, at every offset) and every {@code \}{@code u}.
+     */
+    @Test
+    void literalNamesFindEverySegment() {
+        assertThat(SchemaSampler.LiteralNames.of(List.of("only"))).isNull();
+        assertThat(SchemaSampler.LiteralNames.of(List.of("a", "x.y/z"))).isNull();
+        assertThat(SchemaSampler.LiteralNames.of(List.of("a", "b."))).isNull();
+        List<String> names = List.of("public.abca", "bcaab", "s.t.cabbac");
+        SchemaSampler.LiteralNames literal = SchemaSampler.LiteralNames.of(names);
+        byte[][] needles = {
+            "abca".getBytes(StandardCharsets.UTF_8),
+            "bcaab".getBytes(StandardCharsets.UTF_8),
+            "cabbac".getBytes(StandardCharsets.UTF_8),
+            "\\u".getBytes(StandardCharsets.UTF_8)
+        };
+        byte[] alphabet = {'a', 'b', 'c', 'a', 'c', '\\', 'u', '"'};
+        Random random = new Random(3);
+        int found = 0;
+        for (int round = 0; round < 20_000; round++) {
+            byte[] line = new byte[random.nextInt(40)];
+            for (int i = 0; i < line.length; i++) {
+                line[i] = alphabet[random.nextInt(alphabet.length)];
+            }
+            int start = line.length == 0 ? 0 : random.nextInt(line.length);
+            boolean naive = false;
+            for (byte[] n : needles) {
+                for (int i = start; i + n.length <= line.length && !naive; i++) {
+                    naive = Arrays.equals(line, i, i + n.length, n, 0, n.length);
+                }
+            }
+            found += naive ? 1 : 0;
+            assertThat(literal.mayName(line, start, line.length))
+                    .as("%s from %d", new String(line, StandardCharsets.UTF_8), start)
+                    .isEqualTo(naive);
+        }
+        assertThat(found).isBetween(1_000, 19_000);
+    }
+
     @Test
     void parseColumns() {
         RowType t =
