@@ -119,11 +119,13 @@ public final class StreamingTableSink {
                             + " needs equality fields (the table's KEYS); "
                             + "use StreamingTableSink.append for append-only tables");
         }
+        Table loaded = loadTable(catalogLoader, table);
         List<String> equalityColumns =
-                StreamingTables.identifierFieldNames(
-                        loadTable(catalogLoader, table).schema(), equalityFields);
+                StreamingTables.identifierFieldNames(loaded.schema(), equalityFields);
+        // the table as loaded here: the sink does not load it a second time
         FlinkSink.Builder builder =
                 builder(changelog, catalogLoader, table, options, uidSuffix, null, true)
+                        .table(loaded)
                         .equalityFieldColumns(equalityColumns)
                         .upsert(false)
                         .distributionMode(DistributionMode.NONE)
@@ -206,6 +208,7 @@ public final class StreamingTableSink {
                         .setParallelism(changes.getParallelism());
         // K8: the operator's state (each key's sequence and rows) is not rebuilt from the table
         return builder(typed, catalogLoader, table, options, uidSuffix, canonical, true)
+                .table(loaded)
                 .equalityFieldColumns(all)
                 .upsert(false)
                 .distributionMode(DistributionMode.NONE)

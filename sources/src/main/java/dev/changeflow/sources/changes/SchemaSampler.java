@@ -27,7 +27,6 @@ import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -56,7 +55,11 @@ import java.util.zip.ZipException;
  * {@code source.table} or the topic's last segment (in that order, {@link DecoderFlow}); a record
  * naming neither topic nor table belongs to the only wanted name. Lines the decoder would reject
  * before routing (not JSON, malformed, a form member of the wrong kind) and tombstones describe no
- * schema and are passed over. A damaged gzip ends that file's sample (logged).
+ * schema and are passed over. With two or more wanted names, once the namespace is known, a line
+ * that does not contain the last dot-separated segment of any wanted name (nor a <code>&#92;u
+ * </code> escape that could spell one) is passed over without being parsed: the parser would route
+ * it to no wanted name, so the sample is the same, at a fraction of the cost when the first record
+ * of a table comes late in a capture. A damaged gzip ends that file's sample (logged).
  *
  * <p><b>Types</b> come from Debezium's schema wrapper when present (the envelope's {@code after}
  * struct: {@code int32} → INT, {@code int64} → BIGINT, {@code MicroTimestamp} → TIMESTAMP(6),
@@ -170,12 +173,13 @@ public final class SchemaSampler {
             if (lines >= maxLines) {
                 break;
             }
-            try (BufferedReader r = open(file)) {
-                String line;
-                while (lines < maxLines && (line = r.readLine()) != null) {
+            try (SampleLines r = new SampleLines(open(file))) {
+                while (lines < maxLines && r.next()) {
                     lines++;
-                    sampling.sample(
-                            line.getBytes(StandardCharsets.UTF_8), RecordForm.RECORD, null, null);
+                    if (sampling.passesOver(r.buf, r.start, r.end)) {
+                        continue;
+                    }
+                    sampling.sample(r.line(), RecordForm.RECORD, null, null);
                     if (sampling.allSeen() && (!wantNamespace || sampling.namespace != null)) {
                         break files;
                     }
@@ -257,6 +261,26 @@ public final class SchemaSampler {
             }
             this.router = routes.build();
             this.parser = ChangeRecordParser.forFormat(format, ChangeRecordDecoder.jsonFactory());
+            this.namespaces = format == ChangeRecordFormat.DEBEZIUM_JSON;
+            this.literalNames = LiteralNames.of(names);
+        }
+
+        /** Whether records of the format name a namespace (only Debezium's do). */
+        private final boolean namespaces;
+
+        /** What a line routed to a wanted name contains, or null to pass over no line. */
+        @Nullable private final LiteralNames literalNames;
+
+        /**
+         * Whether the line {@code b[start, end)} can be passed over unparsed because parsing it
+         * would teach nothing: the namespace is known (or the format has none), and {@link
+         * LiteralNames#mayName} says the parser would route it to no wanted name — the same sample,
+         * without the parse (semantics.md A5 "Types, routing and table names").
+         */
+        boolean passesOver(byte[] b, int start, int end) {
+            return literalNames != null
+                    && (!namespaces || namespace != null)
+                    && !literalNames.mayName(b, start, end);
         }
 
         boolean allSeen() {
@@ -331,7 +355,111 @@ public final class SchemaSampler {
         }
     }
 
-    private static BufferedReader open(Path file) throws IOException {
+    /**
+     * The bytes a record that {@link FlowRouter} routes to one of several names must contain
+     * literally: the last dot-separated segment of that name. The record's topic or {@code
+     * source.table} (MongoDB: {@code source.collection}) is the name itself, the table of a {@code
+     * schema.table} name, or ends in the name (the topic's last segment), and a JSON string can
+     * hide a segment's characters only with <code>&#92;u</code> escapes when the segment has no
+     * {@code "}, {@code \}, {@code /} or control character. So a line with none of the segments and
+     * no <code>&#92;u</code> is routed to none of the names.
+     */
+    static final class LiteralNames {
+        /** The UTF-8 bytes of the last dot-separated segment of every name. */
+        private final byte[][] segments;
+
+        /** The length of the shortest segment. */
+        private final int shortest;
+
+        /**
+         * Per byte value, how far a window of {@link #shortest} bytes ending in it may move without
+         * passing over the start of a segment: the least distance from that byte's places among the
+         * first {@code shortest - 1} bytes of any segment to the window's end; {@code shortest} for
+         * a byte in none (Horspool's shift, for several patterns).
+         */
+        private final int[] shifts = new int[256];
+
+        private LiteralNames(byte[][] segments) {
+            this.segments = segments;
+            int m = Integer.MAX_VALUE;
+            for (byte[] s : segments) {
+                m = Math.min(m, s.length);
+            }
+            this.shortest = m;
+            java.util.Arrays.fill(shifts, m);
+            for (byte[] s : segments) {
+                for (int j = 0; j < m - 1; j++) {
+                    int v = s[j] & 0xff;
+                    shifts[v] = Math.min(shifts[v], m - 1 - j);
+                }
+            }
+        }
+
+        /**
+         * The literal names of {@code names}, or null when a line cannot be judged by them: a
+         * single name (a record naming neither topic nor table belongs to it), or a segment that is
+         * empty or has a character JSON may escape other than by <code>&#92;u</code> ({@code "},
+         * {@code \}, {@code /}, control characters) or that malformed UTF-8 may become (U+FFFD).
+         */
+        @Nullable
+        static LiteralNames of(List<String> names) {
+            if (names.size() < 2) {
+                return null;
+            }
+            byte[][] out = new byte[names.size()][];
+            for (int i = 0; i < names.size(); i++) {
+                String n = names.get(i);
+                String segment = n.substring(n.lastIndexOf('.') + 1);
+                if (segment.isEmpty()) {
+                    return null;
+                }
+                for (int c = 0; c < segment.length(); c++) {
+                    char ch = segment.charAt(c);
+                    if (ch < 0x20 || ch == '"' || ch == '\\' || ch == '/' || ch == '\uFFFD') {
+                        return null;
+                    }
+                }
+                out[i] = segment.getBytes(StandardCharsets.UTF_8);
+            }
+            return new LiteralNames(out);
+        }
+
+        /**
+         * Whether {@code b[start, end)} contains one of the segments or a <code>&#92;u</code> (then
+         * it may be routed to one of the names); false means it is routed to none.
+         */
+        boolean mayName(byte[] b, int start, int end) {
+            int m = shortest;
+            for (int i = start; i + m <= end; i += shifts[b[i + m - 1] & 0xff]) {
+                byte last = b[i + m - 1];
+                for (byte[] s : segments) {
+                    if (s[m - 1] == last && matchesAt(b, i, end, s)) {
+                        return true;
+                    }
+                }
+            }
+            for (int i = start; i + 1 < end; i++) {
+                if (b[i] == '\\' && b[i + 1] == 'u') {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private static boolean matchesAt(byte[] b, int at, int end, byte[] s) {
+            if (end - at < s.length) {
+                return false;
+            }
+            for (int j = 0; j < s.length; j++) {
+                if (b[at + j] != s[j]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    private static InputStream open(Path file) throws IOException {
         FileSystem fs = file.getFileSystem();
         InputStream in = fs.open(file);
         try {
@@ -342,7 +470,101 @@ public final class SchemaSampler {
             in.close();
             throw e;
         }
-        return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 256 * 1024);
+        return in;
+    }
+
+    /**
+     * The lines of a stream as {@link BufferedReader#readLine()} splits them (a line ends at {@code
+     * \n}, {@code \r} or {@code \r\n}; a last line without terminator is a line; an empty line is a
+     * line), each a slice {@code buf[start, end)} of the raw bytes, so that lines the sampler
+     * passes over are never decoded. {@link #line()} gives a line's bytes as {@code
+     * readLine().getBytes(UTF_8)} gave them: the raw bytes when they are ASCII, else the line
+     * decoded from UTF-8 (malformed input replaced, as the reader did) and encoded again.
+     */
+    static final class SampleLines implements java.io.Closeable {
+        private final InputStream in;
+        byte[] buf = new byte[256 * 1024];
+
+        /** The current line: {@code buf[start, end)}. */
+        int start;
+
+        int end;
+        private int pos;
+        private int lim;
+
+        /** The last line ended at a {@code \r}: a {@code \n} right after it belongs to it. */
+        private boolean skipLf;
+
+        private boolean eof;
+
+        SampleLines(InputStream in) {
+            this.in = in;
+        }
+
+        /** Moves to the next line; false at the end of the stream. */
+        boolean next() throws IOException {
+            int scanned = pos;
+            while (true) {
+                if (skipLf && pos < lim) {
+                    if (buf[pos] == '\n') {
+                        pos++;
+                        scanned = pos;
+                    }
+                    skipLf = false;
+                }
+                for (int i = scanned; i < lim; i++) {
+                    byte b = buf[i];
+                    if (b == '\n' || b == '\r') {
+                        start = pos;
+                        end = i;
+                        pos = i + 1;
+                        skipLf = b == '\r';
+                        return true;
+                    }
+                }
+                if (eof) {
+                    if (pos < lim) {
+                        start = pos;
+                        end = lim;
+                        pos = lim;
+                        return true;
+                    }
+                    return false;
+                }
+                // no terminator in buf[pos, lim): keep those bytes, read more
+                int kept = lim - pos;
+                if (kept == buf.length) {
+                    buf = java.util.Arrays.copyOf(buf, buf.length * 2);
+                } else if (pos > 0) {
+                    System.arraycopy(buf, pos, buf, 0, kept);
+                }
+                pos = 0;
+                lim = kept;
+                scanned = kept;
+                int n = in.read(buf, lim, buf.length - lim);
+                if (n < 0) {
+                    eof = true;
+                } else {
+                    lim += n;
+                }
+            }
+        }
+
+        /** The current line's bytes, as {@code readLine().getBytes(UTF_8)} gave them. */
+        byte[] line() {
+            for (int i = start; i < end; i++) {
+                if (buf[i] < 0) {
+                    return new String(buf, start, end - start, StandardCharsets.UTF_8)
+                            .getBytes(StandardCharsets.UTF_8);
+                }
+            }
+            return java.util.Arrays.copyOfRange(buf, start, end);
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
     }
 
     /**

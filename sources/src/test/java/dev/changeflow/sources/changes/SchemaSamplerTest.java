@@ -224,6 +224,170 @@ class SchemaSamplerTest {
         assertThat(r.linesRead()).isEqualTo(1);
     }
 
+    /**
+     * Lines of other tables are passed over unparsed once the namespace is known; a line that names
+     * a wanted table only through a {@code \}{@code u} escape, or only in its topic, is still
+     * sampled.
+     */
+    @Test
+    void linesOfOtherTablesArePassedOverWithTheSameSample() throws IOException {
+        String[] lines = new String[1_005];
+        int n = 0;
+        lines[n++] =
+                q(
+                        "{'key':null,'value':{'op':'r','after':{'id':1},'source':{'connector':'mysql','db':'shop','table':'t1'}},'topic':'s.shop.t1'}");
+        for (int i = 0; i < 1_000; i++) {
+            lines[n++] =
+                    q(
+                            "{'key':null,'value':{'op':'r','after':{'x':"
+                                    + i
+                                    + "},'source':{'connector':'mysql','db':'shop','table':'t3','seq':'[null,\\'1\\']'}},'topic':'s.shop.t3'}");
+        }
+        lines[n++] =
+                q(
+                        "{'key':null,'value':{'op':'r','after':{'id':2.5,'y':true},'source':{'connector':'mysql','db':'shop','table':'t1'}},'topic':'s.shop.t1'}");
+        // t2 spelt with an escape, in schema 'shop': routed to shop.t2
+        lines[n++] =
+                q(
+                        "{'key':null,'value':{'op':'r','after':{'a':1},'source':{'connector':'\\u0070ostgresql','schema':'shop','table':'\\u00742'}},'topic':'s.shop.t3'}");
+        // no table: routed by the topic's last segment
+        lines[n++] =
+                q(
+                        "{'key':null,'value':{'op':'r','after':{'b':'v'},'source':{'connector':'oracle','db':'shop'}},'topic':'s.shop.t4'}");
+        lines[n++] =
+                q(
+                        "{'key':null,'value':{'op':'r','after':{'z':1},'source':{'connector':'mysql','db':'shop','table':'t1'}},'topic':'s.shop.t1'}");
+        java.nio.file.Path f = write("many.jsonl.gz", true, lines);
+        SchemaSampler.Result r =
+                SchemaSampler.sample(
+                        List.of(f),
+                        ChangeRecordFormat.DEBEZIUM_JSON,
+                        List.of("t1", "shop.t2", "t4"));
+        assertThat(r.linesRead()).isEqualTo(1_004);
+        assertThat(r.namespace()).isEqualTo("shop");
+        assertThat(r.types())
+                .containsExactly(
+                        Map.entry("t1", SchemaSampler.parseColumns("id DOUBLE, y BOOLEAN")),
+                        Map.entry("shop.t2", SchemaSampler.parseColumns("a BIGINT")),
+                        Map.entry("t4", SchemaSampler.parseColumns("b STRING")));
+        assertThat(r.connectors())
+                .containsExactly(
+                        Map.entry("t1", "mysql"),
+                        Map.entry("shop.t2", "postgresql"),
+                        Map.entry("t4", "oracle"));
+    }
+
+    /**
+     * The sampler splits lines as {@link java.io.BufferedReader#readLine()} does ({@code \n},
+     * {@code \r}, {@code \r\n}, a last line without terminator) and sees each line's bytes as
+     * {@code readLine().getBytes(UTF_8)} gave them (malformed UTF-8 replaced), whatever the
+     * stream's read sizes and however long the lines.
+     */
+    @Test
+    void linesAreTheReadersLines() throws IOException {
+        Random random = new Random(11);
+        byte[] alphabet = {
+            'a',
+            '{',
+            '"',
+            '\n',
+            '\r',
+            (byte) 0xC3,
+            (byte) 0xA9,
+            (byte) 0xE2,
+            (byte) 0x82,
+            (byte) 0xAC,
+            (byte) 0xF0,
+            (byte) 0x9F,
+            (byte) 0x98,
+            (byte) 0x80,
+            (byte) 0xFF,
+            (byte) 0x80
+        };
+        for (int round = 0; round < 200; round++) {
+            java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+            int len = round == 0 ? 700_000 : random.nextInt(3_000);
+            for (int i = 0; i < len; i++) {
+                bytes.write(
+                        round == 0 && i < 600_000
+                                ? 'x'
+                                : alphabet[random.nextInt(alphabet.length)]);
+            }
+            byte[] content = bytes.toByteArray();
+            List<byte[]> expected = new java.util.ArrayList<>();
+            try (java.io.BufferedReader r =
+                    new java.io.BufferedReader(
+                            new java.io.InputStreamReader(
+                                    new java.io.ByteArrayInputStream(content),
+                                    StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    expected.add(line.getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            List<byte[]> actual = new java.util.ArrayList<>();
+            Random chunks = new Random(round);
+            java.io.InputStream in =
+                    new java.io.ByteArrayInputStream(content) {
+                        @Override
+                        public synchronized int read(byte[] b, int off, int n) {
+                            return super.read(b, off, Math.min(n, 1 + chunks.nextInt(9_000)));
+                        }
+                    };
+            try (SchemaSampler.SampleLines lines = new SchemaSampler.SampleLines(in)) {
+                while (lines.next()) {
+                    actual.add(lines.line());
+                }
+            }
+            assertThat(actual).as("round %d", round).hasSameSizeAs(expected);
+            for (int i = 0; i < expected.size(); i++) {
+                assertThat(actual.get(i))
+                        .as("round %d line %d", round, i)
+                        .isEqualTo(expected.get(i));
+            }
+        }
+    }
+
+    /**
+     * {@link SchemaSampler.LiteralNames#mayName} finds a segment wherever a naive search does
+     * (segments of different lengths sharing bytes, at every offset) and every {@code \}{@code u}.
+     */
+    @Test
+    void literalNamesFindEverySegment() {
+        assertThat(SchemaSampler.LiteralNames.of(List.of("only"))).isNull();
+        assertThat(SchemaSampler.LiteralNames.of(List.of("a", "x.y/z"))).isNull();
+        assertThat(SchemaSampler.LiteralNames.of(List.of("a", "b."))).isNull();
+        List<String> names = List.of("public.abca", "bcaab", "s.t.cabbac");
+        SchemaSampler.LiteralNames literal = SchemaSampler.LiteralNames.of(names);
+        byte[][] needles = {
+            "abca".getBytes(StandardCharsets.UTF_8),
+            "bcaab".getBytes(StandardCharsets.UTF_8),
+            "cabbac".getBytes(StandardCharsets.UTF_8),
+            "\\u".getBytes(StandardCharsets.UTF_8)
+        };
+        byte[] alphabet = {'a', 'b', 'c', 'a', 'c', '\\', 'u', '"'};
+        Random random = new Random(3);
+        int found = 0;
+        for (int round = 0; round < 20_000; round++) {
+            byte[] line = new byte[random.nextInt(40)];
+            for (int i = 0; i < line.length; i++) {
+                line[i] = alphabet[random.nextInt(alphabet.length)];
+            }
+            int start = line.length == 0 ? 0 : random.nextInt(line.length);
+            boolean naive = false;
+            for (byte[] n : needles) {
+                for (int i = start; i + n.length <= line.length && !naive; i++) {
+                    naive = Arrays.equals(line, i, i + n.length, n, 0, n.length);
+                }
+            }
+            found += naive ? 1 : 0;
+            assertThat(literal.mayName(line, start, line.length))
+                    .as("%s from %d", new String(line, StandardCharsets.UTF_8), start)
+                    .isEqualTo(naive);
+        }
+        assertThat(found).isBetween(1_000, 19_000);
+    }
+
     @Test
     void parseColumns() {
         RowType t =
