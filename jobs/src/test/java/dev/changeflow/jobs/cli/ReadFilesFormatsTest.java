@@ -128,10 +128,7 @@ class ReadFilesFormatsTest {
                 missing,
                 "CREATE OR REFRESH STREAMING TABLE other AS SELECT * FROM STREAM\n"
                         + "  read_files('nowhere/*/*.json', format => 'json');\n");
-        RunCommand c = new RunCommand();
-        new CommandLine(c).parseArgs("--warehouse", w.toString(), missing.toString());
-        assertThatThrownBy(c::call)
-                .isInstanceOf(SqlException.class)
+        assertRunRefused(w, missing)
                 .hasMessage(
                         missing
                                 + ":2:3: SOURCE_NOT_FOUND: read_files path "
@@ -166,10 +163,7 @@ class ReadFilesFormatsTest {
                             + "  read_files('in/', format => 'json', schemaHints => '"
                             + hint[0]
                             + "');\n");
-            RunCommand c = new RunCommand();
-            new CommandLine(c).parseArgs("--warehouse", w.toString(), f.toString());
-            assertThatThrownBy(c::call)
-                    .isInstanceOf(SqlException.class)
+            assertRunRefused(w, f)
                     .hasMessage(
                             f
                                     + ":2:54: INVALID_OPTION: read_files schemaHints '"
@@ -446,11 +440,7 @@ class ReadFilesFormatsTest {
                         + " SCD TYPE 1;\n"
                         + "CREATE OR REFRESH STREAMING TABLE order_log AS SELECT * FROM STREAM\n"
                         + "  read_files('exports/orders/', format => 'csv');\n");
-        RunCommand command = new RunCommand();
-        new CommandLine(command)
-                .parseArgs("--warehouse", dir.resolve("warehouse").toString(), f.toString());
-        assertThatThrownBy(command::call)
-                .isInstanceOf(SqlException.class)
+        assertRunRefused(dir.resolve("warehouse"), f)
                 .hasMessage(
                         f
                                 + ":5:3: CONFLICTING_SOURCES: format 'csv' rows name no table, so one"
@@ -500,12 +490,7 @@ class ReadFilesFormatsTest {
                     "CREATE OR REFRESH STREAMING TABLE t AS SELECT * FROM STREAM\n  "
                             + c[0]
                             + ";\n");
-            RunCommand command = new RunCommand();
-            new CommandLine(command).parseArgs("--warehouse", w.toString(), f.toString());
-            assertThatThrownBy(command::call)
-                    .as(c[0])
-                    .isInstanceOf(SqlException.class)
-                    .hasMessageContaining(c[1]);
+            assertRunRefused(w, f).as(c[0]).hasMessageContaining(c[1]);
         }
         Files.writeString(
                 f,
@@ -513,10 +498,7 @@ class ReadFilesFormatsTest {
                         + "  read_files('in/', format => 'csv', sep => ';');\n"
                         + "CREATE OR REFRESH STREAMING TABLE u AS SELECT * FROM STREAM\n"
                         + "  read_files('in/', format => 'csv', delimiter => '|');\n");
-        RunCommand command = new RunCommand();
-        new CommandLine(command).parseArgs("--warehouse", w.toString(), f.toString());
-        assertThatThrownBy(command::call)
-                .isInstanceOf(SqlException.class)
+        assertRunRefused(w, f)
                 .hasMessageContaining(
                         ":4:3: CONFLICTING_SOURCES: read_files delimiter => '|' differs from sep"
                                 + " => ';' at ");
@@ -540,10 +522,7 @@ class ReadFilesFormatsTest {
                         + "CREATE OR REFRESH STREAMING TABLE events AS SELECT * FROM STREAM\n"
                         + "  read_files('in/', format => 'json', maxFilesPerTrigger => {n});\n";
         Files.writeString(f, statement.replace("{n}", "0"));
-        RunCommand c = new RunCommand();
-        new CommandLine(c).parseArgs("--warehouse", w.toString(), f.toString());
-        assertThatThrownBy(c::call)
-                .isInstanceOf(SqlException.class)
+        assertRunRefused(w, f)
                 .hasMessage(
                         f
                                 + ":3:61: INVALID_OPTION: read_files maxFilesPerTrigger must be a"
@@ -608,6 +587,14 @@ class ReadFilesFormatsTest {
             Files.writeString(file, statements[i]);
             assertThat(run(warehouse, file)).as(statements[i]).isZero();
         }
+    }
+
+    /** Asserts that {@code run} of {@code file} throws a {@link SqlException} (before running). */
+    private static org.assertj.core.api.AbstractThrowableAssert<?, ? extends Throwable>
+            assertRunRefused(Path warehouse, Path file) {
+        RunCommand command = new RunCommand();
+        new CommandLine(command).parseArgs("--warehouse", warehouse.toString(), file.toString());
+        return assertThatThrownBy(command::call).isInstanceOf(SqlException.class);
     }
 
     static int run(Path warehouse, Path file) {
