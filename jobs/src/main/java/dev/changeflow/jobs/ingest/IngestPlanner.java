@@ -278,7 +278,11 @@ public final class IngestPlanner {
                                 f, dataType, format, namespace, tables, openedCatalog);
             }
             if (f.schemaHints != null) {
-                dataType = withHints(dataType, FlowOptions.schemaHintColumns(f.schemaHints));
+                RowType hints = FlowOptions.schemaHintColumns(f.schemaHints);
+                if (f.schema != null) {
+                    checkHintsAgree(f, dataType, hints);
+                }
+                dataType = withHints(dataType, hints);
             }
             String connector = sample == null ? null : sample.connectors().get(f.table);
             flows.add(
@@ -359,6 +363,33 @@ public final class IngestPlanner {
      * takes the hint's type (nullable unless the hint says NOT NULL), in its place; hinted columns
      * the type lacks are added at the end.
      */
+    /**
+     * S2: a declared column list types its columns; a schema hint that gives one of them another
+     * type contradicts it (refused before anything runs, instead of the hint silently winning).
+     *
+     * @throws IllegalArgumentException naming the column, both types and the fix
+     */
+    private static void checkHintsAgree(FlowConfig f, RowType declared, RowType hints) {
+        for (RowType.RowField h : hints.getFields()) {
+            for (RowType.RowField d : declared.getFields()) {
+                if (d.getName().equals(h.getName())
+                        && !d.getType().copy(true).equals(h.getType().copy(true))) {
+                    throw new IllegalArgumentException(
+                            "flow '"
+                                    + f.flowName()
+                                    + "': schema-hints types column '"
+                                    + h.getName()
+                                    + "' "
+                                    + h.getType().copy(true).asSummaryString()
+                                    + ", the declared column list "
+                                    + d.getType().copy(true).asSummaryString()
+                                    + "; a declared column takes the declared type (leave the hint"
+                                    + " out, or change the column list)");
+                }
+            }
+        }
+    }
+
     static RowType withHints(RowType dataType, RowType hints) {
         Map<String, RowType.RowField> hinted = new LinkedHashMap<>();
         for (RowType.RowField h : hints.getFields()) {

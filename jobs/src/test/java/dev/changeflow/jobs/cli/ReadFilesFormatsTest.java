@@ -422,6 +422,28 @@ class ReadFilesFormatsTest {
     }
 
     /**
+     * S2: a schema hint that gives a declared column another type contradicts the column list:
+     * refused before anything runs (the hint no longer silently wins).
+     */
+    @Test
+    void aSchemaHintContradictingTheColumnListIsRefused() throws Exception {
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(dir.resolve("in/a.csv"), "id,amount\n1,2.50\n");
+        Path f = dir.resolve("conflict.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE t (id INT, amount DECIMAL(10, 2)) AS SELECT *"
+                        + " FROM STREAM\n  read_files('in/', format => 'csv', schemaHints => 'amount"
+                        + " BOOLEAN');\n");
+        assertRunRefused(dir.resolve("warehouse"), f)
+                .hasMessageContaining(
+                        "schema-hints types column 'amount' BOOLEAN, the declared column list"
+                                + " DECIMAL(10, 2); a declared column takes the declared type (leave"
+                                + " the hint out, or change the column list)");
+        assertThat(Files.exists(dir.resolve("warehouse/default/t"))).isFalse();
+    }
+
+    /**
      * S2: two tables over the same CSV path in one file would each get no row (plain rows name no
      * table): refused before anything runs, naming the path, the tables and the fix.
      */
