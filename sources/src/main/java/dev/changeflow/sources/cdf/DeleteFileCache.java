@@ -1,7 +1,6 @@
 package dev.changeflow.sources.cdf;
 
 import org.apache.flink.annotation.Internal;
-import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.BaseDeleteLoader;
@@ -88,21 +87,21 @@ public final class DeleteFileCache {
         return new CachingDeleteLoader(loadInputFile);
     }
 
-    /** Delete files read (cache misses, and files too large to cache), since creation. */
-    @VisibleForTesting
-    synchronized long loads() {
+    /**
+     * Delete files parsed through this cache since its creation: misses, and files not cached
+     * (larger than half the bound, or a bound of 0).
+     */
+    public synchronized long loads() {
         return loads;
     }
 
-    /** Delete files served from the cache, since creation. */
-    @VisibleForTesting
-    synchronized long hits() {
+    /** Delete-file loads served from the cache since its creation. */
+    public synchronized long hits() {
         return hits;
     }
 
-    /** Estimated bytes currently held. */
-    @VisibleForTesting
-    synchronized long bytes() {
+    /** Estimated bytes currently held (see the class comment for the estimate). */
+    public synchronized long bytes() {
         return totalBytes;
     }
 
