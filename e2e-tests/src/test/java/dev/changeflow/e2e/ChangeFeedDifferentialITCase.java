@@ -8,6 +8,7 @@ import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sinks.quarantine.QuarantineTable;
+import dev.changeflow.sources.cdf.DeleteFileCache;
 import dev.changeflow.sources.cdf.TableChanges;
 import dev.changeflow.sources.files.SourceLine;
 
@@ -439,7 +440,8 @@ class ChangeFeedDifferentialITCase {
     /**
      * The differential check of every version of the table's main ancestry (see the class comment).
      * Reading runs on {@value #READ_THREADS} threads (each task with its own {@link Table}
-     * instance), ahead of the sequential check; the full-range read runs beside them.
+     * instance, all of them sharing one {@link DeleteFileCache}), ahead of the sequential check;
+     * the full-range read runs beside them.
      */
     private static Result checkEveryVersion(Ingest in, TableIdentifier id) throws Exception {
         Catalog catalog = in.catalog;
@@ -458,6 +460,8 @@ class ChangeFeedDifferentialITCase {
         assertThat(identity).as("identifier fields of " + table.name()).isNotEmpty();
 
         ExecutorService pool = Executors.newFixedThreadPool(READ_THREADS);
+        // the per-version reads share loaded delete files, as the SQL reader's threads do
+        DeleteFileCache deleteFiles = new DeleteFileCache();
         try {
             Future<List<List<String>>> fullRange = in.fullRange.get(id);
             List<Future<VersionData>> reads = new ArrayList<>();
@@ -473,6 +477,7 @@ class ChangeFeedDifferentialITCase {
                                                     TableChanges.forTable(own)
                                                             .startingVersion(v)
                                                             .endingVersion(v)
+                                                            .deleteFileCache(deleteFiles)
                                                             .build(),
                                                     columns);
                                     return new VersionData(

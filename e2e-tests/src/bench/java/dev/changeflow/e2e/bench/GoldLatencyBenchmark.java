@@ -5,6 +5,7 @@ import dev.changeflow.jobs.gold.GoldSql;
 import dev.changeflow.jobs.local.LocalRunner;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableRows;
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.sql.SourceVersionLog;
 
 import org.apache.flink.core.execution.JobClient;
@@ -44,10 +45,16 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Silver is {@code silver.accounts (aid BIGINT, bid BIGINT, abalance BIGINT)}, identifier field
  * {@code aid}, format v2, {@code accounts} rows over 10 branches at version 1. While the Gold job
  * runs, a writer makes {@code commits} Silver commits every {@code pace-ms} ms, each replacing the
- * rows of {@code changed} random accounts (an equality delete of their keys and their new images,
- * as an SCD1 streaming table writes them). Gold is {@code gold.branch_stats (bid, total,
- * accounts)}, primary key {@code bid}: {@code SELECT bid, SUM(abalance), COUNT(*) FROM
- * silver.`accounts$changelog` GROUP BY bid}.
+ * rows of {@code changed} random accounts: an equality delete on {@code aid} and their new images.
+ * With {@code deletes=rows} (the default) the delete file holds the accounts' whole old rows, the
+ * table has {@code changeflow.eq-deletes-carry-rows=true} and every commit names a changelog writer
+ * ({@code changeflow.changelog-writer}), as changeflow's SCD1 sink writes a streaming table: the
+ * change feed takes pre-images straight from the delete files (semantics.md F2). With {@code
+ * deletes=keys} the delete file holds only the keys, as Iceberg's upsert sink writes them: the
+ * change feed looks pre-images up in the parent snapshot's data files, to which the whole pile of
+ * earlier equality deletes applies (the table is never compacted here). Gold is {@code
+ * gold.branch_stats (bid, total, accounts)}, primary key {@code bid}: {@code SELECT bid,
+ * SUM(abalance), COUNT(*) FROM silver.`accounts$changelog` GROUP BY bid}.
  *
  * <p>Latency of Silver version v: the commit time (ms) of the first Gold snapshot whose {@code
  * changeflow.source-version.silver.accounts} (the Silver version the Gold commit is complete up to,
@@ -59,10 +66,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * final rows.
  *
  * <p>Arguments {@code key=value}, all optional: {@code commits=200}, {@code pace-ms=500}, {@code
- * changed=20}, {@code accounts=10000}, {@code settings=10s/5s,1s/5s,1s/1s} (monitor interval /
- * checkpoint interval), {@code dir=e2e-tests/target/bench-gold-latency}. Run: {@code ./mvnw -B -q
- * -Pbench -pl e2e-tests -am verify -DskipTests
- * -Dbench.class=dev.changeflow.e2e.bench.GoldLatencyBenchmark -Dbench.args="commits=200"}.
+ * changed=20}, {@code accounts=10000}, {@code deletes=rows} ({@code rows} or {@code keys}), {@code
+ * settings=10s/5s,1s/5s,1s/1s} (monitor interval / checkpoint interval), {@code
+ * dir=e2e-tests/target/bench-gold-latency}. Run: {@code ./mvnw -B -q -Pbench -pl e2e-tests -am
+ * verify -DskipTests -Dbench.class=dev.changeflow.e2e.bench.GoldLatencyBenchmark
+ * -Dbench.args="commits=200"}.
  */
 public final class GoldLatencyBenchmark {
     private static final int BRANCHES = 10;
@@ -93,14 +101,23 @@ public final class GoldLatencyBenchmark {
         int changed = Integer.parseInt(a.getOrDefault("changed", "20"));
         int accounts = Integer.parseInt(a.getOrDefault("accounts", "10000"));
         String settings = a.getOrDefault("settings", "10s/5s,1s/5s,1s/1s");
+        String deletes = a.getOrDefault("deletes", "rows");
+        if (!deletes.equals("rows") && !deletes.equals("keys")) {
+            throw new IllegalArgumentException(
+                    "deletes="
+                            + deletes
+                            + " is not a delete mode; use deletes=rows or deletes=keys");
+        }
+        boolean wholeRows = deletes.equals("rows");
         Path dir = Path.of(a.getOrDefault("dir", "e2e-tests/target/bench-gold-latency"));
         System.out.printf(
                 "Gold latency: %d Silver commits every %d ms, %d of %d accounts changed per commit,"
-                        + " %d cores, load average %.2f%n",
+                        + " equality deletes of %s, %d cores, load average %.2f%n",
                 commits,
                 pace,
                 changed,
                 accounts,
+                wholeRows ? "whole rows (changeflow's SCD1 sink)" : "keys (Iceberg's upsert sink)",
                 Runtime.getRuntime().availableProcessors(),
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean()
                         .getSystemLoadAverage());
@@ -112,7 +129,7 @@ public final class GoldLatencyBenchmark {
             String[] s = setting.split("/");
             Path run = dir.resolve(setting.replace('/', '-'));
             last = run;
-            latencyRun(run, s[0], parseDuration(s[1]), commits, pace, changed, accounts);
+            latencyRun(run, s[0], parseDuration(s[1]), commits, pace, changed, accounts, wholeRows);
         }
         throughputRun(last);
     }
@@ -124,7 +141,8 @@ public final class GoldLatencyBenchmark {
             int commits,
             long pace,
             int changed,
-            int accounts)
+            int accounts,
+            boolean wholeRows)
             throws Exception {
         LocalRunner.deleteRecursively(dir);
         Path warehouse = dir.resolve("warehouse");
@@ -135,13 +153,19 @@ public final class GoldLatencyBenchmark {
                         SILVER,
                         SCHEMA,
                         PartitionSpec.unpartitioned(),
-                        Map.of(TableProperties.FORMAT_VERSION, "2"));
+                        wholeRows
+                                ? Map.of(
+                                        TableProperties.FORMAT_VERSION,
+                                        "2",
+                                        ChangeFeedOptions.EQ_DELETES_CARRY_ROWS,
+                                        "true")
+                                : Map.of(TableProperties.FORMAT_VERSION, "2"));
         Map<Long, long[]> rows = new TreeMap<>();
         Random random = new Random(42);
         for (long aid = 1; aid <= accounts; aid++) {
             rows.put(aid, new long[] {aid % BRANCHES, random.nextInt(100_000)});
         }
-        commit(silver, new ArrayList<>(rows.keySet()), rows, false);
+        commit(silver, new ArrayList<>(rows.keySet()), rows, null, wholeRows);
 
         Path file = dir.resolve("gold.sql");
         Files.writeString(file, goldSql(monitorInterval, false));
@@ -179,10 +203,12 @@ public final class GoldLatencyBenchmark {
                     keys.add(aid);
                 }
             }
+            Map<Long, long[]> before = new HashMap<>();
             for (long aid : keys) {
+                before.put(aid, rows.get(aid).clone());
                 rows.get(aid)[1] = random.nextInt(100_000);
             }
-            Snapshot s = commit(silver, keys, rows, true);
+            Snapshot s = commit(silver, keys, rows, before, wholeRows);
             silverCommitMs.put(s.sequenceNumber(), s.timestampMillis());
             long rest = pace - (System.currentTimeMillis() - start);
             if (rest > 0) {
@@ -297,31 +323,47 @@ public final class GoldLatencyBenchmark {
     }
 
     /**
-     * One Silver version: {@code keys}' rows, replacing their earlier images when {@code update}.
+     * One Silver version: {@code keys}' rows, replacing their earlier images {@code before} (none
+     * when null) by an equality delete on {@code aid} holding the whole old rows ({@code
+     * wholeRows}, with the changelog writer named in the commit) or only their keys.
      */
     private static Snapshot commit(
-            Table table, List<Long> keys, Map<Long, long[]> rows, boolean update) {
+            Table table,
+            List<Long> keys,
+            Map<Long, long[]> rows,
+            Map<Long, long[]> before,
+            boolean wholeRows) {
         List<Record> images = new ArrayList<>();
         List<Record> deleted = new ArrayList<>();
-        Schema keySchema = SCHEMA.select("aid");
+        Schema deleteSchema = wholeRows ? SCHEMA : SCHEMA.select("aid");
         for (long aid : keys) {
-            GenericRecord r = GenericRecord.create(SCHEMA);
-            r.setField("aid", aid);
-            r.setField("bid", rows.get(aid)[0]);
-            r.setField("abalance", rows.get(aid)[1]);
-            images.add(r);
-            GenericRecord k = GenericRecord.create(keySchema);
-            k.setField("aid", aid);
-            deleted.add(k);
+            images.add(image(SCHEMA, aid, rows.get(aid)));
+            if (before != null) {
+                deleted.add(image(deleteSchema, aid, before.get(aid)));
+            }
         }
         RowDelta delta = table.newRowDelta().addRows(IcebergWrites.dataFile(table, images));
-        if (update) {
+        if (before != null) {
             delta.addDeletes(
-                    IcebergWrites.equalityDeletes(table, keySchema, new int[] {1}, deleted));
+                    IcebergWrites.equalityDeletes(table, deleteSchema, new int[] {1}, deleted));
+        }
+        if (wholeRows) {
+            delta.set(ChangeFeedOptions.CHANGELOG_WRITER, "gold-latency-benchmark");
         }
         delta.commit();
         table.refresh();
         return table.currentSnapshot();
+    }
+
+    /** The row of account {@code aid} ({@code bid}, {@code abalance}) in {@code schema}. */
+    private static Record image(Schema schema, long aid, long[] values) {
+        GenericRecord r = GenericRecord.create(schema);
+        r.setField("aid", aid);
+        if (schema.findField("bid") != null) {
+            r.setField("bid", values[0]);
+            r.setField("abalance", values[1]);
+        }
+        return r;
     }
 
     private static boolean exact(Catalog catalog, Map<Long, long[]> rows) {

@@ -10,7 +10,6 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.PartitionSpecParser;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SchemaParser;
-import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.DeleteLoader;
 import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.GenericRecord;
@@ -40,6 +39,9 @@ import java.util.function.Consumer;
  *
  * <p>Rows come out in the {@code projection} schema plus the row position, so callers can tell
  * exactly which rows of a file a snapshot removed.
+ *
+ * <p>Delete files are loaded through a {@link DeleteFileCache}: the one given, shared with other
+ * readers of the same change-feed read, or one of this instance's own.
  */
 @Internal
 final class FileRows {
@@ -56,9 +58,24 @@ final class FileRows {
     }
 
     private final FileIO io;
+    private final DeleteFileCache deleteCache;
 
+    /**
+     * Rows of files of {@code io}, with a delete-file cache of its own ({@link DeleteFileCache}).
+     */
     FileRows(FileIO io) {
+        this(io, new DeleteFileCache());
+    }
+
+    /** Rows of files of {@code io}, loading delete files through {@code deleteCache}. */
+    FileRows(FileIO io, DeleteFileCache deleteCache) {
         this.io = io;
+        this.deleteCache = deleteCache;
+    }
+
+    /** A delete loader for the calling thread, reading delete files through the cache. */
+    DeleteLoader deleteLoader() {
+        return deleteCache.loader(io::newInputFile);
     }
 
     /** A scan task for a data file without deletes (for files added without delete files). */
@@ -97,10 +114,8 @@ final class FileRows {
                 new GenericDeleteFilter(io, task, tableSchema, requested) {
                     @Override
                     protected DeleteLoader newDeleteLoader() {
-                        // no worker pool: the few delete files of one task load inline, without the
-                        // pool's
-                        // 10 ms completion polling per file
-                        return new BaseDeleteLoader(this::loadInputFile, null);
+                        // inline (no worker pool), through the cache shared across versions
+                        return deleteCache.loader(this::loadInputFile);
                     }
                 };
         Schema readSchema = deletes.requiredSchema();

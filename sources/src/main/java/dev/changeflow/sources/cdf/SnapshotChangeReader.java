@@ -12,7 +12,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.data.DeleteLoader;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
@@ -66,6 +66,11 @@ import java.util.Set;
  * id plus its position (null for files without a first row id, written before an upgrade to v3), so
  * removed rows carry the id they had in the parent's file. Rows taken straight from equality-delete
  * files have no {@code _row_id} (null). Everything one snapshot changes is held in memory.
+ *
+ * <p>Delete files (the ones applied to the data files read, and the key sets of the equality-delete
+ * files looked up) are loaded through a {@link DeleteFileCache}, shared across the versions of one
+ * change-feed read when the caller passes its cache: on a never-compacted table every version's
+ * reads apply the whole pile of earlier equality deletes, each file of which is then parsed once.
  */
 @Internal
 final class SnapshotChangeReader {
@@ -90,10 +95,19 @@ final class SnapshotChangeReader {
 
     private final ChangelogLineage lineage;
 
+    /** A reader with a delete-file cache of its own (for one version). */
     SnapshotChangeReader(Table table, Schema projection) {
+        this(table, projection, new DeleteFileCache());
+    }
+
+    /**
+     * A reader loading delete files through {@code deleteCache}: pass the cache of the change-feed
+     * read so that the versions it reads share loaded delete files ({@link DeleteFileCache}).
+     */
+    SnapshotChangeReader(Table table, Schema projection, DeleteFileCache deleteCache) {
         this.table = table;
         this.projection = projection;
-        this.files = new FileRows(table.io());
+        this.files = new FileRows(table.io(), deleteCache);
         this.lineage = new ChangelogLineage(table);
         this.eqDeletesCarryRows =
                 Boolean.parseBoolean(
@@ -266,7 +280,7 @@ final class SnapshotChangeReader {
         for (DeleteFile file : deleteFiles) {
             byColumns.computeIfAbsent(file.equalityFieldIds(), k -> new ArrayList<>()).add(file);
         }
-        BaseDeleteLoader loader = new BaseDeleteLoader(file -> table.io().newInputFile(file), null);
+        DeleteLoader loader = files.deleteLoader();
         for (Map.Entry<List<Integer>, List<DeleteFile>> group : byColumns.entrySet()) {
             Schema keySchema = TypeUtil.select(parentSchema, new HashSet<>(group.getKey()));
             Types.StructType keyType = keySchema.asStruct();

@@ -169,7 +169,9 @@ public final class StreamingAccess {
      * The rows one part of {@code snapshot} removed (as {@code delete}) and added (as {@code
      * insert}), unpaired, tagged with the snapshot's version and commit time: the rows of the added
      * data file {@code addedFile} (none when null) and, with {@code removals}, the removed rows.
-     * Rows are of {@link #sourceRowType(Schema, boolean)}.
+     * Rows are of {@link #sourceRowType(Schema, boolean)}. Delete files are loaded through {@code
+     * deleteCache}: a reader passes the same cache for every split it reads, so later versions
+     * reuse the delete files loaded for earlier ones.
      */
     public static List<RowData> versionRows(
             Table table,
@@ -177,10 +179,11 @@ public final class StreamingAccess {
             boolean rowLineage,
             Snapshot snapshot,
             String addedFile,
-            boolean removals) {
+            boolean removals,
+            DeleteFileCache deleteCache) {
         try {
             SnapshotChangeReader.SnapshotRows rows =
-                    new SnapshotChangeReader(table, readSchema(dataSchema, rowLineage))
+                    new SnapshotChangeReader(table, readSchema(dataSchema, rowLineage), deleteCache)
                             .read(
                                     snapshot,
                                     addedFile == null ? Set.of() : Set.of(addedFile),
@@ -207,7 +210,8 @@ public final class StreamingAccess {
     /**
      * The live rows of one scan task of a snapshot, as {@code insert} rows tagged with {@code
      * version} and {@code commitMillis} (the initial snapshot of a stream, F6), of {@link
-     * #sourceRowType(Schema, boolean)}.
+     * #sourceRowType(Schema, boolean)}. Delete files are loaded through {@code deleteCache} (the
+     * equality deletes of the snapshot apply to many of its tasks).
      */
     public static void forEachSnapshotRow(
             Table table,
@@ -216,10 +220,11 @@ public final class StreamingAccess {
             FileScanTask task,
             long version,
             long commitMillis,
+            DeleteFileCache deleteCache,
             Consumer<RowData> consumer) {
         Schema changeSchema = sourceSchema(dataSchema, rowLineage);
         try {
-            new FileRows(table.io())
+            new FileRows(table.io(), deleteCache)
                     .forEachLiveRow(
                             task,
                             table.schema(),

@@ -1,5 +1,6 @@
 package dev.changeflow.sources.cdf;
 
+import org.apache.flink.annotation.Internal;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
@@ -55,6 +56,10 @@ import java.util.NoSuchElementException;
  * {@code VERSION_NOT_AVAILABLE}, {@code TABLE_HISTORY_REWRITTEN} or {@code
  * INCOMPATIBLE_SCHEMA_CHANGE}; reading fails with {@code VERSION_NOT_AVAILABLE} when a file a
  * version needs is gone (K6) — never a partial result.
+ *
+ * <p><b>Memory</b>: one version's changes, plus the delete files loaded while reading, kept for the
+ * later versions of the range in a {@link DeleteFileCache} of at most {@link
+ * DeleteFileCache#DEFAULT_MAX_BYTES} estimated bytes (see {@link Builder#deleteFileCache}).
  */
 @PublicEvolving
 public final class TableChanges {
@@ -64,9 +69,12 @@ public final class TableChanges {
     private final Schema dataSchema;
     private final Schema schema;
     private final boolean rowLineage;
+    private final DeleteFileCache deleteCache;
 
-    private TableChanges(Table table, VersionRange range, Schema dataSchema) {
+    private TableChanges(
+            Table table, VersionRange range, Schema dataSchema, DeleteFileCache deleteCache) {
         this.table = table;
+        this.deleteCache = deleteCache;
         this.range = range;
         this.dataSchema = dataSchema;
         this.rowLineage = ChangePairing.usesRowLineage(table, dataSchema);
@@ -163,7 +171,7 @@ public final class TableChanges {
         try {
             Schema readSchema = rowLineage ? ChangePairing.lineageSchema(dataSchema) : dataSchema;
             SnapshotChangeReader.SnapshotRows rows =
-                    new SnapshotChangeReader(table, readSchema).read(snapshot);
+                    new SnapshotChangeReader(table, readSchema, deleteCache).read(snapshot);
             OffsetDateTime committed =
                     OffsetDateTime.ofInstant(
                             Instant.ofEpochMilli(snapshot.timestampMillis()), ZoneOffset.UTC);
@@ -210,6 +218,7 @@ public final class TableChanges {
         private Long endingVersion;
         private String endingTimestamp;
         private boolean timestampOutOfRangeEnabled;
+        private DeleteFileCache deleteCache;
 
         private Builder(Table table) {
             this.table = table;
@@ -242,6 +251,18 @@ public final class TableChanges {
         /** See {@link ChangeFeedOptions#TIMESTAMP_OUT_OF_RANGE_ENABLED} (F4). */
         public Builder timestampOutOfRangeEnabled(boolean enabled) {
             this.timestampOutOfRangeEnabled = enabled;
+            return this;
+        }
+
+        /**
+         * Loads delete files through {@code cache}, so that several {@link TableChanges} reading
+         * the same table (concurrent version reads) share loaded delete files; by default each
+         * {@link TableChanges} has a cache of its own of {@link DeleteFileCache#DEFAULT_MAX_BYTES}.
+         * The versions one {@link TableChanges} reads always share its cache.
+         */
+        @Internal
+        public Builder deleteFileCache(DeleteFileCache cache) {
+            this.deleteCache = cache;
             return this;
         }
 
@@ -330,7 +351,11 @@ public final class TableChanges {
                                     table, range.snapshots().get(range.snapshots().size() - 1));
             SchemaChanges.checkReservedColumns(name, dataSchema);
             SchemaChanges.checkAdditive(table, range.snapshots());
-            return new TableChanges(table, range, dataSchema);
+            return new TableChanges(
+                    table,
+                    range,
+                    dataSchema,
+                    deleteCache != null ? deleteCache : new DeleteFileCache());
         }
 
         private static CdfException options(String format, Object... args) {

@@ -1,5 +1,6 @@
 package dev.changeflow.sources.cdf.sql;
 
+import dev.changeflow.sources.cdf.DeleteFileCache;
 import dev.changeflow.sources.cdf.TableChanges;
 
 import org.apache.flink.annotation.Internal;
@@ -31,7 +32,9 @@ import java.util.concurrent.RejectedExecutionException;
  * {@code concurrency} versions are read at the same time, each by its own thread with its own
  * {@link TableChanges} (its own {@code Table}), and the operator emits every version's rows whole,
  * in the order the versions arrived (ascending). So at most {@code concurrency} versions are held
- * in memory; a slow version holds back the later ones already read, never reorders them.
+ * in memory; a slow version holds back the later ones already read, never reorders them. The
+ * threads share one {@link DeleteFileCache} (of {@link DeleteFileCache#DEFAULT_MAX_BYTES} estimated
+ * bytes): a delete file loaded for one version serves the others.
  */
 @Internal
 final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
@@ -73,9 +76,14 @@ final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
     public void open(OpenContext openContext) {
         tableLoader.open();
         idle = new ArrayBlockingQueue<>(concurrency);
+        DeleteFileCache deleteCache = new DeleteFileCache();
         for (int i = 0; i < concurrency; i++) {
             // the same resolution as at planning time; the range's snapshots are immutable
-            idle.add(TableChanges.forTable(tableLoader.loadTable()).options(options).build());
+            idle.add(
+                    TableChanges.forTable(tableLoader.loadTable())
+                            .options(options)
+                            .deleteFileCache(deleteCache)
+                            .build());
         }
         RowType source = idle.peek().rowType();
         getters = new RowData.FieldGetter[rowType.getFieldCount()];

@@ -1,6 +1,7 @@
 package dev.changeflow.sources.cdf.stream.reader;
 
 import dev.changeflow.sources.cdf.CdfException;
+import dev.changeflow.sources.cdf.DeleteFileCache;
 import dev.changeflow.sources.cdf.StreamingAccess;
 import dev.changeflow.sources.cdf.stream.event.SplitsFinishedEvent;
 import dev.changeflow.sources.cdf.stream.event.VersionCompletedEvent;
@@ -42,6 +43,11 @@ import java.util.concurrent.Executors;
  * splits whose version is not confirmed yet stay in the state (marked finished) and are reported
  * again after a restore.
  *
+ * <p>Delete files loaded for one split are kept for the next ones in a {@link DeleteFileCache} of
+ * {@link DeleteFileCache#DEFAULT_MAX_BYTES} estimated bytes per reader: on a never-compacted table
+ * every version applies the whole pile of earlier equality deletes, each of which is then parsed
+ * once.
+ *
  * <p>Errors: a split whose files are gone fails the job with {@link CdfException} {@code
  * VERSION_NOT_AVAILABLE} (K6), never a partial result.
  */
@@ -53,6 +59,9 @@ public final class ChangeFeedSourceReader extends SequentialSourceReaderBase<Cha
 
     private final Schema dataSchema;
     private final boolean rowLineage;
+
+    /** Delete files loaded for earlier splits, used only on {@link #ioThread}. */
+    private final DeleteFileCache deleteCache = new DeleteFileCache();
 
     private final List<ChangeFeedSplit> finishedUnconfirmed = new ArrayList<>();
     private ExecutorService ioThread;
@@ -158,6 +167,7 @@ public final class ChangeFeedSourceReader extends SequentialSourceReaderBase<Cha
                         ScanTaskParser.fromJson(split.file(), true),
                         split.version(),
                         split.commitMillis(),
+                        deleteCache,
                         out::add);
                 return out;
             case ADDED:
@@ -182,7 +192,8 @@ public final class ChangeFeedSourceReader extends SequentialSourceReaderBase<Cha
                         rowLineage,
                         snapshot,
                         split.kind() == ChangeFeedSplit.Kind.ADDED ? split.file() : null,
-                        split.kind() == ChangeFeedSplit.Kind.REMOVED);
+                        split.kind() == ChangeFeedSplit.Kind.REMOVED,
+                        deleteCache);
             default:
                 throw new IllegalStateException("unknown split kind " + split.kind());
         }
