@@ -10,6 +10,7 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.util.SnapshotUtil;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -72,6 +73,18 @@ public final class ShowCommand implements Callable<Integer> {
                     "List the table's versions (sequence number, snapshot id, time, operation, summary).")
     boolean history;
 
+    /**
+     * Whether the catalog has table {@code id}; a namespace that does not exist (or a warehouse
+     * folder that does not exist) means no, not an error.
+     */
+    private static boolean exists(Catalog cat, TableIdentifier id) {
+        try {
+            return cat.tableExists(id);
+        } catch (NoSuchNamespaceException e) {
+            return false;
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         CatalogSettings settings =
@@ -80,11 +93,15 @@ public final class ShowCommand implements Callable<Integer> {
                         : CatalogSettings.of("changeflow", catalog);
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
-        if (!cat.tableExists(id)) {
+        if (!exists(cat, id)) {
             List<String> known = new ArrayList<>();
             if (cat instanceof SupportsNamespaces) {
-                for (Namespace ns : ((SupportsNamespaces) cat).listNamespaces()) {
-                    cat.listTables(ns).forEach(t -> known.add(t.toString()));
+                try {
+                    for (Namespace ns : ((SupportsNamespaces) cat).listNamespaces()) {
+                        cat.listTables(ns).forEach(t -> known.add(t.toString()));
+                    }
+                } catch (NoSuchNamespaceException e) {
+                    // a warehouse folder that does not exist (yet) has no namespace: no tables
                 }
             }
             throw new IllegalArgumentException(

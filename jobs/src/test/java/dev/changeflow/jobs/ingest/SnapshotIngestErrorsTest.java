@@ -1,7 +1,10 @@
 package dev.changeflow.jobs.ingest;
 
 import dev.changeflow.jobs.CapturedOutput;
+import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.TableRows;
 
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,5 +57,118 @@ class SnapshotIngestErrorsTest {
                                 + folder.resolve("snapshot_1.json")
                                 + " (snapshot 1) row 2 cannot be read: Unexpected end-of-input:"
                                 + " expected close marker for Object");
+        // one line: neither Jackson's "at [Source: ...]" line nor a "cause:" line
+        assertThat(text.lines()).hasSize(1);
+    }
+
+    private static final String NEEDS_HEADER =
+            ": a CSV snapshot file starts with its header line, even without rows (write the file"
+                    + " elsewhere, then rename it into the folder)";
+
+    /**
+     * A 0-byte CSV snapshot file (an export not yet written, say) is refused naming the file, in
+     * one line, before any of it is applied: the rows of snapshot 1 stay (it would delete them
+     * all).
+     */
+    @Test
+    void aZeroByteCsvFileIsRefusedAndTheTableKeepsItsRows() throws Exception {
+        Path snapshot2 = refusedSecondSnapshot("");
+        assertThat(secondRun.stderr())
+                .isEqualTo(
+                        "error: MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + snapshot2
+                                + " (snapshot 2) is empty (0 bytes)"
+                                + NEEDS_HEADER
+                                + "\n");
+    }
+
+    /** A CSV snapshot file of blank lines only: no header line, refused naming the file. */
+    @Test
+    void aCsvFileOfBlankLinesIsRefusedAndTheTableKeepsItsRows() throws Exception {
+        Path snapshot2 = refusedSecondSnapshot("\n  \n\n");
+        assertThat(secondRun.stderr())
+                .isEqualTo(
+                        "error: MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + snapshot2
+                                + " (snapshot 2) has no header line (only blank lines)"
+                                + NEEDS_HEADER
+                                + "\n");
+    }
+
+    /** A header-only CSV file whose header lacks a declared column is refused, as with rows. */
+    @Test
+    void aHeaderOnlyCsvFileWithoutTheKeysColumnIsRefusedAndTheTableKeepsItsRows() throws Exception {
+        Path snapshot2 = refusedSecondSnapshot("foo,bar\n");
+        assertThat(secondRun.stderr())
+                .isEqualTo(
+                        "error: MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + snapshot2
+                                + " (snapshot 2) has no row and its header has no column 'id'"
+                                + " (header: [foo, bar])\n");
+    }
+
+    /** A header-only CSV file with the declared columns is an empty snapshot: every row deleted. */
+    @Test
+    void aHeaderOnlyCsvFileWithTheRightHeaderIsAnEmptySnapshot() throws Exception {
+        Path folder = firstSnapshotApplied();
+        Files.writeString(folder.resolve("snapshot_2.csv"), "city,id\n");
+        CapturedOutput.MainRun run = ingest();
+        assertThat(run.code()).as(run.stderr()).isZero();
+        assertThat(rows()).isEmpty();
+    }
+
+    private CapturedOutput.MainRun secondRun;
+
+    /**
+     * Applies snapshot 1 (Berlin, Paris), then writes {@code content} as snapshot_2.csv and runs
+     * ingest again: it must fail with exit code 2 and leave the rows of snapshot 1.
+     */
+    private Path refusedSecondSnapshot(String content) throws Exception {
+        Path folder = firstSnapshotApplied();
+        Path snapshot2 = folder.resolve("snapshot_2.csv");
+        Files.writeString(snapshot2, content);
+        secondRun = ingest();
+        assertThat(secondRun.code()).as(secondRun.stderr()).isEqualTo(2);
+        assertThat(rows()).containsExactly("1,Berlin", "2,Paris");
+        return snapshot2;
+    }
+
+    private Path firstSnapshotApplied() throws Exception {
+        Path folder = Files.createDirectories(dir.resolve("cities"));
+        Files.writeString(folder.resolve("snapshot_1.csv"), "id,city\n1,Berlin\n2,Paris\n");
+        Files.writeString(
+                dir.resolve("cities.yaml"),
+                String.join(
+                        "\n",
+                        "name: cities",
+                        "namespace: geo",
+                        "checkpoint-interval: 100ms",
+                        "flows:",
+                        "  - table: cities",
+                        "    from-snapshot: " + folder,
+                        "    keys: [id]",
+                        "    schema: \"id BIGINT, city STRING\"",
+                        ""));
+        CapturedOutput.MainRun run = ingest();
+        assertThat(run.code()).as(run.stderr()).isZero();
+        assertThat(rows()).containsExactly("1,Berlin", "2,Paris");
+        return folder;
+    }
+
+    private CapturedOutput.MainRun ingest() {
+        return CapturedOutput.main(
+                "ingest",
+                "--flows",
+                dir.resolve("cities.yaml").toString(),
+                "--warehouse",
+                dir.resolve("warehouse").toString());
+    }
+
+    /** The live rows of geo.cities as CSV lines, by id. */
+    private List<String> rows() {
+        return TableRows.toCsvLines(
+                CatalogSettings.localHadoop(dir.resolve("warehouse").toAbsolutePath())
+                        .open()
+                        .loadTable(TableIdentifier.of("geo", "cities")));
     }
 }

@@ -50,6 +50,14 @@ import java.util.function.Function;
  * the job with {@code MALFORMED_SNAPSHOT_ROW} naming the file and its snapshot version, the row and
  * the column (and for CSV the file's header): a snapshot is never applied in part, since a row left
  * out would read as a delete. Rows are counted from 1, the CSV header not counted.
+ *
+ * <p>A CSV file without a header line (0 bytes, or only blank lines) or a CSV file without rows
+ * whose header lacks a declared column fails the same way, naming the file and its version (no
+ * row): the header line is the proof the export was written, so such a file is one still being
+ * written or not an export of this table, and reading it as an empty snapshot would delete every
+ * row. A CSV file of a header naming every declared column and no row is an empty snapshot. A
+ * zero-byte JSON lines file is an empty snapshot (JSON has no header to tell a partial file).
+ * Messages are one line.
  */
 @Internal
 final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
@@ -57,6 +65,10 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
 
     /** Records per batch handed to Flink's reader thread. */
     static final int BATCH = 1024;
+
+    private static final String NEEDS_HEADER =
+            ": a CSV snapshot file starts with its header line, even without rows (write the file"
+                    + " elsewhere, then rename it into the folder)";
 
     private final RowType rowType;
     private final SnapshotVersions versions;
@@ -122,19 +134,34 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
                     new PushbackInputStream(inflater == null ? in : inflater.create(in), 1);
             this.stream = data;
             int first = data.read();
-            this.empty = first < 0; // a zero-byte file: a snapshot without rows, CSV or JSON
+            this.empty = first < 0; // a zero-byte file
             if (!empty) {
                 data.unread(first);
             }
+            if (empty && csv) {
+                // the header line is the proof a CSV export was written: without it, the file
+                // may be one still being written, and reading it as no rows would delete them all
+                data.close();
+                throw malformedFile("is empty (0 bytes)" + NEEDS_HEADER);
+            }
             if (empty) {
+                // a zero-byte JSON lines file: a snapshot without rows (JSON has no header)
                 this.csvRows = null;
                 this.jsonRows = null;
             } else if (csv) {
-                this.csvRows =
-                        new CsvMapper()
-                                .readerFor(Map.class)
-                                .with(CsvSchema.emptySchema().withHeader())
-                                .readValues(stream);
+                try {
+                    // reads the header line
+                    this.csvRows =
+                            new CsvMapper()
+                                    .readerFor(Map.class)
+                                    .with(CsvSchema.emptySchema().withHeader())
+                                    .readValues(stream);
+                } catch (IOException e) {
+                    data.close();
+                    throw String.valueOf(e.getMessage()).startsWith("Empty header line")
+                            ? malformedFile("has no header line (only blank lines)" + NEEDS_HEADER)
+                            : malformedFile("header cannot be read: " + e.getMessage());
+                }
                 this.jsonRows = null;
             } else {
                 this.jsonRows = new ObjectMapper().readerFor(JsonNode.class).readValues(stream);
@@ -192,6 +219,9 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
                 }
                 return r;
             }
+            if (csv && row == 0) {
+                checkHeaderOfEmptyCsv();
+            }
             markerDone = true;
             return versions.endOf(version);
         }
@@ -222,6 +252,25 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
                         String text = values.get(column);
                         return text == null || text.isEmpty() ? null : text;
                     });
+        }
+
+        /**
+         * A CSV file with a header line and no row is an empty snapshot only if its header names
+         * every declared column, as a row would need: otherwise it is no export of this table.
+         */
+        private void checkHeaderOfEmptyCsv() {
+            List<String> header = header();
+            for (int i = 0; i < rowType.getFieldCount(); i++) {
+                String column = rowType.getFieldNames().get(i);
+                if (i != versions.index() && !header.contains(column)) {
+                    throw malformedFile(
+                            "has no row and its header has no column '"
+                                    + column
+                                    + "' (header: "
+                                    + header
+                                    + ")");
+                }
+            }
         }
 
         /** The column names of the CSV file's header line (read with the first row). */
@@ -274,22 +323,30 @@ final class SnapshotBulkFormat implements BulkFormat<RowData, FileSourceSplit> {
             }
         }
 
+        /**
+         * {@code MALFORMED_SNAPSHOT_ROW} for the current row. A parser's exception ({@code cause})
+         * is not attached: its message is in {@code what} already (first line), and attached it
+         * would print again, with the parser's stream position, as the error's cause.
+         */
         private AutoCdcException malformed(String what, @Nullable Exception cause) {
-            AutoCdcException e =
-                    new AutoCdcException(
-                            AutoCdcException.Code.MALFORMED_SNAPSHOT_ROW,
-                            "snapshot file "
-                                    + file
-                                    + " (snapshot "
-                                    + version
-                                    + ") row "
-                                    + row
-                                    + " "
-                                    + what);
-            if (cause != null) {
-                e.initCause(cause);
-            }
-            return e;
+            return malformedFile("row " + row + " " + what);
+        }
+
+        /**
+         * {@code MALFORMED_SNAPSHOT_ROW} naming the file and its version, then {@code what}: only
+         * its first line (a Jackson message's second line, {@code at [Source: ...]}, names the
+         * stream, not the file).
+         */
+        private AutoCdcException malformedFile(String what) {
+            int eol = what.indexOf('\n');
+            return new AutoCdcException(
+                    AutoCdcException.Code.MALFORMED_SNAPSHOT_ROW,
+                    "snapshot file "
+                            + file
+                            + " (snapshot "
+                            + version
+                            + ") "
+                            + (eol < 0 ? what : what.substring(0, eol)).stripTrailing());
         }
 
         @Override

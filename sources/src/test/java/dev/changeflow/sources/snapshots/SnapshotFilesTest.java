@@ -121,13 +121,45 @@ class SnapshotFilesTest {
         assertThat(read("snapshot_2.csv", 2)).containsExactly("-D(null,null,null,null,null,2)");
     }
 
-    /** A zero-byte file is a snapshot without rows, CSV or JSON alike (only the end marker). */
+    /**
+     * A zero-byte JSON file and a CSV file of a right header and no row are snapshots without rows
+     * (only the end marker); a CSV file without a header line (0 bytes or blank lines) or whose
+     * header lacks a declared column and has no row is MALFORMED_SNAPSHOT_ROW naming the file: it
+     * may be an export still being written, and as an empty snapshot it would delete every row.
+     */
     @Test
-    void aZeroByteFileIsAnEmptySnapshot() throws IOException {
-        Files.writeString(dir.resolve("snapshot_5.csv"), "");
+    void aZeroByteJsonOrHeaderOnlyCsvIsAnEmptySnapshotAHeaderlessCsvIsRefused() throws IOException {
         Files.writeString(dir.resolve("snapshot_6.json"), "");
-        assertThat(read("snapshot_5.csv", 0)).containsExactly("-D(null,null,null,null,null,5)");
         assertThat(read("snapshot_6.json", 0)).containsExactly("-D(null,null,null,null,null,6)");
+        Files.writeString(dir.resolve("snapshot_7.csv"), "day,amount,n,city,id,extra\n");
+        assertThat(read("snapshot_7.csv", 0)).containsExactly("-D(null,null,null,null,null,7)");
+        String needsHeader =
+                ": a CSV snapshot file starts with its header line, even without rows (write the"
+                        + " file elsewhere, then rename it into the folder)";
+        Files.writeString(dir.resolve("snapshot_5.csv"), "");
+        assertThatThrownBy(() -> read("snapshot_5.csv", 0))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + dir.resolve("snapshot_5.csv")
+                                + " (snapshot 5) is empty (0 bytes)"
+                                + needsHeader);
+        Files.writeString(dir.resolve("snapshot_8.csv"), "\n  \n\n");
+        assertThatThrownBy(() -> read("snapshot_8.csv", 0))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + dir.resolve("snapshot_8.csv")
+                                + " (snapshot 8) has no header line (only blank lines)"
+                                + needsHeader);
+        Files.writeString(dir.resolve("snapshot_9.csv"), "id,city,n,amount\n");
+        assertThatThrownBy(() -> read("snapshot_9.csv", 0))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessage(
+                        "MALFORMED_SNAPSHOT_ROW: snapshot file "
+                                + dir.resolve("snapshot_9.csv")
+                                + " (snapshot 9) has no row and its header has no column 'day'"
+                                + " (header: [id, city, n, amount])");
     }
 
     @Test
