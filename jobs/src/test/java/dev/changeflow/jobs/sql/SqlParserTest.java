@@ -965,8 +965,9 @@ class SqlParserTest {
                 "p.sql:1:65: "
                         + u
                         + "read_files argument 'maxBytesPerTrigger' (this release takes format =>,"
-                        + " table =>, includeExistingFiles =>, schemaHints => and"
-                        + " maxFilesPerTrigger =>)");
+                        + " table =>, includeExistingFiles =>, schemaHints =>, maxFilesPerTrigger =>"
+                        + " and the CSV options header =>, sep => (delimiter =>), quote =>, escape"
+                        + " =>, nullValue =>, comment =>)");
         fails(
                 "CREATE TEMPORARY VIEW v AS SELECT * FROM STREAM read_kafka(bootstrapServers => 'h',"
                         + " kafka.security.protocol => 'SSL')",
