@@ -13,6 +13,7 @@ import dev.changeflow.operators.options.UnknownOptionsException;
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.util.TimeUtils;
 import org.apache.flink.util.function.SerializableFunction;
 
@@ -135,6 +136,19 @@ public final class ChangeFeedOptions {
                                             + "as for max-files-per-cycle."),
                     ChangeFeedOptions::parseLong,
                     "a number of bytes (an integer >= 1)");
+
+    public static final ConfigOption<MemorySize> DELETE_FILE_CACHE_SIZE =
+            declare(
+                    ConfigOptions.key("delete-file-cache-size")
+                            .memoryType()
+                            .defaultValue(MemorySize.ofMebiBytes(64))
+                            .withDescription(
+                                    "Heap a reader may keep loaded delete files in (estimated bytes, least "
+                                            + "recently used evicted first), so later versions do not parse them "
+                                            + "again; a file estimated over half of it is read uncached. '0' turns "
+                                            + "the cache off. One cache per batch read, per streaming reader subtask."),
+                    MemorySize::parse,
+                    "a size (for example '64 mb', '256 kb', or '0' for no cache)");
 
     public static final ConfigOption<StartMode> START_MODE =
             declare(

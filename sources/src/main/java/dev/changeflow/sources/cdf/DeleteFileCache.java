@@ -87,6 +87,11 @@ public final class DeleteFileCache {
         return new CachingDeleteLoader(loadInputFile);
     }
 
+    /** The bound in estimated bytes of heap; 0 caches nothing. */
+    public long maxBytes() {
+        return maxBytes;
+    }
+
     /**
      * Delete files parsed through this cache since its creation: misses, and files not cached
      * (larger than half the bound, or a bound of 0).

@@ -58,8 +58,9 @@ import java.util.NoSuchElementException;
  * version needs is gone (K6) — never a partial result.
  *
  * <p><b>Memory</b>: one version's changes, plus the delete files loaded while reading, kept for the
- * later versions of the range in a {@link DeleteFileCache} of at most {@link
- * DeleteFileCache#DEFAULT_MAX_BYTES} estimated bytes (see {@link Builder#deleteFileCache}).
+ * later versions of the range in a {@link DeleteFileCache} of at most {@code
+ * delete-file-cache-size} ({@link ChangeFeedOptions#DELETE_FILE_CACHE_SIZE}, default 64 MiB)
+ * estimated bytes (see {@link Builder#deleteFileCacheSize}).
  */
 @PublicEvolving
 public final class TableChanges {
@@ -79,6 +80,11 @@ public final class TableChanges {
         this.dataSchema = dataSchema;
         this.rowLineage = ChangePairing.usesRowLineage(table, dataSchema);
         this.schema = ChangeFeedColumns.changeSchema(dataSchema);
+    }
+
+    /** The delete-file cache this read loads delete files through (its own or a shared one). */
+    DeleteFileCache deleteFileCache() {
+        return deleteCache;
     }
 
     /** Starts a builder over {@code table} (format v2 or v3). */
@@ -219,6 +225,7 @@ public final class TableChanges {
         private String endingTimestamp;
         private boolean timestampOutOfRangeEnabled;
         private DeleteFileCache deleteCache;
+        private long deleteCacheBytes = DeleteFileCache.DEFAULT_MAX_BYTES;
 
         private Builder(Table table) {
             this.table = table;
@@ -255,10 +262,26 @@ public final class TableChanges {
         }
 
         /**
+         * Bound of this read's own delete-file cache in estimated heap bytes ({@link
+         * ChangeFeedOptions#DELETE_FILE_CACHE_SIZE}, default 64 MiB); 0 caches nothing. Ignored
+         * when {@link #deleteFileCache} gives a shared cache.
+         *
+         * @throws IllegalArgumentException when {@code bytes} is negative
+         */
+        public Builder deleteFileCacheSize(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException(
+                        "the delete-file cache size must be at least 0 bytes, got " + bytes);
+            }
+            this.deleteCacheBytes = bytes;
+            return this;
+        }
+
+        /**
          * Loads delete files through {@code cache}, so that several {@link TableChanges} reading
          * the same table (concurrent version reads) share loaded delete files; by default each
-         * {@link TableChanges} has a cache of its own of {@link DeleteFileCache#DEFAULT_MAX_BYTES}.
-         * The versions one {@link TableChanges} reads always share its cache.
+         * {@link TableChanges} has a cache of its own of {@link #deleteFileCacheSize} bytes. The
+         * versions one {@link TableChanges} reads always share its cache.
          */
         @Internal
         public Builder deleteFileCache(DeleteFileCache cache) {
@@ -298,6 +321,8 @@ public final class TableChanges {
                     .ifPresent(this::endingTimestamp);
             settings.getOptional(ChangeFeedOptions.TIMESTAMP_OUT_OF_RANGE_ENABLED)
                     .ifPresent(this::timestampOutOfRangeEnabled);
+            settings.getOptional(ChangeFeedOptions.DELETE_FILE_CACHE_SIZE)
+                    .ifPresent(size -> deleteFileCacheSize(size.getBytes()));
             return this;
         }
 
@@ -355,7 +380,7 @@ public final class TableChanges {
                     table,
                     range,
                     dataSchema,
-                    deleteCache != null ? deleteCache : new DeleteFileCache());
+                    deleteCache != null ? deleteCache : new DeleteFileCache(deleteCacheBytes));
         }
 
         private static CdfException options(String format, Object... args) {

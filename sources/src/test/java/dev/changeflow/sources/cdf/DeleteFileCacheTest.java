@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import static dev.changeflow.sources.cdf.CdfTestTables.row;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -150,6 +151,42 @@ class DeleteFileCacheTest {
         // hit) and after with it (a hit) and its own (a load)
         assertThat(cache.loads()).isEqualTo(2);
         assertThat(cache.hits()).isEqualTo(2);
+    }
+
+    /**
+     * The option {@code delete-file-cache-size} sizes a read's own cache: {@code 0} reads as
+     * without the cache (14 loads), {@code 256 kb} holds the 4 files; a value that is no size is
+     * {@code INVALID_CDC_OPTIONS} naming the option and what it accepts.
+     */
+    @Test
+    void theDeleteFileCacheSizeOptionSizesTheReadsOwnCache() {
+        Table table = upsertKeyOneFourTimes();
+        for (String size : List.of("0", "256 kb")) {
+            TableChanges changes =
+                    TableChanges.forTable(table)
+                            .options(
+                                    Map.of(
+                                            "starting-version", "2",
+                                            "ending-version", "5",
+                                            "delete-file-cache-size", size))
+                            .build();
+            assertThat(CdfRows.render(changes)).as(size).containsExactlyElementsOf(CHANGES);
+            DeleteFileCache cache = changes.deleteFileCache();
+            assertThat(cache.maxBytes()).as(size).isEqualTo(size.equals("0") ? 0 : 256 * 1024);
+            assertThat(cache.loads()).as(size).isEqualTo(size.equals("0") ? 14 : 4);
+        }
+        assertThatThrownBy(
+                        () ->
+                                TableChanges.forTable(table)
+                                        .options(
+                                                Map.of(
+                                                        "starting-version", "2",
+                                                        "delete-file-cache-size", "lots")))
+                .isInstanceOf(CdfException.class)
+                .hasMessage(
+                        "INVALID_CDC_OPTIONS: 'delete-file-cache-size' = 'lots' for the change feed"
+                                + " of table hadoop.db.t is not a size (for example '64 mb', '256"
+                                + " kb', or '0' for no cache).");
     }
 
     @Test

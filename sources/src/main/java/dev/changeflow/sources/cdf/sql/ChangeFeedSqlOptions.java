@@ -33,6 +33,7 @@ public final class ChangeFeedSqlOptions {
                     ChangeFeedOptions.MONITOR_INTERVAL,
                     ChangeFeedOptions.MAX_FILES_PER_CYCLE,
                     ChangeFeedOptions.MAX_BYTES_PER_CYCLE,
+                    ChangeFeedOptions.DELETE_FILE_CACHE_SIZE,
                     ChangeFeedOptions.CONSUMER_ID);
 
     /**
@@ -47,6 +48,7 @@ public final class ChangeFeedSqlOptions {
                     ChangeFeedOptions.MONITOR_INTERVAL,
                     ChangeFeedOptions.MAX_FILES_PER_CYCLE,
                     ChangeFeedOptions.MAX_BYTES_PER_CYCLE,
+                    ChangeFeedOptions.DELETE_FILE_CACHE_SIZE,
                     ChangeFeedOptions.BOUNDED,
                     ChangeFeedOptions.CONSUMER_ID);
 

@@ -1,5 +1,6 @@
 package dev.changeflow.sources.cdf.sql;
 
+import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.DeleteFileCache;
 import dev.changeflow.sources.cdf.TableChanges;
 
@@ -76,7 +77,12 @@ final class ReadVersionsFunction extends RichAsyncFunction<Long, RowData> {
     public void open(OpenContext openContext) {
         tableLoader.open();
         idle = new ArrayBlockingQueue<>(concurrency);
-        DeleteFileCache deleteCache = new DeleteFileCache();
+        // one cache for all threads, of the size the options give (delete-file-cache-size)
+        DeleteFileCache deleteCache =
+                new DeleteFileCache(
+                        ChangeFeedOptions.resolve(String.valueOf(tableLoader), options)
+                                .get(ChangeFeedOptions.DELETE_FILE_CACHE_SIZE)
+                                .getBytes());
         for (int i = 0; i < concurrency; i++) {
             // the same resolution as at planning time; the range's snapshots are immutable
             idle.add(

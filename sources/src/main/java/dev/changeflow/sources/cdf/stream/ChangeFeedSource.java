@@ -5,6 +5,7 @@ import dev.changeflow.sources.cdf.ChangeFeedOptions;
 import dev.changeflow.sources.cdf.ChangeFeedOptions.StartMode;
 import dev.changeflow.sources.cdf.ChangeFeedSettings;
 import dev.changeflow.sources.cdf.ChangeType;
+import dev.changeflow.sources.cdf.DeleteFileCache;
 import dev.changeflow.sources.cdf.StreamingAccess;
 import dev.changeflow.sources.cdf.retention.RegistryPositionListener;
 import dev.changeflow.sources.cdf.stream.enumerator.ChangeFeedEnumState;
@@ -134,6 +135,7 @@ public final class ChangeFeedSource
     private final long monitorIntervalMillis;
     private final long maxFilesPerCycle;
     private final long maxBytesPerCycle;
+    private final long deleteCacheBytes;
     @Nullable private final String consumerId;
     private final ConsumerPositionListener consumerListener;
     private final CheckpointVersionListener versionListener;
@@ -149,6 +151,7 @@ public final class ChangeFeedSource
             long monitorIntervalMillis,
             long maxFilesPerCycle,
             long maxBytesPerCycle,
+            long deleteCacheBytes,
             @Nullable String consumerId,
             ConsumerPositionListener consumerListener,
             CheckpointVersionListener versionListener) {
@@ -163,6 +166,7 @@ public final class ChangeFeedSource
         this.monitorIntervalMillis = monitorIntervalMillis;
         this.maxFilesPerCycle = maxFilesPerCycle;
         this.maxBytesPerCycle = maxBytesPerCycle;
+        this.deleteCacheBytes = deleteCacheBytes;
         this.consumerId = consumerId;
         this.consumerListener = consumerListener;
         this.versionListener = versionListener;
@@ -221,7 +225,11 @@ public final class ChangeFeedSource
     @Override
     public SourceReader<RowData, ChangeFeedSplit> createReader(SourceReaderContext readerContext) {
         return new ChangeFeedSourceReader(
-                readerContext, tableLoader.clone(), dataSchema, rowLineage);
+                readerContext,
+                tableLoader.clone(),
+                dataSchema,
+                rowLineage,
+                new DeleteFileCache(deleteCacheBytes));
     }
 
     @Override
@@ -286,6 +294,8 @@ public final class ChangeFeedSource
         private Duration monitorInterval = ChangeFeedOptions.MONITOR_INTERVAL.defaultValue();
         private long maxFilesPerCycle = ChangeFeedOptions.MAX_FILES_PER_CYCLE.defaultValue();
         private long maxBytesPerCycle = ChangeFeedOptions.MAX_BYTES_PER_CYCLE.defaultValue();
+        private long deleteCacheBytes =
+                ChangeFeedOptions.DELETE_FILE_CACHE_SIZE.defaultValue().getBytes();
         private boolean bounded = ChangeFeedOptions.BOUNDED.defaultValue();
         private String consumerId;
         private ConsumerPositionListener consumerListener = ConsumerPositionListener.NONE;
@@ -386,6 +396,15 @@ public final class ChangeFeedSource
             return this;
         }
 
+        /**
+         * Bound of each reader subtask's delete-file cache in estimated heap bytes, 0 for none. See
+         * {@link ChangeFeedOptions#DELETE_FILE_CACHE_SIZE}.
+         */
+        public Builder deleteFileCacheSize(long bytes) {
+            this.deleteCacheBytes = bytes;
+            return this;
+        }
+
         /** See {@link ChangeFeedOptions#BOUNDED}. */
         public Builder bounded(boolean bounded) {
             this.bounded = bounded;
@@ -457,6 +476,8 @@ public final class ChangeFeedSource
                     .ifPresent(this::maxFilesPerCycle);
             settings.getOptional(ChangeFeedOptions.MAX_BYTES_PER_CYCLE)
                     .ifPresent(this::maxBytesPerCycle);
+            settings.getOptional(ChangeFeedOptions.DELETE_FILE_CACHE_SIZE)
+                    .ifPresent(size -> deleteFileCacheSize(size.getBytes()));
             settings.getOptional(ChangeFeedOptions.BOUNDED).ifPresent(this::bounded);
             settings.getOptional(ChangeFeedOptions.CONSUMER_ID).ifPresent(this::consumerId);
             return this;
@@ -540,6 +561,11 @@ public final class ChangeFeedSource
                         ChangeFeedOptions.MAX_BYTES_PER_CYCLE.key(),
                         maxBytesPerCycle);
             }
+            if (deleteCacheBytes < 0) {
+                throw invalid(
+                        "'%s' = %d bytes must be at least 0 (0 turns the cache off).",
+                        ChangeFeedOptions.DELETE_FILE_CACHE_SIZE.key(), deleteCacheBytes);
+            }
             TableLoader loader = tableLoader.clone();
             try (loader) {
                 loader.open();
@@ -560,6 +586,7 @@ public final class ChangeFeedSource
                         monitorInterval.toMillis(),
                         maxFilesPerCycle,
                         maxBytesPerCycle,
+                        deleteCacheBytes,
                         consumerId,
                         consumerId != null && consumerListener == ConsumerPositionListener.NONE
                                 ? new RegistryPositionListener(tableLoader)

@@ -61,7 +61,7 @@ public final class ChangeFeedSourceReader extends SequentialSourceReaderBase<Cha
     private final boolean rowLineage;
 
     /** Delete files loaded for earlier splits, used only on {@link #ioThread}. */
-    private final DeleteFileCache deleteCache = new DeleteFileCache();
+    private final DeleteFileCache deleteCache;
 
     private final List<ChangeFeedSplit> finishedUnconfirmed = new ArrayList<>();
     private ExecutorService ioThread;
@@ -78,10 +78,12 @@ public final class ChangeFeedSourceReader extends SequentialSourceReaderBase<Cha
             SourceReaderContext context,
             TableLoader tableLoader,
             Schema dataSchema,
-            boolean rowLineage) {
+            boolean rowLineage,
+            DeleteFileCache deleteCache) {
         super(context, tableLoader);
         this.dataSchema = dataSchema;
         this.rowLineage = rowLineage;
+        this.deleteCache = deleteCache;
     }
 
     @Override
