@@ -7,10 +7,14 @@ import dev.changeflow.sinks.iceberg.TableRows;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -66,45 +70,40 @@ class SnapshotIngestErrorsTest {
                     + " elsewhere, then rename it into the folder)";
 
     /**
-     * A 0-byte CSV snapshot file (an export not yet written, say) is refused naming the file, in
-     * one line, before any of it is applied: the rows of snapshot 1 stay (it would delete them
-     * all).
+     * A CSV snapshot file that cannot be a finished export is refused naming the file, in one line,
+     * before any of it is applied: the rows of snapshot 1 stay (applying it would delete them all).
+     * A 0-byte file (an export not yet written, say), a file of blank lines only (no header line),
+     * and a header-only file whose header lacks a declared column (as with rows).
      */
-    @Test
-    void aZeroByteCsvFileIsRefusedAndTheTableKeepsItsRows() throws Exception {
-        Path snapshot2 = refusedSecondSnapshot("");
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("unfinishedCsvSnapshots")
+    void anUnfinishedCsvSnapshotIsRefusedAndTheTableKeepsItsRows(
+            String what, String content, String expectedAfterFile) throws Exception {
+        Path snapshot2 = refusedSecondSnapshot(content);
         assertThat(secondRun.stderr())
                 .isEqualTo(
                         "error: MALFORMED_SNAPSHOT_ROW: snapshot file "
                                 + snapshot2
-                                + " (snapshot 2) is empty (0 bytes)"
-                                + NEEDS_HEADER
-                                + "\n");
+                                + expectedAfterFile);
     }
 
-    /** A CSV snapshot file of blank lines only: no header line, refused naming the file. */
-    @Test
-    void aCsvFileOfBlankLinesIsRefusedAndTheTableKeepsItsRows() throws Exception {
-        Path snapshot2 = refusedSecondSnapshot("\n  \n\n");
-        assertThat(secondRun.stderr())
-                .isEqualTo(
-                        "error: MALFORMED_SNAPSHOT_ROW: snapshot file "
-                                + snapshot2
-                                + " (snapshot 2) has no header line (only blank lines)"
+    static Stream<Arguments> unfinishedCsvSnapshots() {
+        return Stream.of(
+                Arguments.of(
+                        "a 0-byte file",
+                        "",
+                        " (snapshot 2) is empty (0 bytes)" + NEEDS_HEADER + "\n"),
+                Arguments.of(
+                        "blank lines only",
+                        "\n  \n\n",
+                        " (snapshot 2) has no header line (only blank lines)"
                                 + NEEDS_HEADER
-                                + "\n");
-    }
-
-    /** A header-only CSV file whose header lacks a declared column is refused, as with rows. */
-    @Test
-    void aHeaderOnlyCsvFileWithoutTheKeysColumnIsRefusedAndTheTableKeepsItsRows() throws Exception {
-        Path snapshot2 = refusedSecondSnapshot("foo,bar\n");
-        assertThat(secondRun.stderr())
-                .isEqualTo(
-                        "error: MALFORMED_SNAPSHOT_ROW: snapshot file "
-                                + snapshot2
-                                + " (snapshot 2) has no row and its header has no column 'id'"
-                                + " (header: [foo, bar])\n");
+                                + "\n"),
+                Arguments.of(
+                        "a header without the keys column",
+                        "foo,bar\n",
+                        " (snapshot 2) has no row and its header has no column 'id'"
+                                + " (header: [foo, bar])\n"));
     }
 
     /** A header-only CSV file with the declared columns is an empty snapshot: every row deleted. */
