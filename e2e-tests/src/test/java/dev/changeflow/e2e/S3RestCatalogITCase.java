@@ -72,6 +72,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * half arrives, and a new job resumes from that savepoint: every table read back through the REST
  * catalog must equal PostgreSQL's final table exactly, and each half must have been read exactly
  * once.
+ *
+ * <p>The same in-process S3 also serves the local launcher's {@code read_files('s3://...')} (issue
+ * #13): JSON objects under a glob are ingested by {@code changeflow run FILE.sql}, each once across
+ * runs.
  */
 class S3RestCatalogITCase {
     private static final String BUCKET = "lakehouse";
@@ -267,6 +271,82 @@ class S3RestCatalogITCase {
      * Polls {@code condition} every 50 ms until it holds; fails on the job's failure or after
      * {@link #TIMEOUT}.
      */
+    /**
+     * S2 (issue #13): {@code changeflow run FILE.sql} whose {@code read_files} path is on S3: the
+     * local launcher lists, samples and reads {@code s3://} objects through Flink's S3 plugin (from
+     * the plugins folder, as {@code bin/changeflow} finds it), configured by the file's {@code SET
+     * s3.*} statements. The glob selects the visible matching objects; a second run after an object
+     * was added reads only that object; a third reads nothing.
+     */
+    @Test
+    void readFilesOfAnS3GlobReadsEachMatchingObjectOnceAcrossRuns() throws Exception {
+        s3.put(
+                "cdc/2024/1.json",
+                "{\"id\":1,\"status\":\"a\",\"seq\":1}\n{\"id\":2,\"status\":\"x\",\"seq\":2}\n");
+        // not matched by the glob, and hidden: never read
+        s3.put("cdc/2024/notes.txt", "not a record\n");
+        s3.put("cdc/_tmp/9.json", "{\"id\":9,\"status\":\"hidden\",\"seq\":9}\n");
+        Path sql = tmp.resolve("shop.sql");
+        Files.writeString(
+                sql,
+                "SET 's3.endpoint' = '"
+                        + s3.endpoint()
+                        + "';\n"
+                        + "SET 's3.path.style.access' = 'true';\n"
+                        + "SET 's3.access-key' = '"
+                        + InProcessS3.ACCESS_KEY
+                        + "';\n"
+                        + "SET 's3.secret-key' = '"
+                        + InProcessS3.SECRET_KEY
+                        + "';\n"
+                        + "USE SCHEMA shop;\n"
+                        + "CREATE OR REFRESH STREAMING TABLE orders (id INT, status STRING, seq"
+                        + " BIGINT)\n"
+                        + "  FLOW AUTO CDC FROM STREAM read_files('s3://"
+                        + BUCKET
+                        + "/cdc/*/*.json', format => 'json')\n"
+                        + "  KEYS (id) SEQUENCE BY seq;\n");
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, sql.toString())).isZero();
+        assertThat(out.toString(java.nio.charset.StandardCharsets.UTF_8))
+                .contains("Ingesting 1 file(s) into 1 table(s), starting without state");
+        assertThat(TableRows.toCsvLines(ordersTable(warehouse))).containsExactly("1,a,1", "2,x,2");
+
+        // an object added since: only it is read
+        s3.put(
+                "cdc/2025/2.json",
+                "{\"id\":1,\"status\":\"b\",\"seq\":3}\n{\"id\":3,\"status\":\"y\",\"seq\":4}\n");
+        out = new java.io.ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, sql.toString())).isZero();
+        assertThat(out.toString(java.nio.charset.StandardCharsets.UTF_8))
+                .contains("Ingesting 1 file(s) into 1 table(s), resuming from");
+        assertThat(TableRows.toCsvLines(ordersTable(warehouse)))
+                .containsExactly("1,b,3", "2,x,2", "3,y,4");
+
+        // nothing new: nothing read again
+        out = new java.io.ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, sql.toString())).isZero();
+        assertThat(out.toString(java.nio.charset.StandardCharsets.UTF_8))
+                .contains(
+                        "Nothing new to ingest: all 2 input file(s) were read by an earlier run.");
+        assertThat(TableRows.toCsvLines(ordersTable(warehouse)))
+                .containsExactly("1,b,3", "2,x,2", "3,y,4");
+    }
+
+    private static Table ordersTable(Path warehouse) {
+        Catalog cat = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        return cat.loadTable(TableIdentifier.of("shop", "orders"));
+    }
+
+    /** Runs the command line in-process, copying what it printed to {@code out}. */
+    private static int run(java.io.ByteArrayOutputStream out, String... args) {
+        return dev.changeflow.jobs.CapturedOutput.stdoutEchoed(
+                out, () -> dev.changeflow.jobs.cli.Main.execute(args));
+    }
+
     private static void await(String what, JobClient job, BooleanSupplier condition)
             throws Exception {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();

@@ -90,6 +90,16 @@ public final class InProcessS3 implements AutoCloseable {
                 "aws.responseChecksumValidation", "when_required");
     }
 
+    /** Writes object {@code key} of the bucket with {@code content} (UTF-8). */
+    public void put(String key, String content) {
+        BlobStore store = context.getBlobStore();
+        store.putBlob(
+                bucket,
+                store.blobBuilder(key)
+                        .payload(content.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                        .build());
+    }
+
     /** Names of all objects in the bucket whose key starts with {@code prefix}, in key order. */
     public List<String> keys(String prefix) {
         BlobStore store = context.getBlobStore();

@@ -24,6 +24,7 @@ import dev.changeflow.operators.options.ResolvedOptions;
 import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.files.FileGlob;
+import dev.changeflow.sources.files.InputFileSystems;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.configuration.ConfigOption;
@@ -72,8 +73,10 @@ public final class IngestCommand implements Callable<Integer> {
             arity = "0..*",
             paramLabel = "INPUT",
             description =
-                    "Change-record files or folders (.jsonl, .json, .gz); none when reading Kafka.")
-    List<Path> inputs = new ArrayList<>();
+                    "Change-record files or folders (.jsonl, .json, .gz), local or on an object"
+                            + " store (s3://bucket/prefix/, with the Flink file-system plugin);"
+                            + " none when reading Kafka.")
+    List<String> inputs = new ArrayList<>();
 
     @Option(names = "--flows", paramLabel = "FILE", description = "Flows file (YAML).")
     Path flows;
@@ -228,7 +231,9 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(
             names = "--set",
             paramLabel = "TABLE.OPTION=VALUE",
-            description = "Override any flow option, e.g. pgbench_accounts.scd-type=2.")
+            description =
+                    "Override any flow option, e.g. pgbench_accounts.scd-type=2; or set a Flink"
+                            + " file-system option of the inputs, e.g. s3.endpoint=http://minio:9000.")
     List<String> sets;
 
     @Override
@@ -236,18 +241,29 @@ public final class IngestCommand implements Callable<Integer> {
         if (flows != null && !Files.isRegularFile(flows)) {
             throw new IllegalArgumentException("flows file not found: " + flows);
         }
-        for (Path in : inputs) {
-            // S2: a glob pattern (quoted against the shell) needs its base folder
-            if (!Files.exists(FileGlob.base(in))) {
+        IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
+        applyOverrides(cfg);
+        List<org.apache.flink.core.fs.Path> files = inputFiles();
+        if (!cfg.fileSystem.isEmpty()
+                || files.stream()
+                        .anyMatch(
+                                f ->
+                                        f.toUri().getScheme() != null
+                                                && !f.toUri().getScheme().equals("file"))) {
+            // S2: object stores through Flink's file-system plugins and options
+            InputFileSystems.initialize(cfg.fileSystem);
+        }
+        for (int i = 0; i < files.size(); i++) {
+            // S2: a glob pattern (quoted against the shell) needs its base folder; a scheme
+            // without a file system is named with the plugin to add (NoFileSystemException)
+            if (!InputFileSystems.exists(FileGlob.base(files.get(i)))) {
                 throw new IllegalArgumentException(
                         "input not found: "
-                                + in
+                                + inputs.get(i)
                                 + " (give change-record files or folders, or a quoted glob"
                                 + " pattern)");
             }
         }
-        IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
-        applyOverrides(cfg);
         // S4: every REPLACE WHERE flow is built (and its predicate checked) before anything runs
         List<SqlPipeline.ReplaceWhereTable> replaceWheres = new ArrayList<>();
         for (FlowConfig f : cfg.replaceWheres) {
@@ -399,9 +415,9 @@ public final class IngestCommand implements Callable<Integer> {
                         ? null
                         : LocalIngest.catalog(cfg, local.warehouse);
         IngestPlan plan =
-                IngestPlanner.plan(
+                IngestPlanner.planFiles(
                         cfg,
-                        inputs,
+                        inputFiles(),
                         cfg.kafka == null
                                 ? null
                                 : KafkaSampler.firstRecords(
@@ -432,7 +448,7 @@ public final class IngestCommand implements Callable<Integer> {
                 () ->
                         cfg.kafka != null
                                 ? LocalIngest.runKafka(plan, cfg.kafka, cfg.untilIdle, o).records
-                                : LocalIngest.run(plan, inputs, o).records);
+                                : LocalIngest.runFiles(plan, inputFiles(), o).records);
     }
 
     /**
@@ -440,6 +456,18 @@ public final class IngestCommand implements Callable<Integer> {
      *
      * @throws IllegalArgumentException naming the flag or option that is wrong
      */
+    /**
+     * The INPUT arguments as Flink paths: {@code scheme://...} as given, a local path made absolute
+     * against the working directory (docs/semantics.md S2).
+     */
+    List<org.apache.flink.core.fs.Path> inputFiles() {
+        List<org.apache.flink.core.fs.Path> out = new ArrayList<>();
+        for (String in : inputs) {
+            out.add(InputFileSystems.parse(in, Path.of("").toAbsolutePath()));
+        }
+        return out;
+    }
+
     public void applyOverrides(IngestConfig cfg) {
         if (name == null && cfg.name == null) {
             // without a flows file the job is named after its table, so flag-only runs of different
@@ -524,6 +552,13 @@ public final class IngestCommand implements Callable<Integer> {
                             "--set takes TABLE.OPTION=VALUE, got '" + s + "'");
                 }
                 String t = s.substring(0, dot);
+                if (cfg.flow(t) == null
+                        && cfg.replaceWhere(t) == null
+                        && InputFileSystems.isFileSystemOption(s.substring(0, eq))) {
+                    // S2: a Flink file-system option (s3.endpoint=...), not a flow's
+                    cfg.fileSystem.put(s.substring(0, eq), s.substring(eq + 1));
+                    continue;
+                }
                 if (cfg.flow(t) == null && cfg.replaceWhere(t) == null) {
                     throw new IllegalArgumentException(
                             "--set " + s + ": no flow for table '" + t + "'");

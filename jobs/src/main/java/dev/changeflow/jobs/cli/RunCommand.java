@@ -15,6 +15,7 @@ import dev.changeflow.jobs.sql.TableStatements;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.files.FileGlob;
+import dev.changeflow.sources.files.InputFileSystems;
 
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -147,6 +148,47 @@ public final class RunCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * S2: a {@code read_files} path (a glob pattern: its base folder) exists, on its Flink file
+     * system (local, {@code s3://}, ...).
+     *
+     * @throws SqlException {@code SOURCE_NOT_FOUND} when it does not exist, cannot be reached, or
+     *     no file system (plugin) serves its scheme (the message names the scheme and the plugin)
+     */
+    static void checkExists(SqlPipeline.Input in) {
+        org.apache.flink.core.fs.Path base = FileGlob.base(in.file());
+        String baseName = FileGlob.key(base);
+        String where =
+                "read_files path "
+                        + in.name()
+                        + (baseName.equals(in.name()) ? "" : ": its base folder " + baseName);
+        boolean exists;
+        try {
+            exists = InputFileSystems.exists(base);
+        } catch (InputFileSystems.NoFileSystemException e) {
+            throw new SqlException(
+                    SqlException.Code.SOURCE_NOT_FOUND,
+                    in.position(),
+                    "read_files path " + in.name() + ": " + e.getMessage());
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new SqlException(
+                    SqlException.Code.SOURCE_NOT_FOUND,
+                    in.position(),
+                    where + " cannot be reached: " + e.getMessage());
+        }
+        if (!exists) {
+            throw new SqlException(
+                    SqlException.Code.SOURCE_NOT_FOUND,
+                    in.position(),
+                    where
+                            + " does not exist"
+                            + (in.local()
+                                    ? " (a relative path is resolved against the folder of the"
+                                            + " pipeline file)"
+                                    : ""));
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         if (!Files.isRegularFile(file)) {
@@ -255,6 +297,12 @@ public final class RunCommand implements Callable<Integer> {
         for (String w : pipeline.warnings()) {
             out.println("warning: " + w);
         }
+        // S2: object-store read_files paths (s3://, ...) need Flink's file-system plugins and
+        // their options (SET s3.endpoint = ..., or FLINK_CONF_DIR's config.yaml)
+        if (!pipeline.config().fileSystem.isEmpty()
+                || pipeline.inputs().stream().anyMatch(in -> !in.local())) {
+            InputFileSystems.initialize(pipeline.config().fileSystem);
+        }
         // every step is checked and planned before the first one runs: a file that fails
         // validation writes nothing
         List<IngestPlan> plans = new ArrayList<>();
@@ -289,18 +337,7 @@ public final class RunCommand implements Callable<Integer> {
                 step.pipeline().checkFullRefreshAllowed();
             }
             for (SqlPipeline.Input in : step.pipeline().inputs()) {
-                // S2: a glob pattern needs its base folder
-                Path base = FileGlob.base(in.path());
-                if (!Files.exists(base)) {
-                    throw new SqlException(
-                            SqlException.Code.SOURCE_NOT_FOUND,
-                            in.position(),
-                            "read_files path "
-                                    + in.path()
-                                    + (base.equals(in.path()) ? "" : ": its base folder " + base)
-                                    + " does not exist (a relative path is resolved against the"
-                                    + " folder of the pipeline file)");
-                }
+                checkExists(in);
             }
             try {
                 plans.add(p.plan(LocalIngest.catalog(p.config(), local.warehouse)));
@@ -463,7 +500,7 @@ public final class RunCommand implements Callable<Integer> {
                         if (plan.config.kafka != null) {
                             return LocalIngest.runKafka(plan, plan.config.kafka, null, o).records;
                         } else if (p.feeds().isEmpty()) {
-                            return LocalIngest.run(plan, p.inputPaths(), o).records;
+                            return LocalIngest.runFiles(plan, p.inputFiles(), o).records;
                         }
                         return LocalIngest.runChangeFeeds(plan, o).records;
                     });
@@ -740,8 +777,8 @@ public final class RunCommand implements Callable<Integer> {
             out.println(line);
         }
         out.println("Inputs:");
-        for (Path p : pipeline.inputPaths()) {
-            out.println("  " + p);
+        for (SqlPipeline.Input in : pipeline.inputs()) {
+            out.println("  " + in.name());
         }
         if (cfg.kafka != null) {
             out.println(

@@ -33,6 +33,14 @@ public final class IngestConfig implements Serializable {
     public Map<String, String> catalog = new LinkedHashMap<>();
 
     /**
+     * Flink configuration of the file systems the inputs are read from ({@code s3.endpoint}, {@code
+     * s3.access-key}, {@code s3.secret-key}, {@code s3.path.style.access}, {@code gs.*}, {@code
+     * fs.*}; docs/semantics.md S2), as {@code SET} gives them; empty = Flink's defaults (and the
+     * {@code config.yaml} of {@code FLINK_CONF_DIR}).
+     */
+    public Map<String, String> fileSystem = new LinkedHashMap<>();
+
+    /**
      * Namespace of the target tables; null = the Debezium schema of the records, else {@code
      * default}.
      */

@@ -70,10 +70,17 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
         out.collect(line);
     }
 
-    /** File sources name files as URIs or paths; the launcher compares plain absolute paths. */
+    /**
+     * File sources name files as URIs or paths; the launcher compares plain absolute paths for
+     * local files and URIs ({@code s3://bucket/key}) for files of other file systems ({@link
+     * dev.changeflow.sources.files.FileGlob#key}).
+     */
     static String normalize(String source) {
-        String s = source.startsWith("file:") ? URI.create(source).getPath() : source;
-        return Path.of(s).toAbsolutePath().normalize().toString();
+        if (source.startsWith("file:") || !source.contains("://")) {
+            String s = source.startsWith("file:") ? URI.create(source).getPath() : source;
+            return Path.of(s).toAbsolutePath().normalize().toString();
+        }
+        return dev.changeflow.sources.files.FileGlob.key(new org.apache.flink.core.fs.Path(source));
     }
 
     @Override

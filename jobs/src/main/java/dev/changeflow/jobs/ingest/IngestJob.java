@@ -104,6 +104,32 @@ public final class IngestJob {
             @Nullable Path doneDir,
             boolean includeExisting,
             @Nullable List<String> skip) {
+        List<org.apache.flink.core.fs.Path> files = new ArrayList<>();
+        for (Path p : inputs) {
+            files.add(new org.apache.flink.core.fs.Path(p.toAbsolutePath().toUri()));
+        }
+        buildFiles(env, plan, catalog, files, monitorInterval, doneDir, includeExisting, skip);
+    }
+
+    /**
+     * As {@link #build(StreamExecutionEnvironment, IngestPlan, CatalogSettings, List, Duration,
+     * Path, boolean, List)}, with inputs on any Flink file system (local {@code file:} paths,
+     * {@code s3://...}; docs/semantics.md S2), read by Flink's file source through the file system
+     * of each path's scheme.
+     *
+     * @param skip with {@code includeExisting} false: exactly the files taken as existing (local
+     *     absolute paths or URIs, as {@link dev.changeflow.sources.files.FileGlob#key} names them),
+     *     or null for every file found at that start
+     */
+    public static void buildFiles(
+            StreamExecutionEnvironment env,
+            IngestPlan plan,
+            CatalogSettings catalog,
+            List<org.apache.flink.core.fs.Path> inputs,
+            @Nullable Duration monitorInterval,
+            @Nullable Path doneDir,
+            boolean includeExisting,
+            @Nullable List<String> skip) {
         // S2: CSV lines and Parquet records become plain rows in the source
         ChangeFiles.Format format = IngestPlanner.fileFormat(plan.config.format);
         Source<
@@ -113,13 +139,13 @@ public final class IngestJob {
                                 org.apache.flink.connector.file.src.FileSourceSplit>>
                 files =
                         includeExisting
-                                ? ChangeFiles.source(
+                                ? ChangeFiles.forFlinkPaths(
                                         inputs,
                                         monitorInterval,
                                         DecoderFlow.DEFAULT_MAX_RECORD_BYTES,
                                         format,
                                         plan.config.csv)
-                                : ChangeFiles.newFilesOnly(
+                                : ChangeFiles.newFilesOnlyForFlinkPaths(
                                         inputs,
                                         monitorInterval,
                                         DecoderFlow.DEFAULT_MAX_RECORD_BYTES,

@@ -102,6 +102,27 @@ public final class IngestPlanner {
             @javax.annotation.Nullable List<SchemaSampler.KafkaSample> kafkaSample,
             @javax.annotation.Nullable CatalogSettings tables)
             throws IOException {
+        List<org.apache.flink.core.fs.Path> files = new ArrayList<>();
+        for (Path p : inputs) {
+            files.add(dev.changeflow.sources.files.InputFileSystems.of(p));
+        }
+        return planFiles(config, files, kafkaSample, tables);
+    }
+
+    /**
+     * As {@link #plan(IngestConfig, List, List, CatalogSettings)}, with inputs on any Flink file
+     * system (local {@code file:} paths, {@code s3://...}; docs/semantics.md S2): the records are
+     * sampled, and CSV headers and Parquet schemas probed, through Flink's file systems.
+     *
+     * @throws dev.changeflow.sources.files.InputFileSystems.NoFileSystemException when no file
+     *     system serves an input's scheme
+     */
+    public static IngestPlan planFiles(
+            IngestConfig config,
+            List<org.apache.flink.core.fs.Path> inputs,
+            @javax.annotation.Nullable List<SchemaSampler.KafkaSample> kafkaSample,
+            @javax.annotation.Nullable CatalogSettings tables)
+            throws IOException {
         if (config.flows.isEmpty()) {
             throw new IllegalArgumentException(
                     "no flows: the flows file has an empty 'flows:' list, or no flows file"
@@ -207,7 +228,12 @@ public final class IngestPlanner {
                 sampled = sample.types();
             }
         } else if (!toSample.isEmpty() || config.namespace == null) {
-            sample = SchemaSampler.sample(inputs, format(config.format), toSample);
+            sample =
+                    SchemaSampler.sampleFlinkPaths(
+                            inputs,
+                            format(config.format),
+                            toSample,
+                            SchemaSampler.DEFAULT_MAX_LINES);
             sampled = sample.types();
         }
         String namespace = config.namespace;
@@ -242,7 +268,7 @@ public final class IngestPlanner {
 
     private static void planFlows(
             IngestConfig config,
-            List<Path> inputs,
+            List<org.apache.flink.core.fs.Path> inputs,
             @javax.annotation.Nullable List<SchemaSampler.KafkaSample> kafkaSample,
             @javax.annotation.Nullable CatalogSettings tables,
             Map<String, RowType> sampled,
@@ -268,7 +294,7 @@ public final class IngestPlanner {
                                             ? "the first records of the Kafka topics ("
                                                     + kafkaSample.size()
                                                     + " sampled)"
-                                            : inputs)
+                                            : display(inputs))
                                     + " to infer its columns; declare them with 'schema: \"col TYPE, ...\"'");
                 }
             }
@@ -925,13 +951,13 @@ public final class IngestPlanner {
     @javax.annotation.Nullable
     private static RowType fileColumns(
             ChangeFiles.Format files,
-            List<Path> inputs,
+            List<org.apache.flink.core.fs.Path> inputs,
             dev.changeflow.sources.files.CsvOptions csv)
             throws IOException {
         if (files == ChangeFiles.Format.PARQUET) {
-            return ChangeFiles.parquetRowType(inputs);
+            return ChangeFiles.parquetRowTypeForFlinkPaths(inputs);
         }
-        List<String> header = ChangeFiles.csvHeader(inputs, csv);
+        List<String> header = ChangeFiles.csvHeaderForFlinkPaths(inputs, csv);
         if (header.isEmpty()) {
             return null;
         }
@@ -940,6 +966,13 @@ public final class IngestPlanner {
             fields.add(new RowType.RowField(h, new VarCharType(true, VarCharType.MAX_LENGTH)));
         }
         return new RowType(fields);
+    }
+
+    /** Inputs as messages show them: local paths plain, other file systems' as URIs. */
+    private static List<String> display(List<org.apache.flink.core.fs.Path> inputs) {
+        List<String> out = new ArrayList<>();
+        inputs.forEach(p -> out.add(dev.changeflow.sources.files.FileGlob.key(p)));
+        return out;
     }
 
     static ChangeRecordFormat format(String name) {

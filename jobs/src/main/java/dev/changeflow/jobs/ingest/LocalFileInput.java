@@ -32,7 +32,7 @@ import java.util.stream.Collectors;
  * what its state says.
  */
 final class LocalFileInput implements LocalInput {
-    private final List<Path> inputs;
+    private final List<org.apache.flink.core.fs.Path> inputs;
     private final boolean includeExisting;
     private Path filesDone;
     private boolean skipping;
@@ -42,7 +42,7 @@ final class LocalFileInput implements LocalInput {
     private Map<String, String> seen;
     private Map<String, String> fingerprints;
 
-    LocalFileInput(List<Path> inputs) {
+    LocalFileInput(List<org.apache.flink.core.fs.Path> inputs) {
         this(inputs, true);
     }
 
@@ -50,7 +50,7 @@ final class LocalFileInput implements LocalInput {
      * @param includeExisting false: a start without saved state takes the files present then as
      *     read without reading them
      */
-    LocalFileInput(List<Path> inputs, boolean includeExisting) {
+    LocalFileInput(List<org.apache.flink.core.fs.Path> inputs, boolean includeExisting) {
         this.inputs = inputs;
         this.includeExisting = includeExisting;
     }
@@ -90,7 +90,7 @@ final class LocalFileInput implements LocalInput {
                     "include-existing-files is false: the "
                             + skipped.size()
                             + " file(s) under "
-                            + inputs
+                            + display(inputs)
                             + " now are taken as read without reading them; files added later"
                             + " are read.");
             // run even with nothing fresh: the savepoint records the skipped files as processed
@@ -108,7 +108,7 @@ final class LocalFileInput implements LocalInput {
             }
             out.println(
                     files.isEmpty()
-                            ? "Nothing to ingest: no input files under " + inputs + "."
+                            ? "Nothing to ingest: no input files under " + display(inputs) + "."
                             : "Nothing new to ingest: all "
                                     + files.size()
                                     + " input file(s) were read by an earlier run.");
@@ -124,7 +124,7 @@ final class LocalFileInput implements LocalInput {
 
     @Override
     public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog) {
-        IngestJob.build(
+        IngestJob.buildFiles(
                 env,
                 plan,
                 catalog,
@@ -165,16 +165,25 @@ final class LocalFileInput implements LocalInput {
 
     /**
      * Regular, visible files under the inputs (as Flink's FileSource enumerates them; a glob
-     * pattern: the files under its base that match it, {@link FileGlob}), as absolute paths,
-     * sorted.
+     * pattern: the files under its base that match it, {@link FileGlob}), listed through Flink's
+     * file systems, as {@link FileGlob#key} names them (a local file by its absolute path, another
+     * by its URI), sorted.
      *
-     * @throws IllegalArgumentException when an input (a pattern: its base) does not exist
+     * @throws IllegalArgumentException when an input (a pattern: its base) does not exist, or no
+     *     file system serves its scheme
      */
-    static List<String> listFiles(List<Path> inputs) throws IOException {
+    static List<String> listFiles(List<org.apache.flink.core.fs.Path> inputs) throws IOException {
         List<String> files = new ArrayList<>();
-        for (Path f : FileGlob.listLocal(inputs)) {
-            files.add(f.toString());
+        for (org.apache.flink.core.fs.Path f : FileGlob.list(inputs)) {
+            files.add(FileGlob.key(f));
         }
         return files;
+    }
+
+    /** The inputs as messages show them (local paths plain, other file systems' as URIs). */
+    private static List<String> display(List<org.apache.flink.core.fs.Path> inputs) {
+        List<String> out = new ArrayList<>();
+        inputs.forEach(p -> out.add(FileGlob.key(p)));
+        return out;
     }
 }

@@ -175,6 +175,28 @@ public final class LocalIngest {
      * @throws Exception when the job fails (the cause is Flink's)
      */
     public static Summary run(IngestPlan plan, List<Path> inputs, Options o) throws Exception {
+        List<org.apache.flink.core.fs.Path> files = new ArrayList<>();
+        for (Path p : inputs) {
+            files.add(dev.changeflow.sources.files.InputFileSystems.of(p));
+        }
+        return runFiles(plan, files, o);
+    }
+
+    /**
+     * As {@link #run(IngestPlan, List, Options)}, with inputs on any Flink file system (local
+     * {@code file:} paths, {@code s3://bucket/prefix/*.json}, ...; docs/semantics.md S2): listed,
+     * fingerprinted and read through Flink's file systems, each file once across runs (a local file
+     * named by its absolute path, another by its URI). Object stores need their Flink plugin and
+     * options ({@link dev.changeflow.sources.files.InputFileSystems#initialize}).
+     *
+     * @throws dev.changeflow.sources.files.InputFileSystems.NoFileSystemException when no file
+     *     system serves an input's scheme
+     * @throws AutoCdcException as {@link #run(IngestPlan, List, Options)}
+     * @throws Exception when the job fails (the cause is Flink's)
+     */
+    public static Summary runFiles(
+            IngestPlan plan, List<org.apache.flink.core.fs.Path> inputs, Options o)
+            throws Exception {
         return run(plan, new LocalFileInput(inputs, plan.config.includeExistingFiles), o);
     }
 

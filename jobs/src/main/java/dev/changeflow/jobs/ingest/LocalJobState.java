@@ -375,13 +375,23 @@ final class LocalJobState implements AutoCloseable {
 
     // ---- input files -------------------------------------------------------------------------
 
-    /** Size and modification time of files now, as {@code "<size> <mtime-ms>"}. */
+    /**
+     * Size and modification time of files now, as {@code "<size> <mtime-ms>"}; the files as {@link
+     * dev.changeflow.sources.files.FileGlob#key} names them (a local absolute path or a URI such as
+     * {@code s3://bucket/key}), read through Flink's file systems.
+     */
     static Map<String, String> fingerprints(Collection<String> files) throws IOException {
         Map<String, String> out = new TreeMap<>();
         for (String f : files) {
-            Path p = Path.of(f);
-            if (Files.exists(p)) {
-                out.put(f, Files.size(p) + " " + Files.getLastModifiedTime(p).toMillis());
+            org.apache.flink.core.fs.Path p =
+                    f.contains("://")
+                            ? new org.apache.flink.core.fs.Path(f)
+                            : new org.apache.flink.core.fs.Path(Path.of(f).toUri());
+            org.apache.flink.core.fs.FileSystem fs =
+                    dev.changeflow.sources.files.InputFileSystems.of(p);
+            if (fs.exists(p)) {
+                org.apache.flink.core.fs.FileStatus st = fs.getFileStatus(p);
+                out.put(f, st.getLen() + " " + st.getModificationTime());
             }
         }
         return out;

@@ -52,6 +52,10 @@ final class SqlCompiler {
     private final String where;
     private final List<OptionLayer> fileLayers = new ArrayList<>();
     private final List<OptionLayer> catalog = new ArrayList<>();
+
+    /** S2: Flink file-system options of SET ({@code s3.endpoint}, ...), in file order. */
+    private final Map<String, String> fileSystem = new LinkedHashMap<>();
+
     private final Map<String, CreateView> views = new LinkedHashMap<>();
     private final Map<String, CreateStreamingTable> tables = new LinkedHashMap<>();
     private final List<FlowDef> flows = new ArrayList<>();
@@ -186,6 +190,7 @@ final class SqlCompiler {
                             + " files (read_kafka starts where startingOffsets says)");
         }
         cfg.catalog.putAll(CatalogOptions.resolve(catalog));
+        cfg.fileSystem.putAll(fileSystem);
         Map<String, FlowDef> byTarget = new LinkedHashMap<>();
         Map<String, FlowDef> byName = new LinkedHashMap<>();
         List<Input> inputs = new ArrayList<>();
@@ -304,9 +309,9 @@ final class SqlCompiler {
                 }
                 continue;
             }
-            Path path = path(source);
+            org.apache.flink.core.fs.Path path = path(source);
             flowInputs.add(new Input(path, source.position()));
-            if (inputs.stream().noneMatch(in -> in.path().equals(path))) {
+            if (inputs.stream().noneMatch(in -> in.file().equals(path))) {
                 inputs.add(new Input(path, source.position()));
             }
         }
@@ -566,6 +571,11 @@ final class SqlCompiler {
                 throw asSqlException(e, Code.INVALID_OPTION, s.position());
             }
             catalog.add(property);
+            return;
+        }
+        if (dev.changeflow.sources.files.InputFileSystems.isFileSystemOption(key)) {
+            // S2: Flink configuration of the file systems read_files reads (s3.endpoint, ...)
+            fileSystem.put(key, s.value());
             return;
         }
         String option = SqlPipeline.SET_ALIASES.getOrDefault(key, key);
@@ -908,7 +918,7 @@ final class SqlCompiler {
                                     + ", whose columns the snapshot files are read with");
                 }
             }
-            Path folder = path(r);
+            Path folder = localPath(r);
             defaults.put(FlowOptions.FROM_SNAPSHOT.key(), folder.toString());
             source = "snapshot files in " + folder + " (read_files, FROM SNAPSHOT)";
         } else {
@@ -1248,7 +1258,26 @@ final class SqlCompiler {
         return flow;
     }
 
-    private Path path(ReadFiles r) {
+    /**
+     * S2: a local path resolved against the file's folder, or an object-store URI ({@code
+     * s3://...}) as written; both read through Flink's file systems.
+     */
+    private org.apache.flink.core.fs.Path path(ReadFiles r) {
+        try {
+            return dev.changeflow.sources.files.InputFileSystems.parse(r.path(), baseDir);
+        } catch (IllegalArgumentException e) {
+            throw new SqlException(
+                    Code.INVALID_OPTION,
+                    r.position(),
+                    "read_files path '"
+                            + r.path()
+                            + "' is no valid path or URI: "
+                            + e.getMessage());
+        }
+    }
+
+    /** A local folder of snapshot files (A6), resolved against the file's folder. */
+    private Path localPath(ReadFiles r) {
         String p = r.path();
         if (p.contains("://")) {
             throw new SqlException(
@@ -1256,7 +1285,7 @@ final class SqlCompiler {
                     r.position(),
                     "not supported by changeflow yet: read_files of '"
                             + p
-                            + "' (run reads local files; object stores are planned)");
+                            + "' as snapshot files (FROM SNAPSHOT reads local folders)");
         }
         Path path = Path.of(p);
         return (path.isAbsolute() ? path : baseDir.resolve(path)).normalize();

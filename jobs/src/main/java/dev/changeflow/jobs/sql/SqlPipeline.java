@@ -553,8 +553,8 @@ public final class SqlPipeline {
                 if (flowKafka.get(i)) {
                     continue;
                 }
-                Path path = flowInputs.get(i).path();
-                if (distinct.stream().noneMatch(in -> in.path().equals(path))) {
+                String path = flowInputs.get(i).name();
+                if (distinct.stream().noneMatch(in -> in.name().equals(path))) {
                     distinct.add(flowInputs.get(i));
                 }
             }
@@ -564,9 +564,9 @@ public final class SqlPipeline {
             if (flowInputs.get(i) == null) {
                 continue; // a change feed or Kafka: every job reads from a position of its own
             }
-            Path path = flowInputs.get(i).path();
+            String path = flowInputs.get(i).name();
             if (!chosen.contains(other.toLowerCase(Locale.ROOT))
-                    && distinct.stream().anyMatch(in -> in.path().equals(path))) {
+                    && distinct.stream().anyMatch(in -> in.name().equals(path))) {
                 throw new IllegalArgumentException(
                         flag
                                 + " "
@@ -697,7 +697,7 @@ public final class SqlPipeline {
         }
         Input in = flowInputs.get(index);
         return "read_files "
-                + (in == null ? "?" : in.path().toString())
+                + (in == null ? "?" : in.name())
                 + " (format "
                 + config.format
                 + ", table "
@@ -802,7 +802,7 @@ public final class SqlPipeline {
                                 KafkaSampler.DEFAULT_TIMEOUT),
                         tables);
             }
-            return IngestPlanner.plan(config, inputPaths(), null, tables);
+            return IngestPlanner.planFiles(config, inputFiles(), null, tables);
         } catch (IllegalArgumentException | AutoCdcException e) {
             throw locate(e);
         }
@@ -905,17 +905,17 @@ public final class SqlPipeline {
         if (inputs.size() < 2) {
             return;
         }
-        Map<Path, List<String>> byPath = new LinkedHashMap<>();
+        Map<String, List<String>> byPath = new LinkedHashMap<>();
         SqlPosition at = null;
         for (int i = 0; i < flowTargets.size(); i++) {
             Input in = flowInputs.get(i);
             if (in == null) {
                 continue;
             }
-            if (at == null && !byPath.isEmpty() && !byPath.containsKey(in.path())) {
+            if (at == null && !byPath.isEmpty() && !byPath.containsKey(in.name())) {
                 at = in.position();
             }
-            byPath.computeIfAbsent(in.path(), k -> new ArrayList<>()).add(flowTargets.get(i));
+            byPath.computeIfAbsent(in.name(), k -> new ArrayList<>()).add(flowTargets.get(i));
         }
         if (at == null) {
             return;
@@ -948,14 +948,14 @@ public final class SqlPipeline {
      *     job per table (REFRESH statements or {@code --refresh})
      */
     private void checkOnePlainRowFlow() {
-        Map<Path, List<Integer>> byPath = new LinkedHashMap<>();
+        Map<String, List<Integer>> byPath = new LinkedHashMap<>();
         for (int i = 0; i < flowTargets.size(); i++) {
             Input in = flowInputs.get(i);
             if (in != null) {
-                byPath.computeIfAbsent(in.path(), k -> new ArrayList<>()).add(i);
+                byPath.computeIfAbsent(in.name(), k -> new ArrayList<>()).add(i);
             }
         }
-        for (Map.Entry<Path, List<Integer>> e : byPath.entrySet()) {
+        for (Map.Entry<String, List<Integer>> e : byPath.entrySet()) {
             List<Integer> flows = e.getValue();
             if (flows.size() < 2) {
                 continue;
@@ -1127,8 +1127,37 @@ public final class SqlPipeline {
         return tables;
     }
 
-    /** A {@code read_files} path resolved against the file's folder, and where it is named. */
-    public record Input(Path path, SqlPosition position) {}
+    /**
+     * A {@code read_files} path, and where it is named: a local path resolved against the file's
+     * folder (a {@code file:} path), or an object-store URI as written ({@code
+     * s3://bucket/prefix/}, {@code gs://...}, {@code abfss://...}; docs/semantics.md S2), each read
+     * through Flink's file systems.
+     */
+    public record Input(org.apache.flink.core.fs.Path file, SqlPosition position) {
+        /** Whether the path is on the local file system. */
+        public boolean local() {
+            String scheme = file.toUri().getScheme();
+            return scheme == null || scheme.equals("file");
+        }
+
+        /**
+         * The local path.
+         *
+         * @throws IllegalStateException when the path is on another file system ({@link #local()}
+         *     false)
+         */
+        public Path path() {
+            if (!local()) {
+                throw new IllegalStateException("not a local path: " + file);
+            }
+            return Path.of(file.toUri().getPath());
+        }
+
+        /** The path as messages show it: a local absolute path, else the URI. */
+        public String name() {
+            return dev.changeflow.sources.files.FileGlob.key(file);
+        }
+    }
 
     /**
      * {@code STREAM(table)} naming no temporary view: the change feed of that Iceberg table (S7),
@@ -1151,10 +1180,22 @@ public final class SqlPipeline {
         return inputs;
     }
 
-    /** The input paths alone. */
+    /**
+     * The input paths alone, as local paths.
+     *
+     * @throws IllegalStateException when an input is on another file system (use {@link
+     *     #inputFiles()})
+     */
     public List<Path> inputPaths() {
         List<Path> out = new ArrayList<>();
         inputs.forEach(i -> out.add(i.path()));
+        return out;
+    }
+
+    /** The input paths alone, on any Flink file system (local ones as {@code file:} paths). */
+    public List<org.apache.flink.core.fs.Path> inputFiles() {
+        List<org.apache.flink.core.fs.Path> out = new ArrayList<>();
+        inputs.forEach(i -> out.add(i.file()));
         return out;
     }
 

@@ -44,6 +44,68 @@ class IngestCommandTest {
         assertThat(cfg.name).as("job id of a flag-only run: its table").isEqualTo("orders");
     }
 
+    /**
+     * S2 (issue #13): an object-store INPUT stays its URI, a local one becomes an absolute file:
+     * path; {@code --set s3.endpoint=...} is a Flink file-system option, not a flow's; a scheme
+     * without a file-system plugin fails naming the scheme and the plugin, before any job.
+     */
+    @Test
+    void objectStoreInputsSetS3OptionsAndASchemeWithoutPluginIsNamed() throws Exception {
+        IngestConfig cfg = new IngestConfig();
+        IngestCommand c =
+                parse(
+                        "--table",
+                        "orders",
+                        "--keys",
+                        "id",
+                        "--set",
+                        "s3.endpoint=http://minio:9000",
+                        "--set",
+                        "s3.path.style.access=true",
+                        "s3://lake/cdc/*.json",
+                        "local/in");
+        c.applyOverrides(cfg);
+        assertThat(cfg.fileSystem)
+                .containsExactly(
+                        java.util.Map.entry("s3.endpoint", "http://minio:9000"),
+                        java.util.Map.entry("s3.path.style.access", "true"));
+        assertThat(c.inputFiles())
+                .extracting(dev.changeflow.sources.files.FileGlob::key)
+                .containsExactly(
+                        "s3://lake/cdc/*.json",
+                        java.nio.file.Path.of("local/in").toAbsolutePath().toString());
+
+        java.nio.file.Path plugins = java.nio.file.Files.createTempDirectory("plugins");
+        String key = dev.changeflow.sources.files.InputFileSystems.PLUGINS_DIR_PROPERTY;
+        String saved = System.getProperty(key);
+        System.setProperty(key, plugins.toString());
+        try {
+            assertThatThrownBy(
+                            () ->
+                                    parse("--table", "orders", "--keys", "id", "gs://lake/cdc/")
+                                            .call())
+                    .isInstanceOf(
+                            dev.changeflow.sources.files.InputFileSystems.NoFileSystemException
+                                    .class)
+                    .hasMessage(
+                            "no Flink file system for scheme 'gs' of gs://lake/cdc: add the Flink"
+                                    + " file-system plugin flink-gs-fs-hadoop"
+                                    + " (flink-gs-fs-hadoop-2.1.1.jar) in a sub-folder of its own"
+                                    + " of the plugins folder ("
+                                    + plugins
+                                    + ", from changeflow.flink-plugins-dir or"
+                                    + " FLINK_PLUGINS_DIR)");
+        } finally {
+            if (saved == null) {
+                System.clearProperty(key);
+            } else {
+                System.setProperty(key, saved);
+            }
+            dev.changeflow.sources.files.InputFileSystems.initialize(java.util.Map.of());
+            java.nio.file.Files.delete(plugins);
+        }
+    }
+
     @Test
     void setOverridesAnyOptionOfAnExistingFlow() {
         IngestConfig cfg = new IngestConfig();

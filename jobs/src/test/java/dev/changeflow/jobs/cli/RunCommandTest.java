@@ -186,6 +186,52 @@ class RunCommandTest {
         assertThat(warehouse).doesNotExist();
     }
 
+    /**
+     * S2 (issue #13): a read_files path whose scheme no Flink file-system plugin serves is
+     * SOURCE_NOT_FOUND at the path, naming the scheme and the plugin to add, before anything is
+     * written (never Flink's raw UnsupportedFileSystemSchemeException).
+     */
+    @Test
+    void aSchemeWithoutFileSystemPluginFailsNamingThePluginBeforeAnythingIsWritten()
+            throws Exception {
+        Path plugins = Files.createDirectories(dir.resolve("plugins"));
+        Path f = dir.resolve("gs.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE other AS SELECT * FROM STREAM\n"
+                        + "  read_files('gs://bucket/cdc/*.json', format => 'json');\n");
+        Path warehouse = dir.resolve("warehouse");
+        String key = dev.changeflow.sources.files.InputFileSystems.PLUGINS_DIR_PROPERTY;
+        String saved = System.getProperty(key);
+        System.setProperty(key, plugins.toString());
+        try {
+            assertThatThrownBy(
+                            () -> command("--warehouse", warehouse.toString(), f.toString()).call())
+                    .isInstanceOf(SqlException.class)
+                    .hasMessage(
+                            f
+                                    + ":2:3: SOURCE_NOT_FOUND: read_files path"
+                                    + " gs://bucket/cdc/*.json: no Flink file system for scheme"
+                                    + " 'gs' of gs://bucket/cdc: add the Flink file-system plugin"
+                                    + " flink-gs-fs-hadoop (flink-gs-fs-hadoop-2.1.1.jar) in a"
+                                    + " sub-folder of its own of the plugins folder ("
+                                    + plugins
+                                    + ", from changeflow.flink-plugins-dir or FLINK_PLUGINS_DIR)")
+                    .satisfies(
+                            e ->
+                                    assertThat(((SqlException) e).code())
+                                            .isEqualTo(SqlException.Code.SOURCE_NOT_FOUND));
+        } finally {
+            if (saved == null) {
+                System.clearProperty(key);
+            } else {
+                System.setProperty(key, saved);
+            }
+            dev.changeflow.sources.files.InputFileSystems.initialize(java.util.Map.of());
+        }
+        assertThat(warehouse).doesNotExist();
+    }
+
     @Test
     void aMissingInputFailsWithItsPlaceBeforeAnythingIsWritten() throws Exception {
         Path f = pipeline(PIPELINE.replace("'in/cdc.jsonl',", "'in/missing.jsonl',"));

@@ -924,11 +924,30 @@ class SqlPipelineTest {
                         + "  AS SELECT * FROM read_files('x')",
                 SqlException.Code.INVALID_FLOW,
                 "p.sql:1:1: INVALID_FLOW: flow 't': 'append-only: true' takes no 'keys' (got [id])");
-        fails(
-                "CREATE STREAMING TABLE t AS SELECT * FROM read_files('s3://bucket/cdc')",
-                SqlException.Code.UNSUPPORTED_STATEMENT,
-                "p.sql:1:43: UNSUPPORTED_STATEMENT: not supported by changeflow yet: read_files of"
-                        + " 's3://bucket/cdc' (run reads local files; object stores are planned)");
+    }
+
+    /**
+     * S2 (issue #13): a read_files path on an object store is kept as its URI (read through Flink's
+     * file systems), next to local paths resolved against the file's folder; SET s3.* are Flink
+     * file-system options of the run.
+     */
+    @Test
+    void objectStorePathsAreKeptAsUrisAndSetS3OptionsConfigureTheirFileSystem() {
+        SqlPipeline p =
+                compile(
+                        "SET 's3.endpoint' = 'http://minio:9000';\n"
+                                + "SET s3.path.style.access = true;\n"
+                                + "CREATE STREAMING TABLE t AS SELECT * FROM"
+                                + " read_files('s3://bucket/cdc/*.json');\n"
+                                + "CREATE STREAMING TABLE u AS SELECT * FROM read_files('local')");
+        assertThat(p.inputs())
+                .extracting(SqlPipeline.Input::name)
+                .containsExactly("s3://bucket/cdc/*.json", BASE.resolve("local").toString());
+        assertThat(p.inputs()).extracting(SqlPipeline.Input::local).containsExactly(false, true);
+        assertThat(p.config().fileSystem)
+                .containsExactly(
+                        Map.entry("s3.endpoint", "http://minio:9000"),
+                        Map.entry("s3.path.style.access", "true"));
     }
 
     private static final String TWO_TABLES =

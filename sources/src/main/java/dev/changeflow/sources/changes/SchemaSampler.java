@@ -575,7 +575,7 @@ public final class SchemaSampler {
         List<Path> out = new ArrayList<>();
         for (Path input : paths) {
             Path p = FileGlob.base(input);
-            FileSystem fs = p.getFileSystem();
+            FileSystem fs = dev.changeflow.sources.files.InputFileSystems.of(p);
             FileStatus st = fs.getFileStatus(p);
             if (st.isDir()) {
                 List<Path> found = new ArrayList<>();

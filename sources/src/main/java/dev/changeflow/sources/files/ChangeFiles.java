@@ -220,9 +220,21 @@ public final class ChangeFiles {
      */
     public static List<String> csvHeader(List<java.nio.file.Path> paths, CsvOptions csv)
             throws IOException {
+        return csvHeaderForFlinkPaths(flinkPaths(paths), csv);
+    }
+
+    /**
+     * {@link #csvHeader(List, CsvOptions)} of files on any Flink file system (local, {@code s3://},
+     * ...).
+     *
+     * @throws IOException when a directory cannot be listed
+     * @throws IllegalArgumentException when there are files and none has a usable header
+     */
+    public static List<String> csvHeaderForFlinkPaths(List<Path> paths, CsvOptions csv)
+            throws IOException {
         String firstError = null;
-        for (java.nio.file.Path file : filesInOrder(paths)) {
-            CsvLines.Header h = CsvLines.header(new Path(file.toAbsolutePath().toUri()), csv);
+        for (Path file : filesInOrder(paths)) {
+            CsvLines.Header h = CsvLines.header(file, csv);
             if (h.names != null) {
                 return List.of(h.names);
             }
@@ -248,16 +260,27 @@ public final class ChangeFiles {
     @Nullable
     public static org.apache.flink.table.types.logical.RowType parquetRowType(
             List<java.nio.file.Path> paths) throws IOException {
+        return parquetRowTypeForFlinkPaths(flinkPaths(paths));
+    }
+
+    /**
+     * {@link #parquetRowType(List)} of files on any Flink file system (local, {@code s3://}, ...).
+     *
+     * @throws IOException when a directory cannot be listed, or no file's footer can be read
+     */
+    @Nullable
+    public static org.apache.flink.table.types.logical.RowType parquetRowTypeForFlinkPaths(
+            List<Path> paths) throws IOException {
         IOException first = null;
-        for (java.nio.file.Path file : filesInOrder(paths)) {
+        for (Path file : filesInOrder(paths)) {
             try {
-                return ParquetRowsFormat.rowType(new Path(file.toAbsolutePath().toUri()));
+                return ParquetRowsFormat.rowType(file);
             } catch (IOException | RuntimeException e) {
                 if (first == null) {
                     first =
                             new IOException(
                                     "the schema of Parquet file "
-                                            + file
+                                            + FileGlob.key(file)
                                             + " cannot be read ("
                                             + e.getMessage()
                                             + "), and no later file has one to take the columns"
@@ -273,42 +296,47 @@ public final class ChangeFiles {
     }
 
     /** The files under {@code paths}, each path's in {@link #collectInOrder} order. */
-    private static List<java.nio.file.Path> filesInOrder(List<java.nio.file.Path> paths)
-            throws IOException {
-        List<java.nio.file.Path> out = new ArrayList<>();
-        for (java.nio.file.Path p : paths) {
-            collectInOrder(p, out);
+    private static List<Path> filesInOrder(List<Path> paths) throws IOException {
+        List<Path> out = new ArrayList<>();
+        for (Path p : paths) {
+            org.apache.flink.core.fs.FileSystem fs = InputFileSystems.of(p);
+            if (FileGlob.isPattern(p.toUri().getPath())) {
+                Path base = FileGlob.base(p);
+                if (fs.exists(base) && fs.getFileStatus(base).isDir()) {
+                    out.addAll(FileGlob.list(List.of(p)));
+                }
+                continue;
+            }
+            if (fs.exists(p)) {
+                collectInOrder(fs, fs.getFileStatus(p), out);
+            }
         }
         return out;
     }
 
     /**
-     * The visible files under {@code p}: a file itself, a folder's entries by name (recursively), a
-     * glob pattern's matches in path order.
+     * The visible files under {@code st}: a file itself, a folder's entries by name (recursively);
+     * a glob pattern's matches are in path order ({@link FileGlob#list}). Any Flink file system.
      */
-    private static void collectInOrder(java.nio.file.Path p, List<java.nio.file.Path> out)
+    private static void collectInOrder(
+            org.apache.flink.core.fs.FileSystem fs,
+            org.apache.flink.core.fs.FileStatus st,
+            List<Path> out)
             throws IOException {
-        if (FileGlob.isPattern(p.toString())) {
-            if (java.nio.file.Files.isDirectory(FileGlob.base(p))) {
-                out.addAll(FileGlob.listLocal(List.of(p)));
-            }
+        if (!st.isDir()) {
+            out.add(st.getPath());
             return;
         }
-        if (!java.nio.file.Files.isDirectory(p)) {
-            if (java.nio.file.Files.isRegularFile(p)) {
-                out.add(p);
-            }
+        org.apache.flink.core.fs.FileStatus[] children = fs.listStatus(st.getPath());
+        if (children == null) {
             return;
         }
-        List<java.nio.file.Path> children = new ArrayList<>();
-        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(p)) {
-            s.forEach(children::add);
-        }
-        children.sort(null);
-        for (java.nio.file.Path c : children) {
-            String n = c.getFileName().toString();
+        List<org.apache.flink.core.fs.FileStatus> sorted = new ArrayList<>(List.of(children));
+        sorted.sort(java.util.Comparator.comparing(c -> c.getPath().getName()));
+        for (org.apache.flink.core.fs.FileStatus c : sorted) {
+            String n = c.getPath().getName();
             if (!n.startsWith(".") && !n.startsWith("_")) {
-                collectInOrder(c, out);
+                collectInOrder(fs, c, out);
             }
         }
     }

@@ -138,33 +138,91 @@ public final class FileGlob implements Predicate<Path>, Serializable {
     /**
      * The visible files of local {@code inputs} (a file, a folder read recursively, or a pattern),
      * as absolute normalized paths, sorted; a pattern's files are those under its base that match
-     * it.
+     * it. The listing is {@link #list(List)}'s, over Flink's local file system.
      *
      * @throws java.io.IOException when a folder cannot be listed
      * @throws IllegalArgumentException when an input (a pattern: its base) does not exist
      */
     public static List<java.nio.file.Path> listLocal(List<java.nio.file.Path> inputs)
             throws java.io.IOException {
-        List<java.nio.file.Path> files = new ArrayList<>();
+        List<Path> flinkInputs = new ArrayList<>();
         for (java.nio.file.Path in : inputs) {
-            java.nio.file.Path root = base(in).toAbsolutePath().normalize();
-            if (java.nio.file.Files.isRegularFile(root)) {
-                files.add(root);
-            } else if (java.nio.file.Files.isDirectory(root)) {
-                FileGlob filter = of(List.of(new Path(in.toAbsolutePath().normalize().toUri())));
-                try (java.util.stream.Stream<java.nio.file.Path> s =
-                        java.nio.file.Files.walk(root)) {
-                    s.filter(java.nio.file.Files::isRegularFile)
-                            .map(f -> f.toAbsolutePath().normalize())
-                            .filter(filter::test)
-                            .forEach(files::add);
-                }
-            } else {
-                throw new IllegalArgumentException("input not found: " + in);
-            }
+            flinkInputs.add(new Path(in.toAbsolutePath().normalize().toUri()));
+        }
+        List<java.nio.file.Path> files = new ArrayList<>();
+        for (Path f : list(flinkInputs)) {
+            files.add(java.nio.file.Path.of(f.toUri().getPath()));
         }
         files.sort(null);
         return files;
+    }
+
+    /**
+     * The visible files of {@code inputs} on any Flink file system (local, {@code s3://}, ...; a
+     * file, a folder read recursively, or a glob pattern: the files under its base that match it),
+     * sorted by {@link #key(Path)}. Local paths and object-store paths take this same code path
+     * through {@link org.apache.flink.core.fs.FileSystem} (docs/semantics.md S2).
+     *
+     * @throws java.io.IOException when a folder cannot be listed
+     * @throws InputFileSystems.NoFileSystemException when no file system serves an input's scheme
+     * @throws IllegalArgumentException when an input (a pattern: its base) does not exist
+     */
+    public static List<Path> list(List<Path> inputs) throws java.io.IOException {
+        List<Path> files = new ArrayList<>();
+        for (Path in : inputs) {
+            Path root = base(in);
+            org.apache.flink.core.fs.FileSystem fs = InputFileSystems.of(root);
+            org.apache.flink.core.fs.FileStatus st;
+            try {
+                st = fs.exists(root) ? fs.getFileStatus(root) : null;
+            } catch (java.io.FileNotFoundException e) {
+                st = null;
+            }
+            if (st == null) {
+                throw new IllegalArgumentException("input not found: " + key(in));
+            }
+            if (!st.isDir()) {
+                files.add(root);
+            } else {
+                FileGlob filter = of(List.of(in));
+                walk(fs, root, filter, files);
+            }
+        }
+        files.sort(java.util.Comparator.comparing(FileGlob::key));
+        return files;
+    }
+
+    private static void walk(
+            org.apache.flink.core.fs.FileSystem fs, Path dir, FileGlob filter, List<Path> out)
+            throws java.io.IOException {
+        org.apache.flink.core.fs.FileStatus[] children = fs.listStatus(dir);
+        if (children == null) {
+            return;
+        }
+        for (org.apache.flink.core.fs.FileStatus c : children) {
+            if (c.isDir()) {
+                String n = c.getPath().getName();
+                // hidden folders hold no file that is read
+                if (!n.startsWith(".") && !n.startsWith("_")) {
+                    walk(fs, c.getPath(), filter, out);
+                }
+            } else if (filter.test(c.getPath())) {
+                out.add(c.getPath());
+            }
+        }
+    }
+
+    /**
+     * A file as the launcher records it (read lists, skipped lists, messages): a local file as its
+     * plain absolute normalized path, a file of another file system as its URI ({@code
+     * s3://bucket/key}).
+     */
+    public static String key(Path path) {
+        java.net.URI uri = path.toUri();
+        if (uri.getScheme() == null || "file".equals(uri.getScheme())) {
+            return java.nio.file.Path.of(uri.getPath()).toAbsolutePath().normalize().toString();
+        }
+        return uri.toString();
     }
 
     private static int firstGlobChar(String p) {

@@ -15,7 +15,6 @@ import javax.annotation.Nullable;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -119,10 +118,6 @@ public final class NewFilesOnly<T> extends FileSourceWrapper<T> {
 
     /** A local file as its absolute path, a file of another file system as its URI. */
     static String key(Path path) {
-        URI uri = path.toUri();
-        if (uri.getScheme() == null || "file".equals(uri.getScheme())) {
-            return java.nio.file.Path.of(uri.getPath()).toAbsolutePath().normalize().toString();
-        }
-        return uri.toString();
+        return FileGlob.key(path);
     }
 }

@@ -17,7 +17,6 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
-import org.apache.iceberg.hadoop.HadoopInputFile;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.CloseableIterator;
 import org.apache.iceberg.mapping.MappingUtil;
@@ -100,13 +99,12 @@ final class ParquetRowsFormat implements BulkFormat<SourceLine, FileSourceSplit>
         return TypeInformation.of(SourceLine.class);
     }
 
-    /** The Iceberg schema of Parquet file {@code file} (its footer). */
+    /**
+     * The Iceberg schema of Parquet file {@code file} (its footer), read through Flink's file
+     * system of the path (local, {@code s3://}, ...).
+     */
     static Schema schema(Path file) throws IOException {
-        org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
-        try (ParquetFileReader r =
-                ParquetFileReader.open(
-                        org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(
-                                new org.apache.hadoop.fs.Path(file.toUri()), conf))) {
+        try (ParquetFileReader r = ParquetFileReader.open(FlinkFsInputFiles.parquet(file))) {
             MessageType type = r.getFooter().getFileMetaData().getSchema();
             return ParquetSchemaUtil.convert(type);
         }
@@ -167,10 +165,7 @@ final class ParquetRowsFormat implements BulkFormat<SourceLine, FileSourceSplit>
                     schema = schema(split.path());
                     Schema s = schema;
                     rows =
-                            Parquet.read(
-                                            HadoopInputFile.fromLocation(
-                                                    split.path().toUri().toString(),
-                                                    new org.apache.hadoop.conf.Configuration()))
+                            Parquet.read(FlinkFsInputFiles.iceberg(split.path()))
                                     .project(s)
                                     .createReaderFunc(
                                             fileSchema ->

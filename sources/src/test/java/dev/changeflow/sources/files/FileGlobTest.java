@@ -81,6 +81,53 @@ class FileGlobTest {
                 .hasMessage("input not found: " + dir.resolve("missing/*.json"));
     }
 
+    /**
+     * S2: {@link FileGlob#list} lists through Flink's {@code FileSystem} (here the local one, as
+     * {@code file:} URIs): the same files and order as the local listing, named by {@link
+     * FileGlob#key} as the launcher records them.
+     */
+    @Test
+    void theFlinkFileSystemListingSelectsTheSameFilesAsTheLocalOne() throws IOException {
+        touch(
+                "in/2024/01/a.json",
+                "in/2024/01/b.csv",
+                "in/2024/c.json",
+                "in/2024/_tmp/d.json",
+                "in/2024/02/.e.json",
+                "in/2025/03/f.json");
+        String base = dir.toAbsolutePath().normalize().toUri().toString(); // file:/.../
+        List<Path> found =
+                FileGlob.list(
+                        List.of(
+                                new Path(base + "in/*/*/*.json"),
+                                new Path(base + "in/2024/c.json")));
+        List<String> keys = new ArrayList<>();
+        for (Path p : found) {
+            assertThat(p.toUri().getScheme()).isEqualTo("file");
+            keys.add(FileGlob.key(p));
+        }
+        String root = dir.toAbsolutePath().normalize().toString();
+        assertThat(keys)
+                .containsExactly(
+                        root + "/in/2024/01/a.json",
+                        root + "/in/2024/c.json",
+                        root + "/in/2025/03/f.json");
+        assertThat(FileGlob.list(List.of(new Path(base + "in"))))
+                .hasSize(4)
+                .extracting(FileGlob::key)
+                .containsExactly(
+                        root + "/in/2024/01/a.json",
+                        root + "/in/2024/01/b.csv",
+                        root + "/in/2024/c.json",
+                        root + "/in/2025/03/f.json");
+        assertThatThrownBy(() -> FileGlob.list(List.of(new Path(base + "missing/*.json"))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("input not found: " + root + "/missing/*.json");
+        // another file system's file is named by its URI
+        assertThat(FileGlob.key(new Path("s3://bucket/cdc/2024/a.json")))
+                .isEqualTo("s3://bucket/cdc/2024/a.json");
+    }
+
     /** The Flink file source's enumerator selects the same files as the local listing. */
     @Test
     void theFileSourceEnumeratorSelectsTheSameFiles() throws IOException {
