@@ -803,6 +803,10 @@ public final class SqlPipeline {
                         tables);
             }
             return IngestPlanner.plan(config, inputPaths(), null, tables);
+        } catch (dev.changeflow.jobs.ingest.KafkaUnreachableException e) {
+            // the brokers of read_kafka do not answer: at the (first) flow, which reads Kafka
+            throw new SqlException(
+                    Code.SOURCE_NOT_FOUND, flowPlaces.get(0).statement(), e.getMessage(), e);
         } catch (IllegalArgumentException | AutoCdcException e) {
             throw locate(e);
         }
