@@ -548,7 +548,7 @@ class ReadFilesFormatsTest {
                 .hasMessage(
                         f
                                 + ":3:61: INVALID_OPTION: read_files maxFilesPerTrigger must be a"
-                                + " whole number of files from 1 to 999999999, got '0'");
+                                + " whole number of files from 1 to 2147483647, got '0'");
         assertThat(w).doesNotExist();
 
         Files.writeString(f, statement.replace("{n}", "1"));
