@@ -246,8 +246,14 @@ public final class IngestCommand implements Callable<Integer> {
                                 + " pattern)");
             }
         }
-        IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
-        applyOverrides(cfg);
+        IngestConfig cfg;
+        try {
+            cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
+            applyOverrides(cfg);
+        } catch (IllegalArgumentException e) {
+            // the flows file's and the flags' errors, with a code (README "Exit codes")
+            throw CliErrors.coded(e, flows != null ? flows.toString() : null);
+        }
         // S4: every REPLACE WHERE flow is built (and its predicate checked) before anything runs
         List<SqlPipeline.ReplaceWhereTable> replaceWheres = new ArrayList<>();
         for (FlowConfig f : cfg.replaceWheres) {
