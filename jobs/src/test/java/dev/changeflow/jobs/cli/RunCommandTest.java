@@ -673,6 +673,33 @@ class RunCommandTest {
     }
 
     /**
+     * S1: the run summary of an append flow counts the rows it wrote as applied (issue #13: it said
+     * "applied 0"); rows its WHERE leaves out are not counted.
+     */
+    @Test
+    void anAppendFlowsWrittenRowsAreCountedAsApplied() throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in/e"));
+        Files.writeString(
+                dir.resolve("in/e/1.jsonl"),
+                "{\"id\":1,\"what\":\"a\"}\n"
+                        + "{\"id\":2,\"what\":\"b\"}\n"
+                        + "{\"id\":3,\"what\":\"skip\"}\n");
+        Path f = dir.resolve("events.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE events AS SELECT * FROM STREAM"
+                        + " read_files('in/e', format => 'json') WHERE what <> 'skip';\n");
+        RunCommand c = command("--warehouse", warehouse.toString(), f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        assertThat(buf.toString(StandardCharsets.UTF_8))
+                .contains(" 3 records (")
+                .contains(", applied 2, late 0, quarantined 0.");
+    }
+
+    /**
      * S5: a REPLACE USING table's DESCRIBE shows its keys and sequence, and the run's summary
      * counts the rows the REPLACE USING operator applied (a new key, a higher sequence, an equal
      * sequence's new row) and those it found late.
