@@ -702,6 +702,11 @@ public final class SqlPipeline {
                 + config.format
                 + ", table "
                 + f.table
+                // S2: the arguments that change how the files are read, when given
+                + (f.schemaHints != null ? ", schemaHints '" + f.schemaHints + "'" : "")
+                + (config.maxFilesPerTrigger != null
+                        ? ", maxFilesPerTrigger " + config.maxFilesPerTrigger
+                        : "")
                 + ")";
     }
 
