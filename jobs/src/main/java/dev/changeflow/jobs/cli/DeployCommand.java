@@ -162,8 +162,12 @@ public final class DeployCommand implements Callable<Integer> {
                             + " type=rest --catalog uri=...");
         }
         String text = Files.readString(flows);
-        IngestConfig parsed =
-                FlowsFile.parse(text, flows.toString()); // fail here, not in the cluster
+        IngestConfig parsed;
+        try {
+            parsed = FlowsFile.parse(text, flows.toString()); // fail here, not in the cluster
+        } catch (IllegalArgumentException e) {
+            throw CliErrors.coded(e, flows.toString());
+        }
         if (!parsed.replaceWheres.isEmpty()) {
             // S4: refreshed by local batch jobs; ingest --cluster refuses them
             throw new IllegalArgumentException(
@@ -201,8 +205,12 @@ public final class DeployCommand implements Callable<Integer> {
                             OptionSource.FLAG, "--group-id", KafkaOptions.GROUP_ID.key(), groupId));
         }
         KafkaInput input = new KafkaInput();
-        KafkaOptions.apply(OptionsResolver.resolve(KafkaOptions.SET, kafka), input);
-        input.validate();
+        try {
+            KafkaOptions.apply(OptionsResolver.resolve(KafkaOptions.SET, kafka), input);
+            input.validate();
+        } catch (IllegalArgumentException e) {
+            throw CliErrors.coded(e, null);
+        }
         FlinkDeploymentRenderer.Settings s = new FlinkDeploymentRenderer.Settings();
         s.name = name != null ? name : "changeflow-ingest";
         s.namespace = namespace;

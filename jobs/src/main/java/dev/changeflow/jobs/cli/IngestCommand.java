@@ -241,8 +241,14 @@ public final class IngestCommand implements Callable<Integer> {
         if (flows != null && !Files.isRegularFile(flows)) {
             throw new IllegalArgumentException("flows file not found: " + flows);
         }
-        IngestConfig cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
-        applyOverrides(cfg);
+        IngestConfig cfg;
+        try {
+            cfg = flows != null ? FlowsFile.read(flows) : new IngestConfig();
+            applyOverrides(cfg);
+        } catch (IllegalArgumentException e) {
+            // the flows file's and the flags' errors, with a code (README "Exit codes")
+            throw CliErrors.coded(e, flows != null ? flows.toString() : null);
+        }
         List<org.apache.flink.core.fs.Path> files = inputFiles();
         if (!cfg.fileSystem.isEmpty()
                 || files.stream()

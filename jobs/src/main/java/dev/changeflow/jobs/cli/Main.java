@@ -60,6 +60,27 @@ public final class Main implements Runnable {
     /** Runs the command line and returns its exit code (for tests). */
     public static int execute(String... args) {
         CommandLine cl = new CommandLine(new Main());
+        // an unknown or malformed flag: one coded error line (README "Exit codes"), exit code 2
+        cl.setParameterExceptionHandler(
+                (ex, given) -> {
+                    CommandLine cmd = ex.getCommandLine();
+                    String hint = "";
+                    if (ex instanceof CommandLine.UnmatchedArgumentException u
+                            && !u.getSuggestions().isEmpty()) {
+                        hint = " (did you mean " + String.join(" or ", u.getSuggestions()) + "?)";
+                    }
+                    cmd.getErr()
+                            .println(
+                                    "error: "
+                                            + CliErrors.INVALID_OPTION
+                                            + ": "
+                                            + ex.getMessage()
+                                            + hint
+                                            + "; "
+                                            + cmd.getCommandSpec().qualifiedName()
+                                            + " --help lists the options");
+                    return 2;
+                });
         cl.setExecutionExceptionHandler(
                 (ex, cmd, parsed) -> {
                     Throwable root = ex;

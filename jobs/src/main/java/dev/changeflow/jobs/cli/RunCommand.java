@@ -774,11 +774,21 @@ public final class RunCommand implements Callable<Integer> {
             if (c.schema != null) {
                 line.append(" (").append(c.schema).append(")");
             }
+            if (c.schemaHints != null) {
+                line.append(" schemaHints '").append(c.schemaHints).append("'"); // S2
+            }
             out.println(line);
         }
         out.println("Inputs:");
         for (SqlPipeline.Input in : pipeline.inputs()) {
             out.println("  " + in.name());
+        }
+        if (cfg.maxFilesPerTrigger != null) {
+            // S2: the file source's limit
+            out.println(
+                    "  maxFilesPerTrigger "
+                            + cfg.maxFilesPerTrigger
+                            + " (at most that many new files per checkpoint)");
         }
         if (cfg.kafka != null) {
             out.println(

@@ -107,6 +107,21 @@ public final class IngestOptions {
                                     + " commit); default: no limit.");
 
     /**
+     * The one check of a files-per-checkpoint limit (docs/semantics.md S2), for {@code SET
+     * max-files-per-trigger}, the flows file's {@code max-files-per-trigger} and {@code
+     * read_files(..., maxFilesPerTrigger => n)} alike: a whole number of files from 1 to
+     * 2147483647.
+     *
+     * @param key names the option or argument in the message
+     * @throws IllegalArgumentException {@code "KEY must be a whole number of files from 1 to
+     *     2147483647, got 'x'"}
+     */
+    public static dev.changeflow.operators.options.OptionParser<Integer> maxFilesPerTrigger(
+            String key) {
+        return OptionParsers.intRange(key, 1, Integer.MAX_VALUE, "files");
+    }
+
+    /**
      * CSV files (docs/semantics.md S2, {@code read_files(..., header => false)}): whether the first
      * non-empty line of each file names the columns; false: columns {@code _c0, _c1, ...}.
      */
@@ -195,10 +210,7 @@ public final class IngestOptions {
                             OptionParsers.intRange(
                                     MAX_RECORD_BYTES.key(), 1, Integer.MAX_VALUE, "bytes"))
                     .add(INCLUDE_EXISTING_FILES, OptionParsers.bool(INCLUDE_EXISTING_FILES.key()))
-                    .add(
-                            MAX_FILES_PER_TRIGGER,
-                            OptionParsers.intRange(
-                                    MAX_FILES_PER_TRIGGER.key(), 1, Integer.MAX_VALUE, "files"))
+                    .add(MAX_FILES_PER_TRIGGER, maxFilesPerTrigger(MAX_FILES_PER_TRIGGER.key()))
                     .add(CSV_HEADER, OptionParsers.bool(CSV_HEADER.key()))
                     .add(CSV_SEPARATOR, oneCharacter(CSV_SEPARATOR.key()))
                     .add(CSV_QUOTE, oneCharacter(CSV_QUOTE.key()))

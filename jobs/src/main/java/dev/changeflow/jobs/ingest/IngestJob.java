@@ -377,6 +377,11 @@ public final class IngestJob {
                 rows = checked.changes;
                 quarantine.add(checked.quarantine);
             }
+            // the rows written are the flow's "applied" (run summary, last refresh); no state
+            rows =
+                    rows.filter(new CountAppended())
+                            .name("count appended " + flow.name())
+                            .uid("count-appended-" + flow.name());
             StreamingTableSink.append(
                     rows, catalog.loader(), flow.target, flow.tableOptions, flow.name());
             maintain(changes.getExecutionEnvironment(), flow, catalog);

@@ -11,9 +11,11 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -33,7 +35,7 @@ import java.util.stream.Collectors;
  * source's starting position resolves to (earliest / latest / the group's committed offset, else
  * earliest / the first offset at or after a timestamp, else the end / the per-partition offset,
  * else earliest). Keys are {@link KafkaProgressFunction#partitionKey}. One admin client, closed
- * before returning; 60 s timeout.
+ * before returning; each request waits at most {@link #BROKER_TIMEOUT}.
  */
 final class KafkaOffsets {
     /** End and start offsets per partition key. */
@@ -42,25 +44,50 @@ final class KafkaOffsets {
         final Map<String, Long> startOffsets = new TreeMap<>();
     }
 
+    /** How long the launcher waits for the brokers to answer one request before it gives up. */
+    static final Duration BROKER_TIMEOUT = Duration.ofSeconds(20);
+
     private KafkaOffsets() {}
 
-    /**
-     * @throws IllegalArgumentException when a listed topic does not exist, or per-partition
-     *     starting offsets name a partition not subscribed or an offset outside its records
-     * @throws IllegalStateException when the brokers cannot be reached (cause attached)
-     */
+    /** As {@link #fetch(KafkaInput, String, Duration)} with {@link #BROKER_TIMEOUT}. */
     static Snapshot fetch(KafkaInput input, String groupId) {
+        return fetch(input, groupId, BROKER_TIMEOUT);
+    }
+
+    /**
+     * @param groupId the consumer group the job uses (the configured one, else {@code
+     *     changeflow-<name>}); named in the messages
+     * @param timeout how long one request to the brokers may wait
+     * @throws IllegalArgumentException when a listed topic does not exist, or per-partition
+     *     starting offsets name a partition not subscribed or an offset outside its records; {@code
+     *     SOURCE_NOT_FOUND: kafka: no broker of bootstrap servers H:P answered within N s ...} (a
+     *     {@link KafkaUnreachableException}) when no broker answers within {@code timeout} or the
+     *     bootstrap servers do not resolve
+     * @throws IllegalStateException when the brokers answer with an error (cause attached)
+     */
+    static Snapshot fetch(KafkaInput input, String groupId, Duration timeout) {
         Properties props = new Properties();
         props.putAll(input.properties);
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, input.bootstrapServers);
-        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "60000");
+        String ms = String.valueOf(timeout.toMillis());
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, ms);
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, ms);
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "changeflow-launcher");
-        try (Admin admin = Admin.create(props)) {
+        long wait = timeout.toMillis();
+        Admin created;
+        try {
+            created = Admin.create(props);
+        } catch (KafkaException e) {
+            // e.g. "No resolvable bootstrap urls given in bootstrap.servers"
+            throw new KafkaUnreachableException(
+                    input, groupId, "cannot be resolved (" + rootMessage(e) + ")");
+        }
+        try (Admin admin = created) {
             Collection<String> topics;
             if (input.topicPattern != null) {
                 Pattern p = input.pattern();
                 topics = new ArrayList<>();
-                for (String t : admin.listTopics().names().get(60, TimeUnit.SECONDS)) {
+                for (String t : admin.listTopics().names().get(wait, TimeUnit.MILLISECONDS)) {
                     if (p.matcher(t).matches()) {
                         topics.add(t);
                     }
@@ -73,7 +100,9 @@ final class KafkaOffsets {
                 Map<String, TopicDescription> described;
                 try {
                     described =
-                            admin.describeTopics(topics).allTopicNames().get(60, TimeUnit.SECONDS);
+                            admin.describeTopics(topics)
+                                    .allTopicNames()
+                                    .get(wait, TimeUnit.MILLISECONDS);
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                         throw new IllegalArgumentException(
@@ -100,7 +129,7 @@ final class KafkaOffsets {
                                                                                 p.partition()))));
             }
             Snapshot s = new Snapshot();
-            Map<TopicPartition, Long> end = list(admin, partitions, OffsetSpec.latest());
+            Map<TopicPartition, Long> end = list(admin, partitions, OffsetSpec.latest(), wait);
             end.forEach(
                     (tp, o) ->
                             s.endOffsets.put(
@@ -110,7 +139,7 @@ final class KafkaOffsets {
             StartingOffsets so = input.startingOffsets;
             switch (so.kind()) {
                 case EARLIEST:
-                    start = list(admin, partitions, OffsetSpec.earliest());
+                    start = list(admin, partitions, OffsetSpec.earliest(), wait);
                     break;
                 case LATEST:
                     start = end;
@@ -118,11 +147,11 @@ final class KafkaOffsets {
                 case COMMITTED:
                     {
                         Map<TopicPartition, Long> earliest =
-                                list(admin, partitions, OffsetSpec.earliest());
+                                list(admin, partitions, OffsetSpec.earliest(), wait);
                         Map<TopicPartition, OffsetAndMetadata> committed =
                                 admin.listConsumerGroupOffsets(groupId)
                                         .partitionsToOffsetAndMetadata()
-                                        .get(60, TimeUnit.SECONDS);
+                                        .get(wait, TimeUnit.MILLISECONDS);
                         start = new HashMap<>(earliest);
                         committed.forEach(
                                 (tp, om) -> {
@@ -148,7 +177,7 @@ final class KafkaOffsets {
                                             + ")");
                         }
                         Map<TopicPartition, Long> earliest =
-                                list(admin, partitions, OffsetSpec.earliest());
+                                list(admin, partitions, OffsetSpec.earliest(), wait);
                         start = new HashMap<>();
                         for (TopicPartition tp : partitions) {
                             start.put(tp, so.startOf(tp, earliest.get(tp), end.get(tp)));
@@ -161,7 +190,8 @@ final class KafkaOffsets {
                                 list(
                                         admin,
                                         partitions,
-                                        OffsetSpec.forTimestamp(so.timestampMillis()));
+                                        OffsetSpec.forTimestamp(so.timestampMillis()),
+                                        wait);
                         start = new HashMap<>();
                         for (TopicPartition tp : partitions) {
                             long o = at.getOrDefault(tp, -1L);
@@ -178,18 +208,31 @@ final class KafkaOffsets {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while listing Kafka offsets", e);
-        } catch (ExecutionException | TimeoutException e) {
+        } catch (TimeoutException e) {
+            throw new KafkaUnreachableException(input, groupId, timeout);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+                throw new KafkaUnreachableException(input, groupId, timeout);
+            }
             throw new IllegalStateException(
                     "cannot list the offsets of "
-                            + input
+                            + KafkaUnreachableException.describe(input, groupId)
                             + ": "
                             + (e.getCause() != null ? e.getCause() : e),
                     e);
         }
     }
 
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return String.valueOf(root.getMessage());
+    }
+
     private static Map<TopicPartition, Long> list(
-            Admin admin, List<TopicPartition> partitions, OffsetSpec spec)
+            Admin admin, List<TopicPartition> partitions, OffsetSpec spec, long waitMillis)
             throws ExecutionException, InterruptedException, TimeoutException {
         Map<TopicPartition, OffsetSpec> req = new HashMap<>();
         partitions.forEach(tp -> req.put(tp, spec));
@@ -200,7 +243,7 @@ final class KafkaOffsets {
         Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> res =
                 admin.listOffsets(req, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
                         .all()
-                        .get(60, TimeUnit.SECONDS);
+                        .get(waitMillis, TimeUnit.MILLISECONDS);
         res.forEach((tp, info) -> out.put(tp, info.offset()));
         return out;
     }

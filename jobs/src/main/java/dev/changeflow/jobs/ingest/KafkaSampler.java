@@ -46,7 +46,8 @@ public final class KafkaSampler {
      * @param timeout how long to wait for records in total; partitions still silent then are left
      *     out
      * @throws IllegalArgumentException when a listed topic does not exist
-     * @throws IllegalStateException when the brokers cannot be reached
+     * @throws KafkaUnreachableException ({@code SOURCE_NOT_FOUND}) when no broker answers within 20
+     *     s
      */
     public static List<SchemaSampler.KafkaSample> firstRecords(
             KafkaInput input, String groupId, Duration timeout) {
@@ -113,7 +114,7 @@ public final class KafkaSampler {
                 "Sampled the first record of {} of {} non-empty partition(s) of {}",
                 out.size(),
                 start.size(),
-                input);
+                KafkaUnreachableException.describe(input, groupId));
         return out;
     }
 }

@@ -175,6 +175,7 @@ final class SqlCompiler {
         includeExistingLayer(files).ifPresent(top::add);
         maxFilesLayer(files).ifPresent(top::add);
         csvLayer(files).ifPresent(top::add);
+        checkSetAgrees(files);
         try {
             cfg.apply(OptionsResolver.resolve(IngestOptions.SET, top));
         } catch (IllegalArgumentException e) {
@@ -632,7 +633,10 @@ final class SqlCompiler {
             }
             if (first == null) {
                 first = r;
-            } else if (!first.arguments().get(SqlParser.MAX_FILES_PER_TRIGGER).equals(n)) {
+            } else if (!sameValue(
+                    IngestOptions.MAX_FILES_PER_TRIGGER.key(),
+                    first.arguments().get(SqlParser.MAX_FILES_PER_TRIGGER),
+                    n)) {
                 throw new SqlException(
                         Code.CONFLICTING_SOURCES,
                         r.position(),
@@ -657,6 +661,72 @@ final class SqlCompiler {
                         first.position() + ": read_files",
                         IngestOptions.MAX_FILES_PER_TRIGGER.key(),
                         first.arguments().get(SqlParser.MAX_FILES_PER_TRIGGER)));
+    }
+
+    /**
+     * A {@code SET} of the file and a read_files argument that set one option of the job's file
+     * source ({@code max-files-per-trigger} / {@code maxFilesPerTrigger}, {@code
+     * include-existing-files} / {@code includeExistingFiles}, the CSV options) must agree
+     * (docs/semantics.md S2): the argument would otherwise silently win. {@code
+     * CONFLICTING_SOURCES} at the read_files call, naming both values and the SET's place.
+     */
+    private void checkSetAgrees(List<ReadFiles> sources) {
+        for (ReadFiles r : sources) {
+            for (Map.Entry<String, String> arg : r.arguments().entrySet()) {
+                String key =
+                        arg.getKey().equals(SqlParser.MAX_FILES_PER_TRIGGER)
+                                ? IngestOptions.MAX_FILES_PER_TRIGGER.key()
+                                : arg.getKey().equals(SqlParser.INCLUDE_EXISTING_FILES)
+                                        ? IngestOptions.INCLUDE_EXISTING_FILES.key()
+                                        : SqlParser.CSV_ARGUMENTS.get(arg.getKey());
+                if (key == null) {
+                    continue;
+                }
+                for (int i = fileLayers.size() - 1; i >= 0; i--) {
+                    OptionLayer set = fileLayers.get(i);
+                    Object given = set.values().get(key);
+                    if (given == null) {
+                        continue;
+                    }
+                    if (!sameValue(key, String.valueOf(given), arg.getValue())) {
+                        throw new SqlException(
+                                Code.CONFLICTING_SOURCES,
+                                r.position(),
+                                "read_files "
+                                        + arg.getKey()
+                                        + " => '"
+                                        + arg.getValue()
+                                        + "' differs from SET "
+                                        + key
+                                        + " = '"
+                                        + given
+                                        + "' at "
+                                        + setPlace(set)
+                                        + ": the files of one job are read by one source (give"
+                                        + " the value once, or the same value)");
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    /** The place of a SET's layer ({@code p.sql:1:1}), from its label {@code p.sql:1:1: SET k}. */
+    private static String setPlace(OptionLayer set) {
+        int cut = set.label().lastIndexOf(": SET ");
+        return cut > 0 ? set.label().substring(0, cut) : set.label();
+    }
+
+    /** Whether two texts of one file-source option mean the same value (both already checked). */
+    private static boolean sameValue(String key, String a, String b) {
+        if (key.equals(IngestOptions.MAX_FILES_PER_TRIGGER.key())) {
+            return Long.parseLong(a.trim()) == Long.parseLong(b.trim());
+        }
+        if (key.equals(IngestOptions.CSV_HEADER.key())
+                || key.equals(IngestOptions.INCLUDE_EXISTING_FILES.key())) {
+            return a.trim().equalsIgnoreCase(b.trim());
+        }
+        return a.equals(b);
     }
 
     /**

@@ -34,7 +34,8 @@ import org.apache.flink.annotation.PublicEvolving;
  *       or a value its option refuses.
  *   <li>{@code INVALID_FLOW}: a flow whose options do not go together (e.g. no KEYS).
  *   <li>{@code SOURCE_NOT_FOUND}: a {@code read_files} path that does not exist when the pipeline
- *       runs.
+ *       runs, or {@code read_kafka} bootstrap servers of which no broker answers within 20 s (the
+ *       message names the servers, the topics, the consumer group and the time waited).
  *   <li>{@code INVALID_SCHEDULE}: a {@code SCHEDULE} out of range (EVERY 1–72 hours, 1–31 days, 1–8
  *       weeks), a Quartz expression or an EVERY period with no Kubernetes cron expression, an
  *       unknown time zone, or {@code ALTER STREAMING TABLE} adding a schedule a table already has

@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.sql;
 
 import dev.changeflow.jobs.config.FlowOptions;
+import dev.changeflow.jobs.config.IngestOptions;
 import dev.changeflow.jobs.sql.SqlException.Code;
 import dev.changeflow.jobs.sql.SqlStatement.AlterSchedule;
 import dev.changeflow.jobs.sql.SqlStatement.AutoCdc;
@@ -1505,16 +1506,15 @@ public final class SqlParser {
                                         + " maxFilesPerTrigger => and the CSV options header =>, sep =>"
                                         + " (delimiter =>), quote =>, escape =>, nullValue =>, comment =>");
                 String files = args.get(MAX_FILES_PER_TRIGGER);
-                if (files != null && !files.matches("[1-9][0-9]{0,8}")) {
-                    // S2: at the value, before anything is planned
-                    throw new SqlException(
-                            Code.INVALID_OPTION,
-                            tokens.get(at - 1).position(),
-                            "read_files "
-                                    + MAX_FILES_PER_TRIGGER
-                                    + " must be a whole number of files from 1 to 999999999, got '"
-                                    + files
-                                    + "'");
+                if (files != null) {
+                    try {
+                        // S2: at the value, before anything is planned; the check of SET too
+                        IngestOptions.maxFilesPerTrigger("read_files " + MAX_FILES_PER_TRIGGER)
+                                .parse(files);
+                    } catch (IllegalArgumentException e) {
+                        throw new SqlException(
+                                Code.INVALID_OPTION, tokens.get(at - 1).position(), e.getMessage());
+                    }
                 }
                 SqlToken value = tokens.get(at - 1);
                 String hints = args.get(SCHEMA_HINTS);

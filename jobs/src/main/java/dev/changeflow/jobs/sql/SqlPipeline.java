@@ -702,6 +702,11 @@ public final class SqlPipeline {
                 + config.format
                 + ", table "
                 + f.table
+                // S2: the arguments that change how the files are read, when given
+                + (f.schemaHints != null ? ", schemaHints '" + f.schemaHints + "'" : "")
+                + (config.maxFilesPerTrigger != null
+                        ? ", maxFilesPerTrigger " + config.maxFilesPerTrigger
+                        : "")
                 + ")";
     }
 
@@ -803,6 +808,10 @@ public final class SqlPipeline {
                         tables);
             }
             return IngestPlanner.planFiles(config, inputFiles(), null, tables);
+        } catch (dev.changeflow.jobs.ingest.KafkaUnreachableException e) {
+            // the brokers of read_kafka do not answer: at the (first) flow, which reads Kafka
+            throw new SqlException(
+                    Code.SOURCE_NOT_FOUND, flowPlaces.get(0).statement(), e.getMessage(), e);
         } catch (IllegalArgumentException | AutoCdcException e) {
             throw locate(e);
         }

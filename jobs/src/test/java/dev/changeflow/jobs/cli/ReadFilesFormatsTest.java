@@ -232,6 +232,31 @@ class ReadFilesFormatsTest {
     }
 
     /**
+     * S2: CSV header names match the declared columns ignoring case (as the vendor's reader does):
+     * {@code ID,Name,SEQ} fills {@code id, name, seq}; a file whose header names two columns that
+     * differ only in case is quarantined as MALFORMED_CSV naming both (issue #13).
+     */
+    @Test
+    void csvHeaderNamesMatchTheColumnsIgnoringCase() throws Exception {
+        Path w = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in"));
+        Files.writeString(dir.resolve("in/a.csv"), "ID,Name,SEQ\n1,apple,1\n2,pear,1\n1,fig,2\n");
+        Files.writeString(dir.resolve("in/b.csv"), "id,name,ID\n3,kiwi,3\n");
+        runEachInItsOwnFile(
+                w,
+                "CREATE OR REFRESH STREAMING TABLE fruit (id INT, name STRING, seq INT)\n"
+                        + "  FLOW AUTO CDC FROM STREAM read_files('in/', format => 'csv')\n"
+                        + "  KEYS (id) SEQUENCE BY seq STORED AS SCD TYPE 1;\n");
+        assertThat(rows(table(w, "fruit"))).containsExactlyInAnyOrder("1,fig,2", "2,pear,1");
+        assertThat(quarantine(w))
+                .containsExactly(
+                        "fruit|b.csv|2|MALFORMED_CSV|the header (line 1) of CSV file file:"
+                                + dir.resolve("in/b.csv").toUri().getPath()
+                                + " names columns 'id' and 'ID', which differ only in case (header"
+                                + " names match the table's columns ignoring case)");
+    }
+
+    /**
      * S2: Parquet files are plain rows with the file's schema (no column list): an AUTO CDC flow
      * with KEYS, APPLY AS DELETE WHEN and SEQUENCE BY, and an append flow; a file that is not
      * Parquet is quarantined as DAMAGED_FILE naming it, the other files are written.
@@ -548,7 +573,7 @@ class ReadFilesFormatsTest {
                 .hasMessage(
                         f
                                 + ":3:61: INVALID_OPTION: read_files maxFilesPerTrigger must be a"
-                                + " whole number of files from 1 to 999999999, got '0'");
+                                + " whole number of files from 1 to 2147483647, got '0'");
         assertThat(w).doesNotExist();
 
         Files.writeString(f, statement.replace("{n}", "1"));

@@ -2,6 +2,7 @@ package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.CapturedOutput;
 import dev.changeflow.jobs.sql.SqlException;
+import dev.changeflow.jobs.sql.SqlPipeline;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -103,6 +104,42 @@ class RunCommandTest {
                                 + ":1:1: INVALID_OPTION: SET checkpoint-interval:"
                                 + " 'checkpoint-interval' = '0' is not a duration of at least 10ms"
                                 + " (e.g. 5s, 500ms; a bare number is seconds).");
+    }
+
+    /**
+     * S2: the dry-run plan and DESCRIBE TABLE EXTENDED show read_files' schemaHints and
+     * maxFilesPerTrigger when given (issue #13).
+     */
+    @Test
+    void dryRunAndDescribeShowSchemaHintsAndMaxFilesPerTrigger() throws Exception {
+        Files.createDirectories(dir.resolve("in/csv"));
+        Path f = dir.resolve("hints.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE log AS SELECT * FROM STREAM read_files('in/csv',"
+                        + " format => 'csv', schemaHints => 'id INT', maxFilesPerTrigger => 5);\n"
+                        + "DESCRIBE TABLE EXTENDED log;\n");
+        Path input = dir.resolve("in/csv");
+        SqlPipeline p = SqlPipeline.read(f);
+        assertThat(p.sourceOfFlow(0))
+                .isEqualTo(
+                        "read_files "
+                                + input
+                                + " (format csv, table log, schemaHints 'id INT',"
+                                + " maxFilesPerTrigger 5)");
+        Files.writeString(dir.resolve("in/csv/a.csv"), "id,what\n1,a\n");
+        RunCommand c = command("--dry-run", f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        assertThat(buf.toString(StandardCharsets.UTF_8))
+                .contains("  default.log <- table log: append-only")
+                .contains(" schemaHints 'id INT'\n")
+                .contains(
+                        "Inputs:\n  "
+                                + input
+                                + "\n  maxFilesPerTrigger 5 (at most that many new files per"
+                                + " checkpoint)\n");
     }
 
     /** S8: the dry-run plan shows a flow's expectations. */
@@ -716,6 +753,33 @@ class RunCommandTest {
                                     + " (a pipeline's job is named after its file, orders.sql ->"
                                     + " 'orders', unless SET name = ... names it)");
         }
+    }
+
+    /**
+     * S1: the run summary of an append flow counts the rows it wrote as applied (issue #13: it said
+     * "applied 0"); rows its WHERE leaves out are not counted.
+     */
+    @Test
+    void anAppendFlowsWrittenRowsAreCountedAsApplied() throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        Files.createDirectories(dir.resolve("in/e"));
+        Files.writeString(
+                dir.resolve("in/e/1.jsonl"),
+                "{\"id\":1,\"what\":\"a\"}\n"
+                        + "{\"id\":2,\"what\":\"b\"}\n"
+                        + "{\"id\":3,\"what\":\"skip\"}\n");
+        Path f = dir.resolve("events.sql");
+        Files.writeString(
+                f,
+                "CREATE OR REFRESH STREAMING TABLE events AS SELECT * FROM STREAM"
+                        + " read_files('in/e', format => 'json') WHERE what <> 'skip';\n");
+        RunCommand c = command("--warehouse", warehouse.toString(), f.toString());
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        c.out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        assertThat(c.call()).isZero();
+        assertThat(buf.toString(StandardCharsets.UTF_8))
+                .contains(" 3 records (")
+                .contains(", applied 2, late 0, quarantined 0.");
     }
 
     /**

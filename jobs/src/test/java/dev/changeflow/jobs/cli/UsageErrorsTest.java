@@ -351,4 +351,82 @@ class UsageErrorsTest {
                                 "error: --orphan-min-age must be at least 1h (files younger than that"
                                         + " may be a running job's, not committed yet), got '10m'\n"));
     }
+
+    /**
+     * Flows-file, Kafka and flag errors of {@code ingest} carry a code as a pipeline file's do
+     * (README "Exit codes", issue #13): {@code INVALID_OPTION} after the file's position, {@code
+     * SYNTAX_ERROR} for a file that is not YAML, {@code INVALID_OPTION} first for a flag; a
+     * per-partition start naming a topic outside {@code --topics} and an unknown start word are
+     * refused before any broker is asked. Nothing is created.
+     */
+    @Test
+    void flowsFileAndFlagErrorsCarryACode() throws Exception {
+        String w = dir.resolve("warehouse").toString();
+        Path flows = dir.resolve("f.yaml");
+        java.nio.file.Files.writeString(
+                flows, "flows:\n  - table: t\n    keys: [id]\n    sequence-bi: ts\n");
+        assertThat(execute("ingest", "--warehouse", w, "--flows", flows.toString(), dir.toString()))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: "
+                                        + flows
+                                        + ":4:5: INVALID_OPTION: flow 't': unknown option"
+                                        + " 'sequence-bi' (did you mean 'sequence-by'?)\n"));
+        java.nio.file.Files.writeString(flows, "flows:\n  - table: [t\n");
+        assertThat(execute("ingest", "--warehouse", w, "--flows", flows.toString(), dir.toString()))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: "
+                                        + flows
+                                        + ":2:14: SYNTAX_ERROR: not valid YAML: while parsing a"
+                                        + " flow sequence\n"));
+        String[] kafka = {
+            "ingest",
+            "--warehouse",
+            w,
+            "--table",
+            "a",
+            "--kafka-bootstrap",
+            "127.0.0.1:1",
+            "--topics",
+            "srv.public.a",
+            "--starting-offsets"
+        };
+        assertThat(execute(concat(kafka, "{\"srv.public.b\":{\"0\":5}}")))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: kafka: 'starting-offsets' names topic"
+                                        + " srv.public.b, which the input does not subscribe to"
+                                        + " (topics: srv.public.a)\n"));
+        assertThat(execute(concat(kafka, "beginning")))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: --starting-offsets: starting-offsets:"
+                                        + " expected earliest, latest, committed, timestamp:<epoch"
+                                        + " ms> or per-partition offsets {\"topic\":{\"0\":23,\"1\":-2}},"
+                                        + " got 'beginning'\n"));
+        assertThat(execute("ingest", "--warehouse", w, "--until-idle", "5s", dir.toString()))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: --until-idle applies to Kafka input only\n"));
+        assertThat(execute("ingest", "--warehous", w))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: Unknown option: '--warehous' (did you mean"
+                                        + " --warehouse?); changeflow ingest --help lists the"
+                                        + " options\n"));
+        assertThat(dir.resolve("warehouse")).doesNotExist();
+    }
+
+    private static String[] concat(String[] a, String last) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + 1);
+        out[a.length] = last;
+        return out;
+    }
 }

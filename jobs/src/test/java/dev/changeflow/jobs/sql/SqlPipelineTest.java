@@ -656,6 +656,16 @@ class SqlPipelineTest {
                                 .kafka
                                 .startingOffsets)
                 .isEqualTo(StartingOffsets.offsets(Map.of("srv.public.a", Map.of(0, 23L, 1, -2L))));
+        // a topic the call does not subscribe to is refused before any broker is asked
+        fails(
+                KAFKA.replace("'latest'", "'{\"srv.public.z\":{\"0\":23}}'"),
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:2:51: INVALID_OPTION: kafka: 'starting-offsets' names topic srv.public.z,"
+                        + " which the input does not subscribe to (topics: srv.public.a,"
+                        + " srv.public.b)");
+        // the words are read in any case, as Spark's Kafka source reads them
+        assertThat(compile(KAFKA.replace("'latest'", "'Earliest'")).config().kafka.startingOffsets)
+                .isEqualTo(StartingOffsets.earliest());
         fails(
                 KAFKA
                         + "CREATE STREAMING TABLE c FLOW AUTO CDC FROM STREAM read_kafka("
@@ -836,6 +846,62 @@ class SqlPipelineTest {
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: SET include-existing-files: include-existing-files must"
                         + " be true or false, got 'maybe'");
+    }
+
+    /**
+     * S2: one range for maxFilesPerTrigger in read_files and SET (one check serves both), and a SET
+     * beside a read_files argument of the same file-source option must agree instead of being
+     * silently overridden (issue #13).
+     */
+    @Test
+    void maxFilesPerTriggerHasOneRangeAndSetMustAgreeWithReadFiles() {
+        String range = " must be a whole number of files from 1 to 2147483647, got ";
+        fails(
+                "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x', maxFilesPerTrigger =>"
+                        + " 2147483648)",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:81: INVALID_OPTION: read_files maxFilesPerTrigger"
+                        + range
+                        + "'2147483648'");
+        fails(
+                "SET max-files-per-trigger = 2147483648;\n"
+                        + "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x')",
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:1: INVALID_OPTION: SET max-files-per-trigger: max-files-per-trigger"
+                        + range
+                        + "'2147483648'");
+        assertThat(
+                        compile(
+                                        "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x',"
+                                                + " maxFilesPerTrigger => 2147483647)")
+                                .config()
+                                .maxFilesPerTrigger)
+                .isEqualTo(Integer.MAX_VALUE);
+        fails(
+                "SET max-files-per-trigger = 10;\n"
+                        + "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x',"
+                        + " maxFilesPerTrigger => 5)",
+                SqlException.Code.CONFLICTING_SOURCES,
+                "p.sql:2:43: CONFLICTING_SOURCES: read_files maxFilesPerTrigger => '5' differs"
+                        + " from SET max-files-per-trigger = '10' at p.sql:1:1: the files of one"
+                        + " job are read by one source (give the value once, or the same value)");
+        fails(
+                "SET csv-sep = ';';\n"
+                        + "CREATE STREAMING TABLE t AS SELECT * FROM read_files('x', format =>"
+                        + " 'csv', sep => '|')",
+                SqlException.Code.CONFLICTING_SOURCES,
+                "p.sql:2:43: CONFLICTING_SOURCES: read_files sep => '|' differs from SET csv-sep"
+                        + " = ';' at p.sql:1:1: the files of one job are read by one source (give"
+                        + " the value once, or the same value)");
+        // the same value twice is fine
+        assertThat(
+                        compile(
+                                        "SET max-files-per-trigger = 5;\n"
+                                                + "CREATE STREAMING TABLE t AS SELECT * FROM"
+                                                + " read_files('x', maxFilesPerTrigger => 5)")
+                                .config()
+                                .maxFilesPerTrigger)
+                .isEqualTo(5);
     }
 
     @Test

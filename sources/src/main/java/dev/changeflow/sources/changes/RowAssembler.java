@@ -362,10 +362,19 @@ final class RowAssembler {
                     plan,
                     "table '"
                             + record.tableName(plan)
-                            + "': fields "
-                            + conv.unknownFields
-                            + " are not among the declared columns "
-                            + Arrays.toString(plan.data.names));
+                            + "': "
+                            + (conv.textCells
+                                    // S2: CSV cells are named by their file's header line, and a
+                                    // table without a column list takes its columns from a header
+                                    ? "the CSV header's columns "
+                                            + conv.unknownFields
+                                            + " are not among the table's columns "
+                                            + Arrays.toString(plan.data.names)
+                                            + " (matched ignoring case)"
+                                    : "fields "
+                                            + conv.unknownFields
+                                            + " are not among the declared columns "
+                                            + Arrays.toString(plan.data.names)));
         }
         String image =
                 !plan.debezium

@@ -163,6 +163,11 @@ final class ValueConverter {
         for (int i = 0; i < f.size; i++) {
             String name = f.names[i];
             Integer ci = index.get(name);
+            if (ci == null && textCells && depth == 0) {
+                // S2: a CSV header names the columns in any case, as the vendor's reader matches
+                // them (CsvLines refuses a header with two names differing only in case)
+                ci = ignoringCase(shape, name);
+            }
             if (ci == null) {
                 unknownFields.add(path + name);
                 continue;
@@ -185,6 +190,24 @@ final class ValueConverter {
                 present[c] = true;
             }
         }
+    }
+
+    /**
+     * The index of the one column of {@code shape} named {@code name} ignoring case, or null when
+     * none is, or more than one (columns declared differing only in case: exact names only).
+     */
+    @Nullable
+    private static Integer ignoringCase(RowShape shape, String name) {
+        Integer found = null;
+        for (int c = 0; c < shape.names.length; c++) {
+            if (shape.names[c].equalsIgnoreCase(name)) {
+                if (found != null) {
+                    return null;
+                }
+                found = c;
+            }
+        }
+        return found;
     }
 
     /**

@@ -17,7 +17,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -154,7 +157,25 @@ final class CsvLines {
                             + message(e));
         }
         Set<String> seen = new HashSet<>();
+        Map<String, String> folded = new HashMap<>();
         for (String name : names) {
+            String other = folded.putIfAbsent(name.toLowerCase(Locale.ROOT), name);
+            if (other != null && !other.equals(name)) {
+                // S2: header names match the columns ignoring case, so these two are one column
+                return new Header(
+                        line,
+                        null,
+                        "the header (line "
+                                + line
+                                + ") of CSV file "
+                                + path
+                                + " names columns '"
+                                + other
+                                + "' and '"
+                                + name
+                                + "', which differ only in case (header names match the"
+                                + " table's columns ignoring case)");
+            }
             if (name.isEmpty() || !seen.add(name)) {
                 return new Header(
                         line,

@@ -45,7 +45,9 @@ public final class KafkaInput implements Serializable {
 
     /**
      * @throws IllegalArgumentException naming the option: no bootstrap servers, neither or both of
-     *     topics and topic-pattern, a pattern that does not compile, an empty group id
+     *     topics and topic-pattern, a pattern that does not compile, an empty group id,
+     *     per-partition starting offsets naming a topic outside the topics (or the pattern), named
+     *     with the topics given
      */
     public KafkaInput validate() {
         if (bootstrapServers == null || bootstrapServers.isBlank()) {
@@ -69,6 +71,26 @@ public final class KafkaInput implements Serializable {
             throw new IllegalArgumentException(
                     "kafka: 'starting-offsets' must be earliest, latest, committed, timestamp:<epoch ms>"
                             + " or per-partition offsets");
+        }
+        if (startingOffsets.kind() == StartingOffsets.Kind.OFFSETS) {
+            // refused here, before any broker is asked: a topic the input does not read
+            List<String> outside = new ArrayList<>();
+            for (String topic : startingOffsets.offsets().keySet()) {
+                if (!subscribes(topic)) {
+                    outside.add(topic);
+                }
+            }
+            if (!outside.isEmpty()) {
+                throw new IllegalArgumentException(
+                        "kafka: 'starting-offsets' names "
+                                + (outside.size() == 1 ? "topic " : "topics ")
+                                + String.join(", ", outside)
+                                + ", which the input does not subscribe to ("
+                                + (topicPattern != null
+                                        ? "topic-pattern " + topicPattern
+                                        : "topics: " + String.join(", ", topics))
+                                + ")");
+            }
         }
         return this;
     }

@@ -171,6 +171,32 @@ class PlainJsonDecodeTest {
                                 "table 'orders': fields [extra] are not among the declared columns [id, op, seq, note]"));
     }
 
+    /**
+     * S2: the cells of a CSV line are named by its file's header, matched to the columns ignoring
+     * case as the vendor's reader does; a header column no column matches is SCHEMA_CHANGED naming
+     * the header, not "declared columns" (the columns may come from the first file's header).
+     */
+    @Test
+    void csvHeaderNamesMatchTheColumnsIgnoringCase() {
+        ChangeRecordDecoder d =
+                new ChangeRecordDecoder(
+                        List.of(orders().onSchemaChange(OnSchemaChange.QUARANTINE).build()));
+        d.textCells(true);
+        decode(d, "{'ID':'1','Op':'upsert','SEQ':'2','note':'a'}", 2);
+        assertThat(out.changes).containsExactly(row(1, "upsert", 2L, "a"));
+        decode(d, "{'id':'2','seq':'1','Extra':'x'}", 3);
+        assertThat(out.quarantined)
+                .containsExactly(
+                        quarantine(
+                                "orders",
+                                3,
+                                "{'id':'2','seq':'1','Extra':'x'}",
+                                QuarantineReason.SCHEMA_CHANGED,
+                                "table 'orders': the CSV header's columns [Extra] are not among the"
+                                        + " table's columns [id, op, seq, note] (matched ignoring"
+                                        + " case)"));
+    }
+
     @Test
     void unknownTopicWithSeveralFlows() {
         DecoderFlow a = orders().sourceNames("orders").build();
