@@ -424,6 +424,7 @@ class ChangeFeedSqlITCase {
                 .hasMessage(
                         "INVALID_CDC_OPTIONS: Unknown option 'ending-version' for the change feed of table "
                                 + "c.db.t$changelog. Accepted options: 'bounded', 'consumer-id', "
+                                + "'delete-file-cache-size', "
                                 + "'max-bytes-per-cycle', 'max-files-per-cycle', 'monitor-interval', "
                                 + "'start-mode', 'starting-timestamp', 'starting-version'.");
         // the advice names only what t$changelog accepts (no timestamp-out-of-range.enabled)
@@ -499,7 +500,8 @@ class ChangeFeedSqlITCase {
         assertThat(cdfError(tEnv, changes("'starting-versoin'='1', 'ending-version'='2'")))
                 .hasMessage(
                         "INVALID_CDC_OPTIONS: Unknown option 'starting-versoin' for the change feed of table "
-                                + "c.db.t$changes. Accepted options: 'consumer-id', 'ending-timestamp', 'ending-version', "
+                                + "c.db.t$changes. Accepted options: 'consumer-id', 'delete-file-cache-size', "
+                                + "'ending-timestamp', 'ending-version', "
                                 + "'max-bytes-per-cycle', 'max-files-per-cycle', 'monitor-interval', 'read-change-feed', "
                                 + "'starting-timestamp', 'starting-version', 'timestamp-out-of-range.enabled'.");
         assertThat(

@@ -56,7 +56,7 @@ class ChangeFeedOptionsTest {
                 .isInstanceOf(CdfException.class)
                 .hasMessageStartingWith(
                         "INVALID_CDC_OPTIONS: Unknown option 'ending-versoin' for the change feed of table db.t. "
-                                + "Accepted options: 'bounded', 'consumer-id', 'ending-timestamp', ");
+                                + "Accepted options: 'bounded', 'consumer-id', 'delete-file-cache-size', 'ending-timestamp', ");
         assertThatThrownBy(
                         () -> ChangeFeedOptions.resolve("db.t", Map.of("max-files-per-cycle", "x")))
                 .hasMessage(
