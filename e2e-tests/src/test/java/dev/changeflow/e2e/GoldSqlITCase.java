@@ -240,6 +240,91 @@ class GoldSqlITCase {
         }
     }
 
+    static final Schema ITEMS =
+            new Schema(
+                    List.of(
+                            Types.NestedField.required(1, "id", Types.LongType.get()),
+                            Types.NestedField.optional(2, "grp", Types.StringType.get()),
+                            Types.NestedField.optional(3, "amount", Types.LongType.get())),
+                    Set.of(1));
+
+    /**
+     * G2 {@code _source_version}: {@code SOURCE_VERSION(_commit_version)} in a grouped query is the
+     * last Silver version that changed the group — an insert, an update or a delete (group a's last
+     * change is the delete at 3, although its remaining row is of version 1; Flink's MAX would drop
+     * back) — and {@code _commit_version AS _source_version} in a projection the version of the
+     * row's last change. A replay from 3 reads Silver's snapshot of version 2, whose rows all carry
+     * 2: a group or row not changed since before 3 then shows 2 (N−1), the others their last change
+     * as before.
+     */
+    @Test
+    void sourceVersionIsTheLastSilverVersionThatChangedTheGroupOrRow() throws Exception {
+        Path warehouse = tmp.resolve("warehouse");
+        Catalog catalog = CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        Table items =
+                catalog.createTable(
+                        TableIdentifier.of("silver", "items"),
+                        ITEMS,
+                        PartitionSpec.unpartitioned(),
+                        Map.of(TableProperties.FORMAT_VERSION, "2"));
+        // 1: five inserts; 2: updates of 2 and 4; 3: delete of 2; 4: insert of 5
+        commit(
+                items,
+                ITEMS,
+                "id",
+                List.of(
+                        item(1, "a", 10),
+                        item(2, "a", 20),
+                        item(3, "b", 5),
+                        item(4, "c", 1),
+                        item(6, "d", 100)),
+                List.of());
+        commit(items, ITEMS, "id", List.of(item(2, "a", 30), item(4, "c", 2)), List.of());
+        commit(items, ITEMS, "id", List.of(), List.of(2L));
+        commit(items, ITEMS, "id", List.of(item(5, "b", 7)), List.of());
+        Path file = tmp.resolve("source_version.sql");
+        Files.writeString(
+                file,
+                "CREATE DATABASE IF NOT EXISTS gold;\n"
+                        + "CREATE TABLE IF NOT EXISTS gold.item_groups (grp STRING, n BIGINT,"
+                        + " total BIGINT, _source_version BIGINT, PRIMARY KEY (grp) NOT"
+                        + " ENFORCED);\n"
+                        + "CREATE TABLE IF NOT EXISTS gold.items (id BIGINT, grp STRING, amount"
+                        + " BIGINT, _source_version BIGINT, PRIMARY KEY (id) NOT ENFORCED);\n"
+                        + "INSERT INTO gold.item_groups SELECT grp, COUNT(*), SUM(amount),"
+                        + " SOURCE_VERSION(_commit_version) FROM silver.`items$changelog` GROUP BY"
+                        + " grp;\n"
+                        + "INSERT INTO gold.items SELECT id, grp, amount, _commit_version AS"
+                        + " _source_version FROM silver.`items$changelog`;\n");
+
+        assertThat(gold(warehouse, file, "1")).isZero();
+        Table groups = catalog.loadTable(TableIdentifier.of("gold", "item_groups"));
+        Table rows = catalog.loadTable(TableIdentifier.of("gold", "items"));
+        assertThat(TableRows.toCsvLines(groups))
+                .containsExactlyInAnyOrder("a,1,10,3", "b,2,12,4", "c,1,2,2", "d,1,100,1");
+        assertThat(TableRows.toCsvLines(rows))
+                .containsExactlyInAnyOrder(
+                        "1,a,10,1", "3,b,5,1", "4,c,2,2", "5,b,7,4", "6,d,100,1");
+
+        // replay from 3: Silver's snapshot of 2 (every row carries 2), then versions 3 and 4
+        assertThat(gold(warehouse, file, "3")).isZero();
+        assertThat(
+                        TableRows.toCsvLines(
+                                catalog.loadTable(TableIdentifier.of("gold", "item_groups"))))
+                .containsExactlyInAnyOrder("a,1,10,3", "b,2,12,4", "c,1,2,2", "d,1,100,2");
+        assertThat(TableRows.toCsvLines(catalog.loadTable(TableIdentifier.of("gold", "items"))))
+                .containsExactlyInAnyOrder(
+                        "1,a,10,2", "3,b,5,2", "4,c,2,2", "5,b,7,4", "6,d,100,2");
+    }
+
+    private static Record item(long id, String grp, long amount) {
+        GenericRecord r = GenericRecord.create(ITEMS);
+        r.setField("id", id);
+        r.setField("grp", grp);
+        r.setField("amount", amount);
+        return r;
+    }
+
     private static int gold(Path warehouse, Path file, String startingVersion) {
         return Main.execute(
                 "gold",

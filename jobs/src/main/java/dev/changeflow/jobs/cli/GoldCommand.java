@@ -2,19 +2,21 @@ package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.FlowOptions;
-import dev.changeflow.jobs.gold.GoldRunner;
-import dev.changeflow.jobs.gold.GoldSpec;
+import dev.changeflow.jobs.gold.GoldFlags;
 import dev.changeflow.jobs.gold.GoldSql;
 import dev.changeflow.operators.options.OptionParsers;
-import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.Closeable;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -34,8 +36,9 @@ import java.util.concurrent.Callable;
  *       program until stopped ({@link GoldSql#runCluster}; needs {@code --catalog}, not with {@code
  *       --bounded});
  *   <li>the definition flags ({@code --source}, {@code --upsert-table}, {@code --aggregate-table},
- *       ...): an upsert projection and/or a SUM/COUNT aggregate. See {@link GoldRunner} for local
- *       and cluster runs and {@link dev.changeflow.jobs.gold.GoldStart} for where a run starts.
+ *       ...): an upsert projection and/or a per-group aggregate, compiled to a Gold SQL file
+ *       ({@link GoldFlags}, printed by {@code --print-sql}) and run by the same code as {@code gold
+ *       FILE.sql}: a local run is a {@code --bounded} one, {@code --cluster} runs until stopped.
  * </ul>
  */
 @Command(
@@ -104,8 +107,17 @@ public final class GoldCommand implements Callable<Integer> {
             names = "--aggregate",
             paramLabel = "NAME=FN(EXPR)",
             description =
-                    "An aggregate column: NAME=SUM(expr), NAME=COUNT(*) or NAME=COUNT(expr); repeat for more.")
+                    "An aggregate column: NAME=SUM(expr), NAME=COUNT(*) or NAME=COUNT(expr) (or another Flink SQL"
+                            + " aggregate, e.g. NAME=MAX(expr)); repeat for more.")
     List<String> aggregates;
+
+    @Option(
+            names = "--print-sql",
+            description =
+                    "With the definition flags: print the Gold SQL file they compile to (CREATE TABLE IF NOT EXISTS"
+                            + " and INSERT INTO ... FROM ns.`t$changelog`) and exit, without running it. Save it as"
+                            + " FILE.sql to move to gold FILE.sql.")
+    boolean printSql;
 
     @Option(
             names = "--starting-version",
@@ -114,15 +126,15 @@ public final class GoldCommand implements Callable<Integer> {
                     "Silver version N to start at (replay). With FILE.sql: every t$changelog read without its own "
                             + "starting-version starts at N (Silver as of N-1, then the changes from N); the Gold tables "
                             + "are emptied and rebuilt; N after a Gold table's recorded version + 1 is GOLD_VERSION_MISMATCH. "
-                            + "With --source: checked against the Gold tables' _source_version (gap or overlap). "
-                            + "Default: FILE.sql from Silver's current snapshot; --source where Gold is.")
+                            + "The same with the definition flags (they compile to such a file). "
+                            + "Default: Silver's current snapshot.")
     Long startingVersion;
 
     @Option(
             names = "--name",
             paramLabel = "ID",
             description =
-                    "Job name (operator uids, checkpoint folder). Default: gold-<silver table>.")
+                    "Job name (checkpoint folder). Default: the file's name; with --source gold-<silver table>.")
     String name;
 
     @Option(
@@ -159,7 +171,9 @@ public final class GoldCommand implements Callable<Integer> {
     @Option(
             names = "--from-scratch",
             description =
-                    "Drop the Gold tables first and rebuild them from the Silver table's current snapshot.")
+                    "With the definition flags: drop the Gold tables first (only tables with a _source_version"
+                            + " column), e.g. tables of another shape, and create them anew. Every run rebuilds the"
+                            + " Gold tables' rows anyway.")
     boolean fromScratch;
 
     @Option(
@@ -211,38 +225,34 @@ public final class GoldCommand implements Callable<Integer> {
     }
 
     /**
-     * The Gold definition given by the flags.
+     * The Gold definition given by the flags (before it is compiled, {@link GoldFlags#toSql}).
      *
      * @throws IllegalArgumentException when a table name or an option combination is wrong
      * @throws dev.changeflow.jobs.gold.GoldException GOLD_DEFINITION_INVALID for an aggregate form
      */
-    public GoldSpec spec() {
+    public GoldFlags definition() {
         if (source == null) {
             throw new IllegalArgumentException("give FILE.sql or --source NS.TABLE");
         }
         TableIdentifier silver = table(source, "--source");
-        GoldSpec.Upsert upsert = null;
+        GoldFlags.Upsert upsert = null;
         if (upsertTable != null) {
-            upsert =
-                    new GoldSpec.Upsert(
-                            table(upsertTable, "--upsert-table"),
-                            columns == null || columns.isBlank() ? List.of() : List.of(columns),
-                            where);
+            upsert = new GoldFlags.Upsert(table(upsertTable, "--upsert-table"), columns, where);
         } else if (columns != null || where != null) {
             throw new IllegalArgumentException("--columns and --where belong to --upsert-table");
         }
-        GoldSpec.Aggregate aggregate = null;
+        GoldFlags.Aggregate aggregate = null;
         if (aggregateTable != null) {
             if (groupBy == null || aggregates == null) {
                 throw new IllegalArgumentException(
                         "--aggregate-table needs --group-by and at least one --aggregate");
             }
-            List<GoldSpec.AggregateColumn> cols = new ArrayList<>();
+            List<GoldFlags.AggregateColumn> cols = new ArrayList<>();
             for (String a : aggregates) {
-                cols.add(GoldSpec.AggregateColumn.parse(a));
+                cols.add(GoldFlags.AggregateColumn.parse(a));
             }
             aggregate =
-                    new GoldSpec.Aggregate(
+                    new GoldFlags.Aggregate(
                             table(aggregateTable, "--aggregate-table"), groupBy, cols);
         } else if (groupBy != null || aggregates != null) {
             throw new IllegalArgumentException(
@@ -251,8 +261,22 @@ public final class GoldCommand implements Callable<Integer> {
         if (upsert == null && aggregate == null) {
             throw new IllegalArgumentException("give --upsert-table, --aggregate-table, or both");
         }
-        return new GoldSpec(
-                name != null ? name : "gold-" + silver.name(), silver, upsert, aggregate);
+        Map<String, String> maintained = new LinkedHashMap<>();
+        if (maintenance) {
+            maintained.put(FlowOptions.MAINTENANCE.key(), "true");
+        }
+        for (String kv : maintenanceOptions == null ? List.<String>of() : maintenanceOptions) {
+            int eq = kv.indexOf('=');
+            if (eq > 0) {
+                maintained.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+            }
+        }
+        return new GoldFlags(
+                name != null ? name : "gold-" + silver.name(),
+                silver,
+                upsert,
+                aggregate,
+                maintained);
     }
 
     /** {@code gold FILE.sql}: the definition flags do not apply. */
@@ -268,6 +292,7 @@ public final class GoldCommand implements Callable<Integer> {
         addIf(wrong, fromScratch, "--from-scratch");
         addIf(wrong, maintenance, "--maintenance");
         addIf(wrong, maintenanceOptions != null, "--maintenance-option");
+        addIf(wrong, printSql, "--print-sql");
         if (!wrong.isEmpty()) {
             throw new IllegalArgumentException(
                     String.join(", ", wrong)
@@ -314,6 +339,49 @@ public final class GoldCommand implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * {@code --from-scratch}: drops the flags' Gold tables that exist, each only when it has a
+     * {@code _source_version} column (a table a Gold job wrote).
+     *
+     * @throws IllegalArgumentException for a table without that column, before anything is dropped
+     */
+    private static void dropGoldTables(GoldFlags flags, CatalogSettings settings)
+            throws IOException {
+        List<TableIdentifier> targets = new ArrayList<>();
+        if (flags.upsert() != null) {
+            targets.add(flags.upsert().target());
+        }
+        if (flags.aggregate() != null) {
+            targets.add(flags.aggregate().target());
+        }
+        Catalog iceberg = settings.open();
+        try {
+            List<TableIdentifier> drop = new ArrayList<>();
+            for (TableIdentifier t : targets) {
+                if (!iceberg.tableExists(t)) {
+                    continue;
+                }
+                Table table = iceberg.loadTable(t);
+                if (table.schema().findField(GoldFlags.SOURCE_VERSION) == null) {
+                    throw new IllegalArgumentException(
+                            "--from-scratch drops only Gold tables (with a "
+                                    + GoldFlags.SOURCE_VERSION
+                                    + " column); "
+                                    + t
+                                    + " has none: drop it yourself or choose another table");
+                }
+                drop.add(t);
+            }
+            for (TableIdentifier t : drop) {
+                iceberg.dropTable(t, true);
+            }
+        } finally {
+            if (iceberg instanceof Closeable c) {
+                c.close();
+            }
+        }
+    }
+
     private static void addIf(List<String> out, boolean given, String flag) {
         if (given) {
             out.add(flag);
@@ -337,15 +405,9 @@ public final class GoldCommand implements Callable<Integer> {
             throw new IllegalArgumentException(
                     "--bounded applies to gold FILE.sql (a local run of --source ends at Silver's latest version anyway)");
         }
-        GoldSpec spec = spec();
-        GoldRunner.Options o = new GoldRunner.Options();
-        o.warehouse = warehouse;
-        o.startingVersion = startingVersion;
-        o.fromScratch = fromScratch;
-        o.parallelism = parallelism;
-        o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
-        o.maintenance = maintenance();
-        if (o.maintenance.enabled() && !cluster) {
+        GoldFlags flags = definition();
+        TableMaintenanceOptions maintained = maintenance(); // checked before anything is read
+        if (maintained.enabled() && !cluster && !printSql) {
             throw new IllegalArgumentException(
                     "--maintenance needs --cluster: a local run ends at Silver's latest version;"
                             + " maintain the Gold tables with bin/changeflow maintain");
@@ -354,24 +416,36 @@ public final class GoldCommand implements Callable<Integer> {
             throw new IllegalArgumentException(
                     "--parallelism must be at least 1, got " + parallelism);
         }
-        CatalogSettings settings =
-                catalog == null || catalog.isEmpty()
-                        ? CatalogSettings.localHadoop(warehouse.toAbsolutePath())
-                        : CatalogSettings.of(
-                                "changeflow", CatalogOptions.fromFlags("--catalog", catalog));
-        if (cluster) {
-            if (catalog == null || catalog.isEmpty()) {
-                throw new IllegalArgumentException(
-                        "--cluster needs an Iceberg catalog (--catalog type=rest --catalog uri=...)");
-            }
-            if (fromScratch) {
-                throw new IllegalArgumentException(
-                        "--from-scratch is for local runs; on a cluster, drop the Gold tables yourself");
-            }
-            GoldRunner.runCluster(spec, settings, o);
+        if (cluster && (catalog == null || catalog.isEmpty())) {
+            throw new IllegalArgumentException(
+                    "--cluster needs an Iceberg catalog (--catalog type=rest --catalog uri=...)");
+        }
+        if (cluster && fromScratch) {
+            throw new IllegalArgumentException(
+                    "--from-scratch is for local runs; on a cluster, drop the Gold tables yourself");
+        }
+        CatalogSettings settings = CliOptions.catalogSettings(warehouse, catalog, GoldSql.CATALOG);
+        if (fromScratch && !printSql) {
+            dropGoldTables(flags, settings);
+        }
+        String sql = flags.toSql(settings);
+        if (printSql) {
+            System.out.print(sql);
             return 0;
         }
-        GoldRunner.runLocal(spec, settings, o);
+        GoldSql.File file = GoldSql.parse(sql, flags.name() + ".sql");
+        GoldSql.Options o = new GoldSql.Options();
+        o.warehouse = warehouse;
+        o.name = flags.name();
+        o.parallelism = parallelism;
+        o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
+        o.bounded = !cluster; // a local run of the flags reads up to Silver's latest version
+        o.startingVersion = startingVersion;
+        if (cluster) {
+            GoldSql.runCluster(file, settings, o);
+        } else {
+            GoldSql.runLocal(file, settings, o);
+        }
         return 0;
     }
 }

@@ -6,14 +6,14 @@ package dev.changeflow.jobs.gold;
  * <p>Codes:
  *
  * <ul>
- *   <li>{@code GOLD_VERSION_MISMATCH}: a start without Flink state whose starting version would
- *       leave a gap (Silver versions with changes that no Gold commit contains) or an overlap
- *       (versions that a Gold commit already contains, which the aggregate would count twice)
- *       relative to the Gold tables' {@code _source_version}.
- *   <li>{@code GOLD_DEFINITION_INVALID}: the Gold definition names unknown columns, an aggregate
- *       that is not {@code SUM(expr)} / {@code COUNT(*)} / {@code COUNT(expr)}, an upsert
- *       projection without the Silver table's identifier fields, or an existing Gold table of
- *       another shape.
+ *   <li>{@code GOLD_VERSION_MISMATCH} (docs/semantics.md G3): a start without Flink state whose
+ *       starting version would leave a gap — Silver versions with changes that no Gold commit
+ *       contains, after a Gold table's recorded {@code changeflow.source-version.<table>} — or
+ *       whose skipped versions have expired.
+ *   <li>{@code GOLD_DEFINITION_INVALID} (G2): the definition flags of {@code gold} name no Silver
+ *       table, an upsert projection without the Silver table's identifier fields, an unknown
+ *       group-by column, an aggregate not of the form {@code NAME=FN(expr)}, or a column or
+ *       predicate Flink cannot plan ({@link GoldFlags}).
  * </ul>
  */
 public final class GoldException extends RuntimeException {

@@ -102,6 +102,12 @@ import java.util.stream.Collectors;
  * dev.changeflow.sources.cdf.sql.SourceVersionStamping}, which sets the versions of the commit's
  * checkpoint on the commit itself.
  *
+ * <p><b>{@code _source_version}</b> (G2), where a query selects it: {@code
+ * SOURCE_VERSION(_commit_version)} in a grouped query ({@link
+ * dev.changeflow.jobs.sql.SourceVersionFunction}, registered in the session: the last Silver
+ * version that changed the group, by insert, update or delete), {@code _commit_version AS
+ * _source_version} in a projection; rows from Silver's snapshot of N−1 carry N−1.
+ *
  * <p><b>Replay</b> (G3). {@link Options#startingVersion} N is the {@code starting-version} of every
  * read without its own hint (catalog option {@code changelog.starting-version}): Silver as of N−1,
  * then the changes from N. An N after a Gold table's recorded version + 1 over versions with

@@ -1,6 +1,8 @@
 package dev.changeflow.jobs.gold;
 
+import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.cdf.ChangeFeedOptions;
+import dev.changeflow.sources.cdf.TableChanges;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
 import dev.changeflow.sources.cdf.sql.SourceVersionLog;
 
@@ -8,11 +10,15 @@ import org.apache.flink.annotation.Internal;
 import org.apache.iceberg.DeleteFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.Record;
 import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.util.SnapshotUtil;
 
 import javax.annotation.Nullable;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,13 +48,13 @@ import java.util.function.Function;
  * only ({@link dev.changeflow.sources.cdf.sql.SourceVersionStamping}), and the gap rule, the
  * emptying and its marks below concern those reads only.
  *
- * <p><b>The gap rule</b> (G3, shared with the definition-file job: {@link GoldStart#checkNoGap}): a
- * read of {@code s} with an explicit {@code starting-version} N, in an INSERT into a Gold table
- * recorded at R for {@code s}, fails with {@code GOLD_VERSION_MISMATCH} when N > R + 1 and versions
- * R+1..N−1 have changes — checked for every Gold table and each of its own reads before anything is
- * committed. A replay that starts later than the Gold tables' history reaches is almost always the
- * wrong version (a typo, another table's numbering), and its Gold history would jump over Silver
- * versions it never reflected. A start at or before R + 1 is always fine: the tables are rebuilt.
+ * <p><b>The gap rule</b> (G3, {@link #checkNoGap}): a read of {@code s} with an explicit {@code
+ * starting-version} N, in an INSERT into a Gold table recorded at R for {@code s}, fails with
+ * {@code GOLD_VERSION_MISMATCH} when N > R + 1 and versions R+1..N−1 have changes — checked for
+ * every Gold table and each of its own reads before anything is committed. A replay that starts
+ * later than the Gold tables' history reaches is almost always the wrong version (a typo, another
+ * table's numbering), and its Gold history would jump over Silver versions it never reflected. A
+ * start at or before R + 1 is always fine: the tables are rebuilt.
  *
  * <p>Reads with {@code 'start-mode'='changes-only'} do not rebuild Gold's state from a snapshot, so
  * a Gold table written from one is not emptied (the gap rule still applies to it); nor is a Gold
@@ -213,7 +219,7 @@ public final class GoldSqlStart {
                                 });
                 long latest =
                         s.currentSnapshot() == null ? 0 : s.currentSnapshot().sequenceNumber();
-                GoldStart.checkNoGap(
+                checkNoGap(
                         s,
                         "Gold table "
                                 + g.getKey()
@@ -273,5 +279,106 @@ public final class GoldSqlStart {
         marks.forEach(delete::set);
         delete.commit();
         return true;
+    }
+
+    /**
+     * G3's gap rule: a start without state at Silver version {@code requested} beside Gold tables
+     * complete up to version {@code g} must not skip a version that has changes. Fails when {@code
+     * requested} is after Silver's next version, or when {@code requested > g + 1} and versions
+     * {@code g + 1 .. requested - 1} hold at least one change (versions without changes, such as
+     * compactions, leave nothing to skip).
+     *
+     * @param tables how the message names the Gold tables
+     * @param latest Silver's latest version
+     * @throws GoldException {@code GOLD_VERSION_MISMATCH} naming the tables, {@code g} and {@code
+     *     requested}; also when the versions after {@code g} are expired
+     */
+    static void checkNoGap(Table silver, String tables, long g, long requested, long latest) {
+        if (requested > latest + 1) {
+            throw afterLatest(
+                    requested,
+                    silver,
+                    latest,
+                    "start at version " + (g + 1) + " or omit the starting version");
+        }
+        if (requested > g + 1) {
+            long changes = checkAvailable(silver, g + 1, requested - 1, tables, g, true);
+            if (changes > 0) {
+                throw new GoldException(
+                        GoldException.Code.GOLD_VERSION_MISMATCH,
+                        String.format(
+                                "starting version %d leaves a gap: %s contain Silver %s up to version %d, and versions %d..%d "
+                                        + "hold %d change(s) no Gold commit contains. Start at version %d (or omit the starting version).",
+                                requested,
+                                tables,
+                                silver.name(),
+                                g,
+                                g + 1,
+                                requested - 1,
+                                changes,
+                                g + 1));
+            }
+        }
+    }
+
+    private static GoldException afterLatest(
+            long requested, Table silver, long latest, String fix) {
+        return new GoldException(
+                GoldException.Code.GOLD_VERSION_MISMATCH,
+                String.format(
+                        "starting version %d is after Silver %s's next version %d (its latest is %d): %s.",
+                        requested, silver.name(), latest + 1, latest, fix));
+    }
+
+    /**
+     * Checks that versions from..to are still available (their snapshots not expired, F4) and, when
+     * {@code count} is set, counts their changes (none when from > to). The check alone only plans
+     * the range from the table's metadata; the job reads the changes anyway, and a data file gone
+     * since fails it with {@code VERSION_NOT_AVAILABLE} (K6).
+     *
+     * @return the number of changes, or 0 when not counted
+     * @throws GoldException GOLD_VERSION_MISMATCH when a version of the range has expired
+     */
+    private static long checkAvailable(
+            Table silver, long from, long to, String tables, long g, boolean count) {
+        if (from > to) {
+            return 0;
+        }
+        try {
+            if (!count) {
+                TableChanges.forTable(silver).startingVersion(from).endingVersion(to).build();
+                return 0;
+            }
+            return countChanges(silver, from, to);
+        } catch (CdfException e) {
+            if (e.code() != CdfException.ErrorCode.VERSION_NOT_AVAILABLE) {
+                throw e;
+            }
+            throw new GoldException(
+                    GoldException.Code.GOLD_VERSION_MISMATCH,
+                    String.format(
+                            "%s contain Silver %s up to version %d, but versions from %d on are no longer available (snapshots"
+                                    + " expired), so Gold cannot continue exactly: rebuild it from Silver's current snapshot (omit"
+                                    + " the starting version). %s",
+                            tables, silver.name(), g, from, e.getMessage()),
+                    e);
+        }
+    }
+
+    private static long countChanges(Table silver, long from, long to) {
+        long n = 0;
+        try (CloseableIterable<Record> rows =
+                TableChanges.forTable(silver)
+                        .startingVersion(from)
+                        .endingVersion(to)
+                        .build()
+                        .read()) {
+            for (Record ignored : rows) {
+                n++;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return n;
     }
 }

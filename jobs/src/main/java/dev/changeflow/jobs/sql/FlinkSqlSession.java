@@ -14,6 +14,7 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.flink.FlinkCatalogFactory;
 
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,7 +22,8 @@ import java.util.TreeMap;
 /**
  * What {@code bin/changeflow sql} and {@code bin/changeflow gold FILE.sql} share to run Flink SQL:
  * the {@code changeflow} catalog over the warehouse's Iceberg catalog as the session's current
- * catalog, {@code SELECT *} without virtual metadata columns, and a change-feed error ({@link
+ * catalog, {@code SELECT *} without virtual metadata columns, the built-in aggregate {@code
+ * SOURCE_VERSION} ({@link SourceVersionFunction}, G2), and a change-feed error ({@link
  * CdfException}, F3/F4) surfaced with its code rather than wrapped in Flink's exceptions.
  */
 @Internal
@@ -31,8 +33,10 @@ public final class FlinkSqlSession {
     /**
      * Registers catalog {@code name} of type {@code changeflow} over {@code settings} (plus {@code
      * extraOptions}, e.g. {@link ChangeflowCatalog#CHANGELOG_DEFAULTS_PREFIX} defaults) in {@code
-     * tEnv}, makes it current, and leaves virtual metadata columns out of {@code SELECT *} ({@link
-     * ChangeflowCatalog#excludeMetadataColumnsFromSelectStar}).
+     * tEnv}, makes it current, leaves virtual metadata columns out of {@code SELECT *} ({@link
+     * ChangeflowCatalog#excludeMetadataColumnsFromSelectStar}) and registers {@code
+     * SOURCE_VERSION(v)} as a temporary system function ({@link SourceVersionFunction}; once per
+     * {@code tEnv}).
      */
     public static void open(
             TableEnvironment tEnv,
@@ -44,6 +48,10 @@ public final class FlinkSqlSession {
         options.putAll(extraOptions);
         tEnv.createCatalog(name, CatalogDescriptor.of(name, Configuration.fromMap(options)));
         tEnv.useCatalog(name);
+        if (!Arrays.asList(tEnv.listUserDefinedFunctions())
+                .contains(SourceVersionFunction.NAME.toLowerCase(Locale.ROOT))) {
+            SourceVersionFunction.register(tEnv);
+        }
     }
 
     /**

@@ -5,7 +5,7 @@ import dev.changeflow.jobs.cli.IngestCommand;
 import dev.changeflow.jobs.cli.Main;
 import dev.changeflow.jobs.config.FlowsFile;
 import dev.changeflow.jobs.config.IngestConfig;
-import dev.changeflow.jobs.gold.GoldSpec;
+import dev.changeflow.jobs.gold.GoldFlags;
 import dev.changeflow.jobs.gold.GoldSql;
 import dev.changeflow.jobs.sql.SqlScript;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
@@ -385,10 +385,12 @@ class K8sManifestsTest {
         picocli.CommandLine.ParseResult parsed = parseJobArgs(d, config);
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("gold");
         GoldCommand gold = (GoldCommand) parsed.subcommand().commandSpec().userObject();
-        GoldSpec spec = gold.spec();
+        // the flag form compiles to Gold SQL (GoldFlags): its definition as the flags give it
+        GoldFlags spec = gold.definition();
+        assertThat(spec.name()).isEqualTo("gold-pgbench_accounts");
         assertThat(spec.source().toString()).isEqualTo("public.pgbench_accounts");
         assertThat(spec.upsert().target().toString()).isEqualTo("gold.accounts");
-        assertThat(spec.upsert().columns()).containsExactly("aid, bid, abalance");
+        assertThat(spec.upsert().columns()).isEqualTo("aid, bid, abalance");
         assertThat(spec.upsert().where()).isEqualTo("abalance <> 0");
         assertThat(spec.aggregate().groupBy()).containsExactly("bid");
         assertThat(spec.aggregate().aggregates())

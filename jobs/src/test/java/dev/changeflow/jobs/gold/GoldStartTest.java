@@ -2,7 +2,6 @@ package dev.changeflow.jobs.gold;
 
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
 import dev.changeflow.sources.cdf.sql.SourceVersionLog;
-import dev.changeflow.sources.cdf.stream.ChangeFeedStart;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.PartitionSpec;
@@ -31,7 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Where a Silver→Gold job starts without state: defaults, overlaps, gaps (GOLD_VERSION_MISMATCH).
+ * Where a Gold SQL run starts without state ({@link GoldSqlStart}, docs/semantics.md G3): the
+ * recorded version, gaps and expired versions (GOLD_VERSION_MISMATCH), the reads of each INSERT,
+ * the emptying commit. (The flag form's own start rules went with it: it compiles to Gold SQL.)
  */
 class GoldStartTest {
     private static final Schema SILVER =
@@ -46,7 +47,7 @@ class GoldStartTest {
                             Types.NestedField.required(1, "bid", Types.IntegerType.get()),
                             Types.NestedField.required(2, "n", Types.LongType.get()),
                             Types.NestedField.required(
-                                    3, GoldSpec.SOURCE_VERSION, Types.LongType.get())),
+                                    3, GoldFlags.SOURCE_VERSION, Types.LongType.get())),
                     Set.of(1));
 
     @TempDir Path dir;
@@ -70,183 +71,38 @@ class GoldStartTest {
         TableAppends.append(silver, SILVER, row(SILVER, 7, 70));
     }
 
-    private Table gold(String name, long... versions) throws IOException {
-        Table t =
-                catalog.createTable(
-                        TableIdentifier.of("gold", name),
-                        GOLD,
-                        PartitionSpec.unpartitioned(),
-                        Map.of(TableProperties.FORMAT_VERSION, "2"));
-        int bid = 0;
-        for (long v : versions) {
-            TableAppends.append(t, GOLD, row(GOLD, ++bid, 1L, v));
-        }
-        return t;
-    }
-
-    @Test
-    void freshGoldTablesTakeTheInitialSnapshot() throws IOException {
-        GoldStart s = GoldStart.resolve(silver, gold("u"), gold("a"), null);
-        assertEquals("GoldStart{startingVersion=initial snapshot}", s.toString());
-    }
-
-    @Test
-    void withoutAStartingVersionItContinuesAfterTheGoldVersion() throws IOException {
-        GoldStart s = GoldStart.resolve(silver, gold("u", 2, 4), gold("a", 3, 4), null);
-        assertEquals(5L, s.startingVersion().getAsLong());
-        // the upsert table lags (a lost commit or delete-only versions): it is replayed, the
-        // aggregate skips per group
-        assertEquals(
-                3L,
-                GoldStart.resolve(silver, gold("u2", 2), gold("a2", 4), null)
-                        .startingVersion()
-                        .getAsLong());
-        assertEquals(
-                3L,
-                GoldStart.resolve(silver, gold("u3", 2), gold("a3", 4), 5L)
-                        .startingVersion()
-                        .getAsLong());
-    }
-
-    @Test
-    void aNewGoldTableBesideAFullOneFailsAnEmptyExistingOneDoesNot() throws IOException {
-        Table agg = gold("a", 4);
-        GoldException e =
-                assertThrows(
-                        GoldException.class,
-                        () -> GoldStart.resolve(silver, null, true, agg, true, null));
-        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals(
-                "GOLD_VERSION_MISMATCH: a new Gold table beside one that already holds rows: (a new table) and"
-                        + " hadoop.gold.a (_source_version 4). Both must start from the same Silver snapshot: drop the other one"
-                        + " too (or run with --from-scratch) to rebuild both.",
-                e.getMessage().replace(catalog.name() + ".", "hadoop."));
-        // an upsert table that exists without rows (its filter matched nothing yet) follows the
-        // aggregate
-        assertEquals(
-                5L,
-                GoldStart.resolve(silver, gold("u"), true, agg, true, null)
-                        .startingVersion()
-                        .getAsLong());
-    }
-
     /**
-     * A table without rows beside one with rows may have lost the commit that brought its first
-     * rows (a kill between the two committers): it gets Silver's rows at the other's Gold version
-     * first.
+     * F4: a replay whose skipped versions have expired cannot be checked for changes; it fails
+     * before any job runs, naming the recorded version and the fix.
      */
     @Test
-    void aTableWithoutRowsBesideOneWithRowsGetsSilversRowsFirst() throws IOException {
-        GoldStart s = GoldStart.resolve(silver, gold("u"), true, gold("a", 4), true, null);
-        assertEquals(
-                "GoldStart{startingVersion=5, Silver's rows at version 4 first}", s.toString());
-        assertEquals(ChangeFeedStart.snapshotThenChanges(5), s.feedStart());
-        // the other way round: the aggregate lost its first commit
-        assertEquals(
-                ChangeFeedStart.snapshotThenChanges(3),
-                GoldStart.resolve(silver, gold("u2", 2), true, gold("a2"), true, null).feedStart());
-        // an explicit start is checked against the table with rows, and still brings the rows first
-        assertEquals(
-                ChangeFeedStart.snapshotThenChanges(5),
-                GoldStart.resolve(silver, gold("u3"), true, gold("a3", 4), true, 5L).feedStart());
-        assertEquals(
-                GoldException.Code.GOLD_VERSION_MISMATCH,
-                assertThrows(
-                                GoldException.class,
-                                () ->
-                                        GoldStart.resolve(
-                                                silver, gold("u4"), true, gold("a4", 4), true, 4L))
-                        .code());
-        // tables with rows: changes only
-        assertEquals(
-                ChangeFeedStart.changesFrom(5),
-                GoldStart.resolve(silver, gold("u5", 4), gold("a5", 4), null).feedStart());
-        assertEquals(
-                ChangeFeedStart.currentSnapshot(),
-                GoldStart.resolve(silver, gold("u6"), gold("a6"), null).feedStart());
-    }
-
-    @Test
-    void emptyGoldTablesStartOnlyWhereSilverHeldNoRows() throws IOException {
-        Table upsert = gold("u");
-        GoldException e =
-                assertThrows(
-                        GoldException.class, () -> GoldStart.resolve(silver, upsert, null, 3L));
-        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals(
-                "GOLD_VERSION_MISMATCH: the Gold tables are empty (hadoop.gold.u (_source_version none: no rows)),"
-                        + " and starting at version 3 would leave out the rows Silver hadoop.silver.accounts held at version 2."
-                        + " Omit the starting version: an empty Gold starts from Silver's current snapshot.",
-                e.getMessage().replace(catalog.name() + ".", "hadoop."));
-        // before version 1 Silver was empty: starting there reads everything
-        assertEquals(1L, GoldStart.resolve(silver, upsert, null, 1L).startingVersion().getAsLong());
-        assertThrows(
-                IllegalArgumentException.class, () -> GoldStart.resolve(silver, upsert, null, -1L));
-        GoldException late =
-                assertThrows(
-                        GoldException.class,
-                        () -> GoldStart.resolve(silver, gold("a", 7), null, 9L));
-        assertEquals(
-                "GOLD_VERSION_MISMATCH: starting version 9 is after Silver hadoop.silver.accounts's next version 8"
-                        + " (its latest is 7): start at version 8 or omit the starting version.",
-                late.getMessage().replace(catalog.name() + ".", "hadoop."));
-    }
-
-    @Test
-    void anOverlapFails() throws IOException {
-        Table agg = gold("a", 3, 4);
-        GoldException e =
-                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 4L));
-        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals(
-                "GOLD_VERSION_MISMATCH: starting version 4 overlaps the Gold tables: hadoop.gold.a (_source_version 4)"
-                        + " already contain Silver hadoop.silver.accounts up to version 4; its changes would be applied twice."
-                        + " Start at version 5 (or omit the starting version).",
-                e.getMessage().replace(catalog.name() + ".", "hadoop."));
-        assertEquals(5L, GoldStart.resolve(silver, null, agg, 5L).startingVersion().getAsLong());
-    }
-
-    @Test
-    void aGapFailsUnlessTheSkippedVersionsHaveNoChange() throws IOException {
-        Table agg = gold("a", 4);
-        GoldException e =
-                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, 6L));
-        assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
-        assertEquals(
-                "GOLD_VERSION_MISMATCH: starting version 6 leaves a gap: hadoop.gold.a (_source_version 4) contain"
-                        + " Silver hadoop.silver.accounts up to version 4, and versions 5..5 hold 1 change(s) no Gold commit contains."
-                        + " Start at version 5 (or omit the starting version).",
-                e.getMessage().replace(catalog.name() + ".", "hadoop."));
-        // Gold at 5: version 6 changed nothing, so starting at 7 leaves no gap
-        Table at5 = gold("b", 5);
-        assertEquals(7L, GoldStart.resolve(silver, null, at5, 7L).startingVersion().getAsLong());
-        assertEquals(
-                GoldException.Code.GOLD_VERSION_MISMATCH,
-                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, at5, 8L))
-                        .code());
-    }
-
-    /**
-     * F4: a Gold table whose next Silver versions have expired cannot continue exactly; the start
-     * fails before any job runs, naming the rebuild.
-     */
-    @Test
-    void expiredVersionsAfterTheGoldVersionFail() throws IOException {
-        Table agg = gold("a", 3);
+    void sqlGoldStartOverExpiredVersionsIsAMismatch() throws IOException {
+        String stamp = SourceVersionLog.SOURCE_VERSION_PREFIX + "silver.accounts";
+        Map<String, Table> gold = Map.of("gold.g", sqlGold("g", Map.of(stamp, "3")));
         silver.expireSnapshots()
                 .expireOlderThan(System.currentTimeMillis() + 1)
                 .retainLast(1)
                 .commit();
         GoldException e =
-                assertThrows(GoldException.class, () -> GoldStart.resolve(silver, null, agg, null));
+                assertThrows(
+                        GoldException.class,
+                        () ->
+                                GoldSqlStart.check(
+                                        gold,
+                                        List.of(new GoldSqlStart.Read("silver.accounts", 5L, true)),
+                                        t -> silver));
         assertEquals(GoldException.Code.GOLD_VERSION_MISMATCH, e.code());
         assertTrue(
                 e.getMessage()
                         .startsWith(
-                                "GOLD_VERSION_MISMATCH: hadoop.gold.a (_source_version 3) contain Silver"
-                                        + " hadoop.silver.accounts up to version 3, but versions from 4 on are no longer"
-                                        + " available (snapshots expired), so Gold cannot continue exactly: rebuild it"
-                                        + " with --from-scratch."),
+                                "GOLD_VERSION_MISMATCH: Gold table gold.g (recorded"
+                                        + " changeflow.source-version.silver.accounts = 3) contain"
+                                        + " Silver "
+                                        + silver.name()
+                                        + " up to version 3, but versions from 4 on are no longer"
+                                        + " available (snapshots expired), so Gold cannot continue"
+                                        + " exactly: rebuild it from Silver's current snapshot"
+                                        + " (omit the starting version)."),
                 e.getMessage());
     }
 
