@@ -295,7 +295,13 @@ class GoldSqlITCase {
                         + " SOURCE_VERSION(_commit_version) FROM silver.`items$changelog` GROUP BY"
                         + " grp;\n"
                         + "INSERT INTO gold.items SELECT id, grp, amount, _commit_version AS"
-                        + " _source_version FROM silver.`items$changelog`;\n");
+                        + " _source_version FROM silver.`items$changelog`;\n"
+                        // version 2 updates item 2 from 20 to 30: the filter passes its -U
+                        // alone, which must delete the Gold row (upsert materializer, G1)
+                        + "CREATE TABLE IF NOT EXISTS gold.small_items (id BIGINT, amount BIGINT,"
+                        + " PRIMARY KEY (id) NOT ENFORCED);\n"
+                        + "INSERT INTO gold.small_items SELECT id, amount FROM"
+                        + " silver.`items$changelog` WHERE amount < 25;\n");
 
         assertThat(gold(warehouse, file, "1")).isZero();
         Table groups = catalog.loadTable(TableIdentifier.of("gold", "item_groups"));
@@ -305,6 +311,10 @@ class GoldSqlITCase {
         assertThat(TableRows.toCsvLines(rows))
                 .containsExactlyInAnyOrder(
                         "1,a,10,1", "3,b,5,1", "4,c,2,2", "5,b,7,4", "6,d,100,1");
+        assertThat(
+                        TableRows.toCsvLines(
+                                catalog.loadTable(TableIdentifier.of("gold", "small_items"))))
+                .containsExactlyInAnyOrder("1,10", "3,5", "4,2", "5,7");
 
         // replay from 3: Silver's snapshot of 2 (every row carries 2), then versions 3 and 4
         assertThat(gold(warehouse, file, "3")).isZero();
@@ -315,6 +325,10 @@ class GoldSqlITCase {
         assertThat(TableRows.toCsvLines(catalog.loadTable(TableIdentifier.of("gold", "items"))))
                 .containsExactlyInAnyOrder(
                         "1,a,10,2", "3,b,5,2", "4,c,2,2", "5,b,7,4", "6,d,100,2");
+        assertThat(
+                        TableRows.toCsvLines(
+                                catalog.loadTable(TableIdentifier.of("gold", "small_items"))))
+                .containsExactlyInAnyOrder("1,10", "3,5", "4,2", "5,7");
     }
 
     private static Record item(long id, String grp, long amount) {

@@ -891,6 +891,12 @@ public final class GoldSql {
     }
 
     /**
+     * Flink's {@code table.exec.sink.upsert-materialize}: {@code FORCE} unless the file sets it
+     * (see {@link #plan}).
+     */
+    static final String UPSERT_MATERIALIZE = "table.exec.sink.upsert-materialize";
+
+    /**
      * As {@link #plan(File, StreamTableEnvironment, CatalogSettings, boolean, PrintStream)}, with
      * the catalog's extra options, the INSERTs' targets ({@code [catalog, db, table]}, in file
      * order) added to {@code targets} and each INSERT's changelog reads (in the same order) to
@@ -959,6 +965,14 @@ public final class GoldSql {
             } catch (RuntimeException e) {
                 throw translate(s, e);
             }
+        }
+        // G1: Gold tables are written by upsert, and Iceberg's upsert writer ignores -U rows (it
+        // replaces a key on +U). A filter whose condition an update's new image fails (WHERE on a
+        // changelog, HAVING) passes the -U and drops the +U: without the materializer the Gold
+        // row would stay. Flink's upsert materializer turns a retraction that leaves a key without
+        // rows into a -D of the key. A file that sets the option keeps its own value.
+        if (!tEnv.getConfig().getConfiguration().containsKey(UPSERT_MATERIALIZE)) {
+            tEnv.getConfig().getConfiguration().setString(UPSERT_MATERIALIZE, "FORCE");
         }
         StatementSet set = tEnv.createStatementSet();
         for (int i = 0; i < inserts.size(); i++) {
