@@ -426,6 +426,7 @@ class ChangeFeedSourceBuilderTest {
                         ChangeFeedOptions.MONITOR_INTERVAL.key(),
                         ChangeFeedOptions.MAX_FILES_PER_CYCLE.key(),
                         ChangeFeedOptions.MAX_BYTES_PER_CYCLE.key(),
+                        ChangeFeedOptions.DELETE_FILE_CACHE_SIZE.key(),
                         ChangeFeedOptions.BOUNDED.key(),
                         ChangeFeedOptions.CONSUMER_ID.key());
     }
