@@ -197,8 +197,8 @@ public final class GoldFlags {
                 throw invalid(
                         "aggregate '"
                                 + text
-                                + "' is not of the form name=SUM(expr), name=COUNT(*) or"
-                                + " name=COUNT(expr)");
+                                + "' is not of the form name=FUNCTION(expr), for example"
+                                + " total=SUM(abalance), n=COUNT(*) or top=MAX(abalance)");
             }
             return new AggregateColumn(m.group(1), m.group(2), m.group(3).strip());
         }
@@ -317,12 +317,15 @@ public final class GoldFlags {
                     schemaOf(
                             tEnv,
                             "SELECT "
-                                    + select
+                                    + endsLine(select)
                                     + " FROM "
                                     + from
-                                    + (upsert.where() == null ? "" : " WHERE " + upsert.where()),
+                                    + (upsert.where() == null
+                                            ? ""
+                                            : " WHERE " + endsLine(upsert.where())),
                             "--upsert-table " + upsert.target());
             List<String> names = schema.getColumnNames();
+            checkNotReserved(names, "--columns of " + upsert.target());
             for (String key : keys) {
                 if (!names.contains(key)) {
                     throw invalid(
@@ -338,13 +341,13 @@ public final class GoldFlags {
             sql.append("INSERT INTO ")
                     .append(quote(upsert.target()))
                     .append("\nSELECT ")
-                    .append(select)
+                    .append(endsLine(select))
                     .append(", `_commit_version` AS ")
                     .append(quote(SOURCE_VERSION))
                     .append("\nFROM ")
                     .append(changelog);
             if (upsert.where() != null) {
-                sql.append("\nWHERE ").append(upsert.where());
+                sql.append(whereClause(upsert.where()));
             }
             sql.append(";\n");
         }
@@ -365,6 +368,9 @@ public final class GoldFlags {
                             .collect(Collectors.joining(", "));
             // SUM of a narrow integer type: sum as BIGINT
             List<AggregateColumn> aggs = aggregate.aggregates();
+            List<String> resultNames = new ArrayList<>(aggregate.groupBy());
+            aggs.forEach(a -> resultNames.add(a.name()));
+            checkNotReserved(resultNames, "--aggregate-table " + aggregate.target());
             boolean[] cast = new boolean[aggs.size()];
             List<Integer> sums = new ArrayList<>();
             for (int i = 0; i < aggs.size(); i++) {
@@ -430,6 +436,48 @@ public final class GoldFlags {
                     .append(";\n");
         }
         return sql.toString();
+    }
+
+    /** {@code \nWHERE <predicate>}, the predicate as the flag gives it ({@link #endsLine}). */
+    private static String whereClause(String predicate) {
+        return "\nWHERE " + endsLine(predicate);
+    }
+
+    /**
+     * The flag's text, followed by a line break when it holds a {@code --} comment, so that the
+     * comment ends there instead of swallowing the rest of the compiled statement.
+     */
+    private static String endsLine(String flagText) {
+        return flagText.contains("--") ? flagText + "\n" : flagText;
+    }
+
+    /**
+     * Refuses result columns named {@value #SOURCE_VERSION} (the column the compiled query adds) or
+     * named twice (case-insensitive, as Flink SQL's would clash).
+     *
+     * @throws GoldException {@code GOLD_DEFINITION_INVALID} naming the column
+     */
+    private static void checkNotReserved(List<String> names, String what) {
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (String n : names) {
+            String lower = n.toLowerCase(java.util.Locale.ROOT);
+            if (lower.equals(SOURCE_VERSION)) {
+                throw invalid(
+                        what
+                                + ": a column named "
+                                + SOURCE_VERSION
+                                + " is the one changeflow adds (the Silver version of the row or"
+                                + " group); name yours otherwise");
+            }
+            if (!seen.add(lower)) {
+                throw invalid(
+                        what
+                                + ": the column "
+                                + n
+                                + " is named twice (group-by columns and aggregate names must"
+                                + " differ)");
+            }
+        }
     }
 
     private static void createTable(

@@ -234,7 +234,42 @@ class GoldFlagsTest {
                                 "--aggregate",
                                 "n=COUNT"),
                         "error: GOLD_DEFINITION_INVALID: aggregate 'n=COUNT' is not of the form"
-                                + " name=SUM(expr), name=COUNT(*) or name=COUNT(expr)\n");
+                                + " name=FUNCTION(expr), for example total=SUM(abalance),"
+                                + " n=COUNT(*) or top=MAX(abalance)\n",
+                        List.of(
+                                "--source",
+                                "silver.accounts",
+                                "--aggregate-table",
+                                "gold.t",
+                                "--group-by",
+                                "bid",
+                                "--aggregate",
+                                "_SOURCE_VERSION=COUNT(*)"),
+                        "error: GOLD_DEFINITION_INVALID: --aggregate-table gold.t: a column named"
+                                + " _source_version is the one changeflow adds (the Silver version"
+                                + " of the row or group); name yours otherwise\n",
+                        List.of(
+                                "--source",
+                                "silver.accounts",
+                                "--aggregate-table",
+                                "gold.t",
+                                "--group-by",
+                                "bid",
+                                "--aggregate",
+                                "BID=COUNT(*)"),
+                        "error: GOLD_DEFINITION_INVALID: --aggregate-table gold.t: the column BID"
+                                + " is named twice (group-by columns and aggregate names must"
+                                + " differ)\n",
+                        List.of(
+                                "--source",
+                                "silver.accounts",
+                                "--upsert-table",
+                                "gold.t",
+                                "--columns",
+                                "aid, abalance AS _source_version"),
+                        "error: GOLD_DEFINITION_INVALID: --columns of gold.t: a column named"
+                                + " _source_version is the one changeflow adds (the Silver version"
+                                + " of the row or group); name yours otherwise\n");
         cases.forEach(
                 (flags, expected) -> {
                     List<String> args = new ArrayList<>(List.of("gold", "--print-sql"));
@@ -244,6 +279,26 @@ class GoldFlagsTest {
                     assertThat(run.stderr()).as(flags.toString()).isEqualTo(expected);
                     assertThat(run.code()).as(flags.toString()).isNotZero();
                 });
+        // a predicate ending in a -- comment: the comment ends at its line, the statement does not
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        int code =
+                CapturedOutput.stdout(
+                        printed,
+                        () ->
+                                Main.execute(
+                                        "gold",
+                                        "--print-sql",
+                                        "--source",
+                                        "silver.accounts",
+                                        "--upsert-table",
+                                        "gold.t",
+                                        "--where",
+                                        "abalance <> 0 -- positive or negative",
+                                        "--warehouse",
+                                        warehouse.toString()));
+        assertThat(code).isZero();
+        assertThat(printed.toString(StandardCharsets.UTF_8))
+                .contains("\nWHERE abalance <> 0 -- positive or negative\n;\n");
         // a predicate Flink cannot plan: Flink's message
         CapturedOutput.MainRun bad =
                 CapturedOutput.main(
