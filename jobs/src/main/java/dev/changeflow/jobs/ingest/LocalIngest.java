@@ -497,7 +497,7 @@ public final class LocalIngest {
                 summary.savepoint =
                         LocalRunner.stopWithSavepoint(
                                 job, checkpoints.savepointDir(job.getJobID()));
-                job.getJobExecutionResult().get();
+                LocalRunner.awaitEnd(job);
                 summary.runSeconds = (System.nanoTime() - started) / 1e9;
                 checkpoints.cleanUpOlderState(Path.of(URI.create(summary.savepoint)));
                 return;

@@ -243,7 +243,7 @@ public final class LocalSnapshotIngest {
                 String savepoint =
                         LocalRunner.stopWithSavepoint(
                                 job, checkpoints.savepointDir(job.getJobID()));
-                job.getJobExecutionResult().get();
+                LocalRunner.awaitEnd(job);
                 return savepoint;
             }
             Thread.sleep(50);

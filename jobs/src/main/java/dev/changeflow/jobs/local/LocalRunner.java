@@ -145,6 +145,13 @@ public final class LocalRunner {
                     }
                 }
             } catch (ExecutionException e) {
+                // a task failed while the job was being stopped (a record the run refuses came
+                // after the savepoint's barrier): the failure is the job's, whatever the job does
+                // next (restart, finish), so it is what the run reports
+                Exception refused = refusal(e);
+                if (refused != null) {
+                    throw refused;
+                }
                 // declined: tasks still starting, or the job is failing over / failed
                 if (attempt >= 600) {
                     throw e;
@@ -193,12 +200,12 @@ public final class LocalRunner {
             result.get();
             return true;
         } catch (ExecutionException e) {
+            Exception refused = refusal(e);
+            if (refused != null) {
+                throw refused;
+            }
             Throwable cause = e;
-            while (cause.getCause() != null
-                    && cause.getCause() != cause
-                    && !(cause instanceof ChangeRecordException)
-                    && !(cause instanceof dev.changeflow.operators.AutoCdcException)
-                    && !(cause instanceof dev.changeflow.sources.cdf.CdfException)) {
+            while (cause.getCause() != null && cause.getCause() != cause) {
                 cause = cause.getCause();
             }
             if (cause instanceof Exception) {
@@ -206,6 +213,42 @@ public final class LocalRunner {
             }
             throw e;
         }
+    }
+
+    /**
+     * Waits for the job's end after a stop with savepoint. A task can still fail after the
+     * savepoint is written (a record the run refuses came after the savepoint's barrier): the job
+     * then fails (or restarts and fails) and the run reports that failure.
+     *
+     * @throws Exception the run's own refusal ({@link ChangeRecordException}, {@link
+     *     dev.changeflow.operators.AutoCdcException}, {@link
+     *     dev.changeflow.sources.cdf.CdfException}) among the causes, else Flink's {@link
+     *     ExecutionException}
+     */
+    public static void awaitEnd(JobClient job) throws Exception {
+        try {
+            job.getJobExecutionResult().get();
+        } catch (ExecutionException e) {
+            Exception refused = refusal(e);
+            throw refused != null ? refused : e;
+        }
+    }
+
+    /**
+     * The run's own refusal in {@code e}'s causes — a {@link ChangeRecordException}, {@link
+     * dev.changeflow.operators.AutoCdcException} or {@link dev.changeflow.sources.cdf.CdfException}
+     * (each carries an error code the launcher reports with exit code 2) — or null.
+     */
+    @Nullable
+    private static Exception refusal(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof ChangeRecordException
+                    || t instanceof dev.changeflow.operators.AutoCdcException
+                    || t instanceof dev.changeflow.sources.cdf.CdfException) {
+                return (Exception) t;
+            }
+        }
+        return null;
     }
 
     /**
