@@ -396,8 +396,12 @@ class VendorExamplesITCase {
                         + "    'abfss://myContainer@myStorageAccount.dfs.core.windows.net/analysis/*/*/*.json',\n"
                         + "    format => \"json\"\n"
                         + "  );\n",
-                "sales.sql:4:15: UNSUPPORTED_STATEMENT: not supported by changeflow yet: read_files of"
-                        + " 'abfss://");
+                // object-store paths are read through Flink's file systems now (issue #13): an
+                // abfss:// path without the Azure plugin is refused naming the plugin to add
+                "sales.sql:4:15: SOURCE_NOT_FOUND: read_files path abfss://myContainer@myStorageAccount"
+                        + ".dfs.core.windows.net/analysis/*/*/*.json: no Flink file system for scheme"
+                        + " 'abfss' of abfss://myContainer@myStorageAccount.dfs.core.windows.net/analysis:"
+                        + " add the Flink file-system plugin flink-azure-fs-hadoop");
         assertRefused(
                 softly,
                 "CREATE OR REFRESH STREAMING TABLE payments_current\n"
