@@ -146,15 +146,7 @@ final class CsvLines {
                 names[0] = names[0].substring(1); // a UTF-8 byte order mark
             }
         } catch (IOException e) {
-            return new Header(
-                    line,
-                    null,
-                    "the header (line "
-                            + line
-                            + ") of CSV file "
-                            + path
-                            + " does not parse: "
-                            + message(e));
+            return badHeader(path, line, "does not parse: " + message(e));
         }
         Set<String> seen = new HashSet<>();
         Map<String, String> folded = new HashMap<>();
@@ -162,14 +154,10 @@ final class CsvLines {
             String other = folded.putIfAbsent(name.toLowerCase(Locale.ROOT), name);
             if (other != null && !other.equals(name)) {
                 // S2: header names match the columns ignoring case, so these two are one column
-                return new Header(
+                return badHeader(
+                        path,
                         line,
-                        null,
-                        "the header (line "
-                                + line
-                                + ") of CSV file "
-                                + path
-                                + " names columns '"
+                        "names columns '"
                                 + other
                                 + "' and '"
                                 + name
@@ -177,19 +165,21 @@ final class CsvLines {
                                 + " table's columns ignoring case)");
             }
             if (name.isEmpty() || !seen.add(name)) {
-                return new Header(
+                return badHeader(
+                        path,
                         line,
-                        null,
-                        "the header (line "
-                                + line
-                                + ") of CSV file "
-                                + path
-                                + (name.isEmpty()
-                                        ? " has an empty column name"
-                                        : " names column '" + name + "' twice"));
+                        name.isEmpty()
+                                ? "has an empty column name"
+                                : "names column '" + name + "' twice");
             }
         }
         return new Header(line, names, null);
+    }
+
+    /** A refused header: "the header (line n) of CSV file p " followed by {@code what}. */
+    private static Header badHeader(String path, long line, String what) {
+        return new Header(
+                line, null, "the header (line " + line + ") of CSV file " + path + " " + what);
     }
 
     /** The cells of one CSV line. */
