@@ -176,12 +176,21 @@ public final class CatalogSettings implements Serializable {
         }
     }
 
-    /** A fresh Hadoop configuration with {@link #hadoopProperties()} applied. */
+    /**
+     * A fresh Hadoop configuration with {@link #hadoopProperties()} applied and, unless they name
+     * another, {@link ForkFreeLocalFileSystem} as the file system of {@code file:} paths.
+     */
     public Configuration hadoopConf() {
         Configuration conf = new Configuration();
+        if (conf.get(LOCAL_FILE_SYSTEM_IMPL) == null) {
+            conf.set(LOCAL_FILE_SYSTEM_IMPL, ForkFreeLocalFileSystem.class.getName());
+        }
         hadoopProperties.forEach(conf::set);
         return conf;
     }
+
+    /** The Hadoop property naming the file system class of {@code file:} paths. */
+    static final String LOCAL_FILE_SYSTEM_IMPL = "fs.file.impl";
 
     /**
      * Iceberg's serializable {@link CatalogLoader} for this catalog, as Iceberg's Flink sink and
