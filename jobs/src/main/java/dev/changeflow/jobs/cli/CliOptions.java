@@ -111,6 +111,20 @@ public final class CliOptions {
         }
 
         /**
+         * Parses {@code --consumer-expiry} and {@code --older-than}, so that a command can refuse a
+         * malformed value before it changes anything (as {@code maintain} does before its
+         * compaction).
+         *
+         * @throws IllegalArgumentException naming the option whose value does not parse
+         */
+        void check(Instant now) {
+            consumerExpiryDuration();
+            if (olderThan != null) {
+                ExpireCommand.instant(olderThan, now);
+            }
+        }
+
+        /**
          * The expiry of {@code table} these options describe.
          *
          * @throws IllegalArgumentException naming the option whose value does not parse

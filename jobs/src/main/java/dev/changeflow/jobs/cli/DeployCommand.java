@@ -148,7 +148,7 @@ public final class DeployCommand implements Callable<Integer> {
             throw new IllegalArgumentException("give a pipeline FILE.sql or --flows FILE");
         }
         if (!Files.isRegularFile(flows)) {
-            throw new IllegalArgumentException("flows file not found: " + flows);
+            throw CliErrors.fileNotFound("flows file", flows, "");
         }
         for (String[] required :
                 new String[][] {{stateDir, "--state-dir"}, {kafkaBootstrap, "--kafka-bootstrap"}}) {
@@ -236,7 +236,7 @@ public final class DeployCommand implements Callable<Integer> {
     /** The CronJobs of the scheduled tables of {@link #pipeline}. */
     public String renderPipeline() throws Exception {
         if (!Files.isRegularFile(pipeline)) {
-            throw new IllegalArgumentException("pipeline file not found: " + pipeline);
+            throw CliErrors.fileNotFound("pipeline file", pipeline, "");
         }
         SqlPipeline p = SqlPipeline.read(pipeline);
         for (String w : p.warnings()) {
@@ -247,7 +247,7 @@ public final class DeployCommand implements Callable<Integer> {
         if (!unscheduled.isEmpty()) {
             throw new IllegalArgumentException(
                     pipeline
-                            + ": streaming table(s) "
+                            + ": INVALID_SCHEDULE: streaming table(s) "
                             + String.join(", ", unscheduled)
                             + " have no SCHEDULE: a continuous FlinkDeployment reads Kafka (deploy"
                             + " --print --flows ...), which a pipeline file cannot name yet; give"
@@ -256,7 +256,7 @@ public final class DeployCommand implements Callable<Integer> {
         if (p.config().catalog.isEmpty()) {
             throw new IllegalArgumentException(
                     pipeline
-                            + ": a scheduled refresh writes the tables to the file's Iceberg"
+                            + ": INVALID_OPTION: a scheduled refresh writes the tables to the file's Iceberg"
                             + " catalog, and the file names none: add SET catalog.type = 'rest';"
                             + " SET catalog.uri = '...'; (a pod has no shared local warehouse)");
         }

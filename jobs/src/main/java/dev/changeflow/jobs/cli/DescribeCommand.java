@@ -58,7 +58,7 @@ public final class DescribeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (!Files.isRegularFile(file)) {
-            throw new IllegalArgumentException("pipeline file not found: " + file);
+            throw CliErrors.fileNotFound("pipeline file", file, "");
         }
         SqlPipeline pipeline = SqlPipeline.read(file);
         Map<String, TableIdentifier> targets = new HashMap<>();

@@ -61,8 +61,7 @@ public final class ExpireCommand implements Callable<Integer> {
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
         if (!cat.tableExists(id)) {
-            throw new IllegalArgumentException(
-                    "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
+            throw CliErrors.tableNotFound(id, settings.name(), " (check --warehouse)");
         }
         Table t = cat.loadTable(id);
         System.out.println(options.expiry(t, Instant.now()).execute().describe());

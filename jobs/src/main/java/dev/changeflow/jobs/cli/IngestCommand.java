@@ -239,7 +239,7 @@ public final class IngestCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (flows != null && !Files.isRegularFile(flows)) {
-            throw new IllegalArgumentException("flows file not found: " + flows);
+            throw CliErrors.fileNotFound("flows file", flows, "");
         }
         IngestConfig cfg;
         try {
@@ -263,11 +263,10 @@ public final class IngestCommand implements Callable<Integer> {
             // S2: a glob pattern (quoted against the shell) needs its base folder; a scheme
             // without a file system is named with the plugin to add (NoFileSystemException)
             if (!InputFileSystems.exists(FileGlob.base(files.get(i)))) {
-                throw new IllegalArgumentException(
-                        "input not found: "
-                                + inputs.get(i)
-                                + " (give change-record files or folders, or a quoted glob"
-                                + " pattern)");
+                throw CliErrors.fileNotFound(
+                        "input",
+                        inputs.get(i),
+                        " (give change-record files or folders, or a quoted glob pattern)");
             }
         }
         // S4: every REPLACE WHERE flow is built (and its predicate checked) before anything runs

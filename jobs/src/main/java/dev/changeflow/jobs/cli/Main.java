@@ -1,6 +1,7 @@
 package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.gold.GoldException;
+import dev.changeflow.jobs.sql.SqlException;
 import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.sources.cdf.CdfException;
 import dev.changeflow.sources.changes.ChangeRecordException;
@@ -23,7 +24,11 @@ import picocli.CommandLine.Command;
  * changeflow maintain TABLE            compact data files (deletes applied) and expire snapshots
  * </pre>
  *
- * Exit codes: 0 success, 1 failure of the job or the check (and a change-feed range the table's
+ * <p>Every error is one {@code error: ...} line with a code: a bad flag or argument that no check
+ * gave a more precise code is {@code INVALID_OPTION} ({@link CliErrors#withCode}), a missing file
+ * {@code SOURCE_NOT_FOUND}, a missing table {@code TABLE_NOT_FOUND}.
+ *
+ * <p>Exit codes: 0 success, 1 failure of the job or the check (and a change-feed range the table's
  * history cannot serve now: {@code START_AFTER_LATEST_COMMIT}, {@code VERSION_NOT_AVAILABLE}, ...),
  * 2 bad input: bad usage or definition (a definition error, an unknown option, a missing file, an
  * unknown database or table, a change-feed read whose options, timestamps or range are malformed:
@@ -64,6 +69,18 @@ public final class Main implements Runnable {
         cl.setParameterExceptionHandler(
                 (ex, given) -> {
                     CommandLine cmd = ex.getCommandLine();
+                    String what = ex.getMessage();
+                    String lists = " --help lists the options";
+                    if (ex instanceof CommandLine.UnmatchedArgumentException u
+                            && cmd.getParent() == null
+                            && given.length > 0
+                            && !given[0].startsWith("-")
+                            && !u.getUnmatched().isEmpty()
+                            && given[0].equals(u.getUnmatched().get(0))) {
+                        // changeflow maintian ...: the first word names no command
+                        what = "unknown command '" + given[0] + "'";
+                        lists = " --help lists the commands";
+                    }
                     String hint = "";
                     if (ex instanceof CommandLine.UnmatchedArgumentException u
                             && !u.getSuggestions().isEmpty()) {
@@ -74,11 +91,11 @@ public final class Main implements Runnable {
                                     "error: "
                                             + CliErrors.INVALID_OPTION
                                             + ": "
-                                            + ex.getMessage()
+                                            + what
                                             + hint
                                             + "; "
                                             + cmd.getCommandSpec().qualifiedName()
-                                            + " --help lists the options");
+                                            + lists);
                     return 2;
                 });
         cl.setExecutionExceptionHandler(
@@ -96,12 +113,17 @@ public final class Main implements Runnable {
                             usage
                                     || ex instanceof ChangeRecordException
                                     || ex instanceof CdfException;
-                    cmd.getErr()
-                            .println(
-                                    "error: "
-                                            + (domain && ex.getMessage() != null
-                                                    ? ex.getMessage()
-                                                    : ex.toString()));
+                    String message =
+                            domain && ex.getMessage() != null ? ex.getMessage() : ex.toString();
+                    if (ex instanceof IllegalArgumentException
+                            && !(ex instanceof SqlException)
+                            && ex.getMessage() != null
+                            && !UNCODED.contains(cmd.getCommandName())) {
+                        // bad usage no check gave a more precise code: INVALID_OPTION (README
+                        // "Exit codes": every error has a code)
+                        message = CliErrors.withCode(message);
+                    }
+                    cmd.getErr().println("error: " + message);
                     if (root != ex
                             && root.getMessage() != null
                             && !String.valueOf(ex.getMessage()).contains(root.getMessage())) {
@@ -111,6 +133,12 @@ public final class Main implements Runnable {
                 });
         return cl.execute(args);
     }
+
+    /**
+     * Commands whose plain {@link IllegalArgumentException}s are printed as they are, without
+     * {@link CliErrors#withCode}: {@code gold}, whose flag errors are its own work (issue #16).
+     */
+    private static final java.util.Set<String> UNCODED = java.util.Set.of("gold");
 
     /**
      * Whether {@code ex} is a change-feed error of bad input rather than a failed run, exit code 2

@@ -123,13 +123,14 @@ public final class MaintainCommand implements Callable<Integer> {
                             + orphanMinAge
                             + "'");
         }
+        // every option before anything runs: a bad --older-than must not follow a compaction
+        expiryOptions.check(Instant.now());
         CatalogSettings settings =
                 CliOptions.catalogSettings(local.warehouse, catalog, "changeflow");
         Catalog cat = settings.open();
         TableIdentifier id = TableIdentifier.parse(table);
         if (!cat.tableExists(id)) {
-            throw new IllegalArgumentException(
-                    "no table " + id + " in " + settings.name() + " catalog (check --warehouse)");
+            throw CliErrors.tableNotFound(id, settings.name(), " (check --warehouse)");
         }
         boolean all = !rewrite && !expire && !orphans;
         Table t = cat.loadTable(id);

@@ -192,7 +192,7 @@ public final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (!Files.isRegularFile(file)) {
-            throw new IllegalArgumentException("pipeline file not found: " + file);
+            throw CliErrors.fileNotFound("pipeline file", file, "");
         }
         SqlPipeline pipeline = SqlPipeline.read(file);
         if (refresh != null && fullRefresh != null) {

@@ -104,15 +104,12 @@ public final class ShowCommand implements Callable<Integer> {
                     // a warehouse folder that does not exist (yet) has no namespace: no tables
                 }
             }
-            throw new IllegalArgumentException(
-                    "no table "
-                            + id
-                            + " in "
-                            + settings.name()
-                            + " catalog"
-                            + (known.isEmpty()
-                                    ? " (it has no tables; check --warehouse)"
-                                    : "; tables: " + String.join(", ", known)));
+            throw CliErrors.tableNotFound(
+                    id,
+                    settings.name(),
+                    (known.isEmpty()
+                            ? " (it has no tables; check --warehouse)"
+                            : "; tables: " + String.join(", ", known)));
         }
         if (limit < 0) {
             throw new IllegalArgumentException("--limit must be 0 (all) or more, got " + limit);

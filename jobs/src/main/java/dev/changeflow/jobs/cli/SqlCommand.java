@@ -17,6 +17,7 @@ import org.apache.flink.table.api.ResultKind;
 import org.apache.flink.table.api.SqlParserException;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.iceberg.Table;
@@ -77,7 +78,10 @@ import java.util.regex.Pattern;
  * lists the session's missing {@code default} database as empty). A statement that needs a database
  * the catalog does not have is {@code UNKNOWN_DATABASE} naming it, one that needs a table it does
  * not have {@code TABLE_NOT_FOUND} ({@link #missingObject}; exit code 2; docs/semantics.md, F
- * introduction).
+ * introduction). Any other statement Flink parses but cannot validate is {@code UNKNOWN_COLUMN} (a
+ * column no table of the statement has), {@code UNKNOWN_FUNCTION} (a function Flink does not know)
+ * or {@code INVALID_QUERY}, at the place Flink names, with Flink's message ({@link
+ * #validationError}; exit code 2).
  */
 @Command(
         name = "sql",
@@ -162,12 +166,14 @@ public final class SqlCommand implements Callable<Integer> {
             } catch (SqlParserException e) {
                 throw syntaxError(e, "statement " + (i + 1));
             } catch (RuntimeException e) {
+                String label = "statement " + (i + 1);
                 throw missingObject(
                                 e,
-                                "statement " + (i + 1),
+                                label,
                                 rewritten,
                                 tEnv.getCurrentDatabase(),
                                 () -> databases(tEnv))
+                        .or(() -> validationError(e, label))
                         .orElseThrow(() -> e);
             }
             print(rewritten, result, streaming, out);
@@ -191,12 +197,7 @@ public final class SqlCommand implements Callable<Integer> {
         Catalog cat = settings.open();
         try {
             if (!cat.tableExists(id)) {
-                throw new IllegalArgumentException(
-                        "no table "
-                                + id
-                                + " in "
-                                + settings.name()
-                                + " catalog (check --warehouse)");
+                throw CliErrors.tableNotFound(id, settings.name(), " (check --warehouse)");
             }
             Table t = cat.loadTable(id);
             switch (s.kind()) {
@@ -408,6 +409,74 @@ public final class SqlCommand implements Callable<Integer> {
             return Optional.of(unknownDatabase(at, name, current));
         }
         return Optional.empty();
+    }
+
+    /** Flink's "Column 'c' not found in any table" / "... in table 't'" (group {@code c}). */
+    private static final Pattern UNKNOWN_COLUMN =
+            Pattern.compile("Column '(?<c>[^']+)' not found in (?:any table|table '[^']+')");
+
+    /** Calcite's "No match found for function signature f(...)" (group {@code f}). */
+    private static final Pattern UNKNOWN_FUNCTION =
+            Pattern.compile("No match found for function signature (?<f>[^(\\s]+)\\(");
+
+    /**
+     * A Flink {@link ValidationException} of statement {@code label} (Flink parsed it but cannot
+     * validate or plan it) as a {@link SqlException} at the place Flink names (else the statement's
+     * start), whose detail is Flink's message without its "SQL validation failed." prefix, on one
+     * line (its position text kept); empty for any other error. Exit code 2 ({@link Main}), as
+     * every error of the statement's text. Flink's exception is not kept as the cause: the message
+     * is Flink's.
+     *
+     * <ul>
+     *   <li>{@code UNKNOWN_COLUMN}: a column no table of the query has ({@code SELECT nosuch FROM
+     *       ns.t}), with a hint to list the columns;
+     *   <li>{@code UNKNOWN_FUNCTION}: a function Flink does not know by that name and those
+     *       arguments ({@code SELECT nosuch(id) FROM ns.t}), with a hint to list the functions;
+     *   <li>{@code INVALID_QUERY}: any other validation error (a type mismatch, an INSERT whose
+     *       columns do not match the table's, ...).
+     * </ul>
+     *
+     * A missing table or database is {@link #missingObject}'s, asked first.
+     */
+    static Optional<SqlException> validationError(RuntimeException e, String label) {
+        if (!(e instanceof ValidationException)) {
+            return Optional.empty();
+        }
+        String msg = String.valueOf(e.getMessage()).strip();
+        String prefix = "SQL validation failed.";
+        if (msg.startsWith(prefix)) {
+            msg = msg.substring(prefix.length()).strip();
+        }
+        msg = msg.replaceAll("\\s*\\R\\s*", " ");
+        Matcher place = FLINK_PLACE.matcher(msg);
+        SqlPosition at =
+                place.find()
+                        ? new SqlPosition(
+                                label,
+                                Integer.parseInt(place.group(place.group(1) != null ? 1 : 3)),
+                                Integer.parseInt(place.group(place.group(1) != null ? 2 : 4)))
+                        : new SqlPosition(label, 1, 1);
+        Matcher column = UNKNOWN_COLUMN.matcher(msg);
+        if (column.find()) {
+            return Optional.of(
+                    new SqlException(
+                            SqlException.Code.UNKNOWN_COLUMN,
+                            at,
+                            msg + "; DESCRIBE a table lists its columns"));
+        }
+        Matcher function = UNKNOWN_FUNCTION.matcher(msg);
+        if (function.find()) {
+            return Optional.of(
+                    new SqlException(
+                            SqlException.Code.UNKNOWN_FUNCTION,
+                            at,
+                            msg
+                                    + "; no function "
+                                    + function.group("f")
+                                    + " takes these arguments: SHOW FUNCTIONS lists the"
+                                    + " functions"));
+        }
+        return Optional.of(new SqlException(SqlException.Code.INVALID_QUERY, at, msg));
     }
 
     /** {@code UNKNOWN_DATABASE} naming {@code db} and the way to create it. */

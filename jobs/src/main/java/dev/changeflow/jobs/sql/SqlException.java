@@ -43,7 +43,14 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code RESET_NOT_ALLOWED}: a full refresh of a table whose {@code TBLPROPERTIES} set {@code
  *       'pipelines.reset.allowed' = 'false'} (S1).
  *   <li>{@code UNKNOWN_COLUMN}: a KEYS or SEQUENCE BY column the flow's records do not have (found
- *       when the run is planned; the position is the column or the clause).
+ *       when the run is planned; the position is the column or the clause). In {@code
+ *       bin/changeflow sql}, a column no table of the statement has (Flink's message, at the
+ *       column).
+ *   <li>{@code UNKNOWN_FUNCTION}: in {@code bin/changeflow sql}, a function Flink does not know by
+ *       that name and those arguments (Flink's message, at the call).
+ *   <li>{@code INVALID_QUERY}: a Gold file's INSERT Flink cannot plan; in {@code bin/changeflow
+ *       sql}, any other statement Flink parses but cannot validate (Flink's message, at the place
+ *       it names).
  *   <li>{@code UNKNOWN_TYPE}: a declared column whose type is no Flink SQL type ({@code INTEGR}).
  *   <li>{@code INVALID_REFRESH}: a {@code REFRESH STREAMING TABLE} that cannot run on its own (a
  *       {@code read_files} path of its table also feeds a table it leaves out) (S1).
@@ -122,9 +129,16 @@ public final class SqlException extends IllegalArgumentException {
         DROP_SHARES_STATE,
         /**
          * An INSERT of a Gold file that Flink cannot plan (G2), found before any Gold table is
-         * emptied.
+         * emptied; a statement of {@code bin/changeflow sql} that Flink parses but cannot validate
+         * (a type mismatch, an INSERT whose columns do not match its table's), with Flink's
+         * message.
          */
         INVALID_QUERY,
+        /**
+         * A statement of {@code bin/changeflow sql} calling a function Flink does not know by that
+         * name and those arguments, with Flink's message (at the call).
+         */
+        UNKNOWN_FUNCTION,
         /**
          * A column named twice in one column list of a flow (KEYS, REPLACE USING, COLUMNS, TRACK
          * HISTORY ON, EXCEPT, SEQUENCE BY STRUCT(...)), at the second mention.

@@ -459,7 +459,53 @@ public final class TableStatements {
             out.add("  status: " + last.status());
             out.add("  error: " + (last.error() == null ? "-" : last.error()));
         }
+        lastJobCommit(table, last).ifPresent(out::add);
         return out;
+    }
+
+    /** The snapshot-summary key of the Flink job whose sink made a commit (Iceberg's sink). */
+    static final String FLINK_JOB_ID = "flink.job-id";
+
+    /** The snapshot-summary key of the checkpoint a Flink sink's commit completed. */
+    static final String FLINK_CHECKPOINT_ID = "flink.max-committed-checkpoint-id";
+
+    /**
+     * The line DESCRIBE EXTENDED adds when {@code table}'s current snapshot was committed by a
+     * Flink job (its summary names the job) after the last recorded refresh ended, or when none is
+     * recorded: a continuous job ({@code ingest --cluster}, the FlinkDeployment of {@code deploy
+     * --flows}) commits once per checkpoint and never ends, so it records no refresh (S9). The line
+     * names the version (the snapshot's sequence number), its commit time (UTC), the job and the
+     * checkpoint: {@code Last commit by a Flink job: version 7 at 2026-12-04T17:00:00Z (job
+     * 3f2a..., checkpoint 12); a continuous job (ingest --cluster, deploy --flows) records no
+     * refresh}. Empty when the table does not exist, has no snapshot, or its current one is no
+     * Flink job's or is not newer than the recorded refresh's end.
+     */
+    static Optional<String> lastJobCommit(@Nullable Table table, @Nullable LastRefresh last) {
+        Snapshot s = table == null ? null : table.currentSnapshot();
+        if (s == null || s.summary() == null || s.summary().get(FLINK_JOB_ID) == null) {
+            return Optional.empty();
+        }
+        Instant at = Instant.ofEpochMilli(s.timestampMillis());
+        if (last != null && last.end() != null) {
+            try {
+                if (!at.isAfter(Instant.parse(last.end()))) {
+                    return Optional.empty();
+                }
+            } catch (java.time.format.DateTimeParseException e) {
+                // an unreadable end: say what the table's history says
+            }
+        }
+        String checkpoint = s.summary().get(FLINK_CHECKPOINT_ID);
+        return Optional.of(
+                "Last commit by a Flink job: version "
+                        + s.sequenceNumber()
+                        + " at "
+                        + at
+                        + " (job "
+                        + s.summary().get(FLINK_JOB_ID)
+                        + (checkpoint == null ? "" : ", checkpoint " + checkpoint)
+                        + "); a continuous job (ingest --cluster, deploy --flows) records no"
+                        + " refresh");
     }
 
     /** A schedule as DESCRIBE prints it. */

@@ -315,7 +315,7 @@ class IngestReplaceWhereTest {
         assertThat(run.stderr())
                 .contains(
                         flows
-                                + ": REPLACE WHERE flows (daily) are refreshed by batch jobs"
+                                + ": INVALID_OPTION: REPLACE WHERE flows (daily) are refreshed by batch jobs"
                                 + " (ingest --flows)");
     }
 

@@ -39,7 +39,7 @@ class MaintainCommandTest {
         MaintainCommand c = command("shop.nope");
         assertThatThrownBy(c::call)
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("no table shop.nope in ")
+                .hasMessageStartingWith("TABLE_NOT_FOUND: no table shop.nope in ")
                 .hasMessageEndingWith(" catalog (check --warehouse)");
     }
 

@@ -46,7 +46,7 @@ class ShowCommandTest {
         assertThat(missing.code()).as(missing.stderr()).isEqualTo(2);
         assertThat(missing.stderr())
                 .isEqualTo(
-                        "error: no table nons.t in changeflow catalog (it has no tables; check"
+                        "error: TABLE_NOT_FOUND: no table nons.t in changeflow catalog (it has no tables; check"
                                 + " --warehouse)\n");
         Path empty = Files.createDirectories(dir.resolve("empty"));
         CapturedOutput.MainRun noNamespace =

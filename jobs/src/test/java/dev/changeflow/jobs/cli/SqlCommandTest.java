@@ -129,6 +129,90 @@ class SqlCommandTest {
     }
 
     /**
+     * {@code SHOW CREATE TABLE} and {@code DESCRIBE} print each column's {@code COMMENT}: the doc
+     * of its Iceberg field, which Iceberg's Flink catalog leaves out ({@code ChangeflowCatalog}),
+     * for a table created through Iceberg's API (with a primary key: its identifier field) and one
+     * created by Flink's {@code CREATE TABLE ... COMMENT}; a column without doc has no COMMENT. The
+     * {@code src-catalog} option (it holds the warehouse's path) and the primary key's name
+     * (Iceberg's, a random id) are checked by shape.
+     */
+    @Test
+    void showCreateTableAndDescribePrintColumnComments() {
+        org.apache.iceberg.catalog.Catalog cat =
+                CatalogSettings.localHadoop(warehouse.toAbsolutePath()).open();
+        cat.createTable(
+                org.apache.iceberg.catalog.TableIdentifier.of("db", "api"),
+                new org.apache.iceberg.Schema(
+                        List.of(
+                                org.apache.iceberg.types.Types.NestedField.required(
+                                        1,
+                                        "id",
+                                        org.apache.iceberg.types.Types.IntegerType.get(),
+                                        "the id"),
+                                org.apache.iceberg.types.Types.NestedField.optional(
+                                        2, "name", org.apache.iceberg.types.Types.StringType.get()),
+                                org.apache.iceberg.types.Types.NestedField.optional(
+                                        3,
+                                        "note",
+                                        org.apache.iceberg.types.Types.StringType.get(),
+                                        "it's free text")),
+                        java.util.Set.of(1)));
+        List<String> lines =
+                sql(
+                        false,
+                        "CREATE TABLE db.ddl (id INT NOT NULL COMMENT 'the key', v STRING COMMENT"
+                                + " 'a value', w STRING)",
+                        "SHOW CREATE TABLE db.api",
+                        "DESCRIBE db.api",
+                        "SHOW CREATE TABLE db.ddl",
+                        "DESCRIBE db.ddl");
+        assertThat(lines.stream().filter(l -> l.startsWith("  'src-catalog' = ")))
+                .hasSize(2)
+                .allMatch(l -> l.contains("\"\"catalog-database\"\":\"\"db\"\""));
+        assertThat(
+                        lines.stream()
+                                .filter(l -> !l.startsWith("  'src-catalog' = "))
+                                .map(
+                                        l ->
+                                                l.replaceFirst(
+                                                        "CONSTRAINT `[^`]+` PRIMARY KEY",
+                                                        "CONSTRAINT `pk` PRIMARY KEY")))
+                .containsExactly(
+                        "OK",
+                        "result",
+                        "\"CREATE TABLE `changeflow`.`db`.`api` (",
+                        "  `id` INT NOT NULL COMMENT 'the id',",
+                        "  `name` VARCHAR(2147483647),",
+                        "  `note` VARCHAR(2147483647) COMMENT 'it''s free text',",
+                        "  CONSTRAINT `pk` PRIMARY KEY (`id`) NOT ENFORCED",
+                        ")",
+                        "WITH (",
+                        "  'connector' = 'iceberg',",
+                        "  'write.parquet.compression-codec' = 'zstd'",
+                        ")",
+                        "\"",
+                        "name,type,null,key,extras,watermark,comment",
+                        "id,INT,f,PRI(id),,,the id",
+                        "name,STRING,t,,,,",
+                        "note,STRING,t,,,,it's free text",
+                        "result",
+                        "\"CREATE TABLE `changeflow`.`db`.`ddl` (",
+                        "  `id` INT NOT NULL COMMENT 'the key',",
+                        "  `v` VARCHAR(2147483647) COMMENT 'a value',",
+                        "  `w` VARCHAR(2147483647)",
+                        ")",
+                        "WITH (",
+                        "  'connector' = 'iceberg',",
+                        "  'write.parquet.compression-codec' = 'zstd'",
+                        ")",
+                        "\"",
+                        "name,type,null,key,extras,watermark,comment",
+                        "id,INT,f,,,,the key",
+                        "v,STRING,t,,,,a value",
+                        "w,STRING,t,,,,");
+    }
+
+    /**
      * {@code changeflow sql --help} names {@code t$changelog} next to {@code t$changes}, and the
      * row-kind column of {@code --streaming}.
      */

@@ -38,18 +38,44 @@ class UsageErrorsTest {
                                         + dir
                                         + " (a folder, not a file)\n"));
         assertThat(execute("run", "--warehouse", w, missing.toString()))
-                .isEqualTo(new Result(2, "error: pipeline file not found: " + missing + "\n"));
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: pipeline file not found: "
+                                        + missing
+                                        + "\n"));
         assertThat(execute("run", "--dry-run", missing.toString()))
-                .isEqualTo(new Result(2, "error: pipeline file not found: " + missing + "\n"));
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: pipeline file not found: "
+                                        + missing
+                                        + "\n"));
         assertThat(execute("describe", "--warehouse", w, missing.toString(), "t"))
-                .isEqualTo(new Result(2, "error: pipeline file not found: " + missing + "\n"));
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: pipeline file not found: "
+                                        + missing
+                                        + "\n"));
         assertThat(execute("deploy", "--print", missing.toString()))
-                .isEqualTo(new Result(2, "error: pipeline file not found: " + missing + "\n"));
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: pipeline file not found: "
+                                        + missing
+                                        + "\n"));
         Path flows = dir.resolve("flows.yaml");
         assertThat(execute("deploy", "--print", "--flows", flows.toString()))
-                .isEqualTo(new Result(2, "error: flows file not found: " + flows + "\n"));
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: flows file not found: " + flows + "\n"));
         assertThat(execute("ingest", "--warehouse", w, "--flows", flows.toString(), dir.toString()))
-                .isEqualTo(new Result(2, "error: flows file not found: " + flows + "\n"));
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: flows file not found: " + flows + "\n"));
         assertThat(dir.resolve("warehouse")).doesNotExist();
     }
 
@@ -348,7 +374,7 @@ class UsageErrorsTest {
                 .isEqualTo(
                         new Result(
                                 2,
-                                "error: --orphan-min-age must be at least 1h (files younger than that"
+                                "error: INVALID_OPTION: --orphan-min-age must be at least 1h (files younger than that"
                                         + " may be a running job's, not committed yet), got '10m'\n"));
     }
 
@@ -422,6 +448,228 @@ class UsageErrorsTest {
                                         + " --warehouse?); changeflow ingest --help lists the"
                                         + " options\n"));
         assertThat(dir.resolve("warehouse")).doesNotExist();
+    }
+
+    /**
+     * A {@code sql} statement Flink parses but cannot validate is bad input with a code, exit code
+     * 2, at the place Flink names, Flink's message (its position text too) kept (issue #13 item 4):
+     * a column no table has {@code UNKNOWN_COLUMN}, a function Flink does not know {@code
+     * UNKNOWN_FUNCTION}, any other validation error {@code INVALID_QUERY}. Nothing is written.
+     */
+    @Test
+    void sqlValidationErrorsCarryACodeAndFlinksPlace() {
+        String w = dir.resolve("warehouse").toString();
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "CREATE DATABASE ns",
+                                "-e",
+                                "CREATE TABLE ns.t (id INT, name STRING)"))
+                .isEqualTo(new Result(0, ""));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT nosuch FROM ns.t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:8: UNKNOWN_COLUMN: From line 1, column 8 to"
+                                        + " line 1, column 13: Column 'nosuch' not found in any"
+                                        + " table; DESCRIBE a table lists its columns\n"));
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "SELECT 1",
+                                "-e",
+                                "SELECT id\nFROM ns.t WHERE t.nosuch = 1"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 2:2:19: UNKNOWN_COLUMN: From line 2, column 19 to"
+                                        + " line 2, column 24: Column 'nosuch' not found in table"
+                                        + " 't'; DESCRIBE a table lists its columns\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT nosuch(id) FROM ns.t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:8: UNKNOWN_FUNCTION: From line 1, column 8 to"
+                                        + " line 1, column 17: No match found for function"
+                                        + " signature nosuch(<NUMERIC>); no function nosuch takes"
+                                        + " these arguments: SHOW FUNCTIONS lists the"
+                                        + " functions\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT UPPER(id, 2) FROM ns.t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:8: INVALID_QUERY: From line 1, column 8 to"
+                                        + " line 1, column 19: Invalid number of arguments to"
+                                        + " function 'UPPER'. Was expecting 1 arguments\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "INSERT INTO ns.t VALUES (1)"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: INVALID_QUERY: Column types of query"
+                                        + " result and sink for 'changeflow.ns.t' do not match."
+                                        + " Cause: Different number of columns. Query schema:"
+                                        + " [EXPR$0: INT NOT NULL] Sink schema:  [id: INT, name:"
+                                        + " STRING]\n"));
+        assertThat(
+                        dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(
+                                        dir.resolve("warehouse"))
+                                .open()
+                                .loadTable(org.apache.iceberg.catalog.TableIdentifier.of("ns", "t"))
+                                .currentSnapshot())
+                .isNull();
+    }
+
+    /**
+     * The flag and argument errors of {@code maintain}, {@code expire}, {@code show}, {@code
+     * deploy}, a {@code table_changes} call, an unknown command and a missing input carry a code
+     * (README "Exit codes", issue #13 item 4), exit code 2: {@code INVALID_OPTION} for a value or
+     * combination the command refuses, {@code TABLE_NOT_FOUND} for a table the catalog lacks,
+     * {@code SOURCE_NOT_FOUND} for a missing file. {@code maintain} checks its expiry options
+     * before it compacts anything.
+     */
+    @Test
+    void commandFlagAndArgumentErrorsCarryACode() {
+        String w = dir.resolve("warehouse").toString();
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "CREATE DATABASE ns",
+                                "-e",
+                                "CREATE TABLE ns.t (id INT) WITH ('format-version'='2')",
+                                "-e",
+                                "INSERT INTO ns.t VALUES (1)",
+                                "-e",
+                                "INSERT INTO ns.t VALUES (2)"))
+                .isEqualTo(new Result(0, ""));
+        String noTable =
+                "error: TABLE_NOT_FOUND: no table ns.nosuch in changeflow catalog (check"
+                        + " --warehouse)\n";
+        assertThat(execute("maintain", "ns.nosuch", "--warehouse", w))
+                .isEqualTo(new Result(2, noTable));
+        assertThat(execute("expire", "--table", "ns.nosuch", "--warehouse", w))
+                .isEqualTo(new Result(2, noTable));
+        assertThat(execute("sql", "--warehouse", w, "-e", "OPTIMIZE ns.nosuch"))
+                .isEqualTo(new Result(2, noTable));
+        assertThat(execute("show", "ns.nosuch", "--warehouse", w))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: TABLE_NOT_FOUND: no table ns.nosuch in changeflow catalog;"
+                                        + " tables: ns.t\n"));
+        String olderThan =
+                "error: INVALID_OPTION: --older-than takes an age (7d, 12h, PT90M) or a time"
+                        + " (yyyy-MM-dd[ HH:mm:ss] UTC, or an ISO instant), got 'last week'\n";
+        // without a task flag maintain compacts first: the bad option is refused before that
+        assertThat(execute("maintain", "ns.t", "--older-than", "last week", "--warehouse", w))
+                .isEqualTo(new Result(2, olderThan));
+        assertThat(
+                        execute(
+                                "expire",
+                                "--table",
+                                "ns.t",
+                                "--older-than",
+                                "last week",
+                                "--warehouse",
+                                w))
+                .isEqualTo(new Result(2, olderThan));
+        assertThat(
+                        execute(
+                                "maintain",
+                                "ns.t",
+                                "--expire",
+                                "--consumer-expiry",
+                                "x",
+                                "--warehouse",
+                                w))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: --consumer-expiry: not a duration: 'x'"
+                                        + " (e.g. 2s, 500ms, 10min, 2d)\n"));
+        assertThat(
+                        execute(
+                                "maintain",
+                                "ns.t",
+                                "--orphans",
+                                "--orphan-min-age",
+                                "soon",
+                                "--warehouse",
+                                w))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: --orphan-min-age: not a duration: 'soon'"
+                                        + " (e.g. 2s, 500ms, 10min, 2d)\n"));
+        assertThat(execute("maintain", "ns.t", "--purge", "--rewrite", "--warehouse", w))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: --purge runs alone: it rewrites and"
+                                        + " expires itself (drop --rewrite, --expire,"
+                                        + " --orphans)\n"));
+        assertThat(
+                        dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(
+                                        dir.resolve("warehouse"))
+                                .open()
+                                .loadTable(org.apache.iceberg.catalog.TableIdentifier.of("ns", "t"))
+                                .snapshots())
+                .as("nothing compacted or expired")
+                .hasSize(2);
+        assertThat(execute("show", "ns.t", "--limit", "-1", "--warehouse", w))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: --limit must be 0 (all) or more, got -1\n"));
+        assertThat(execute("deploy", "--print"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: give a pipeline FILE.sql or --flows FILE\n"));
+        assertThat(execute("deploy", "--print", "p.sql", "--flows", "f.yaml"))
+                .isEqualTo(
+                        new Result(
+                                2, "error: INVALID_OPTION: give FILE.sql or --flows, not both\n"));
+        Path nope = dir.resolve("nope");
+        assertThat(execute("ingest", "--warehouse", w, nope.toString()))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: input not found: "
+                                        + nope
+                                        + " (give change-record files or folders, or a quoted glob"
+                                        + " pattern)\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT * FROM table_changes('ns.t')"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_CDC_OPTIONS: Cannot read table_changes('ns.t')..."
+                                        + " at position 14: it takes a table name and one or two"
+                                        + " bounds, got 0 bound(s). Use table_changes('db.t',"
+                                        + " start[, end]) where start and end are versions"
+                                        + " (integers, e.g. 5) or timestamps in quotes (e.g."
+                                        + " '2026-05-01 12:00:00').\n"));
+        assertThat(execute("maintian", "ns.t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: unknown command 'maintian' (did you mean"
+                                        + " maintain or ingest?); changeflow --help lists the"
+                                        + " commands\n"));
+        assertThat(execute("nosuch"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: unknown command 'nosuch'; changeflow"
+                                        + " --help lists the commands\n"));
     }
 
     private static String[] concat(String[] a, String last) {

@@ -221,7 +221,7 @@ class CronJobManifestsTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(
                         unscheduled
-                                + ": streaming table(s) sales have no SCHEDULE: a continuous"
+                                + ": INVALID_SCHEDULE: streaming table(s) sales have no SCHEDULE: a continuous"
                                 + " FlinkDeployment reads Kafka (deploy --print --flows ...), which a"
                                 + " pipeline file cannot name yet; give them a SCHEDULE EVERY ... or"
                                 + " SCHEDULE CRON ... clause");
@@ -230,7 +230,7 @@ class CronJobManifestsTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(
                         noCatalog
-                                + ": a scheduled refresh writes the tables to the file's Iceberg"
+                                + ": INVALID_OPTION: a scheduled refresh writes the tables to the file's Iceberg"
                                 + " catalog, and the file names none: add SET catalog.type ="
                                 + " 'rest'; SET catalog.uri = '...'; (a pod has no shared local"
                                 + " warehouse)");

@@ -264,6 +264,59 @@ class TableStatementsTest {
                         "  WHERE: id > 1");
     }
 
+    /**
+     * S9: a continuous job ({@code ingest --cluster}, {@code deploy --flows}) records no refresh;
+     * DESCRIBE EXTENDED then names the last commit of a Flink job (from the snapshot summary), when
+     * it is newer than the recorded refresh (or none is recorded), and not otherwise.
+     */
+    @Test
+    void describeExtendedNamesTheLastCommitOfAContinuousJob() {
+        SqlPipeline p = pipeline("DESCRIBE TABLE EXTENDED other.t;");
+        TableIdentifier other = TableIdentifier.of("other", "t");
+        Table t =
+                catalog.createTable(
+                        other,
+                        new Schema(Types.NestedField.optional(1, "a", Types.LongType.get())),
+                        PartitionSpec.unpartitioned(),
+                        Map.of("format-version", "2"));
+        commitOne(t);
+        t.newAppend()
+                .appendFile(
+                        DataFiles.builder(t.spec())
+                                .withPath(t.location() + "/data/job.parquet")
+                                .withFormat(FileFormat.PARQUET)
+                                .withFileSizeInBytes(100)
+                                .withRecordCount(1)
+                                .build())
+                .set("flink.job-id", "0f1e2d3c4b5a69788796a5b4c3d2e1f0")
+                .set("flink.max-committed-checkpoint-id", "12")
+                .commit();
+        t.refresh();
+        String at = Instant.ofEpochMilli(t.currentSnapshot().timestampMillis()).toString();
+        List<String> base =
+                List.of(
+                        "Table other.t",
+                        "Columns:",
+                        "  a long",
+                        "Definition: none in this file (not a streaming table of it)",
+                        "Schedule: none (refreshed when the file is run)",
+                        "Last refresh: none recorded");
+        List<String> expected = new ArrayList<>(base);
+        expected.add(
+                "Last commit by a Flink job: version 2 at "
+                        + at
+                        + " (job 0f1e2d3c4b5a69788796a5b4c3d2e1f0, checkpoint 12); a continuous"
+                        + " job (ingest --cluster, deploy --flows) records no refresh");
+        assertThat(TableStatements.describe(p, p.describes().get(0), catalog, other))
+                .containsExactlyElementsOf(expected);
+        // a refresh recorded after that commit: its record only
+        TableStatements.RefreshRecord.start(catalog, List.of(other), false).succeeded(catalog, 0);
+        List<String> described = TableStatements.describe(p, p.describes().get(0), catalog, other);
+        assertThat(described).hasSize(base.size() + 7);
+        assertThat(described.get(base.size() - 1)).isEqualTo("Last refresh:");
+        assertThat(described.get(described.size() - 1)).isEqualTo("  error: -");
+    }
+
     @Test
     void describeOfAFailedRefreshAndOfATableOutsideTheFile() {
         SqlPipeline p = pipeline("DESCRIBE TABLE EXTENDED other.t;\nDESCRIBE TABLE nope;");

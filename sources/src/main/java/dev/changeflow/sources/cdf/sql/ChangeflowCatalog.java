@@ -43,6 +43,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * changes as a Flink changelog (G1; columns, options and why it has a name of its own: {@link
  * ChangelogTableSource}).
  *
+ * <p>Every table's columns carry their comments: the docs of the Iceberg fields, which Iceberg's
+ * catalog leaves out, so that {@code SHOW CREATE TABLE} and {@code DESCRIBE} print them.
+ *
  * <p><b>Columns of {@code t$changes}</b>: the table's current columns (same names and types), then
  * {@code _change_type} STRING NOT NULL, {@code _commit_version} BIGINT NOT NULL and {@code
  * _commit_timestamp} TIMESTAMP_LTZ(3) NOT NULL; no primary key (a key changes many times). Its
@@ -186,11 +189,11 @@ public class ChangeflowCatalog extends FlinkCatalog {
             throws TableNotExistException, CatalogException {
         boolean changelog = isChangelogTable(tablePath.getObjectName());
         if (!changelog && !isChangesTable(tablePath.getObjectName())) {
-            return super.getTable(tablePath);
+            return withColumnComments(super.getTable(tablePath), tablePath);
         }
         CatalogTable base;
         try {
-            base = super.getTable(basePath(tablePath));
+            base = withColumnComments(super.getTable(basePath(tablePath)), basePath(tablePath));
         } catch (TableNotExistException e) {
             throw new TableNotExistException(getName(), tablePath, e);
         }
@@ -217,6 +220,52 @@ public class ChangeflowCatalog extends FlinkCatalog {
                 .comment("Change data feed of " + basePath(tablePath).getFullName())
                 .options(options)
                 .build();
+    }
+
+    /**
+     * {@code table} (Iceberg's Flink view of the table at {@code path}) with each top-level
+     * column's comment: the doc of the Iceberg field of that name, which Iceberg's catalog leaves
+     * out (so {@code SHOW CREATE TABLE} and {@code DESCRIBE} print the {@code COMMENT}s a {@code
+     * CREATE STREAMING TABLE} or {@code CREATE TABLE} declared). {@code table} itself when no field
+     * has a doc or the table cannot be loaded.
+     */
+    private CatalogTable withColumnComments(CatalogTable table, ObjectPath path) {
+        org.apache.iceberg.Schema iceberg;
+        try {
+            iceberg = loadIcebergTable(path).schema();
+        } catch (RuntimeException e) {
+            return table;
+        }
+        if (iceberg.columns().stream().allMatch(f -> f.doc() == null)) {
+            return table;
+        }
+        Schema unresolved = table.getUnresolvedSchema();
+        Schema.Builder schema = Schema.newBuilder();
+        for (Schema.UnresolvedColumn c : unresolved.getColumns()) {
+            schema.fromColumns(List.of(c));
+            org.apache.iceberg.types.Types.NestedField f = iceberg.findField(c.getName());
+            if (c.getComment().isEmpty() && f != null && f.doc() != null) {
+                schema.withComment(f.doc());
+            }
+        }
+        unresolved
+                .getPrimaryKey()
+                .ifPresent(
+                        key ->
+                                schema.primaryKeyNamed(
+                                        key.getConstraintName(), key.getColumnNames()));
+        unresolved
+                .getWatermarkSpecs()
+                .forEach(w -> schema.watermark(w.getColumnName(), w.getWatermarkExpression()));
+        CatalogTable.Builder copy =
+                CatalogTable.newBuilder()
+                        .schema(schema.build())
+                        .comment(table.getComment())
+                        .partitionKeys(table.getPartitionKeys())
+                        .options(table.getOptions());
+        table.getDistribution().ifPresent(copy::distribution);
+        table.getSnapshot().ifPresent(copy::snapshot);
+        return copy.build();
     }
 
     /**
