@@ -2,6 +2,7 @@ package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.FlowOptions;
+import dev.changeflow.jobs.gold.GoldException;
 import dev.changeflow.jobs.gold.GoldFlags;
 import dev.changeflow.jobs.gold.GoldSql;
 import dev.changeflow.operators.options.OptionParsers;
@@ -18,6 +19,7 @@ import picocli.CommandLine.Parameters;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -227,12 +229,15 @@ public final class GoldCommand implements Callable<Integer> {
     /**
      * The Gold definition given by the flags (before it is compiled, {@link GoldFlags#toSql}).
      *
-     * @throws IllegalArgumentException when a table name or an option combination is wrong
-     * @throws dev.changeflow.jobs.gold.GoldException GOLD_DEFINITION_INVALID for an aggregate form
+     * @throws IllegalArgumentException when a table name or an option combination is wrong (a
+     *     definition flag given without the table it belongs to)
+     * @throws GoldException {@code GOLD_DEFINITION_INVALID} without {@code --source}, without a
+     *     Gold table, for an aggregate table without {@code --group-by} or {@code --aggregate}, or
+     *     an aggregate not of the form {@code NAME=FN(EXPR)}
      */
     public GoldFlags definition() {
         if (source == null) {
-            throw new IllegalArgumentException("give FILE.sql or --source NS.TABLE");
+            throw GoldException.definitionInvalid("give FILE.sql or --source NS.TABLE");
         }
         TableIdentifier silver = table(source, "--source");
         GoldFlags.Upsert upsert = null;
@@ -244,7 +249,7 @@ public final class GoldCommand implements Callable<Integer> {
         GoldFlags.Aggregate aggregate = null;
         if (aggregateTable != null) {
             if (groupBy == null || aggregates == null) {
-                throw new IllegalArgumentException(
+                throw GoldException.definitionInvalid(
                         "--aggregate-table needs --group-by and at least one --aggregate");
             }
             List<GoldFlags.AggregateColumn> cols = new ArrayList<>();
@@ -259,7 +264,8 @@ public final class GoldCommand implements Callable<Integer> {
                     "--group-by and --aggregate belong to --aggregate-table");
         }
         if (upsert == null && aggregate == null) {
-            throw new IllegalArgumentException("give --upsert-table, --aggregate-table, or both");
+            throw GoldException.definitionInvalid(
+                    "give --upsert-table, --aggregate-table, or both");
         }
         Map<String, String> maintained = new LinkedHashMap<>();
         if (maintenance) {
@@ -281,6 +287,45 @@ public final class GoldCommand implements Callable<Integer> {
 
     /** {@code gold FILE.sql}: the definition flags do not apply. */
     private Integer runFile() throws Exception {
+        Duration interval;
+        try {
+            interval = checkFileFlags();
+        } catch (IllegalArgumentException e) {
+            throw CliErrors.coded(e, null);
+        }
+        if (!java.nio.file.Files.isRegularFile(file)) {
+            // as run, describe, ingest --flows and deploy: a usage error naming the file (exit 2)
+            throw new IllegalArgumentException(
+                    "Gold SQL file not found: "
+                            + file
+                            + (java.nio.file.Files.isDirectory(file)
+                                    ? " (a folder, not a file)"
+                                    : ""));
+        }
+        GoldSql.File gold = GoldSql.read(file);
+        GoldSql.Options o = new GoldSql.Options();
+        o.warehouse = warehouse;
+        o.name = name;
+        o.parallelism = parallelism;
+        o.checkpointInterval = interval;
+        o.bounded = bounded;
+        o.startingVersion = startingVersion;
+        CatalogSettings settings = CliOptions.catalogSettings(warehouse, catalog, GoldSql.CATALOG);
+        if (cluster) {
+            GoldSql.runCluster(gold, settings, o);
+        } else {
+            GoldSql.runLocal(gold, settings, o);
+        }
+        return 0;
+    }
+
+    /**
+     * The flag checks of {@code gold FILE.sql}, before the file is read.
+     *
+     * @return the checkpoint interval
+     * @throws IllegalArgumentException for a definition flag, a bad combination or value
+     */
+    private Duration checkFileFlags() {
         List<String> wrong = new ArrayList<>();
         addIf(wrong, source != null, "--source");
         addIf(wrong, upsertTable != null, "--upsert-table");
@@ -309,34 +354,26 @@ public final class GoldCommand implements Callable<Integer> {
                         "--bounded is for local runs: a --cluster run reads Silver until it is stopped");
             }
         }
+        return checkCommonFlags();
+    }
+
+    /**
+     * The checks both forms share: {@code --parallelism}, {@code --checkpoint-interval}, {@code
+     * --starting-version}.
+     *
+     * @return the checkpoint interval
+     */
+    private Duration checkCommonFlags() {
         if (parallelism < 1) {
             throw new IllegalArgumentException(
                     "--parallelism must be at least 1, got " + parallelism);
         }
-        if (!java.nio.file.Files.isRegularFile(file)) {
-            // as run, describe, ingest --flows and deploy: a usage error naming the file (exit 2)
+        Duration interval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
+        if (startingVersion != null && startingVersion < 0) {
             throw new IllegalArgumentException(
-                    "Gold SQL file not found: "
-                            + file
-                            + (java.nio.file.Files.isDirectory(file)
-                                    ? " (a folder, not a file)"
-                                    : ""));
+                    "--starting-version must be >= 0, got " + startingVersion);
         }
-        GoldSql.File gold = GoldSql.read(file);
-        GoldSql.Options o = new GoldSql.Options();
-        o.warehouse = warehouse;
-        o.name = name;
-        o.parallelism = parallelism;
-        o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
-        o.bounded = bounded;
-        o.startingVersion = startingVersion;
-        CatalogSettings settings = CliOptions.catalogSettings(warehouse, catalog, GoldSql.CATALOG);
-        if (cluster) {
-            GoldSql.runCluster(gold, settings, o);
-        } else {
-            GoldSql.runLocal(gold, settings, o);
-        }
-        return 0;
+        return interval;
     }
 
     /**
@@ -396,33 +433,27 @@ public final class GoldCommand implements Callable<Integer> {
         return id;
     }
 
+    /**
+     * Runs the command. Every flag is checked before anything is read, printed or run ({@code
+     * --print-sql} too); a wrong flag is {@code INVALID_OPTION}, a missing Silver or Gold table
+     * {@code GOLD_DEFINITION_INVALID} (exit code 2).
+     */
     @Override
     public Integer call() throws Exception {
         if (file != null) {
             return runFile();
         }
-        if (bounded) {
-            throw new IllegalArgumentException(
-                    "--bounded applies to gold FILE.sql (a local run of --source ends at Silver's latest version anyway)");
-        }
-        GoldFlags flags = definition();
-        TableMaintenanceOptions maintained = maintenance(); // checked before anything is read
-        if (maintained.enabled() && !cluster && !printSql) {
-            throw new IllegalArgumentException(
-                    "--maintenance needs --cluster: a local run ends at Silver's latest version;"
-                            + " maintain the Gold tables with bin/changeflow maintain");
-        }
-        if (parallelism < 1) {
-            throw new IllegalArgumentException(
-                    "--parallelism must be at least 1, got " + parallelism);
-        }
-        if (cluster && (catalog == null || catalog.isEmpty())) {
-            throw new IllegalArgumentException(
-                    "--cluster needs an Iceberg catalog (--catalog type=rest --catalog uri=...)");
-        }
-        if (cluster && fromScratch) {
-            throw new IllegalArgumentException(
-                    "--from-scratch is for local runs; on a cluster, drop the Gold tables yourself");
+        GoldFlags flags;
+        Duration interval;
+        try {
+            if (bounded) {
+                throw new IllegalArgumentException(
+                        "--bounded applies to gold FILE.sql (a local run of --source ends at Silver's latest version anyway)");
+            }
+            flags = definition();
+            interval = checkDefinitionFlags();
+        } catch (IllegalArgumentException e) {
+            throw CliErrors.coded(e, null);
         }
         CatalogSettings settings = CliOptions.catalogSettings(warehouse, catalog, GoldSql.CATALOG);
         if (fromScratch && !printSql) {
@@ -438,7 +469,7 @@ public final class GoldCommand implements Callable<Integer> {
         o.warehouse = warehouse;
         o.name = flags.name();
         o.parallelism = parallelism;
-        o.checkpointInterval = OptionParsers.duration(checkpointInterval, "--checkpoint-interval");
+        o.checkpointInterval = interval;
         o.bounded = !cluster; // a local run of the flags reads up to Silver's latest version
         o.startingVersion = startingVersion;
         if (cluster) {
@@ -447,5 +478,28 @@ public final class GoldCommand implements Callable<Integer> {
             GoldSql.runLocal(file, settings, o);
         }
         return 0;
+    }
+
+    /**
+     * The flag checks of the definition form besides {@link #definition()}.
+     *
+     * @return the checkpoint interval
+     */
+    private Duration checkDefinitionFlags() {
+        TableMaintenanceOptions maintained = maintenance(); // checked before anything is read
+        if (maintained.enabled() && !cluster && !printSql) {
+            throw new IllegalArgumentException(
+                    "--maintenance needs --cluster: a local run ends at Silver's latest version;"
+                            + " maintain the Gold tables with bin/changeflow maintain");
+        }
+        if (cluster && (catalog == null || catalog.isEmpty())) {
+            throw new IllegalArgumentException(
+                    "--cluster needs an Iceberg catalog (--catalog type=rest --catalog uri=...)");
+        }
+        if (cluster && fromScratch) {
+            throw new IllegalArgumentException(
+                    "--from-scratch is for local runs; on a cluster, drop the Gold tables yourself");
+        }
+        return checkCommonFlags();
     }
 }

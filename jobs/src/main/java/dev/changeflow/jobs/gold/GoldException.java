@@ -11,9 +11,11 @@ package dev.changeflow.jobs.gold;
  *       contains, after a Gold table's recorded {@code changeflow.source-version.<table>} — or
  *       whose skipped versions have expired.
  *   <li>{@code GOLD_DEFINITION_INVALID} (G2): the definition flags of {@code gold} name no Silver
- *       table, an upsert projection without the Silver table's identifier fields, an unknown
+ *       table or no Gold table, an aggregate table without {@code --group-by} or {@code
+ *       --aggregate}, an upsert projection without the Silver table's identifier fields, an unknown
  *       group-by column, an aggregate not of the form {@code NAME=FN(expr)}, or a column or
- *       predicate Flink cannot plan ({@link GoldFlags}).
+ *       predicate Flink cannot plan, an upsert select list naming a column twice ({@link
+ *       GoldFlags}).
  * </ul>
  */
 public final class GoldException extends RuntimeException {
@@ -35,6 +37,14 @@ public final class GoldException extends RuntimeException {
     GoldException(Code code, String message, Throwable cause) {
         super(code + ": " + message, cause);
         this.code = code;
+    }
+
+    /**
+     * {@code GOLD_DEFINITION_INVALID} with {@code message}: the definition flags of {@code gold}
+     * name no Silver or no Gold table, or an aggregate table without its group-by or aggregates.
+     */
+    public static GoldException definitionInvalid(String message) {
+        return new GoldException(Code.GOLD_DEFINITION_INVALID, message);
     }
 
     /** The error code. */

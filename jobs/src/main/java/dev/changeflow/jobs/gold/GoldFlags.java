@@ -251,6 +251,17 @@ public final class GoldFlags {
                         StreamExecutionEnvironment.getExecutionEnvironment(),
                         EnvironmentSettings.inStreamingMode());
         FlinkSqlSession.open(tEnv, settings, GoldSql.CATALOG, Map.of());
+        try {
+            return toSql(tEnv);
+        } finally {
+            // the planning session's catalog (and the Iceberg catalog it opened: a REST client,
+            // a JDBC connection) is not needed once the text is compiled
+            tEnv.getCatalog(GoldSql.CATALOG)
+                    .ifPresent(org.apache.flink.table.catalog.Catalog::close);
+        }
+    }
+
+    private String toSql(StreamTableEnvironment tEnv) {
         Catalog iceberg = ((FlinkCatalog) tEnv.getCatalog(GoldSql.CATALOG).orElseThrow()).catalog();
         if (!iceberg.tableExists(source)) {
             throw invalid("--source " + source + ": no such Silver table");
@@ -326,6 +337,7 @@ public final class GoldFlags {
                             "--upsert-table " + upsert.target());
             List<String> names = schema.getColumnNames();
             checkNotReserved(names, "--columns of " + upsert.target());
+            checkNotRenamed(names, select, "--columns of " + upsert.target());
             for (String key : keys) {
                 if (!names.contains(key)) {
                     throw invalid(
@@ -476,6 +488,39 @@ public final class GoldFlags {
                                 + n
                                 + " is named twice (group-by columns and aggregate names must"
                                 + " differ)");
+            }
+        }
+    }
+
+    /**
+     * Refuses a select list that gives two columns the same name: Flink (Calcite) keeps the first
+     * and numbers the next ({@code amount}, {@code amount0}), so the names it reports are unique. A
+     * result name that is another result name followed by digits and that {@code selectText} does
+     * not write itself is such a number.
+     *
+     * @throws GoldException {@code GOLD_DEFINITION_INVALID} naming the duplicate
+     */
+    private static void checkNotRenamed(List<String> names, String selectText, String what) {
+        java.util.Set<String> lower = new java.util.HashSet<>();
+        names.forEach(n -> lower.add(n.toLowerCase(java.util.Locale.ROOT)));
+        for (String n : names) {
+            for (int k = n.length() - 1; k > 0 && Character.isDigit(n.charAt(k)); k--) {
+                String first = n.substring(0, k);
+                if (lower.contains(first.toLowerCase(java.util.Locale.ROOT))
+                        && !Pattern.compile(
+                                        "(?i)(?<![A-Za-z0-9_$])"
+                                                + Pattern.quote(n)
+                                                + "(?![A-Za-z0-9_$])")
+                                .matcher(selectText)
+                                .find()) {
+                    throw invalid(
+                            what
+                                    + ": the column "
+                                    + first
+                                    + " is named twice (Flink would call the second one "
+                                    + n
+                                    + "); give each column its own name (expr AS name)");
+                }
             }
         }
     }

@@ -143,8 +143,14 @@ import java.util.stream.Collectors;
  * unterminated literal), {@code INVALID_QUERY} (an INSERT Flink cannot plan: an unknown column,
  * query columns whose types do not match the target's; with Flink's message, at the place in the
  * statement Flink names); {@code GOLD_VERSION_MISMATCH} ({@link GoldException}, G3). Every INSERT
- * is planned before any Gold table is emptied, so such an error leaves the Gold tables as they
- * were. A change-feed error ({@code CdfException}) passes through with its code.
+ * is planned before any Gold table is emptied or made an upsert table, so such an error leaves the
+ * Gold tables as they were; the tables and then the (empty) databases that the file's own {@code
+ * CREATE} statements made in catalog {@value #CATALOG} are dropped again (issue #16: a file that
+ * fails validation writes nothing; chosen over validating every INSERT before any CREATE, which
+ * cannot plan an INSERT into a table not yet created). The same holds for {@code
+ * GOLD_VERSION_MISMATCH} and a maintenance lock that cannot be opened, except that targets which
+ * existed already have been made upsert tables by then. Tables created in other catalogs the file
+ * creates are not tracked. A change-feed error ({@code CdfException}) passes through with its code.
  */
 @PublicEvolving
 public final class GoldSql {
@@ -739,13 +745,20 @@ public final class GoldSql {
         List<List<String>> targets = new ArrayList<>();
         List<List<ChangeflowCatalog.ChangelogRead>> reads = new ArrayList<>();
         StatementSet set = plan(file, tEnv, settings, catalogOptions, o.out, targets, reads);
-        List<String> maintained =
-                maintenance.enabled()
-                        ? attachMaintenance(file, env, set, targets, settings, maintenance)
-                        : List.of();
-        Map<String, List<GoldSqlStart.Read>> readsOf = readsOf(tEnv, targets, reads);
-        Map<String, Table> gold = start(tEnv, targets, readsOf, cluster, o.out);
-        return new Planned(tEnv, set, gold, readsOf, targets, maintained);
+        try {
+            List<String> maintained =
+                    maintenance.enabled()
+                            ? attachMaintenance(file, env, set, targets, settings, maintenance)
+                            : List.of();
+            Map<String, List<GoldSqlStart.Read>> readsOf = readsOf(tEnv, targets, reads);
+            Map<String, Table> gold = start(tEnv, targets, readsOf, cluster, o.out);
+            return new Planned(tEnv, set, gold, readsOf, targets, maintained);
+        } catch (RuntimeException e) {
+            // a maintenance lock that cannot be opened, GOLD_VERSION_MISMATCH: the tables the
+            // file's CREATE statements made go too
+            dropCreated(changeflowCatalog(tEnv), e);
+            throw e;
+        }
     }
 
     /** Whether a job's failure is its cancellation. */
@@ -927,6 +940,51 @@ public final class GoldSql {
             List<List<ChangeflowCatalog.ChangelogRead>> reads) {
         FlinkSqlSession.open(tEnv, settings, CATALOG, catalogOptions);
         ChangeflowCatalog changeflow = changeflowCatalog(tEnv);
+        try {
+            return planStatements(file, tEnv, changeflow, out, targets, reads);
+        } catch (RuntimeException e) {
+            dropCreated(changeflow, e);
+            throw e;
+        }
+    }
+
+    /**
+     * Nothing is written when a file fails validation (issue #16): drops the tables and then the
+     * (empty) databases that the file's own {@code CREATE} statements created in catalog {@value
+     * #CATALOG} ({@link ChangeflowCatalog#createdTables}), newest first. A table or database that
+     * existed before the run is never dropped. A failure to drop is added to {@code failure} as a
+     * suppressed exception.
+     */
+    private static void dropCreated(ChangeflowCatalog changeflow, RuntimeException failure) {
+        List<ObjectPath> tables = new ArrayList<>(changeflow.createdTables());
+        java.util.Collections.reverse(tables);
+        for (ObjectPath t : tables) {
+            try {
+                changeflow.dropTable(t, true);
+            } catch (Exception e) {
+                failure.addSuppressed(e);
+            }
+        }
+        List<String> databases = new ArrayList<>(changeflow.createdDatabases());
+        java.util.Collections.reverse(databases);
+        for (String d : databases) {
+            try {
+                if (changeflow.listTables(d).isEmpty()) {
+                    changeflow.dropDatabase(d, true, false);
+                }
+            } catch (Exception e) {
+                failure.addSuppressed(e);
+            }
+        }
+    }
+
+    private static StatementSet planStatements(
+            File file,
+            StreamTableEnvironment tEnv,
+            ChangeflowCatalog changeflow,
+            PrintStream out,
+            List<List<String>> targets,
+            List<List<ChangeflowCatalog.ChangelogRead>> reads) {
         List<SqlScript.Statement> inserts = new ArrayList<>();
         for (SqlScript.Statement s : file.statements()) {
             if (s.startsWith("INSERT")) {
@@ -974,12 +1032,29 @@ public final class GoldSql {
         if (!tEnv.getConfig().getConfiguration().containsKey(UPSERT_MATERIALIZE)) {
             tEnv.getConfig().getConfiguration().setString(UPSERT_MATERIALIZE, "FORCE");
         }
+        // Nothing is written before every INSERT validates (issue #16): each target is checked and
+        // each INSERT planned alone against it first; only then are targets made upsert tables
+        // (before their sinks are created, which take the table's properties)
+        List<Runnable> upserts = new ArrayList<>();
+        for (int i = 0; i < inserts.size(); i++) {
+            SqlScript.Statement s = inserts.get(i);
+            List<String> target = targets.get(i);
+            Runnable upsert = checkTarget(tEnv, s, target, out);
+            if (upsert != null) {
+                upserts.add(upsert);
+                try {
+                    tEnv.explainSql(s.text());
+                } catch (RuntimeException e) {
+                    throw invalid(s, target, e);
+                }
+            }
+        }
+        upserts.forEach(Runnable::run);
         StatementSet set = tEnv.createStatementSet();
         for (int i = 0; i < inserts.size(); i++) {
             SqlScript.Statement s = inserts.get(i);
             List<String> target = targets.get(i);
             int before = changeflow.changelogReads().size();
-            prepareTarget(tEnv, s, target, out);
             try {
                 set.addInsertSql(s.text());
             } catch (RuntimeException e) {
@@ -1069,10 +1144,14 @@ public final class GoldSql {
     }
 
     /**
-     * Checks that the target exists; makes a target with a primary key an Iceberg upsert table
-     * (format v2+, {@code write.upsert.enabled}); refuses an update stream into one without.
+     * Checks that the target exists and refuses an update stream into one without primary key; for
+     * a target with a primary key, returns what makes it an Iceberg upsert table (format v2+,
+     * {@code write.upsert.enabled}), run only once every INSERT validated (a no-op when it is one
+     * already, or not an Iceberg table); null for a target without primary key (whose query the
+     * check planned already).
      */
-    private static void prepareTarget(
+    @Nullable
+    private static Runnable checkTarget(
             StreamTableEnvironment tEnv,
             SqlScript.Statement insert,
             List<String> target,
@@ -1118,12 +1197,14 @@ public final class GoldSql {
                                 + " the query's rows are unique by: CREATE TABLE ... (...,"
                                 + " PRIMARY KEY (...) NOT ENFORCED)");
             }
-            return;
+            return null;
         }
-        if (catalog instanceof FlinkCatalog) {
+        if (!(catalog instanceof FlinkCatalog flink)) {
+            return () -> {};
+        }
+        return () -> {
             Table iceberg =
-                    ((FlinkCatalog) catalog)
-                            .catalog()
+                    flink.catalog()
                             .loadTable(
                                     TableIdentifier.of(Namespace.of(target.get(1)), target.get(2)));
             UpdateProperties update = iceberg.updateProperties();
@@ -1144,7 +1225,7 @@ public final class GoldSql {
                                 + " upsert on its primary key%n",
                         shown, TableProperties.UPSERT_ENABLED);
             }
-        }
+        };
     }
 
     /**

@@ -319,4 +319,66 @@ class GoldFlagsTest {
                                 + " WHERE balance > 0: ")
                 .contains("Column 'balance' not found in any table");
     }
+
+    /**
+     * A select list naming a column twice is GOLD_DEFINITION_INVALID naming it (Flink would have
+     * renamed the second {@code abalance0}, silently); a name the list writes itself is kept.
+     */
+    @Test
+    void aColumnNamedTwiceInTheSelectListIsRefused() {
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "gold",
+                        "--print-sql",
+                        "--source",
+                        "silver.accounts",
+                        "--upsert-table",
+                        "gold.t",
+                        "--columns",
+                        "aid, abalance, abalance",
+                        "--warehouse",
+                        warehouse.toString());
+        assertThat(run.stderr())
+                .isEqualTo(
+                        "error: GOLD_DEFINITION_INVALID: --columns of gold.t: the column abalance"
+                                + " is named twice (Flink would call the second one abalance0);"
+                                + " give each column its own name (expr AS name)\n");
+        assertThat(run.code()).isEqualTo(2);
+        assertThat(
+                        printSql(
+                                "--source",
+                                "silver.accounts",
+                                "--upsert-table",
+                                "gold.t",
+                                "--columns",
+                                "aid, abalance, abalance * 2 AS abalance2"))
+                .contains("  `abalance2` INT,\n");
+    }
+
+    /** Compiling the flags closes the catalog its planning session opened (issue #16). */
+    @Test
+    void compilingClosesTheCatalogItOpened() {
+        CatalogSettings settings =
+                CatalogSettings.of(
+                        GoldSql.CATALOG,
+                        Map.of(
+                                "catalog-impl",
+                                CountingHadoopCatalog.class.getName(),
+                                "warehouse",
+                                warehouse.toUri().toString()));
+        int opened = CountingHadoopCatalog.OPENED.get();
+        int closed = CountingHadoopCatalog.CLOSED.get();
+        String sql =
+                new GoldFlags(
+                                "gold-accounts",
+                                TableIdentifier.of("silver", "accounts"),
+                                new GoldFlags.Upsert(TableIdentifier.of("gold", "t"), null, null),
+                                null,
+                                Map.of())
+                        .toSql(settings);
+        assertThat(sql).contains("INSERT INTO `gold`.`t`");
+        assertThat(CountingHadoopCatalog.OPENED.get() - opened).isPositive();
+        assertThat(CountingHadoopCatalog.CLOSED.get() - closed)
+                .isEqualTo(CountingHadoopCatalog.OPENED.get() - opened);
+    }
 }

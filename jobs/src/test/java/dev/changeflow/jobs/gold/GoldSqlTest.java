@@ -265,9 +265,11 @@ class GoldSqlTest {
                                 warehouse.toString(),
                                 "--cluster",
                                 file.toString()))
+                // coded since issue #16 (expectation changed on purpose: every flag error of
+                // gold carries a code)
                 .isEqualTo(
-                        "error: --cluster needs an Iceberg catalog (--catalog type=rest --catalog"
-                                + " uri=...)");
+                        "error: INVALID_OPTION: --cluster needs an Iceberg catalog (--catalog"
+                                + " type=rest --catalog uri=...)");
         assertThat(
                         errorOf(
                                 "gold",
@@ -279,8 +281,8 @@ class GoldSqlTest {
                                 "warehouse=" + warehouse.toUri(),
                                 file.toString()))
                 .isEqualTo(
-                        "error: --bounded is for local runs: a --cluster run reads Silver until it"
-                                + " is stopped");
+                        "error: INVALID_OPTION: --bounded is for local runs: a --cluster run reads"
+                                + " Silver until it is stopped");
         assertThat(Files.exists(warehouse.resolve("gold"))).isFalse();
     }
 
@@ -670,6 +672,56 @@ class GoldSqlTest {
             assertThat(run.stderr()).as(kind).startsWith("error: " + file + expected.get(kind));
             assertThat(run.code()).as(kind).isEqualTo(2);
         }
+    }
+
+    /**
+     * Issue #16: a file that fails validation writes nothing. The tables and the database its own
+     * CREATE statements made are dropped again; a Gold table that existed keeps its rows, its
+     * snapshots and its properties (it is not made an upsert table); the database that existed
+     * stays.
+     */
+    @Test
+    void aFileThatFailsValidationLeavesNothingItCreated() throws Exception {
+        Catalog catalog = silver();
+        Table kept = goldTableWithOneRow(catalog, "kept");
+        java.util.List<Long> before = snapshotIds(catalog, kept);
+        Map<String, String> properties = Map.copyOf(kept.properties());
+        Path file = warehouse.resolve("bad.sql");
+        Files.writeString(
+                file,
+                "CREATE DATABASE IF NOT EXISTS fresh;\n"
+                        + "CREATE TABLE fresh.counts (g STRING, n BIGINT, PRIMARY KEY (g) NOT ENFORCED);\n"
+                        + "CREATE TABLE gold.made (g STRING, n BIGINT, top BIGINT,"
+                        + " PRIMARY KEY (g) NOT ENFORCED);\n"
+                        + "INSERT INTO fresh.counts SELECT grp, COUNT(*) FROM silver.`s$changelog`"
+                        + " GROUP BY grp;\n"
+                        + "INSERT INTO gold.kept SELECT grp, COUNT(*), MAX(amount)"
+                        + " FROM silver.`s$changelog` GROUP BY grp;\n"
+                        + "INSERT INTO gold.made SELECT grp, COUNT(*), MAX(amout)"
+                        + " FROM silver.`s$changelog` GROUP BY grp;\n");
+        CapturedOutput.MainRun run =
+                CapturedOutput.main(
+                        "gold", "--warehouse", warehouse.toString(), "--bounded", file.toString());
+        assertThat(run.stderr())
+                .startsWith(
+                        "error: "
+                                + file
+                                + ":6:49: INVALID_QUERY: INSERT INTO changeflow.gold.made: Flink"
+                                + " cannot plan it, so nothing was run and no Gold table was"
+                                + " changed: SQL validation failed. From line 1, column 49 to line"
+                                + " 1, column 53: Column 'amout' not found in any table");
+        assertThat(run.code()).isEqualTo(2);
+        Catalog after = settings().open();
+        assertThat(after.tableExists(TableIdentifier.of("fresh", "counts"))).isFalse();
+        assertThat(after.tableExists(TableIdentifier.of("gold", "made"))).isFalse();
+        assertThat(((SupportsNamespaces) after).namespaceExists(Namespace.of("fresh"))).isFalse();
+        assertThat(((SupportsNamespaces) after).namespaceExists(Namespace.of("gold"))).isTrue();
+        kept = after.loadTable(TableIdentifier.of("gold", "kept"));
+        assertThat(snapshotIds(after, kept)).isEqualTo(before);
+        assertThat(kept.properties()).isEqualTo(properties);
+        assertThat(kept.properties()).doesNotContainKey(TableProperties.UPSERT_ENABLED);
+        assertThat(dev.changeflow.sinks.iceberg.TableRows.toCsvLines(kept))
+                .containsExactly("x,2,9");
     }
 
     /**

@@ -9,10 +9,14 @@ import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.api.config.TableConfigOptions;
 import org.apache.flink.table.api.config.TableConfigOptions.ColumnExpansionStrategy;
+import org.apache.flink.table.catalog.CatalogBaseTable;
+import org.apache.flink.table.catalog.CatalogDatabase;
 import org.apache.flink.table.catalog.CatalogTable;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.exceptions.CatalogException;
+import org.apache.flink.table.catalog.exceptions.DatabaseAlreadyExistException;
 import org.apache.flink.table.catalog.exceptions.DatabaseNotExistException;
+import org.apache.flink.table.catalog.exceptions.TableAlreadyExistException;
 import org.apache.flink.table.catalog.exceptions.TableNotExistException;
 import org.apache.flink.table.factories.Factory;
 import org.apache.iceberg.Table;
@@ -106,6 +110,9 @@ public class ChangeflowCatalog extends FlinkCatalog {
             new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, String> changelogDefaults = new HashMap<>();
     private final Map<String, Set<String>> insertReads = new ConcurrentHashMap<>();
+    private final List<ObjectPath> createdTables =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<String> createdDatabases = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** See {@link FlinkCatalog}'s constructor; {@link ChangeflowCatalogFactory} calls it. */
     public ChangeflowCatalog(
@@ -302,6 +309,50 @@ public class ChangeflowCatalog extends FlinkCatalog {
     @Override
     public boolean tableExists(ObjectPath tablePath) throws CatalogException {
         return super.tableExists(basePath(tablePath));
+    }
+
+    /** Iceberg's {@code CREATE TABLE}; a table it creates is recorded ({@link #createdTables}). */
+    @Override
+    public void createTable(ObjectPath tablePath, CatalogBaseTable table, boolean ignoreIfExists)
+            throws CatalogException, TableAlreadyExistException {
+        boolean existed = tableExists(tablePath);
+        super.createTable(tablePath, table, ignoreIfExists);
+        if (!existed) {
+            createdTables.add(tablePath);
+        }
+    }
+
+    /**
+     * Iceberg's {@code CREATE DATABASE}; a database it creates is recorded ({@link
+     * #createdDatabases}).
+     */
+    @Override
+    public void createDatabase(String name, CatalogDatabase database, boolean ignoreIfExists)
+            throws DatabaseAlreadyExistException, CatalogException {
+        boolean existed;
+        try {
+            existed = databaseExists(name);
+        } catch (RuntimeException e) {
+            existed = false; // a new warehouse without its folder
+        }
+        super.createDatabase(name, database, ignoreIfExists);
+        if (!existed) {
+            createdDatabases.add(name);
+        }
+    }
+
+    /**
+     * The tables this catalog instance created ({@code CREATE TABLE} statements of its session), in
+     * creation order. A caller that must leave nothing behind when a later statement fails (a Gold
+     * file that fails validation) drops them.
+     */
+    public List<ObjectPath> createdTables() {
+        return List.copyOf(createdTables);
+    }
+
+    /** The databases this catalog instance created ({@code CREATE DATABASE}), in order. */
+    public List<String> createdDatabases() {
+        return List.copyOf(createdDatabases);
     }
 
     /**
