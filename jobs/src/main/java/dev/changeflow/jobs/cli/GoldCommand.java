@@ -296,7 +296,7 @@ public final class GoldCommand implements Callable<Integer> {
         if (!java.nio.file.Files.isRegularFile(file)) {
             // as run, describe, ingest --flows and deploy: a usage error naming the file (exit 2)
             throw new IllegalArgumentException(
-                    "Gold SQL file not found: "
+                    "SOURCE_NOT_FOUND: Gold SQL file not found: "
                             + file
                             + (java.nio.file.Files.isDirectory(file)
                                     ? " (a folder, not a file)"

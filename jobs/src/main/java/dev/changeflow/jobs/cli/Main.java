@@ -117,8 +117,7 @@ public final class Main implements Runnable {
                             domain && ex.getMessage() != null ? ex.getMessage() : ex.toString();
                     if (ex instanceof IllegalArgumentException
                             && !(ex instanceof SqlException)
-                            && ex.getMessage() != null
-                            && !UNCODED.contains(cmd.getCommandName())) {
+                            && ex.getMessage() != null) {
                         // bad usage no check gave a more precise code: INVALID_OPTION (README
                         // "Exit codes": every error has a code)
                         message = CliErrors.withCode(message);
@@ -133,12 +132,6 @@ public final class Main implements Runnable {
                 });
         return cl.execute(args);
     }
-
-    /**
-     * Commands whose plain {@link IllegalArgumentException}s are printed as they are, without
-     * {@link CliErrors#withCode}: {@code gold}, whose flag errors are its own work (issue #16).
-     */
-    private static final java.util.Set<String> UNCODED = java.util.Set.of("gold");
 
     /**
      * Whether {@code ex} is a change-feed error of bad input rather than a failed run, exit code 2

@@ -29,12 +29,17 @@ class UsageErrorsTest {
         Path missing = dir.resolve("missing.sql");
         String w = dir.resolve("warehouse").toString();
         assertThat(execute("gold", "--warehouse", w, missing.toString()))
-                .isEqualTo(new Result(2, "error: Gold SQL file not found: " + missing + "\n"));
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: Gold SQL file not found: "
+                                        + missing
+                                        + "\n"));
         assertThat(execute("gold", "--warehouse", w, dir.toString()))
                 .isEqualTo(
                         new Result(
                                 2,
-                                "error: Gold SQL file not found: "
+                                "error: SOURCE_NOT_FOUND: Gold SQL file not found: "
                                         + dir
                                         + " (a folder, not a file)\n"));
         assertThat(execute("run", "--warehouse", w, missing.toString()))
