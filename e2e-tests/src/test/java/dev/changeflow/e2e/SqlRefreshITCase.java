@@ -211,6 +211,8 @@ class SqlRefreshITCase {
         List<Long> before = snapshotIds(table(warehouse, "users"));
 
         Files.writeString(f, USERS.replace("__KEY__", "name").replace("__SEQTYPE__", "BIGINT"));
+        // the refusal is a validation error: it writes nothing to the table, not even a record
+        List<String> tableFiles = files(warehouse.resolve("shop").resolve("users"));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         assertThat(CapturedOutput.stderr(err, () -> run("run", "--warehouse", w, f.toString())))
                 .isEqualTo(2);
@@ -218,6 +220,9 @@ class SqlRefreshITCase {
                 .contains(
                         "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'users': keys changed from"
                                 + " [\"id\"] to [\"name\"]");
+        assertThat(files(warehouse.resolve("shop").resolve("users"))).isEqualTo(tableFiles);
+        assertThat(table(warehouse, "users").properties())
+                .containsEntry(TableStatements.STATUS, "SUCCEEDED");
 
         // --dry-run names the schema change the full refresh applies, and writes nothing
         List<String> filesBefore = files(warehouse);
