@@ -171,6 +171,153 @@ class SqlRefreshITCase {
                 .containsExactly("1,a,1,2", "2,x,3,3", "3,y,4,4");
     }
 
+    private static final String USERS =
+            "USE SCHEMA shop;\n"
+                    + "CREATE OR REFRESH STREAMING TABLE users (id INT, name STRING, seq __SEQTYPE__)\n"
+                    + "  FLOW AUTO CDC FROM STREAM read_files('users', format => 'json')\n"
+                    + "  KEYS (__KEY__) SEQUENCE BY seq;\n";
+
+    /** Every file under {@code dir} with its size and modification time. */
+    private static List<String> files(Path dir) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (var walk = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) walk.sorted()::iterator) {
+                if (Files.isRegularFile(p)) {
+                    out.add(p + " " + Files.size(p) + " " + Files.getLastModifiedTime(p));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * S1, issue #13: a full refresh after a KEYS change applies the new definition's schema
+     * (identifier fields, NOT NULL of the key columns) in the commit that empties the table, then
+     * rebuilds it; history and change feed are kept. A change it cannot apply in place (a narrowed
+     * type) is refused before anything is emptied, and by --dry-run.
+     */
+    @Test
+    void fullRefreshAfterAKeysChangeAppliesTheNewSchema() throws Exception {
+        Path users = Files.createDirectories(tmp.resolve("users"));
+        Files.write(users.resolve("1.json"), List.of("{\"id\":1,\"name\":\"ann\",\"seq\":1}"));
+        Files.write(users.resolve("2.json"), List.of("{\"id\":2,\"name\":\"bob\",\"seq\":2}"));
+        Path f = tmp.resolve("users.sql");
+        Files.writeString(f, USERS.replace("__KEY__", "id").replace("__SEQTYPE__", "BIGINT"));
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        assertThat(run("run", "--warehouse", w, f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "users")))
+                .containsExactly("1,ann,1", "2,bob,2");
+        List<Long> before = snapshotIds(table(warehouse, "users"));
+
+        Files.writeString(f, USERS.replace("__KEY__", "name").replace("__SEQTYPE__", "BIGINT"));
+        // the refusal is a validation error: it writes nothing to the table, not even a record
+        List<String> tableFiles = files(warehouse.resolve("shop").resolve("users"));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(CapturedOutput.stderr(err, () -> run("run", "--warehouse", w, f.toString())))
+                .isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'users': keys changed from"
+                                + " [\"id\"] to [\"name\"]");
+        assertThat(files(warehouse.resolve("shop").resolve("users"))).isEqualTo(tableFiles);
+        assertThat(table(warehouse, "users").properties())
+                .containsEntry(TableStatements.STATUS, "SUCCEEDED");
+
+        // --dry-run names the schema change the full refresh applies, and writes nothing
+        List<String> filesBefore = files(warehouse);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(
+                        run(
+                                out,
+                                "run",
+                                "--warehouse",
+                                w,
+                                "--full-refresh",
+                                "users",
+                                "--dry-run",
+                                f.toString()))
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "Full refresh of shop.users would apply the definition's schema:"
+                                + " identifier fields [id] -> [name];"
+                                + " column 'id' NOT NULL -> nullable;"
+                                + " column 'name' nullable -> NOT NULL\n");
+        assertThat(files(warehouse)).isEqualTo(filesBefore);
+
+        out = new ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, "--full-refresh", "users", f.toString()))
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "Full refresh: emptied shop.users and applied the definition's schema"
+                                + " (identifier fields [id] -> [name];"
+                                + " column 'id' NOT NULL -> nullable;"
+                                + " column 'name' nullable -> NOT NULL) (one commit)\n");
+        Table t = table(warehouse, "users");
+        assertThat(TableRows.toCsvLines(t)).containsExactly("1,ann,1", "2,bob,2");
+        assertThat(t.schema().identifierFieldNames()).containsExactly("name");
+        assertThat(t.schema().findField("id").isOptional()).isTrue();
+        assertThat(t.schema().findField("name").isRequired()).isTrue();
+        // history kept: the earlier snapshots, then the one delete commit, then the rebuild
+        List<Long> after = snapshotIds(t);
+        assertThat(after.subList(0, before.size())).isEqualTo(before);
+        Snapshot truncate = t.snapshot(after.get(before.size()));
+        assertThat(truncate.operation()).isEqualTo("delete");
+        assertThat(TableRows.readSnapshot(t, truncate.snapshotId())).isEmpty();
+        assertThat(TableRows.readSnapshot(t, before.get(before.size() - 1))).hasSize(2);
+        // the change feed reads across the full refresh
+        out = new ByteArrayOutputStream();
+        assertThat(
+                        run(
+                                out,
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "SELECT id, name, _change_type, _commit_version FROM"
+                                        + " table_changes('shop.users', 1) ORDER BY"
+                                        + " _commit_version, _change_type, id"))
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "id,name,_change_type,_commit_version\n"
+                                + "1,ann,insert,1\n"
+                                + "2,bob,insert,1\n"
+                                + "1,ann,delete,2\n"
+                                + "2,bob,delete,2\n"
+                                + "1,ann,insert,3\n"
+                                + "2,bob,insert,3\n");
+
+        // a change the full refresh cannot apply in place: refused before anything is written,
+        // and by --dry-run
+        Files.writeString(f, USERS.replace("__KEY__", "name").replace("__SEQTYPE__", "INT"));
+        filesBefore = files(warehouse);
+        String refused =
+                "TARGET_SCHEMA_MISMATCH: a full refresh cannot rebuild table shop.users under the"
+                        + " flow's definition: column 'seq' has type BIGINT (Iceberg long) in the"
+                        + " table but INT (Iceberg int) in the definition, a change Iceberg cannot"
+                        + " make in place. Nothing was emptied or written. Fix: change the"
+                        + " definition back, or drop the table and rebuild it (DROP TABLE"
+                        + " shop.users; in the file before its definition, or run with"
+                        + " --from-scratch: its history and change feed are lost)";
+        for (List<String> args :
+                List.of(
+                        List.of("run", "--warehouse", w, "--full-refresh", "users", "--dry-run"),
+                        List.of("run", "--warehouse", w, "--full-refresh", "users"))) {
+            List<String> line = new ArrayList<>(args);
+            line.add(f.toString());
+            err = new ByteArrayOutputStream();
+            assertThat(CapturedOutput.stderr(err, () -> run(line.toArray(new String[0]))))
+                    .isEqualTo(2);
+            assertThat(err.toString(StandardCharsets.UTF_8)).contains(refused);
+            assertThat(files(warehouse)).isEqualTo(filesBefore);
+        }
+        assertThat(TableRows.toCsvLines(table(warehouse, "users")))
+                .containsExactly("1,ann,1", "2,bob,2");
+    }
+
     /**
      * S8: CONSTRAINT ... EXPECT on the flow into a streaming table — a kept violation is applied
      * and counted in the summary, a DROP ROW violation goes to the quarantine table with its

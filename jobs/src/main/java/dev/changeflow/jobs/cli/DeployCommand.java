@@ -260,6 +260,23 @@ public final class DeployCommand implements Callable<Integer> {
                             + " catalog, and the file names none: add SET catalog.type = 'rest';"
                             + " SET catalog.uri = '...'; (a pod has no shared local warehouse)");
         }
+        for (SqlPipeline.Input in : p.inputs()) {
+            if (in.relative()) {
+                // S3: the pod has the file (from a ConfigMap), not the folder next to it
+                throw new SqlException(
+                        SqlException.Code.INVALID_OPTION,
+                        in.position(),
+                        "read_files path '"
+                                + in.written()
+                                + "' is relative to the .sql file's folder, which the CronJob's"
+                                + " pod does not have (it gets the file alone, from a ConfigMap):"
+                                + " give an absolute path on a volume the pod mounts (e.g. '/"
+                                + in.written()
+                                + "') or an object-store URI (e.g. 's3://bucket/"
+                                + in.written()
+                                + "')");
+            }
+        }
         CronJobRenderer.Settings s = new CronJobRenderer.Settings();
         s.name = name != null ? name : CronJobRenderer.label(p.config().name);
         s.namespace = namespace;

@@ -2,6 +2,7 @@ package dev.changeflow.jobs.cli;
 
 import dev.changeflow.jobs.config.FlowConfig;
 import dev.changeflow.jobs.config.IngestConfig;
+import dev.changeflow.jobs.ingest.ClusterIngest;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
@@ -348,6 +349,28 @@ public final class RunCommand implements Callable<Integer> {
                     throw e;
                 }
                 plans.add(null);
+            }
+            IngestPlan planned = plans.get(plans.size() - 1);
+            if (step.full() && planned != null) {
+                // S1: a full refresh applies the definition's schema to each table; what it
+                // cannot apply is refused here, before anything is emptied (and by --dry-run)
+                Catalog cat = LocalIngest.catalog(p.config(), local.warehouse).open();
+                try {
+                    for (IngestPlan.Flow flow : planned.flows) {
+                        List<String> changes = ClusterIngest.fullRefreshChanges(cat, flow);
+                        if (dryRun && !changes.isEmpty()) {
+                            out.println(
+                                    "Full refresh of "
+                                            + flow.target
+                                            + " would apply the definition's schema: "
+                                            + String.join("; ", changes));
+                        }
+                    }
+                } finally {
+                    if (cat instanceof java.io.Closeable c) {
+                        c.close();
+                    }
+                }
             }
         }
         // S9: DROP TABLE statements are checked (all of them) and run before the refreshes

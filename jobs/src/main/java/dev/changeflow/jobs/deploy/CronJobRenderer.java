@@ -103,7 +103,7 @@ public final class CronJobRenderer {
     /**
      * @return YAML documents: the ConfigMap, then per table its PersistentVolumeClaim and CronJob
      * @throws IllegalArgumentException when there is no scheduled table or an object name would not
-     *     be a DNS label of at most 52 characters (the CronJob limit)
+     *     be a DNS label of at most 52 characters (the CronJob limit; {@code INVALID_OPTION})
      */
     public static String render(Settings s) throws IOException {
         if (s.tables.isEmpty()) {
@@ -117,7 +117,7 @@ public final class CronJobRenderer {
             String job = s.name + "-" + label(t.table());
             if (job.length() > 52 || !job.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
                 throw new IllegalArgumentException(
-                        "CronJob name '"
+                        "INVALID_OPTION: CronJob name '"
                                 + job
                                 + "' (from --name and table "
                                 + t.table()

@@ -18,7 +18,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.expressions.Expressions;
 
 import javax.annotation.Nullable;
 
@@ -323,14 +322,25 @@ public final class LocalIngest {
                 checkpoints.delete();
                 state.clear();
             } else if (o.fullRefresh) {
+                // S1: every table is checked before any is emptied (a schema change a full
+                // refresh cannot apply is refused with nothing written)
+                for (IngestPlan.Flow f : plan.flows) {
+                    ClusterIngest.fullRefreshChanges(cat, f);
+                }
                 for (IngestPlan.Flow f : plan.flows) {
                     if (cat.tableExists(f.target)) {
-                        // one commit that removes every row: history and change feed stay
-                        cat.loadTable(f.target)
-                                .newDelete()
-                                .deleteFromRowFilter(Expressions.alwaysTrue())
-                                .commit();
-                        o.out.println("Full refresh: emptied " + f.target + " (one commit)");
+                        // one commit that applies the definition's schema and removes every row:
+                        // history and change feed stay
+                        List<String> changes = ClusterIngest.emptyForFullRefresh(cat, f);
+                        o.out.println(
+                                "Full refresh: emptied "
+                                        + f.target
+                                        + (changes.isEmpty()
+                                                ? ""
+                                                : " and applied the definition's schema ("
+                                                        + String.join("; ", changes)
+                                                        + ")")
+                                        + " (one commit)");
                     }
                 }
                 checkpoints.delete();

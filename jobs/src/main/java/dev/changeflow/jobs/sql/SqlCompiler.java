@@ -311,9 +311,9 @@ final class SqlCompiler {
                 continue;
             }
             org.apache.flink.core.fs.Path path = path(source);
-            flowInputs.add(new Input(path, source.position()));
+            flowInputs.add(new Input(path, source.position(), source.path()));
             if (inputs.stream().noneMatch(in -> in.file().equals(path))) {
-                inputs.add(new Input(path, source.position()));
+                inputs.add(new Input(path, source.position(), source.path()));
             }
         }
         for (CreateStreamingTable t : tables.values()) {

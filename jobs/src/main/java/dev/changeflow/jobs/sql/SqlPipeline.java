@@ -1142,7 +1142,24 @@ public final class SqlPipeline {
      * s3://bucket/prefix/}, {@code gs://...}, {@code abfss://...}; docs/semantics.md S2), each read
      * through Flink's file systems.
      */
-    public record Input(org.apache.flink.core.fs.Path file, SqlPosition position) {
+    public record Input(
+            org.apache.flink.core.fs.Path file, SqlPosition position, @Nullable String written) {
+        /** An input whose path as written is not known. */
+        public Input(org.apache.flink.core.fs.Path file, SqlPosition position) {
+            this(file, position, null);
+        }
+
+        /**
+         * Whether the path was written as a relative local path ({@code 'data/sales'}), resolved
+         * against the {@code .sql} file's folder.
+         */
+        public boolean relative() {
+            return written != null
+                    && local()
+                    && !written.startsWith("file:")
+                    && !Path.of(written).isAbsolute();
+        }
+
         /** Whether the path is on the local file system. */
         public boolean local() {
             String scheme = file.toUri().getScheme();

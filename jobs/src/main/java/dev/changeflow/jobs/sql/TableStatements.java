@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -121,9 +122,10 @@ public final class TableStatements {
         /**
          * Runs {@code work} as a recorded refresh of {@code tables} (S9): notes their current
          * snapshots, runs it, then writes the last-refresh properties of each table that exists —
-         * {@code SUCCEEDED} with the records it returned, or {@code FAILED} with the error it
-         * threw. The catalog is opened for the start and again for the end (a refresh runs for a
-         * long time), and closed each time.
+         * {@code SUCCEEDED} with the records it returned, or {@code FAILED} with the error it threw
+         * — except a {@code FLOW_CHANGED_FOR_EXISTING_STATE} refusal that committed no snapshot,
+         * which is not recorded (a validation error writes nothing, S1). The catalog is opened for
+         * the start and again for the end (a refresh runs for a long time), and closed each time.
          *
          * @param full whether it is a full refresh
          * @return the records {@code work} returned
@@ -142,7 +144,9 @@ public final class TableStatements {
                     withCatalog(
                             catalog,
                             c -> {
-                                r.failed(c, e);
+                                if (!r.refusedBeforeWriting(c, e)) {
+                                    r.failed(c, e);
+                                }
                                 return null;
                             });
                 } catch (Exception recording) {
@@ -175,6 +179,32 @@ public final class TableStatements {
         /** Records a refresh that ended normally, its job having read {@code records} records. */
         public void succeeded(Catalog catalog, long records) {
             write(catalog, "SUCCEEDED", records, null);
+        }
+
+        /**
+         * Whether {@code error} is a refusal of the definition found before the job started ({@code
+         * FLOW_CHANGED_FOR_EXISTING_STATE}, K8) and no table got a snapshot since the start: such a
+         * run is a validation error and writes nothing, not even its record (S1, issue #13).
+         */
+        boolean refusedBeforeWriting(Catalog catalog, Throwable error) {
+            if (!(error instanceof dev.changeflow.operators.AutoCdcException a)
+                    || a.code()
+                            != dev.changeflow.operators.AutoCdcException.Code
+                                    .FLOW_CHANGED_FOR_EXISTING_STATE) {
+                return false;
+            }
+            for (Map.Entry<TableIdentifier, Long> e : before.entrySet()) {
+                if (catalog.tableExists(e.getKey())) {
+                    Snapshot now = catalog.loadTable(e.getKey()).currentSnapshot();
+                    Long id = now == null ? null : now.snapshotId();
+                    if (!Objects.equals(id, e.getValue())) {
+                        return false;
+                    }
+                } else if (e.getValue() != null) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         /** Records a refresh that failed with {@code error}. */

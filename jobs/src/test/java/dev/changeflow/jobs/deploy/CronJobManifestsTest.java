@@ -241,6 +241,25 @@ class CronJobManifestsTest {
                         "--refresh sales: read_files path /data/sales also feeds streaming table"
                                 + " target, which is not refreshed; refresh them together"
                                 + " (--refresh ...,target) or give each table a path of its own");
+        // a relative read_files path points, in the pod, into a folder that does not exist
+        Path relative = file("relative.sql", SALES.replace("\"/data/sales\"", "\"data/sales\""));
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(relative))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        relative
+                                + ":5:27: INVALID_OPTION: read_files path 'data/sales' is relative"
+                                + " to the .sql file's folder, which the CronJob's pod does not"
+                                + " have (it gets the file alone, from a ConfigMap): give an"
+                                + " absolute path on a volume the pod mounts (e.g. '/data/sales')"
+                                + " or an object-store URI (e.g. 's3://bucket/data/sales')");
+        Path ok = file("ok.sql", SALES);
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(ok, "--name", "n".repeat(47)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "INVALID_OPTION: CronJob name '"
+                                + "n".repeat(47)
+                                + "-sales' (from --name and table sales) must be a DNS label of at"
+                                + " most 52 characters: choose a shorter --name");
         assertThat(Main.execute("deploy", "--print", fiveHours.toString())).isEqualTo(2);
         assertThat(
                         Main.execute(

@@ -10,9 +10,12 @@ import java.nio.file.Path;
 final class DeployCommandAccess {
     private DeployCommandAccess() {}
 
-    static String renderPipeline(Path file) throws Exception {
+    static String renderPipeline(Path file, String... more) throws Exception {
         DeployCommand c = new DeployCommand();
-        new CommandLine(c).parseArgs("--print", file.toString());
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(more));
+        args.add(0, "--print");
+        args.add(file.toString());
+        new CommandLine(c).parseArgs(args.toArray(new String[0]));
         return c.renderPipeline();
     }
 }

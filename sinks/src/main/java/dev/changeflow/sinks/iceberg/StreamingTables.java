@@ -386,6 +386,180 @@ public final class StreamingTables {
     }
 
     /**
+     * What a full refresh ({@code REFRESH STREAMING TABLE t FULL}, {@code --full-refresh t},
+     * docs/semantics.md S1) must change in an existing table's schema so that it matches the flow's
+     * definition: one line per change (identifier fields, a column made NOT NULL or nullable, a
+     * type widened as Iceberg allows, a column added, dropped or moved), empty when the schema
+     * matches. Checked before the table is emptied (and by {@code --dry-run}).
+     *
+     * @param targetType the flow's target row type, in column order
+     * @param identifierFields KEYS (SCD1) or KEYS + {@code __START_AT} (SCD2); empty for
+     *     append-only tables
+     * @throws AutoCdcException {@code TARGET_SCHEMA_MISMATCH} naming the table, the change a full
+     *     refresh cannot apply in place (a type Iceberg cannot widen to the new one, a changed
+     *     nested type, a dropped partition source column) and the fix; nothing is written
+     */
+    public static List<String> fullRefreshChanges(
+            Table table,
+            TableIdentifier identifier,
+            RowType targetType,
+            List<String> identifierFields) {
+        return schemaReset(
+                table, identifier, icebergSchema(targetType, identifierFields, identifier), null);
+    }
+
+    /**
+     * Empties the table for a full refresh (S1) in one Iceberg commit: the schema changes of {@link
+     * #fullRefreshChanges} and a delete of every row, in one transaction (earlier snapshots and the
+     * change feed are kept: the table is not dropped). Returns the schema changes applied.
+     *
+     * @throws AutoCdcException as {@link #fullRefreshChanges}, before anything is written
+     */
+    public static List<String> emptyForFullRefresh(
+            Table table,
+            TableIdentifier identifier,
+            RowType targetType,
+            List<String> identifierFields) {
+        Schema expected = icebergSchema(targetType, identifierFields, identifier);
+        List<String> changes = schemaReset(table, identifier, expected, null);
+        Transaction txn = table.newTransaction();
+        if (!changes.isEmpty()) {
+            UpdateSchema update = txn.updateSchema().allowIncompatibleChanges();
+            schemaReset(table, identifier, expected, update);
+            update.commit();
+        }
+        txn.newDelete()
+                .deleteFromRowFilter(org.apache.iceberg.expressions.Expressions.alwaysTrue())
+                .commit();
+        txn.commitTransaction();
+        return changes;
+    }
+
+    /**
+     * The changes from the table's schema to {@code expected}, added to {@code update} when it is
+     * not null.
+     */
+    private static List<String> schemaReset(
+            Table table, TableIdentifier identifier, Schema expected, UpdateSchema update) {
+        Schema actual = table.schema();
+        List<String> changes = new ArrayList<>();
+        Set<String> haveIds = new TreeSet<>(actual.identifierFieldNames());
+        Set<String> wantIds = new TreeSet<>(expected.identifierFieldNames());
+        if (!haveIds.equals(wantIds)) {
+            changes.add("identifier fields " + haveIds + " -> " + wantIds);
+            if (update != null) {
+                update.setIdentifierFields(wantIds);
+            }
+        }
+        Set<Integer> partitionSources = new HashSet<>();
+        table.specs()
+                .values()
+                .forEach(spec -> spec.fields().forEach(pf -> partitionSources.add(pf.sourceId())));
+        for (Types.NestedField have : actual.columns()) {
+            if (expected.asStruct().field(have.name()) == null) {
+                if (partitionSources.contains(have.fieldId())) {
+                    throw cannotReset(
+                            identifier,
+                            "column '"
+                                    + have.name()
+                                    + "' is not in the definition but the table is partitioned"
+                                    + " by it");
+                }
+                changes.add("drop column '" + have.name() + "'");
+                if (update != null) {
+                    update.deleteColumn(have.name());
+                }
+            }
+        }
+        for (Types.NestedField want : expected.columns()) {
+            Types.NestedField have = actual.asStruct().field(want.name());
+            if (have == null) {
+                changes.add(
+                        "add column '"
+                                + want.name()
+                                + "' "
+                                + describe(want.type())
+                                + (want.isRequired() ? " NOT NULL" : ""));
+                if (update != null) {
+                    if (want.isRequired()) {
+                        update.addRequiredColumn(want.name(), want.type(), want.doc());
+                    } else {
+                        update.addColumn(want.name(), want.type(), want.doc());
+                    }
+                }
+                continue;
+            }
+            if (!sameType(have.type(), want.type())) {
+                if (have.type().isPrimitiveType()
+                        && want.type().isPrimitiveType()
+                        && org.apache.iceberg.types.TypeUtil.isPromotionAllowed(
+                                have.type(), want.type().asPrimitiveType())) {
+                    changes.add(
+                            "column '"
+                                    + want.name()
+                                    + "' "
+                                    + describe(have.type())
+                                    + " -> "
+                                    + describe(want.type()));
+                    if (update != null) {
+                        update.updateColumn(want.name(), want.type().asPrimitiveType());
+                    }
+                } else {
+                    throw cannotReset(
+                            identifier,
+                            "column '"
+                                    + want.name()
+                                    + "' has type "
+                                    + describe(have.type())
+                                    + " in the table but "
+                                    + describe(want.type())
+                                    + " in the definition, a change Iceberg cannot make in place");
+                }
+            }
+            if (have.isRequired() && want.isOptional()) {
+                changes.add("column '" + want.name() + "' NOT NULL -> nullable");
+                if (update != null) {
+                    update.makeColumnOptional(want.name());
+                }
+            } else if (have.isOptional() && want.isRequired()) {
+                changes.add("column '" + want.name() + "' nullable -> NOT NULL");
+                if (update != null) {
+                    update.requireColumn(want.name());
+                }
+            }
+        }
+        List<String> kept = new ArrayList<>(names(actual.columns()));
+        kept.retainAll(names(expected.columns()));
+        List<String> wantKept = new ArrayList<>(names(expected.columns()));
+        wantKept.retainAll(names(actual.columns()));
+        if (!kept.equals(wantKept)) {
+            changes.add("column order (" + String.join(", ", names(expected.columns())) + ")");
+        }
+        if (update != null && !names(actual.columns()).equals(names(expected.columns()))) {
+            List<String> order = names(expected.columns());
+            update.moveFirst(order.get(0));
+            for (int i = 1; i < order.size(); i++) {
+                update.moveAfter(order.get(i), order.get(i - 1));
+            }
+        }
+        return changes;
+    }
+
+    private static AutoCdcException cannotReset(TableIdentifier table, String what) {
+        return new AutoCdcException(
+                AutoCdcException.Code.TARGET_SCHEMA_MISMATCH,
+                "a full refresh cannot rebuild table "
+                        + table
+                        + " under the flow's definition: "
+                        + what
+                        + ". Nothing was emptied or written. Fix: change the definition back, or"
+                        + " drop the table and rebuild it (DROP TABLE "
+                        + table
+                        + "; in the file before its definition, or run with --from-scratch: its"
+                        + " history and change feed are lost)");
+    }
+
+    /**
      * True when the table has no snapshot or its current snapshot holds no live row (for the K8
      * check {@code STATE_MISSING_FOR_EXISTING_TABLE}). Reads at most one row.
      */
