@@ -329,15 +329,7 @@ public final class StreamingTables {
                                 + " in the definition) does not exist in the table");
             }
             if (!sameType(have.type(), want.type())) {
-                throw mismatch(
-                        identifier,
-                        "column '"
-                                + want.name()
-                                + "' has type "
-                                + describe(have.type())
-                                + " in the table but "
-                                + describe(want.type())
-                                + " in the definition");
+                throw mismatch(identifier, typeDiffers(have, want));
             }
             if (have.isRequired() && want.isOptional()) {
                 throw mismatch(
@@ -507,13 +499,7 @@ public final class StreamingTables {
                 } else {
                     throw cannotReset(
                             identifier,
-                            "column '"
-                                    + want.name()
-                                    + "' has type "
-                                    + describe(have.type())
-                                    + " in the table but "
-                                    + describe(want.type())
-                                    + " in the definition, a change Iceberg cannot make in place");
+                            typeDiffers(have, want) + ", a change Iceberg cannot make in place");
                 }
             }
             if (have.isRequired() && want.isOptional()) {
@@ -681,6 +667,17 @@ public final class StreamingTables {
                         + ". Fix: run with --from-scratch to drop and recreate the table (its data is "
                         + "lost and reprocessed from the source), or change the definition to match the "
                         + "existing table.");
+    }
+
+    /** "column 'c' has type T1 in the table but T2 in the definition". */
+    private static String typeDiffers(Types.NestedField have, Types.NestedField want) {
+        return "column '"
+                + want.name()
+                + "' has type "
+                + describe(have.type())
+                + " in the table but "
+                + describe(want.type())
+                + " in the definition";
     }
 
     private static String describe(Type type) {
