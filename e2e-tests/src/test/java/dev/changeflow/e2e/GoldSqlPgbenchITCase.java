@@ -52,6 +52,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -220,25 +222,24 @@ class GoldSqlPgbenchITCase {
         GoldTaskFailure.failAt(30, 60);
         // the failures wait for gold.branch_balances to record a version above 1: keep the
         // function told what it records
-        java.util.concurrent.atomic.AtomicBoolean polling =
-                new java.util.concurrent.atomic.AtomicBoolean(true);
-        Thread poller =
-                new Thread(
-                        () -> {
-                            while (polling.get()) {
-                                try {
-                                    GoldTaskFailure.recorded(recordedAccounts(catalog));
-                                    Thread.sleep(50);
-                                } catch (InterruptedException e) {
-                                    return;
-                                } catch (RuntimeException e) {
-                                    // a metadata file being replaced: read it again
-                                }
-                            }
-                        },
-                        "recorded-version-poller");
-        poller.setDaemon(true);
-        poller.start();
+        ScheduledExecutorService poller =
+                Executors.newSingleThreadScheduledExecutor(
+                        r -> {
+                            Thread t = new Thread(r, "recorded-version-poller");
+                            t.setDaemon(true);
+                            return t;
+                        });
+        poller.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        GoldTaskFailure.recorded(recordedAccounts(catalog));
+                    } catch (RuntimeException e) {
+                        // a metadata file being replaced: read it again at the next poll
+                    }
+                },
+                0,
+                50,
+                TimeUnit.MILLISECONDS);
         long t1 = System.nanoTime();
         JobClient first = submit(gold, settings, 1L, "ck-1");
         try {
@@ -301,7 +302,7 @@ class GoldSqlPgbenchITCase {
             assertThat(GoldTaskFailure.fired()).isEqualTo(2);
             System.out.printf("Run 1 complete in %.1f s%n", (System.nanoTime() - t1) / 1e9);
         } finally {
-            polling.set(false);
+            poller.shutdownNow();
             cancel(first);
         }
         assertGoldEqualsQueriesOverSilver(warehouse, queries);
