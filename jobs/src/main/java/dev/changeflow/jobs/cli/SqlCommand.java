@@ -16,6 +16,7 @@ import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.ResultKind;
 import org.apache.flink.table.api.SqlParserException;
 import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.TableException;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.types.Row;
@@ -420,12 +421,12 @@ public final class SqlCommand implements Callable<Integer> {
             Pattern.compile("No match found for function signature (?<f>[^(\\s]+)\\(");
 
     /**
-     * A Flink {@link ValidationException} of statement {@code label} (Flink parsed it but cannot
-     * validate or plan it) as a {@link SqlException} at the place Flink names (else the statement's
-     * start), whose detail is Flink's message without its "SQL validation failed." prefix, on one
-     * line (its position text kept); empty for any other error. Exit code 2 ({@link Main}), as
-     * every error of the statement's text. Flink's exception is not kept as the cause: the message
-     * is Flink's.
+     * A Flink {@link ValidationException} (or planner {@link TableException}) of statement {@code
+     * label} (Flink parsed it but cannot validate or plan it) as a {@link SqlException} at the
+     * place Flink names (else the statement's start), whose detail is Flink's message without its
+     * "SQL validation failed." prefix, on one line (its position text kept); empty for any other
+     * error. Exit code 2 ({@link Main}), as every error of the statement's text. Flink's exception
+     * is not kept as the cause: the message is Flink's.
      *
      * <ul>
      *   <li>{@code UNKNOWN_COLUMN}: a column no table of the query has ({@code SELECT nosuch FROM
@@ -433,16 +434,26 @@ public final class SqlCommand implements Callable<Integer> {
      *   <li>{@code UNKNOWN_FUNCTION}: a function Flink does not know by that name and those
      *       arguments ({@code SELECT nosuch(id) FROM ns.t}), with a hint to list the functions;
      *   <li>{@code INVALID_QUERY}: any other validation error (a type mismatch, an INSERT whose
-     *       columns do not match the table's, ...).
+     *       columns do not match the table's, ...), a planner error (a {@link TableException} such
+     *       as {@code ORDER BY} a non-time column in STREAMING mode), or text with more than one
+     *       statement in one {@code -e}.
      * </ul>
      *
      * A missing table or database is {@link #missingObject}'s, asked first.
      */
     static Optional<SqlException> validationError(RuntimeException e, String label) {
-        if (!(e instanceof ValidationException)) {
+        String msg = String.valueOf(e.getMessage()).strip();
+        if (msg.equals(SINGLE_STATEMENT)) {
+            return Optional.of(
+                    new SqlException(
+                            SqlException.Code.INVALID_QUERY,
+                            new SqlPosition(label, 1, 1),
+                            "one -e holds one statement: give each statement its own -e (-e"
+                                    + " 'CREATE TABLE ...' -e 'INSERT INTO ...')"));
+        }
+        if (!(e instanceof ValidationException || isPlannerError(e))) {
             return Optional.empty();
         }
-        String msg = String.valueOf(e.getMessage()).strip();
         String prefix = "SQL validation failed.";
         if (msg.startsWith(prefix)) {
             msg = msg.substring(prefix.length()).strip();
@@ -477,6 +488,19 @@ public final class SqlCommand implements Callable<Integer> {
                                     + " functions"));
         }
         return Optional.of(new SqlException(SqlException.Code.INVALID_QUERY, at, msg));
+    }
+
+    /** Flink's message for text with more than one statement. */
+    private static final String SINGLE_STATEMENT = "only single statement supported";
+
+    /**
+     * A {@link TableException} of the planner: a query Flink validated but cannot run in this mode
+     * (e.g. {@code ORDER BY} a non-time column in STREAMING mode); not Flink's "Failed to execute
+     * sql", which wraps a failure of the job or its submission.
+     */
+    private static boolean isPlannerError(RuntimeException e) {
+        return e instanceof TableException
+                && !String.valueOf(e.getMessage()).startsWith("Failed to execute sql");
     }
 
     /** {@code UNKNOWN_DATABASE} naming {@code db} and the way to create it. */

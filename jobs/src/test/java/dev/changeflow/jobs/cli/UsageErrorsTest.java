@@ -459,7 +459,8 @@ class UsageErrorsTest {
      * A {@code sql} statement Flink parses but cannot validate is bad input with a code, exit code
      * 2, at the place Flink names, Flink's message (its position text too) kept (issue #13 item 4):
      * a column no table has {@code UNKNOWN_COLUMN}, a function Flink does not know {@code
-     * UNKNOWN_FUNCTION}, any other validation error {@code INVALID_QUERY}. Nothing is written.
+     * UNKNOWN_FUNCTION}, any other validation error, a planner error and two statements in one
+     * {@code -e} {@code INVALID_QUERY}. Nothing is written.
      */
     @Test
     void sqlValidationErrorsCarryACodeAndFlinksPlace() {
@@ -521,6 +522,33 @@ class UsageErrorsTest {
                                         + " Cause: Different number of columns. Query schema:"
                                         + " [EXPR$0: INT NOT NULL] Sink schema:  [id: INT, name:"
                                         + " STRING]\n"));
+        // a planner error: Flink validates the query but cannot run it in STREAMING mode
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "--streaming",
+                                "-e",
+                                "SELECT * FROM ns.t /*+ OPTIONS('bounded'='true') */ ORDER BY name"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: INVALID_QUERY: Sort on a non-time-attribute"
+                                        + " field is not supported.\n"));
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "INSERT INTO ns.t VALUES (1, 'a'); INSERT INTO ns.t VALUES (2, 'b')"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: INVALID_QUERY: one -e holds one statement:"
+                                        + " give each statement its own -e (-e 'CREATE TABLE ...'"
+                                        + " -e 'INSERT INTO ...')\n"));
         assertThat(
                         dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(
                                         dir.resolve("warehouse"))
