@@ -65,8 +65,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * in the {@code dev} / {@code prod} overlays assembled by {@code kubectl kustomize} — validates
  * against the Flink Kubernetes Operator's CRD schema with every object closed to unknown fields (a
  * typo fails), every {@code flinkConfiguration} key is a Flink 2.1 {@link ConfigOption} read from
- * the Flink jars, and the Dockerfile builds on Flink 2.1.1 / Java 17 with the S3 plugin and the jar
- * the {@code cluster-jar} profile builds.
+ * the Flink jars, and the Dockerfile builds on Flink 2.1.1 / Java 17 with the S3, GCS and Azure
+ * file-system plugins and the jar the {@code cluster-jar} profile builds.
  */
 class K8sManifestsTest {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -291,12 +291,19 @@ class K8sManifestsTest {
     }
 
     @Test
-    void dockerfileBuildsOnFlink211Java17WithTheS3PluginAndTheClusterJar() throws Exception {
+    void dockerfileBuildsOnFlink211Java17WithTheObjectStorePluginsAndTheClusterJar()
+            throws Exception {
         String docker = Files.readString(repo.resolve("deploy/k8s/Dockerfile"));
         assertThat(docker).contains("\nFROM flink:2.1.1-java17\n");
-        assertThat(docker)
-                .contains(
-                        "/opt/flink/opt/flink-s3-fs-hadoop-2.1.1.jar /opt/flink/plugins/s3-fs-hadoop/");
+        for (String plugin : List.of("s3-fs-hadoop", "gs-fs-hadoop", "azure-fs-hadoop")) {
+            assertThat(docker)
+                    .contains(
+                            "/opt/flink/opt/flink-"
+                                    + plugin
+                                    + "-2.1.1.jar /opt/flink/plugins/"
+                                    + plugin
+                                    + "/");
+        }
         String version = System.getProperty("changeflow.version");
         assertThat(version).as("project version passed by surefire").isNotBlank();
         assertThat(docker)
