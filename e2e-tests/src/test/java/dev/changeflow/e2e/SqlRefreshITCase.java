@@ -319,6 +319,94 @@ class SqlRefreshITCase {
     }
 
     /**
+     * S1: a changed PARTITIONED BY of a table that holds rows is refused naming both partitionings
+     * and the full refresh as the fix (an equality delete applies only to data files of its own
+     * partition spec), writing nothing; the full refresh replaces the partition spec in the commit
+     * that empties the table, and later updates and deletes apply under the new spec. A change to
+     * STORED AS SCD TYPE 2 is refused over the saved state and rebuilt by a full refresh with the
+     * SCD2 schema (__START_AT, __END_AT, identifier fields KEYS + __START_AT).
+     */
+    @Test
+    void fullRefreshAfterAPartitioningOrScdTypeChangeRebuildsTheTable() throws Exception {
+        Path users = Files.createDirectories(tmp.resolve("users"));
+        Files.write(users.resolve("1.json"), List.of("{\"id\":1,\"name\":\"ann\",\"seq\":1}"));
+        Files.write(users.resolve("2.json"), List.of("{\"id\":2,\"name\":\"bob\",\"seq\":2}"));
+        String unpartitioned = USERS.replace("__KEY__", "id").replace("__SEQTYPE__", "BIGINT");
+        String partitioned =
+                unpartitioned.replace(
+                        "  FLOW AUTO CDC", "  PARTITIONED BY (bucket(4, id))\n  FLOW AUTO CDC");
+        Path f = tmp.resolve("users.sql");
+        Files.writeString(f, unpartitioned);
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        assertThat(run("run", "--warehouse", w, f.toString())).isZero();
+
+        Files.writeString(f, partitioned);
+        List<String> filesBefore = files(warehouse.resolve("shop").resolve("users"));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(CapturedOutput.stderr(err, () -> run("run", "--warehouse", w, f.toString())))
+                .isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "TARGET_SCHEMA_MISMATCH: table shop.users is partitioned by [] but its"
+                                + " definition says [bucket[4](id)]; a table that holds rows keeps"
+                                + " its partitioning (an equality delete applies only to data"
+                                + " files of its own partition spec). Fix: rebuild the table under"
+                                + " the new partitioning with a full refresh (REFRESH STREAMING"
+                                + " TABLE users FULL in a pipeline file, or run FILE.sql"
+                                + " --full-refresh users; history and change feed kept), or change"
+                                + " the definition back");
+        assertThat(files(warehouse.resolve("shop").resolve("users"))).isEqualTo(filesBefore);
+
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, "--full-refresh", "users", f.toString()))
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "Full refresh: emptied shop.users and applied the definition's schema"
+                                + " (partitioned by [] -> [bucket[4](id)]) (one commit)\n");
+        Table t = table(warehouse, "users");
+        assertThat(t.spec().fields()).hasSize(1);
+        assertThat(t.spec().fields().get(0).transform().toString()).isEqualTo("bucket[4]");
+        assertThat(TableRows.toCsvLines(t)).containsExactly("1,ann,1", "2,bob,2");
+        // every live data file is written under the new spec
+        try (var tasks = t.newScan().planFiles()) {
+            for (var task : tasks) {
+                assertThat(task.file().specId()).isEqualTo(t.spec().specId());
+            }
+        }
+        // an update and a delete after the change apply to the rows written under the new spec
+        Files.write(users.resolve("3.json"), List.of("{\"id\":1,\"name\":\"amy\",\"seq\":3}"));
+        assertThat(run("run", "--warehouse", w, f.toString())).isZero();
+        assertThat(TableRows.toCsvLines(table(warehouse, "users")))
+                .containsExactly("1,amy,3", "2,bob,2");
+
+        // SCD type 1 -> 2: refused over the saved state, then rebuilt by a full refresh
+        Files.writeString(
+                f,
+                partitioned.replace("SEQUENCE BY seq;", "SEQUENCE BY seq STORED AS SCD TYPE 2;"));
+        err = new ByteArrayOutputStream();
+        assertThat(CapturedOutput.stderr(err, () -> run("run", "--warehouse", w, f.toString())))
+                .isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("FLOW_CHANGED_FOR_EXISTING_STATE: flow 'users'");
+        out = new ByteArrayOutputStream();
+        assertThat(run(out, "run", "--warehouse", w, "--full-refresh", "users", f.toString()))
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains(
+                        "Full refresh: emptied shop.users and applied the definition's schema"
+                                + " (identifier fields [id] -> [__START_AT, id]; add column"
+                                + " '__START_AT' BIGINT (Iceberg long) NOT NULL; add column"
+                                + " '__END_AT' BIGINT (Iceberg long)) (one commit)\n");
+        t = table(warehouse, "users");
+        assertThat(t.schema().identifierFieldNames()).containsExactlyInAnyOrder("id", "__START_AT");
+        // every file read again: ann (seq 1) closed by amy (seq 3), bob current
+        assertThat(TableRows.toCsvLines(t))
+                .containsExactlyInAnyOrder("1,ann,1,1,3", "1,amy,3,3,", "2,bob,2,2,");
+    }
+
+    /**
      * S8: CONSTRAINT ... EXPECT on the flow into a streaming table — a kept violation is applied
      * and counted in the summary, a DROP ROW violation goes to the quarantine table with its
      * reason, a FAIL UPDATE violation fails the run naming the record and commits nothing.

@@ -103,8 +103,8 @@ public final class ClusterIngest {
     }
 
     /**
-     * The schema changes a full refresh (docs/semantics.md S1) makes to the existing target table
-     * of {@code flow} (empty when the table is missing or matches).
+     * The schema and partitioning changes a full refresh (docs/semantics.md S1) makes to the
+     * existing target table of {@code flow} (empty when the table is missing or matches).
      *
      * @throws dev.changeflow.operators.AutoCdcException TARGET_SCHEMA_MISMATCH naming a change the
      *     full refresh cannot apply in place
@@ -117,18 +117,20 @@ public final class ClusterIngest {
                 cat.loadTable(flow.target),
                 flow.target,
                 flow.spec != null ? flow.spec.targetType() : flow.appendType(),
-                flow.spec != null ? flow.spec.identifierFields() : List.of());
+                flow.spec != null ? flow.spec.identifierFields() : List.of(),
+                flow.tableOptions.partitionBy());
     }
 
     /**
      * Empties the existing target table of {@code flow} for a full refresh in one commit, with the
-     * schema changes of {@link #fullRefreshChanges} (S1); returns them.
+     * schema and partitioning changes of {@link #fullRefreshChanges} (S1); returns them.
      */
     public static List<String> emptyForFullRefresh(Catalog cat, IngestPlan.Flow flow) {
         return StreamingTables.emptyForFullRefresh(
                 cat.loadTable(flow.target),
                 flow.target,
                 flow.spec != null ? flow.spec.targetType() : flow.appendType(),
-                flow.spec != null ? flow.spec.identifierFields() : List.of());
+                flow.spec != null ? flow.spec.identifierFields() : List.of(),
+                flow.tableOptions.partitionBy());
     }
 }

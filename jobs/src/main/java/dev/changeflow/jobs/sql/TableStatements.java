@@ -123,9 +123,10 @@ public final class TableStatements {
          * Runs {@code work} as a recorded refresh of {@code tables} (S9): notes their current
          * snapshots, runs it, then writes the last-refresh properties of each table that exists —
          * {@code SUCCEEDED} with the records it returned, or {@code FAILED} with the error it threw
-         * — except a {@code FLOW_CHANGED_FOR_EXISTING_STATE} refusal that committed no snapshot,
-         * which is not recorded (a validation error writes nothing, S1). The catalog is opened for
-         * the start and again for the end (a refresh runs for a long time), and closed each time.
+         * — except a {@code FLOW_CHANGED_FOR_EXISTING_STATE} or {@code TARGET_SCHEMA_MISMATCH} (A1,
+         * e.g. a changed partitioning) refusal that committed no snapshot, which is not recorded (a
+         * validation error writes nothing, S1). The catalog is opened for the start and again for
+         * the end (a refresh runs for a long time), and closed each time.
          *
          * @param full whether it is a full refresh
          * @return the records {@code work} returned
@@ -183,14 +184,18 @@ public final class TableStatements {
 
         /**
          * Whether {@code error} is a refusal of the definition found before the job started ({@code
-         * FLOW_CHANGED_FOR_EXISTING_STATE}, K8) and no table got a snapshot since the start: such a
-         * run is a validation error and writes nothing, not even its record (S1, issue #13).
+         * FLOW_CHANGED_FOR_EXISTING_STATE}, K8; {@code TARGET_SCHEMA_MISMATCH}, A1) and no table
+         * got a snapshot since the start: such a run is a validation error and writes nothing, not
+         * even its record (S1, issue #13).
          */
         boolean refusedBeforeWriting(Catalog catalog, Throwable error) {
             if (!(error instanceof dev.changeflow.operators.AutoCdcException a)
-                    || a.code()
-                            != dev.changeflow.operators.AutoCdcException.Code
-                                    .FLOW_CHANGED_FOR_EXISTING_STATE) {
+                    || (a.code()
+                                    != dev.changeflow.operators.AutoCdcException.Code
+                                            .FLOW_CHANGED_FOR_EXISTING_STATE
+                            && a.code()
+                                    != dev.changeflow.operators.AutoCdcException.Code
+                                            .TARGET_SCHEMA_MISMATCH)) {
                 return false;
             }
             for (Map.Entry<TableIdentifier, Long> e : before.entrySet()) {

@@ -7,6 +7,7 @@ import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.utils.TypeConversions;
+import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -14,6 +15,7 @@ import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.Transaction;
+import org.apache.iceberg.UpdatePartitionSpec;
 import org.apache.iceberg.UpdateProperties;
 import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.catalog.Catalog;
@@ -41,6 +43,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -103,14 +106,15 @@ public final class StreamingTables {
 
     /**
      * Returns the table, creating its namespace and the table itself when missing; an existing
-     * table is validated with {@link #validateSchema} and otherwise left as it is (its partition
-     * spec and properties are not changed).
+     * table is validated with {@link #validateSchema} and its partitioning must be the definition's
+     * ({@link #checkPartitioning}: an empty table takes the definition's); its properties are not
+     * changed.
      *
      * @param targetType the flow's target row type (AutoCdcSpec.targetType()), in column order
      * @param identifierFields KEYS (SCD1) or KEYS + {@code __START_AT} (SCD2); empty for
      *     append-only tables
      * @throws AutoCdcException {@code TARGET_SCHEMA_MISMATCH} when the existing table does not
-     *     match (A1)
+     *     match (A1), or holds rows and is partitioned otherwise than the definition says
      * @throws IllegalArgumentException when an identifier field is missing from or nullable in the
      *     target type, or a partition field names an unknown column
      */
@@ -127,6 +131,7 @@ public final class StreamingTables {
         if (catalog.tableExists(identifier)) {
             Table existing = catalog.loadTable(identifier);
             validateSchema(existing, identifier, schema);
+            checkPartitioning(existing, identifier, options.partitionBy());
             return existing;
         }
         checkFormatVersion(schema, options.formatVersion(), identifier);
@@ -150,6 +155,7 @@ public final class StreamingTables {
         } catch (AlreadyExistsException raced) {
             Table existing = catalog.loadTable(identifier);
             validateSchema(existing, identifier, schema);
+            checkPartitioning(existing, identifier, options.partitionBy());
             return existing;
         }
     }
@@ -395,15 +401,19 @@ public final class StreamingTables {
             Table table,
             TableIdentifier identifier,
             RowType targetType,
-            List<String> identifierFields) {
-        return schemaReset(
-                table, identifier, icebergSchema(targetType, identifierFields, identifier), null);
+            List<String> identifierFields,
+            List<String> partitionBy) {
+        Schema expected = icebergSchema(targetType, identifierFields, identifier);
+        List<String> changes = schemaReset(table, identifier, expected, null);
+        partitioningChange(table, expected, partitionBy, identifier).ifPresent(changes::add);
+        return changes;
     }
 
     /**
      * Empties the table for a full refresh (S1) in one Iceberg commit: the schema changes of {@link
-     * #fullRefreshChanges} and a delete of every row, in one transaction (earlier snapshots and the
-     * change feed are kept: the table is not dropped). Returns the schema changes applied.
+     * #fullRefreshChanges}, the definition's partitioning (the spec's fields replaced; the rows
+     * written from then on use it) and a delete of every row, in one transaction (earlier snapshots
+     * and the change feed are kept: the table is not dropped). Returns the changes applied.
      *
      * @throws AutoCdcException as {@link #fullRefreshChanges}, before anything is written
      */
@@ -411,20 +421,154 @@ public final class StreamingTables {
             Table table,
             TableIdentifier identifier,
             RowType targetType,
-            List<String> identifierFields) {
+            List<String> identifierFields,
+            List<String> partitionBy) {
         Schema expected = icebergSchema(targetType, identifierFields, identifier);
         List<String> changes = schemaReset(table, identifier, expected, null);
+        Optional<String> partitioning =
+                partitioningChange(table, expected, partitionBy, identifier);
         Transaction txn = table.newTransaction();
         if (!changes.isEmpty()) {
             UpdateSchema update = txn.updateSchema().allowIncompatibleChanges();
             schemaReset(table, identifier, expected, update);
             update.commit();
         }
+        if (partitioning.isPresent()) {
+            // after the schema update: a new partition column exists in the transaction's schema
+            UpdatePartitionSpec spec = txn.updateSpec();
+            replacePartitioning(
+                    spec,
+                    table.spec(),
+                    table.schema(),
+                    PartitionTransforms.toSpec(expected, partitionBy, identifier.toString()),
+                    expected);
+            spec.commit();
+            changes.add(partitioning.get());
+        }
         txn.newDelete()
                 .deleteFromRowFilter(org.apache.iceberg.expressions.Expressions.alwaysTrue())
                 .commit();
         txn.commitTransaction();
         return changes;
+    }
+
+    /**
+     * Checks that an existing table is partitioned as its definition says ({@code partitionBy},
+     * Iceberg transforms as in {@link StreamingTableOptions#partitionBy()}; the fields compared by
+     * transform and source column, in order). A table without a snapshot takes the definition's
+     * partitioning (one metadata commit). A table with snapshots keeps its partitioning: an
+     * equality delete applies only to data files of its own partition spec (Iceberg spec, "Scan
+     * Planning"), so rows written under an old spec would survive the deletes and updates written
+     * under a new one; a full refresh (docs/semantics.md S1) empties the table and changes its
+     * partitioning in the same commit.
+     *
+     * @throws AutoCdcException {@code TARGET_SCHEMA_MISMATCH} naming both partitionings and the fix
+     *     (a full refresh, or the definition changed back) when a table with snapshots is
+     *     partitioned otherwise
+     */
+    public static void checkPartitioning(
+            Table table, TableIdentifier identifier, List<String> partitionBy) {
+        Optional<String> change =
+                partitioningChange(table, table.schema(), partitionBy, identifier);
+        if (change.isEmpty()) {
+            return;
+        }
+        if (table.currentSnapshot() == null) {
+            UpdatePartitionSpec spec = table.updateSpec();
+            replacePartitioning(
+                    spec,
+                    table.spec(),
+                    table.schema(),
+                    PartitionTransforms.toSpec(table.schema(), partitionBy, identifier.toString()),
+                    table.schema());
+            spec.commit();
+            LOG.info("Table {} had no snapshot: {}", identifier, change.get());
+            return;
+        }
+        throw new AutoCdcException(
+                AutoCdcException.Code.TARGET_SCHEMA_MISMATCH,
+                "table "
+                        + identifier
+                        + " is partitioned by "
+                        + partitioning(table.spec(), table.schema())
+                        + " but its definition says "
+                        + partitioning(
+                                PartitionTransforms.toSpec(
+                                        table.schema(), partitionBy, identifier.toString()),
+                                table.schema())
+                        + "; a table that holds rows keeps its partitioning (an equality delete"
+                        + " applies only to data files of its own partition spec). Fix: rebuild"
+                        + " the table under the new partitioning with a full refresh (REFRESH"
+                        + " STREAMING TABLE "
+                        + identifier.name()
+                        + " FULL in a pipeline file, or run FILE.sql --full-refresh "
+                        + identifier.name()
+                        + "; history and change feed kept), or change the definition back");
+    }
+
+    /**
+     * {@code "partitioned by [a] -> [b]"} when the table's current spec differs from {@code
+     * partitionBy} over {@code schema}, else empty.
+     */
+    private static Optional<String> partitioningChange(
+            Table table, Schema schema, List<String> partitionBy, TableIdentifier identifier) {
+        List<String> have = partitioning(table.spec(), table.schema());
+        List<String> want =
+                partitioning(
+                        PartitionTransforms.toSpec(schema, partitionBy, identifier.toString()),
+                        schema);
+        return have.equals(want)
+                ? Optional.empty()
+                : Optional.of("partitioned by " + have + " -> " + want);
+    }
+
+    /**
+     * A spec's fields as {@code transform(column)} ({@code column} for identity), in order; void
+     * fields (removed in a format v1 table) left out.
+     */
+    static List<String> partitioning(PartitionSpec spec, Schema schema) {
+        List<String> out = new ArrayList<>();
+        for (PartitionField f : spec.fields()) {
+            if (!f.transform().isVoid()) {
+                out.add(partitionField(f, schema));
+            }
+        }
+        return out;
+    }
+
+    /** {@code transform(column)}, or {@code column} for identity. */
+    private static String partitionField(PartitionField f, Schema schema) {
+        String column = schema.findColumnName(f.sourceId());
+        return f.transform().isIdentity() ? column : f.transform() + "(" + column + ")";
+    }
+
+    /** Adds to {@code update} what turns spec {@code have} into spec {@code want}. */
+    private static void replacePartitioning(
+            UpdatePartitionSpec update,
+            PartitionSpec have,
+            Schema haveSchema,
+            PartitionSpec want,
+            Schema wantSchema) {
+        List<String> wanted = partitioning(want, wantSchema);
+        List<String> existing = partitioning(have, haveSchema);
+        for (PartitionField f : have.fields()) {
+            if (!f.transform().isVoid() && !wanted.contains(partitionField(f, haveSchema))) {
+                update.removeField(f.name());
+            }
+        }
+        for (PartitionField f : want.fields()) {
+            String column = wantSchema.findColumnName(f.sourceId());
+            if (existing.contains(partitionField(f, wantSchema))) {
+                continue;
+            }
+            if (f.transform().isIdentity()) {
+                update.addField(column);
+            } else {
+                update.addField(
+                        org.apache.iceberg.expressions.Expressions.transform(
+                                column, f.transform()));
+            }
+        }
     }
 
     /**
