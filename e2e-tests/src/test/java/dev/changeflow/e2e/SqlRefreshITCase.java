@@ -354,8 +354,9 @@ class SqlRefreshITCase {
                                 + " files of its own partition spec). Fix: rebuild the table under"
                                 + " the new partitioning with a full refresh (REFRESH STREAMING"
                                 + " TABLE users FULL in a pipeline file, or run FILE.sql"
-                                + " --full-refresh users; history and change feed kept), or change"
-                                + " the definition back");
+                                + " --full-refresh users; history and change feed kept; a flows"
+                                + " file: ingest --from-scratch, which drops them), or change the"
+                                + " definition back");
         assertThat(files(warehouse.resolve("shop").resolve("users"))).isEqualTo(filesBefore);
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -503,7 +503,8 @@ public final class StreamingTables {
                         + identifier.name()
                         + " FULL in a pipeline file, or run FILE.sql --full-refresh "
                         + identifier.name()
-                        + "; history and change feed kept), or change the definition back");
+                        + "; history and change feed kept; a flows file: ingest --from-scratch,"
+                        + " which drops them), or change the definition back");
     }
 
     /**

@@ -214,11 +214,55 @@ class StreamingTablesTest {
                         ACCOUNTS,
                         accounts(),
                         List.of("aid"),
-                        StreamingTableOptions.builder().formatVersion(3).build());
+                        StreamingTableOptions.builder()
+                                .partitionBy("bid")
+                                .formatVersion(3)
+                                .build());
 
         assertThat(again.uuid()).isEqualTo(first.uuid());
         assertThat(formatVersion(again)).isEqualTo(2);
         assertThat(again.spec().fields()).hasSize(1);
+    }
+
+    /**
+     * docs/semantics.md A1: an existing table without a snapshot takes the definition's
+     * partitioning; one with snapshots that is partitioned otherwise is refused naming both.
+     */
+    @Test
+    void existingTableWithAnotherPartitioningTakesItWhenEmptyAndIsRefusedOnceWritten() {
+        StreamingTables.ensureTable(
+                catalog,
+                ACCOUNTS,
+                accounts(),
+                List.of("aid"),
+                StreamingTableOptions.builder().partitionBy("bid").build());
+        Table empty =
+                StreamingTables.ensureTable(
+                        catalog,
+                        ACCOUNTS,
+                        accounts(),
+                        List.of("aid"),
+                        StreamingTableOptions.builder().partitionBy("bucket(4, aid)").build());
+        assertThat(StreamingTables.partitioning(empty.spec(), empty.schema()))
+                .containsExactly("bucket[4](aid)");
+
+        empty.newAppend().commit();
+        assertThatThrownBy(
+                        () ->
+                                StreamingTables.ensureTable(
+                                        catalog,
+                                        ACCOUNTS,
+                                        accounts(),
+                                        List.of("aid"),
+                                        StreamingTableOptions.defaults()))
+                .isInstanceOf(AutoCdcException.class)
+                .hasMessageStartingWith(
+                        "TARGET_SCHEMA_MISMATCH: table db.accounts is partitioned by"
+                                + " [bucket[4](aid)] but its definition says []; a table that holds"
+                                + " rows keeps its partitioning");
+        Table kept = catalog.loadTable(ACCOUNTS);
+        assertThat(StreamingTables.partitioning(kept.spec(), kept.schema()))
+                .containsExactly("bucket[4](aid)");
     }
 
     @Test
