@@ -21,8 +21,11 @@ import java.util.Optional;
  * Kubernetes, or {@code flink run}): creates the tables, builds the same topology as a local run
  * over Kafka, and executes it until it is stopped (with a savepoint, by the operator on upgrade).
  * Checkpointing, the state backend and restarts come from the cluster's Flink configuration ({@code
- * flinkConfiguration} of the FlinkDeployment); state recovery is Flink's (HA, savepoints), so the
- * local runner's checks on saved state do not apply here.
+ * flinkConfiguration} of the FlinkDeployment); a cluster configured without a checkpoint interval
+ * gets the job's own ({@code checkpoint-interval} of the flows or pipeline file, default 5 s),
+ * since the tables commit on checkpoints. State recovery is Flink's (HA, savepoints), so the local
+ * runner's checks on saved state do not apply here. It serves {@code ingest --cluster} (a flows
+ * file) and {@code run --cluster FILE.sql} (a pipeline file's tables without SCHEDULE) alike.
  *
  * <p>{@code on-schema-change = add-columns}: the job fails (without restarts) at the first record
  * with new columns; this program then adds them to the tables and ends with the failure. The next
@@ -89,6 +92,11 @@ public final class ClusterIngest {
             if (cat instanceof Closeable) {
                 ((Closeable) cat).close();
             }
+        }
+        if (!env.getCheckpointConfig().isCheckpointingEnabled()) {
+            // the Iceberg tables commit on checkpoints: without an interval in the cluster's
+            // configuration (flink run on a cluster configured without one), the job's own
+            env.enableCheckpointing(plan.config.checkpointInterval.toMillis());
         }
         // no end offsets: a cluster job runs until it is stopped
         IngestJob.buildKafka(
