@@ -33,7 +33,7 @@ class SqlKafkaITCase {
     @TempDir Path tmp;
 
     /** A Debezium PostgreSQL change event of table public.customers at WAL position {@code lsn}. */
-    private static ProducerRecord<byte[], byte[]> event(
+    static ProducerRecord<byte[], byte[]> event(
             String topic, String op, int id, String before, String after, long lsn) {
         String value =
                 "{\"before\":"

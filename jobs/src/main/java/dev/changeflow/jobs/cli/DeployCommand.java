@@ -31,13 +31,18 @@ import java.util.concurrent.Callable;
  * flows file's ingest job over Kafka on the Flink Kubernetes Operator, so nobody hand-writes YAML.
  * Pipe it to {@code kubectl apply -f -}.
  *
- * <p>{@code changeflow deploy --print FILE.sql} renders, for the scheduled streaming tables of a
- * pipeline file, a {@code batch/v1} CronJob each ({@link CronJobRenderer}, docs/semantics.md S3)
- * whose pod runs {@code run FILE.sql --refresh table}. The file must name its Iceberg catalog
- * ({@code SET catalog.<property>}); a table without a schedule is refused: the continuous
- * FlinkDeployment reads Kafka ({@code --flows}), which a pipeline file cannot name yet. Errors of
- * the file are {@code SqlException}s; a schedule with no Kubernetes cron expression fails with
- * {@code INVALID_SCHEDULE} at its clause.
+ * <p>{@code changeflow deploy --print FILE.sql} renders a pipeline file's objects
+ * (docs/semantics.md S3) in one multi-document YAML: a ConfigMap {@code <name>-pipeline} holding
+ * the file; when it has streaming tables without SCHEDULE, a FlinkDeployment {@code <name>} whose
+ * job runs {@code run --cluster FILE.sql} on the mounted file — those tables' flows over the file's
+ * {@code read_kafka} subscription until stopped ({@link FlinkDeploymentRenderer#renderPipeline},
+ * needs {@code --state-dir}); and for each scheduled table a state claim and a {@code batch/v1}
+ * CronJob ({@link CronJobRenderer}) whose pod runs {@code run FILE.sql --refresh table}. The file
+ * must name its Iceberg catalog ({@code SET catalog.<property>}). A table without schedule whose
+ * flow reads {@code read_files} or {@code STREAM(table)}, or is a bounded refresh (REPLACE WHERE,
+ * FROM SNAPSHOT), is refused with {@code INVALID_SCHEDULE} at its source ({@link
+ * SqlPipeline#continuous}). Errors of the file are {@code SqlException}s; a schedule with no
+ * Kubernetes cron expression fails with {@code INVALID_SCHEDULE} at its clause.
  */
 @Command(
         name = "deploy",
@@ -56,7 +61,9 @@ public final class DeployCommand implements Callable<Integer> {
             arity = "0..1",
             paramLabel = "FILE.sql",
             description =
-                    "A pipeline file: a CronJob per scheduled streaming table (instead of --flows).")
+                    "A pipeline file: a FlinkDeployment running its tables without SCHEDULE"
+                            + " until stopped, and a CronJob per scheduled table (instead of"
+                            + " --flows).")
     Path pipeline;
 
     @Option(
@@ -69,8 +76,8 @@ public final class DeployCommand implements Callable<Integer> {
             names = "--name",
             paramLabel = "NAME",
             description =
-                    "Deployment name (prefix of the CronJobs of a FILE.sql). Default:"
-                            + " changeflow-ingest, or the pipeline's name.")
+                    "Deployment name (with FILE.sql also the prefix of its ConfigMap and"
+                            + " CronJobs). Default: changeflow-ingest, or the pipeline's name.")
     String name;
 
     @Option(names = "--namespace", paramLabel = "NS", description = "Kubernetes namespace.")
@@ -88,7 +95,7 @@ public final class DeployCommand implements Callable<Integer> {
             paramLabel = "URI",
             description =
                     "Root of checkpoints, savepoints and HA data, e.g. s3://bucket/flink (with"
-                            + " --flows).")
+                            + " --flows, or a FILE.sql with tables without SCHEDULE).")
     String stateDir;
 
     @Option(
@@ -140,6 +147,17 @@ public final class DeployCommand implements Callable<Integer> {
         if (pipeline != null) {
             if (flows != null) {
                 throw new IllegalArgumentException("give FILE.sql or --flows, not both");
+            }
+            if (kafkaBootstrap != null
+                    || topics != null
+                    || topicPattern != null
+                    || groupId != null
+                    || catalog != null) {
+                // S3: never silently ignored
+                throw CliErrors.invalidOption(
+                        "--kafka-bootstrap, --topics, --topic-pattern, --group-id and --catalog"
+                                + " go with --flows: a pipeline file names its Kafka input"
+                                + " (read_kafka) and its catalog (SET catalog.<property>) itself");
             }
             System.out.print(renderPipeline());
             return 0;
@@ -233,7 +251,19 @@ public final class DeployCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The CronJobs of the scheduled tables of {@link #pipeline}. */
+    /**
+     * The objects of {@link #pipeline} (docs/semantics.md S3), one multi-document YAML: the
+     * ConfigMap holding the file; when the file has streaming tables without SCHEDULE, the
+     * FlinkDeployment that runs them until stopped ({@code run --cluster FILE.sql}, {@link
+     * SqlPipeline#continuous}); per scheduled table its state claim and CronJob.
+     *
+     * @throws SqlException an error of the file; {@code INVALID_SCHEDULE} at the source of a table
+     *     without schedule that the continuous job cannot read ({@code read_files}, {@code
+     *     STREAM(table)}, a bounded refresh), or at a schedule with no Kubernetes cron expression
+     * @throws IllegalArgumentException {@code INVALID_OPTION} when the file names no catalog, when
+     *     a relative {@code read_files} path would not exist in a pod, when {@code --state-dir} is
+     *     missing for a continuous job, or when an object name is no DNS label
+     */
     public String renderPipeline() throws Exception {
         if (!Files.isRegularFile(pipeline)) {
             throw CliErrors.fileNotFound("pipeline file", pipeline, "");
@@ -242,23 +272,20 @@ public final class DeployCommand implements Callable<Integer> {
         for (String w : p.warnings()) {
             System.err.println("warning: " + w);
         }
-        List<String> unscheduled = new ArrayList<>(p.tables());
-        unscheduled.removeAll(p.schedules().keySet());
-        if (!unscheduled.isEmpty()) {
+        SqlPipeline continuous = p.continuous();
+        p.requireCatalog(
+                pipeline.toString(),
+                continuous == null
+                        ? "a scheduled refresh"
+                        : "the continuous job (FlinkDeployment)");
+        if (continuous != null && stateDir == null) {
             throw new IllegalArgumentException(
                     pipeline
-                            + ": INVALID_SCHEDULE: streaming table(s) "
-                            + String.join(", ", unscheduled)
-                            + " have no SCHEDULE: a continuous FlinkDeployment reads Kafka (deploy"
-                            + " --print --flows ...), which a pipeline file cannot name yet; give"
-                            + " them a SCHEDULE EVERY ... or SCHEDULE CRON ... clause");
-        }
-        if (p.config().catalog.isEmpty()) {
-            throw new IllegalArgumentException(
-                    pipeline
-                            + ": INVALID_OPTION: a scheduled refresh writes the tables to the file's Iceberg"
-                            + " catalog, and the file names none: add SET catalog.type = 'rest';"
-                            + " SET catalog.uri = '...'; (a pod has no shared local warehouse)");
+                            + ": INVALID_OPTION: streaming table(s) "
+                            + String.join(", ", continuous.tables())
+                            + " have no SCHEDULE and run in a FlinkDeployment until stopped: give"
+                            + " --state-dir (e.g. s3://bucket/flink: its checkpoints, savepoints"
+                            + " and HA data go below it)");
         }
         for (SqlPipeline.Input in : p.inputs()) {
             if (in.relative()) {
@@ -301,6 +328,26 @@ public final class DeployCommand implements Callable<Integer> {
                     new CronJobRenderer.Scheduled(
                             e.getKey(), cron, zone != null ? zone : "Etc/UTC"));
         }
-        return CronJobRenderer.render(s);
+        StringBuilder out = new StringBuilder(CronJobRenderer.configMap(s));
+        if (continuous != null) {
+            FlinkDeploymentRenderer.Settings d = new FlinkDeploymentRenderer.Settings();
+            d.name = s.name;
+            d.namespace = namespace;
+            d.image = image;
+            d.stateDir = stateDir;
+            d.parallelism = parallelism;
+            d.checkpointTimeout = p.config().checkpointTimeout;
+            if (flinkConf != null) {
+                d.flinkConfiguration.putAll(flinkConf);
+            }
+            out.append("---\n")
+                    .append(
+                            FlinkDeploymentRenderer.renderPipeline(
+                                    d,
+                                    CronJobRenderer.configMapName(s),
+                                    CronJobRenderer.PIPELINE_DIR,
+                                    s.fileName));
+        }
+        return out.append(CronJobRenderer.cronJobs(s)).toString();
     }
 }

@@ -79,6 +79,13 @@ import java.util.concurrent.Callable;
  * a shutdown hook ({@link #interruptedMessage}): the tables keep what the last completed checkpoint
  * committed and the job's state folder; running the same command resumes from it.
  *
+ * <p>{@code --cluster} runs the file's streaming tables without SCHEDULE until stopped on the Flink
+ * cluster that executes the program — the job of the FlinkDeployment that {@code deploy --print
+ * FILE.sql} renders — over the file's {@code read_kafka} subscription, by the same {@link
+ * ClusterIngest} that runs {@code ingest --cluster} (docs/semantics.md S3; {@link #runOnCluster}).
+ * Outside a cluster it checks the file and then refuses with {@code INVALID_OPTION} instead of
+ * running a local MiniCluster forever.
+ *
  * <p>A file with an error fails before anything is written, with a {@link SqlException} naming
  * {@code file:line:column} and its code (exit code 2); a missing {@code read_files} path fails with
  * {@code SOURCE_NOT_FOUND}.
@@ -116,6 +123,17 @@ public final class RunCommand implements Callable<Integer> {
             names = "--dry-run",
             description = "Parse, validate and print the plan; read no change and write nothing.")
     boolean dryRun;
+
+    @Option(
+            names = "--cluster",
+            description =
+                    "Run the file's streaming tables without SCHEDULE over its read_kafka"
+                            + " subscription until stopped, on the Flink cluster that executes"
+                            + " this program (what the FlinkDeployment of deploy --print FILE.sql"
+                            + " runs; or flink run). Refused outside a cluster.")
+    boolean cluster;
+
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
     /** Where the plan and the run's progress go (a test may replace it). */
     PrintStream out = System.out;
@@ -196,6 +214,10 @@ public final class RunCommand implements Callable<Integer> {
             throw CliErrors.fileNotFound("pipeline file", file, "");
         }
         SqlPipeline pipeline = SqlPipeline.read(file);
+        if (cluster) {
+            runOnCluster(pipeline);
+            return 0;
+        }
         if (refresh != null && fullRefresh != null) {
             throw new IllegalArgumentException(
                     "give --refresh or --full-refresh, not both: a full refresh resets the saved"
@@ -454,6 +476,107 @@ public final class RunCommand implements Callable<Integer> {
                     });
         }
         return 0;
+    }
+
+    /**
+     * {@code run --cluster FILE.sql} (docs/semantics.md S3): the continuous job of the file ({@link
+     * SqlPipeline#continuous}: the flows of its streaming tables without SCHEDULE, over its {@code
+     * read_kafka} subscription) on the Flink cluster that executes this program, until stopped, by
+     * {@link ClusterIngest#run} as {@code ingest --cluster} runs a flows file: the tables are
+     * created (or checked, A1) in the file's catalog, checkpointing, state backend and restarts
+     * come from the cluster's configuration, state recovery is Flink's (HA, savepoints). The file's
+     * REFRESH, DROP TABLE and DESCRIBE statements are not run (a note says so), nor its scheduled
+     * tables (their CronJobs refresh them). The file is checked before the cluster: outside one,
+     * the command validates the file, then refuses to run.
+     *
+     * @throws SqlException an error of the file, or {@code INVALID_SCHEDULE} when every table has a
+     *     schedule or a table without one cannot run continuously ({@link SqlPipeline#continuous})
+     * @throws IllegalArgumentException {@code INVALID_OPTION} with {@code --refresh}, {@code
+     *     --full-refresh}, {@code --dry-run}, {@code --warehouse} or {@code --from-scratch}, when
+     *     the file names no catalog, or outside a cluster ({@link
+     *     ClusterIngest#clusterEnvironment})
+     */
+    private void runOnCluster(SqlPipeline pipeline) throws Exception {
+        List<String> localOnly = new ArrayList<>();
+        if (refresh != null) {
+            localOnly.add("--refresh");
+        }
+        if (fullRefresh != null) {
+            localOnly.add("--full-refresh");
+        }
+        if (dryRun) {
+            localOnly.add("--dry-run");
+        }
+        if (spec != null
+                && spec.commandLine().getParseResult() != null
+                && spec.commandLine().getParseResult().hasMatchedOption("--warehouse")) {
+            localOnly.add("--warehouse");
+        }
+        if (local.fromScratch) {
+            localOnly.add("--from-scratch");
+        }
+        if (!localOnly.isEmpty()) {
+            throw CliErrors.invalidOption(
+                    String.join(", ", localOnly)
+                            + (localOnly.size() == 1 ? " is an option" : " are options")
+                            + " of a local run: --cluster runs the tables without SCHEDULE until"
+                            + " stopped, with the cluster's state (savepoints) and the file's"
+                            + " catalog");
+        }
+        String command = "run --cluster " + file;
+        SqlPipeline continuous = pipeline.continuous();
+        if (continuous == null) {
+            throw new SqlException(
+                    SqlException.Code.INVALID_SCHEDULE,
+                    pipeline.declaration(pipeline.tables().get(0)).position(),
+                    "every streaming table of the file has a SCHEDULE, so "
+                            + command
+                            + " has nothing to run: their CronJobs (deploy --print "
+                            + file
+                            + ") refresh them, or run "
+                            + file
+                            + " --refresh t");
+        }
+        pipeline.requireCatalog(file.toString(), "the continuous job (" + command + ")");
+        // the cluster before Kafka is sampled: outside one, nothing is read or written
+        ClusterIngest.clusterEnvironment(command);
+        for (String w : pipeline.warnings()) {
+            out.println("warning: " + w);
+        }
+        List<String> notRun = new ArrayList<>();
+        if (!pipeline.refreshes().isEmpty()) {
+            notRun.add("REFRESH");
+        }
+        if (!pipeline.drops().isEmpty()) {
+            notRun.add("DROP TABLE");
+        }
+        if (!pipeline.describes().isEmpty()) {
+            notRun.add("DESCRIBE");
+        }
+        if (!notRun.isEmpty()) {
+            out.println(
+                    "note: the file's "
+                            + String.join(", ", notRun)
+                            + " statements are not run: --cluster runs the tables without"
+                            + " SCHEDULE");
+        }
+        if (!pipeline.schedules().isEmpty()) {
+            out.println(
+                    "note: the scheduled tables ("
+                            + String.join(", ", pipeline.schedules().keySet())
+                            + ") are refreshed by their CronJobs, not by this job");
+        }
+        IngestPlan plan =
+                continuous.plan(CatalogSettings.of("changeflow", continuous.config().catalog));
+        out.println(
+                "Running "
+                        + String.join(", ", continuous.tables())
+                        + " of "
+                        + file
+                        + " on the cluster until stopped (job changeflow ingest "
+                        + plan.config.name
+                        + ")");
+        ClusterIngest.run(plan, plan.config.kafka, command);
     }
 
     /** The checkpoint folder of the refresh running now (read by the Ctrl-C hook), else null. */

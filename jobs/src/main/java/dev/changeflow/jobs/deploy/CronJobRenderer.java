@@ -109,10 +109,36 @@ public final class CronJobRenderer {
         if (s.tables.isEmpty()) {
             throw new IllegalArgumentException("no scheduled table to render a CronJob for");
         }
-        StringBuilder out = new StringBuilder();
-        ObjectNode cm = object("v1", "ConfigMap", s.name + "-pipeline", s.namespace);
+        return configMap(s) + cronJobs(s);
+    }
+
+    /**
+     * The ConfigMap {@code <name>-pipeline} holding the pipeline file (entry {@link
+     * Settings#fileName}), which the CronJobs and the continuous FlinkDeployment mount at {@link
+     * #PIPELINE_DIR}.
+     *
+     * @return one YAML document (no leading {@code ---})
+     */
+    public static String configMap(Settings s) throws IOException {
+        ObjectNode cm = object("v1", "ConfigMap", configMapName(s), s.namespace);
         cm.putObject("data").put(s.fileName, s.fileText);
-        out.append(YAML.writeValueAsString(cm));
+        return YAML.writeValueAsString(cm);
+    }
+
+    /** The name of the ConfigMap of {@link #configMap}. */
+    public static String configMapName(Settings s) {
+        return s.name + "-pipeline";
+    }
+
+    /**
+     * Per scheduled table its PersistentVolumeClaim and CronJob, each document preceded by {@code
+     * ---}; empty without scheduled tables.
+     *
+     * @throws IllegalArgumentException when an object name would not be a DNS label of at most 52
+     *     characters (the CronJob limit; {@code INVALID_OPTION})
+     */
+    public static String cronJobs(Settings s) throws IOException {
+        StringBuilder out = new StringBuilder();
         for (Scheduled t : s.tables) {
             String job = s.name + "-" + label(t.table());
             if (job.length() > 52 || !job.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
@@ -196,7 +222,7 @@ public final class CronJobRenderer {
         volumes.addObject()
                 .put("name", "pipeline")
                 .putObject("configMap")
-                .put("name", s.name + "-pipeline");
+                .put("name", configMapName(s));
         volumes.addObject()
                 .put("name", "state")
                 .putObject("persistentVolumeClaim")

@@ -23,8 +23,15 @@ import java.util.Map;
  * storage under one state directory, Kubernetes HA and {@code upgradeMode: savepoint} — the same
  * shape as {@code deploy/k8s/base}. Secrets are referenced ({@code envFrom} the Secret {@code
  * <name>-secrets}), never rendered.
+ *
+ * <p>For a pipeline file ({@link #renderPipeline}, docs/semantics.md S3) the same FlinkDeployment
+ * runs {@code run --cluster FILE.sql} on the file of the pipeline's ConfigMap: the streaming tables
+ * without SCHEDULE over the file's {@code read_kafka} subscription, until stopped.
  */
 public final class FlinkDeploymentRenderer {
+    /** The longest FlinkDeployment name the Flink Kubernetes Operator accepts. */
+    public static final int MAX_NAME_LENGTH = 45;
+
     private static final ObjectMapper YAML =
             new ObjectMapper(
                     new YAMLFactory()
@@ -88,11 +95,6 @@ public final class FlinkDeploymentRenderer {
                     "give the Iceberg catalog with --catalog type=rest --catalog uri=... (a cluster has no local warehouse)");
         }
         require(s.flowsYaml, "--flows");
-        String root =
-                s.stateDir.endsWith("/")
-                        ? s.stateDir.substring(0, s.stateDir.length() - 1)
-                        : s.stateDir;
-
         ObjectNode cm = YAML.createObjectNode();
         cm.put("apiVersion", "v1");
         cm.put("kind", "ConfigMap");
@@ -102,7 +104,53 @@ public final class FlinkDeploymentRenderer {
             cmMeta.put("namespace", s.namespace);
         }
         cm.putObject("data").put("flows.yaml", s.flowsYaml);
+        ObjectNode d = deployment(s, args(s), "flows", s.name + "-flows", "/opt/changeflow/flows");
+        return YAML.writeValueAsString(cm) + "---\n" + YAML.writeValueAsString(d);
+    }
 
+    /**
+     * The FlinkDeployment alone that runs a pipeline file's streaming tables without SCHEDULE until
+     * stopped (docs/semantics.md S3): its job runs {@code run --cluster <mountPath>/<fileName>} on
+     * the file of the ConfigMap {@code configMap} (the one {@link CronJobRenderer} renders for the
+     * scheduled tables), mounted at {@code mountPath}. Kafka and the Iceberg catalog come from the
+     * file ({@code read_kafka}, {@code SET catalog.*}), so {@link Settings#flowsYaml}, the Kafka
+     * settings and {@link Settings#catalog} are not used; otherwise the object is the one {@link
+     * #render} renders.
+     *
+     * @return one YAML document (no leading {@code ---})
+     * @throws IllegalArgumentException when the state dir is missing, or {@code INVALID_OPTION}
+     *     when the name is not a DNS-1035 label of at most {@value #MAX_NAME_LENGTH} characters
+     *     (the operator's limit)
+     */
+    public static String renderPipeline(
+            Settings s, String configMap, String mountPath, String fileName) throws IOException {
+        require(
+                s.stateDir,
+                "--state-dir (e.g. s3://bucket/flink: the continuous job's checkpoints, savepoints"
+                        + " and HA data go below it)");
+        if (s.name.length() > MAX_NAME_LENGTH || !s.name.matches("[a-z]([-a-z0-9]*[a-z0-9])?")) {
+            throw new IllegalArgumentException(
+                    "INVALID_OPTION: FlinkDeployment name '"
+                            + s.name
+                            + "' (from --name or the pipeline's name) must be a DNS label that"
+                            + " starts with a letter, of at most "
+                            + MAX_NAME_LENGTH
+                            + " characters: choose another --name");
+        }
+        List<String> args = List.of("run", "--cluster", mountPath + "/" + fileName);
+        return YAML.writeValueAsString(deployment(s, args, "pipeline", configMap, mountPath));
+    }
+
+    /**
+     * The FlinkDeployment of {@code s} whose job runs {@code args}, with the ConfigMap {@code
+     * configMap} mounted at {@code mountPath} as volume {@code volume}.
+     */
+    private static ObjectNode deployment(
+            Settings s, List<String> jobArgs, String volume, String configMap, String mountPath) {
+        String root =
+                s.stateDir.endsWith("/")
+                        ? s.stateDir.substring(0, s.stateDir.length() - 1)
+                        : s.stateDir;
         ObjectNode d = YAML.createObjectNode();
         d.put("apiVersion", "flink.apache.org/v1beta1");
         d.put("kind", "FlinkDeployment");
@@ -146,14 +194,14 @@ public final class FlinkDeploymentRenderer {
         container
                 .putArray("volumeMounts")
                 .addObject()
-                .put("name", "flows")
-                .put("mountPath", "/opt/changeflow/flows");
-        ObjectNode volume =
+                .put("name", volume)
+                .put("mountPath", mountPath);
+        ObjectNode vol =
                 ((ObjectNode) spec.path("podTemplate").path("spec"))
                         .putArray("volumes")
                         .addObject();
-        volume.put("name", "flows");
-        volume.putObject("configMap").put("name", s.name + "-flows");
+        vol.put("name", volume);
+        vol.putObject("configMap").put("name", configMap);
 
         ObjectNode jm = spec.putObject("jobManager");
         jm.put("replicas", 1);
@@ -167,14 +215,13 @@ public final class FlinkDeploymentRenderer {
         job.put("jarURI", "local:///opt/flink/usrlib/changeflow.jar");
         job.put("entryClass", "dev.changeflow.jobs.cli.Main");
         ArrayNode args = job.putArray("args");
-        for (String a : args(s)) {
+        for (String a : jobArgs) {
             args.add(a);
         }
         job.put("parallelism", s.parallelism);
         job.put("upgradeMode", "savepoint");
         job.put("state", "running");
-
-        return YAML.writeValueAsString(cm) + "---\n" + YAML.writeValueAsString(d);
+        return d;
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.changeflow.sinks.quarantine.QuarantineTable;
 import dev.changeflow.sources.changes.SchemaChangeException;
 import dev.changeflow.sources.kafka.KafkaInput;
 
+import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.catalog.Catalog;
@@ -20,8 +21,11 @@ import java.util.Optional;
  * Kubernetes, or {@code flink run}): creates the tables, builds the same topology as a local run
  * over Kafka, and executes it until it is stopped (with a savepoint, by the operator on upgrade).
  * Checkpointing, the state backend and restarts come from the cluster's Flink configuration ({@code
- * flinkConfiguration} of the FlinkDeployment); state recovery is Flink's (HA, savepoints), so the
- * local runner's checks on saved state do not apply here.
+ * flinkConfiguration} of the FlinkDeployment); a cluster configured without a checkpoint interval
+ * gets the job's own ({@code checkpoint-interval} of the flows or pipeline file, default 5 s),
+ * since the tables commit on checkpoints. State recovery is Flink's (HA, savepoints), so the local
+ * runner's checks on saved state do not apply here. It serves {@code ingest --cluster} (a flows
+ * file) and {@code run --cluster FILE.sql} (a pipeline file's tables without SCHEDULE) alike.
  *
  * <p>{@code on-schema-change = add-columns}: the job fails (without restarts) at the first record
  * with new columns; this program then adds them to the tables and ends with the failure. The next
@@ -33,10 +37,47 @@ public final class ClusterIngest {
     private ClusterIngest() {}
 
     /**
+     * The execution environment of the Flink cluster that runs this program: the context
+     * environment of application mode (the Kubernetes operator), of {@code flink run}, or of a test
+     * cluster. Outside one ({@code bin/changeflow ... --cluster} as a plain program) Flink would
+     * give a local MiniCluster, which would run the unbounded job in this process until it is
+     * killed, so that is refused.
+     *
+     * @param command the command line, as the error names it (e.g. {@code run --cluster FILE.sql})
+     * @throws IllegalArgumentException {@code INVALID_OPTION} outside a cluster, naming what runs
+     *     the command (the FlinkDeployment of {@code deploy --print}, {@code flink run}) and the
+     *     local alternative
+     */
+    public static StreamExecutionEnvironment clusterEnvironment(String command) {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        if (env instanceof LocalStreamEnvironment) {
+            throw new IllegalArgumentException(
+                    "INVALID_OPTION: "
+                            + command
+                            + " runs on the Flink cluster that executes this program (the"
+                            + " FlinkDeployment of deploy --print runs it in application mode, or"
+                            + " flink run), until stopped; here there is none, and a local"
+                            + " MiniCluster would run it until this process is killed: run it"
+                            + " locally without --cluster (a bounded run up to the input present"
+                            + " at launch)");
+        }
+        return env;
+    }
+
+    /**
      * @throws IllegalArgumentException when no Kafka input or no catalog is configured (a cluster
-     *     has no local warehouse folder)
+     *     has no local warehouse folder), or outside a cluster ({@link #clusterEnvironment})
      */
     public static void run(IngestPlan plan, KafkaInput kafka) throws Exception {
+        run(plan, kafka, "ingest --cluster");
+    }
+
+    /**
+     * As {@link #run(IngestPlan, KafkaInput)}; errors name {@code command}, the command line that
+     * runs it ({@code ingest --cluster}, {@code run --cluster FILE.sql}).
+     */
+    public static void run(IngestPlan plan, KafkaInput kafka, String command) throws Exception {
+        StreamExecutionEnvironment env = clusterEnvironment(command);
         if (plan.config.catalog.isEmpty()) {
             throw new IllegalArgumentException(
                     "--cluster needs an Iceberg catalog (--catalog type=rest --catalog uri=... or the flows file's catalog:)");
@@ -52,7 +93,11 @@ public final class ClusterIngest {
                 ((Closeable) cat).close();
             }
         }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        if (!env.getCheckpointConfig().isCheckpointingEnabled()) {
+            // the Iceberg tables commit on checkpoints: without an interval in the cluster's
+            // configuration (flink run on a cluster configured without one), the job's own
+            env.enableCheckpointing(plan.config.checkpointInterval.toMillis());
+        }
         // no end offsets: a cluster job runs until it is stopped
         IngestJob.buildKafka(
                 env, plan, catalog, kafka, new KafkaProgressFunction(Map.of(), Map.of()));

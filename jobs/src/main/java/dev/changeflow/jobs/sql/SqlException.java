@@ -39,7 +39,11 @@ import org.apache.flink.annotation.PublicEvolving;
  *   <li>{@code INVALID_SCHEDULE}: a {@code SCHEDULE} out of range (EVERY 1–72 hours, 1–31 days, 1–8
  *       weeks), a Quartz expression or an EVERY period with no Kubernetes cron expression, an
  *       unknown time zone, or {@code ALTER STREAMING TABLE} adding a schedule a table already has
- *       or changing or dropping one it has not (docs/semantics.md S3).
+ *       or changing or dropping one it has not (docs/semantics.md S3); a streaming table without
+ *       SCHEDULE that the continuous job of {@code deploy --print FILE.sql} / {@code run --cluster}
+ *       cannot run (its flow reads {@code read_files} or {@code STREAM(table)}, or is a bounded
+ *       REPLACE WHERE or FROM SNAPSHOT refresh), at its source; {@code run --cluster} of a file
+ *       whose tables all have one.
  *   <li>{@code RESET_NOT_ALLOWED}: a full refresh of a table whose {@code TBLPROPERTIES} set {@code
  *       'pipelines.reset.allowed' = 'false'} (S1).
  *   <li>{@code UNKNOWN_COLUMN}: a KEYS or SEQUENCE BY column the flow's records do not have (found

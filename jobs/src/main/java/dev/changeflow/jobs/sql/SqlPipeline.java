@@ -1108,6 +1108,116 @@ public final class SqlPipeline {
     }
 
     /**
+     * The continuous job of the file (docs/semantics.md S3): the flows of its streaming tables
+     * without SCHEDULE, which the FlinkDeployment of {@code deploy --print FILE.sql} runs until
+     * stopped ({@code run --cluster FILE.sql}); the scheduled tables belong to their CronJobs. It
+     * is this pipeline restricted to those tables as {@link #refreshOnly} restricts it, but keeps
+     * the pipeline's name: the job is {@code changeflow ingest <name>} and its default Kafka
+     * consumer group {@code changeflow-<name>}. A continuous job on a cluster reads the file's
+     * {@code read_kafka} subscription only (one per file, as a local run has).
+     *
+     * @return null when every streaming table of the file has a schedule
+     * @throws SqlException {@code INVALID_SCHEDULE}, naming the table and the fix (give it a
+     *     SCHEDULE, or read it from Kafka): at the {@code read_files} call of the first table
+     *     without schedule whose flow reads files, at the {@code STREAM(table)} of one whose flow
+     *     reads a change feed, at the statement of a FLOW REPLACE WHERE table (S4) or the source of
+     *     an AUTO CDC FROM SNAPSHOT table (A6) without schedule (each a bounded refresh)
+     */
+    @Nullable
+    public SqlPipeline continuous() {
+        List<String> unscheduled = new ArrayList<>();
+        for (String t : tables) {
+            if (!schedules.containsKey(t)) {
+                unscheduled.add(t);
+            }
+        }
+        if (unscheduled.isEmpty()) {
+            return null;
+        }
+        String fix =
+                ": give it a SCHEDULE EVERY ... or SCHEDULE CRON ... clause (a CronJob then"
+                        + " refreshes it), or read its records from Kafka with STREAM"
+                        + " read_kafka(...)";
+        for (String t : unscheduled) {
+            ReplaceWhereTable rw = replaceWhere(t);
+            SnapshotTable st = snapshotTable(t);
+            if (rw != null || st != null) {
+                throw new SqlException(
+                        Code.INVALID_SCHEDULE,
+                        st != null ? st.sourcePosition() : declaration(t).position(),
+                        "streaming table "
+                                + t
+                                + " has no SCHEDULE, so it would run in the continuous"
+                                + " FlinkDeployment, but its "
+                                + (rw != null
+                                        ? "FLOW REPLACE WHERE (S4)"
+                                        : "AUTO CDC FROM SNAPSHOT (A6)")
+                                + " is a bounded refresh: give it a SCHEDULE EVERY ... or"
+                                + " SCHEDULE CRON ... clause (a CronJob then refreshes it)");
+            }
+        }
+        for (int i = 0; i < flowTargets.size(); i++) {
+            String t = flowTargets.get(i);
+            if (schedules.containsKey(t)) {
+                continue;
+            }
+            Feed feed = flowFeeds.get(i);
+            Input in = flowInputs.get(i);
+            if (feed != null) {
+                throw new SqlException(
+                        Code.INVALID_SCHEDULE,
+                        feed.position(),
+                        "streaming table "
+                                + t
+                                + " has no SCHEDULE, so it would run in the continuous"
+                                + " FlinkDeployment, which reads Kafka only, and its flow reads"
+                                + " the change feed of "
+                                + feed.table()
+                                + " (STREAM)"
+                                + fix);
+            }
+            if (in != null) {
+                throw new SqlException(
+                        Code.INVALID_SCHEDULE,
+                        in.position(),
+                        "streaming table "
+                                + t
+                                + " has no SCHEDULE, so it would run in the continuous"
+                                + " FlinkDeployment, which reads Kafka only, and its flow reads"
+                                + " files (read_files "
+                                + (in.written() != null ? "'" + in.written() + "'" : in.name())
+                                + ")"
+                                + fix);
+            }
+        }
+        SqlPipeline out = refreshOnly(unscheduled, "the continuous job");
+        // the continuous job is the pipeline's own (refreshOnly names a subset's job after it)
+        out.config.name = config.name;
+        return out;
+    }
+
+    /**
+     * S3: a job on Kubernetes (a scheduled table's CronJob, the continuous FlinkDeployment) writes
+     * the tables to the file's Iceberg catalog, since a pod has no shared local warehouse.
+     *
+     * @param file the file as messages name it
+     * @param who what writes the tables, e.g. {@code "a scheduled refresh"}
+     * @throws IllegalArgumentException {@code <file>: INVALID_OPTION: ...} when the file names no
+     *     catalog ({@code SET catalog.<property> = ...}), with the fix
+     */
+    public void requireCatalog(String file, String who) {
+        if (config.catalog.isEmpty()) {
+            throw new IllegalArgumentException(
+                    file
+                            + ": INVALID_OPTION: "
+                            + who
+                            + " writes the tables to the file's Iceberg catalog, and the file"
+                            + " names none: add SET catalog.type = 'rest'; SET catalog.uri ="
+                            + " '...'; (a pod has no shared local warehouse)");
+        }
+    }
+
+    /**
      * Checks that every table of this pipeline may be fully refreshed ({@code REFRESH ... FULL},
      * {@code run --full-refresh}, S1).
      *

@@ -217,14 +217,17 @@ class CronJobManifestsTest {
                                 + " '<quartz>' instead (e.g. CRON '0 0 0 */2 * ?' for every second"
                                 + " day of the month)");
         Path unscheduled = file("partly.sql", SALES.replace("  SCHEDULE EVERY 1 hour\n", ""));
+        // an unscheduled table runs in the continuous FlinkDeployment, which reads Kafka only
         assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(unscheduled))
-                .isInstanceOf(IllegalArgumentException.class)
+                .isInstanceOf(SqlException.class)
                 .hasMessage(
                         unscheduled
-                                + ": INVALID_SCHEDULE: streaming table(s) sales have no SCHEDULE: a continuous"
-                                + " FlinkDeployment reads Kafka (deploy --print --flows ...), which a"
-                                + " pipeline file cannot name yet; give them a SCHEDULE EVERY ... or"
-                                + " SCHEDULE CRON ... clause");
+                                + ":4:27: INVALID_SCHEDULE: streaming table sales has no SCHEDULE,"
+                                + " so it would run in the continuous FlinkDeployment, which reads"
+                                + " Kafka only, and its flow reads files (read_files"
+                                + " '/data/sales'): give it a SCHEDULE EVERY ... or SCHEDULE CRON"
+                                + " ... clause (a CronJob then refreshes it), or read its records"
+                                + " from Kafka with STREAM read_kafka(...)");
         Path noCatalog = file("local.sql", SALES.substring(SALES.indexOf("CREATE")));
         assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(noCatalog))
                 .isInstanceOf(IllegalArgumentException.class)
