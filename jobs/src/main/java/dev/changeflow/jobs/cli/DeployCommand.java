@@ -304,6 +304,25 @@ public final class DeployCommand implements Callable<Integer> {
                                 + "')");
             }
         }
+        for (SqlPipeline.SnapshotTable t : p.snapshotTables()) {
+            if (t.relativeFolder()
+                    && p.schedules().keySet().stream()
+                            .anyMatch(k -> k.equalsIgnoreCase(t.name()))) {
+                // A6 + S3: the snapshot files are read from a local folder, in the pod
+                throw new SqlException(
+                        SqlException.Code.INVALID_OPTION,
+                        t.sourcePosition(),
+                        "FROM SNAPSHOT folder '"
+                                + t.folderAsWritten()
+                                + "' of streaming table "
+                                + t.name()
+                                + " is relative to the .sql file's folder, which the CronJob's pod"
+                                + " does not have (it gets the file alone, from a ConfigMap): give"
+                                + " an absolute path on a volume the pod mounts (e.g. '/"
+                                + t.folderAsWritten()
+                                + "')");
+            }
+        }
         CronJobRenderer.Settings s = new CronJobRenderer.Settings();
         s.name = name != null ? name : CronJobRenderer.label(p.config().name);
         s.namespace = namespace;

@@ -1013,7 +1013,8 @@ final class SqlCompiler {
                 snapshot.of().position(),
                 source,
                 cdc.keys(),
-                cdc.keyPositions());
+                cdc.keyPositions(),
+                snapshot.of() instanceof ReadFiles folder ? folder.path() : null);
     }
 
     /**

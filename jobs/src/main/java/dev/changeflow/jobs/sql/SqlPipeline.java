@@ -227,6 +227,8 @@ public final class SqlPipeline {
      * @param sourcePosition where the snapshot source ({@code read_files} or the table) is named
      * @param source how DESCRIBE and {@code --dry-run} name the source
      * @param keyPositions where each KEYS column is written, in the order of {@code keys}
+     * @param folderAsWritten the {@code read_files} folder as the file writes it (relative to the
+     *     file's folder unless absolute); null for a table source
      */
     public record SnapshotTable(
             String name,
@@ -235,7 +237,14 @@ public final class SqlPipeline {
             SqlPosition sourcePosition,
             String source,
             List<String> keys,
-            List<SqlPosition> keyPositions) {}
+            List<SqlPosition> keyPositions,
+            @Nullable String folderAsWritten) {
+
+        /** Whether the snapshot folder is written relative to the .sql file's folder. */
+        public boolean relativeFolder() {
+            return folderAsWritten != null && !Path.of(folderAsWritten).isAbsolute();
+        }
+    }
 
     void snapshotTables(List<SnapshotTable> tables) {
         this.snapshotTables = List.copyOf(tables);

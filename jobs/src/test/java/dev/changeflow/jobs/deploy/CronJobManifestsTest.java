@@ -255,6 +255,25 @@ class CronJobManifestsTest {
                                 + " have (it gets the file alone, from a ConfigMap): give an"
                                 + " absolute path on a volume the pod mounts (e.g. '/data/sales')"
                                 + " or an object-store URI (e.g. 's3://bucket/data/sales')");
+        // so does the relative folder of a scheduled AUTO CDC FROM SNAPSHOT table (A6)
+        Path snapshots =
+                file(
+                        "snapshots.sql",
+                        SALES
+                                + "CREATE OR REFRESH STREAMING TABLE cities (id BIGINT NOT NULL,"
+                                + " city STRING)\n"
+                                + "  SCHEDULE EVERY 1 DAY\n"
+                                + "  FLOW AUTO CDC FROM SNAPSHOT read_files('snaps', format => 'csv')\n"
+                                + "  KEYS (id);\n");
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(snapshots))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        snapshots
+                                + ":12:31: INVALID_OPTION: FROM SNAPSHOT folder 'snaps' of streaming"
+                                + " table cities is relative to the .sql file's folder, which the"
+                                + " CronJob's pod does not have (it gets the file alone, from a"
+                                + " ConfigMap): give an absolute path on a volume the pod mounts"
+                                + " (e.g. '/snaps')");
         Path ok = file("ok.sql", SALES);
         assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(ok, "--name", "n".repeat(47)))
                 .isInstanceOf(IllegalArgumentException.class)
