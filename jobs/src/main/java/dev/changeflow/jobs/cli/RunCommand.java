@@ -323,7 +323,8 @@ public final class RunCommand implements Callable<Integer> {
         }
         // S2: object-store read_files paths (s3://, ...) need Flink's file-system plugins and
         // their options (SET s3.endpoint = ..., or FLINK_CONF_DIR's config.yaml)
-        boolean remoteState = stateDir != null && stateDir.contains("://");
+        boolean remoteState =
+                stateDir != null && stateDir.contains("://") && !stateDir.startsWith("file:");
         if (!pipeline.config().fileSystem.isEmpty()
                 || pipeline.inputs().stream().anyMatch(in -> !in.local())
                 || remoteState) {

@@ -213,7 +213,7 @@ public final class LocalIngest {
      *     add) or the location cannot be reached (with the file system's reason)
      */
     public static org.apache.flink.core.fs.Path stateDir(String written, String option) {
-        if (!written.contains("://")) {
+        if (!written.contains("://") || written.startsWith("file:")) {
             // a local folder: created when the job first runs, as the default one
             return StateFiles.of(
                     Path.of(
@@ -221,26 +221,23 @@ public final class LocalIngest {
                                     ? java.net.URI.create(written).getPath()
                                     : written));
         }
-        org.apache.flink.core.fs.Path p;
-        {
-            java.net.URI uri;
-            try {
-                uri = java.net.URI.create(written);
-            } catch (IllegalArgumentException e) {
-                throw new StateLocationException(
-                        option + " '" + written + "' is not a valid URI: " + e.getMessage(), e);
-            }
-            if (uri.getAuthority() == null || uri.getAuthority().isEmpty()) {
-                throw new StateLocationException(
-                        option
-                                + " '"
-                                + written
-                                + "' names no bucket: write it as <scheme>://<bucket>/<prefix>,"
-                                + " e.g. s3://lakehouse/changeflow/state",
-                        null);
-            }
-            p = new org.apache.flink.core.fs.Path(written);
+        java.net.URI uri;
+        try {
+            uri = java.net.URI.create(written);
+        } catch (IllegalArgumentException e) {
+            throw new StateLocationException(
+                    option + " '" + written + "' is not a valid URI: " + e.getMessage(), e);
         }
+        if (uri.getAuthority() == null || uri.getAuthority().isEmpty()) {
+            throw new StateLocationException(
+                    option
+                            + " '"
+                            + written
+                            + "' names no bucket: write it as <scheme>://<bucket>/<prefix>,"
+                            + " e.g. s3://lakehouse/changeflow/state",
+                    null);
+        }
+        org.apache.flink.core.fs.Path p = new org.apache.flink.core.fs.Path(written);
         try {
             StateFiles.list(p);
         } catch (dev.changeflow.sources.files.InputFileSystems.NoFileSystemException e) {
