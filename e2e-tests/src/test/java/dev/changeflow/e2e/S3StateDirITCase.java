@@ -193,6 +193,33 @@ class S3StateDirITCase {
                         "Nothing new to ingest: all 2 input file(s) were read by an earlier run.");
         assertThat(TableRows.toCsvLines(ordersTable(warehouse)))
                 .containsExactly("1,b,3", "2,x,2", "3,y,4");
+
+        // a run killed after its savepoint, before it recorded the clean stop (the record read
+        // from S3 is what tells): the next run restores that state so its commits happen
+        org.apache.flink.core.fs.Path marker =
+                new org.apache.flink.core.fs.Path(
+                        "s3://" + BUCKET + "/" + job + ".state/committed-savepoint");
+        assertThat(marker.getFileSystem().delete(marker, false)).isTrue();
+        out = new ByteArrayOutputStream();
+        assertThat(
+                        run(
+                                out,
+                                "run",
+                                sql.toString(),
+                                "--refresh",
+                                "orders",
+                                "--warehouse",
+                                w,
+                                "--state-dir",
+                                state))
+                .isZero();
+        assertThat(text(out))
+                .contains(
+                        "No new input file, but the last run was stopped before it finished:"
+                                + " resuming its state to commit what it had read.");
+        assertThat(TableRows.toCsvLines(ordersTable(warehouse)))
+                .containsExactly("1,b,3", "2,x,2", "3,y,4");
+        assertThat(s3.keys(job + ".state/")).contains(job + ".state/committed-savepoint");
     }
 
     /**
