@@ -71,10 +71,20 @@ class S3StateDirITCase {
 
     /** The pipeline: one AUTO CDC table over a local folder, S3 options for the state. */
     private Path pipeline(Path input, String endpoint) throws Exception {
+        return pipeline(input, endpoint, "", "");
+    }
+
+    /**
+     * As {@link #pipeline(Path, String)}, with more statements first ({@code set}) and more {@code
+     * read_files} options ({@code options}, each starting with ", ").
+     */
+    private Path pipeline(Path input, String endpoint, String set, String options)
+            throws Exception {
         Path sql = tmp.resolve("shop.sql");
         Files.writeString(
                 sql,
-                "SET 's3.endpoint' = '"
+                set
+                        + "SET 's3.endpoint' = '"
                         + endpoint
                         + "';\n"
                         + "SET 's3.path.style.access' = 'true';\n"
@@ -90,7 +100,9 @@ class S3StateDirITCase {
                         + "  SCHEDULE EVERY 1 HOUR\n"
                         + "  FLOW AUTO CDC FROM STREAM read_files('"
                         + input
-                        + "', format => 'json')\n"
+                        + "', format => 'json'"
+                        + options
+                        + ")\n"
                         + "  KEYS (id) SEQUENCE BY seq;\n");
         return sql;
     }
@@ -220,6 +232,132 @@ class S3StateDirITCase {
         assertThat(TableRows.toCsvLines(ordersTable(warehouse)))
                 .containsExactly("1,b,3", "2,x,2", "3,y,4");
         assertThat(s3.keys(job + ".state/")).contains(job + ".state/committed-savepoint");
+    }
+
+    /**
+     * A pod killed in the middle of a refresh (OOM, node loss): the real {@code bin/changeflow run
+     * ... --state-dir s3://...} process is killed with SIGKILL once two checkpoints are on S3 (one
+     * new file per checkpoint, {@code maxFilesPerTrigger => 1}); the next run resumes from the
+     * newest retained checkpoint on S3 and reads the files that checkpoint had not read completely:
+     * the table equals the input's last value per key, and a run after it reads nothing.
+     */
+    @Test
+    void aRunKilledMidwayResumesFromItsLastCheckpointOnS3() throws Exception {
+        Path input = Files.createDirectories(tmp.resolve("many"));
+        // keys of their own per file (the source takes the files in no fixed order): a file read
+        // twice would show as late records, a file lost as missing rows
+        int files = 8;
+        int perFile = 200;
+        Map<Integer, String> last = new java.util.TreeMap<>();
+        for (int f = 0; f < files; f++) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < perFile; i++) {
+                int id = f * 1000 + i;
+                b.append("{\"id\":")
+                        .append(id)
+                        .append(",\"status\":\"f")
+                        .append(f)
+                        .append("\",\"seq\":")
+                        .append(i)
+                        .append("}\n");
+                last.put(id, id + ",f" + f + "," + i);
+            }
+            Files.writeString(input.resolve(String.format("%02d.json", f)), b.toString());
+        }
+        Path sql =
+                pipeline(
+                        input,
+                        s3.endpoint(),
+                        "SET 'execution.checkpointing.interval' = '500ms';\n",
+                        ", maxFilesPerTrigger => 1");
+        Path warehouse = tmp.resolve("warehouse");
+        String state = "s3://" + BUCKET + "/killed";
+        String prefix = "killed/shop/checkpoints/";
+        java.util.regex.Pattern checkpoint =
+                java.util.regex.Pattern.compile(prefix + "[0-9a-f]{32}/chk-[0-9]+/_metadata");
+
+        Path log = tmp.resolve("killed.log");
+        ProcessBuilder pb =
+                new ProcessBuilder(
+                        SharedData.repositoryRoot().resolve("bin/changeflow").toString(),
+                        "run",
+                        sql.toString(),
+                        "--refresh",
+                        "orders",
+                        "--warehouse",
+                        warehouse.toString(),
+                        "--state-dir",
+                        state);
+        pb.environment().put("CHANGEFLOW_NO_BUILD", "1");
+        pb.environment()
+                .put(
+                        "CHANGEFLOW_JAVA_OPTS",
+                        "-Xmx1g -XX:TieredStopAtLevel=1"
+                                + " -Daws.java.v1.disableDeprecationAnnouncement=true");
+        Process p = pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(5);
+            while (s3.keys(prefix).stream().filter(k -> checkpoint.matcher(k).matches()).count()
+                    < 2) {
+                assertThat(p.isAlive())
+                        .as("the run is still running; its output:%n%s", Files.readString(log))
+                        .isTrue();
+                assertThat(System.nanoTime())
+                        .as("two checkpoints on S3 in time")
+                        .isLessThan(deadline);
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+            }
+        } finally {
+            p.destroyForcibly();
+            p.waitFor();
+        }
+        assertThat(s3.keys("killed/shop/savepoints/")).as("no clean stop").isEmpty();
+
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(
+                        run(
+                                out,
+                                "run",
+                                sql.toString(),
+                                "--refresh",
+                                "orders",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--state-dir",
+                                state))
+                .isZero();
+        assertThat(text(out)).contains(", resuming from " + state + "/shop/checkpoints/");
+        java.util.regex.Matcher resumed =
+                java.util.regex.Pattern.compile("Ingesting (\\d+) file\\(s\\)").matcher(text(out));
+        assertThat(resumed.find()).isTrue();
+        int rest = Integer.parseInt(resumed.group(1));
+        assertThat(rest).as("files the killed run had not read completely").isBetween(1, files - 1);
+        // every record of those files applied once, none of the files read before again
+        assertThat(text(out))
+                .contains("applied " + String.format("%,d", rest * perFile) + ", late 0");
+        assertThat(TableRows.toCsvLines(ordersTable(warehouse)))
+                .containsExactlyElementsOf(last.values());
+
+        out = new ByteArrayOutputStream();
+        assertThat(
+                        run(
+                                out,
+                                "run",
+                                sql.toString(),
+                                "--refresh",
+                                "orders",
+                                "--warehouse",
+                                warehouse.toString(),
+                                "--state-dir",
+                                state))
+                .isZero();
+        assertThat(text(out))
+                .contains(
+                        "Nothing new to ingest: all "
+                                + files
+                                + " input file(s) were read by an earlier run.");
+        assertThat(TableRows.toCsvLines(ordersTable(warehouse)))
+                .containsExactlyElementsOf(last.values());
     }
 
     /**
