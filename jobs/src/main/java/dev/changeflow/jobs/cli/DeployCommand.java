@@ -95,7 +95,9 @@ public final class DeployCommand implements Callable<Integer> {
             paramLabel = "URI",
             description =
                     "Root of checkpoints, savepoints and HA data, e.g. s3://bucket/flink (with"
-                            + " --flows, or a FILE.sql with tables without SCHEDULE).")
+                            + " --flows, or a FILE.sql with tables without SCHEDULE); with FILE.sql"
+                            + " also where the CronJobs keep their saved state (an object-store URI)"
+                            + " instead of a PersistentVolumeClaim per table.")
     String stateDir;
 
     @Option(
@@ -330,6 +332,28 @@ public final class DeployCommand implements Callable<Integer> {
         s.fileName = pipeline.getFileName().toString();
         s.fileText = Files.readString(pipeline);
         s.stateSize = stateSize;
+        if (stateDir != null) {
+            java.net.URI uri;
+            try {
+                uri = java.net.URI.create(stateDir);
+            } catch (IllegalArgumentException e) {
+                throw CliErrors.invalidOption(
+                        "--state-dir '" + stateDir + "' is not a valid URI: " + e.getMessage());
+            }
+            if (uri.getScheme() == null
+                    || uri.getScheme().equals("file")
+                    || uri.getAuthority() == null) {
+                // a pod's own disk is gone when it ends: the state would be lost after each run
+                throw CliErrors.invalidOption(
+                        "--state-dir '"
+                                + stateDir
+                                + "': a CronJob's pod keeps nothing on its own disk between runs;"
+                                + " give an object-store URI with a bucket (e.g."
+                                + " s3://lakehouse/changeflow/state), or leave --state-dir out for"
+                                + " a PersistentVolumeClaim per table");
+            }
+            s.stateDir = stateDir;
+        }
         for (Map.Entry<String, Schedule> e : p.schedules().entrySet()) {
             // what the pod will run: fail here, not in the cluster
             p.refreshOnly(List.of(e.getKey()));

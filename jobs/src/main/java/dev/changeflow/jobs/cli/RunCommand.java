@@ -75,6 +75,15 @@ import java.util.concurrent.Callable;
  * {@code DESCRIBE [TABLE] [EXTENDED]} statements print after them ({@link
  * TableStatements#describe}). A file of DROP / DESCRIBE statements alone runs no job.
  *
+ * <p>docs/semantics.md S3: {@code --state-dir DIR|URI} keeps the jobs' saved state (checkpoints,
+ * savepoints, changeflow's records) in a local folder or on an object store ({@code
+ * s3://bucket/prefix}, through Flink's file-system plugin and the file's {@code SET s3.*} options)
+ * instead of {@code <warehouse>/.changeflow/checkpoints} ({@link LocalIngest.Options#stateDir}); it
+ * is probed before anything runs ({@link LocalIngest#stateDir}: {@code STATE_DIR_UNAVAILABLE}).
+ * There is no lock file on an object store: the CronJob's {@code concurrencyPolicy: Forbid} keeps
+ * one run per job. The file's DROP statements are refused with an object-store {@code --state-dir}
+ * ({@code INVALID_OPTION}): the state of a dropped table is searched in local folders only.
+ *
  * <p>Stopped during a refresh (Ctrl-C, SIGTERM), {@code run} prints one line on standard error from
  * a shutdown hook ({@link #interruptedMessage}): the tables keep what the last completed checkpoint
  * committed and the job's state folder; running the same command resumes from it.
@@ -118,6 +127,20 @@ public final class RunCommand implements Callable<Integer> {
                     "Refresh only these tables, from scratch: empty each in one Iceberg commit"
                             + " (history kept), drop their job's saved state and reread every file.")
     List<String> fullRefresh;
+
+    @Option(
+            names = "--state-dir",
+            paramLabel = "DIR|URI",
+            description =
+                    "Where the jobs' saved state goes (checkpoints, savepoints, changeflow's records),"
+                            + " instead of <warehouse>/.changeflow/checkpoints: a local folder or an"
+                            + " object-store URI such as s3://bucket/prefix (Flink's file system"
+                            + " plugin, options from SET s3.* in the file or FLINK_CONF_DIR). What a"
+                            + " scheduled table's CronJob passes.")
+    String stateDir;
+
+    /** {@link #stateDir} parsed and probed, or null for the default under the warehouse. */
+    @Nullable private org.apache.flink.core.fs.Path stateLocation;
 
     @Option(
             names = "--dry-run",
@@ -309,7 +332,7 @@ public final class RunCommand implements Callable<Integer> {
                             + (refresh != null ? "--refresh" : "--full-refresh")
                             + " names the tables");
         }
-        boolean flagged = refresh != null || fullRefresh != null;
+        boolean flagged = flagged(pipeline);
         if (flagged && !pipeline.drops().isEmpty()) {
             // a scheduled table's CronJob runs --refresh t: it must never drop a table
             out.println(
@@ -322,9 +345,26 @@ public final class RunCommand implements Callable<Integer> {
         }
         // S2: object-store read_files paths (s3://, ...) need Flink's file-system plugins and
         // their options (SET s3.endpoint = ..., or FLINK_CONF_DIR's config.yaml)
+        boolean remoteState =
+                stateDir != null && stateDir.contains("://") && !stateDir.startsWith("file:");
         if (!pipeline.config().fileSystem.isEmpty()
-                || pipeline.inputs().stream().anyMatch(in -> !in.local())) {
+                || pipeline.inputs().stream().anyMatch(in -> !in.local())
+                || remoteState) {
             InputFileSystems.initialize(pipeline.config().fileSystem);
+        }
+        if (stateDir != null) {
+            // an unknown scheme or an unreachable store fails here, before anything is written
+            stateLocation = LocalIngest.stateDir(stateDir, "--state-dir");
+            if (remoteState && !flagged(pipeline) && !pipeline.drops().isEmpty()) {
+                throw CliErrors.invalidOption(
+                        "--state-dir "
+                                + stateDir
+                                + ": the file's DROP TABLE statements would delete the saved state"
+                                + " of the tables they drop, which is searched in local folders"
+                                + " only: run the DROP statements without --state-dir on an"
+                                + " object store, or with --refresh / --full-refresh (which run no"
+                                + " DROP)");
+            }
         }
         // every step is checked and planned before the first one runs: a file that fails
         // validation writes nothing
@@ -411,8 +451,12 @@ public final class RunCommand implements Callable<Integer> {
                                         targets,
                                         namespace,
                                         cat,
-                                        LocalRunner.checkpointRoot(local.warehouse, null, "x")
-                                                .getParent());
+                                        stateLocation != null
+                                                ? java.nio.file.Path.of(
+                                                        stateLocation.toUri().getPath())
+                                                : LocalRunner.checkpointRoot(
+                                                                local.warehouse, null, "x")
+                                                        .getParent());
                         if (dryRun) {
                             for (TableStatements.DropPlan d : drops) {
                                 out.println(
@@ -435,7 +479,7 @@ public final class RunCommand implements Callable<Integer> {
         Thread interrupted =
                 new Thread(
                         () -> {
-                            Path running = runningState;
+                            String running = runningState;
                             if (running != null) {
                                 System.err.println(interruptedMessage(file, running));
                             }
@@ -492,8 +536,8 @@ public final class RunCommand implements Callable<Integer> {
      * @throws SqlException an error of the file, or {@code INVALID_SCHEDULE} when every table has a
      *     schedule or a table without one cannot run continuously ({@link SqlPipeline#continuous})
      * @throws IllegalArgumentException {@code INVALID_OPTION} with {@code --refresh}, {@code
-     *     --full-refresh}, {@code --dry-run}, {@code --warehouse} or {@code --from-scratch}, when
-     *     the file names no catalog, or outside a cluster ({@link
+     *     --full-refresh}, {@code --dry-run}, {@code --warehouse}, {@code --from-scratch} or {@code
+     *     --state-dir}, when the file names no catalog, or outside a cluster ({@link
      *     ClusterIngest#clusterEnvironment})
      */
     private void runOnCluster(SqlPipeline pipeline) throws Exception {
@@ -514,6 +558,9 @@ public final class RunCommand implements Callable<Integer> {
         }
         if (local.fromScratch) {
             localOnly.add("--from-scratch");
+        }
+        if (stateDir != null) {
+            localOnly.add("--state-dir");
         }
         if (!localOnly.isEmpty()) {
             throw CliErrors.invalidOption(
@@ -579,15 +626,23 @@ public final class RunCommand implements Callable<Integer> {
         ClusterIngest.run(plan, plan.config.kafka, command);
     }
 
-    /** The checkpoint folder of the refresh running now (read by the Ctrl-C hook), else null. */
-    private volatile Path runningState;
+    /**
+     * The checkpoint folder of the refresh running now, as messages show it (read by the Ctrl-C
+     * hook), else null.
+     */
+    private volatile String runningState;
+
+    /** Whether {@code --refresh} or {@code --full-refresh} names what runs. */
+    private boolean flagged(SqlPipeline pipeline) {
+        return refresh != null || fullRefresh != null;
+    }
 
     /**
      * What {@code run} prints when the JVM is stopped (Ctrl-C, SIGTERM) during a refresh: the
      * tables keep what the last completed checkpoint committed (a checkpoint commits to Iceberg,
      * S1) and its state stays in the job's checkpoint folder; the same command resumes from it.
      */
-    static String interruptedMessage(Path file, Path checkpoints) {
+    static String interruptedMessage(Path file, Object checkpoints) {
         return "run interrupted: the tables keep what the last completed checkpoint committed, and"
                 + " the job's saved state (that checkpoint, or the savepoint of the last finished"
                 + " run) stays in "
@@ -637,7 +692,7 @@ public final class RunCommand implements Callable<Integer> {
             List<TableIdentifier> written = new ArrayList<>();
             plan.flows.forEach(f -> written.add(f.target));
             boolean full = steps.get(i).full();
-            runningState = LocalIngest.checkpointRoot(plan, o);
+            runningState = LocalIngest.display(LocalIngest.stateLocation(plan, o));
             TableStatements.RefreshRecord.record(
                     LocalIngest.catalog(p.config(), local.warehouse),
                     written,
@@ -660,6 +715,7 @@ public final class RunCommand implements Callable<Integer> {
     private LocalIngest.Options options(SqlPipeline pipeline, String jobName) {
         LocalIngest.Options o = new LocalIngest.Options();
         o.warehouse = local.warehouse;
+        o.stateDir = stateLocation;
         o.fromScratch = local.fromScratch;
         o.out = out;
         o.otherNameFix =
@@ -758,7 +814,7 @@ public final class RunCommand implements Callable<Integer> {
                 };
         List<TableIdentifier> written = new ArrayList<>();
         step.snapshots().forEach(t -> written.add(p.snapshotTarget(t)));
-        runningState = LocalRunner.checkpointRoot(o.warehouse, o.checkpointRoot, cfg.name);
+        runningState = LocalIngest.display(LocalIngest.stateLocation(cfg.name, o));
         TableStatements.RefreshRecord.record(
                 LocalIngest.catalog(p.config(), local.warehouse),
                 written,

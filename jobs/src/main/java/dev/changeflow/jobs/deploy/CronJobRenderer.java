@@ -16,13 +16,26 @@ import java.util.Map;
 /**
  * Renders the Kubernetes objects that refresh the scheduled streaming tables of a pipeline file
  * (docs/semantics.md S3): a ConfigMap {@code <name>-pipeline} holding the file, and per scheduled
- * table a PersistentVolumeClaim {@code <name>-<table>-state} and a {@code batch/v1} {@code CronJob}
- * {@code <name>-<table>} with {@code concurrencyPolicy: Forbid} (a refresh never overlaps the
- * previous one) and {@code timeZone}. Its pod runs the launcher's {@code run FILE.sql --refresh
- * table --warehouse /var/lib/changeflow/warehouse}: the bounded refresh of that table, from the
- * saved state on the claim up to the input present when it starts, ending with a savepoint. The
- * tables themselves go to the Iceberg catalog the file names ({@code SET catalog.<property>}).
- * Secrets are referenced ({@code envFrom} the Secret {@code <name>-secrets}), never rendered.
+ * table a {@code batch/v1} {@code CronJob} {@code <name>-<table>} with {@code concurrencyPolicy:
+ * Forbid} (a refresh never overlaps the previous one) and {@code timeZone}. Its pod runs the
+ * bounded refresh of that table ({@code run FILE.sql --refresh table}), from the saved state up to
+ * the input present when it starts, ending with a savepoint. The tables themselves go to the
+ * Iceberg catalog the file names ({@code SET catalog.<property>}). Secrets are referenced ({@code
+ * envFrom} the Secret {@code <name>-secrets}), never rendered.
+ *
+ * <p>Where the saved state lives:
+ *
+ * <ul>
+ *   <li>with {@link Settings#stateDir} (an object-store URI, {@code deploy --print FILE.sql
+ *       --state-dir s3://bucket/prefix}): on the object store — the pod runs {@code run FILE.sql
+ *       --refresh table --state-dir <uri>}, Flink's S3 file system plugin of the image found
+ *       through {@code FLINK_PLUGINS_DIR=/opt/flink/plugins}, and there is no claim. The object
+ *       store has no lock file: {@code concurrencyPolicy: Forbid} is what keeps one refresh per
+ *       table at a time;
+ *   <li>without it: on a PersistentVolumeClaim {@code <name>-<table>-state} per table, mounted at
+ *       {@value #STATE_DIR}; the pod runs {@code run FILE.sql --refresh table --warehouse
+ *       /var/lib/changeflow/warehouse}.
+ * </ul>
  */
 public final class CronJobRenderer {
     private static final ObjectMapper YAML =
@@ -96,12 +109,22 @@ public final class CronJobRenderer {
 
         /** Storage class of the state claims; null for the cluster's default. */
         public String storageClass;
+
+        /**
+         * An object-store URI ({@code s3://bucket/prefix}) for the saved state of every table's
+         * refresh instead of a claim per table; null renders the claims.
+         */
+        public String stateDir;
     }
+
+    /** Where Flink's file-system plugins are in the image ({@code deploy/k8s/Dockerfile}). */
+    public static final String PLUGINS_DIR = "/opt/flink/plugins";
 
     private CronJobRenderer() {}
 
     /**
-     * @return YAML documents: the ConfigMap, then per table its PersistentVolumeClaim and CronJob
+     * @return YAML documents: the ConfigMap, then per table its PersistentVolumeClaim (not with
+     *     {@link Settings#stateDir}) and CronJob
      * @throws IllegalArgumentException when there is no scheduled table or an object name would not
      *     be a DNS label of at most 52 characters (the CronJob limit; {@code INVALID_OPTION})
      */
@@ -150,7 +173,9 @@ public final class CronJobRenderer {
                                 + ") must be a DNS label of at most 52 characters: choose a shorter"
                                 + " --name");
             }
-            out.append("---\n").append(YAML.writeValueAsString(claim(s, job)));
+            if (s.stateDir == null) {
+                out.append("---\n").append(YAML.writeValueAsString(claim(s, job)));
+            }
             out.append("---\n").append(YAML.writeValueAsString(cronJob(s, t, job)));
         }
         return out.toString();
@@ -158,6 +183,15 @@ public final class CronJobRenderer {
 
     /** The pod's arguments to the launcher's main class. */
     public static List<String> args(Settings s, Scheduled t) {
+        if (s.stateDir != null) {
+            return List.of(
+                    "run",
+                    PIPELINE_DIR + "/" + s.fileName,
+                    "--refresh",
+                    t.table(),
+                    "--state-dir",
+                    s.stateDir);
+        }
         return List.of(
                 "run",
                 PIPELINE_DIR + "/" + s.fileName,
@@ -207,6 +241,9 @@ public final class CronJobRenderer {
                 .putObject("secretRef")
                 .put("name", s.name + "-secrets")
                 .put("optional", true);
+        // bin/changeflow sets it; the image's java alone does not: object-store state and
+        // read_files paths (s3://, gs://, abfss://) need the image's file-system plugins
+        c.putArray("env").addObject().put("name", "FLINK_PLUGINS_DIR").put("value", PLUGINS_DIR);
         ObjectNode res = c.putObject("resources");
         Map<String, String> amounts = new LinkedHashMap<>();
         amounts.put("memory", s.memory);
@@ -217,16 +254,20 @@ public final class CronJobRenderer {
         limits.put("memory", s.memory);
         ArrayNode mounts = c.putArray("volumeMounts");
         mounts.addObject().put("name", "pipeline").put("mountPath", PIPELINE_DIR);
-        mounts.addObject().put("name", "state").put("mountPath", STATE_DIR);
+        if (s.stateDir == null) {
+            mounts.addObject().put("name", "state").put("mountPath", STATE_DIR);
+        }
         ArrayNode volumes = pod.putArray("volumes");
         volumes.addObject()
                 .put("name", "pipeline")
                 .putObject("configMap")
                 .put("name", configMapName(s));
-        volumes.addObject()
-                .put("name", "state")
-                .putObject("persistentVolumeClaim")
-                .put("claimName", job + "-state");
+        if (s.stateDir == null) {
+            volumes.addObject()
+                    .put("name", "state")
+                    .putObject("persistentVolumeClaim")
+                    .put("claimName", job + "-state");
+        }
         return cj;
     }
 

@@ -56,6 +56,19 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
         this.doneDir = doneDir == null ? null : doneDir.toAbsolutePath().toString();
     }
 
+    /**
+     * As {@link #FileProgressFunction(Path)}, with the lists on any Flink file system: a local
+     * folder as before, or an object store ({@code s3://...}), where each list is one object.
+     */
+    FileProgressFunction(@Nullable org.apache.flink.core.fs.Path doneDir) {
+        this.doneDir =
+                doneDir == null
+                        ? null
+                        : StateFiles.isLocal(doneDir)
+                                ? StateFiles.local(doneDir).toString()
+                                : doneDir.toString();
+    }
+
     @Override
     public void open(OpenContext ctx) {
         counter = getRuntimeContext().getMetricGroup().counter(METRIC);
@@ -86,7 +99,15 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
     @Override
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
         state.update(new ArrayList<>(completed));
-        if (doneDir != null) {
+        if (doneDir != null && doneDir.contains("://")) {
+            org.apache.flink.core.fs.Path list =
+                    new org.apache.flink.core.fs.Path(
+                            new org.apache.flink.core.fs.Path(
+                                    new org.apache.flink.core.fs.Path(doneDir),
+                                    getRuntimeContext().getJobInfo().getJobId().toString()),
+                            ctx.getCheckpointId() + ".txt");
+            StateFiles.writeLines(list, completed);
+        } else if (doneDir != null) {
             Path dir =
                     Path.of(doneDir)
                             .resolve(getRuntimeContext().getJobInfo().getJobId().toString());
@@ -125,6 +146,32 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
     static List<String> doneAt(Path doneDir, Path stateDir, long checkpointId) throws IOException {
         Path f = listFile(doneDir, stateDir, checkpointId);
         return Files.exists(f) ? Files.readAllLines(f) : List.of();
+    }
+
+    /** As {@link #doneAt(Path, Path, long)}, for folders on any Flink file system. */
+    static List<String> doneAt(
+            org.apache.flink.core.fs.Path doneDir,
+            org.apache.flink.core.fs.Path stateDir,
+            long checkpointId)
+            throws IOException {
+        if (StateFiles.isLocal(doneDir) && StateFiles.isLocal(stateDir)) {
+            return doneAt(StateFiles.local(doneDir), StateFiles.local(stateDir), checkpointId);
+        }
+        org.apache.flink.core.fs.Path f = listFile(doneDir, stateDir, checkpointId);
+        return StateFiles.exists(f) ? StateFiles.readLines(f) : List.of();
+    }
+
+    /** As {@link #listFile(Path, Path, long)}, for folders on any Flink file system. */
+    static org.apache.flink.core.fs.Path listFile(
+            org.apache.flink.core.fs.Path doneDir,
+            org.apache.flink.core.fs.Path stateDir,
+            long checkpointId) {
+        org.apache.flink.core.fs.Path parent = stateDir.getParent();
+        String name = parent == null ? "" : parent.getName();
+        String job = JOB_ID.matcher(name).matches() ? name : null;
+        return new org.apache.flink.core.fs.Path(
+                job == null ? doneDir : new org.apache.flink.core.fs.Path(doneDir, job),
+                checkpointId + ".txt");
     }
 
     /** Where {@link #doneAt} looks for the list of a checkpoint or savepoint folder. */

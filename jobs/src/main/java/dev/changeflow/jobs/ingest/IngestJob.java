@@ -108,7 +108,15 @@ public final class IngestJob {
         for (Path p : inputs) {
             files.add(new org.apache.flink.core.fs.Path(p.toAbsolutePath().toUri()));
         }
-        buildFiles(env, plan, catalog, files, monitorInterval, doneDir, includeExisting, skip);
+        buildFiles(
+                env,
+                plan,
+                catalog,
+                files,
+                monitorInterval,
+                doneDir == null ? null : StateFiles.of(doneDir),
+                includeExisting,
+                skip);
     }
 
     /**
@@ -120,6 +128,8 @@ public final class IngestJob {
      * @param skip with {@code includeExisting} false: exactly the files taken as existing (local
      *     absolute paths or URIs, as {@link dev.changeflow.sources.files.FileGlob#key} names them),
      *     or null for every file found at that start
+     * @param doneDir as in {@link #build(StreamExecutionEnvironment, IngestPlan, CatalogSettings,
+     *     List, Duration, Path)}, on any Flink file system (a local folder or an object store)
      */
     public static void buildFiles(
             StreamExecutionEnvironment env,
@@ -127,7 +137,7 @@ public final class IngestJob {
             CatalogSettings catalog,
             List<org.apache.flink.core.fs.Path> inputs,
             @Nullable Duration monitorInterval,
-            @Nullable Path doneDir,
+            @Nullable org.apache.flink.core.fs.Path doneDir,
             boolean includeExisting,
             @Nullable List<String> skip) {
         // S2: CSV lines and Parquet records become plain rows in the source

@@ -10,7 +10,6 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -49,7 +48,7 @@ final class LocalChangeFeedInput implements LocalInput {
     @Override
     public boolean prepare(
             LocalCheckpoints checkpoints,
-            Optional<Path> restore,
+            Optional<org.apache.flink.core.fs.Path> restore,
             LocalJobState state,
             PrintStream out)
             throws IOException {

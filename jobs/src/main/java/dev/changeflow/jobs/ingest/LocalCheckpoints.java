@@ -7,6 +7,7 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.fs.FileStatus;
 import org.apache.flink.runtime.checkpoint.Checkpoints;
 import org.apache.flink.runtime.checkpoint.OperatorState;
 import org.apache.flink.runtime.checkpoint.metadata.CheckpointMetadata;
@@ -19,7 +20,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -35,6 +38,11 @@ import java.util.stream.Stream;
  *
  * <p>A run resumes from the newest checkpoint or savepoint ({@link #latest}); after a clean stop
  * only the new savepoint is kept ({@link #cleanUpOlderState}).
+ *
+ * <p>The folder is a local folder or an object-store location ({@code s3://bucket/prefix/<job>},
+ * {@code run --state-dir}): Flink writes its checkpoints and savepoints there through its file
+ * system of that scheme, and this class reads and deletes through the same file systems ({@link
+ * StateFiles}). A local folder is handled exactly as before object stores were supported.
  */
 final class LocalCheckpoints {
     /** Per job id and checkpoint id, the files read completely ({@link FileProgressFunction}). */
@@ -43,28 +51,47 @@ final class LocalCheckpoints {
     /** Retained checkpoints of a local job (beside the newest savepoint). */
     static final int MAX_RETAINED_CHECKPOINTS = 2;
 
-    private final Path root;
+    private final org.apache.flink.core.fs.Path root;
 
     LocalCheckpoints(Path root) {
+        this(StateFiles.of(root));
+    }
+
+    /** A checkpoint folder on any Flink file system (local or an object store). */
+    LocalCheckpoints(org.apache.flink.core.fs.Path root) {
         this.root = root;
     }
 
-    /** The checkpoint folder, absolute. */
-    Path root() {
+    /** The checkpoint folder (absolute). */
+    org.apache.flink.core.fs.Path root() {
         return root;
     }
 
+    /** The checkpoint folder as messages show it (a local folder plain, else its URI). */
+    String display() {
+        return StateFiles.display(root);
+    }
+
+    /** Whether the folder is local (else on an object store, without a lock file). */
+    boolean local() {
+        return StateFiles.isLocal(root);
+    }
+
     /** Where the job's lists of files read go ({@link FileProgressFunction}). */
-    Path filesDone() {
-        return root.resolve(FILES_DONE);
+    org.apache.flink.core.fs.Path filesDone() {
+        return StateFiles.child(root, FILES_DONE);
     }
 
     /**
      * Where a stop with savepoint of job {@code jobId} files its savepoint: under the job id, as
      * its checkpoints are, so its list of files read is found ({@link FileProgressFunction}).
+     *
+     * @return the folder as a URI for {@link LocalRunner#stopWithSavepoint(
+     *     org.apache.flink.core.execution.JobClient, String)}
      */
-    Path savepointDir(JobID jobId) {
-        return root.resolve("savepoints").resolve(jobId.toString());
+    String savepointDir(JobID jobId) {
+        return StateFiles.uri(
+                StateFiles.child(StateFiles.child(root, "savepoints"), jobId.toString()));
     }
 
     /**
@@ -77,21 +104,30 @@ final class LocalCheckpoints {
      * @param restore a checkpoint or savepoint folder, null to start without state
      */
     Configuration configuration(
-            Duration checkpointInterval, Duration checkpointTimeout, @Nullable Path restore) {
+            Duration checkpointInterval,
+            Duration checkpointTimeout,
+            @Nullable org.apache.flink.core.fs.Path restore) {
         Configuration conf =
                 LocalRunner.configuration(
-                        root.resolve("checkpoints"), checkpointInterval, checkpointTimeout);
+                        StateFiles.uri(StateFiles.child(root, "checkpoints")),
+                        checkpointInterval,
+                        checkpointTimeout);
         conf.set(
                 CheckpointingOptions.SAVEPOINT_DIRECTORY,
-                root.resolve("savepoints").toUri().toString());
+                StateFiles.uri(StateFiles.child(root, "savepoints")));
         conf.set(
                 CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
                 ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         conf.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, MAX_RETAINED_CHECKPOINTS);
         if (restore != null) {
-            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, restore.toUri().toString());
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, StateFiles.uri(restore));
         }
         return conf;
+    }
+
+    /** changeflow's records beside the checkpoints: {@code <root>.state}. */
+    org.apache.flink.core.fs.Path jobStateRoot() {
+        return new org.apache.flink.core.fs.Path(root.getParent(), root.getName() + ".state");
     }
 
     /**
@@ -100,37 +136,66 @@ final class LocalCheckpoints {
      * @throws IllegalStateException when another run holds them ({@link LocalJobState#lock})
      */
     LocalJobState lockJobState(String job) throws IOException {
-        return LocalJobState.lock(root.resolveSibling(root.getFileName() + ".state"), job);
+        return LocalJobState.lock(jobStateRoot(), job, "or give this run another --name");
     }
 
     /** As {@link #lockJobState(String)}, the error ending with {@code otherName}. */
     LocalJobState lockJobState(String job, String otherName) throws IOException {
-        return LocalJobState.lock(
-                root.resolveSibling(root.getFileName() + ".state"), job, otherName);
+        return LocalJobState.lock(jobStateRoot(), job, otherName);
     }
 
     /** The newest savepoint or retained checkpoint here. */
-    Optional<Path> latest() throws IOException {
-        return latest(root);
+    Optional<org.apache.flink.core.fs.Path> latest() throws IOException {
+        if (local()) {
+            return latest(StateFiles.local(root)).map(StateFiles::of);
+        }
+        // an object store's modification times have a resolution of a second: among folders of
+        // the same second the highest checkpoint id is the newest (ids count on across restores)
+        List<FileStatus> all = StateFiles.find(root, "_metadata", 4);
+        long newest = all.stream().mapToLong(FileStatus::getModificationTime).max().orElse(-1);
+        org.apache.flink.core.fs.Path best = null;
+        long bestId = Long.MIN_VALUE;
+        for (FileStatus st : all) {
+            if (st.getModificationTime() != newest) {
+                continue;
+            }
+            org.apache.flink.core.fs.Path dir = st.getPath().getParent();
+            long id = checkpointId(dir);
+            if (best == null || id > bestId) {
+                best = dir;
+                bestId = id;
+            }
+        }
+        return Optional.ofNullable(best);
     }
 
     /** Deletes every checkpoint, savepoint and list of files read (with --from-scratch). */
     void delete() throws IOException {
-        LocalRunner.deleteRecursively(root);
+        StateFiles.deleteRecursively(root);
     }
 
     /**
      * After a clean stop only the new savepoint is needed: removes retained checkpoints, older
      * savepoints and their file lists (a canonical savepoint is self-contained).
      */
-    void cleanUpOlderState(Path savepoint) throws IOException {
-        Path keep = savepoint.toAbsolutePath().normalize();
-        Path keepList =
-                FileProgressFunction.listFile(filesDone(), keep, checkpointId(keep))
-                        .toAbsolutePath()
-                        .normalize();
-        LocalRunner.deleteRecursively(root.resolve("checkpoints"));
-        deleteAllBut(root.resolve("savepoints"), keep);
+    void cleanUpOlderState(org.apache.flink.core.fs.Path savepoint) throws IOException {
+        if (local()) {
+            Path keep = StateFiles.local(savepoint).normalize();
+            Path keepList =
+                    FileProgressFunction.listFile(
+                                    StateFiles.local(filesDone()), keep, checkpointId(keep))
+                            .toAbsolutePath()
+                            .normalize();
+            Path r = StateFiles.local(root);
+            LocalRunner.deleteRecursively(r.resolve("checkpoints"));
+            deleteAllBut(r.resolve("savepoints"), keep);
+            deleteAllBut(StateFiles.local(filesDone()), keepList);
+            return;
+        }
+        org.apache.flink.core.fs.Path keepList =
+                FileProgressFunction.listFile(filesDone(), savepoint, checkpointId(savepoint));
+        StateFiles.deleteRecursively(StateFiles.child(root, "checkpoints"));
+        deleteAllBut(StateFiles.child(root, "savepoints"), savepoint);
         deleteAllBut(filesDone(), keepList);
     }
 
@@ -164,6 +229,11 @@ final class LocalCheckpoints {
      * snapshot: for a canonical savepoint the full serialized keyed state).
      */
     static Map<String, Long> stateSizes(Path stateDir) throws IOException {
+        return stateSizes(StateFiles.of(stateDir));
+    }
+
+    /** As {@link #stateSizes(Path)}, for a folder on any Flink file system. */
+    static Map<String, Long> stateSizes(org.apache.flink.core.fs.Path stateDir) throws IOException {
         Map<String, Long> sizes = new TreeMap<>();
         for (OperatorState op : metadata(stateDir).getOperatorStates()) {
             op.getOperatorUid().ifPresent(uid -> sizes.merge(uid, op.getStateSize(), Long::sum));
@@ -173,14 +243,20 @@ final class LocalCheckpoints {
 
     /** The checkpoint id of a savepoint or checkpoint folder (read from its {@code _metadata}). */
     static long checkpointId(Path stateDir) throws IOException {
+        return checkpointId(StateFiles.of(stateDir));
+    }
+
+    /** As {@link #checkpointId(Path)}, for a folder on any Flink file system. */
+    static long checkpointId(org.apache.flink.core.fs.Path stateDir) throws IOException {
         return metadata(stateDir).getCheckpointId();
     }
 
-    private static CheckpointMetadata metadata(Path stateDir) throws IOException {
+    private static CheckpointMetadata metadata(org.apache.flink.core.fs.Path stateDir)
+            throws IOException {
         try (DataInputStream in =
-                new DataInputStream(Files.newInputStream(stateDir.resolve("_metadata")))) {
+                new DataInputStream(StateFiles.open(StateFiles.child(stateDir, "_metadata")))) {
             return Checkpoints.loadCheckpointMetadata(
-                    in, LocalCheckpoints.class.getClassLoader(), stateDir.toUri().toString());
+                    in, LocalCheckpoints.class.getClassLoader(), StateFiles.uri(stateDir));
         }
     }
 
@@ -204,5 +280,30 @@ final class LocalCheckpoints {
                 }
             }
         }
+    }
+
+    /** As {@link #deleteAllBut(Path, Path)}, on an object store (paths compared by their keys). */
+    private static void deleteAllBut(
+            org.apache.flink.core.fs.Path root, org.apache.flink.core.fs.Path keep)
+            throws IOException {
+        String keepKey = key(keep);
+        List<FileStatus> entries = new ArrayList<>(StateFiles.list(root));
+        for (FileStatus st : entries) {
+            String k = key(st.getPath());
+            if (k.equals(keepKey)) {
+                continue;
+            }
+            if (st.isDir() && keepKey.startsWith(k + "/")) {
+                deleteAllBut(st.getPath(), keep);
+            } else {
+                StateFiles.deleteRecursively(st.getPath());
+            }
+        }
+    }
+
+    /** An object-store path without scheme and bucket variations: its path, no trailing slash. */
+    private static String key(org.apache.flink.core.fs.Path p) {
+        String s = p.toUri().getPath();
+        return s.endsWith("/") ? s.substring(0, s.length() - 1) : s;
     }
 }

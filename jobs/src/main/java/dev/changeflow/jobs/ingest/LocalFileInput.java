@@ -7,7 +7,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -34,7 +33,7 @@ import java.util.stream.Collectors;
 final class LocalFileInput implements LocalInput {
     private final List<org.apache.flink.core.fs.Path> inputs;
     private final boolean includeExisting;
-    private Path filesDone;
+    private org.apache.flink.core.fs.Path filesDone;
     private boolean skipping;
     private List<String> skipped;
     private List<String> files;
@@ -58,7 +57,7 @@ final class LocalFileInput implements LocalInput {
     @Override
     public boolean prepare(
             LocalCheckpoints checkpoints,
-            Optional<Path> restore,
+            Optional<org.apache.flink.core.fs.Path> restore,
             LocalJobState state,
             PrintStream out)
             throws IOException {
@@ -151,7 +150,8 @@ final class LocalFileInput implements LocalInput {
     }
 
     @Override
-    public void finished(Path savepoint, LocalJobState state) throws IOException {
+    public void finished(org.apache.flink.core.fs.Path savepoint, LocalJobState state)
+            throws IOException {
         for (String f :
                 FileProgressFunction.doneAt(
                         filesDone, savepoint, LocalCheckpoints.checkpointId(savepoint))) {

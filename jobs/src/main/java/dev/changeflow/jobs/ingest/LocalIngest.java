@@ -37,11 +37,12 @@ import java.util.function.Function;
 
 /**
  * Runs an ingest job on a local MiniCluster (the embedded default): RocksDB with incremental
- * checkpoints under {@code <warehouse>/.changeflow/checkpoints/<name>}, resuming from the latest
- * retained checkpoint or savepoint there. It reads every input file that is new since the last run
- * — or, from Kafka, every record up to the end offsets seen at launch (or until the input was idle
- * for a while) — then stops with a savepoint (so the AUTO CDC state survives for the next run),
- * prints a progress line every few seconds and a summary per table.
+ * checkpoints under {@code <warehouse>/.changeflow/checkpoints/<name>} (or {@code
+ * <stateDir>/<name>}, a local folder or an object store: {@link Options#stateDir}), resuming from
+ * the latest retained checkpoint or savepoint there. It reads every input file that is new since
+ * the last run — or, from Kafka, every record up to the end offsets seen at launch (or until the
+ * input was idle for a while) — then stops with a savepoint (so the AUTO CDC state survives for the
+ * next run), prints a progress line every few seconds and a summary per table.
  *
  * <p>K8: a start without state on a non-empty target fails with {@code
  * STATE_MISSING_FOR_EXISTING_TABLE} unless {@link Options#fromScratch} recreates the tables.
@@ -56,6 +57,17 @@ public final class LocalIngest {
     public static final class Options {
         public Path warehouse = Path.of("warehouse");
         @Nullable public Path checkpointRoot;
+
+        /**
+         * Where the job's saved state goes instead of {@code <warehouse>/.changeflow/checkpoints}
+         * (and instead of {@link #checkpointRoot}): a local folder, or an object-store location
+         * such as {@code s3://bucket/prefix} ({@code run --state-dir}). The job's checkpoints and
+         * savepoints go to {@code <stateDir>/<job>} through Flink's file system of that scheme,
+         * changeflow's records to {@code <stateDir>/<job>.state} ({@link #stateLocation}). Null:
+         * the default.
+         */
+        @Nullable public org.apache.flink.core.fs.Path stateDir;
+
         public boolean fromScratch;
 
         /**
@@ -166,6 +178,111 @@ public final class LocalIngest {
     }
 
     /**
+     * The checkpoint folder of a job named {@code job} on any Flink file system: {@code
+     * <stateDir>/<job>} when {@link Options#stateDir} is set, else {@link #checkpointRoot} (a local
+     * folder).
+     */
+    public static org.apache.flink.core.fs.Path stateLocation(String job, Options o) {
+        if (o.stateDir != null) {
+            return new org.apache.flink.core.fs.Path(o.stateDir, job);
+        }
+        return StateFiles.of(LocalRunner.checkpointRoot(o.warehouse, o.checkpointRoot, job));
+    }
+
+    /** {@link #stateLocation(String, Options)} of the plan's job. */
+    public static org.apache.flink.core.fs.Path stateLocation(IngestPlan plan, Options o) {
+        return stateLocation(plan.config.name == null ? "ingest" : plan.config.name, o);
+    }
+
+    /**
+     * A state location as messages show it: a local folder as its absolute path, another as its
+     * URI.
+     */
+    public static String display(org.apache.flink.core.fs.Path location) {
+        return StateFiles.display(location);
+    }
+
+    /**
+     * Parses and checks a state location ({@code run --state-dir}): a local folder (made absolute
+     * against the working directory) or a URI of a Flink file system ({@code s3://bucket/prefix});
+     * for an object store, probes it (one listing) so an unknown scheme or an unreachable store
+     * fails before anything is written.
+     *
+     * @param option the option's name, for the message
+     * @throws StateLocationException when no file system serves the scheme (naming the plugin to
+     *     add) or the location cannot be reached (with the file system's reason)
+     */
+    public static org.apache.flink.core.fs.Path stateDir(String written, String option) {
+        if (!written.contains("://") || written.startsWith("file:")) {
+            // a local folder: created when the job first runs, as the default one
+            return StateFiles.of(
+                    Path.of(
+                            written.startsWith("file:")
+                                    ? java.net.URI.create(written).getPath()
+                                    : written));
+        }
+        java.net.URI uri;
+        try {
+            uri = java.net.URI.create(written);
+        } catch (IllegalArgumentException e) {
+            throw new StateLocationException(
+                    option + " '" + written + "' is not a valid URI: " + e.getMessage(), e);
+        }
+        if (uri.getAuthority() == null || uri.getAuthority().isEmpty()) {
+            throw new StateLocationException(
+                    option
+                            + " '"
+                            + written
+                            + "' names no bucket: write it as <scheme>://<bucket>/<prefix>,"
+                            + " e.g. s3://lakehouse/changeflow/state",
+                    null);
+        }
+        org.apache.flink.core.fs.Path p = new org.apache.flink.core.fs.Path(written);
+        try {
+            StateFiles.list(p);
+        } catch (dev.changeflow.sources.files.InputFileSystems.NoFileSystemException e) {
+            throw new StateLocationException(option + " " + written + ": " + e.getMessage(), e);
+        } catch (IOException | RuntimeException e) {
+            throw new StateLocationException(
+                    option
+                            + " "
+                            + written
+                            + " cannot be reached: "
+                            + rootCause(e)
+                            + " (check the file system's options, e.g. s3.endpoint, s3.access-key"
+                            + " and s3.secret-key, given with SET in the file or in FLINK_CONF_DIR's"
+                            + " config.yaml)",
+                    e);
+        }
+        return p;
+    }
+
+    private static String rootCause(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        String m = t.getMessage();
+        return t.getClass().getSimpleName()
+                + (m == null ? "" : ": " + m.lines().findFirst().orElse(""));
+    }
+
+    /**
+     * A state location ({@code run --state-dir}) that cannot be used: unknown scheme, no bucket,
+     * unreachable. The launcher reports it with the code {@code STATE_DIR_UNAVAILABLE}.
+     */
+    public static final class StateLocationException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        /** The error code the launcher prints. */
+        public static final String CODE = "STATE_DIR_UNAVAILABLE";
+
+        StateLocationException(String message, @Nullable Throwable cause) {
+            super(CODE + ": " + message, cause);
+        }
+    }
+
+    /**
      * Runs the plan over {@code inputs} until every file present at start has been read (with
      * {@code include-existing-files} false, a start without saved state reads none of them and
      * takes them as read: docs/semantics.md S2).
@@ -265,7 +382,8 @@ public final class LocalIngest {
                 }
                 Catalog cat = catalog(plan, o.warehouse).open();
                 try {
-                    boolean hasState = latestState(checkpointRoot(plan, o)).isPresent();
+                    boolean hasState =
+                            new LocalCheckpoints(stateLocation(plan, o)).latest().isPresent();
                     // the plan this run used: with the columns earlier changes added, so the
                     // state's row width and the new columns' place are judged against it
                     IngestPlan current = IngestPlanner.withAddedColumns(plan, cat);
@@ -311,7 +429,7 @@ public final class LocalIngest {
         long t0 = System.nanoTime();
         Summary summary = new Summary();
         CatalogSettings catalog = catalog(plan, o.warehouse);
-        LocalCheckpoints checkpoints = new LocalCheckpoints(checkpointRoot(plan, o));
+        LocalCheckpoints checkpoints = new LocalCheckpoints(stateLocation(plan, o));
         Catalog cat = catalog.open();
         LocalJobState state = checkpoints.lockJobState(plan.config.name, o.otherNameFix);
         try {
@@ -351,7 +469,7 @@ public final class LocalIngest {
             List<String> written = new ArrayList<>();
             plan.flows.forEach(f -> written.add(f.target.toString()));
             state.saveTables(written);
-            Optional<Path> restore = checkpoints.latest();
+            Optional<org.apache.flink.core.fs.Path> restore = checkpoints.latest();
             List<String> removedFlows =
                     restore.isPresent() ? state.checkDefinitions(plan, o.rebuildFix) : List.of();
             for (String removed : removedFlows) {
@@ -370,8 +488,8 @@ public final class LocalIngest {
                                 "no checkpoint or savepoint of '"
                                         + plan.config.name
                                         + "' exists under "
-                                        + checkpoints.root(),
-                                stateOfOtherJob(checkpoints.root(), f.target, o.sameJobFix)
+                                        + checkpoints.display(),
+                                stateOfOtherJob(checkpoints, f.target, o.sameJobFix)
                                         + "Re-run with --from-scratch to recreate the tables, or"
                                         + " restore the checkpoint folder.");
                     }
@@ -395,7 +513,7 @@ public final class LocalIngest {
                             + plan.flows.size()
                             + " table(s)"
                             + (restore.isPresent()
-                                    ? ", resuming from " + restore.get()
+                                    ? ", resuming from " + StateFiles.display(restore.get())
                                     : ", starting without state"));
 
             List<String> maintenanceOff =
@@ -423,7 +541,7 @@ public final class LocalIngest {
                     env,
                     "changeflow ingest " + plan.config.name,
                     job -> watch(job, input, checkpoints, summary, o));
-            Path savepoint = Path.of(URI.create(summary.savepoint));
+            org.apache.flink.core.fs.Path savepoint = savepointPath(summary.savepoint);
             input.finished(savepoint, state);
             // the job finished after its savepoint (a stop waits for the savepoint's commits): a
             // later run with nothing new may trust this state instead of restoring it
@@ -444,8 +562,7 @@ public final class LocalIngest {
             }
             summary.seconds = (System.nanoTime() - t0) / 1e9;
             SummaryPrinter.done(summary, o.out);
-            SummaryPrinter.tables(
-                    cat, plan, summary, o.out, Path.of(URI.create(summary.savepoint)));
+            SummaryPrinter.tables(cat, plan, summary, o.out, savepoint);
         } finally {
             state.close();
             if (cat instanceof Closeable) {
@@ -509,7 +626,7 @@ public final class LocalIngest {
                                 job, checkpoints.savepointDir(job.getJobID()));
                 LocalRunner.awaitEnd(job);
                 summary.runSeconds = (System.nanoTime() - started) / 1e9;
-                checkpoints.cleanUpOlderState(Path.of(URI.create(summary.savepoint)));
+                checkpoints.cleanUpOlderState(savepointPath(summary.savepoint));
                 return;
             }
             long now = System.nanoTime();
@@ -538,12 +655,29 @@ public final class LocalIngest {
      * from {@code restore}, metrics reported to {@link LocalMetrics}.
      */
     static Configuration flinkConfiguration(
-            IngestPlan plan, LocalCheckpoints checkpoints, @Nullable Path restore) {
+            IngestPlan plan,
+            LocalCheckpoints checkpoints,
+            @Nullable org.apache.flink.core.fs.Path restore) {
         Configuration conf =
                 checkpoints.configuration(
                         plan.config.checkpointInterval, plan.config.checkpointTimeout, restore);
         conf.setString(LocalMetrics.CONFIG_KEY, LocalMetrics.Factory.class.getName());
         return conf;
+    }
+
+    /**
+     * A savepoint as Flink names it (a URI: {@code file:/...}, {@code s3://...}) as a path: a local
+     * one as the local folder (exactly as {@link Path#of(URI)} reads it).
+     */
+    static org.apache.flink.core.fs.Path savepointPath(String savepoint) {
+        URI uri = URI.create(savepoint);
+        if (uri.getScheme() == null) {
+            return StateFiles.of(Path.of(savepoint));
+        }
+        if (uri.getScheme().equals("file")) {
+            return StateFiles.of(Path.of(uri));
+        }
+        return new org.apache.flink.core.fs.Path(savepoint);
     }
 
     /**
@@ -584,6 +718,17 @@ public final class LocalIngest {
      * name, without the original's state — the sentence naming that job and {@code sameJobFix} of
      * it; else the empty string.
      */
+    static String stateOfOtherJob(
+            LocalCheckpoints checkpoints,
+            TableIdentifier table,
+            Function<String, String> sameJobFix) {
+        // an object store is not searched (a listing of every job's records costs requests)
+        return checkpoints.local()
+                ? stateOfOtherJob(StateFiles.local(checkpoints.root()), table, sameJobFix)
+                : "";
+    }
+
+    /** As {@link #stateOfOtherJob(LocalCheckpoints, TableIdentifier, Function)}, local folders. */
     static String stateOfOtherJob(
             Path checkpointRoot, TableIdentifier table, Function<String, String> sameJobFix) {
         Path base = checkpointRoot.toAbsolutePath().normalize().getParent();

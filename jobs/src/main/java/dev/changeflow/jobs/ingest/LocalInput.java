@@ -6,7 +6,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.util.Optional;
 
 /**
@@ -22,7 +21,7 @@ interface LocalInput {
      */
     boolean prepare(
             LocalCheckpoints checkpoints,
-            Optional<Path> restore,
+            Optional<org.apache.flink.core.fs.Path> restore,
             LocalJobState state,
             PrintStream out)
             throws Exception;
@@ -43,5 +42,6 @@ interface LocalInput {
     default void nothingToDo(LocalJobState state) throws IOException {}
 
     /** Called after the job stopped cleanly with {@code savepoint}. */
-    default void finished(Path savepoint, LocalJobState state) throws IOException {}
+    default void finished(org.apache.flink.core.fs.Path savepoint, LocalJobState state)
+            throws IOException {}
 }

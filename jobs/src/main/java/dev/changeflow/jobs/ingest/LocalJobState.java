@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import javax.annotation.Nullable;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.channels.FileChannel;
@@ -16,7 +18,6 @@ import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -51,15 +52,25 @@ import java.util.function.Function;
  *       resume from (a retained checkpoint, or a savepoint whose run was killed before its job
  *       finished) may hold data files its committers have not committed yet.
  * </ul>
+ *
+ * <p>The records folder is local or on an object store ({@code run --state-dir s3://...}; read and
+ * written through Flink's file systems, {@link StateFiles}). An object store has no lock file:
+ * there, a single writer per job is what runs the job guarantees — the CronJob of a scheduled table
+ * has {@code concurrencyPolicy: Forbid}, so its next refresh starts only after the previous one
+ * ended; two runs started by hand against the same state location at once would write the same
+ * tables with diverging state.
  */
 final class LocalJobState implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final Path root;
-    private final FileChannel channel;
-    private final FileLock lock;
+    private final org.apache.flink.core.fs.Path root;
+    @Nullable private final FileChannel channel;
+    @Nullable private final FileLock lock;
 
-    private LocalJobState(Path root, FileChannel channel, FileLock lock) {
+    private LocalJobState(
+            org.apache.flink.core.fs.Path root,
+            @Nullable FileChannel channel,
+            @Nullable FileLock lock) {
         this.root = root;
         this.channel = channel;
         this.lock = lock;
@@ -79,6 +90,23 @@ final class LocalJobState implements AutoCloseable {
      * runs the job gives a run another job name.
      */
     static LocalJobState lock(Path root, String job, String otherName) throws IOException {
+        return lock(StateFiles.of(root), job, otherName);
+    }
+
+    /**
+     * As {@link #lock(Path, String, String)}, for a records folder on any Flink file system. A
+     * local folder is locked ({@code .lock}); a folder on an object store is not (see the class
+     * comment: the CronJob's {@code concurrencyPolicy: Forbid} keeps one writer).
+     *
+     * @throws IllegalStateException when another run holds a local folder
+     * @throws IOException when the folder cannot be created or reached
+     */
+    static LocalJobState lock(org.apache.flink.core.fs.Path stateRoot, String job, String otherName)
+            throws IOException {
+        if (!StateFiles.isLocal(stateRoot)) {
+            return new LocalJobState(stateRoot, null, null);
+        }
+        Path root = StateFiles.local(stateRoot);
         Files.createDirectories(root);
         FileChannel ch =
                 FileChannel.open(
@@ -100,21 +128,27 @@ final class LocalJobState implements AutoCloseable {
                             + " job would write the same tables with diverging state), "
                             + otherName);
         }
-        return new LocalJobState(root, ch, l);
+        return new LocalJobState(stateRoot, ch, l);
     }
 
     @Override
     public void close() throws IOException {
-        lock.release();
-        channel.close();
+        if (lock != null) {
+            lock.release();
+            channel.close();
+        }
+    }
+
+    private org.apache.flink.core.fs.Path file(String name) {
+        return StateFiles.child(root, name);
     }
 
     /** Forgets the saved definitions and file fingerprints (with --from-scratch). */
     void clear() throws IOException {
-        Files.deleteIfExists(root.resolve("flows.json"));
-        Files.deleteIfExists(root.resolve("files-seen.json"));
-        Files.deleteIfExists(root.resolve(FILES_SKIPPED));
-        Files.deleteIfExists(root.resolve(COMMITTED_SAVEPOINT));
+        StateFiles.deleteIfExists(file("flows.json"));
+        StateFiles.deleteIfExists(file("files-seen.json"));
+        StateFiles.deleteIfExists(file(FILES_SKIPPED));
+        StateFiles.deleteIfExists(file(COMMITTED_SAVEPOINT));
     }
 
     // ---- clean stops -------------------------------------------------------------------------
@@ -126,10 +160,19 @@ final class LocalJobState implements AutoCloseable {
      * happened.
      */
     void markCommitted(Path savepoint) throws IOException {
-        Path f = root.resolve(COMMITTED_SAVEPOINT);
-        Path tmp = f.resolveSibling(COMMITTED_SAVEPOINT + ".tmp");
-        Files.writeString(tmp, savepoint.toAbsolutePath().normalize().toString());
-        Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        markCommitted(StateFiles.of(savepoint));
+    }
+
+    /** As {@link #markCommitted(Path)}, for a savepoint on any Flink file system. */
+    void markCommitted(org.apache.flink.core.fs.Path savepoint) throws IOException {
+        StateFiles.writeString(file(COMMITTED_SAVEPOINT), name(savepoint));
+    }
+
+    /** A state folder as recorded: a local one by its absolute path, another by its URI. */
+    private static String name(org.apache.flink.core.fs.Path stateDir) {
+        return StateFiles.isLocal(stateDir)
+                ? StateFiles.local(stateDir).normalize().toString()
+                : stateDir.toString();
     }
 
     /**
@@ -138,9 +181,13 @@ final class LocalJobState implements AutoCloseable {
      * restoring those lets the committers commit what they hold.
      */
     boolean committed(Path stateDir) throws IOException {
-        Path f = root.resolve(COMMITTED_SAVEPOINT);
-        return Files.exists(f)
-                && Files.readString(f).equals(stateDir.toAbsolutePath().normalize().toString());
+        return committed(StateFiles.of(stateDir));
+    }
+
+    /** As {@link #committed(Path)}, for a state folder on any Flink file system. */
+    boolean committed(org.apache.flink.core.fs.Path stateDir) throws IOException {
+        org.apache.flink.core.fs.Path f = file(COMMITTED_SAVEPOINT);
+        return StateFiles.exists(f) && StateFiles.readString(f).equals(name(stateDir));
     }
 
     // ---- tables written -----------------------------------------------------------------------
@@ -149,7 +196,7 @@ final class LocalJobState implements AutoCloseable {
 
     /** Records the tables the job's flows write ({@code tables.json}), in the given order. */
     void saveTables(Collection<String> tables) throws IOException {
-        write(root.resolve(TABLES), JSON.valueToTree(new ArrayList<>(tables)));
+        write(file(TABLES), JSON.valueToTree(new ArrayList<>(tables)));
     }
 
     /**
@@ -158,12 +205,18 @@ final class LocalJobState implements AutoCloseable {
      * was introduced, or no such folder).
      */
     static Optional<List<String>> readTables(Path stateRoot) throws IOException {
-        Path f = stateRoot.resolve(TABLES);
-        if (!Files.isRegularFile(f)) {
+        return readTables(StateFiles.of(stateRoot));
+    }
+
+    /** As {@link #readTables(Path)}, for a records folder on any Flink file system. */
+    static Optional<List<String>> readTables(org.apache.flink.core.fs.Path stateRoot)
+            throws IOException {
+        org.apache.flink.core.fs.Path f = StateFiles.child(stateRoot, TABLES);
+        if (!StateFiles.isFile(f)) {
             return Optional.empty();
         }
         List<String> out = new ArrayList<>();
-        JSON.readTree(f.toFile()).forEach(n -> out.add(n.asText()));
+        JSON.readTree(StateFiles.readBytes(f)).forEach(n -> out.add(n.asText()));
         return Optional.of(out);
     }
 
@@ -307,12 +360,12 @@ final class LocalJobState implements AutoCloseable {
     private List<String> check(
             Map<String, ObjectNode> now, String job, Function<String, String> rebuild)
             throws IOException {
-        Path f = root.resolve("flows.json");
+        org.apache.flink.core.fs.Path f = file("flows.json");
         List<String> removed = new ArrayList<>();
-        if (!Files.exists(f)) {
+        if (!StateFiles.exists(f)) {
             return removed;
         }
-        JsonNode saved = JSON.readTree(f.toFile());
+        JsonNode saved = JSON.readTree(StateFiles.readBytes(f));
         for (Iterator<String> it = saved.fieldNames(); it.hasNext(); ) {
             String name = it.next();
             ObjectNode cur = now.get(name);
@@ -370,7 +423,7 @@ final class LocalJobState implements AutoCloseable {
     private void save(Map<String, ObjectNode> definitions) throws IOException {
         ObjectNode all = JSON.createObjectNode();
         definitions.forEach(all::set);
-        write(root.resolve("flows.json"), all);
+        write(file("flows.json"), all);
     }
 
     // ---- input files -------------------------------------------------------------------------
@@ -398,17 +451,17 @@ final class LocalJobState implements AutoCloseable {
     }
 
     Map<String, String> seenFiles() throws IOException {
-        Path f = root.resolve("files-seen.json");
+        org.apache.flink.core.fs.Path f = file("files-seen.json");
         Map<String, String> out = new TreeMap<>();
-        if (Files.exists(f)) {
-            JsonNode n = JSON.readTree(f.toFile());
+        if (StateFiles.exists(f)) {
+            JsonNode n = JSON.readTree(StateFiles.readBytes(f));
             n.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
         }
         return out;
     }
 
     void saveSeenFiles(Map<String, String> seen) throws IOException {
-        write(root.resolve("files-seen.json"), JSON.valueToTree(seen));
+        write(file("files-seen.json"), JSON.valueToTree(seen));
     }
 
     private static final String FILES_SKIPPED = "files-skipped.json";
@@ -419,10 +472,10 @@ final class LocalJobState implements AutoCloseable {
      * otherwise.
      */
     List<String> skippedFiles() throws IOException {
-        Path f = root.resolve(FILES_SKIPPED);
+        org.apache.flink.core.fs.Path f = file(FILES_SKIPPED);
         List<String> out = new ArrayList<>();
-        if (Files.exists(f)) {
-            JSON.readTree(f.toFile()).forEach(n -> out.add(n.asText()));
+        if (StateFiles.exists(f)) {
+            JSON.readTree(StateFiles.readBytes(f)).forEach(n -> out.add(n.asText()));
         }
         return out;
     }
@@ -430,9 +483,9 @@ final class LocalJobState implements AutoCloseable {
     /** Records {@link #skippedFiles()}; an empty list removes the record. */
     void saveSkippedFiles(List<String> skipped) throws IOException {
         if (skipped.isEmpty()) {
-            Files.deleteIfExists(root.resolve(FILES_SKIPPED));
+            StateFiles.deleteIfExists(file(FILES_SKIPPED));
         } else {
-            write(root.resolve(FILES_SKIPPED), JSON.valueToTree(skipped));
+            write(file(FILES_SKIPPED), JSON.valueToTree(skipped));
         }
     }
 
@@ -454,9 +507,8 @@ final class LocalJobState implements AutoCloseable {
         }
     }
 
-    private static void write(Path file, JsonNode node) throws IOException {
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), node);
-        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    private static void write(org.apache.flink.core.fs.Path file, JsonNode node)
+            throws IOException {
+        StateFiles.write(file, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node));
     }
 }

@@ -8,7 +8,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import javax.annotation.Nullable;
 
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -37,7 +36,7 @@ final class LocalKafkaInput implements LocalInput {
     @Override
     public boolean prepare(
             LocalCheckpoints checkpoints,
-            Optional<Path> restore,
+            Optional<org.apache.flink.core.fs.Path> restore,
             LocalJobState state,
             PrintStream out) {
         offsets = KafkaOffsets.fetch(kafka, kafka.groupId != null ? kafka.groupId : defaultGroupId);

@@ -106,9 +106,7 @@ public final class LocalSnapshotIngest {
             }
             throw e;
         }
-        LocalCheckpoints checkpoints =
-                new LocalCheckpoints(
-                        LocalRunner.checkpointRoot(o.warehouse, o.checkpointRoot, name));
+        LocalCheckpoints checkpoints = new LocalCheckpoints(LocalIngest.stateLocation(name, o));
         Summary summary = new Summary();
         LocalJobState state = checkpoints.lockJobState(name, o.otherNameFix);
         try {
@@ -122,7 +120,7 @@ public final class LocalSnapshotIngest {
             List<String> written = new ArrayList<>();
             plans.forEach(p -> written.add(p.target.toString()));
             state.saveTables(written); // S9: found by a DROP TABLE of any file
-            Optional<Path> restore = checkpoints.latest();
+            Optional<org.apache.flink.core.fs.Path> restore = checkpoints.latest();
             state.checkSnapshotDefinitions(name, plans, restore.isPresent(), o.rebuildFix); // K8
             if (restore.isEmpty()) {
                 for (SnapshotJob.Plan p : plans) {
@@ -133,9 +131,8 @@ public final class LocalSnapshotIngest {
                                 "no checkpoint or savepoint of '"
                                         + name
                                         + "' exists under "
-                                        + checkpoints.root(),
-                                LocalIngest.stateOfOtherJob(
-                                                checkpoints.root(), p.target, o.sameJobFix)
+                                        + checkpoints.display(),
+                                LocalIngest.stateOfOtherJob(checkpoints, p.target, o.sameJobFix)
                                         + "Re-run with --from-scratch to recreate the tables, or"
                                         + " restore the checkpoint folder.");
                     }
@@ -169,7 +166,7 @@ public final class LocalSnapshotIngest {
                             + " flow(s) up to version(s) "
                             + newest
                             + (restore.isPresent()
-                                    ? ", resuming from " + restore.get()
+                                    ? ", resuming from " + StateFiles.display(restore.get())
                                     : ", starting without state"));
             Configuration conf =
                     checkpoints.configuration(
@@ -196,7 +193,7 @@ public final class LocalSnapshotIngest {
                     summary.skippedNames.add(p.spec.name() + ": " + names);
                 }
             }
-            Path savepoint = Path.of(URI.create(summary.savepoint));
+            org.apache.flink.core.fs.Path savepoint = LocalIngest.savepointPath(summary.savepoint);
             state.markCommitted(savepoint);
             checkpoints.cleanUpOlderState(savepoint);
             o.out.printf(

@@ -12,7 +12,6 @@ import javax.annotation.Nullable;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -59,7 +58,7 @@ final class SummaryPrinter {
             IngestPlan plan,
             LocalIngest.Summary summary,
             PrintStream out,
-            @Nullable Path savepoint)
+            @Nullable org.apache.flink.core.fs.Path savepoint)
             throws IOException {
         Map<String, Long> stateBytes =
                 savepoint == null ? Map.of() : LocalCheckpoints.stateSizes(savepoint);

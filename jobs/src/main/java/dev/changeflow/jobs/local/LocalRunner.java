@@ -93,10 +93,20 @@ public final class LocalRunner {
      */
     public static Configuration configuration(
             Path checkpointsDir, Duration checkpointInterval, Duration checkpointTimeout) {
+        return configuration(
+                checkpointsDir.toUri().toString(), checkpointInterval, checkpointTimeout);
+    }
+
+    /**
+     * As {@link #configuration(Path, Duration, Duration)}, the checkpoints going to {@code
+     * checkpointsUri} on any Flink file system ({@code file:///...}, {@code s3://bucket/...}).
+     */
+    public static Configuration configuration(
+            String checkpointsUri, Duration checkpointInterval, Duration checkpointTimeout) {
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpointsDir.toUri().toString());
+        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpointsUri);
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, checkpointInterval);
         conf.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, checkpointTimeout);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
@@ -141,10 +151,17 @@ public final class LocalRunner {
      *     IllegalStateException} when it finished instead; Flink's refusal when it keeps declining
      */
     public static String stopWithSavepoint(JobClient job, Path dir) throws Exception {
+        return stopWithSavepoint(job, dir.toUri().toString());
+    }
+
+    /**
+     * As {@link #stopWithSavepoint(JobClient, Path)}, the savepoint going under {@code dirUri} on
+     * any Flink file system ({@code file:///...}, {@code s3://bucket/...}).
+     */
+    public static String stopWithSavepoint(JobClient job, String dirUri) throws Exception {
         for (int attempt = 0; ; attempt++) {
             CompletableFuture<String> savepoint =
-                    job.stopWithSavepoint(
-                            false, dir.toUri().toString(), SavepointFormatType.CANONICAL);
+                    job.stopWithSavepoint(false, dirUri, SavepointFormatType.CANONICAL);
             try {
                 while (true) {
                     try {

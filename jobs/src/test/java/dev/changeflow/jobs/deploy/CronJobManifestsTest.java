@@ -176,6 +176,76 @@ class CronJobManifestsTest {
                 .isEqualTo("sales-target-state");
     }
 
+    /**
+     * S3 (issue #13 item 3): with {@code --state-dir s3://...} the CronJobs keep their state on the
+     * object store: no PersistentVolumeClaim, no state volume, the pod's arguments pass the URI
+     * ({@code run FILE.sql --refresh t --state-dir URI}) and the plugins folder of the image is
+     * named; credentials still come from the Secret only.
+     */
+    @Test
+    void withAnObjectStoreStateDirTheCronJobsHaveNoClaimAndPassTheUri() throws Exception {
+        Path f = file("sales.sql", SALES);
+        List<JsonNode> docs =
+                documents(
+                        print(
+                                "deploy",
+                                "--print",
+                                f.toString(),
+                                "--state-dir",
+                                "s3://lakehouse/changeflow/state"));
+        assertThat(docs)
+                .extracting(
+                        d ->
+                                d.path("kind").asText()
+                                        + " "
+                                        + d.path("metadata").path("name").asText())
+                .containsExactly(
+                        "ConfigMap sales-pipeline", "CronJob sales-sales", "CronJob sales-target");
+        for (JsonNode d : docs) {
+            assertThat(problem(d)).as(d.path("metadata").path("name").asText()).isNull();
+        }
+        JsonNode spec = docs.get(2).path("spec");
+        assertThat(spec.path("concurrencyPolicy").asText()).isEqualTo("Forbid");
+        JsonNode pod = spec.path("jobTemplate").path("spec").path("template").path("spec");
+        JsonNode container = pod.path("containers").get(0);
+        List<String> args = new ArrayList<>();
+        container.path("args").forEach(a -> args.add(a.asText()));
+        assertThat(args)
+                .containsExactly(
+                        "run",
+                        "/opt/changeflow/pipeline/sales.sql",
+                        "--refresh",
+                        "target",
+                        "--state-dir",
+                        "s3://lakehouse/changeflow/state");
+        CommandLine.ParseResult parsed =
+                new CommandLine(new Main()).parseArgs(args.toArray(new String[0]));
+        assertThat(parsed.subcommand().matchedOption("--state-dir").<String>getValue())
+                .isEqualTo("s3://lakehouse/changeflow/state");
+        assertThat(JSON.writeValueAsString(container.path("env")))
+                .isEqualTo("[{\"name\":\"FLINK_PLUGINS_DIR\",\"value\":\"/opt/flink/plugins\"}]");
+        assertThat(JSON.writeValueAsString(container.path("envFrom")))
+                .isEqualTo("[{\"secretRef\":{\"name\":\"sales-secrets\",\"optional\":true}}]");
+        assertThat(JSON.writeValueAsString(container.path("volumeMounts")))
+                .isEqualTo("[{\"name\":\"pipeline\",\"mountPath\":\"/opt/changeflow/pipeline\"}]");
+        assertThat(JSON.writeValueAsString(pod.path("volumes")))
+                .isEqualTo("[{\"name\":\"pipeline\",\"configMap\":{\"name\":\"sales-pipeline\"}}]");
+
+        // a pod's own disk does not outlive it
+        for (String bad : List.of("/var/lib/changeflow", "file:///state", "s3:///no-bucket")) {
+            assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(f, "--state-dir", bad))
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage(
+                            "INVALID_OPTION: --state-dir '"
+                                    + bad
+                                    + "': a CronJob's pod keeps nothing on its own disk between"
+                                    + " runs; give an object-store URI with a bucket (e.g."
+                                    + " s3://lakehouse/changeflow/state), or leave --state-dir out"
+                                    + " for a PersistentVolumeClaim per table");
+        }
+    }
+
     @Test
     void aTypoOrAMissingFieldFailsTheCheck() throws Exception {
         JsonNode cj =
