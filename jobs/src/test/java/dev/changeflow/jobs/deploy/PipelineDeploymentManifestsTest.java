@@ -92,11 +92,9 @@ class PipelineDeploymentManifestsTest {
                                 d.path("kind").asText()
                                         + " "
                                         + d.path("metadata").path("name").asText())
+                // --state-dir on an object store: the CronJob keeps its state there too, no claim
                 .containsExactly(
-                        "ConfigMap shop-pipeline",
-                        "FlinkDeployment shop",
-                        "PersistentVolumeClaim shop-target-state",
-                        "CronJob shop-target");
+                        "ConfigMap shop-pipeline", "FlinkDeployment shop", "CronJob shop-target");
         for (JsonNode d : docs) {
             assertThat(d.path("metadata").path("namespace").asText()).isEqualTo("data");
             if (d.path("kind").asText().equals("FlinkDeployment")) {
@@ -158,9 +156,9 @@ class PipelineDeploymentManifestsTest {
         assertThat(continuous.config().catalog)
                 .containsEntry("type", "rest")
                 .containsEntry("uri", "http://iceberg-rest.lakehouse.svc:8181");
-        // the scheduled table stays its CronJob's, as before
+        // the scheduled table stays its CronJob's, its state under the same --state-dir
         List<String> cron = new ArrayList<>();
-        docs.get(3)
+        docs.get(2)
                 .path("spec")
                 .path("jobTemplate")
                 .path("spec")
@@ -176,8 +174,8 @@ class PipelineDeploymentManifestsTest {
                         "/opt/changeflow/pipeline/shop.sql",
                         "--refresh",
                         "target",
-                        "--warehouse",
-                        "/var/lib/changeflow/warehouse");
+                        "--state-dir",
+                        "s3://lake/flink/");
     }
 
     @Test
