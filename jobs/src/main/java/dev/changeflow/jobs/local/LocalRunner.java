@@ -160,8 +160,14 @@ public final class LocalRunner {
      */
     public static String stopWithSavepoint(JobClient job, String dirUri) throws Exception {
         for (int attempt = 0; ; attempt++) {
-            CompletableFuture<String> savepoint =
-                    job.stopWithSavepoint(false, dirUri, SavepointFormatType.CANONICAL);
+            CompletableFuture<String> savepoint;
+            try {
+                savepoint = job.stopWithSavepoint(false, dirUri, SavepointFormatType.CANONICAL);
+            } catch (IllegalStateException clusterGone) {
+                // a local MiniCluster shuts down as soon as its job ends (e.g. a task failed
+                // between two attempts): the job's result says why, not this
+                throw jobEnded(job, clusterGone);
+            }
             try {
                 while (true) {
                     try {
@@ -206,6 +212,26 @@ public final class LocalRunner {
                 Thread.sleep(100);
             }
         }
+    }
+
+    /**
+     * The error to report when {@code job}'s MiniCluster refused a call ({@code gone}) because the
+     * job ended: waits up to a minute for the job's result, then throws its failure cause ({@link
+     * #throwIfFailed}); returns {@link IllegalStateException} "the job finished while it was being
+     * stopped" when it finished, or {@code gone} when the result does not come.
+     */
+    private static Exception jobEnded(JobClient job, IllegalStateException gone) throws Exception {
+        try {
+            job.getJobExecutionResult().get(1, TimeUnit.MINUTES);
+        } catch (ExecutionException failed) {
+            // thrown below, with the run's own refusal picked out of the causes
+        } catch (TimeoutException notEnded) {
+            return gone;
+        }
+        if (throwIfFailed(job)) {
+            return new IllegalStateException("the job finished while it was being stopped", gone);
+        }
+        return gone;
     }
 
     /**
