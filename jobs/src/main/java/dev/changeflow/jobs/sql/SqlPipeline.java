@@ -490,7 +490,9 @@ public final class SqlPipeline {
      * pipeline; AUTO CDC FROM SNAPSHOT tables (A6) are not flows of it and are left out ({@link
      * #snapshotConfig} selects them). A true subset is a job of its own, named {@code
      * <name>-refresh-<table>-...} in declaration order, so its saved state (local checkpoints are
-     * per job name) is not mixed with the whole pipeline's.
+     * per job name) is not mixed with the whole pipeline's. So is the selection of one scheduled
+     * table, also when it is the file's only table: the job of a scheduled table's CronJob ({@code
+     * --refresh t}) keeps its name and state when the file gains tables (S3).
      *
      * @param names table names as declared (case-insensitive; a leading {@code LIVE.} is allowed)
      * @throws IllegalArgumentException when a name is no streaming table of the file, or when a
@@ -527,7 +529,12 @@ public final class SqlPipeline {
                 chosen.add(k); // A6: a snapshot table is refreshed by the snapshot job
             }
         }
-        if (chosen.size() == tables.size() - snapshotTables.size()) {
+        // the refresh of one scheduled table is what its CronJob runs: always a job of its own
+        boolean scheduledOne =
+                chosen.size() == 1
+                        && schedules.keySet().stream()
+                                .anyMatch(t -> chosen.contains(t.toLowerCase(Locale.ROOT)));
+        if (chosen.size() == tables.size() - snapshotTables.size() && !scheduledOne) {
             return this;
         }
         IngestConfig cfg;

@@ -702,6 +702,17 @@ class SqlPipelineTest {
                                 false));
         assertThat(p.refreshOnly(List.of("orders")).refreshes()).isEmpty();
         assertThat(p.tableOfFlow("orders")).isEqualTo("orders");
+        // S3: a scheduled table's refresh job keeps its name when the file gains tables
+        String scheduled = ORDERS.replace("seq BIGINT);", "seq BIGINT) SCHEDULE EVERY 1 HOUR;");
+        assertThat(compile(scheduled).refreshOnly(List.of("orders")).config().name)
+                .isEqualTo("p-refresh-orders");
+        assertThat(
+                        compile(two.replace(ORDERS, scheduled))
+                                .refreshOnly(List.of("orders"))
+                                .config()
+                                .name)
+                .isEqualTo("p-refresh-orders");
+        assertThat(compile(ORDERS).refreshOnly(List.of("orders")).config().name).isEqualTo("p");
         fails(
                 two + "REFRESH STREAMING TABLE order;",
                 SqlException.Code.UNKNOWN_TABLE,
