@@ -369,6 +369,8 @@ public final class RunCommand implements Callable<Integer> {
         // every step is checked and planned before the first one runs: a file that fails
         // validation writes nothing
         List<IngestPlan> plans = new ArrayList<>();
+        // tables an earlier step of this run empties and rebuilds under the definition (S1)
+        java.util.Set<TableIdentifier> fullyRefreshed = new java.util.HashSet<>();
         for (Step step : steps) {
             SqlPipeline p = step.pipeline();
             if (step.replace() != null) {
@@ -413,7 +415,27 @@ public final class RunCommand implements Callable<Integer> {
                 plans.add(null);
             }
             IngestPlan planned = plans.get(plans.size() - 1);
+            if (planned != null
+                    && !step.full()
+                    && !local.fromScratch
+                    && (flagged || pipeline.drops().isEmpty())) {
+                // A1: an existing table that does not fit the definition (schema, partitioning)
+                // is refused now, before anything runs (and by --dry-run), as the run would
+                Catalog cat = LocalIngest.catalog(p.config(), local.warehouse).open();
+                try {
+                    for (IngestPlan.Flow flow : planned.flows) {
+                        if (!fullyRefreshed.contains(flow.target)) {
+                            ClusterIngest.checkExistingTable(cat, flow);
+                        }
+                    }
+                } finally {
+                    if (cat instanceof java.io.Closeable c) {
+                        c.close();
+                    }
+                }
+            }
             if (step.full() && planned != null) {
+                planned.flows.forEach(flow -> fullyRefreshed.add(flow.target));
                 // S1: a full refresh applies the definition's schema to each table; what it
                 // cannot apply is refused here, before anything is emptied (and by --dry-run)
                 Catalog cat = LocalIngest.catalog(p.config(), local.warehouse).open();

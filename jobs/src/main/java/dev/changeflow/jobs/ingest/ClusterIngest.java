@@ -148,6 +148,29 @@ public final class ClusterIngest {
     }
 
     /**
+     * Checks the existing target table of {@code flow} as {@link #ensureTables} would, writing
+     * nothing (a table without a snapshot that is partitioned otherwise is left to the run, which
+     * gives it the definition's spec): its schema fits the flow (A1) and its partitioning is the
+     * definition's. A missing table passes.
+     *
+     * @throws dev.changeflow.operators.AutoCdcException TARGET_SCHEMA_MISMATCH naming the
+     *     difference and the fix
+     */
+    public static void checkExistingTable(Catalog cat, IngestPlan.Flow flow) {
+        if (!cat.tableExists(flow.target)) {
+            return;
+        }
+        org.apache.iceberg.Table table = cat.loadTable(flow.target);
+        StreamingTables.validateSchema(
+                table,
+                flow.target,
+                flow.spec != null ? flow.spec.targetType() : flow.appendType(),
+                flow.spec != null ? flow.spec.identifierFields() : List.of());
+        StreamingTables.checkPartitioning(
+                table, flow.target, flow.tableOptions.partitionBy(), false);
+    }
+
+    /**
      * The schema and partitioning changes a full refresh (docs/semantics.md S1) makes to the
      * existing target table of {@code flow} (empty when the table is missing or matches).
      *

@@ -15,6 +15,7 @@ import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.options.OptionSource;
 import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
+import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sources.cdf.StreamingAccess;
 
 import org.apache.flink.annotation.PublicEvolving;
@@ -812,18 +813,19 @@ public final class SqlPipeline {
         try {
             if (config.kafka != null) {
                 // A5: the first record of each partition chooses the default sequence
-                return IngestPlanner.plan(
-                        config,
-                        List.of(),
-                        KafkaSampler.firstRecords(
-                                config.kafka,
-                                config.kafka.groupId != null
-                                        ? config.kafka.groupId
-                                        : IngestJob.defaultGroupId(config),
-                                KafkaSampler.DEFAULT_TIMEOUT),
-                        tables);
+                return checkPartitionings(
+                        IngestPlanner.plan(
+                                config,
+                                List.of(),
+                                KafkaSampler.firstRecords(
+                                        config.kafka,
+                                        config.kafka.groupId != null
+                                                ? config.kafka.groupId
+                                                : IngestJob.defaultGroupId(config),
+                                        KafkaSampler.DEFAULT_TIMEOUT),
+                                tables));
             }
-            return IngestPlanner.planFiles(config, inputFiles(), null, tables);
+            return checkPartitionings(IngestPlanner.planFiles(config, inputFiles(), null, tables));
         } catch (dev.changeflow.jobs.ingest.KafkaUnreachableException e) {
             // the brokers of read_kafka do not answer: at the (first) flow, which reads Kafka
             throw new SqlException(
@@ -901,11 +903,47 @@ public final class SqlPipeline {
                 c.close();
             }
         }
+        IngestPlan plan;
         try {
-            return IngestPlanner.planChangeFeeds(config, sources, types);
+            plan = IngestPlanner.planChangeFeeds(config, sources, types);
         } catch (IllegalArgumentException | AutoCdcException e) {
             throw locate(e);
         }
+        return checkPartitionings(plan);
+    }
+
+    /**
+     * Checks that the PARTITIONED BY of each table the plan writes makes a valid Iceberg partition
+     * spec (columns exist, transforms fit their types, no field twice), so {@code --dry-run} finds
+     * what the run would refuse when it creates the table.
+     *
+     * @return {@code plan}
+     * @throws SqlException {@code INVALID_OPTION} at the table's statement
+     */
+    private IngestPlan checkPartitionings(IngestPlan plan) {
+        for (IngestPlan.Flow f : plan.flows) {
+            try {
+                StreamingTables.checkPartitionBy(
+                        f.spec != null ? f.spec.targetType() : f.appendType(),
+                        f.spec != null ? f.spec.identifierFields() : List.of(),
+                        f.tableOptions.partitionBy(),
+                        f.target);
+            } catch (IllegalArgumentException e) {
+                SqlPosition at = null;
+                for (int i = 0; i < config.flows.size() && at == null; i++) {
+                    if (config.flows.get(i).flowName().equals(f.config.flowName())) {
+                        SqlStatement.CreateStreamingTable d = declaration(flowTargets.get(i));
+                        at = d != null ? d.position() : flowPlaces.get(i).statement();
+                    }
+                }
+                throw new SqlException(
+                        Code.INVALID_OPTION,
+                        at != null ? at : flowPlaces.get(0).statement(),
+                        "PARTITIONED BY: " + e.getMessage(),
+                        e);
+            }
+        }
+        return plan;
     }
 
     /**

@@ -338,6 +338,86 @@ class RunCommandTest {
                 .startsWith("Pipeline shop (" + f + "): 2 flows,");
     }
 
+    /**
+     * {@code --dry-run} refuses what the run would refuse about a table's partitioning
+     * (docs/semantics.md A1): a PARTITIONED BY that makes no valid Iceberg spec ({@code
+     * INVALID_OPTION} at the table's statement) and an existing table with snapshots that is
+     * partitioned otherwise ({@code TARGET_SCHEMA_MISMATCH}); neither writes anything.
+     */
+    @Test
+    void dryRunRefusesWhatTheRunWouldRefuseAboutPartitioning() throws Exception {
+        Path warehouse = dir.resolve("warehouse");
+        String w = warehouse.toString();
+        Files.createDirectories(dir.resolve("in/audit"));
+        String scheduled = "  SCHEDULE EVERY 1 HOUR\n";
+        Path twice = pipeline(TWO_INPUTS.replace(scheduled, "  PARTITIONED BY (status, status)\n"));
+        assertThatThrownBy(() -> command("--dry-run", "--warehouse", w, twice.toString()).call())
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        twice
+                                + ":2:1: INVALID_OPTION: PARTITIONED BY: partitionBy [status,"
+                                + " status] of table default.orders: Cannot use partition name"
+                                + " more than once: status");
+        Path unknown = pipeline(TWO_INPUTS.replace(scheduled, "  PARTITIONED BY (nosuch)\n"));
+        assertThatThrownBy(() -> command("--dry-run", "--warehouse", w, unknown.toString()).call())
+                .isInstanceOf(SqlException.class)
+                .hasMessageStartingWith(
+                        unknown
+                                + ":2:1: INVALID_OPTION: PARTITIONED BY: partitionBy 'nosuch' of"
+                                + " table default.orders: column 'nosuch' is not a column of the"
+                                + " table");
+        assertThat(warehouse).doesNotExist();
+
+        // the table exists, unpartitioned, with a snapshot
+        org.apache.iceberg.catalog.Catalog cat =
+                dev.changeflow.sinks.iceberg.CatalogSettings.localHadoop(warehouse).open();
+        org.apache.iceberg.Table orders =
+                dev.changeflow.sinks.iceberg.StreamingTables.ensureTable(
+                        cat,
+                        org.apache.iceberg.catalog.TableIdentifier.of("default", "orders"),
+                        org.apache.flink.table.types.logical.RowType.of(
+                                new org.apache.flink.table.types.logical.LogicalType[] {
+                                    new org.apache.flink.table.types.logical.IntType(false),
+                                    new org.apache.flink.table.types.logical.VarCharType(
+                                            org.apache.flink.table.types.logical.VarCharType
+                                                    .MAX_LENGTH)
+                                },
+                                new String[] {"id", "status"}),
+                        List.of("id"),
+                        dev.changeflow.sinks.iceberg.StreamingTableOptions.defaults());
+        orders.newAppend().commit();
+        String metadata = orders.location();
+        Path bucketed =
+                pipeline(TWO_INPUTS.replace(scheduled, "  PARTITIONED BY (bucket(4, id))\n"));
+        List<String> before = files(warehouse);
+        assertThatThrownBy(() -> command("--dry-run", "--warehouse", w, bucketed.toString()).call())
+                .isInstanceOf(dev.changeflow.operators.AutoCdcException.class)
+                .hasMessageStartingWith(
+                        "TARGET_SCHEMA_MISMATCH: table default.orders is partitioned by [] but its"
+                                + " definition says [bucket[4](id)]; a table that holds rows keeps"
+                                + " its partitioning");
+        assertThat(files(warehouse)).isEqualTo(before);
+        assertThat(metadata).isNotBlank();
+    }
+
+    /** Every file under {@code root}, with its size. */
+    private static List<String> files(Path root) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (var walk = Files.walk(root)) {
+            walk.filter(Files::isRegularFile)
+                    .sorted()
+                    .forEach(
+                            p -> {
+                                try {
+                                    out.add(p + " " + Files.size(p));
+                                } catch (java.io.IOException e) {
+                                    throw new java.io.UncheckedIOException(e);
+                                }
+                            });
+        }
+        return out;
+    }
+
     @Test
     void refreshStatementsRunLikeTheFlagsInFileOrderAndAFlagReplacesThem() throws Exception {
         Path f =
@@ -596,10 +676,11 @@ class RunCommandTest {
 
     @Test
     void aRefreshFlagDoesNotRunTheFilesDropStatements() throws Exception {
-        Path f = pipeline(PIPELINE + "DROP TABLE orders;\n");
+        // a table of its own (a flow's target that does not fit the definition is refused first)
+        Path f = pipeline(PIPELINE + "DROP TABLE stale;\n");
         Path warehouse = dir.resolve("warehouse");
         org.apache.iceberg.catalog.TableIdentifier orders =
-                org.apache.iceberg.catalog.TableIdentifier.of("sales", "orders");
+                org.apache.iceberg.catalog.TableIdentifier.of("sales", "stale");
         org.apache.iceberg.catalog.Catalog cat = catalogOf(warehouse);
         cat.createTable(orders, AB);
         assertThat(

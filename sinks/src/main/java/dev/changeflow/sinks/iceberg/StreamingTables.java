@@ -468,12 +468,28 @@ public final class StreamingTables {
      */
     public static void checkPartitioning(
             Table table, TableIdentifier identifier, List<String> partitionBy) {
+        checkPartitioning(table, identifier, partitionBy, true);
+    }
+
+    /**
+     * As {@link #checkPartitioning(Table, TableIdentifier, List)}; with {@code takeWhenEmpty} false
+     * a table without a snapshot is left as it is (a check that writes nothing, e.g. for a dry
+     * run).
+     */
+    public static void checkPartitioning(
+            Table table,
+            TableIdentifier identifier,
+            List<String> partitionBy,
+            boolean takeWhenEmpty) {
         Optional<String> change =
                 partitioningChange(table, table.schema(), partitionBy, identifier);
         if (change.isEmpty()) {
             return;
         }
         if (table.currentSnapshot() == null) {
+            if (!takeWhenEmpty) {
+                return;
+            }
             UpdatePartitionSpec spec = table.updateSpec();
             replacePartitioning(
                     spec,
@@ -505,6 +521,43 @@ public final class StreamingTables {
                         + identifier.name()
                         + "; history and change feed kept; a flows file: ingest --from-scratch,"
                         + " which drops them), or change the definition back");
+    }
+
+    /**
+     * Checks that {@code partitionBy} (Iceberg transforms, {@link
+     * StreamingTableOptions#partitionBy()}) makes a valid partition spec of the table a flow
+     * creates: every column exists, each transform fits its column's type, no field twice.
+     *
+     * @param targetType the flow's target row type, in column order
+     * @param identifierFields KEYS (SCD1), KEYS + {@code __START_AT} (SCD2), or empty
+     * @throws IllegalArgumentException naming the entry, the table and what is wrong
+     */
+    public static void checkPartitionBy(
+            RowType targetType,
+            List<String> identifierFields,
+            List<String> partitionBy,
+            TableIdentifier identifier) {
+        if (partitionBy.isEmpty()) {
+            return;
+        }
+        Schema schema = icebergSchema(targetType, identifierFields, identifier);
+        try {
+            PartitionTransforms.toSpec(schema, partitionBy, identifier.toString());
+        } catch (RuntimeException e) {
+            if (e instanceof IllegalArgumentException
+                    && String.valueOf(e.getMessage()).startsWith("partitionBy '")) {
+                throw e; // names its entry already
+            }
+            // the spec as a whole (Iceberg's builder): a field twice, ...
+            throw new IllegalArgumentException(
+                    "partitionBy "
+                            + partitionBy
+                            + " of table "
+                            + identifier
+                            + ": "
+                            + e.getMessage(),
+                    e);
+        }
     }
 
     /**
