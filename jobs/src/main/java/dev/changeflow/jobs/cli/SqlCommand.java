@@ -163,6 +163,9 @@ public final class SqlCommand implements Callable<Integer> {
             String rewritten = TableChangesRewrite.rewrite(statement);
             TableResult result;
             try {
+                if (streaming) {
+                    refuseUpdatesWithoutPrimaryKey(tEnv, rewritten, "statement " + (i + 1));
+                }
                 result = execute(tEnv, rewritten);
             } catch (SqlParserException e) {
                 throw syntaxError(e, "statement " + (i + 1));
@@ -218,6 +221,39 @@ public final class SqlCommand implements Callable<Integer> {
                 ((Closeable) cat).close();
             }
         }
+    }
+
+    /**
+     * STREAMING mode: an {@code INSERT} whose query emits updates or deletes (an aggregate, a join,
+     * a {@code t$changelog} read) into a table without primary key is refused, as the Gold job
+     * refuses it: Iceberg would append the retractions as rows.
+     *
+     * @throws SqlException {@code UPDATES_WITHOUT_PRIMARY_KEY} naming the table and the fix
+     */
+    private static void refuseUpdatesWithoutPrimaryKey(
+            TableEnvironment tEnv, String statement, String label) {
+        List<org.apache.flink.table.operations.Operation> ops =
+                ((org.apache.flink.table.api.internal.TableEnvironmentInternal) tEnv)
+                        .getParser()
+                        .parse(statement);
+        if (ops.size() != 1
+                || !(ops.get(0)
+                        instanceof org.apache.flink.table.operations.SinkModifyOperation sink)) {
+            return;
+        }
+        if (sink.getContextResolvedTable().getResolvedSchema().getPrimaryKey().isPresent()
+                || !FlinkSqlSession.insertEmitsUpdates(tEnv, statement)) {
+            return;
+        }
+        throw new SqlException(
+                SqlException.Code.UPDATES_WITHOUT_PRIMARY_KEY,
+                new SqlPosition(label, 1, 1),
+                "INSERT INTO "
+                        + sink.getContextResolvedTable().getIdentifier().asSummaryString()
+                        + ": the query is an update stream (its rows are updated and retracted as"
+                        + " its input changes), and the table has no PRIMARY KEY, so Iceberg would"
+                        + " append retractions as rows. Declare the key the query's rows are unique"
+                        + " by: CREATE TABLE ... (..., PRIMARY KEY (...) NOT ENFORCED)");
     }
 
     /** Flink's "Encountered ... at line L, column C" of a parse error. */

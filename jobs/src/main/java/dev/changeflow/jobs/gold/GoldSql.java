@@ -26,7 +26,6 @@ import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
-import org.apache.flink.table.api.ExplainDetail;
 import org.apache.flink.table.api.StatementSet;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.bridge.java.StreamStatementSet;
@@ -167,8 +166,6 @@ public final class GoldSql {
             Pattern.compile("(?is)SET\\s+'((?:[^']|'')+)'\\s*=\\s*'((?:[^']|'')*)'\\s*");
 
     private static final Pattern RESET = Pattern.compile("(?is)RESET\\s+'((?:[^']|'')+)'\\s*");
-
-    private static final Pattern CHANGELOG_MODE = Pattern.compile("changelogMode=\\[([^\\]]*)\\]");
 
     /** How a run goes. */
     public static final class Options {
@@ -1234,31 +1231,11 @@ public final class GoldSql {
      */
     private static boolean updates(
             StreamTableEnvironment tEnv, SqlScript.Statement insert, List<String> target) {
-        String plan;
         try {
-            plan = tEnv.explainSql(insert.text(), ExplainDetail.CHANGELOG_MODE);
+            return FlinkSqlSession.insertEmitsUpdates(tEnv, insert.text());
         } catch (RuntimeException e) {
             throw invalid(insert, target, e);
         }
-        int physical = plan.indexOf("== Optimized Physical Plan ==");
-        if (physical < 0) {
-            physical = 0;
-        }
-        String[] lines = plan.substring(physical).split("\n");
-        for (int i = 0; i < lines.length; i++) {
-            if (lines[i].startsWith("Sink(") && i + 1 < lines.length) {
-                Matcher m = CHANGELOG_MODE.matcher(lines[i + 1]);
-                if (m.find()) {
-                    for (String kind : m.group(1).split(",")) {
-                        if (!kind.strip().equals("I")) {
-                            return true;
-                        }
-                    }
-                }
-                return false;
-            }
-        }
-        return false;
     }
 
     /**

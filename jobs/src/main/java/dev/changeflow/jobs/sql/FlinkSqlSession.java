@@ -7,6 +7,7 @@ import dev.changeflow.sources.cdf.sql.ChangeflowCatalogFactory;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.table.api.ExplainDetail;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.catalog.CatalogDescriptor;
@@ -18,6 +19,8 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * What {@code bin/changeflow sql} and {@code bin/changeflow gold FILE.sql} share to run Flink SQL:
@@ -64,6 +67,38 @@ public final class FlinkSqlSession {
         } catch (RuntimeException e) {
             throw unwrapCdf(e);
         }
+    }
+
+    /**
+     * The changelog mode Flink's EXPLAIN prints for a node, e.g. {@code changelogMode=[I,UB,UA]}.
+     */
+    private static final Pattern CHANGELOG_MODE = Pattern.compile("changelogMode=\\[([^\\]]*)\\]");
+
+    /**
+     * Whether the query of an {@code INSERT} statement emits other rows than inserts (updates or
+     * deletes: an aggregate, a join, a changelog read), by the changelog mode Flink's planner gives
+     * the sink's input ({@code EXPLAIN CHANGELOG_MODE}).
+     *
+     * @throws RuntimeException Flink's error when it cannot plan the statement
+     */
+    public static boolean insertEmitsUpdates(TableEnvironment tEnv, String insert) {
+        String plan = tEnv.explainSql(insert, ExplainDetail.CHANGELOG_MODE);
+        int physical = plan.indexOf("== Optimized Physical Plan ==");
+        String[] lines = plan.substring(Math.max(physical, 0)).split("\n");
+        for (int i = 0; i < lines.length; i++) {
+            if (lines[i].startsWith("Sink(") && i + 1 < lines.length) {
+                Matcher m = CHANGELOG_MODE.matcher(lines[i + 1]);
+                if (m.find()) {
+                    for (String kind : m.group(1).split(",")) {
+                        if (!kind.strip().equals("I")) {
+                            return true;
+                        }
+                    }
+                }
+                return false;
+            }
+        }
+        return false;
     }
 
     /** The first {@link CdfException} in {@code e}'s cause chain, else {@code e}. */

@@ -536,6 +536,26 @@ class UsageErrorsTest {
                                 2,
                                 "error: statement 1:1:1: INVALID_QUERY: Sort on a non-time-attribute"
                                         + " field is not supported.\n"));
+        // an update stream into a table without primary key, as the Gold job refuses it
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "--streaming",
+                                "-e",
+                                "INSERT INTO ns.t SELECT id, CAST(COUNT(*) AS STRING) FROM"
+                                        + " (VALUES (1), (1)) AS v(id) GROUP BY id"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: UPDATES_WITHOUT_PRIMARY_KEY: INSERT INTO"
+                                        + " changeflow.ns.t: the query is an update stream (its"
+                                        + " rows are updated and retracted as its input changes),"
+                                        + " and the table has no PRIMARY KEY, so Iceberg would"
+                                        + " append retractions as rows. Declare the key the"
+                                        + " query's rows are unique by: CREATE TABLE ... (...,"
+                                        + " PRIMARY KEY (...) NOT ENFORCED)\n"));
         assertThat(
                         execute(
                                 "sql",
