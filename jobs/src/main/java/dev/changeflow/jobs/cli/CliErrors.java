@@ -34,6 +34,21 @@ final class CliErrors {
     /** The code of a table the catalog does not have, as in {@code bin/changeflow sql}. */
     static final String TABLE_NOT_FOUND = "TABLE_NOT_FOUND";
 
+    /** The code of a statement of {@code sql -e} whose job failed while it ran (exit code 1). */
+    static final String QUERY_FAILED = "QUERY_FAILED";
+
+    /**
+     * A failure of a command's job whose message carries its code (exit code 1, README "Exit
+     * codes"), e.g. {@code statement 2: QUERY_FAILED: ...}.
+     */
+    static final class Failed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Failed(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** A code: upper case words joined by underscores, followed by ": ". */
     private static final Pattern CODE =
             Pattern.compile("[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+: .*", Pattern.DOTALL);

@@ -112,7 +112,8 @@ public final class Main implements Runnable {
                     boolean domain =
                             usage
                                     || ex instanceof ChangeRecordException
-                                    || ex instanceof CdfException;
+                                    || ex instanceof CdfException
+                                    || ex instanceof CliErrors.Failed;
                     String message =
                             domain && ex.getMessage() != null ? ex.getMessage() : ex.toString();
                     if (ex instanceof IllegalArgumentException

@@ -169,6 +169,12 @@ public final class SqlCommand implements Callable<Integer> {
                 result = execute(tEnv, rewritten);
             } catch (SqlParserException e) {
                 throw syntaxError(e, "statement " + (i + 1));
+            } catch (AssertionError e) {
+                // Calcite's own checks, e.g. an unknown hint or OPTIONS() without key-value pairs
+                throw new SqlException(
+                        SqlException.Code.INVALID_QUERY,
+                        new SqlPosition("statement " + (i + 1), 1, 1),
+                        "Flink cannot plan the statement: " + e.getMessage());
             } catch (RuntimeException e) {
                 String label = "statement " + (i + 1);
                 throw missingObject(
@@ -180,7 +186,11 @@ public final class SqlCommand implements Callable<Integer> {
                         .or(() -> validationError(e, label))
                         .orElseThrow(() -> e);
             }
-            print(rewritten, result, streaming, out);
+            try {
+                print(rewritten, result, streaming, out);
+            } catch (Exception e) {
+                throw queryFailed(e, "statement " + (i + 1) + ":1:1");
+            }
         }
         return exit;
     }
@@ -254,6 +264,37 @@ public final class SqlCommand implements Callable<Integer> {
                         + " its input changes), and the table has no PRIMARY KEY, so Iceberg would"
                         + " append retractions as rows. Declare the key the query's rows are unique"
                         + " by: CREATE TABLE ... (..., PRIMARY KEY (...) NOT ENFORCED)");
+    }
+
+    /**
+     * A statement's job that failed while it ran (a division by zero, a value that does not cast,
+     * ...): its change-feed error as it is, else {@code QUERY_FAILED} naming the statement and the
+     * innermost cause (exit code 1: the statement was valid, its run failed).
+     */
+    static RuntimeException queryFailed(Exception e, String label) {
+        if (e instanceof RuntimeException r) {
+            RuntimeException cdf = FlinkSqlSession.unwrapCdf(r);
+            if (cdf != r) {
+                return cdf;
+            }
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof dev.changeflow.sources.cdf.CdfException cdf) {
+                return cdf;
+            }
+        }
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return new CliErrors.Failed(
+                label
+                        + ": "
+                        + CliErrors.QUERY_FAILED
+                        + ": the statement's job failed: "
+                        + root.getClass().getSimpleName()
+                        + (root.getMessage() != null ? ": " + root.getMessage() : ""),
+                e);
     }
 
     /** Flink's "Encountered ... at line L, column C" of a parse error. */

@@ -459,8 +459,10 @@ class UsageErrorsTest {
      * A {@code sql} statement Flink parses but cannot validate is bad input with a code, exit code
      * 2, at the place Flink names, Flink's message (its position text too) kept (issue #13 item 4):
      * a column no table has {@code UNKNOWN_COLUMN}, a function Flink does not know {@code
-     * UNKNOWN_FUNCTION}, any other validation error, a planner error and two statements in one
-     * {@code -e} {@code INVALID_QUERY}. Nothing is written.
+     * UNKNOWN_FUNCTION}, any other validation error, a planner error, Calcite's own checks (an
+     * unknown hint) and two statements in one {@code -e} {@code INVALID_QUERY}; an update stream
+     * into a table without primary key {@code UPDATES_WITHOUT_PRIMARY_KEY}. A statement whose job
+     * fails while it runs is {@code QUERY_FAILED} with exit code 1. Nothing is written.
      */
     @Test
     void sqlValidationErrorsCarryACodeAndFlinksPlace() {
@@ -536,6 +538,28 @@ class UsageErrorsTest {
                                 2,
                                 "error: statement 1:1:1: INVALID_QUERY: Sort on a non-time-attribute"
                                         + " field is not supported.\n"));
+        // Calcite's own checks (an unknown hint) are bad input too
+        assertThat(execute("sql", "--warehouse", w, "-e", "SELECT * FROM ns.t /*+ NOSUCH('x') */"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: INVALID_QUERY: Flink cannot plan the"
+                                        + " statement: Hint: NOSUCH should be registered in the"
+                                        + " HintStrategyTable\n"));
+        // a valid statement whose job fails while it runs: exit code 1, with a code
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "SELECT CAST(name AS INT) FROM (VALUES ('x')) AS v(name)"))
+                .isEqualTo(
+                        new Result(
+                                1,
+                                "error: statement 1:1:1: QUERY_FAILED: the statement's job failed:"
+                                        + " NumberFormatException: For input string: 'x'. Invalid"
+                                        + " character found.\n"));
         // an update stream into a table without primary key, as the Gold job refuses it
         assertThat(
                         execute(
