@@ -97,7 +97,7 @@ public final class FlowsFile {
         IngestConfig cfg = parse(Files.readString(file), file.toString());
         if (cfg.name == null) {
             String n = file.getFileName().toString();
-            cfg.name = n.replaceAll("\\.(ya?ml)$", "");
+            cfg.name = IngestOptions.jobNameOf(n.replaceAll("\\.(ya?ml)$", ""));
         }
         return cfg;
     }

@@ -27,6 +27,27 @@ public final class IngestOptions {
                             "Job id: local checkpoints live in <warehouse>/.changeflow/checkpoints/<name>;"
                                     + " default: the flows file name without extension.");
 
+    /** A job name: it names a folder of the job's saved state, so no path or blank. */
+    private static final java.util.regex.Pattern JOB_NAME =
+            java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
+
+    private static String checkName(String name) {
+        if (!JOB_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("not a job name");
+        }
+        return name;
+    }
+
+    /**
+     * The job name a file's name gives when the file sets none ({@code orders.sql} → {@code
+     * orders}): the stem with every character a job name may not hold replaced by {@code -}, and
+     * {@code pipeline} when nothing is left.
+     */
+    public static String jobNameOf(String stem) {
+        String n = stem.replaceAll("[^A-Za-z0-9._-]", "-").replaceAll("^[^A-Za-z0-9]+", "");
+        return n.isEmpty() ? "pipeline" : n;
+    }
+
     public static final ConfigOption<String> FORMAT =
             key("format")
                     .stringType()
@@ -175,7 +196,13 @@ public final class IngestOptions {
     /** The scalar top-level options with their parsers. */
     public static final OptionSet SET =
             OptionSet.builder("flows file")
-                    .add(NAME, OptionParsers.text(NAME.key()))
+                    .add(
+                            NAME,
+                            OptionParsers.parsing(
+                                    NAME.key(),
+                                    "a job name: letters, digits, '.', '_' and '-', starting with a"
+                                            + " letter or digit (it names the job's state folder)",
+                                    IngestOptions::checkName))
                     .add(FORMAT, FlowOptions.format(FORMAT.key()))
                     .add(NAMESPACE, OptionParsers.text(NAMESPACE.key()))
                     .add(

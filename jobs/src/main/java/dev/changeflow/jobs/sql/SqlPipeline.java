@@ -1402,7 +1402,9 @@ public final class SqlPipeline {
      */
     public static SqlPipeline read(Path file) throws IOException {
         String n = file.getFileName().toString();
-        String name = n.endsWith(".sql") ? n.substring(0, n.length() - 4) : n;
+        String name =
+                dev.changeflow.jobs.config.IngestOptions.jobNameOf(
+                        n.endsWith(".sql") ? n.substring(0, n.length() - 4) : n);
         Path dir = file.toAbsolutePath().getParent();
         return compile(Files.readString(file), file.toString(), dir, name);
     }

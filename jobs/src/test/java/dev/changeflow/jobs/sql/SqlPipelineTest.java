@@ -948,6 +948,19 @@ class SqlPipelineTest {
                         + " max-files-per-trigger, max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");
+        // the name names the job's state folder: no path, no blank (fresh-user finding)
+        for (String name : List.of("'../../escape'", "'x y'", "''", "'.'", "'a/b'")) {
+            assertThatThrownBy(() -> compile("SET name = " + name + ";" + flow))
+                    .as(name)
+                    .isInstanceOf(SqlException.class)
+                    .hasMessageStartingWith("p.sql:1:1: INVALID_OPTION: SET name: ")
+                    .hasMessageContaining("a job name: letters, digits");
+        }
+        assertThat(compile("SET name = 'orders_v2.eu-1';" + flow).config().name)
+                .isEqualTo("orders_v2.eu-1");
+        assertThat(dev.changeflow.jobs.config.IngestOptions.jobNameOf("Weird Name!"))
+                .isEqualTo("Weird-Name-");
+        assertThat(dev.changeflow.jobs.config.IngestOptions.jobNameOf("__")).isEqualTo("pipeline");
         assertThatThrownBy(() -> compile("SET parallelism = 0;" + flow))
                 .isInstanceOf(SqlException.class)
                 .hasMessageStartingWith("p.sql:1:1: INVALID_OPTION: SET parallelism: ")
