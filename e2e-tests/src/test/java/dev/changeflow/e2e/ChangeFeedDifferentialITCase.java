@@ -406,7 +406,7 @@ class ChangeFeedDifferentialITCase {
     /** Findings of {@link #checkEveryVersion}. */
     private static final class Result {
         /**
-         * Versions checked, an empty end-of-input commit ({@link #isEmptyEndOfInputCommit}) not
+         * Versions checked, an empty end-of-input commit ({@link EndOfInputCommits#isEmpty}) not
          * counted.
          */
         int versions;
@@ -600,7 +600,7 @@ class ChangeFeedDifferentialITCase {
             before = after;
             parentId = snapshot.snapshotId();
             parentVersion = v;
-            if (isEmptyEndOfInputCommit(snapshot)) {
+            if (EndOfInputCommits.isEmpty(snapshot)) {
                 // Iceberg's committer, at the end of the bounded input, commits every checkpoint
                 // it has not yet been told is complete one by one, the writer's empty end-of-input
                 // flush included, when one of them has delete files: a snapshot without files
@@ -727,20 +727,6 @@ class ChangeFeedDifferentialITCase {
         List<String> out = new ArrayList<>();
         positions.forEach(p -> out.add(row.get(p)));
         return out;
-    }
-
-    /**
-     * A snapshot that adds and removes no file, committed by Iceberg's Flink committer for the
-     * writer's end-of-input flush ({@code flink.max-committed-checkpoint-id} = Long.MAX_VALUE).
-     */
-    private static boolean isEmptyEndOfInputCommit(Snapshot snapshot) {
-        Map<String, String> summary = snapshot.summary();
-        return Long.toString(Long.MAX_VALUE)
-                        .equals(summary.get("flink.max-committed-checkpoint-id"))
-                && count(snapshot, "added-data-files") == 0
-                && count(snapshot, "added-delete-files") == 0
-                && count(snapshot, "removed-data-files") == 0
-                && count(snapshot, "removed-delete-files") == 0;
     }
 
     private static long count(Snapshot snapshot, String summaryKey) {

@@ -221,6 +221,8 @@ class ChangeFeedOtherWritersITCase {
         List<Snapshot> snapshots = new ArrayList<>();
         SnapshotUtil.currentAncestors(table).forEach(snapshots::add);
         Collections.reverse(snapshots);
+        // Iceberg's committers may end the bounded job with an empty commit: not a step
+        snapshots = new ArrayList<>(EndOfInputCommits.withoutTrailingEmpty(snapshots));
         assertThat(snapshots).hasSize(SCRIPT.size());
         List<String> writers = new ArrayList<>();
         List<String> expectedWriters = new ArrayList<>();

@@ -419,13 +419,13 @@ public final class RunCommand implements Callable<Integer> {
                     && !step.full()
                     && !local.fromScratch
                     && (flagged || pipeline.drops().isEmpty())) {
-                // A1: an existing table that does not fit the definition (schema, partitioning)
-                // is refused now, before anything runs (and by --dry-run), as the run would
+                // A1: an existing table partitioned otherwise than the definition says is
+                // refused now, before anything runs (and by --dry-run), as the run would
                 Catalog cat = LocalIngest.catalog(p.config(), local.warehouse).open();
                 try {
                     for (IngestPlan.Flow flow : planned.flows) {
                         if (!fullyRefreshed.contains(flow.target)) {
-                            ClusterIngest.checkExistingTable(cat, flow);
+                            ClusterIngest.checkExistingPartitioning(cat, flow);
                         }
                     }
                 } finally {

@@ -148,26 +148,21 @@ public final class ClusterIngest {
     }
 
     /**
-     * Checks the existing target table of {@code flow} as {@link #ensureTables} would, writing
-     * nothing (a table without a snapshot that is partitioned otherwise is left to the run, which
-     * gives it the definition's spec): its schema fits the flow (A1) and its partitioning is the
-     * definition's. A missing table passes.
+     * Checks the partitioning of the existing target table of {@code flow} as {@link #ensureTables}
+     * would, writing nothing (a table without a snapshot is left to the run, which gives it the
+     * definition's spec). A missing table passes. The table's schema is checked by the run, after
+     * the saved state's definitions (a KEYS / SEQUENCE BY / SCD type change is {@code
+     * FLOW_CHANGED_FOR_EXISTING_STATE}, whose fix names the full refresh).
      *
-     * @throws dev.changeflow.operators.AutoCdcException TARGET_SCHEMA_MISMATCH naming the
-     *     difference and the fix
+     * @throws dev.changeflow.operators.AutoCdcException TARGET_SCHEMA_MISMATCH naming both
+     *     partitionings and the fix
      */
-    public static void checkExistingTable(Catalog cat, IngestPlan.Flow flow) {
+    public static void checkExistingPartitioning(Catalog cat, IngestPlan.Flow flow) {
         if (!cat.tableExists(flow.target)) {
             return;
         }
-        org.apache.iceberg.Table table = cat.loadTable(flow.target);
-        StreamingTables.validateSchema(
-                table,
-                flow.target,
-                flow.spec != null ? flow.spec.targetType() : flow.appendType(),
-                flow.spec != null ? flow.spec.identifierFields() : List.of());
         StreamingTables.checkPartitioning(
-                table, flow.target, flow.tableOptions.partitionBy(), false);
+                cat.loadTable(flow.target), flow.target, flow.tableOptions.partitionBy(), false);
     }
 
     /**
