@@ -136,7 +136,8 @@ class S3StateDirITCase {
         assertThat(TableRows.toCsvLines(ordersTable(warehouse))).containsExactly("1,a,1", "2,x,2");
         // the state is on S3: the savepoint (and only it, after a clean stop), the list of files
         // it read, changeflow's records; nothing under the local warehouse
-        String job = "changeflow/state/shop";
+        // the refresh of one scheduled table: job <name>-refresh-<table>, as its CronJob runs it
+        String job = "changeflow/state/shop-refresh-orders";
         assertThat(s3.keys(job + "/savepoints/"))
                 .anyMatch(
                         k -> k.matches(job + "/savepoints/[0-9a-f]{32}/savepoint-[^/]+/_metadata"));
@@ -272,7 +273,7 @@ class S3StateDirITCase {
                         ", maxFilesPerTrigger => 1");
         Path warehouse = tmp.resolve("warehouse");
         String state = "s3://" + BUCKET + "/killed";
-        String prefix = "killed/shop/checkpoints/";
+        String prefix = "killed/shop-refresh-orders/checkpoints/";
         java.util.regex.Pattern checkpoint =
                 java.util.regex.Pattern.compile(prefix + "[0-9a-f]{32}/chk-[0-9]+/_metadata");
 
@@ -311,7 +312,7 @@ class S3StateDirITCase {
             p.destroyForcibly();
             p.waitFor();
         }
-        assertThat(s3.keys("killed/shop/savepoints/")).as("no clean stop").isEmpty();
+        assertThat(s3.keys("killed/shop-refresh-orders/savepoints/")).as("no clean stop").isEmpty();
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         assertThat(
@@ -326,7 +327,8 @@ class S3StateDirITCase {
                                 "--state-dir",
                                 state))
                 .isZero();
-        assertThat(text(out)).contains(", resuming from " + state + "/shop/checkpoints/");
+        assertThat(text(out))
+                .contains(", resuming from " + state + "/shop-refresh-orders/checkpoints/");
         java.util.regex.Matcher resumed =
                 java.util.regex.Pattern.compile("Ingesting (\\d+) file\\(s\\)").matcher(text(out));
         assertThat(resumed.find()).isTrue();
