@@ -183,22 +183,14 @@ public final class CronJobRenderer {
 
     /** The pod's arguments to the launcher's main class. */
     public static List<String> args(Settings s, Scheduled t) {
-        if (s.stateDir != null) {
-            return List.of(
-                    "run",
-                    PIPELINE_DIR + "/" + s.fileName,
-                    "--refresh",
-                    t.table(),
-                    "--state-dir",
-                    s.stateDir);
-        }
+        // the saved state: on the object store of --state-dir, else under the claim's warehouse
         return List.of(
                 "run",
                 PIPELINE_DIR + "/" + s.fileName,
                 "--refresh",
                 t.table(),
-                "--warehouse",
-                STATE_DIR + "/warehouse");
+                s.stateDir != null ? "--state-dir" : "--warehouse",
+                s.stateDir != null ? s.stateDir : STATE_DIR + "/warehouse");
     }
 
     private static ObjectNode claim(Settings s, String job) {
