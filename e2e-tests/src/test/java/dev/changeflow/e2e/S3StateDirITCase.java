@@ -119,18 +119,7 @@ class S3StateDirITCase {
         String state = "s3://" + BUCKET + "/changeflow/state";
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        assertThat(
-                        run(
-                                out,
-                                "run",
-                                sql.toString(),
-                                "--refresh",
-                                "orders",
-                                "--warehouse",
-                                w,
-                                "--state-dir",
-                                state))
-                .isZero();
+        assertThat(refresh(out, sql, w, state)).isZero();
         assertThat(text(out))
                 .contains("Ingesting 1 file(s) into 1 table(s), starting without state");
         assertThat(TableRows.toCsvLines(ordersTable(warehouse))).containsExactly("1,a,1", "2,x,2");
@@ -157,18 +146,7 @@ class S3StateDirITCase {
                 input.resolve("2.json"),
                 "{\"id\":1,\"status\":\"b\",\"seq\":3}\n{\"id\":3,\"status\":\"y\",\"seq\":4}\n");
         out = new ByteArrayOutputStream();
-        assertThat(
-                        run(
-                                out,
-                                "run",
-                                sql.toString(),
-                                "--refresh",
-                                "orders",
-                                "--warehouse",
-                                w,
-                                "--state-dir",
-                                state))
-                .isZero();
+        assertThat(refresh(out, sql, w, state)).isZero();
         assertThat(text(out))
                 .contains(
                         "Ingesting 1 file(s) into 1 table(s), resuming from s3://"
@@ -189,18 +167,7 @@ class S3StateDirITCase {
 
         // nothing new: nothing read again
         out = new ByteArrayOutputStream();
-        assertThat(
-                        run(
-                                out,
-                                "run",
-                                sql.toString(),
-                                "--refresh",
-                                "orders",
-                                "--warehouse",
-                                w,
-                                "--state-dir",
-                                state))
-                .isZero();
+        assertThat(refresh(out, sql, w, state)).isZero();
         assertThat(text(out))
                 .contains(
                         "Nothing new to ingest: all 2 input file(s) were read by an earlier run.");
@@ -214,18 +181,7 @@ class S3StateDirITCase {
                         "s3://" + BUCKET + "/" + job + ".state/committed-savepoint");
         assertThat(marker.getFileSystem().delete(marker, false)).isTrue();
         out = new ByteArrayOutputStream();
-        assertThat(
-                        run(
-                                out,
-                                "run",
-                                sql.toString(),
-                                "--refresh",
-                                "orders",
-                                "--warehouse",
-                                w,
-                                "--state-dir",
-                                state))
-                .isZero();
+        assertThat(refresh(out, sql, w, state)).isZero();
         assertThat(text(out))
                 .contains(
                         "No new input file, but the last run was stopped before it finished:"
@@ -315,18 +271,7 @@ class S3StateDirITCase {
         assertThat(s3.keys("killed/shop-refresh-orders/savepoints/")).as("no clean stop").isEmpty();
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        assertThat(
-                        run(
-                                out,
-                                "run",
-                                sql.toString(),
-                                "--refresh",
-                                "orders",
-                                "--warehouse",
-                                warehouse.toString(),
-                                "--state-dir",
-                                state))
-                .isZero();
+        assertThat(refresh(out, sql, warehouse.toString(), state)).isZero();
         assertThat(text(out))
                 .contains(", resuming from " + state + "/shop-refresh-orders/checkpoints/");
         java.util.regex.Matcher resumed =
@@ -341,18 +286,7 @@ class S3StateDirITCase {
                 .containsExactlyElementsOf(last.values());
 
         out = new ByteArrayOutputStream();
-        assertThat(
-                        run(
-                                out,
-                                "run",
-                                sql.toString(),
-                                "--refresh",
-                                "orders",
-                                "--warehouse",
-                                warehouse.toString(),
-                                "--state-dir",
-                                state))
-                .isZero();
+        assertThat(refresh(out, sql, warehouse.toString(), state)).isZero();
         assertThat(text(out))
                 .contains(
                         "Nothing new to ingest: all "
@@ -446,6 +380,21 @@ class S3StateDirITCase {
                                 + " an object store, or with --refresh / --full-refresh (which run"
                                 + " no DROP)\n");
         assertThat(warehouse).doesNotExist();
+    }
+
+    /** {@code run FILE.sql --refresh orders --warehouse W --state-dir STATE}: its exit code. */
+    private static int refresh(
+            ByteArrayOutputStream out, Path sql, String warehouse, String state) {
+        return run(
+                out,
+                "run",
+                sql.toString(),
+                "--refresh",
+                "orders",
+                "--warehouse",
+                warehouse,
+                "--state-dir",
+                state);
     }
 
     private static Table ordersTable(Path warehouse) {
