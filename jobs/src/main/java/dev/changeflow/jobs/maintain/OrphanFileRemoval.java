@@ -1,5 +1,7 @@
 package dev.changeflow.jobs.maintain;
 
+import dev.changeflow.sinks.iceberg.RewriteCommitGuard;
+
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -80,7 +82,7 @@ public final class OrphanFileRemoval {
     /**
      * Runs one Iceberg Flink maintenance {@code task} once on {@code table}, as a bounded job: a
      * single {@link TableChange} triggers it through {@link TableMaintenance} with the in-process
-     * lock, released when the job ends.
+     * lock, released when the job ends. The task's commits go through {@link RewriteCommitGuard}.
      *
      * @throws Exception when the job fails
      */
@@ -95,7 +97,10 @@ public final class OrphanFileRemoval {
                 env.fromData(
                         TypeInformation.of(TableChange.class),
                         TableChange.builder().commitCount(1).build());
-        TableMaintenance.forChangeStream(once, loader, new InProcessLockFactory(table.name()))
+        TableMaintenance.forChangeStream(
+                        once,
+                        RewriteCommitGuard.guard(loader),
+                        new InProcessLockFactory(table.name()))
                 .rateLimit(Duration.ofMillis(1))
                 .parallelism(1)
                 .add(task)

@@ -1,5 +1,7 @@
 package dev.changeflow.jobs.maintain;
 
+import dev.changeflow.sinks.iceberg.RewriteCommitGuard;
+
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.DataFile;
@@ -35,7 +37,9 @@ import java.util.TreeSet;
  * the data sequence number of the planned snapshot ({@code useStartingSequenceNumber}), so an
  * equality delete committed while the rewrite ran still removes rows from them (M1). A conflicting
  * concurrent commit (a position delete against a rewritten file, or a removed file) makes the
- * commit fail with Iceberg's {@code ValidationException}; nothing is overwritten. The replace
+ * commit fail with Iceberg's {@code ValidationException}; nothing is overwritten. The commit goes
+ * through {@link RewriteCommitGuard}: one that would drop an equality delete committed meanwhile
+ * that still applies to the new files fails the same way instead of resurrecting rows. The replace
  * snapshot yields no change rows (F2).
  *
  * <p>Delete files are not removed here: they stop applying to the rewritten files (whose sequence
@@ -87,7 +91,9 @@ public final class TableCompaction {
         }
         Files before = Files.of(start);
         RewriteDataFilesActionResult r =
-                (env == null ? Actions.forTable(table) : Actions.forTable(env, table))
+                (env == null
+                                ? Actions.forTable(RewriteCommitGuard.guard(table))
+                                : Actions.forTable(env, RewriteCommitGuard.guard(table)))
                         .rewriteDataFiles()
                         .useStartingSequenceNumber(true)
                         .execute();

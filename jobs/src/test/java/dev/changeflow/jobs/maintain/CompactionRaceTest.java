@@ -2,6 +2,7 @@ package dev.changeflow.jobs.maintain;
 
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.InJobMaintenance;
+import dev.changeflow.sinks.iceberg.RewriteCommitGuard;
 import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 
 import org.apache.flink.configuration.Configuration;
@@ -173,22 +174,9 @@ class CompactionRaceTest {
         StreamExecutionEnvironment env = env();
         InJobMaintenance.append(
                 env,
-                CatalogSettings.of(
-                        "racing",
-                        Map.of(
-                                CatalogProperties.CATALOG_IMPL,
-                                RacingCommitCatalog.class.getName(),
-                                CatalogProperties.WAREHOUSE_LOCATION,
-                                warehouse.toUri().toString())),
+                racingCatalog(),
                 TableIdentifier.of("db", "t"),
-                TableMaintenanceOptions.builder()
-                        .enabled(true)
-                        .commitCount(1)
-                        .dataFileCount(0)
-                        .deleteFileCount(0)
-                        .interval(null)
-                        .rateLimit(Duration.ofHours(1)) // one compaction
-                        .build(),
+                oneCompaction(),
                 "maintenance-t");
         JobClient job = env.executeAsync("in-job compaction racing an ingest commit");
         try {
@@ -237,6 +225,119 @@ class CompactionRaceTest {
                         "5 delete (1, a)",
                         "5 update_preimage (2, b)",
                         "5 update_postimage (2, b5)");
+    }
+
+    /**
+     * M1, the Iceberg pitfall {@link RewriteCommitGuard} stops: while the compaction (planned on
+     * version 3, every data file rewritten with sequence number 3) runs, one ingest commit only
+     * deletes 1 (version 4) and the next inserts 6 (version 5). Iceberg's retried commit would drop
+     * the delete of 1 (older than every data file that was there before, the compacted one not
+     * counted) and bring the row back; the guard refuses it, nothing is committed and the table is
+     * exactly the ingest's.
+     */
+    @Test
+    void aRacingDeleteOnlyCommitThenAnInsertMakesTheRewriteFailInsteadOfResurrecting() {
+        Table ingest = tables.load("t");
+        RacingCommitTable compacting =
+                RacingCommitTable.of(
+                        tables.load("t"),
+                        () -> {
+                            tables.ingest(ingest, List.of(row(1, "a")), List.of());
+                            tables.insert(ingest, row(6, "f"));
+                        });
+
+        assertThatThrownBy(() -> TableCompaction.rewrite(env(), compacting.table()))
+                .isInstanceOf(ValidationException.class)
+                .hasMessageContaining("refused to commit a rewrite of")
+                .hasMessageContaining("(data sequence number 4)");
+
+        assertThat(compacting.raced()).isTrue();
+        assertThat(operations(table))
+                .containsExactly("1 append", "2 append", "3 overwrite", "4 delete", "5 append");
+        assertThat(rows(table)).containsExactly("(2, b)", "(3, c3)", "(4, d)", "(5, e)", "(6, f)");
+        assertThat(changes(table, 4, 5)).containsExactly("4 delete (1, a)", "5 insert (6, f)");
+    }
+
+    /**
+     * The same race on the in-job path ({@link InJobMaintenance}, table loaded through {@link
+     * RacingCommitCatalog}): Iceberg's {@code RewriteDataFiles} task plans on version 3; right
+     * before its replace commit the delete-only commit (version 4) and the insert (version 5) land.
+     * The guard refuses the retried commit; Iceberg's commit service logs the failed group and
+     * removes the files it wrote, the task ends, the job keeps running, and the table is exactly
+     * the ingest's with no replace version.
+     */
+    @Test
+    void theInJobRewriteIsRefusedInsteadOfResurrectingARacingDelete() throws Exception {
+        Table ingest = tables.load("t");
+        RacingCommitCatalog.arm(
+                () -> {
+                    tables.ingest(ingest, List.of(row(1, "a")), List.of());
+                    tables.insert(ingest, row(6, "f"));
+                });
+        StreamExecutionEnvironment env = env();
+        InJobMaintenance.append(
+                env,
+                racingCatalog(),
+                TableIdentifier.of("db", "t"),
+                oneCompaction(),
+                "maintenance-t");
+        JobClient job = env.executeAsync("in-job compaction racing a delete-only commit");
+        try {
+            Await.until(
+                    "the in-job compaction task to end",
+                    Duration.ofSeconds(60),
+                    () -> count(job, ".succeededTasks") + count(job, ".failedTasks") > 0,
+                    () -> "versions " + operations(table));
+            assertThat(job.getJobStatus().get(30, TimeUnit.SECONDS).isTerminalState()).isFalse();
+        } finally {
+            job.cancel().get(30, TimeUnit.SECONDS);
+        }
+
+        assertThat(RacingCommitCatalog.raced()).isEqualTo(1);
+        assertThat(RacingCommitCatalog.replaceAttempts())
+                .as(
+                        "the first attempt lost to the racing commits; the guard refused the retry"
+                                + " before it reached the catalog")
+                .isEqualTo(1);
+        assertThat(operations(table))
+                .containsExactly("1 append", "2 append", "3 overwrite", "4 delete", "5 append");
+        assertThat(rows(table)).containsExactly("(2, b)", "(3, c3)", "(4, d)", "(5, e)", "(6, f)");
+        assertThat(changes(table, 4, 5)).containsExactly("4 delete (1, a)", "5 insert (6, f)");
+    }
+
+    /** The test's warehouse as a {@link RacingCommitCatalog}. */
+    private CatalogSettings racingCatalog() {
+        return CatalogSettings.of(
+                "racing",
+                Map.of(
+                        CatalogProperties.CATALOG_IMPL,
+                        RacingCommitCatalog.class.getName(),
+                        CatalogProperties.WAREHOUSE_LOCATION,
+                        warehouse.toUri().toString()));
+    }
+
+    /** In-job maintenance triggered by the first commit, at most once per hour: one compaction. */
+    private static TableMaintenanceOptions oneCompaction() {
+        return TableMaintenanceOptions.builder()
+                .enabled(true)
+                .commitCount(1)
+                .dataFileCount(0)
+                .deleteFileCount(0)
+                .interval(null)
+                .rateLimit(Duration.ofHours(1))
+                .build();
+    }
+
+    /** The sum of {@code job}'s counters whose names end in {@code suffix}. */
+    private static long count(JobClient job, String suffix) {
+        long sum = 0;
+        for (var e : REPORTER.getMetricsByIdentifiers(job.getJobID()).entrySet()) {
+            if (e.getKey().endsWith(suffix)
+                    && e.getValue() instanceof org.apache.flink.metrics.Counter c) {
+                sum += c.getCount();
+            }
+        }
+        return sum;
     }
 
     /**

@@ -37,11 +37,13 @@ import java.util.Objects;
  * replace} snapshot on top of whatever is current then. The new files keep the data sequence number
  * of the snapshot the rewrite planned on ({@code use-starting-sequence-number}, Iceberg's default),
  * so an equality delete the ingest committed while the rewrite ran still removes rows from them
- * (M1); Iceberg drops a delete file once no live data file is older than it. A rewrite whose commit
- * conflicts (a concurrent commit removed or position-deleted one of its files) fails and is
- * reported in the task's error metric; the ingest is not affected and nothing is overwritten. The
- * {@code replace} snapshot yields no change rows (F2), and it does not break the fast path of the
- * change feed's carried pre-images (F2: snapshots that change no row are skipped).
+ * (M1); Iceberg drops a delete file once no live data file is older than it. Every commit goes
+ * through {@link RewriteCommitGuard}, which refuses one that would drop an equality delete still
+ * applying to the rewrite's own new files (an Iceberg pitfall). A rewrite whose commit conflicts (a
+ * concurrent commit removed or position-deleted one of its files) fails and is reported in the
+ * task's error metric; the ingest is not affected and nothing is overwritten. The {@code replace}
+ * snapshot yields no change rows (F2), and it does not break the fast path of the change feed's
+ * carried pre-images (F2: snapshots that change no row are skipped).
  *
  * <p><b>Other tasks.</b> {@link #append(StreamExecutionEnvironment, CatalogSettings,
  * TableIdentifier, TableMaintenanceOptions, String, List)} adds further Iceberg tasks to the same
@@ -141,7 +143,10 @@ public final class InJobMaintenance {
         try {
             TableMaintenance.Builder builder =
                     TableMaintenance.forTable(
-                                    env, TableLoader.fromCatalog(catalog.loader(), table), lock)
+                                    env,
+                                    RewriteCommitGuard.guard(
+                                            TableLoader.fromCatalog(catalog.loader(), table)),
+                                    lock)
                             .uidSuffix(uidSuffix)
                             .rateLimit(options.rateLimit())
                             .lockCheckDelay(lockCheck)
