@@ -144,8 +144,49 @@ public final class DeployCommand implements Callable<Integer> {
                     "Size of each scheduled table's state claim (FILE.sql). Default: ${DEFAULT-VALUE}.")
     String stateSize;
 
+    /** A Kubernetes resource quantity as a claim's size takes it (binary or decimal suffix). */
+    private static final java.util.regex.Pattern QUANTITY =
+            java.util.regex.Pattern.compile("[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?");
+
+    /**
+     * Refuses values Kubernetes would refuse when the objects are applied, so the error comes here
+     * with the option's name ({@code INVALID_OPTION}).
+     *
+     * @throws IllegalArgumentException naming the option, the value and what it takes
+     */
+    void checkKubernetesValues() {
+        if (parallelism < 1) {
+            throw CliErrors.invalidOption("--parallelism must be at least 1, got " + parallelism);
+        }
+        if (namespace != null
+                && (namespace.length() > 63
+                        || !namespace.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?"))) {
+            throw CliErrors.invalidOption(
+                    "--namespace '"
+                            + namespace
+                            + "' is not a Kubernetes namespace name: lower-case letters, digits"
+                            + " and '-', starting and ending with a letter or digit, at most 63"
+                            + " characters");
+        }
+        if (image == null || image.isBlank() || image.chars().anyMatch(Character::isWhitespace)) {
+            throw CliErrors.invalidOption(
+                    "--image '"
+                            + image
+                            + "' is not a container image reference: give one without spaces,"
+                            + " e.g. registry.example.com/changeflow:0.1.0");
+        }
+        if (!QUANTITY.matcher(stateSize).matches() || stateSize.matches("[0.]+[A-Za-z]*")) {
+            throw CliErrors.invalidOption(
+                    "--state-size '"
+                            + stateSize
+                            + "' is not a Kubernetes storage quantity: give a size above zero"
+                            + " such as 10Gi, 500Mi or 1Ti");
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
+        checkKubernetesValues();
         if (pipeline != null) {
             if (flows != null) {
                 throw new IllegalArgumentException("give FILE.sql or --flows, not both");
@@ -267,6 +308,7 @@ public final class DeployCommand implements Callable<Integer> {
      *     missing for a continuous job, or when an object name is no DNS label
      */
     public String renderPipeline() throws Exception {
+        checkKubernetesValues();
         if (!Files.isRegularFile(pipeline)) {
             throw CliErrors.fileNotFound("pipeline file", pipeline, "");
         }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -141,8 +142,18 @@ public final class CronJobRenderer {
      * #PIPELINE_DIR}.
      *
      * @return one YAML document (no leading {@code ---})
+     * @throws IllegalArgumentException when the file name cannot be a ConfigMap key ({@code
+     *     INVALID_OPTION})
      */
     public static String configMap(Settings s) throws IOException {
+        if (!s.fileName.matches("[-._a-zA-Z0-9]+")) {
+            throw new IllegalArgumentException(
+                    "INVALID_OPTION: file name '"
+                            + s.fileName
+                            + "' cannot be a ConfigMap key (the pod reads the file under that"
+                            + " name): rename the file with letters, digits, '-', '_' and '.'"
+                            + " only");
+        }
         ObjectNode cm = object("v1", "ConfigMap", configMapName(s), s.namespace);
         cm.putObject("data").put(s.fileName, s.fileText);
         return YAML.writeValueAsString(cm);
@@ -158,12 +169,26 @@ public final class CronJobRenderer {
      * ---}; empty without scheduled tables.
      *
      * @throws IllegalArgumentException when an object name would not be a DNS label of at most 52
-     *     characters (the CronJob limit; {@code INVALID_OPTION})
+     *     characters (the CronJob limit), or two tables would get the same object name ({@code
+     *     INVALID_OPTION})
      */
     public static String cronJobs(Settings s) throws IOException {
         StringBuilder out = new StringBuilder();
+        Map<String, String> tableOfJob = new HashMap<>();
         for (Scheduled t : s.tables) {
             String job = s.name + "-" + label(t.table());
+            String other = tableOfJob.putIfAbsent(job, t.table());
+            if (other != null) {
+                throw new IllegalArgumentException(
+                        "INVALID_OPTION: tables "
+                                + other
+                                + " and "
+                                + t.table()
+                                + " would both be CronJob '"
+                                + job
+                                + "' (an object name keeps lower-case letters and digits, other"
+                                + " characters become '-'): rename one of them");
+            }
             if (job.length() > 52 || !job.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
                 throw new IllegalArgumentException(
                         "INVALID_OPTION: CronJob name '"

@@ -362,4 +362,70 @@ class CronJobManifestsTest {
                                 fiveHours.toString()))
                 .isEqualTo(2);
     }
+
+    /**
+     * Values Kubernetes would refuse on {@code kubectl apply} are refused by {@code deploy} with
+     * the option named, and so are two tables whose object names would be the same and a file name
+     * that cannot be a ConfigMap key; nothing is printed (exit code 2).
+     */
+    @Test
+    void valuesKubernetesWouldRefuseAreRefusedFirst() throws Exception {
+        Path ok = file("ok.sql", SALES);
+        String[][] cases = {
+            {"--parallelism", "0", "--parallelism must be at least 1, got 0"},
+            {
+                "--state-size",
+                "lots",
+                "--state-size 'lots' is not a Kubernetes storage quantity: give a size above zero"
+                        + " such as 10Gi, 500Mi or 1Ti"
+            },
+            {
+                "--state-size",
+                "0Gi",
+                "--state-size '0Gi' is not a Kubernetes storage quantity: give a size above zero"
+                        + " such as 10Gi, 500Mi or 1Ti"
+            },
+            {
+                "--namespace",
+                "Bad_NS",
+                "--namespace 'Bad_NS' is not a Kubernetes namespace name: lower-case letters,"
+                        + " digits and '-', starting and ending with a letter or digit, at most 63"
+                        + " characters"
+            },
+            {
+                "--image",
+                "",
+                "--image '' is not a container image reference: give one without spaces, e.g."
+                        + " registry.example.com/changeflow:0.1.0"
+            },
+        };
+        for (String[] c : cases) {
+            assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(ok, c[0], c[1]))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("INVALID_OPTION: " + c[2]);
+            assertThat(Main.execute("deploy", "--print", ok.toString(), c[0], c[1])).isEqualTo(2);
+        }
+        assertThat(print("deploy", "--print", ok.toString(), "--state-size", "1.5Ti"))
+                .contains("storage: 1.5Ti");
+
+        Path twins =
+                file(
+                        "twins.sql",
+                        SALES.replace("TABLE sales\n", "TABLE sales_eu\n")
+                                .replace("TABLE target\n", "TABLE sales__eu\n"));
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(twins))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "INVALID_OPTION: tables sales_eu and sales__eu would both be CronJob"
+                                + " 'twins-sales-eu' (an object name keeps lower-case letters and"
+                                + " digits, other characters become '-'): rename one of them");
+
+        Path odd = file("odd!.sql", SALES);
+        assertThatThrownBy(() -> DeployCommandAccess.renderPipeline(odd, "--name", "shop"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "INVALID_OPTION: file name 'odd!.sql' cannot be a ConfigMap key (the pod"
+                                + " reads the file under that name): rename the file with letters,"
+                                + " digits, '-', '_' and '.' only");
+    }
 }
