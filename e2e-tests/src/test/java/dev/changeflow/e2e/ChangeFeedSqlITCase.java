@@ -440,8 +440,9 @@ class ChangeFeedSqlITCase {
                 .hasMessage(
                         "INVALID_CDC_OPTIONS: c.db.t$changelog is a changelog (updates and deletes), which "
                                 + "Flink reads in STREAMING mode only, but 'execution.runtime-mode' is BATCH. Run "
-                                + "the statement in STREAMING mode (changeflow sql --streaming, or SET "
-                                + "'execution.runtime-mode' = 'streaming'), with 'bounded'='true' for a read "
+                                + "the statement in STREAMING mode (changeflow sql --streaming; in a Gold SQL "
+                                + "file SET 'execution.runtime-mode' = 'streaming'), with 'bounded'='true' for "
+                                + "a read "
                                 + "that finishes at the latest version.");
         assertThatThrownBy(
                         () ->

@@ -246,6 +246,14 @@ public final class RunCommand implements Callable<Integer> {
                     "give --refresh or --full-refresh, not both: a full refresh resets the saved"
                             + " state of its whole job");
         }
+        if ((refresh != null || fullRefresh != null) && local.fromScratch) {
+            throw new IllegalArgumentException(
+                    "give --from-scratch or "
+                            + (refresh != null ? "--refresh" : "--full-refresh")
+                            + ", not both: --from-scratch drops every table of the file and all"
+                            + " saved state; to rebuild only some tables, give --full-refresh with"
+                            + " their names");
+        }
         List<Step> steps = new ArrayList<>();
         if (refresh != null) {
             // S4: a REPLACE WHERE table is refreshed by a batch job of its own

@@ -132,9 +132,10 @@ public final class SqlCommand implements Callable<Integer> {
     @Option(
             names = "--streaming",
             description =
-                    "Run in STREAMING mode: t$changes and table_changes(...) reads then need an ending "
-                            + "bound, t$changelog reads 'bounded'='true' to finish; query rows start with "
-                            + "their row kind, column op (+I, -U, +U, -D).")
+                    "Run in STREAMING mode: t$changes and table_changes(...) reads without an ending "
+                            + "version, and t$changelog reads without 'bounded'='true', follow the table "
+                            + "until stopped (Ctrl-C); query rows start with their row kind, column op "
+                            + "(+I, -U, +U, -D).")
     boolean streaming;
 
     /** Where results print (standard output; tests replace it). */
@@ -513,7 +514,8 @@ public final class SqlCommand implements Callable<Integer> {
      *   <li>{@code INVALID_QUERY}: any other validation error (a type mismatch, an INSERT whose
      *       columns do not match the table's, ...), a planner error (a {@link TableException} such
      *       as {@code ORDER BY} a non-time column in STREAMING mode), or text with more than one
-     *       statement in one {@code -e}.
+     *       statement in one {@code -e}; also Iceberg's refusal of a filter Flink pushed down to it
+     *       (a literal of another type than its column's).
      * </ul>
      *
      * A missing table or database is {@link #missingObject}'s, asked first.
@@ -527,6 +529,20 @@ public final class SqlCommand implements Callable<Integer> {
                             new SqlPosition(label, 1, 1),
                             "one -e holds one statement: give each statement its own -e (-e"
                                     + " 'CREATE TABLE ...' -e 'INSERT INTO ...')"));
+        }
+        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+            if (t instanceof org.apache.iceberg.exceptions.ValidationException iceberg) {
+                // Iceberg refuses a filter Flink pushed down, e.g. a literal that is not of the
+                // column's type (WHERE id = 'x' on an INT column)
+                return Optional.of(
+                        new SqlException(
+                                SqlException.Code.INVALID_QUERY,
+                                new SqlPosition(label, 1, 1),
+                                "Iceberg refuses the statement's filter: "
+                                        + iceberg.getMessage()
+                                        + " (compare each column with a value of its type, or"
+                                        + " CAST it)"));
+            }
         }
         if (!(e instanceof ValidationException || isPlannerError(e))) {
             return Optional.empty();

@@ -49,7 +49,28 @@ public final class FlinkSqlSession {
         ChangeflowCatalog.excludeMetadataColumnsFromSelectStar(tEnv.getConfig());
         Map<String, String> options = flinkCatalogOptions(settings);
         options.putAll(extraOptions);
-        tEnv.createCatalog(name, CatalogDescriptor.of(name, Configuration.fromMap(options)));
+        try {
+            tEnv.createCatalog(name, CatalogDescriptor.of(name, Configuration.fromMap(options)));
+        } catch (org.apache.flink.table.api.ValidationException e) {
+            // Flink wraps the catalog's own failure (an unreachable REST server, a refused login)
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            throw new IllegalArgumentException(
+                    "SOURCE_NOT_FOUND: catalog '"
+                            + name
+                            + "' cannot be opened"
+                            + (settings.properties().containsKey("uri")
+                                    ? " at " + settings.properties().get("uri")
+                                    : "")
+                            + ": "
+                            + (root == e
+                                    ? e.getMessage()
+                                    : root.getClass().getSimpleName() + ": " + root.getMessage())
+                            + "; check the catalog properties and that the catalog is up",
+                    e);
+        }
         tEnv.useCatalog(name);
         if (!Arrays.asList(tEnv.listUserDefinedFunctions())
                 .contains(SourceVersionFunction.NAME.toLowerCase(Locale.ROOT))) {

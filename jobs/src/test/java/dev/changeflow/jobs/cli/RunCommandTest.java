@@ -523,6 +523,19 @@ class RunCommandTest {
                 .hasMessage(
                         "give --refresh or --full-refresh, not both: a full refresh resets the saved"
                                 + " state of its whole job");
+        for (String refreshOption : List.of("--refresh", "--full-refresh")) {
+            assertThatThrownBy(
+                            () ->
+                                    command(refreshOption, "orders", "--from-scratch", f.toString())
+                                            .call())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage(
+                            "give --from-scratch or "
+                                    + refreshOption
+                                    + ", not both: --from-scratch drops every table of the file"
+                                    + " and all saved state; to rebuild only some tables, give"
+                                    + " --full-refresh with their names");
+        }
         Path bad =
                 pipeline(
                         TWO_INPUTS.replace(

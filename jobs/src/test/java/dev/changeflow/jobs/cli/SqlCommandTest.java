@@ -114,7 +114,8 @@ class SqlCommandTest {
      * A new warehouse (its folder not created yet) and an empty one have no database and no table:
      * {@code SHOW DATABASES} and {@code SHOW TABLES} (in the session's current database, {@code
      * default}) print their header only, and nothing is created; once a table is created in {@code
-     * default}, both list it. Iceberg's Hadoop catalog alone fails on both (no namespace).
+     * default}, both list it. Iceberg's Hadoop catalog alone fails on both (no namespace). The
+     * warehouse's {@code .changeflow} state folder is not listed as a database.
      */
     @Test
     void aNewOrEmptyWarehouseListsNoDatabaseAndNoTable() {
@@ -126,6 +127,9 @@ class SqlCommandTest {
                 .containsExactly("database name", "table name");
         assertThat(sql(false, "CREATE TABLE t (id INT)", "SHOW DATABASES", "SHOW TABLES"))
                 .containsExactly("OK", "database name", "default", "table name", "t");
+        // changeflow's saved state beside the tables is no database
+        assertThat(warehouse.resolve(".changeflow/checkpoints").toFile().mkdirs()).isTrue();
+        assertThat(sql(false, "SHOW DATABASES")).containsExactly("database name", "default");
     }
 
     /**

@@ -354,6 +354,42 @@ class UsageErrorsTest {
                                         + " Expected one of: \"EXCEPT\", \"FETCH\", \"FROM\","
                                         + " \"INTERSECT\", \"LIMIT\", \"OFFSET\", \"ORDER\","
                                         + " \"MINUS\", ...\n"));
+        // a literal of another type than its column's: Iceberg refuses the pushed-down filter
+        assertThat(
+                        execute(
+                                "sql",
+                                "--warehouse",
+                                w,
+                                "-e",
+                                "CREATE TABLE n (id INT)",
+                                "-e",
+                                "INSERT INTO n VALUES (1)",
+                                "-e",
+                                "SELECT * FROM n WHERE id = 'x'"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 3:1:1: INVALID_QUERY: Iceberg refuses the"
+                                        + " statement's filter: Invalid value for conversion to"
+                                        + " type int: x (java.lang.String) (compare each column"
+                                        + " with a value of its type, or CAST it)\n"));
+        // a catalog that cannot be reached
+        assertThat(
+                        execute(
+                                "sql",
+                                "--catalog",
+                                "type=rest",
+                                "--catalog",
+                                "uri=http://127.0.0.1:1",
+                                "-e",
+                                "SHOW TABLES"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: SOURCE_NOT_FOUND: catalog 'changeflow' cannot be opened at"
+                                        + " http://127.0.0.1:1: HttpHostConnectException: Connect"
+                                        + " to http://127.0.0.1:1 failed: Connection refused; check"
+                                        + " the catalog properties and that the catalog is up\n"));
     }
 
     @Test

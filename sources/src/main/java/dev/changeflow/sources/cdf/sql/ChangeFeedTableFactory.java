@@ -80,7 +80,8 @@ final class ChangeFeedTableFactory implements DynamicTableSourceFactory, Dynamic
                         String.format(
                                 "%s is a changelog (updates and deletes), which Flink reads in STREAMING mode "
                                         + "only, but '%s' is BATCH. Run the statement in STREAMING mode (changeflow sql "
-                                        + "--streaming, or SET 'execution.runtime-mode' = 'streaming'), with "
+                                        + "--streaming; in a Gold SQL file SET 'execution.runtime-mode' = "
+                                        + "'streaming'), with "
                                         + "'%s'='true' for a read that finishes at the latest version.",
                                 name,
                                 ExecutionOptions.RUNTIME_MODE.key(),

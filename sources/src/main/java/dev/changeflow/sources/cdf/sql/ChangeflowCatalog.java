@@ -359,12 +359,15 @@ public class ChangeflowCatalog extends FlinkCatalog {
      * The databases (namespaces under the base namespace) the Iceberg catalog has; none for a new
      * warehouse, whose folder may not exist yet (Iceberg's Hadoop catalog then throws {@code
      * NoSuchNamespaceException} for the warehouse itself). The default database is listed (and
-     * exists for Flink) only once its namespace exists: a new warehouse has none.
+     * exists for Flink) only once its namespace exists: a new warehouse has none. Names starting
+     * with a dot are not listed: in a local warehouse the folder {@code .changeflow} holds
+     * changeflow's saved state (checkpoints, job records, maintenance locks), which Iceberg's
+     * Hadoop catalog would list as a namespace.
      */
     @Override
     public List<String> listDatabases() throws CatalogException {
         try {
-            return super.listDatabases();
+            return super.listDatabases().stream().filter(n -> !n.startsWith(".")).toList();
         } catch (NoSuchNamespaceException e) {
             if (!baseNamespace.isEmpty()) {
                 throw e; // a base namespace the user named that does not exist: Iceberg's error
