@@ -22,9 +22,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
+import static dev.changeflow.jobs.maintain.MaintenanceTestTables.compact;
 import static dev.changeflow.jobs.maintain.MaintenanceTestTables.row;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -64,7 +63,7 @@ class DanglingDeletesTest {
         assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(6);
         // Iceberg's rewrite commit itself dropped only the file-scoped position delete of the
         // removed D1 (4): its delete-manifest filter skips every manifest checked after the first
-        // one it dropped a file from (see compact)
+        // one it dropped a file from (see MaintenanceTestTables.compact)
         assertThat(liveDeletes(t))
                 .containsExactlyInAnyOrder(
                         "EQUALITY_DELETES:2", "EQUALITY_DELETES:3", "EQUALITY_DELETES:5");
@@ -277,33 +276,6 @@ class DanglingDeletesTest {
         compact(t, t.currentSnapshot(), liveDataFiles(t, 1L), tables.dataFile(t, row(1, "A")));
         assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(6);
         return t;
-    }
-
-    /**
-     * A compaction's commit as Iceberg's rewrite makes it: {@code replaced} out, {@code compacted}
-     * in with the data sequence number of {@code planned}, validated from {@code planned}.
-     *
-     * <p>The manifests are scanned on one thread. Iceberg 1.11's delete-manifest filter drops
-     * delete files older than every live data file, but once it has dropped one it skips each
-     * manifest it checks afterwards; on its shared worker pool which manifests come after is a
-     * race, so the delete files the commit itself drops would differ from run to run. On one thread
-     * the manifests are checked newest first, every time.
-     */
-    private static void compact(
-            Table t, Snapshot planned, List<DataFile> replaced, DataFile compacted) {
-        ExecutorService oneThread = Executors.newSingleThreadExecutor();
-        try {
-            var rewrite =
-                    t.newRewrite()
-                            .scanManifestsWith(oneThread)
-                            .validateFromSnapshot(planned.snapshotId())
-                            .dataSequenceNumber(planned.sequenceNumber());
-            replaced.forEach(rewrite::deleteFile);
-            rewrite.addFile(compacted).commit();
-        } finally {
-            oneThread.shutdownNow();
-        }
-        t.refresh();
     }
 
     /** The live data files of partition {@code id} (identity on id) of the current snapshot. */

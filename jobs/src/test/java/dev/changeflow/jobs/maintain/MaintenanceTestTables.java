@@ -11,6 +11,7 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -35,6 +36,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * A keyed table {@code (id BIGINT key, name STRING)} of format v2 in a Hadoop catalog on disk,
@@ -267,5 +270,33 @@ final class MaintenanceTestTables {
             throw new UncheckedIOException(e);
         }
         return out;
+    }
+
+    /**
+     * A compaction's commit as Iceberg's rewrite makes it: {@code replaced} out, {@code compacted}
+     * in with the data sequence number of {@code planned}, validated from {@code planned}; {@code
+     * table} refreshed after.
+     *
+     * <p>The manifests are scanned on one thread. Iceberg 1.11's delete-manifest filter drops
+     * delete files older than every live data file, but once it has dropped one it skips each
+     * manifest it checks afterwards; on its shared worker pool which manifests come after is a
+     * race, so the delete files the commit itself drops would differ from run to run. On one thread
+     * the manifests are checked newest first, every time.
+     */
+    static void compact(
+            Table table, Snapshot planned, List<DataFile> replaced, DataFile compacted) {
+        ExecutorService oneThread = Executors.newSingleThreadExecutor();
+        try {
+            var rewrite =
+                    table.newRewrite()
+                            .scanManifestsWith(oneThread)
+                            .validateFromSnapshot(planned.snapshotId())
+                            .dataSequenceNumber(planned.sequenceNumber());
+            replaced.forEach(rewrite::deleteFile);
+            rewrite.addFile(compacted).commit();
+        } finally {
+            oneThread.shutdownNow();
+        }
+        table.refresh();
     }
 }

@@ -14,10 +14,9 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 import static dev.changeflow.jobs.maintain.MaintenanceTestTables.changes;
+import static dev.changeflow.jobs.maintain.MaintenanceTestTables.compact;
 import static dev.changeflow.jobs.maintain.MaintenanceTestTables.row;
 import static dev.changeflow.jobs.maintain.MaintenanceTestTables.rows;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -49,7 +48,7 @@ class RewriteCommitGuardTest {
         Table t = tables.create("plain");
         Race race = race(tables, t);
 
-        compact(t, race);
+        compactRace(t, race);
 
         assertThat(t.currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
         assertThat(t.currentSnapshot().summary())
@@ -67,7 +66,7 @@ class RewriteCommitGuardTest {
         Table t = tables.create("guarded");
         Race race = race(tables, t);
 
-        assertThatThrownBy(() -> compact(RewriteCommitGuard.guard(t), race))
+        assertThatThrownBy(() -> compactRace(RewriteCommitGuard.guard(t), race))
                 .isInstanceOf(ValidationException.class)
                 .hasMessageContaining("refused to commit a rewrite of")
                 .hasMessageContaining("(data sequence number 2)")
@@ -167,30 +166,8 @@ class RewriteCommitGuardTest {
         return new Race(planned, d1, tables.dataFile(t, row(1, "a"), row(2, "b")));
     }
 
-    private static void compact(Table t, Race race) {
+    private static void compactRace(Table t, Race race) {
         compact(t, race.planned, List.of(race.replaced), race.compacted);
-    }
-
-    /**
-     * A compaction's commit as Iceberg's rewrite makes it, on one thread (see {@code
-     * DanglingDeletesTest}): {@code replaced} out, {@code compacted} in with the data sequence
-     * number of {@code planned}, validated from {@code planned}.
-     */
-    private static void compact(
-            Table t, Snapshot planned, List<DataFile> replaced, DataFile compacted) {
-        ExecutorService oneThread = Executors.newSingleThreadExecutor();
-        try {
-            var rewrite =
-                    t.newRewrite()
-                            .scanManifestsWith(oneThread)
-                            .validateFromSnapshot(planned.snapshotId())
-                            .dataSequenceNumber(planned.sequenceNumber());
-            replaced.forEach(rewrite::deleteFile);
-            rewrite.addFile(compacted).commit();
-        } finally {
-            oneThread.shutdownNow();
-        }
-        t.refresh();
     }
 
     /** Live data files of a table's current snapshot. */
