@@ -15,9 +15,12 @@ import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.sinks.iceberg.CatalogOptions;
 import dev.changeflow.sources.kafka.KafkaInput;
 
+import org.apache.flink.util.TimeUtils;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -127,7 +130,9 @@ public final class DeployCommand implements Callable<Integer> {
     @Option(
             names = "--parallelism",
             defaultValue = "2",
-            description = "Job parallelism. Default: ${DEFAULT-VALUE}.")
+            description =
+                    "Job parallelism. Default: the file's parallelism when it sets one, else"
+                            + " ${DEFAULT-VALUE}.")
     int parallelism;
 
     @Option(
@@ -143,6 +148,25 @@ public final class DeployCommand implements Callable<Integer> {
             description =
                     "Size of each scheduled table's state claim (FILE.sql). Default: ${DEFAULT-VALUE}.")
     String stateSize;
+
+    @Spec CommandSpec spec;
+
+    /**
+     * The job's parallelism and checkpoint interval in {@code d}: {@code --parallelism} when given,
+     * else the file's {@code parallelism} when it sets one, else {@code --parallelism}'s default;
+     * the file's {@code checkpoint-interval} when it sets one ({@code --flink-conf
+     * execution.checkpointing.interval=...} still wins, applied after).
+     */
+    private void jobSettings(IngestConfig file, FlinkDeploymentRenderer.Settings d) {
+        boolean flag =
+                spec != null
+                        && spec.commandLine().getParseResult() != null
+                        && spec.commandLine().getParseResult().hasMatchedOption("--parallelism");
+        d.parallelism = !flag && file.parallelismSet ? file.parallelism : parallelism;
+        if (file.checkpointIntervalSet) {
+            d.checkpointInterval = TimeUtils.formatWithHighestUnit(file.checkpointInterval);
+        }
+    }
 
     /** A Kubernetes resource quantity as a claim's size takes it (binary or decimal suffix). */
     private static final java.util.regex.Pattern QUANTITY =
@@ -285,7 +309,7 @@ public final class DeployCommand implements Callable<Integer> {
         s.topicPattern = topicPattern;
         s.groupId = groupId;
         s.catalog.putAll(CatalogOptions.fromFlags("--catalog", catalog));
-        s.parallelism = parallelism;
+        jobSettings(parsed, s);
         s.checkpointTimeout = parsed.checkpointTimeout;
         if (flinkConf != null) {
             s.flinkConfiguration.putAll(flinkConf);
@@ -420,7 +444,7 @@ public final class DeployCommand implements Callable<Integer> {
             d.namespace = namespace;
             d.image = image;
             d.stateDir = stateDir;
-            d.parallelism = parallelism;
+            jobSettings(p.config(), d);
             d.checkpointTimeout = p.config().checkpointTimeout;
             if (flinkConf != null) {
                 d.flinkConfiguration.putAll(flinkConf);

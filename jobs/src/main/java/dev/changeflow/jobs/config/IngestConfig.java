@@ -57,6 +57,18 @@ public final class IngestConfig implements Serializable {
     /** Parallelism of the keyed operators and writers; default: available cores. */
     public int parallelism = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
 
+    /**
+     * Whether the file itself set {@link #checkpointInterval} (not the default); {@code deploy}
+     * then renders it into the FlinkDeployment.
+     */
+    public boolean checkpointIntervalSet;
+
+    /**
+     * Whether the file itself set {@link #parallelism} (not the default of this machine's cores);
+     * {@code deploy} then renders it unless {@code --parallelism} is given.
+     */
+    public boolean parallelismSet;
+
     /** Largest record accepted, bytes (larger ones are quarantined as RECORD_TOO_LARGE). */
     public int maxRecordBytes = IngestOptions.MAX_RECORD_BYTES.defaultValue();
 
@@ -119,12 +131,14 @@ public final class IngestConfig implements Serializable {
         }
         if (r.isSet(IngestOptions.CHECKPOINT_INTERVAL)) {
             checkpointInterval = r.get(IngestOptions.CHECKPOINT_INTERVAL);
+            checkpointIntervalSet = true;
         }
         if (r.isSet(IngestOptions.CHECKPOINT_TIMEOUT)) {
             checkpointTimeout = r.get(IngestOptions.CHECKPOINT_TIMEOUT);
         }
         if (r.isSet(IngestOptions.PARALLELISM)) {
             parallelism = r.get(IngestOptions.PARALLELISM);
+            parallelismSet = true;
         }
         if (r.isSet(IngestOptions.MAX_RECORD_BYTES)) {
             maxRecordBytes = r.get(IngestOptions.MAX_RECORD_BYTES);

@@ -199,6 +199,45 @@ class PipelineDeploymentManifestsTest {
         assertThat(CronJobManifestsTest.problem(docs.get(0))).isNull();
     }
 
+    /**
+     * The file's {@code SET checkpoint-interval} and {@code SET parallelism} reach the
+     * FlinkDeployment; {@code --parallelism} given on the command line wins over the file's.
+     */
+    @Test
+    void theFilesCheckpointIntervalAndParallelismReachTheFlinkDeployment() throws Exception {
+        Path f =
+                file(
+                        "tuned.sql",
+                        "SET checkpoint-interval = '10s';\nSET parallelism = 3;\n"
+                                + SHOP.substring(
+                                        0,
+                                        SHOP.indexOf("CREATE OR REFRESH STREAMING TABLE target")));
+        JsonNode d =
+                K8sManifestsTest.documents(
+                                print("deploy", "--print", f.toString(), "--state-dir", "s3://l/f"))
+                        .get(1);
+        assertThat(d.path("spec").path("job").path("parallelism").asInt()).isEqualTo(3);
+        assertThat(
+                        d.path("spec")
+                                .path("flinkConfiguration")
+                                .path("execution.checkpointing.interval")
+                                .asText())
+                .isEqualTo("10 s");
+        JsonNode flagged =
+                K8sManifestsTest.documents(
+                                print(
+                                        "deploy",
+                                        "--print",
+                                        f.toString(),
+                                        "--state-dir",
+                                        "s3://l/f",
+                                        "--parallelism",
+                                        "4"))
+                        .get(1);
+        assertThat(flagged.path("spec").path("job").path("parallelism").asInt()).isEqualTo(4);
+        assertThat(K8sManifestsTest.problems(d)).isEmpty();
+    }
+
     @Test
     void whatAContinuousJobCannotReadIsRefusedAtItsSource() throws Exception {
         String filesUnscheduled = SHOP.replace("  SCHEDULE EVERY 1 hour\n", "");

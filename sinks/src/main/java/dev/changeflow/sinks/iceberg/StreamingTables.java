@@ -864,7 +864,13 @@ public final class StreamingTables {
                         + what
                         + ". Fix: run with --from-scratch to drop and recreate the table (its data is "
                         + "lost and reprocessed from the source), or change the definition to match the "
-                        + "existing table.");
+                        + "existing table; in a .sql pipeline, a full refresh of the table (run "
+                        + "--full-refresh "
+                        + table.name()
+                        + ", or REFRESH STREAMING TABLE "
+                        + table.name()
+                        + " FULL) rebuilds it under the definition and keeps the table where Iceberg "
+                        + "can evolve it (a type widened, a column added, dropped or moved).");
     }
 
     /** "column 'c' has type T1 in the table but T2 in the definition". */

@@ -302,7 +302,10 @@ class StreamingTablesTest {
                                 + "definition: column 'abalance' has type BIGINT (Iceberg long) in the table but INT "
                                 + "(Iceberg int) in the definition. Fix: run with --from-scratch to drop and recreate "
                                 + "the table (its data is lost and reprocessed from the source), or change the "
-                                + "definition to match the existing table.");
+                                + "definition to match the existing table; in a .sql pipeline, a full refresh of "
+                                + "the table (run --full-refresh accounts, or REFRESH STREAMING TABLE accounts "
+                                + "FULL) rebuilds it under the definition and keeps the table where Iceberg can "
+                                + "evolve it (a type widened, a column added, dropped or moved).");
     }
 
     @Test
