@@ -311,7 +311,8 @@ class SqlRefreshITCase {
             err = new ByteArrayOutputStream();
             assertThat(CapturedOutput.stderr(err, () -> run(line.toArray(new String[0]))))
                     .isEqualTo(2);
-            assertThat(err.toString(StandardCharsets.UTF_8)).contains(refused);
+            // at the table's CREATE statement
+            assertThat(err.toString(StandardCharsets.UTF_8)).contains(f + ":2:1: " + refused);
             assertThat(files(warehouse)).isEqualTo(filesBefore);
         }
         assertThat(TableRows.toCsvLines(table(warehouse, "users")))
@@ -348,7 +349,9 @@ class SqlRefreshITCase {
                 .isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(
-                        "TARGET_SCHEMA_MISMATCH: table shop.users is partitioned by [] but its"
+                        f
+                                + ":2:1: TARGET_SCHEMA_MISMATCH: table shop.users is partitioned"
+                                + " by [] but its"
                                 + " definition says [bucket[4](id)]; a table that holds rows keeps"
                                 + " its partitioning (an equality delete applies only to data"
                                 + " files of its own partition spec). Fix: rebuild the table under"

@@ -210,7 +210,6 @@ public final class DeployCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        checkKubernetesValues();
         if (pipeline != null) {
             if (flows != null) {
                 throw new IllegalArgumentException("give FILE.sql or --flows, not both");
@@ -232,6 +231,7 @@ public final class DeployCommand implements Callable<Integer> {
         if (flows == null) {
             throw new IllegalArgumentException("give a pipeline FILE.sql or --flows FILE");
         }
+        checkKubernetesValues(); // FILE.sql: renderPipeline checks them
         if (!Files.isRegularFile(flows)) {
             throw CliErrors.fileNotFound("flows file", flows, "");
         }

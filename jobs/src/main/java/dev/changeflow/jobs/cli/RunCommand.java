@@ -13,6 +13,7 @@ import dev.changeflow.jobs.sql.SqlPipeline;
 import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.jobs.sql.SqlStatement;
 import dev.changeflow.jobs.sql.TableStatements;
+import dev.changeflow.operators.AutoCdcException;
 import dev.changeflow.operators.ScdType;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sources.files.FileGlob;
@@ -433,7 +434,11 @@ public final class RunCommand implements Callable<Integer> {
                 try {
                     for (IngestPlan.Flow flow : planned.flows) {
                         if (!fullyRefreshed.contains(flow.target)) {
-                            ClusterIngest.checkExistingPartitioning(cat, flow);
+                            try {
+                                ClusterIngest.checkExistingPartitioning(cat, flow);
+                            } catch (AutoCdcException e) {
+                                throw placed(e, p, planned);
+                            }
                         }
                     }
                 } finally {
@@ -449,7 +454,12 @@ public final class RunCommand implements Callable<Integer> {
                 Catalog cat = LocalIngest.catalog(p.config(), local.warehouse).open();
                 try {
                     for (IngestPlan.Flow flow : planned.flows) {
-                        List<String> changes = ClusterIngest.fullRefreshChanges(cat, flow);
+                        List<String> changes;
+                        try {
+                            changes = ClusterIngest.fullRefreshChanges(cat, flow);
+                        } catch (AutoCdcException e) {
+                            throw placed(e, p, planned);
+                        }
                         if (dryRun && !changes.isEmpty()) {
                             out.println(
                                     "Full refresh of "
@@ -723,19 +733,45 @@ public final class RunCommand implements Callable<Integer> {
             plan.flows.forEach(f -> written.add(f.target));
             boolean full = steps.get(i).full();
             runningState = LocalIngest.display(LocalIngest.stateLocation(plan, o));
-            TableStatements.RefreshRecord.record(
-                    LocalIngest.catalog(p.config(), local.warehouse),
-                    written,
-                    full,
-                    () -> {
-                        if (plan.config.kafka != null) {
-                            return LocalIngest.runKafka(plan, plan.config.kafka, null, o).records;
-                        } else if (p.feeds().isEmpty()) {
-                            return LocalIngest.runFiles(plan, p.inputFiles(), o).records;
-                        }
-                        return LocalIngest.runChangeFeeds(plan, o).records;
-                    });
+            try {
+                TableStatements.RefreshRecord.record(
+                        LocalIngest.catalog(p.config(), local.warehouse),
+                        written,
+                        full,
+                        () -> {
+                            if (plan.config.kafka != null) {
+                                return LocalIngest.runKafka(plan, plan.config.kafka, null, o)
+                                        .records;
+                            } else if (p.feeds().isEmpty()) {
+                                return LocalIngest.runFiles(plan, p.inputFiles(), o).records;
+                            }
+                            return LocalIngest.runChangeFeeds(plan, o).records;
+                        });
+            } catch (AutoCdcException e) {
+                throw placed(e, p, plan);
+            }
         }
+    }
+
+    /**
+     * A {@code TARGET_SCHEMA_MISMATCH} about a table of the file, placed at the table's {@code
+     * CREATE} statement ({@code file:line:column: TARGET_SCHEMA_MISMATCH: ...}, exit code 2 as
+     * before); any other error, or one that names no table of {@code plan}, as it is.
+     */
+    static RuntimeException placed(AutoCdcException e, SqlPipeline p, IngestPlan plan) {
+        if (e.code() != AutoCdcException.Code.TARGET_SCHEMA_MISMATCH || e.getMessage() == null) {
+            return e;
+        }
+        for (IngestPlan.Flow flow : plan.flows) {
+            if (e.getMessage().contains("table " + flow.target + " ")) {
+                SqlStatement.CreateStreamingTable d =
+                        p.declaration(p.tableOfFlow(flow.config.flowName()));
+                if (d != null) {
+                    return new IllegalArgumentException(d.position() + ": " + e.getMessage(), e);
+                }
+            }
+        }
+        return e;
     }
 
     /**

@@ -342,7 +342,8 @@ class RunCommandTest {
      * {@code --dry-run} refuses what the run would refuse about a table's partitioning
      * (docs/semantics.md A1): a PARTITIONED BY that makes no valid Iceberg spec ({@code
      * INVALID_OPTION} at the table's statement) and an existing table with snapshots that is
-     * partitioned otherwise ({@code TARGET_SCHEMA_MISMATCH}); neither writes anything.
+     * partitioned otherwise ({@code TARGET_SCHEMA_MISMATCH}, also at the table's statement);
+     * neither writes anything.
      */
     @Test
     void dryRunRefusesWhatTheRunWouldRefuseAboutPartitioning() throws Exception {
@@ -390,10 +391,14 @@ class RunCommandTest {
         Path bucketed =
                 pipeline(TWO_INPUTS.replace(scheduled, "  PARTITIONED BY (bucket(4, id))\n"));
         List<String> before = files(warehouse);
+        // placed at the table's CREATE statement
         assertThatThrownBy(() -> command("--dry-run", "--warehouse", w, bucketed.toString()).call())
-                .isInstanceOf(dev.changeflow.operators.AutoCdcException.class)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasCauseInstanceOf(dev.changeflow.operators.AutoCdcException.class)
                 .hasMessageStartingWith(
-                        "TARGET_SCHEMA_MISMATCH: table default.orders is partitioned by [] but its"
+                        bucketed
+                                + ":2:1: TARGET_SCHEMA_MISMATCH: table default.orders is"
+                                + " partitioned by [] but its"
                                 + " definition says [bucket[4](id)]; a table that holds rows keeps"
                                 + " its partitioning");
         assertThat(files(warehouse)).isEqualTo(before);

@@ -751,6 +751,11 @@ class UsageErrorsTest {
                 .isEqualTo(
                         new Result(
                                 2, "error: INVALID_OPTION: give FILE.sql or --flows, not both\n"));
+        assertThat(execute("deploy", "--print", "--flows", "f.yaml", "--parallelism", "0"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: INVALID_OPTION: --parallelism must be at least 1, got 0\n"));
         Path nope = dir.resolve("nope");
         assertThat(execute("ingest", "--warehouse", w, nope.toString()))
                 .isEqualTo(

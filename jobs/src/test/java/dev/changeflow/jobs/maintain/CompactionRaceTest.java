@@ -171,14 +171,7 @@ class CompactionRaceTest {
                 () ->
                         tables.ingest(
                                 ingest, List.of(row(1, "a"), row(2, "b")), List.of(row(2, "b5"))));
-        StreamExecutionEnvironment env = env();
-        InJobMaintenance.append(
-                env,
-                racingCatalog(),
-                TableIdentifier.of("db", "t"),
-                oneCompaction(),
-                "maintenance-t");
-        JobClient job = env.executeAsync("in-job compaction racing an ingest commit");
+        JobClient job = startOneCompaction("in-job compaction racing an ingest commit");
         try {
             // the trigger manager registers its metrics once initialized; the monitor reports
             // the commits after its start
@@ -274,14 +267,7 @@ class CompactionRaceTest {
                     tables.ingest(ingest, List.of(row(1, "a")), List.of());
                     tables.insert(ingest, row(6, "f"));
                 });
-        StreamExecutionEnvironment env = env();
-        InJobMaintenance.append(
-                env,
-                racingCatalog(),
-                TableIdentifier.of("db", "t"),
-                oneCompaction(),
-                "maintenance-t");
-        JobClient job = env.executeAsync("in-job compaction racing a delete-only commit");
+        JobClient job = startOneCompaction("in-job compaction racing a delete-only commit");
         try {
             Await.until(
                     "the in-job compaction task to end",
@@ -303,6 +289,21 @@ class CompactionRaceTest {
                 .containsExactly("1 append", "2 append", "3 overwrite", "4 delete", "5 append");
         assertThat(rows(table)).containsExactly("(2, b)", "(3, c3)", "(4, d)", "(5, e)", "(6, f)");
         assertThat(changes(table, 4, 5)).containsExactly("4 delete (1, a)", "5 insert (6, f)");
+    }
+
+    /**
+     * Starts a job that only maintains table {@code db.t} through {@link RacingCommitCatalog} (one
+     * compaction, {@link #oneCompaction}); the caller cancels it.
+     */
+    private JobClient startOneCompaction(String jobName) throws Exception {
+        StreamExecutionEnvironment env = env();
+        InJobMaintenance.append(
+                env,
+                racingCatalog(),
+                TableIdentifier.of("db", "t"),
+                oneCompaction(),
+                "maintenance-t");
+        return env.executeAsync(jobName);
     }
 
     /** The test's warehouse as a {@link RacingCommitCatalog}. */
