@@ -237,9 +237,9 @@ class InJobExpiryFunctionTest {
 
     /**
      * M1: a tick removes the delete files a compaction left behind that no live data file can see
-     * (the scenario of {@code DanglingDeletesTest}: the equality delete of version 2 goes; the one
-     * of version 5, committed while the compaction ran, still applies), in one {@code replace}
-     * version without change rows, rows unchanged.
+     * (the scenario of {@code DanglingDeletesTest}: the equality deletes of versions 2 and 3 go;
+     * the one of version 5, committed while the compaction ran, still applies), in one {@code
+     * replace} version without change rows, rows unchanged.
      */
     @Test
     void removesTheDeleteFilesACompactionLeftDangling() throws Exception {
@@ -265,16 +265,11 @@ class InJobExpiryFunctionTest {
         DataFile compacted =
                 tables.dataFile(
                         t, MaintenanceTestTables.row(2, "B"), MaintenanceTestTables.row(4, "d"));
-        t.newRewrite()
-                .validateFromSnapshot(planned.snapshotId())
-                .dataSequenceNumber(planned.sequenceNumber())
-                .deleteFile(d1)
-                .deleteFile(d3)
-                .addFile(compacted)
-                .commit(); // v6: the compaction planned on v4
-        t.refresh();
-        // Iceberg's rewrite commit left the equality delete of version 2 behind
-        assertThat(deleteSequenceNumbers(t)).containsExactly(2L, 5L);
+        // v6: the compaction planned on v4 (manifests scanned on one thread: what Iceberg's
+        // commit drops itself is then the same every run, see MaintenanceTestTables.compact)
+        MaintenanceTestTables.compact(t, planned, List.of(d1, d3), compacted);
+        // Iceberg's rewrite commit left the equality deletes of versions 2 and 3 behind
+        assertThat(deleteSequenceNumbers(t)).containsExactly(2L, 3L, 5L);
         TableIdentifier id = TableIdentifier.of("db", "compacted");
         try (OneInputStreamOperatorTestHarness<Long, String> h =
                 ProcessFunctionTestHarnesses.forProcessFunction(
@@ -290,7 +285,7 @@ class InJobExpiryFunctionTest {
             h.processElement(0L, 0);
             assertThat(h.extractOutputValues())
                     .containsExactly(
-                            "in-job expiry of changeflow.db.compacted: 1 dangling delete file(s)"
+                            "in-job expiry of changeflow.db.compacted: 2 dangling delete file(s)"
                                     + " removed (version 7); expiry off");
         }
         t.refresh();
@@ -322,7 +317,8 @@ class InJobExpiryFunctionTest {
      * <p>v1 inserts 1..3, v2 deletes 1, v3 updates 2 to B, v4 deletes 3; v5 is the compaction,
      * planned on v4: its file has data sequence number 4, so the equality delete of v4 applies to
      * no live data file any more (an equality delete applies to older sequence numbers only), but
-     * Iceberg's commit drops only the delete files older than every live data file (2 and 3).
+     * Iceberg's commit drops at most the delete files older than every live data file (2 and 3; how
+     * many of them is a race among its worker threads), and the tick removes whatever it left.
      */
     @Test
     void aTickAfterACompactionRemovesItsDanglingDeletesBeforeTheNextFullRun() throws Exception {
@@ -344,9 +340,6 @@ class InJobExpiryFunctionTest {
                 InJobMaintenance.lockFactory(
                         settings, id, TableMaintenanceOptions.builder().build());
         tickedLocks.open();
-        String line =
-                "in-job maintenance of changeflow.db.ticked after the compaction of version 5:"
-                        + " 1 dangling delete file(s) removed (version 6)";
         try (OneInputStreamOperatorTestHarness<Long, String> h =
                 ProcessFunctionTestHarnesses.forProcessFunction(
                         new InJobExpiryFunction(
@@ -373,7 +366,15 @@ class InJobExpiryFunctionTest {
             t.refresh();
             assertThat(t.currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
             assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(5);
-            assertThat(deleteSequenceNumbers(t)).as("left by Iceberg's commit").containsExactly(4L);
+            // Iceberg's commit drops some of the delete files older than every live data file (2,
+            // 3): which ones depends on the order its worker threads filter the delete manifests
+            // in (see MaintenanceTestTables.compact); never the one of version 4, which is not
+            List<Long> left = deleteSequenceNumbers(t);
+            assertThat(left).as("left by Iceberg's commit").contains(4L).isSubsetOf(2L, 3L, 4L);
+            String line =
+                    "in-job maintenance of changeflow.db.ticked after the compaction of version 5: "
+                            + left.size()
+                            + " dangling delete file(s) removed (version 6)";
 
             TriggerLockFactory.Lock held = tickedLocks.createLock();
             assertThat(held.tryLock()).isTrue();
