@@ -90,11 +90,18 @@ import java.util.zip.GZIPOutputStream;
  * files (one thread), decode (changeflow's decoder, one thread), start-up (planning, catalog, job
  * submission: wall minus the job's run time) and the job itself.
  *
+ * <p>Before the measured runs every system runs once per input on {@code warmup} rounds (default 1,
+ * 0 = none; not in the summary), so that the first measured system does not pay alone for the JIT
+ * compilation of the code all of them share. Per run it also prints the CPU seconds by stage
+ * ({@link ThreadCpuStages}: the task threads of each operator chain, the split fetcher that reads
+ * the files, the driver thread, JIT compiler, GC and RocksDB background threads).
+ *
  * <p>Arguments ({@code -Dbench.args="..."}), {@code key=value}, all optional: {@code
- * rounds=1,20,50}, {@code runs=1}, {@code systems=changeflow,paimon,iceberg-upsert}, {@code
- * inputs=files,kafka}, {@code dir=<folder>} (default {@code e2e-tests/target/bench-e2e}). Run:
- * {@code ./mvnw -B -Pbench -pl e2e-tests -am verify -DskipTests
- * -Dbench.class=dev.changeflow.e2e.bench.EndToEndBenchmark -Dbench.args="rounds=20"}.
+ * rounds=1,20,50}, {@code runs=1}, {@code warmup=1}, {@code
+ * systems=changeflow,paimon,iceberg-upsert}, {@code inputs=files,kafka}, {@code dir=<folder>}
+ * (default {@code e2e-tests/target/bench-e2e}). Run: {@code ./mvnw -B -Pbench -pl e2e-tests -am
+ * verify -DskipTests -Dbench.class=dev.changeflow.e2e.bench.EndToEndBenchmark
+ * -Dbench.args="rounds=20"}.
  */
 public final class EndToEndBenchmark {
     /** Added to {@code source.lsn} per round: more than the capture's LSN range. */
@@ -144,12 +151,15 @@ public final class EndToEndBenchmark {
         double startupSeconds = Double.NaN;
         int wrongTables;
         String detail = "";
+        String stages = "";
+        String tasks = "";
     }
 
     private final Path dir;
     private final List<CaptureRecord> capture;
     private final IngestConfig flows;
     private final List<Result> results = new ArrayList<>();
+    private boolean warmingUp;
     private EmbeddedKafka kafka;
 
     private EndToEndBenchmark(Path dir, List<CaptureRecord> capture, IngestConfig flows) {
@@ -162,6 +172,7 @@ public final class EndToEndBenchmark {
         Map<String, String> a = new LinkedHashMap<>();
         a.put("rounds", "1,20,50");
         a.put("runs", "1");
+        a.put("warmup", "1");
         a.put("systems", "changeflow,paimon,iceberg-upsert");
         a.put("inputs", "files,kafka");
         a.put("dir", SharedData.repositoryRoot().resolve("e2e-tests/target/bench-e2e").toString());
@@ -214,6 +225,14 @@ public final class EndToEndBenchmark {
             if (inputs.contains("kafka")) {
                 bench.kafka = new EmbeddedKafka().start();
             }
+            int warmup = Integer.parseInt(a.get("warmup"));
+            if (warmup > 0) {
+                // every system once on a small input first, so that no system's measured run
+                // pays for compiling the code all of them share (Flink's runtime, Parquet)
+                bench.warmingUp = true;
+                bench.measure(warmup, 1, systems, inputs);
+                bench.warmingUp = false;
+            }
             for (String r : a.get("rounds").split(",")) {
                 bench.measure(Integer.parseInt(r.trim()), runs, systems, inputs);
             }
@@ -257,7 +276,7 @@ public final class EndToEndBenchmark {
                     PARTITIONS,
                     (System.nanoTime() - t) / 1e9);
         }
-        if (systems.contains("changeflow") && inputs.contains("files")) {
+        if (!warmingUp && systems.contains("changeflow") && inputs.contains("files")) {
             stages(rounds, cfFiles);
         }
         for (int run = 1; run <= runs; run++) {
@@ -272,6 +291,7 @@ public final class EndToEndBenchmark {
                     String group = "bench-" + system + "-" + rounds + "-" + run;
                     long cpu0 = processCpuNanos();
                     long w0 = System.nanoTime();
+                    ThreadCpuStages threads = new ThreadCpuStages("Source: ");
                     switch (system) {
                         case "changeflow" ->
                                 runChangeflow(r, warehouse, input, cfFiles, topicPrefix, group);
@@ -286,9 +306,22 @@ public final class EndToEndBenchmark {
                     }
                     r.wallSeconds = (System.nanoTime() - w0) / 1e9;
                     r.cpuSeconds = (processCpuNanos() - cpu0) / 1e9;
+                    r.stages =
+                            ThreadCpuStages.format(
+                                    threads.stop(EndToEndBenchmark::stageOf), r.events);
                     verify(r, system, warehouse, rounds);
-                    results.add(r);
+                    if (!warmingUp) {
+                        results.add(r);
+                    } else if (r.wrongTables > 0 && !system.equals("iceberg-upsert")) {
+                        throw new IllegalStateException("warm-up run not exact: " + line(r));
+                    }
+                    System.out.print(warmingUp ? "warm-up: " : "");
                     System.out.println(line(r));
+                    System.out.println("  cpu by stage: " + r.stages);
+                    System.out.println("  source threads: " + threads.states());
+                    if (system.equals("changeflow")) {
+                        System.out.println("  " + r.tasks.strip());
+                    }
                     deleteTree(warehouse);
                 }
             }
@@ -386,17 +419,48 @@ public final class EndToEndBenchmark {
             topics.add(topicPrefix + "pgbench.public." + t);
         }
         kafka.createTopics(PARTITIONS, topics);
-        try (KafkaProducer<byte[], byte[]> producer = kafka.producer()) {
+        java.util.Properties p = new java.util.Properties();
+        p.put("bootstrap.servers", kafka.bootstrapServers());
+        p.put("acks", "all");
+        p.put("enable.idempotence", "true");
+        p.put("linger.ms", "5");
+        p.put("batch.size", String.valueOf(256 * 1024));
+        // the broker shares this JVM: a long pause must not expire batches (an expired batch
+        // resets the idempotent producer's sequence, and the broker then refuses what follows)
+        p.put("request.timeout.ms", "600000");
+        p.put("delivery.timeout.ms", "1800000");
+        java.util.concurrent.atomic.AtomicLong failed =
+                new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<Exception> first =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(
+                        p,
+                        new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                        new org.apache.kafka.common.serialization.ByteArraySerializer())) {
             for (int round = 0; round < rounds; round++) {
                 for (CaptureRecord c : capture) {
                     producer.send(
                             new ProducerRecord<>(
                                     topicPrefix + c.topic,
                                     c.key,
-                                    c.value == null ? null : shiftedValue(c, round)));
+                                    c.value == null ? null : shiftedValue(c, round)),
+                            (metadata, e) -> {
+                                if (e != null) {
+                                    failed.incrementAndGet();
+                                    first.compareAndSet(null, e);
+                                }
+                            });
                 }
             }
             producer.flush();
+        }
+        if (failed.get() > 0) {
+            throw new IllegalStateException(
+                    "the embedded broker refused "
+                            + failed.get()
+                            + " of the benchmark's records; the Kafka runs would not be comparable",
+                    first.get());
         }
     }
 
@@ -440,6 +504,30 @@ public final class EndToEndBenchmark {
                             + r.events);
         }
         r.startupSeconds = s.seconds - s.runSeconds;
+        // where the task threads' time went (Flink's accumulated task metrics, ms)
+        Map<String, Long> busy =
+                dev.changeflow.jobs.ingest.LocalMetrics.byTask("accumulateBusyTimeMs");
+        Map<String, Long> idle =
+                dev.changeflow.jobs.ingest.LocalMetrics.byTask("accumulateIdleTimeMs");
+        Map<String, Long> back =
+                dev.changeflow.jobs.ingest.LocalMetrics.byTask("accumulateBackPressuredTimeMs");
+        StringBuilder b = new StringBuilder();
+        for (String task : busy.keySet()) {
+            if (!task.startsWith("Source:")
+                    && !task.startsWith("AUTO CDC pgbench_accounts")
+                    && !task.startsWith("pgbench_accounts")) {
+                continue;
+            }
+            b.append(
+                    String.format(
+                            Locale.ROOT,
+                            "%n  task %.50s: busy %.1f s, idle %.1f s, back-pressured %.1f s (all subtasks)",
+                            task,
+                            busy.get(task) / 1e3,
+                            idle.getOrDefault(task, 0L) / 1e3,
+                            back.getOrDefault(task, 0L) / 1e3));
+        }
+        r.tasks = b.toString();
     }
 
     private void runSql(
@@ -732,6 +820,65 @@ public final class EndToEndBenchmark {
         for (Result r : results) {
             System.out.println(line(r));
         }
+        System.out.println();
+        System.out.println(
+                "CPU seconds by stage (per million events), from the threads' CPU time:");
+        for (Result r : results) {
+            System.out.printf(
+                    Locale.ROOT, "%-15s %-6s R=%-3d %s%n", r.system, r.input, r.rounds, r.stages);
+        }
+    }
+
+    /**
+     * The stage of a thread by its name: Flink names a task thread after its chain ({@code "Source:
+     * change files -> file progress -> decode change records (1/2)#0"}), so the first operator of
+     * the chain names the stage.
+     */
+    static String stageOf(String thread) {
+        if (thread == null) {
+            return "other";
+        }
+        if (thread.startsWith("Source Data Fetcher")) {
+            return "read (split fetcher)";
+        }
+        if (thread.startsWith("Source:")) {
+            return "source chain (decode, serialize, keyBy)";
+        }
+        if (thread.startsWith("AUTO CDC")) {
+            return "AUTO CDC (deserialize, apply, state)";
+        }
+        if (thread.startsWith("project ")) {
+            return "append flows";
+        }
+        if (thread.contains("Writer") || thread.contains("Sink: Writer")) {
+            return "write";
+        }
+        if (thread.contains("Committer") || thread.contains("Sink: Committer")) {
+            return "commit";
+        }
+        if (thread.startsWith("AsyncOperations") || thread.contains("snapshot")) {
+            return "checkpoint (async part)";
+        }
+        if (thread.equals("main")) {
+            return "driver (plan, submit, await)";
+        }
+        if (thread.contains("kafka")
+                || thread.contains("Kafka")
+                || thread.contains("quorum")
+                || thread.contains("broker")
+                || thread.contains("raft")) {
+            return "embedded kafka broker";
+        }
+        if (thread.contains("pekko")
+                || thread.contains("flink")
+                || thread.contains("jobmanager")
+                || thread.contains("Flink")
+                || thread.contains("mini-cluster")) {
+            return "flink runtime";
+        }
+        int cut = thread.indexOf(" (");
+        String name = cut > 0 ? thread.substring(0, cut) : thread;
+        return "task " + (name.length() > 60 ? name.substring(0, 60) + "..." : name);
     }
 
     private static long processCpuNanos() {

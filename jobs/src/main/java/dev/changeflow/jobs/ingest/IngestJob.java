@@ -22,7 +22,6 @@ import dev.changeflow.sources.kafka.KafkaDecodeFunction;
 import dev.changeflow.sources.kafka.KafkaInput;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -169,10 +168,16 @@ public final class IngestJob {
                             files, plan.config.maxFilesPerTrigger);
         }
         DataStream<SourceLine> lines =
-                env.fromSource(files, WatermarkStrategy.noWatermarks(), "change files")
+                env.fromSource(
+                                files,
+                                WatermarkStrategy.noWatermarks(),
+                                "change files",
+                                HandedOverTypeInfo.of(SourceLine.class))
                         .uid("change-files")
                         .setParallelism(1)
-                        .process(new FileProgressFunction(doneDir))
+                        .process(
+                                new FileProgressFunction(doneDir),
+                                HandedOverTypeInfo.of(SourceLine.class))
                         .uid("file-progress")
                         .name("file progress")
                         .setParallelism(1);
@@ -197,10 +202,11 @@ public final class IngestJob {
                 env.fromSource(
                                 KafkaChangeSource.create(input, defaultGroupId(plan)),
                                 WatermarkStrategy.noWatermarks(),
-                                "kafka")
+                                "kafka",
+                                HandedOverTypeInfo.of(KafkaChangeRecord.class))
                         .uid("kafka-source")
                         .setParallelism(1)
-                        .process(progress, TypeInformation.of(KafkaChangeRecord.class))
+                        .process(progress, HandedOverTypeInfo.of(KafkaChangeRecord.class))
                         .uid("kafka-progress")
                         .name("kafka progress")
                         .setParallelism(1);

@@ -34,6 +34,10 @@ public final class LocalMetrics implements MetricReporter {
      */
     private static final Map<String, List<Metric>> FLOW_METRICS = new ConcurrentHashMap<>();
 
+    /** Metrics of task metric groups by simple name, then by task name (all subtasks). */
+    private static final Map<String, Map<String, List<Metric>>> TASK_METRICS =
+            new ConcurrentHashMap<>();
+
     /** Factory named in the Flink configuration. */
     public static final class Factory implements MetricReporterFactory {
         @Override
@@ -49,6 +53,7 @@ public final class LocalMetrics implements MetricReporter {
     public static void reset() {
         METRICS.clear();
         FLOW_METRICS.clear();
+        TASK_METRICS.clear();
     }
 
     /** Sum of all counters (or numeric gauges) with this simple name, over all subtasks. */
@@ -101,6 +106,18 @@ public final class LocalMetrics implements MetricReporter {
         return total;
     }
 
+    /**
+     * Per task (Flink's task name: the operator chain), the sum over its subtasks of the counters
+     * or numeric gauges with this simple name registered in task scope — for example Flink's {@code
+     * accumulateBusyTimeMs}, {@code accumulateIdleTimeMs} and {@code accumulateBackPressuredTimeMs}
+     * (ms).
+     */
+    public static Map<String, Long> byTask(String name) {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        TASK_METRICS.getOrDefault(name, Map.of()).forEach((task, ms) -> out.put(task, sum(ms)));
+        return out;
+    }
+
     /** Whether a metric with this simple name was registered by the running job. */
     public static boolean registered(String name) {
         return !METRICS.getOrDefault(name, List.of()).isEmpty();
@@ -115,6 +132,14 @@ public final class LocalMetrics implements MetricReporter {
     @Override
     public void notifyOfAddedMetric(Metric metric, String metricName, MetricGroup group) {
         METRICS.computeIfAbsent(metricName, k -> new CopyOnWriteArrayList<>()).add(metric);
+        Map<String, String> variables = group.getAllVariables();
+        String task = variables.get(ScopeFormat.SCOPE_TASK_NAME);
+        if (task != null && !variables.containsKey(ScopeFormat.SCOPE_OPERATOR_NAME)) {
+            TASK_METRICS
+                    .computeIfAbsent(metricName, k -> new ConcurrentHashMap<>())
+                    .computeIfAbsent(task, k -> new CopyOnWriteArrayList<>())
+                    .add(metric);
+        }
         String flow =
                 group.getAllVariables().get(ScopeFormat.asVariable(SnapshotSequencer.FLOW_GROUP));
         if (flow != null) {
