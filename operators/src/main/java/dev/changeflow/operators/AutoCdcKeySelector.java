@@ -2,13 +2,17 @@ package dev.changeflow.operators;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
-import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.data.writer.BinaryWriter;
+import org.apache.flink.table.runtime.typeutils.InternalSerializers;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
-import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.util.List;
@@ -30,8 +34,18 @@ public final class AutoCdcKeySelector
     private final RowType keyType;
     private final int[] positions;
     private final boolean nullable;
-    private transient RowDataSerializer serializer;
     private transient RowData.FieldGetter[] getters;
+    private transient LogicalType[] types;
+    private transient TypeSerializer<?>[] serializers;
+
+    /** Per key column: {@link #INT}, {@link #BIGINT} (read and written unboxed) or 0 (generic). */
+    private transient int[] kinds;
+
+    private static final int INT = 1;
+    private static final int BIGINT = 2;
+
+    /** Bytes reserved for the variable-length part of a key with such columns (grown if needed). */
+    private transient int varLengthHint;
 
     public AutoCdcKeySelector(AutoCdcSpec spec) {
         this(spec.sourceType(), spec.keyIndexesInSource());
@@ -67,27 +81,59 @@ public final class AutoCdcKeySelector
         return keyType;
     }
 
+    /**
+     * The key row, written straight into a fresh {@link BinaryRowData}: the same bytes as Flink's
+     * {@code RowDataSerializer#toBinaryRow} gives for a {@code GenericRowData} of the key values
+     * (row kind {@code +I}, null bits, fixed slots, variable-length part), so key groups and the
+     * keys in the state backend are those of earlier versions; INT and BIGINT columns are copied
+     * without boxing. Called twice per record (the partitioner before the keyBy and the keyed
+     * operator), so it is on the hot path of every ingest (issue #18).
+     */
     @Override
     public RowData getKey(RowData row) {
-        if (serializer == null) {
-            serializer = new RowDataSerializer(keyType);
-            getters = new RowData.FieldGetter[positions.length];
-            for (int i = 0; i < positions.length; i++) {
-                getters[i] = RowData.createFieldGetter(keyType.getTypeAt(i), positions[i]);
+        if (getters == null) {
+            int n = positions.length;
+            getters = new RowData.FieldGetter[n];
+            types = new LogicalType[n];
+            serializers = new TypeSerializer<?>[n];
+            kinds = new int[n];
+            for (int i = 0; i < n; i++) {
+                LogicalType t = keyType.getTypeAt(i);
+                getters[i] = RowData.createFieldGetter(t, positions[i]);
+                types[i] = t;
+                serializers[i] = InternalSerializers.create(t);
+                if (!BinaryRowData.isInFixedLengthPart(t)) {
+                    varLengthHint = 32;
+                }
+                kinds[i] =
+                        t.getTypeRoot() == LogicalTypeRoot.INTEGER
+                                ? INT
+                                : t.getTypeRoot() == LogicalTypeRoot.BIGINT ? BIGINT : 0;
             }
         }
-        GenericRowData key = new GenericRowData(positions.length);
+        BinaryRowData key = new BinaryRowData(positions.length);
+        BinaryRowWriter writer = new BinaryRowWriter(key, varLengthHint);
         for (int i = 0; i < positions.length; i++) {
-            Object v = getters[i].getFieldOrNull(row);
-            if (v == null && !nullable) {
-                throw new IllegalStateException(
-                        "null KEYS column '"
-                                + keyType.getFieldNames().get(i)
-                                + "' reached the AUTO CDC operator; the decoder must quarantine it (A2 NULL_KEY)");
+            int pos = positions[i];
+            if (row.isNullAt(pos)) {
+                if (!nullable) {
+                    throw new IllegalStateException(
+                            "null KEYS column '"
+                                    + keyType.getFieldNames().get(i)
+                                    + "' reached the AUTO CDC operator; the decoder must quarantine it (A2 NULL_KEY)");
+                }
+                writer.setNullAt(i);
+            } else if (kinds[i] == INT) {
+                writer.writeInt(i, row.getInt(pos));
+            } else if (kinds[i] == BIGINT) {
+                writer.writeLong(i, row.getLong(pos));
+            } else {
+                BinaryWriter.write(
+                        writer, i, getters[i].getFieldOrNull(row), types[i], serializers[i]);
             }
-            key.setField(i, v);
         }
-        return serializer.toBinaryRow(key).copy();
+        writer.complete();
+        return key;
     }
 
     @Override

@@ -23,7 +23,16 @@ import java.util.function.Function;
  * and ended between polls, other native threads) is reported as {@code other}.
  */
 final class ThreadCpuStages implements AutoCloseable {
-    static final long POLL_MS = 50;
+    static final long POLL_MS = 100;
+
+    /**
+     * Every how many polls the JVM's and native threads are read from {@code /proc} (they live as
+     * long as the JVM or the state backend; reading a few hundred files per poll would cost the
+     * measured run several percent of a core).
+     */
+    static final int NATIVE_EVERY = 10;
+
+    private int polls;
 
     private final ThreadMXBean bean = ManagementFactory.getThreadMXBean();
     private final Map<Long, long[]> start = new HashMap<>();
@@ -80,19 +89,31 @@ final class ThreadCpuStages implements AutoCloseable {
 
     private synchronized void poll() {
         long[] ids = bean.getAllThreadIds();
-        ThreadInfo[] infos = bean.getThreadInfo(ids, 12);
-        for (int i = 0; i < ids.length; i++) {
-            long cpu = bean.getThreadCpuTime(ids[i]);
-            if (cpu < 0 || infos[i] == null) {
+        for (long id : ids) {
+            long cpu = bean.getThreadCpuTime(id);
+            if (cpu < 0) {
                 continue;
             }
-            last.put(ids[i], cpu);
-            names.putIfAbsent(ids[i], infos[i].getThreadName());
-            if (watched != null && infos[i].getThreadName().startsWith(watched)) {
-                states.merge(state(infos[i]), 1, Integer::sum);
+            last.put(id, cpu);
+            String name = names.get(id);
+            if (name == null) {
+                ThreadInfo info = bean.getThreadInfo(id);
+                if (info == null) {
+                    continue;
+                }
+                name = info.getThreadName();
+                names.put(id, name);
+            }
+            if (watched != null && name.startsWith(watched)) {
+                ThreadInfo info = bean.getThreadInfo(id, 12);
+                if (info != null) {
+                    states.merge(state(info), 1, Integer::sum);
+                }
             }
         }
-        pollNative(nativeLast);
+        if (polls++ % NATIVE_EVERY == 0 || stop) {
+            pollNative(nativeLast);
+        }
     }
 
     /**
@@ -154,16 +175,17 @@ final class ThreadCpuStages implements AutoCloseable {
         Map<String, Double> out = new LinkedHashMap<>();
         long counted = 0;
         for (Map.Entry<Long, Long> e : last.entrySet()) {
-            if (e.getKey() == poller.getId()) {
-                continue;
-            }
             long[] s = start.get(e.getKey());
             long used = e.getValue() - (s == null ? 0 : s[0]);
             if (used <= 0) {
                 continue;
             }
             counted += used;
-            out.merge(stageOf.apply(names.get(e.getKey())), used / 1e9, Double::sum);
+            String stage =
+                    e.getKey() == poller.getId()
+                            ? "measurement (this poll)"
+                            : stageOf.apply(names.get(e.getKey()));
+            out.merge(stage, used / 1e9, Double::sum);
         }
         for (Map.Entry<String, Long> e : nativeLast.entrySet()) {
             long used = e.getValue() - nativeStart.getOrDefault(e.getKey(), 0L);
