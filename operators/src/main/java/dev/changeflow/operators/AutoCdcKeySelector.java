@@ -93,13 +93,13 @@ public final class AutoCdcKeySelector
     public RowData getKey(RowData row) {
         if (getters == null) {
             int n = positions.length;
-            getters = new RowData.FieldGetter[n];
+            RowData.FieldGetter[] g = new RowData.FieldGetter[n];
             types = new LogicalType[n];
             serializers = new TypeSerializer<?>[n];
             kinds = new int[n];
             for (int i = 0; i < n; i++) {
                 LogicalType t = keyType.getTypeAt(i);
-                getters[i] = RowData.createFieldGetter(t, positions[i]);
+                g[i] = RowData.createFieldGetter(t, positions[i]);
                 types[i] = t;
                 serializers[i] = InternalSerializers.create(t);
                 if (!BinaryRowData.isInFixedLengthPart(t)) {
@@ -110,6 +110,7 @@ public final class AutoCdcKeySelector
                                 ? INT
                                 : t.getTypeRoot() == LogicalTypeRoot.BIGINT ? BIGINT : 0;
             }
+            getters = g; // last: set only once everything above is
         }
         BinaryRowData key = new BinaryRowData(positions.length);
         BinaryRowWriter writer = new BinaryRowWriter(key, varLengthHint);

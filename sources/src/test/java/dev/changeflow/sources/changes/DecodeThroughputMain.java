@@ -25,7 +25,9 @@ import java.util.zip.GZIPInputStream;
  * <p>Each round prints records per second of wall time and of the thread's CPU time. On a shared,
  * loaded machine the wall rate says more about the neighbours than about the decoder; the CPU rate
  * is the one to compare between two builds. The summary gives median, min and max of the rounds
- * after the warm-up.
+ * after the warm-up. Then the floor any decoder built on Jackson has on the same lines (thread CPU
+ * per line, median of the rounds after the warm-up): creating and closing a parser, and reading
+ * every token (issue #18: the decoder costs about as much as the second).
  */
 public final class DecodeThroughputMain {
     public static void main(String[] args) throws Exception {
@@ -83,6 +85,36 @@ public final class DecodeThroughputMain {
                         + summary(wallRates)
                         + "; CPU "
                         + summary(cpuRates));
+        jacksonFloor(lines, rounds, warmUp);
+    }
+
+    /** Thread CPU ns per line of Jackson alone: parser create + close, and every token read. */
+    private static void jacksonFloor(List<byte[]> lines, int rounds, int warmUp) throws Exception {
+        com.fasterxml.jackson.core.JsonFactory factory = ChangeRecordDecoder.jsonFactory();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        for (boolean tokens : new boolean[] {false, true}) {
+            List<Double> ns = new ArrayList<>();
+            long seen = 0;
+            for (int r = 0; r < rounds; r++) {
+                long c0 = threads.getCurrentThreadCpuTime();
+                for (byte[] line : lines) {
+                    try (com.fasterxml.jackson.core.JsonParser p = factory.createParser(line)) {
+                        while (tokens && p.nextToken() != null) {
+                            seen++;
+                        }
+                    }
+                }
+                if (r >= warmUp) {
+                    ns.add((double) (threads.getCurrentThreadCpuTime() - c0) / lines.size());
+                }
+            }
+            double[] s = ns.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            System.out.printf(
+                    "Jackson alone, %s: median %.0f ns CPU per line (%d tokens)%n",
+                    tokens ? "every token read" : "parser created and closed",
+                    s.length == 0 ? Double.NaN : s[s.length / 2],
+                    seen);
+        }
     }
 
     private static String summary(List<Double> rates) {
