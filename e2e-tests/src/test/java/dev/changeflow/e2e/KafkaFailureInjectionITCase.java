@@ -292,6 +292,8 @@ class KafkaFailureInjectionITCase {
                                 cat.loadTable(
                                         QuarantineTable.identifier(plan.quarantineNamespace))))
                 .isZero();
+        // every restart was a restore (the resubmissions get new job ids)
+        PgbenchCaptureITCase.assertNoResetMarkers(cat);
         if (cat instanceof Closeable) {
             ((Closeable) cat).close();
         }

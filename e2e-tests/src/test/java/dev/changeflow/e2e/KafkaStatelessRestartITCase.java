@@ -26,6 +26,7 @@ import java.io.Closeable;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -166,6 +167,106 @@ class KafkaStatelessRestartITCase {
                         });
         assertThat(markers).hasSize(1);
         assertThat(markers.get(0).addedDataFiles(cat.loadTable(TELLERS).io())).isEmpty();
+        if (cat instanceof Closeable) {
+            ((Closeable) cat).close();
+        }
+    }
+
+    /**
+     * The other side of the workaround: a job with a fixed id that <i>is</i> restored — a failover
+     * (attempt 1) and a resubmission from its retained checkpoint under the same id (attempt 0, as
+     * after an HA recovery) — writes no marker to any table, including the append-only history
+     * table, whose writer task holds no state of Flink's own. Flink sends no restore to a task none
+     * of whose operators holds state, so before the marker kept state of its own, every such
+     * restore after a history commit wrote a marker: the restored history committer then took its
+     * last committed checkpoint for uncommitted, committed it again or — its manifests deleted
+     * after the first commit — failed with {@code NotFoundException} in every restart (seen in CI
+     * as a restart loop of {@link KafkaFailureInjectionITCase}).
+     */
+    @Test
+    void restoresWithTheSameJobIdWriteNoMarker() throws Exception {
+        List<ProducerRecord<byte[], byte[]>> all = new ArrayList<>();
+        for (ProducerRecord<byte[], byte[]> r :
+                KafkaPgbenchITCase.records(SharedData.readLines(SharedData.pgbenchCapture()))) {
+            all.add(new ProducerRecord<>("restored." + r.topic(), r.key(), r.value()));
+        }
+        TreeSet<String> topics = new TreeSet<>();
+        all.forEach(r -> topics.add(r.topic()));
+        KAFKA.createTopics(2, new ArrayList<>(topics));
+
+        Path warehouse = tmp.resolve("warehouse");
+        Path ckRoot = tmp.resolve("checkpoints");
+        IngestConfig cfg = PgbenchCaptureITCase.config();
+        cfg.catalog.put("type", "hadoop");
+        cfg.catalog.put("warehouse", warehouse.toAbsolutePath().toString());
+        IngestPlan plan = IngestPlanner.plan(cfg, List.of());
+        CatalogSettings catalog = CatalogSettings.of("changeflow", cfg.catalog);
+        Catalog cat = catalog.open();
+        ClusterIngest.ensureTables(cat, plan);
+        KafkaInput kafka = new KafkaInput();
+        kafka.bootstrapServers = KAFKA.bootstrapServers();
+        kafka.topics = new ArrayList<>(topics);
+        kafka.groupId = "it-restored";
+        kafka.startingOffsets = StartingOffsets.earliest();
+        JobID jobId = JobID.fromHexString("c0ffee11c0ffee11c0ffee11c0ffee11");
+        TableIdentifier history = TableIdentifier.parse("public.pgbench_history");
+        // three parts, each with history rows (the capture starts with the snapshot's rows)
+        int firstHistory = 0;
+        while (!all.get(firstHistory).topic().endsWith(".pgbench_history")) {
+            firstHistory++;
+        }
+        int a = firstHistory + (all.size() - firstHistory) / 3;
+        int b = firstHistory + 2 * (all.size() - firstHistory) / 3;
+        Map<String, Long> ends = new HashMap<>();
+        FailureInjector.reset();
+        try (KafkaIngestCluster cluster = new KafkaIngestCluster()) {
+            ends.putAll(KafkaIngestCluster.produce(KAFKA, all.subList(0, a)));
+            JobClient job = cluster.submit(plan, catalog, kafka, ckRoot, INTERVAL, null, jobId);
+            Await.until(
+                    "a history commit of the job",
+                    Duration.ofMinutes(5),
+                    () -> maxCommittedCheckpoint(cat.loadTable(history), jobId) > 0,
+                    () -> "completed " + FailureInjector.COMPLETED.get());
+            // a failover: every task restarts (attempt 1) from the latest checkpoint
+            FailureInjector.armTaskFailure(FailureInjector.COMPLETED.get() + 1);
+            ends.putAll(KafkaIngestCluster.produce(KAFKA, all.subList(a, b)));
+            Await.until(
+                    "a restore after the task failure",
+                    Duration.ofMinutes(5),
+                    () -> FailureInjector.firedAt() >= 0 && FailureInjector.RESTORES.get() > 0,
+                    () -> "completed " + FailureInjector.COMPLETED.get());
+            long after = FailureInjector.COMPLETED.get();
+            Await.until(
+                    "a checkpoint after the failover",
+                    Duration.ofMinutes(5),
+                    () -> FailureInjector.COMPLETED.get() > after,
+                    () -> "completed " + FailureInjector.COMPLETED.get());
+            KafkaIngestCluster.awaitRead(ends, Duration.ofMinutes(5));
+            KafkaIngestCluster.cancel(job);
+        }
+        // (a new cluster: a MiniCluster, like a Dispatcher, refuses a job id it has already run)
+        try (KafkaIngestCluster cluster = new KafkaIngestCluster()) {
+            int restores = FailureInjector.RESTORES.get();
+            JobClient job =
+                    cluster.submit(
+                            plan,
+                            catalog,
+                            kafka,
+                            ckRoot,
+                            INTERVAL,
+                            KafkaIngestCluster.latestState(ckRoot),
+                            jobId);
+            Await.until(
+                    "the resubmitted job's restore",
+                    Duration.ofMinutes(5),
+                    () -> FailureInjector.RESTORES.get() > restores,
+                    () -> "");
+            ends.putAll(KafkaIngestCluster.produce(KAFKA, all.subList(b, all.size())));
+            KafkaIngestCluster.awaitRead(ends, Duration.ofMinutes(5));
+            KafkaIngestCluster.stopWithSavepoint(job, ckRoot);
+        }
+        PgbenchCaptureITCase.assertNoResetMarkers(cat);
+        PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
         if (cat instanceof Closeable) {
             ((Closeable) cat).close();
         }

@@ -13,8 +13,10 @@ import dev.changeflow.sinks.iceberg.TableRows;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
 import org.junit.jupiter.api.Test;
@@ -217,6 +219,23 @@ class PgbenchCaptureITCase {
         assertThat(sorted(rows(warehouse, "public.pgbench_history")))
                 .as("pgbench_history")
                 .isEqualTo(sorted(SharedData.finalCsv("pgbench_history")));
+    }
+
+    /**
+     * No table of namespace {@code public} holds a reset marker of {@code StatelessStartMarker} (a
+     * snapshot with {@code flink.max-committed-checkpoint-id = -1}): every start of the jobs that
+     * wrote them continued from state or used a job id new to the table.
+     */
+    static void assertNoResetMarkers(Catalog cat) {
+        for (TableIdentifier t : cat.listTables(Namespace.of("public"))) {
+            List<Long> markers = new ArrayList<>();
+            for (Snapshot s : cat.loadTable(t).snapshots()) {
+                if ("-1".equals(s.summary().get("flink.max-committed-checkpoint-id"))) {
+                    markers.add(s.snapshotId());
+                }
+            }
+            assertThat(markers).as("reset markers in " + t).isEmpty();
+        }
     }
 
     /** The table's rows formatted like PostgreSQL's CSV, ordered by the first (key) column. */

@@ -2,8 +2,12 @@ package dev.changeflow.sinks.iceberg;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.annotation.VisibleForTesting;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.jobgraph.OperatorID;
 import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.graph.StreamGraphHasherV2;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -18,6 +22,7 @@ import org.slf4j.LoggerFactory;
 
 import javax.annotation.Nullable;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -38,15 +43,25 @@ import java.util.Map;
  * empty snapshots, which K8 counts as empty; its first rows were lost). The Sink V2 {@code
  * IcebergSink} does the lookup on every commit, hence the issue's title.
  *
- * <p><b>The workaround.</b> When the job starts without state ({@link
- * StateInitializationContext#isRestored()} false — a job restored from any checkpoint or savepoint
- * sees true for every operator), subtask 0 looks up the table like the committer does and, if a
- * snapshot of this (job id, committer operator id) exists, commits an empty snapshot stamped with
- * them and {@code flink.max-committed-checkpoint-id = -1} (the committer's initial value). Every
- * later lookup of this run then finds either that marker or the run's own commits. The marker is
- * committed before this task runs, hence before the job's first checkpoint can complete; a restored
- * job (failover, HA recovery, savepoint) never writes one, so a real committed checkpoint is never
- * masked. With random job ids (local runs) nothing is written.
+ * <p><b>The workaround.</b> When the job starts without state, subtask 0 looks up the table like
+ * the committer does and, if a snapshot of this (job id, committer operator id) exists, commits an
+ * empty snapshot stamped with them and {@code flink.max-committed-checkpoint-id = -1} (the
+ * committer's initial value). Every later lookup of this run then finds either that marker or the
+ * run's own commits. The marker is committed before this task runs, hence before the job's first
+ * checkpoint can complete; a restored job (failover, HA recovery, savepoint) never writes one, so a
+ * real committed checkpoint is never masked. With random job ids (local runs) nothing is written.
+ *
+ * <p><b>Telling a start without state.</b> Flink sends no restore to a task none of whose operators
+ * holds state in the checkpoint: every operator of it then sees {@link
+ * StateInitializationContext#isRestored()} false even in a failover or a start from a savepoint.
+ * The writer chain this marker sits in (projection, Iceberg's stream writer) holds none, so the
+ * marker keeps a one-element union list state of its own ({@code stateless-start-seen}, written at
+ * every checkpoint and savepoint) that makes a restore visible, and it also counts any attempt
+ * number above 0 (a restart of this execution) as restored. (Before this state existed, a failover
+ * at such a moment wrote a marker that masked the committed checkpoints: the restored committer
+ * committed them again, found their deleted manifests missing and failed in every restart.) A job
+ * restored from a checkpoint or savepoint of an earlier changeflow version whose marker held no
+ * state is taken for a start without state once, on its first attempt.
  *
  * <p><b>K8 on a cluster.</b> For AUTO CDC tables ({@link StreamingTableSink#write}) the same start
  * without state fails with {@code STATE_MISSING_FOR_EXISTING_TABLE} when the table holds rows
@@ -63,9 +78,15 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData>
     static final String OPERATOR_ID = "flink.operator-id";
     static final String MAX_COMMITTED_CHECKPOINT_ID = "flink.max-committed-checkpoint-id";
 
+    /** The marker's own state: one {@code true} per subtask, so a restore reaches this task. */
+    static final ListStateDescriptor<Boolean> SEEN =
+            new ListStateDescriptor<>("stateless-start-seen", Types.BOOLEAN);
+
     private final TableLoader tableLoader;
     private final String committerOperatorId;
     private final boolean requireEmptyWithoutState;
+
+    private transient ListState<Boolean> seen;
 
     /**
      * @param tableLoader the sink's table
@@ -98,8 +119,8 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData>
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
-        if (context.isRestored()
-                || getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0) {
+        seen = context.getOperatorStateStore().getUnionListState(SEEN);
+        if (restored(context) || getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() != 0) {
             return;
         }
         String jobId = getRuntimeContext().getJobInfo().getJobId().toString();
@@ -133,6 +154,20 @@ final class StatelessStartMarker extends AbstractStreamOperator<RowData>
                     table.name(),
                     previous.summary().get(MAX_COMMITTED_CHECKPOINT_ID));
         }
+    }
+
+    /**
+     * Whether this start continues an earlier one: restored from a checkpoint or savepoint that
+     * holds this operator's state, or a restart (attempt above 0) of this execution.
+     */
+    private boolean restored(StateInitializationContext context) {
+        return context.isRestored() || getRuntimeContext().getTaskInfo().getAttemptNumber() > 0;
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        seen.update(List.of(Boolean.TRUE));
     }
 
     /**

@@ -121,6 +121,30 @@ class StatelessStartMarkerTest {
         }
     }
 
+    /**
+     * Flink sends no restore to a task none of whose operators holds state, and the writer task the
+     * marker sits in holds none of Flink's own: the marker's own state, in every snapshot of every
+     * subtask, is what tells it a restore from a start without state.
+     */
+    @Test
+    void everySnapshotHoldsTheMarkersOwnState() throws Exception {
+        for (int subtask = 0; subtask < 2; subtask++) {
+            try (OneInputStreamOperatorTestHarness<RowData, RowData> h = harness(2, subtask)) {
+                h.initializeEmptyState();
+                h.open();
+                OperatorSubtaskState state = h.snapshot(1L, 1L);
+                assertThat(state.hasState()).isTrue();
+                assertThat(state.getManagedOperatorState()).hasSize(1);
+                assertThat(
+                                state.getManagedOperatorState()
+                                        .iterator()
+                                        .next()
+                                        .getStateNameToPartitionOffsets())
+                        .containsOnlyKeys(StatelessStartMarker.SEEN.getName());
+            }
+        }
+    }
+
     @Test
     void noMarkerWhenRestoredForAnotherJobIdOnOtherSubtasksOrAlreadyReset() throws Exception {
         String op = StatelessStartMarker.operatorId(COMMITTER_UID);
