@@ -6,6 +6,7 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.hadoop.HadoopCatalog;
 
 import java.io.Serializable;
 import java.nio.file.Path;
@@ -213,6 +214,7 @@ public final class CatalogSettings implements Serializable {
     private CatalogLoader directLoader(Map<String, String> properties) {
         requireUri(name, properties);
         Configuration conf = hadoopConf();
+        properties = withJvmLock(properties);
         if (!properties.containsKey(CatalogProperties.CATALOG_IMPL)) {
             String type = properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE).toLowerCase(Locale.ROOT);
             switch (type) {
@@ -229,6 +231,40 @@ public final class CatalogSettings implements Serializable {
         Map<String, String> props = new TreeMap<>(properties);
         props.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
         return CatalogLoader.custom(name, props, conf, catalogImpl());
+    }
+
+    /**
+     * {@code properties} with {@code lock-impl} = {@link JvmLockManager} when they describe a
+     * Hadoop catalog ({@code type: hadoop}, or a {@code catalog-impl} extending {@link
+     * HadoopCatalog}) and name no lock manager: Iceberg's default for Hadoop tables loses its locks
+     * whenever any catalog of the JVM is closed ({@link JvmLockManager}).
+     */
+    static Map<String, String> withJvmLock(Map<String, String> properties) {
+        if (properties.containsKey(CatalogProperties.LOCK_IMPL) || !isHadoop(properties)) {
+            return properties;
+        }
+        Map<String, String> out = new TreeMap<>(properties);
+        out.put(CatalogProperties.LOCK_IMPL, JvmLockManager.class.getName());
+        return out;
+    }
+
+    private static boolean isHadoop(Map<String, String> properties) {
+        String impl = properties.get(CatalogProperties.CATALOG_IMPL);
+        if (impl == null) {
+            return CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP.equalsIgnoreCase(
+                    properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE));
+        }
+        try {
+            ClassLoader loader = Thread.currentThread().getContextClassLoader();
+            return HadoopCatalog.class.isAssignableFrom(
+                    Class.forName(
+                            impl,
+                            false,
+                            loader != null ? loader : CatalogSettings.class.getClassLoader()));
+        } catch (ClassNotFoundException | LinkageError e) {
+            // not loadable here: the catalog's own loading reports it
+            return false;
+        }
     }
 
     /** Resolves {@code ${env:NAME}} references when the catalog is loaded, not before. */

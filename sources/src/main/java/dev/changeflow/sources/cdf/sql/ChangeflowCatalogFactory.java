@@ -13,6 +13,7 @@ import org.apache.iceberg.util.PropertyUtil;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 
@@ -80,6 +81,7 @@ public class ChangeflowCatalogFactory extends FlinkCatalogFactory {
      */
     static CatalogLoader catalogLoader(
             String name, Map<String, String> properties, Configuration hadoopConf) {
+        properties = withJvmLock(properties);
         String catalogImpl = properties.get(CatalogProperties.CATALOG_IMPL);
         String catalogType = properties.get(ICEBERG_CATALOG_TYPE);
         if (catalogImpl != null) {
@@ -117,6 +119,34 @@ public class ChangeflowCatalogFactory extends FlinkCatalogFactory {
                                 name,
                                 CatalogProperties.CATALOG_IMPL));
         }
+    }
+
+    /**
+     * The lock manager changeflow's Hadoop catalogs use (module {@code sinks}: Iceberg's default
+     * loses its locks whenever any catalog of the JVM is closed, see that class).
+     */
+    public static final String JVM_LOCK_MANAGER = "dev.changeflow.sinks.iceberg.JvmLockManager";
+
+    /**
+     * {@code properties} with {@code lock-impl} = {@link #JVM_LOCK_MANAGER} for a {@code hadoop}
+     * catalog that names no lock manager, when that class is on the classpath (it is in every
+     * changeflow job).
+     */
+    static Map<String, String> withJvmLock(Map<String, String> properties) {
+        if (properties.containsKey(CatalogProperties.LOCK_IMPL)
+                || properties.containsKey(CatalogProperties.CATALOG_IMPL)
+                || !ICEBERG_CATALOG_TYPE_HADOOP.equalsIgnoreCase(
+                        properties.get(ICEBERG_CATALOG_TYPE))) {
+            return properties;
+        }
+        try {
+            Class.forName(JVM_LOCK_MANAGER, false, ChangeflowCatalogFactory.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            return properties;
+        }
+        Map<String, String> out = new HashMap<>(properties);
+        out.put(CatalogProperties.LOCK_IMPL, JVM_LOCK_MANAGER);
+        return out;
     }
 
     /**

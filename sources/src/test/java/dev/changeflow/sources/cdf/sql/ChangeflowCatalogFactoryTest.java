@@ -71,6 +71,19 @@ class ChangeflowCatalogFactoryTest {
         assertThat(new ChangeflowCatalogFactory().factoryIdentifier()).isEqualTo("changeflow");
     }
 
+    /**
+     * Without changeflow's sinks on the classpath (as in this module's tests) a Hadoop catalog
+     * keeps Iceberg's default lock manager; {@code JvmLockManagerWiringTest} (jobs) checks the
+     * class the constant names.
+     */
+    @Test
+    void jvmLockOnlyWhenItsClassIsThere() {
+        Map<String, String> hadoop = Map.of("catalog-type", "hadoop", "warehouse", "/w");
+        assertThat(ChangeflowCatalogFactory.withJvmLock(hadoop)).isEqualTo(hadoop);
+        Map<String, String> rest = Map.of("catalog-type", "rest", "uri", "http://x");
+        assertThat(ChangeflowCatalogFactory.withJvmLock(rest)).isEqualTo(rest);
+    }
+
     @Test
     void changesTableNames() {
         assertThat(ChangeflowCatalog.isChangesTable("t$changes")).isTrue();
