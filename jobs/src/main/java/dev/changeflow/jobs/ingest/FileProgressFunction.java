@@ -6,7 +6,7 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
@@ -21,6 +21,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
@@ -40,7 +42,12 @@ import java.util.regex.Pattern;
  * commit happened, which the launcher makes sure of by restoring it (Iceberg's committer commits
  * what a restored checkpoint holds) rather than trusting the list alone.
  *
- * <p>Counter {@code inputFilesCompleted} counts files completed by this run. Runs at parallelism 1.
+ * <p>Gauge {@code inputFilesCompleted}: how many of the run's files (given by a local launcher) the
+ * completed list holds — restored ones included, each counted once, so after a failover a file read
+ * again after the restored checkpoint does not count twice and the launcher never stops the job
+ * before the restored attempt has read everything (with {@link LocalMetrics}, which keeps only the
+ * newest attempt's gauge); without run files, the size of the completed list. Runs at parallelism
+ * 1.
  */
 final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
         implements CheckpointedFunction {
@@ -48,19 +55,24 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
     static final String METRIC = "inputFilesCompleted";
 
     @Nullable private final String doneDir;
+    @Nullable private final HashSet<String> runFiles;
     private transient TreeSet<String> completed;
     private transient ListState<String> state;
-    private transient Counter counter;
+    private transient volatile int runCompleted;
 
     FileProgressFunction(@Nullable Path doneDir) {
         this.doneDir = doneDir == null ? null : doneDir.toAbsolutePath().toString();
+        this.runFiles = null;
     }
 
     /**
      * As {@link #FileProgressFunction(Path)}, with the lists on any Flink file system: a local
      * folder as before, or an object store ({@code s3://...}), where each list is one object.
      */
-    FileProgressFunction(@Nullable org.apache.flink.core.fs.Path doneDir) {
+    FileProgressFunction(
+            @Nullable org.apache.flink.core.fs.Path doneDir,
+            @Nullable Collection<String> runFiles) {
+        this.runFiles = runFiles == null ? null : new HashSet<>(runFiles);
         this.doneDir =
                 doneDir == null
                         ? null
@@ -71,16 +83,27 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
 
     @Override
     public void open(OpenContext ctx) {
-        counter = getRuntimeContext().getMetricGroup().counter(METRIC);
+        getRuntimeContext().getMetricGroup().gauge(METRIC, (Gauge<Integer>) () -> runCompleted);
     }
 
     @Override
     public void processElement(SourceLine line, Context ctx, Collector<SourceLine> out) {
         if (line.endOfFile) {
-            completed.add(normalize(line.source));
-            counter.inc();
+            String file = normalize(line.source);
+            if (completed.add(file) && counts(file)) {
+                runCompleted++;
+            }
         }
         out.collect(line);
+    }
+
+    /** The value of gauge {@value #METRIC} (for tests). */
+    int runCompleted() {
+        return runCompleted;
+    }
+
+    private boolean counts(String file) {
+        return runFiles == null || runFiles.contains(file);
     }
 
     /**
@@ -128,9 +151,13 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
                 ctx.getOperatorStateStore()
                         .getListState(new ListStateDescriptor<>("completed-files", Types.STRING));
         completed = new TreeSet<>();
+        int count = 0;
         for (String s : state.get()) {
-            completed.add(s);
+            if (completed.add(s) && counts(s)) {
+                count++;
+            }
         }
+        runCompleted = count;
     }
 
     /**

@@ -37,6 +37,7 @@ import javax.annotation.Nullable;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -115,7 +116,8 @@ public final class IngestJob {
                 monitorInterval,
                 doneDir == null ? null : StateFiles.of(doneDir),
                 includeExisting,
-                skip);
+                skip,
+                null);
     }
 
     /**
@@ -129,6 +131,9 @@ public final class IngestJob {
      *     or null for every file found at that start
      * @param doneDir as in {@link #build(StreamExecutionEnvironment, IngestPlan, CatalogSettings,
      *     List, Duration, Path)}, on any Flink file system (a local folder or an object store)
+     * @param runFiles the files a local run is to read (keys as {@code skip}), whose completed
+     *     count gauge {@code inputFilesCompleted} tells its launcher, or null ({@link
+     *     FileProgressFunction})
      */
     public static void buildFiles(
             StreamExecutionEnvironment env,
@@ -138,7 +143,8 @@ public final class IngestJob {
             @Nullable Duration monitorInterval,
             @Nullable org.apache.flink.core.fs.Path doneDir,
             boolean includeExisting,
-            @Nullable List<String> skip) {
+            @Nullable List<String> skip,
+            @Nullable Collection<String> runFiles) {
         // S2: CSV lines and Parquet records become plain rows in the source
         ChangeFiles.Format format = IngestPlanner.fileFormat(plan.config.format);
         Source<
@@ -176,7 +182,7 @@ public final class IngestJob {
                         .uid("change-files")
                         .setParallelism(1)
                         .process(
-                                new FileProgressFunction(doneDir),
+                                new FileProgressFunction(doneDir, runFiles),
                                 HandedOverTypeInfo.of(SourceLine.class))
                         .uid("file-progress")
                         .name("file progress")

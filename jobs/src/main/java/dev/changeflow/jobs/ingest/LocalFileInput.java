@@ -131,12 +131,16 @@ final class LocalFileInput implements LocalInput {
                 Duration.ofMillis(500),
                 filesDone,
                 !skipping,
-                skipping ? skipped : null);
+                skipping ? skipped : null,
+                fresh);
     }
 
     @Override
     public boolean done() {
-        return LocalMetrics.sum(FileProgressFunction.METRIC) >= fresh.size();
+        // the gauge of the running attempt only: after a failover, files the failed attempt
+        // completed after the restored checkpoint are read again, and count once
+        return LocalMetrics.registered(FileProgressFunction.METRIC)
+                && LocalMetrics.sum(FileProgressFunction.METRIC) >= fresh.size();
     }
 
     @Override

@@ -54,9 +54,13 @@ public final class LocalMetrics implements MetricReporter {
         METRICS.clear();
         FLOW_METRICS.clear();
         TASK_METRICS.clear();
+        LATEST_GAUGES.clear();
     }
 
-    /** Sum of all counters (or numeric gauges) with this simple name, over all subtasks. */
+    /**
+     * Sum of all counters (or numeric gauges) with this simple name, over all subtasks. Counters of
+     * failed attempts stay in the sum; of a gauge only the newest attempt's value counts.
+     */
     public static long sum(String name) {
         return sum(METRICS.getOrDefault(name, List.of()));
     }
@@ -129,10 +133,26 @@ public final class LocalMetrics implements MetricReporter {
     @Override
     public void close() {}
 
+    /**
+     * The gauge registered last per metric name and scope without the attempt number (job, task,
+     * subtask, operator, groups): a gauge describes the state of a running task, so the one of a
+     * failed attempt stops counting once its subtask restarts.
+     */
+    private static final Map<String, Metric> LATEST_GAUGES = new ConcurrentHashMap<>();
+
     @Override
     public void notifyOfAddedMetric(Metric metric, String metricName, MetricGroup group) {
-        METRICS.computeIfAbsent(metricName, k -> new CopyOnWriteArrayList<>()).add(metric);
         Map<String, String> variables = group.getAllVariables();
+        if (metric instanceof Gauge) {
+            Map<String, String> scope = new java.util.TreeMap<>(variables);
+            scope.remove(ScopeFormat.SCOPE_TASK_ATTEMPT_NUM);
+            scope.remove(ScopeFormat.SCOPE_TASK_ATTEMPT_ID);
+            Metric previous = LATEST_GAUGES.put(metricName + scope, metric);
+            if (previous != null) {
+                forget(metricName, previous);
+            }
+        }
+        METRICS.computeIfAbsent(metricName, k -> new CopyOnWriteArrayList<>()).add(metric);
         String task = variables.get(ScopeFormat.SCOPE_TASK_NAME);
         if (task != null && !variables.containsKey(ScopeFormat.SCOPE_OPERATOR_NAME)) {
             TASK_METRICS
@@ -147,6 +167,16 @@ public final class LocalMetrics implements MetricReporter {
                     .computeIfAbsent(metricName + "@" + flow, k -> new CopyOnWriteArrayList<>())
                     .add(metric);
         }
+    }
+
+    /** Removes {@code metric} (by identity) from every map of this reporter. */
+    private static void forget(String metricName, Metric metric) {
+        METRICS.getOrDefault(metricName, List.of()).removeIf(m -> m == metric);
+        FLOW_METRICS.values().forEach(l -> l.removeIf(m -> m == metric));
+        TASK_METRICS
+                .getOrDefault(metricName, Map.of())
+                .values()
+                .forEach(l -> l.removeIf(m -> m == metric));
     }
 
     @Override
