@@ -7,6 +7,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.sql.SQLException;
+import java.sql.SQLIntegrityConstraintViolationException;
 import java.util.Objects;
 
 /**
@@ -19,10 +21,11 @@ import java.util.Objects;
  * trigger manager of the same table in one job, or two jobs — the insert fails on the primary key
  * and Iceberg throws {@code UncheckedSQLException("Failed to create ... lock")}. Thrown from the
  * trigger manager's timer, that fails the whole ingest job (seen in {@code InJobExpiryITCase} with
- * the embedded SQLite lock). Here the failed attempt is logged at WARN and reported as a held lock:
- * the trigger manager tries again after its lock check delay, the expiry skips its tick.
- * Maintenance never fails the ingest. A lock database that keeps failing thus stops maintenance
- * (each attempt logged) rather than the job.
+ * the embedded SQLite lock). Here the failed attempt is reported as a held lock — logged on one
+ * INFO line when it is that race ({@link #lostRace}), at WARN with its stack trace otherwise: the
+ * trigger manager tries again after its lock check delay, the expiry skips its tick. Maintenance
+ * never fails the ingest. A lock database that keeps failing thus stops maintenance (each attempt
+ * logged) rather than the job.
  *
  * <p>{@link Lock#isHeld()} and {@link Lock#unlock()} are Iceberg's unchanged: {@code unlock}
  * deletes the row whoever inserted it (Iceberg's lock rows carry a random instance id per {@code
@@ -66,6 +69,28 @@ public final class RaceTolerantLockFactory implements TriggerLockFactory {
         delegate.close();
     }
 
+    /**
+     * Whether {@code e} is a lost race for the lock row: an integrity-constraint violation (JDBC
+     * {@link SQLIntegrityConstraintViolationException}, SQLState class {@code 23}, or SQLite's
+     * {@code SQLITE_CONSTRAINT} codes, whose driver sets no SQLState) anywhere in its causes.
+     */
+    static boolean lostRace(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLIntegrityConstraintViolationException) {
+                return true;
+            }
+            if (t instanceof SQLException) {
+                String state = ((SQLException) t).getSQLState();
+                String message = t.getMessage();
+                if (state != null && state.startsWith("23")
+                        || message != null && message.contains("SQLITE_CONSTRAINT")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     private static final class Tolerant implements Lock {
         private final Lock lock;
         private final String name;
@@ -80,11 +105,19 @@ public final class RaceTolerantLockFactory implements TriggerLockFactory {
             try {
                 return lock.tryLock();
             } catch (RuntimeException e) {
-                LOG.warn(
-                        "the {} could not be taken (another holder took it at the same moment, or"
-                                + " the lock database failed); counted as held, tried again later",
-                        name,
-                        e);
+                if (lostRace(e)) {
+                    // the expected race: one line, no stack trace
+                    LOG.info(
+                            "the {} was taken by another holder at the same moment; counted as"
+                                    + " held, tried again later",
+                            name);
+                } else {
+                    LOG.warn(
+                            "the {} could not be taken (the lock database failed); counted as"
+                                    + " held, tried again later",
+                            name,
+                            e);
+                }
                 return false;
             }
         }

@@ -92,7 +92,19 @@ class InJobMaintenanceTest {
             assertThatThrownBy(plain::tryLock)
                     .isInstanceOf(UncheckedSQLException.class)
                     .hasMessage(
-                            "Failed to create JdbcLock{type=MAINTENANCE, lockId=shop.items} lock");
+                            "Failed to create JdbcLock{type=MAINTENANCE, lockId=shop.items} lock")
+                    .satisfies(
+                            e ->
+                                    assertThat(RaceTolerantLockFactory.lostRace(e))
+                                            .as("told apart from a failing database")
+                                            .isTrue());
+            assertThat(
+                            RaceTolerantLockFactory.lostRace(
+                                    new UncheckedSQLException(
+                                            new java.sql.SQLException(
+                                                    "[SQLITE_BUSY] The database file is locked"),
+                                            "Failed to create lock")))
+                    .isFalse();
             // SQLite rolls the trigger's row back with the failed insert: nothing is left held
 
             TriggerLockFactory.Lock l = lock.createLock();
