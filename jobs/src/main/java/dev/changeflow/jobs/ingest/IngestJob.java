@@ -191,9 +191,11 @@ public final class IngestJob {
     }
 
     /**
-     * Adds the ingest pipeline reading Kafka: the source (uid {@code kafka-source}) and the
-     * progress function (uid {@code kafka-progress}) run at parallelism 1, chained with the
-     * decoder, so one partition's records keep their order up to the keyBy.
+     * Adds the ingest pipeline reading Kafka: the source (uid {@code kafka-source}, one split per
+     * partition), the progress function (uid {@code kafka-progress}) and the decoder run at the
+     * job's parallelism, chained: each partition is read by one reader, so its records keep their
+     * order up to the keyBy (the result does not depend on it, docs/semantics.md A2, but lateness
+     * counts do), and no shuffle precedes the keyBy.
      *
      * @param progress tracks consumed positions (a local run's end condition), see {@link
      *     KafkaProgressFunction}
@@ -211,11 +213,11 @@ public final class IngestJob {
                                 "kafka",
                                 HandedOverTypeInfo.of(KafkaChangeRecord.class))
                         .uid("kafka-source")
-                        .setParallelism(1)
+                        .setParallelism(plan.config.parallelism)
                         .process(progress, HandedOverTypeInfo.of(KafkaChangeRecord.class))
                         .uid("kafka-progress")
                         .name("kafka progress")
-                        .setParallelism(1);
+                        .setParallelism(plan.config.parallelism);
         buildKafka(records, plan, catalog);
     }
 

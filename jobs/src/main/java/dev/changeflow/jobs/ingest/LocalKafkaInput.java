@@ -10,6 +10,7 @@ import javax.annotation.Nullable;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * Kafka in a local run: ends at the end offsets seen at launch (fetched with an admin client in
@@ -21,6 +22,10 @@ final class LocalKafkaInput implements LocalInput {
     private final String defaultGroupId;
     private KafkaOffsets.Snapshot offsets;
     private long lastRecords = -1;
+
+    /** The Kafka readers' parallelism (the job's), set when the job is built. */
+    private int readers = 1;
+
     private long lastChange;
 
     /**
@@ -72,6 +77,7 @@ final class LocalKafkaInput implements LocalInput {
 
     @Override
     public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog) {
+        readers = plan.config.parallelism;
         IngestJob.buildKafka(
                 env,
                 plan,
@@ -93,8 +99,10 @@ final class LocalKafkaInput implements LocalInput {
             }
             return now - lastChange >= untilIdle.toNanos();
         }
-        return LocalMetrics.registered(KafkaProgressFunction.PENDING_METRIC)
-                && LocalMetrics.sum(KafkaProgressFunction.PENDING_METRIC) == 0;
+        // summed over the readers of one attempt: each knows only the partitions it read
+        return LocalMetrics.sumOfOneAttempt(KafkaProgressFunction.PENDING_METRIC, readers)
+                        .orElse(-1)
+                == 0;
     }
 
     @Override
@@ -102,7 +110,12 @@ final class LocalKafkaInput implements LocalInput {
         if (!LocalMetrics.registered(KafkaProgressFunction.PENDING_METRIC)) {
             return "partitions starting";
         }
-        long pending = LocalMetrics.sum(KafkaProgressFunction.PENDING_METRIC);
+        OptionalLong summed =
+                LocalMetrics.sumOfOneAttempt(KafkaProgressFunction.PENDING_METRIC, readers);
+        if (summed.isEmpty()) {
+            return "partitions starting";
+        }
+        long pending = summed.getAsLong();
         return "partitions at end "
                 + (offsets.endOffsets.size() - pending)
                 + "/"

@@ -12,9 +12,12 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
 import org.apache.flink.runtime.metrics.scope.ScopeFormat;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -55,6 +58,7 @@ public final class LocalMetrics implements MetricReporter {
         FLOW_METRICS.clear();
         TASK_METRICS.clear();
         LATEST_GAUGES.clear();
+        GAUGE_ATTEMPTS.clear();
     }
 
     /**
@@ -122,6 +126,25 @@ public final class LocalMetrics implements MetricReporter {
         return out;
     }
 
+    /**
+     * The sum of the gauges with this simple name when exactly {@code subtasks} of them are live
+     * and all were registered in the same attempt number, else empty: for gauges that mean
+     * something only summed over all subtasks of one run of the job (a failover restarts every
+     * subtask of the job's one region, so until every subtask registered its new gauge the sum
+     * mixes attempts; e.g. {@link KafkaProgressFunction#PENDING_METRIC}).
+     */
+    public static OptionalLong sumOfOneAttempt(String name, int subtasks) {
+        List<Metric> live = METRICS.getOrDefault(name, List.of());
+        if (live.size() != subtasks) {
+            return OptionalLong.empty();
+        }
+        Set<String> attempts = new HashSet<>();
+        for (Metric m : live) {
+            attempts.add(GAUGE_ATTEMPTS.getOrDefault(m, "counter"));
+        }
+        return attempts.size() == 1 ? OptionalLong.of(sum(live)) : OptionalLong.empty();
+    }
+
     /** Whether a metric with this simple name was registered by the running job. */
     public static boolean registered(String name) {
         return !METRICS.getOrDefault(name, List.of()).isEmpty();
@@ -140,6 +163,9 @@ public final class LocalMetrics implements MetricReporter {
      */
     private static final Map<String, Metric> LATEST_GAUGES = new ConcurrentHashMap<>();
 
+    /** The attempt number each live gauge was registered in (gauges compare by identity). */
+    private static final Map<Metric, String> GAUGE_ATTEMPTS = new ConcurrentHashMap<>();
+
     @Override
     public void notifyOfAddedMetric(Metric metric, String metricName, MetricGroup group) {
         Map<String, String> variables = group.getAllVariables();
@@ -151,6 +177,8 @@ public final class LocalMetrics implements MetricReporter {
             if (previous != null) {
                 forget(metricName, previous);
             }
+            GAUGE_ATTEMPTS.put(
+                    metric, variables.getOrDefault(ScopeFormat.SCOPE_TASK_ATTEMPT_NUM, ""));
         }
         METRICS.computeIfAbsent(metricName, k -> new CopyOnWriteArrayList<>()).add(metric);
         String task = variables.get(ScopeFormat.SCOPE_TASK_NAME);
@@ -171,6 +199,7 @@ public final class LocalMetrics implements MetricReporter {
 
     /** Removes {@code metric} (by identity) from every map of this reporter. */
     private static void forget(String metricName, Metric metric) {
+        GAUGE_ATTEMPTS.remove(metric);
         METRICS.getOrDefault(metricName, List.of()).removeIf(m -> m == metric);
         FLOW_METRICS.values().forEach(l -> l.removeIf(m -> m == metric));
         TASK_METRICS

@@ -7,6 +7,7 @@ import dev.changeflow.sources.kafka.StartingOffsets;
 
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.ProcessOperator;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 
@@ -29,6 +30,12 @@ class KafkaProgressFunctionTest {
     static OneInputStreamOperatorTestHarness<KafkaChangeRecord, KafkaChangeRecord> harness(
             KafkaProgressFunction fn) throws Exception {
         return new OneInputStreamOperatorTestHarness<>(new ProcessOperator<>(fn));
+    }
+
+    static OneInputStreamOperatorTestHarness<KafkaChangeRecord, KafkaChangeRecord> harness(
+            KafkaProgressFunction fn, int parallelism, int subtask) throws Exception {
+        return new OneInputStreamOperatorTestHarness<>(
+                new ProcessOperator<>(fn), 128, parallelism, subtask);
     }
 
     @Test
@@ -76,6 +83,56 @@ class KafkaProgressFunctionTest {
             h.initializeState(snapshot);
             h.open();
             assertThat(idle.pending()).containsExactly(A0);
+        }
+    }
+
+    /**
+     * Two readers: subtask 0 reports the partitions pending at the start, each subtask subtracts
+     * those it read to the end, so only the sum over both is the job's pending count; the union
+     * state gives both subtasks every position after a restore.
+     */
+    @Test
+    void twoReadersSumToThePendingPartitionsAlsoAfterARestore() throws Exception {
+        Map<String, Long> end = Map.of(A0, 3L, A1, 2L, B0, 7L);
+        Map<String, Long> start = Map.of(A0, 0L, A1, 0L, B0, 5L);
+        KafkaProgressFunction r0 = new KafkaProgressFunction(end, start);
+        KafkaProgressFunction r1 = new KafkaProgressFunction(end, start);
+        OperatorSubtaskState s0;
+        OperatorSubtaskState s1;
+        try (var h0 = harness(r0, 2, 0);
+                var h1 = harness(r1, 2, 1)) {
+            h0.open();
+            h1.open();
+            assertThat(r0.gauge() + r1.gauge()).isEqualTo(3);
+            // reader 1 reads a1 to its end and b0 half-way, reader 0 reads a0 to its end
+            h1.processElement(record("pg.public.a", 1, 0), 0L);
+            h1.processElement(record("pg.public.a", 1, 1), 0L);
+            h1.processElement(record("pg.public.b", 0, 5), 0L);
+            h0.processElement(record("pg.public.a", 0, 2), 0L);
+            assertThat(r0.gauge()).isEqualTo(2);
+            assertThat(r1.gauge()).isEqualTo(-1);
+            assertThat(r0.gauge() + r1.gauge()).isEqualTo(1);
+            s0 = h0.snapshot(1L, 1L);
+            s1 = h1.snapshot(1L, 1L);
+        }
+        OperatorSubtaskState both = AbstractStreamOperatorTestHarness.repackageState(s0, s1);
+        KafkaProgressFunction q0 = new KafkaProgressFunction(end, start);
+        KafkaProgressFunction q1 = new KafkaProgressFunction(end, start);
+        try (var h0 = harness(q0, 2, 0);
+                var h1 = harness(q1, 2, 1)) {
+            h0.initializeState(
+                    AbstractStreamOperatorTestHarness.repartitionOperatorState(both, 128, 2, 2, 0));
+            h1.initializeState(
+                    AbstractStreamOperatorTestHarness.repartitionOperatorState(both, 128, 2, 2, 1));
+            h0.open();
+            h1.open();
+            // every subtask knows every position: only b0 is pending, counted once
+            assertThat(q0.pending()).containsExactly(B0);
+            assertThat(q1.pending()).containsExactly(B0);
+            assertThat(q0.gauge() + q1.gauge()).isEqualTo(1);
+            // after the restore b0 is read by the other reader
+            h0.processElement(record("pg.public.b", 0, 6), 0L);
+            assertThat(q0.gauge() + q1.gauge()).isZero();
         }
     }
 

@@ -66,4 +66,18 @@ class LocalMetricsTest {
         assertThat(LocalMetrics.sum("records")).isEqualTo(10);
         assertThat(LocalMetrics.registered("filesDone")).isTrue();
     }
+
+    @Test
+    void aSumOverSubtasksIsGivenOnlyWhenAllOfOneAttemptAreThere() {
+        LocalMetrics reporter = new LocalMetrics();
+        reporter.notifyOfAddedMetric((Gauge<Integer>) () -> 3, "pending", group(0, 0));
+        assertThat(LocalMetrics.sumOfOneAttempt("pending", 2)).isEmpty();
+        reporter.notifyOfAddedMetric((Gauge<Integer>) () -> -3, "pending", group(1, 0));
+        assertThat(LocalMetrics.sumOfOneAttempt("pending", 2)).hasValue(0);
+        // a failover: subtask 1 is back first; its sum with subtask 0's old gauge means nothing
+        reporter.notifyOfAddedMetric((Gauge<Integer>) () -> -2, "pending", group(1, 1));
+        assertThat(LocalMetrics.sumOfOneAttempt("pending", 2)).isEmpty();
+        reporter.notifyOfAddedMetric((Gauge<Integer>) () -> 2, "pending", group(0, 1));
+        assertThat(LocalMetrics.sumOfOneAttempt("pending", 2)).hasValue(0);
+    }
 }
