@@ -59,6 +59,8 @@ class KafkaBadInputITCase {
                 "namespace: shop",
                 "checkpoint-interval: 1s",
                 "max-record-bytes: 4096",
+                // two readers: the bad records of the partitions land in both
+                "kafka-readers: 2",
                 "flows:",
                 "  - table: items",
                 "    keys: [id]",

@@ -1,6 +1,7 @@
 package dev.changeflow.e2e;
 
 import dev.changeflow.e2e.kafka.EmbeddedKafka;
+import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.jobs.ingest.LocalIngest;
@@ -65,7 +66,11 @@ class KafkaPgbenchITCase {
         int half = records.size() / 2;
 
         Path warehouse = tmp.resolve("warehouse");
-        IngestPlan plan = IngestPlanner.plan(PgbenchCaptureITCase.config(), List.of());
+        IngestConfig cfg = PgbenchCaptureITCase.config();
+        // two readers (kafka-readers) over the 2 partitions of each topic; the positions, in union
+        // state, reach both on every resume
+        cfg.kafkaReaders = 2;
+        IngestPlan plan = IngestPlanner.plan(cfg, List.of());
         KafkaInput kafka = new KafkaInput();
         kafka.bootstrapServers = KAFKA.bootstrapServers();
         kafka.topics = new ArrayList<>(topics);

@@ -57,6 +57,9 @@ public final class IngestConfig implements Serializable {
     /** Parallelism of the keyed operators and writers; default: available cores. */
     public int parallelism = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
 
+    /** Parallelism of the Kafka reader and decoder ({@link IngestOptions#KAFKA_READERS}). */
+    public int kafkaReaders = IngestOptions.KAFKA_READERS.defaultValue();
+
     /**
      * Whether the file itself set {@link #checkpointInterval} (not the default); {@code deploy}
      * then renders it into the FlinkDeployment.
@@ -139,6 +142,9 @@ public final class IngestConfig implements Serializable {
         if (r.isSet(IngestOptions.PARALLELISM)) {
             parallelism = r.get(IngestOptions.PARALLELISM);
             parallelismSet = true;
+        }
+        if (r.isSet(IngestOptions.KAFKA_READERS)) {
+            kafkaReaders = r.get(IngestOptions.KAFKA_READERS);
         }
         if (r.isSet(IngestOptions.MAX_RECORD_BYTES)) {
             maxRecordBytes = r.get(IngestOptions.MAX_RECORD_BYTES);

@@ -192,10 +192,10 @@ public final class IngestJob {
 
     /**
      * Adds the ingest pipeline reading Kafka: the source (uid {@code kafka-source}, one split per
-     * partition), the progress function (uid {@code kafka-progress}) and the decoder run at the
-     * job's parallelism, chained: each partition is read by one reader, so its records keep their
-     * order up to the keyBy (the result does not depend on it, docs/semantics.md A2, but lateness
-     * counts do), and no shuffle precedes the keyBy.
+     * partition), the progress function (uid {@code kafka-progress}) and the decoder run at {@code
+     * kafka-readers} (default 1), chained: each partition is read by one reader, so its records
+     * keep their order up to the keyBy (the result does not depend on it, docs/semantics.md A2, but
+     * lateness counts do), and no shuffle precedes the keyBy.
      *
      * @param progress tracks consumed positions (a local run's end condition), see {@link
      *     KafkaProgressFunction}
@@ -213,11 +213,11 @@ public final class IngestJob {
                                 "kafka",
                                 HandedOverTypeInfo.of(KafkaChangeRecord.class))
                         .uid("kafka-source")
-                        .setParallelism(plan.config.parallelism)
+                        .setParallelism(plan.config.kafkaReaders)
                         .process(progress, HandedOverTypeInfo.of(KafkaChangeRecord.class))
                         .uid("kafka-progress")
                         .name("kafka progress")
-                        .setParallelism(plan.config.parallelism);
+                        .setParallelism(plan.config.kafkaReaders);
         buildKafka(records, plan, catalog);
     }
 

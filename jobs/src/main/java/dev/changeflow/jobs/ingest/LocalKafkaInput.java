@@ -23,7 +23,7 @@ final class LocalKafkaInput implements LocalInput {
     private KafkaOffsets.Snapshot offsets;
     private long lastRecords = -1;
 
-    /** The Kafka readers' parallelism (the job's), set when the job is built. */
+    /** The Kafka readers' parallelism ({@code kafka-readers}), set when the job is built. */
     private int readers = 1;
 
     private long lastChange;
@@ -77,7 +77,7 @@ final class LocalKafkaInput implements LocalInput {
 
     @Override
     public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog) {
-        readers = plan.config.parallelism;
+        readers = plan.config.kafkaReaders;
         IngestJob.buildKafka(
                 env,
                 plan,

@@ -154,7 +154,7 @@ class FlowsFileTest {
                 .hasMessage("x.yaml:1:1: unknown option 'flws' (did you mean 'flows'?)");
         assertThatThrownBy(() -> FlowsFile.parse("name: n\nzzzzzzzz: 1\n", "x.yaml"))
                 .hasMessage(
-                        "x.yaml:2:1: unknown option 'zzzzzzzz' (known: catalog, checkpoint-interval, checkpoint-timeout, csv-comment, csv-escape, csv-header, csv-null-value, csv-quote, csv-sep, flows, format, include-existing-files, kafka, max-files-per-trigger, max-record-bytes, name, namespace, parallelism)");
+                        "x.yaml:2:1: unknown option 'zzzzzzzz' (known: catalog, checkpoint-interval, checkpoint-timeout, csv-comment, csv-escape, csv-header, csv-null-value, csv-quote, csv-sep, flows, format, include-existing-files, kafka, kafka-readers, max-files-per-trigger, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test
@@ -798,5 +798,22 @@ class FlowsFileTest {
             p = p.getParent();
         }
         return Files.readString(p.resolve("README.md"));
+    }
+
+    @Test
+    void kafkaReadersIsAPositiveCountDefaultingToOne() throws Exception {
+        String flows = "flows:\n  - table: a\n    keys: [id]\n";
+        assertThat(FlowsFile.parse(flows, "f.yaml").kafkaReaders).isEqualTo(1);
+        assertThat(FlowsFile.parse("kafka-readers: 3\n" + flows, "f.yaml").kafkaReaders)
+                .isEqualTo(3);
+        for (String bad : List.of("0", "-1", "two", "1.5")) {
+            assertThatThrownBy(
+                            () -> FlowsFile.parse("kafka-readers: " + bad + "\n" + flows, "f.yaml"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(
+                            "kafka-readers must be a whole number of subtasks from 1 to 32767, got '"
+                                    + bad
+                                    + "'");
+        }
     }
 }

@@ -945,7 +945,7 @@ class SqlPipelineTest {
                 "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
                         + " checkpoint-interval, checkpoint-timeout, csv-comment, csv-escape, csv-header,"
                         + " csv-null-value, csv-quote, csv-sep, format, include-existing-files,"
-                        + " max-files-per-trigger, max-record-bytes, name, namespace,"
+                        + " kafka-readers, max-files-per-trigger, max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");
         // the name names the job's state folder: no path, no blank (fresh-user finding)
