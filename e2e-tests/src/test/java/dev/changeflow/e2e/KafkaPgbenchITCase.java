@@ -37,6 +37,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * The recorded pgbench capture ({@code ../shared/data/pgbench-s1}) produced to a real Kafka broker
@@ -129,6 +130,44 @@ class KafkaPgbenchITCase {
                 .hasMessageContaining("table public.pgbench_accounts already holds rows")
                 .hasMessageContaining("no checkpoint or savepoint of 'pgbench'")
                 .hasMessageContaining("--from-scratch");
+        PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
+    }
+
+    /**
+     * A failover in a local Kafka run with two readers (the first commit of the accounts fails
+     * after its checkpoint completed): the run still ends once every partition is read — the
+     * launcher sums the pending gauges of the running attempt's readers only, where the failed
+     * attempt's froze above 0 — and the tables equal PostgreSQL's.
+     */
+    @Test
+    void aLocalRunThatFailsOverStillEndsAndIsExact() throws Exception {
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (ProducerRecord<byte[], byte[]> r :
+                records(SharedData.readLines(SharedData.pgbenchCapture()))) {
+            records.add(new ProducerRecord<>("failover." + r.topic(), r.key(), r.value()));
+        }
+        TreeSet<String> topics = new TreeSet<>();
+        records.forEach(r -> topics.add(r.topic()));
+        KAFKA.createTopics(PARTITIONS, new ArrayList<>(topics));
+        produce(records);
+
+        Path warehouse = tmp.resolve("warehouse");
+        IngestConfig cfg = PgbenchCaptureITCase.config();
+        cfg.kafkaReaders = 2;
+        cfg.checkpointInterval = Duration.ofMillis(500);
+        cfg.catalog.put("catalog-impl", FailingCommitCatalog.class.getName());
+        cfg.catalog.put("warehouse", warehouse.toAbsolutePath().toString());
+        IngestPlan plan = IngestPlanner.plan(cfg, List.of());
+        KafkaInput kafka = new KafkaInput();
+        kafka.bootstrapServers = KAFKA.bootstrapServers();
+        kafka.topics = new ArrayList<>(topics);
+        kafka.groupId = "it-failover";
+        kafka.startingOffsets = StartingOffsets.earliest();
+        FailingCommitCatalog.failNextCommits("pgbench_accounts", 1);
+        LocalIngest.Summary summary =
+                assertTimeoutPreemptively(Duration.ofMinutes(5), () -> run(plan, kafka, warehouse));
+        assertThat(FailingCommitCatalog.failed()).isEqualTo(1);
+        assertThat(summary.quarantined).isZero();
         PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
     }
 
