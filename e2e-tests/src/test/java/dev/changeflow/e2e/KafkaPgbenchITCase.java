@@ -72,11 +72,7 @@ class KafkaPgbenchITCase {
         // state, reach both on every resume
         cfg.kafkaReaders = 2;
         IngestPlan plan = IngestPlanner.plan(cfg, List.of());
-        KafkaInput kafka = new KafkaInput();
-        kafka.bootstrapServers = KAFKA.bootstrapServers();
-        kafka.topics = new ArrayList<>(topics);
-        kafka.groupId = "it-pgbench";
-        kafka.startingOffsets = StartingOffsets.earliest();
+        KafkaInput kafka = earliest(KAFKA, topics, "it-pgbench");
 
         long t = System.nanoTime();
         produce(records.subList(0, half));
@@ -158,17 +154,27 @@ class KafkaPgbenchITCase {
         cfg.catalog.put("catalog-impl", FailingCommitCatalog.class.getName());
         cfg.catalog.put("warehouse", warehouse.toAbsolutePath().toString());
         IngestPlan plan = IngestPlanner.plan(cfg, List.of());
-        KafkaInput kafka = new KafkaInput();
-        kafka.bootstrapServers = KAFKA.bootstrapServers();
-        kafka.topics = new ArrayList<>(topics);
-        kafka.groupId = "it-failover";
-        kafka.startingOffsets = StartingOffsets.earliest();
+        KafkaInput kafka = earliest(KAFKA, topics, "it-failover");
         FailingCommitCatalog.failNextCommits("pgbench_accounts", 1);
         LocalIngest.Summary summary =
                 assertTimeoutPreemptively(Duration.ofMinutes(5), () -> run(plan, kafka, warehouse));
         assertThat(FailingCommitCatalog.failed()).isEqualTo(1);
         assertThat(summary.quarantined).isZero();
         PgbenchCaptureITCase.assertTablesEqualOracle(warehouse);
+    }
+
+    /**
+     * The Kafka input of a test: {@code topics} of {@code broker} from the earliest offsets, group
+     * {@code group}.
+     */
+    static KafkaInput earliest(
+            EmbeddedKafka broker, java.util.Collection<String> topics, String group) {
+        KafkaInput kafka = new KafkaInput();
+        kafka.bootstrapServers = broker.bootstrapServers();
+        kafka.topics = new ArrayList<>(topics);
+        kafka.groupId = group;
+        kafka.startingOffsets = StartingOffsets.earliest();
+        return kafka;
     }
 
     static LocalIngest.Summary run(IngestPlan plan, KafkaInput kafka, Path warehouse)

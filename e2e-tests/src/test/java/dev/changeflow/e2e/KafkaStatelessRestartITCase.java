@@ -203,11 +203,7 @@ class KafkaStatelessRestartITCase {
         CatalogSettings catalog = CatalogSettings.of("changeflow", cfg.catalog);
         Catalog cat = catalog.open();
         ClusterIngest.ensureTables(cat, plan);
-        KafkaInput kafka = new KafkaInput();
-        kafka.bootstrapServers = KAFKA.bootstrapServers();
-        kafka.topics = new ArrayList<>(topics);
-        kafka.groupId = "it-restored";
-        kafka.startingOffsets = StartingOffsets.earliest();
+        KafkaInput kafka = KafkaPgbenchITCase.earliest(KAFKA, topics, "it-restored");
         JobID jobId = JobID.fromHexString("c0ffee11c0ffee11c0ffee11c0ffee11");
         TableIdentifier history = TableIdentifier.parse("public.pgbench_history");
         // three parts, each with history rows (the capture starts with the snapshot's rows)

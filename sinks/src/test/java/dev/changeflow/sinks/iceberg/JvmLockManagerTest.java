@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -61,8 +62,18 @@ class JvmLockManagerTest {
         assertThat(a.acquire("e", "a")).isTrue();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            Future<Boolean> waiter = pool.submit(() -> manager(60_000).acquire("e", "b"));
-            Thread.sleep(50);
+            AtomicReference<Thread> waiting = new AtomicReference<>();
+            Future<Boolean> waiter =
+                    pool.submit(
+                            () -> {
+                                waiting.set(Thread.currentThread());
+                                return manager(60_000).acquire("e", "b");
+                            });
+            // the waiter parks in acquire (on the lock table's monitor) while "a" holds the lock
+            while (waiting.get() == null
+                    || waiting.get().getState() != Thread.State.TIMED_WAITING) {
+                Thread.onSpinWait();
+            }
             assertThat(waiter.isDone()).isFalse();
             assertThat(a.release("e", "a")).isTrue();
             assertThat(waiter.get()).isTrue();
