@@ -5,6 +5,7 @@ import dev.changeflow.jobs.config.FlowOptions;
 import dev.changeflow.jobs.config.IngestConfig;
 import dev.changeflow.jobs.config.IngestOptions;
 import dev.changeflow.jobs.ingest.ClusterIngest;
+import dev.changeflow.jobs.ingest.HandedOverTypeInfo;
 import dev.changeflow.jobs.ingest.IngestJob;
 import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
@@ -20,7 +21,6 @@ import dev.changeflow.sources.files.SourceLine;
 
 import org.apache.flink.annotation.PublicEvolving;
 import org.apache.flink.api.common.functions.RichMapFunction;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.iceberg.catalog.Catalog;
@@ -361,7 +361,7 @@ public final class AutoCdcFlow {
             withCatalog(catalog, cat -> ClusterIngest.ensureTables(cat, plan));
             String source = "stream " + flow.flowName();
             DataStream<SourceLine> lines =
-                    records.map(new ToSourceLine(source), TypeInformation.of(SourceLine.class))
+                    records.map(new ToSourceLine(source), HandedOverTypeInfo.of(SourceLine.class))
                             .name("records " + flow.flowName())
                             .uid("records-" + flow.flowName())
                             .setParallelism(records.getParallelism());

@@ -60,14 +60,11 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
     private transient ListState<String> state;
     private transient volatile int runCompleted;
 
-    FileProgressFunction(@Nullable Path doneDir) {
-        this.doneDir = doneDir == null ? null : doneDir.toAbsolutePath().toString();
-        this.runFiles = null;
-    }
-
     /**
-     * As {@link #FileProgressFunction(Path)}, with the lists on any Flink file system: a local
-     * folder as before, or an object store ({@code s3://...}), where each list is one object.
+     * @param doneDir where the per-checkpoint lists go, on any Flink file system: a local folder,
+     *     or an object store ({@code s3://...}), where each list is one object; null: no lists
+     * @param runFiles the files of this run (for gauge {@value #METRIC}); null: count every
+     *     completed file
      */
     FileProgressFunction(
             @Nullable org.apache.flink.core.fs.Path doneDir,
