@@ -1,12 +1,14 @@
 package dev.changeflow.jobs.maintain;
 
 import dev.changeflow.sinks.iceberg.DanglingDeletes;
+import dev.changeflow.sinks.iceberg.RewriteCommitGuard;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
@@ -55,7 +57,9 @@ import java.util.Objects;
  * (and never releases their lock). Each tick emits (and logs at INFO) one line saying what it did;
  * counters in the metric group {@code changeflowMaintenance.table.<name>}: {@code expiryRuns},
  * {@code danglingDeletesRemoved} (delete files), {@code expiredSnapshots}, {@code
- * manifestRewrites}, {@code lockHeldSkips}, {@code expiryErrors}.
+ * manifestRewrites}, {@code lockHeldSkips}, {@code expiryErrors}; and gauge {@code
+ * compactionsRefused}: compaction commits of the table {@link RewriteCommitGuard} refused in this
+ * JVM (Iceberg's in-job compaction task logs such a failed commit but counts it nowhere).
  *
  * <p><b>After a compaction</b> (docs/semantics.md M1). With {@code fullRunEvery} above zero the
  * ticks come more often than the full runs above (every {@code maintenance-rate-limit}, {@link
@@ -88,6 +92,12 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
 
     /** Metric group of the counters. */
     public static final String METRIC_GROUP = "changeflowMaintenance";
+
+    /**
+     * Gauge in {@link #METRIC_GROUP}: compaction commits of the table that {@link
+     * RewriteCommitGuard} refused in this JVM (the in-job compaction's included).
+     */
+    public static final String COMPACTIONS_REFUSED = "compactionsRefused";
 
     private final TableLoader loader;
     private final TriggerLockFactory lockFactory;
@@ -187,6 +197,8 @@ public final class InJobExpiryFunction extends ProcessFunction<Long, String> {
         manifestRewrites = group.counter("manifestRewrites");
         lockHeld = group.counter("lockHeldSkips");
         errors = group.counter("expiryErrors");
+        String location = table.location();
+        group.gauge(COMPACTIONS_REFUSED, (Gauge<Long>) () -> RewriteCommitGuard.refusals(location));
     }
 
     @Override

@@ -267,7 +267,15 @@ class CompactionRaceTest {
                     tables.ingest(ingest, List.of(row(1, "a")), List.of());
                     tables.insert(ingest, row(6, "f"));
                 });
-        JobClient job = startOneCompaction("in-job compaction racing a delete-only commit");
+        // with the expiry graph, whose operator publishes the refusals as a gauge
+        StreamExecutionEnvironment env = env();
+        JobMaintenance.append(
+                env,
+                racingCatalog(),
+                TableIdentifier.of("db", "t"),
+                oneCompaction(TableMaintenanceOptions.builder().orphansOlderThan(null)),
+                "maintenance-t");
+        JobClient job = env.executeAsync("in-job compaction racing a delete-only commit");
         try {
             Await.until(
                     "the in-job compaction task to end",
@@ -275,6 +283,9 @@ class CompactionRaceTest {
                     () -> count(job, ".succeededTasks") + count(job, ".failedTasks") > 0,
                     () -> "versions " + operations(table));
             assertThat(job.getJobStatus().get(30, TimeUnit.SECONDS).isTerminalState()).isFalse();
+            assertThat(RewriteCommitGuard.refusals(ingest.location())).isEqualTo(1);
+            assertThat(gauge(job, ".changeflowMaintenance.table.racing.db.t.compactionsRefused"))
+                    .isEqualTo(1L);
         } finally {
             job.cancel().get(30, TimeUnit.SECONDS);
         }
@@ -301,7 +312,7 @@ class CompactionRaceTest {
                 env,
                 racingCatalog(),
                 TableIdentifier.of("db", "t"),
-                oneCompaction(),
+                oneCompaction(TableMaintenanceOptions.builder()),
                 "maintenance-t");
         return env.executeAsync(jobName);
     }
@@ -317,16 +328,31 @@ class CompactionRaceTest {
                         warehouse.toUri().toString()));
     }
 
-    /** In-job maintenance triggered by the first commit, at most once per hour: one compaction. */
-    private static TableMaintenanceOptions oneCompaction() {
-        return TableMaintenanceOptions.builder()
-                .enabled(true)
+    /**
+     * In-job maintenance triggered by the first commit, at most once per hour: one compaction; the
+     * other options as in {@code builder}.
+     */
+    private static TableMaintenanceOptions oneCompaction(TableMaintenanceOptions.Builder builder) {
+        return builder.enabled(true)
                 .commitCount(1)
                 .dataFileCount(0)
                 .deleteFileCount(0)
                 .interval(null)
                 .rateLimit(Duration.ofHours(1))
                 .build();
+    }
+
+    /** The value of {@code job}'s one gauge whose name ends in {@code suffix}. */
+    private static Object gauge(JobClient job, String suffix) {
+        List<Object> values = new ArrayList<>();
+        for (var e : REPORTER.getMetricsByIdentifiers(job.getJobID()).entrySet()) {
+            if (e.getKey().endsWith(suffix)
+                    && e.getValue() instanceof org.apache.flink.metrics.Gauge<?> g) {
+                values.add(g.getValue());
+            }
+        }
+        assertThat(values).as("gauges ending in " + suffix).hasSize(1);
+        return values.get(0);
     }
 
     /** The sum of {@code job}'s counters whose names end in {@code suffix}. */

@@ -58,7 +58,8 @@ class RewriteCommitGuardTest {
 
     /**
      * The same commit through the guard is refused with the files and sequence numbers named;
-     * nothing is committed and the rows and changes are those of the ingest commits.
+     * nothing is committed, the refusal is counted, and the rows and changes are those of the
+     * ingest commits.
      */
     @Test
     void theGuardRefusesTheCommitAndNothingComesBack() {
@@ -73,6 +74,7 @@ class RewriteCommitGuardTest {
                 .hasMessageContaining("new data file " + race.compacted.location())
                 .hasMessageContaining("(data sequence number 1), and the rows it deleted would");
 
+        assertThat(RewriteCommitGuard.refusals(t.location())).isEqualTo(1);
         t.refresh();
         assertThat(t.currentSnapshot().sequenceNumber()).isEqualTo(3);
         assertThat(rows(t)).containsExactly("(2, b)", "(3, c)");
@@ -91,6 +93,7 @@ class RewriteCommitGuardTest {
         assertThat(t.currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
         assertThat(rows(t)).containsExactly("(2, b)", "(3, c)");
         assertThat(changes(t, 4, 4)).isEmpty();
+        assertThat(RewriteCommitGuard.refusals(t.location())).isEqualTo(1);
     }
 
     /**

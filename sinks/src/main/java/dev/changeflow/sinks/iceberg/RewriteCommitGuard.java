@@ -16,12 +16,16 @@ import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.types.Comparators;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Keeps a compaction's commit from dropping an equality delete that still applies to the files it
@@ -46,17 +50,25 @@ import java.util.Objects;
  * {@code e} and adds a data file with a data sequence number below {@code e} in the same partition
  * spec and partition (any partition for an equality delete of an unpartitioned spec, which applies
  * to the whole table), the attempt fails with a {@link ValidationException} and nothing is
- * committed. The compaction is then given up as if a concurrent commit had conflicted (the in-job
- * task counts it in its error metric and the next trigger plans again on the new snapshot, where
- * the delete is applied while rewriting); no row is resurrected. Position deletes and deletion
- * vectors need no check: they name data files by path, and a file the rewrite writes is named by
- * none. The summary of a snapshot tells whether it removed equality deletes and added data files;
- * only then are its own manifests read.
+ * committed. The compaction is then given up as if a concurrent commit had conflicted and the next
+ * trigger plans again on the new snapshot, where the delete is applied while rewriting; no row is
+ * resurrected. Each refusal is logged here at WARN (one line naming the table and the delete file)
+ * and counted per table location in this JVM ({@link #refusals}): Iceberg's in-job commit service
+ * logs a failed commit and removes its files but counts it in no metric, so the in-job expiry
+ * publishes the count as gauge {@code changeflowMaintenance.table.<name>.compactionsRefused}.
+ * Position deletes and deletion vectors need no check: they name data files by path, and a file the
+ * rewrite writes is named by none. The summary of a snapshot tells whether it removed equality
+ * deletes and added data files; only then are its own manifests read.
  *
  * <p>Thread-safety: as the wrapped table's operations.
  */
 @PublicEvolving
 public final class RewriteCommitGuard extends ForwardingTableOperations {
+    private static final Logger LOG = LoggerFactory.getLogger(RewriteCommitGuard.class);
+
+    /** Refused commit attempts per table location, since this JVM started. */
+    private static final Map<String, AtomicLong> REFUSALS = new ConcurrentHashMap<>();
+
     private RewriteCommitGuard(TableOperations delegate) {
         super(delegate);
     }
@@ -79,6 +91,15 @@ public final class RewriteCommitGuard extends ForwardingTableOperations {
     public static TableLoader guard(TableLoader loader) {
         Objects.requireNonNull(loader, "loader");
         return loader instanceof GuardedLoader ? loader : new GuardedLoader(loader);
+    }
+
+    /**
+     * How many commit attempts of the table at {@code location} (its {@code Table.location()}) a
+     * guard refused in this JVM since it started, in any job; 0 when none.
+     */
+    public static long refusals(String location) {
+        AtomicLong n = REFUSALS.get(Objects.requireNonNull(location, "location"));
+        return n == null ? 0 : n.get();
     }
 
     @Override
@@ -109,6 +130,18 @@ public final class RewriteCommitGuard extends ForwardingTableOperations {
         for (DataFile added : next.addedDataFiles(delegate.io())) {
             for (DeleteFile d : removed) {
                 if (applies(d, added, specs)) {
+                    REFUSALS.computeIfAbsent(metadata.location(), k -> new AtomicLong())
+                            .incrementAndGet();
+                    LOG.warn(
+                            "Refused a compaction commit of {}: it would drop equality delete file"
+                                    + " {} (data sequence number {}), which still applies to its new"
+                                    + " data file {} (data sequence number {}); nothing committed,"
+                                    + " the next compaction plans again (apache/iceberg#10312)",
+                            metadata.location(),
+                            d.location(),
+                            d.dataSequenceNumber(),
+                            added.location(),
+                            added.dataSequenceNumber());
                     throw new ValidationException(
                             "refused to commit a rewrite of %s: it would drop equality delete file"
                                     + " %s (data sequence number %d), which still applies to its"
