@@ -127,8 +127,9 @@ class SqlRefreshITCase {
                 .isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(
-                        "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'orders': sequence-by changed from"
-                                + " [\"seq\"] to [\"seq2\"]")
+                        f
+                                + ":7:25: FLOW_CHANGED_FOR_EXISTING_STATE: flow 'orders':"
+                                + " sequence-by changed from [\"seq\"] to [\"seq2\"]")
                 .contains(
                         "Restore the old definition, or rebuild table orders under the new"
                                 + " definition with a full refresh: run "
@@ -218,8 +219,9 @@ class SqlRefreshITCase {
                 .isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(
-                        "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'users': keys changed from"
-                                + " [\"id\"] to [\"name\"]");
+                        f
+                                + ":4:9: FLOW_CHANGED_FOR_EXISTING_STATE: flow 'users': keys"
+                                + " changed from [\"id\"] to [\"name\"]");
         assertThat(files(warehouse.resolve("shop").resolve("users"))).isEqualTo(tableFiles);
         assertThat(table(warehouse, "users").properties())
                 .containsEntry(TableStatements.STATUS, "SUCCEEDED");
@@ -393,7 +395,7 @@ class SqlRefreshITCase {
         assertThat(CapturedOutput.stderr(err, () -> run("run", "--warehouse", w, f.toString())))
                 .isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8))
-                .contains("FLOW_CHANGED_FOR_EXISTING_STATE: flow 'users'");
+                .contains(f + ":2:1: FLOW_CHANGED_FOR_EXISTING_STATE: flow 'users': scd-type");
         out = new ByteArrayOutputStream();
         assertThat(run(out, "run", "--warehouse", w, "--full-refresh", "users", f.toString()))
                 .isZero();

@@ -755,11 +755,20 @@ public final class RunCommand implements Callable<Integer> {
 
     /**
      * A {@code TARGET_SCHEMA_MISMATCH} about a table of the file, placed at the table's {@code
-     * CREATE} statement ({@code file:line:column: TARGET_SCHEMA_MISMATCH: ...}, exit code 2 as
-     * before); any other error, or one that names no table of {@code plan}, as it is.
+     * CREATE} statement ({@code file:line:column: TARGET_SCHEMA_MISMATCH: ...}), and a {@code
+     * FLOW_CHANGED_FOR_EXISTING_STATE} about a flow of the file, placed at the changed part of its
+     * definition ({@link SqlPipeline#placeOfChangedFlow}): both exit with code 2 as before; any
+     * other error, or one that names no table or flow of the file, as it is.
      */
     static RuntimeException placed(AutoCdcException e, SqlPipeline p, IngestPlan plan) {
-        if (e.code() != AutoCdcException.Code.TARGET_SCHEMA_MISMATCH || e.getMessage() == null) {
+        if (e.getMessage() == null) {
+            return e;
+        }
+        if (e.code() == AutoCdcException.Code.FLOW_CHANGED_FOR_EXISTING_STATE) {
+            SqlPosition at = p.placeOfChangedFlow(e.getMessage());
+            return at == null ? e : new IllegalArgumentException(at + ": " + e.getMessage(), e);
+        }
+        if (e.code() != AutoCdcException.Code.TARGET_SCHEMA_MISMATCH) {
             return e;
         }
         for (IngestPlan.Flow flow : plan.flows) {

@@ -1063,6 +1063,37 @@ public final class SqlPipeline {
     }
 
     /**
+     * Where the part of a flow that a {@code FLOW_CHANGED_FOR_EXISTING_STATE} message ({@code flow
+     * '<name>': <part> changed from ...}, docs/semantics.md K8) names is written: the first KEYS
+     * (or REPLACE USING) column for {@code keys} / {@code replace-using}, the SEQUENCE BY clause
+     * for {@code sequence-by} / {@code sequence-type}, the flow's statement for anything else (the
+     * SCD type, the kind of flow).
+     *
+     * @return null when the message names no flow of this file
+     */
+    @Nullable
+    public SqlPosition placeOfChangedFlow(String message) {
+        for (int i = 0; i < config.flows.size() && i < flowPlaces.size(); i++) {
+            if (!message.contains("flow '" + config.flows.get(i).flowName() + "': ")) {
+                continue;
+            }
+            FlowPlaces p = flowPlaces.get(i);
+            if ((message.contains("': keys changed")
+                            || message.contains("': replace-using changed"))
+                    && !p.keyPositions().isEmpty()) {
+                return p.keyPositions().get(0);
+            }
+            if ((message.contains("': sequence-by changed")
+                            || message.contains("': sequence-type changed"))
+                    && p.sequenceBy() != null) {
+                return p.sequenceBy();
+            }
+            return p.statement();
+        }
+        return null;
+    }
+
+    /**
      * {@code e} as a {@link SqlException} at the place of the flow its message names, or {@code e}
      * itself when it names none (see {@link #plan()}).
      */

@@ -193,6 +193,33 @@ class SqlPipelineTest {
     }
 
     /**
+     * K8: a FLOW_CHANGED_FOR_EXISTING_STATE message is placed at the part of the flow it names
+     * (REPLACE USING columns, SEQUENCE BY, else the statement); a message about no flow of the file
+     * has no place.
+     */
+    @Test
+    void aChangedFlowIsPlacedAtThePartThatChanged(@TempDir Path in) {
+        SqlPipeline p =
+                compile(
+                        "CREATE STREAMING TABLE payments (booking STRING, payment STRING, seq BIGINT)\n"
+                                + "  FLOW REPLACE USING (booking) SEQUENCE BY seq BY NAME\n"
+                                + "  SELECT * FROM STREAM read_files('"
+                                + in
+                                + "', format => 'json');\n");
+        String flow = "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'payments': ";
+        assertThat(p.placeOfChangedFlow(flow + "replace-using changed from [\"a\"] to [\"b\"]"))
+                .hasToString("p.sql:2:23");
+        assertThat(p.placeOfChangedFlow(flow + "sequence-by changed from [\"a\"] to [\"b\"]"))
+                .hasToString("p.sql:2:44");
+        assertThat(p.placeOfChangedFlow(flow + "the flow changed from auto-cdc to replace-using"))
+                .hasToString("p.sql:1:1");
+        assertThat(
+                        p.placeOfChangedFlow(
+                                "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'payments2': keys changed"))
+                .isNull();
+    }
+
+    /**
      * S4: a FLOW REPLACE WHERE table is no flow of the ingest job but a refresh definition; REFRESH
      * ... WHERE names it alone.
      */
