@@ -21,11 +21,11 @@ import java.util.Objects;
  * chained operator to the next is deep-copied through its serializer ({@code
  * CopyingChainingOutput}); for a POJO that is reflection over every field and a copy of its byte
  * arrays. The ingest job's readers (and the Java API's {@code AutoCdcFlow.forStream} map) emit each
- * {@code SourceLine} / {@code KafkaChangeRecord} once, * and no operator that receives one changes
- * it or keeps it beyond the call (the file progress function and the decoders read it and emit
- * other objects), so the copies protect nothing there — on the pgbench capture they were about 8%
- * of the reader thread (issue #18). Use this type only on such edges; everywhere else keep the
- * wrapped type.
+ * {@code SourceLine} / {@code KafkaChangeRecord} once, and no operator that receives one changes it
+ * or keeps it beyond the call (the file progress function and the decoders read it and emit other
+ * objects), so the copies protect nothing there — on the pgbench capture they were about 8% of the
+ * reader thread (issue #18). Use this type only on such edges; everywhere else keep the wrapped
+ * type.
  *
  * <p>Never used for state, but it has a serializer snapshot (wrapping the wrapped serializer's) so
  * that a savepoint that records it restores.
