@@ -166,16 +166,19 @@ class SqlPipelineTest {
         assertThat(p.inputPaths()).containsExactly(Path.of("/abs/e"));
     }
 
+    /** A REPLACE USING table over JSON files in {@code in} (S5). */
+    private static String payments(Path in) {
+        return "CREATE STREAMING TABLE payments (booking STRING, payment STRING, seq BIGINT)\n"
+                + "  FLOW REPLACE USING (booking) SEQUENCE BY seq BY NAME\n"
+                + "  SELECT * FROM STREAM read_files('"
+                + in
+                + "', format => 'json');\n";
+    }
+
     /** S5: FLOW REPLACE USING compiles to the flow options replace-using and sequence-by. */
     @Test
     void replaceUsingCompilesToItsFlowOptions(@TempDir Path in) throws Exception {
-        SqlPipeline p =
-                compile(
-                        "CREATE STREAMING TABLE payments (booking STRING, payment STRING, seq BIGINT)\n"
-                                + "  FLOW REPLACE USING (booking) SEQUENCE BY seq BY NAME\n"
-                                + "  SELECT * FROM STREAM read_files('"
-                                + in
-                                + "', format => 'json');\n");
+        SqlPipeline p = compile(payments(in));
         FlowConfig f = p.config().flows.get(0);
         assertThat(f.replaceUsing).containsExactly("booking");
         assertThat(f.sequenceBy).containsExactly("seq");
@@ -199,13 +202,7 @@ class SqlPipelineTest {
      */
     @Test
     void aChangedFlowIsPlacedAtThePartThatChanged(@TempDir Path in) {
-        SqlPipeline p =
-                compile(
-                        "CREATE STREAMING TABLE payments (booking STRING, payment STRING, seq BIGINT)\n"
-                                + "  FLOW REPLACE USING (booking) SEQUENCE BY seq BY NAME\n"
-                                + "  SELECT * FROM STREAM read_files('"
-                                + in
-                                + "', format => 'json');\n");
+        SqlPipeline p = compile(payments(in));
         String flow = "FLOW_CHANGED_FOR_EXISTING_STATE: flow 'payments': ";
         assertThat(p.placeOfChangedFlow(flow + "replace-using changed from [\"a\"] to [\"b\"]"))
                 .hasToString("p.sql:2:23");
