@@ -56,6 +56,8 @@ class BadInputITCase {
                 "name: bad-input",
                 "namespace: shop",
                 "max-record-bytes: 4096",
+                // two readers: the two input files are read at once
+                "file-readers: 2",
                 "flows:",
                 "  - table: items",
                 "    keys: [id]",
@@ -369,6 +371,7 @@ class BadInputITCase {
                         "\n",
                         "name: damaged-gzip",
                         "namespace: shop",
+                        "file-readers: 2",
                         "flows:",
                         "  - table: items",
                         "    keys: [id]",

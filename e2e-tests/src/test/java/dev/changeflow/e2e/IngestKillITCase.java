@@ -157,9 +157,48 @@ class IngestKillITCase {
                 "files",
                 seed,
                 dir,
+                PGBENCH_FLOWS,
                 List.of(SharedData.pgbenchCapture().toString()),
                 "Nothing new to ingest");
     }
+
+    /**
+     * As {@link #killedFileIngestResumesExactlyOnce}, with the capture cut into {@value #PARTS}
+     * files read by two readers ({@code file-readers: 2}): each reader writes its own list of
+     * completed files per checkpoint, and a resumed run must take exactly their union as read.
+     */
+    @ParameterizedTest(name = "files, two readers, seed {0}")
+    @MethodSource("seeds")
+    void killedFileIngestWithTwoReadersResumesExactlyOnce(long seed, @TempDir Path dir)
+            throws Exception {
+        Path input = dir.resolve("input");
+        List<String> lines = SharedData.readLines(SharedData.pgbenchCapture());
+        int per = (lines.size() + PARTS - 1) / PARTS;
+        for (int i = 0; i < PARTS; i++) {
+            PgbenchCaptureITCase.write(
+                    input.resolve("capture-" + i + ".jsonl.gz"),
+                    lines.subList(i * per, Math.min(lines.size(), (i + 1) * per)));
+        }
+        Path flows = dir.resolve("pgbench-flows.yaml");
+        // two files per commit (one per reader) keep each run long enough for its kill to land
+        // between files completing on both readers
+        Files.writeString(
+                flows,
+                "file-readers: 2\nmax-files-per-trigger: 2\n" + Files.readString(PGBENCH_FLOWS));
+        killAndResume(
+                "files, two readers",
+                seed,
+                dir,
+                flows,
+                List.of(input.toString()),
+                "Nothing new to ingest");
+    }
+
+    /** Files the two-reader variant cuts the capture into. */
+    private static final int PARTS = 8;
+
+    private static final Path PGBENCH_FLOWS =
+            SharedData.repositoryRoot().resolve("examples").resolve("pgbench-flows.yaml");
 
     @ParameterizedTest(name = "Kafka, seed {0}")
     @MethodSource("kafkaSeeds")
@@ -169,6 +208,7 @@ class IngestKillITCase {
                 "Kafka",
                 seed,
                 dir,
+                PGBENCH_FLOWS,
                 List.of(
                         "--kafka-bootstrap",
                         KAFKA.bootstrapServers(),
@@ -205,7 +245,7 @@ class IngestKillITCase {
      * (whose output must contain {@code againSays}), and compares the tables with PostgreSQL's.
      */
     private static void killAndResume(
-            String input, long seed, Path dir, List<String> inputArgs, String againSays)
+            String input, long seed, Path dir, Path flows, List<String> inputArgs, String againSays)
             throws Exception {
         Path warehouse = dir.resolve("warehouse");
         List<Kill> kills = schedule(seed, Integer.getInteger("kill.kills", 4));
@@ -224,14 +264,14 @@ class IngestKillITCase {
             Kill k = kills.get(i);
             Path log = dir.resolve("attempt-" + i + ".log");
             long t0 = System.nanoTime();
-            Process p = start(inputArgs, warehouse, log);
+            Process p = start(flows, inputArgs, warehouse, log);
             String what = killAt(p, k, warehouse);
             System.out.printf(
                     "  %s seed %d kill %d: %-60s -> %s at %.1f s%n",
                     input, seed, i + 1, k, what, (System.nanoTime() - t0) / 1e9);
         }
         Path last = dir.resolve("final.log");
-        Process p = start(inputArgs, warehouse, last);
+        Process p = start(flows, inputArgs, warehouse, last);
         assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
                 .as("final run ends")
                 .isTrue();
@@ -240,7 +280,7 @@ class IngestKillITCase {
                 .isEqualTo(0);
         System.out.println("  " + input + " seed " + seed + " final run: " + firstLine(last));
         Path again = dir.resolve("again.log");
-        p = start(inputArgs, warehouse, again);
+        p = start(flows, inputArgs, warehouse, again);
         assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue())
                 .as("run after the final one; its output:%n%s", tail(again))
@@ -313,7 +353,7 @@ class IngestKillITCase {
         }
         Path log = dir.resolve("warm-up.log");
         long t0 = System.nanoTime();
-        Process p = start(List.of(input.toString()), dir.resolve("warehouse"), log);
+        Process p = start(PGBENCH_FLOWS, List.of(input.toString()), dir.resolve("warehouse"), log);
         assertThat(p.waitFor(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
                 .as("warm-up run ends")
                 .isTrue();
@@ -359,7 +399,7 @@ class IngestKillITCase {
                 unexpected.subList(0, Math.min(3, unexpected.size())));
     }
 
-    private static Process start(List<String> inputArgs, Path warehouse, Path log)
+    private static Process start(Path flows, List<String> inputArgs, Path warehouse, Path log)
             throws IOException {
         Path root = SharedData.repositoryRoot();
         List<String> cmd =
@@ -368,7 +408,7 @@ class IngestKillITCase {
                                 root.resolve("bin").resolve("changeflow").toString(),
                                 "ingest",
                                 "--flows",
-                                root.resolve("examples").resolve("pgbench-flows.yaml").toString(),
+                                flows.toString(),
                                 "--warehouse",
                                 warehouse.toString(),
                                 "--checkpoint-interval",

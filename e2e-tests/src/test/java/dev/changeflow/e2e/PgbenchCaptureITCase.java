@@ -76,10 +76,19 @@ class PgbenchCaptureITCase {
         for (int from = 0; from < lines.size(); from += 1_000) {
             Collections.shuffle(lines.subList(from, Math.min(lines.size(), from + 1_000)), random);
         }
-        Path shuffled = tmp.resolve("shuffled").resolve("capture-shuffled.jsonl.gz");
-        write(shuffled, lines);
+        // cut into 5 files read by two readers (file-readers: 2): a key's changes also arrive
+        // from two files at once
+        Path shuffled = tmp.resolve("shuffled");
+        int per = (lines.size() + 4) / 5;
+        for (int i = 0; i < 5; i++) {
+            write(
+                    shuffled.resolve("capture-shuffled-" + i + ".jsonl.gz"),
+                    lines.subList(i * per, Math.min(lines.size(), (i + 1) * per)));
+        }
         Path warehouse = tmp.resolve("warehouse");
-        IngestPlan plan = IngestPlanner.plan(withScd2(config()), List.of(shuffled));
+        IngestConfig cfg = withScd2(config());
+        cfg.fileReaders = 2;
+        IngestPlan plan = IngestPlanner.plan(cfg, List.of(shuffled));
         run(plan, List.of(shuffled), warehouse, false);
         assertTablesEqualOracle(warehouse);
         assertThat(sorted(rows(warehouse, "public.pgbench_accounts_scd2")))

@@ -141,6 +141,12 @@ public final class FlowsFile {
                             + " where it starts with starting-offsets (latest skips what is"
                             + " already in the topics)");
         }
+        if (cfg.kafka != null && root.has(IngestOptions.FILE_READERS.key())) {
+            throw new IllegalArgumentException(
+                    where
+                            + ": file-readers applies to files; a kafka: input sets its readers"
+                            + " with kafka-readers");
+        }
         JsonNode flows = root.path("flows");
         if (!flows.isMissingNode()) {
             if (!flows.isArray()) {

@@ -60,6 +60,9 @@ public final class IngestConfig implements Serializable {
     /** Parallelism of the Kafka reader and decoder ({@link IngestOptions#KAFKA_READERS}). */
     public int kafkaReaders = IngestOptions.KAFKA_READERS.defaultValue();
 
+    /** Parallelism of the file reader and decoder ({@link IngestOptions#FILE_READERS}). */
+    public int fileReaders = IngestOptions.FILE_READERS.defaultValue();
+
     /**
      * Whether the file itself set {@link #checkpointInterval} (not the default); {@code deploy}
      * then renders it into the FlinkDeployment.
@@ -145,6 +148,9 @@ public final class IngestConfig implements Serializable {
         }
         if (r.isSet(IngestOptions.KAFKA_READERS)) {
             kafkaReaders = r.get(IngestOptions.KAFKA_READERS);
+        }
+        if (r.isSet(IngestOptions.FILE_READERS)) {
+            fileReaders = r.get(IngestOptions.FILE_READERS);
         }
         if (r.isSet(IngestOptions.MAX_RECORD_BYTES)) {
             maxRecordBytes = r.get(IngestOptions.MAX_RECORD_BYTES);

@@ -104,6 +104,17 @@ public final class IngestOptions {
                                     + " events/s than 1 (EndToEndBenchmark); raise it where cores"
                                     + " outnumber what the apply needs.");
 
+    public static final ConfigOption<Integer> FILE_READERS =
+            key("file-readers")
+                    .intType()
+                    .defaultValue(1)
+                    .withDescription(
+                            "Parallelism of the file reader and its chained decoder (each file is"
+                                    + " one split, read by one reader, so a file's records keep"
+                                    + " their order); default 1: on 2 cores the one decoding"
+                                    + " thread is not worth splitting (EndToEndBenchmark); raise it"
+                                    + " where cores outnumber what the apply needs.");
+
     public static final ConfigOption<Integer> MAX_RECORD_BYTES =
             key("max-record-bytes")
                     .intType()
@@ -247,6 +258,10 @@ public final class IngestOptions {
                             KAFKA_READERS,
                             OptionParsers.intRange(
                                     KAFKA_READERS.key(), 1, Short.MAX_VALUE, "subtasks"))
+                    .add(
+                            FILE_READERS,
+                            OptionParsers.intRange(
+                                    FILE_READERS.key(), 1, Short.MAX_VALUE, "subtasks"))
                     .add(
                             MAX_RECORD_BYTES,
                             OptionParsers.intRange(

@@ -23,19 +23,24 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
  * Passes lines through and remembers, in checkpointed operator state, which input files have been
  * read completely (their end-of-file marker passed). At every checkpoint and savepoint it also
- * writes that list to {@code <doneDir>/<jobId>/<checkpointId>.txt} (one path per line), before it
- * acknowledges the checkpoint: a checkpoint whose {@code _metadata} exists therefore has its list,
- * and a local launcher that restores it knows exactly which files it contains — also after a {@code
- * kill -9}, without reading Flink's state ({@link #doneAt}). The job id is part of the name because
- * a resumed job counts checkpoint ids on from the one it restored: ids repeat across jobs, and a
- * list of another job's checkpoint N says nothing about this one's.
+ * writes that list to {@code <doneDir>/<jobId>/<checkpointId>.txt} (one path per line; subtask i
+ * &gt; 0 of {@code file-readers} writes the files it completed to {@code <checkpointId>-<i>.txt}
+ * beside it), before it acknowledges the checkpoint: a checkpoint whose {@code _metadata} exists
+ * therefore has the lists of all its subtasks, and a local launcher that restores it knows exactly
+ * which files it contains — the union of those lists — also after a {@code kill -9}, without
+ * reading Flink's state ({@link #doneAt}). The job id is part of the name because a resumed job
+ * counts checkpoint ids on from the one it restored: ids repeat across jobs, and a list of another
+ * job's checkpoint N says nothing about this one's (within one job an id is never taken twice, so a
+ * list left by a checkpoint that failed is never read as another's).
  *
  * <p>A file in the list has all its records before the checkpoint's barrier, so they are in that
  * checkpoint's state; they are in a <em>committed</em> Iceberg snapshot only once the checkpoint's
@@ -46,8 +51,10 @@ import java.util.regex.Pattern;
  * completed list holds — restored ones included, each counted once, so after a failover a file read
  * again after the restored checkpoint does not count twice and the launcher never stops the job
  * before the restored attempt has read everything (with {@link LocalMetrics}, which keeps only the
- * newest attempt's gauge); without run files, the size of the completed list. Runs at parallelism
- * 1.
+ * newest attempt's gauge); without run files, the size of the completed list. Runs chained to each
+ * file reader; the completed list is split among the subtasks on restore (each file in exactly one
+ * subtask's state), so the gauge is meaningful summed over the subtasks of one attempt ({@link
+ * LocalMetrics#sumOfOneAttempt}).
  */
 final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
         implements CheckpointedFunction {
@@ -119,28 +126,52 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
     @Override
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
         state.update(new ArrayList<>(completed));
+        String name =
+                listName(
+                        ctx.getCheckpointId(),
+                        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
         if (doneDir != null && doneDir.contains("://")) {
             org.apache.flink.core.fs.Path list =
                     new org.apache.flink.core.fs.Path(
                             new org.apache.flink.core.fs.Path(
                                     new org.apache.flink.core.fs.Path(doneDir),
                                     getRuntimeContext().getJobInfo().getJobId().toString()),
-                            ctx.getCheckpointId() + ".txt");
+                            name);
             StateFiles.writeLines(list, completed);
         } else if (doneDir != null) {
             Path dir =
                     Path.of(doneDir)
                             .resolve(getRuntimeContext().getJobInfo().getJobId().toString());
             Files.createDirectories(dir);
-            Path tmp = dir.resolve(ctx.getCheckpointId() + ".txt.tmp");
+            Path tmp = dir.resolve(name + ".tmp");
             Files.write(tmp, completed);
             Files.move(
                     tmp,
-                    dir.resolve(ctx.getCheckpointId() + ".txt"),
+                    dir.resolve(name),
                     StandardCopyOption.REPLACE_EXISTING,
                     StandardCopyOption.ATOMIC_MOVE);
         }
     }
+
+    /** The name of a subtask's list: {@code N.txt} for subtask 0, {@code N-i.txt} for subtask i. */
+    static String listName(long checkpointId, int subtask) {
+        return subtask == 0 ? checkpointId + ".txt" : checkpointId + "-" + subtask + ".txt";
+    }
+
+    /**
+     * Whether {@code name} is the list of a subtask of checkpoint {@code checkpointId} ({@link
+     * #listName}).
+     */
+    static boolean isListOf(String name, long checkpointId) {
+        String id = Long.toString(checkpointId);
+        return name.equals(id + ".txt")
+                || name.startsWith(id + "-")
+                        && name.endsWith(".txt")
+                        && SUBTASK.matcher(name.substring(id.length() + 1, name.length() - 4))
+                                .matches();
+    }
+
+    private static final Pattern SUBTASK = Pattern.compile("[1-9][0-9]*");
 
     @Override
     public void initializeState(FunctionInitializationContext ctx) throws Exception {
@@ -168,8 +199,44 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
      * @return the absolute paths, or empty when no list was written (nothing was read completely)
      */
     static List<String> doneAt(Path doneDir, Path stateDir, long checkpointId) throws IOException {
-        Path f = listFile(doneDir, stateDir, checkpointId);
-        return Files.exists(f) ? Files.readAllLines(f) : List.of();
+        Set<String> done = new LinkedHashSet<>();
+        for (Path f : lists(listFile(doneDir, stateDir, checkpointId), checkpointId)) {
+            done.addAll(Files.readAllLines(f));
+        }
+        return new ArrayList<>(done);
+    }
+
+    /**
+     * The lists of every subtask of a checkpoint that exist: {@code list} (subtask 0's, as {@link
+     * #listFile} names it) and the {@code N-i.txt} beside it, sorted by name.
+     */
+    static List<Path> lists(Path list, long checkpointId) throws IOException {
+        Path dir = list.getParent();
+        if (dir == null || !Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> isListOf(p.getFileName().toString(), checkpointId))
+                    .sorted()
+                    .collect(java.util.stream.Collectors.toList());
+        }
+    }
+
+    /** As {@link #lists(Path, long)}, on any Flink file system. */
+    static List<org.apache.flink.core.fs.Path> lists(
+            org.apache.flink.core.fs.Path list, long checkpointId) throws IOException {
+        org.apache.flink.core.fs.Path dir = list.getParent();
+        List<org.apache.flink.core.fs.Path> out = new ArrayList<>();
+        if (dir == null || !StateFiles.exists(dir)) {
+            return out;
+        }
+        for (org.apache.flink.core.fs.FileStatus st : StateFiles.list(dir)) {
+            if (!st.isDir() && isListOf(st.getPath().getName(), checkpointId)) {
+                out.add(st.getPath());
+            }
+        }
+        out.sort(java.util.Comparator.comparing(org.apache.flink.core.fs.Path::getName));
+        return out;
     }
 
     /** As {@link #doneAt(Path, Path, long)}, for folders on any Flink file system. */
@@ -181,8 +248,12 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
         if (StateFiles.isLocal(doneDir) && StateFiles.isLocal(stateDir)) {
             return doneAt(StateFiles.local(doneDir), StateFiles.local(stateDir), checkpointId);
         }
-        org.apache.flink.core.fs.Path f = listFile(doneDir, stateDir, checkpointId);
-        return StateFiles.exists(f) ? StateFiles.readLines(f) : List.of();
+        Set<String> done = new LinkedHashSet<>();
+        for (org.apache.flink.core.fs.Path f :
+                lists(listFile(doneDir, stateDir, checkpointId), checkpointId)) {
+            done.addAll(StateFiles.readLines(f));
+        }
+        return new ArrayList<>(done);
     }
 
     /** As {@link #listFile(Path, Path, long)}, for folders on any Flink file system. */
@@ -198,7 +269,10 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
                 checkpointId + ".txt");
     }
 
-    /** Where {@link #doneAt} looks for the list of a checkpoint or savepoint folder. */
+    /**
+     * Where {@link #doneAt} looks for the list of a checkpoint or savepoint folder (subtask 0's;
+     * the other subtasks' are beside it, {@link #lists}).
+     */
     static Path listFile(Path doneDir, Path stateDir, long checkpointId) {
         String job = jobIdOf(stateDir);
         return (job == null ? doneDir : doneDir.resolve(job)).resolve(checkpointId + ".txt");

@@ -124,7 +124,10 @@ public final class IngestJob {
      * As {@link #build(StreamExecutionEnvironment, IngestPlan, CatalogSettings, List, Duration,
      * Path, boolean, List)}, with inputs on any Flink file system (local {@code file:} paths,
      * {@code s3://...}; docs/semantics.md S2), read by Flink's file source through the file system
-     * of each path's scheme.
+     * of each path's scheme. The reader and its chained progress function (uids {@code
+     * change-files}, {@code file-progress}) and the decoder run at {@code file-readers} (default
+     * 1): each file is one split read by one reader, so a file's records keep their order up to the
+     * keyBy, and no shuffle precedes it.
      *
      * @param skip with {@code includeExisting} false: exactly the files taken as existing (local
      *     absolute paths or URIs, as {@link dev.changeflow.sources.files.FileGlob#key} names them),
@@ -180,13 +183,13 @@ public final class IngestJob {
                                 "change files",
                                 HandedOverTypeInfo.of(SourceLine.class))
                         .uid("change-files")
-                        .setParallelism(1)
+                        .setParallelism(plan.config.fileReaders)
                         .process(
                                 new FileProgressFunction(doneDir, runFiles),
                                 HandedOverTypeInfo.of(SourceLine.class))
                         .uid("file-progress")
                         .name("file progress")
-                        .setParallelism(1);
+                        .setParallelism(plan.config.fileReaders);
         build(lines, plan, catalog);
     }
 

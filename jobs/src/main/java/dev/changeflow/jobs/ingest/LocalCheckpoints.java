@@ -188,15 +188,20 @@ final class LocalCheckpoints {
                             .normalize();
             Path r = StateFiles.local(root);
             LocalRunner.deleteRecursively(r.resolve("checkpoints"));
-            deleteAllBut(r.resolve("savepoints"), keep);
-            deleteAllBut(StateFiles.local(filesDone()), keepList);
+            deleteAllBut(r.resolve("savepoints"), List.of(keep));
+            List<Path> keepLists = new ArrayList<>();
+            for (Path p : FileProgressFunction.lists(keepList, checkpointId(keep))) {
+                keepLists.add(p.toAbsolutePath().normalize());
+            }
+            deleteAllBut(StateFiles.local(filesDone()), keepLists);
             return;
         }
+        long id = checkpointId(savepoint);
         org.apache.flink.core.fs.Path keepList =
-                FileProgressFunction.listFile(filesDone(), savepoint, checkpointId(savepoint));
+                FileProgressFunction.listFile(filesDone(), savepoint, id);
         StateFiles.deleteRecursively(StateFiles.child(root, "checkpoints"));
-        deleteAllBut(StateFiles.child(root, "savepoints"), savepoint);
-        deleteAllBut(filesDone(), keepList);
+        deleteAllBut(StateFiles.child(root, "savepoints"), List.of(savepoint));
+        deleteAllBut(filesDone(), FileProgressFunction.lists(keepList, id));
     }
 
     /**
@@ -263,17 +268,17 @@ final class LocalCheckpoints {
     /**
      * Deletes everything under {@code root} except {@code keep} and the folders that lead to it.
      */
-    private static void deleteAllBut(Path root, Path keep) throws IOException {
+    private static void deleteAllBut(Path root, List<Path> keep) throws IOException {
         if (!Files.isDirectory(root)) {
             return;
         }
         try (Stream<Path> s = Files.list(root)) {
             for (Path p : s.collect(Collectors.toList())) {
                 Path abs = p.toAbsolutePath().normalize();
-                if (abs.equals(keep)) {
+                if (keep.contains(abs)) {
                     continue;
                 }
-                if (keep.startsWith(abs) && Files.isDirectory(abs)) {
+                if (keep.stream().anyMatch(k -> k.startsWith(abs)) && Files.isDirectory(abs)) {
                     deleteAllBut(abs, keep);
                 } else {
                     LocalRunner.deleteRecursively(abs);
@@ -282,18 +287,19 @@ final class LocalCheckpoints {
         }
     }
 
-    /** As {@link #deleteAllBut(Path, Path)}, on an object store (paths compared by their keys). */
+    /** As {@link #deleteAllBut(Path, List)}, on an object store (paths compared by their keys). */
     private static void deleteAllBut(
-            org.apache.flink.core.fs.Path root, org.apache.flink.core.fs.Path keep)
+            org.apache.flink.core.fs.Path root, List<org.apache.flink.core.fs.Path> keep)
             throws IOException {
-        String keepKey = key(keep);
+        List<String> keepKeys = new ArrayList<>();
+        keep.forEach(p -> keepKeys.add(key(p)));
         List<FileStatus> entries = new ArrayList<>(StateFiles.list(root));
         for (FileStatus st : entries) {
             String k = key(st.getPath());
-            if (k.equals(keepKey)) {
+            if (keepKeys.contains(k)) {
                 continue;
             }
-            if (st.isDir() && keepKey.startsWith(k + "/")) {
+            if (st.isDir() && keepKeys.stream().anyMatch(kk -> kk.startsWith(k + "/"))) {
                 deleteAllBut(st.getPath(), keep);
             } else {
                 StateFiles.deleteRecursively(st.getPath());

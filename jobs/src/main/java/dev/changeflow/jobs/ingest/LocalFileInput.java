@@ -41,6 +41,9 @@ final class LocalFileInput implements LocalInput {
     private Map<String, String> seen;
     private Map<String, String> fingerprints;
 
+    /** The file readers' parallelism ({@code file-readers}), set when the job is built. */
+    private int readers = 1;
+
     LocalFileInput(List<org.apache.flink.core.fs.Path> inputs) {
         this(inputs, true);
     }
@@ -123,6 +126,7 @@ final class LocalFileInput implements LocalInput {
 
     @Override
     public void build(StreamExecutionEnvironment env, IngestPlan plan, CatalogSettings catalog) {
+        readers = plan.config.fileReaders;
         IngestJob.buildFiles(
                 env,
                 plan,
@@ -139,8 +143,10 @@ final class LocalFileInput implements LocalInput {
     public boolean done() {
         // the gauge of the running attempt only: after a failover, files the failed attempt
         // completed after the restored checkpoint are read again, and count once
-        return LocalMetrics.registered(FileProgressFunction.METRIC)
-                && LocalMetrics.sum(FileProgressFunction.METRIC) >= fresh.size();
+        // completed, and with several readers all of them registered in one attempt: until then
+        // the sum mixes an old attempt's counts in
+        return LocalMetrics.sumOfOneAttempt(FileProgressFunction.METRIC, readers).orElse(-1)
+                >= fresh.size();
     }
 
     @Override

@@ -154,7 +154,7 @@ class FlowsFileTest {
                 .hasMessage("x.yaml:1:1: unknown option 'flws' (did you mean 'flows'?)");
         assertThatThrownBy(() -> FlowsFile.parse("name: n\nzzzzzzzz: 1\n", "x.yaml"))
                 .hasMessage(
-                        "x.yaml:2:1: unknown option 'zzzzzzzz' (known: catalog, checkpoint-interval, checkpoint-timeout, csv-comment, csv-escape, csv-header, csv-null-value, csv-quote, csv-sep, flows, format, include-existing-files, kafka, kafka-readers, max-files-per-trigger, max-record-bytes, name, namespace, parallelism)");
+                        "x.yaml:2:1: unknown option 'zzzzzzzz' (known: catalog, checkpoint-interval, checkpoint-timeout, csv-comment, csv-escape, csv-header, csv-null-value, csv-quote, csv-sep, file-readers, flows, format, include-existing-files, kafka, kafka-readers, max-files-per-trigger, max-record-bytes, name, namespace, parallelism)");
     }
 
     @Test
@@ -798,6 +798,33 @@ class FlowsFileTest {
             p = p.getParent();
         }
         return Files.readString(p.resolve("README.md"));
+    }
+
+    @Test
+    void fileReadersIsAPositiveCountDefaultingToOneAndForFilesOnly() throws Exception {
+        String flows = "flows:\n  - table: a\n    keys: [id]\n";
+        assertThat(FlowsFile.parse(flows, "f.yaml").fileReaders).isEqualTo(1);
+        assertThat(FlowsFile.parse("file-readers: 2\n" + flows, "f.yaml").fileReaders).isEqualTo(2);
+        for (String bad : List.of("0", "-3", "many", "2.5")) {
+            assertThatThrownBy(
+                            () -> FlowsFile.parse("file-readers: " + bad + "\n" + flows, "f.yaml"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(
+                            "file-readers must be a whole number of subtasks from 1 to 32767, got '"
+                                    + bad
+                                    + "'");
+        }
+        assertThatThrownBy(
+                        () ->
+                                FlowsFile.parse(
+                                        "file-readers: 2\n"
+                                                + "kafka:\n  bootstrap-servers: h:9092\n"
+                                                + "  topics: t\n"
+                                                + flows,
+                                        "x.yaml"))
+                .hasMessage(
+                        "x.yaml: file-readers applies to files; a kafka: input sets its readers"
+                                + " with kafka-readers");
     }
 
     @Test

@@ -968,7 +968,8 @@ class SqlPipelineTest {
                 SqlException.Code.INVALID_OPTION,
                 "p.sql:1:1: INVALID_OPTION: unknown SET key 'checkpoint-intervall' (known:"
                         + " checkpoint-interval, checkpoint-timeout, csv-comment, csv-escape, csv-header,"
-                        + " csv-null-value, csv-quote, csv-sep, format, include-existing-files,"
+                        + " csv-null-value, csv-quote, csv-sep, file-readers, format,"
+                        + " include-existing-files,"
                         + " kafka-readers, max-files-per-trigger, max-record-bytes, name, namespace,"
                         + " parallelism, execution.checkpointing.interval, parallelism.default,"
                         + " catalog.<Iceberg catalog property>)");
