@@ -431,6 +431,29 @@ class BadInputITCase {
         assertThat(quarantineRows(cat)).containsExactly(row);
         assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items"))))
                 .containsExactlyElementsOf(expected);
+
+        // the reader count is the job's for its life: a run at another one is refused, by name
+        IngestPlan oneReader =
+                IngestPlanner.plan(
+                        FlowsFile.parse(
+                                flows.replace("file-readers: 2", "file-readers: 1"), "flows.yaml"),
+                        List.of());
+        assertThatThrownBy(
+                        () ->
+                                LocalIngest.run(
+                                        oneReader,
+                                        List.of(input),
+                                        KeysCasesITCase.quiet(warehouse)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith(
+                        "file-readers is 1, but the saved state of job 'damaged-gzip' (")
+                .hasMessageEndingWith(
+                        ") was taken with 2: a job keeps its reader count for its life (Flink"
+                                + " cannot restore its Iceberg committers at another). Set"
+                                + " file-readers: 2 again, or re-run with --from-scratch to"
+                                + " recreate the tables.");
+        assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items"))))
+                .containsExactlyElementsOf(expected);
     }
 
     /** {@code flow|source|partition|offset|raw|reason|detail} of every quarantine row. */

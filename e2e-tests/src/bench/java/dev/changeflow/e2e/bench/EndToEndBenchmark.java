@@ -98,10 +98,11 @@ import java.util.zip.GZIPOutputStream;
  *
  * <p>Arguments ({@code -Dbench.args="..."}), {@code key=value}, all optional: {@code
  * rounds=1,20,50}, {@code runs=1}, {@code warmup=1}, {@code
- * systems=changeflow,paimon,iceberg-upsert}, {@code inputs=files,kafka}, {@code dir=<folder>}
- * (default {@code e2e-tests/target/bench-e2e}). Run: {@code ./mvnw -B -Pbench -pl e2e-tests -am
- * verify -DskipTests -Dbench.class=dev.changeflow.e2e.bench.EndToEndBenchmark
- * -Dbench.args="rounds=20"}.
+ * systems=changeflow,paimon,iceberg-upsert}, {@code inputs=files,kafka}, {@code readers=1}
+ * (changeflow's {@code file-readers} and {@code kafka-readers}; a list such as {@code 1,2} runs
+ * changeflow once per value, {@code changeflow-r2} for 2), {@code dir=<folder>} (default {@code
+ * e2e-tests/target/bench-e2e}). Run: {@code ./mvnw -B -Pbench -pl e2e-tests -am verify -DskipTests
+ * -Dbench.class=dev.changeflow.e2e.bench.EndToEndBenchmark -Dbench.args="rounds=20"}.
  */
 public final class EndToEndBenchmark {
     /** Added to {@code source.lsn} per round: more than the capture's LSN range. */
@@ -175,6 +176,7 @@ public final class EndToEndBenchmark {
         a.put("warmup", "1");
         a.put("systems", "changeflow,paimon,iceberg-upsert");
         a.put("inputs", "files,kafka");
+        a.put("readers", "1");
         a.put("dir", SharedData.repositoryRoot().resolve("e2e-tests/target/bench-e2e").toString());
         for (String arg : args) {
             int eq = arg.indexOf('=');
@@ -190,6 +192,21 @@ public final class EndToEndBenchmark {
                 throw new IllegalArgumentException(
                         "system '" + s + "': accepted changeflow, paimon, iceberg-upsert");
             }
+        }
+        if (systems.contains("changeflow")) {
+            // one changeflow system per reader count, in place
+            List<String> expanded = new ArrayList<>();
+            for (String s : systems) {
+                if (!s.equals("changeflow")) {
+                    expanded.add(s);
+                    continue;
+                }
+                for (String n : a.get("readers").split(",")) {
+                    int readers = Integer.parseInt(n.trim());
+                    expanded.add(readers == 1 ? "changeflow" : "changeflow-r" + readers);
+                }
+            }
+            systems = expanded;
         }
         List<String> inputs = List.of(a.get("inputs").split(","));
         for (String s : inputs) {
@@ -276,7 +293,9 @@ public final class EndToEndBenchmark {
                     PARTITIONS,
                     (System.nanoTime() - t) / 1e9);
         }
-        if (!warmingUp && systems.contains("changeflow") && inputs.contains("files")) {
+        if (!warmingUp
+                && systems.stream().anyMatch(EndToEndBenchmark::isChangeflow)
+                && inputs.contains("files")) {
             stages(rounds, cfFiles);
         }
         for (int run = 1; run <= runs; run++) {
@@ -292,17 +311,17 @@ public final class EndToEndBenchmark {
                     long cpu0 = processCpuNanos();
                     long w0 = System.nanoTime();
                     ThreadCpuStages threads = new ThreadCpuStages("Source: ");
-                    switch (system) {
-                        case "changeflow" ->
-                                runChangeflow(r, warehouse, input, cfFiles, topicPrefix, group);
-                        default ->
-                                runSql(
-                                        system.equals("paimon"),
-                                        warehouse,
-                                        input,
-                                        sqlFiles,
-                                        topicPrefix,
-                                        group);
+                    if (isChangeflow(system)) {
+                        runChangeflow(
+                                r, warehouse, input, cfFiles, topicPrefix, group, readers(system));
+                    } else {
+                        runSql(
+                                system.equals("paimon"),
+                                warehouse,
+                                input,
+                                sqlFiles,
+                                topicPrefix,
+                                group);
                     }
                     r.wallSeconds = (System.nanoTime() - w0) / 1e9;
                     r.cpuSeconds = (processCpuNanos() - cpu0) / 1e9;
@@ -319,7 +338,7 @@ public final class EndToEndBenchmark {
                     System.out.println(line(r));
                     System.out.println("  cpu by stage: " + r.stages);
                     System.out.println("  source threads: " + threads.states());
-                    if (system.equals("changeflow")) {
+                    if (isChangeflow(system)) {
                         System.out.println("  " + r.tasks.strip());
                     }
                     deleteTree(warehouse);
@@ -466,9 +485,29 @@ public final class EndToEndBenchmark {
 
     // ------------------------------------------------------------------------------ systems
 
+    /** Whether a system name is changeflow's ({@code changeflow}, {@code changeflow-r<n>}). */
+    private static boolean isChangeflow(String system) {
+        return system.equals("changeflow") || system.startsWith("changeflow-r");
+    }
+
+    /** The reader count of a changeflow system name. */
+    private static int readers(String system) {
+        return system.equals("changeflow")
+                ? 1
+                : Integer.parseInt(system.substring("changeflow-r".length()));
+    }
+
     private void runChangeflow(
-            Result r, Path warehouse, String input, Path files, String topicPrefix, String group)
+            Result r,
+            Path warehouse,
+            String input,
+            Path files,
+            String topicPrefix,
+            String group,
+            int readers)
             throws Exception {
+        flows.fileReaders = readers;
+        flows.kafkaReaders = readers;
         IngestPlan plan = IngestPlanner.plan(flows, List.of());
         LocalIngest.Options o = new LocalIngest.Options();
         o.warehouse = warehouse;
@@ -659,8 +698,8 @@ public final class EndToEndBenchmark {
                     system.equals("paimon")
                             ? paimonRows(warehouse, t)
                             : icebergRows(
-                                    warehouse.resolve(system.equals("changeflow") ? "" : "iceberg"),
-                                    system.equals("changeflow") ? "public." + t : "bench." + t);
+                                    warehouse.resolve(isChangeflow(system) ? "" : "iceberg"),
+                                    isChangeflow(system) ? "public." + t : "bench." + t);
             List<String> expected = new ArrayList<>();
             List<String> oracle = SharedData.finalCsv(t);
             for (int i = 0; i < (KEYS.containsKey(t) ? 1 : rounds); i++) {

@@ -6,8 +6,10 @@ import kafka.tools.StorageTool;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Exit;
@@ -26,7 +28,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -233,8 +237,13 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
     }
 
     /**
-     * Creates topics with {@code partitions} partitions each (replication factor 1) and waits for
-     * them.
+     * Creates topics with {@code partitions} partitions each (replication factor 1) and waits until
+     * the broker leads every partition ({@link #served}): the controller answers the creation
+     * before the broker has applied it, and an idempotent producer that sends in between gets
+     * "invalid metadata" errors, after which the broker refused every later batch with {@code
+     * OutOfOrderSequenceException} (seen in the end-to-end benchmark at R = 50).
+     *
+     * @throws IllegalStateException when the topics cannot be created or are not served within 60 s
      */
     public void createTopics(int partitions, List<String> topics) {
         try (Admin admin = admin()) {
@@ -244,8 +253,39 @@ public final class EmbeddedKafka implements BeforeAllCallback, AfterAllCallback,
                                     .collect(Collectors.toList()))
                     .all()
                     .get(60, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!served(admin, topics, partitions)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("topics not served after 60 s: " + topics);
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            }
+        } catch (IllegalStateException e) {
+            throw e;
         } catch (Exception e) {
             throw new IllegalStateException("cannot create topics " + topics, e);
+        }
+    }
+
+    /**
+     * Whether the broker leads every partition of the topics: a ListOffsets request, which only a
+     * partition's leader answers (describing the topics is not enough: the broker's metadata names
+     * the leader before its replica manager has become it, and a produce request in between gets
+     * NOT_LEADER_OR_FOLLOWER).
+     */
+    private static boolean served(Admin admin, List<String> topics, int partitions) {
+        Map<TopicPartition, OffsetSpec> all = new HashMap<>();
+        for (String t : topics) {
+            for (int p = 0; p < partitions; p++) {
+                all.put(new TopicPartition(t, p), OffsetSpec.latest());
+            }
+        }
+        try {
+            admin.listOffsets(all).all().get(10, TimeUnit.SECONDS);
+            return true;
+        } catch (Exception e) {
+            // not led by the broker yet
+            return false;
         }
     }
 

@@ -246,6 +246,20 @@ final class LocalCheckpoints {
         return sizes;
     }
 
+    /**
+     * The parallelism the operator of this uid ran at when the savepoint or checkpoint was taken
+     * (read from its {@code _metadata}), or empty when the folder holds no such operator.
+     */
+    static java.util.OptionalInt parallelism(org.apache.flink.core.fs.Path stateDir, String uid)
+            throws IOException {
+        for (OperatorState op : metadata(stateDir).getOperatorStates()) {
+            if (op.getOperatorUid().filter(uid::equals).isPresent()) {
+                return java.util.OptionalInt.of(op.getParallelism());
+            }
+        }
+        return java.util.OptionalInt.empty();
+    }
+
     /** The checkpoint id of a savepoint or checkpoint folder (read from its {@code _metadata}). */
     static long checkpointId(Path stateDir) throws IOException {
         return checkpointId(StateFiles.of(stateDir));

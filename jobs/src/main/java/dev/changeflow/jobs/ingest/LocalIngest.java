@@ -271,6 +271,40 @@ public final class LocalIngest {
      * A state location ({@code run --state-dir}) that cannot be used: unknown scheme, no bucket,
      * unreachable. The launcher reports it with the code {@code STATE_DIR_UNAVAILABLE}.
      */
+    /**
+     * Refuses a resumed run whose reader count ({@code file-readers} or {@code kafka-readers})
+     * differs from the one the saved state was taken with: an append-only flow's writer runs at the
+     * readers' parallelism, and Flink cannot restore the Iceberg committer behind it once that
+     * changes from or to 1 ("Max parallelism mismatch"); a job keeps its reader count for its life.
+     *
+     * @throws IllegalArgumentException naming both counts and the way out, when they differ
+     */
+    static void checkReaders(IngestPlan plan, boolean kafka, org.apache.flink.core.fs.Path restore)
+            throws IOException {
+        String option = kafka ? "kafka-readers" : "file-readers";
+        int wanted = kafka ? plan.config.kafkaReaders : plan.config.fileReaders;
+        java.util.OptionalInt saved =
+                LocalCheckpoints.parallelism(restore, kafka ? "kafka-source" : "change-files");
+        if (saved.isPresent() && saved.getAsInt() != wanted) {
+            throw new IllegalArgumentException(
+                    option
+                            + " is "
+                            + wanted
+                            + ", but the saved state of job '"
+                            + plan.config.name
+                            + "' ("
+                            + StateFiles.display(restore)
+                            + ") was taken with "
+                            + saved.getAsInt()
+                            + ": a job keeps its reader count for its life (Flink cannot restore"
+                            + " its Iceberg committers at another). Set "
+                            + option
+                            + ": "
+                            + saved.getAsInt()
+                            + " again, or re-run with --from-scratch to recreate the tables.");
+        }
+    }
+
     public static final class StateLocationException extends IllegalArgumentException {
         private static final long serialVersionUID = 1L;
 
@@ -470,6 +504,9 @@ public final class LocalIngest {
             plan.flows.forEach(f -> written.add(f.target.toString()));
             state.saveTables(written);
             Optional<org.apache.flink.core.fs.Path> restore = checkpoints.latest();
+            if (restore.isPresent()) {
+                checkReaders(plan, input instanceof LocalKafkaInput, restore.get());
+            }
             List<String> removedFlows =
                     restore.isPresent() ? state.checkDefinitions(plan, o.rebuildFix) : List.of();
             for (String removed : removedFlows) {
