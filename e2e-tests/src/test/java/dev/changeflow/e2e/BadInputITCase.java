@@ -432,7 +432,7 @@ class BadInputITCase {
         assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items"))))
                 .containsExactlyElementsOf(expected);
 
-        // the reader count is the job's for its life: a run at another one is refused, by name
+        // the reader count cannot go from more than 1 to 1: such a run is refused, by name
         IngestPlan oneReader =
                 IngestPlanner.plan(
                         FlowsFile.parse(
@@ -448,9 +448,9 @@ class BadInputITCase {
                 .hasMessageStartingWith(
                         "file-readers is 1, but the saved state of job 'damaged-gzip' (")
                 .hasMessageEndingWith(
-                        ") was taken with 2: a job keeps its reader count for its life (Flink"
-                                + " cannot restore its Iceberg committers at another). Set"
-                                + " file-readers: 2 again, or re-run with --from-scratch to"
+                        ") was taken with 2: a job's reader count cannot go from 1 to more or"
+                                + " back (Flink cannot restore its Iceberg committers then). Set"
+                                + " file-readers back to 2, or re-run with --from-scratch to"
                                 + " recreate the tables.");
         assertThat(TableRows.toCsvLines(cat.loadTable(TableIdentifier.of("shop", "items"))))
                 .containsExactlyElementsOf(expected);

@@ -18,7 +18,9 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
@@ -189,6 +191,74 @@ class S3StateDirITCase {
         assertThat(TableRows.toCsvLines(ordersTable(warehouse)))
                 .containsExactly("1,b,3", "2,x,2", "3,y,4");
         assertThat(s3.keys(job + ".state/")).contains(job + ".state/committed-savepoint");
+    }
+
+    /**
+     * Two file readers ({@code SET file-readers = 2}) with the state on S3: each reader subtask
+     * writes its own list of files read per checkpoint, an object each ({@code N.txt}, {@code
+     * N-1.txt}); after a clean stop exactly the savepoint's lists are kept, their union is every
+     * file read, and the next runs read only what is new.
+     */
+    @Test
+    void twoReadersKeepOneListEachOnS3AndTheNextRunsReadOnlyNewFiles() throws Exception {
+        Path input = Files.createDirectories(tmp.resolve("in"));
+        Files.writeString(input.resolve("1.json"), "{\"id\":1,\"status\":\"a\",\"seq\":1}\n");
+        Files.writeString(input.resolve("2.json"), "{\"id\":2,\"status\":\"x\",\"seq\":2}\n");
+        Path sql = pipeline(input, s3.endpoint(), "SET file-readers = 2;\n", "");
+        Path warehouse = tmp.resolve("warehouse");
+        String w = warehouse.toString();
+        // a state folder of its own: the bucket outlives each test
+        String state = "s3://" + BUCKET + "/changeflow/two-readers";
+        String job = "changeflow/two-readers/shop-refresh-orders";
+        String one = input.resolve("1.json").toAbsolutePath().toString();
+        String two = input.resolve("2.json").toAbsolutePath().toString();
+
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(refresh(out, sql, w, state)).isZero();
+        assertThat(text(out))
+                .contains("Ingesting 2 file(s) into 1 table(s), starting without state");
+        assertThat(listsOfTwoReaders(job)).containsExactlyInAnyOrder(one, two);
+
+        Files.writeString(input.resolve("3.json"), "{\"id\":1,\"status\":\"b\",\"seq\":3}\n");
+        out = new ByteArrayOutputStream();
+        assertThat(refresh(out, sql, w, state)).isZero();
+        assertThat(text(out)).contains("Ingesting 1 file(s) into 1 table(s), resuming from s3://");
+        assertThat(text(out)).contains(": 1 records (");
+        assertThat(listsOfTwoReaders(job))
+                .containsExactlyInAnyOrder(
+                        one, two, input.resolve("3.json").toAbsolutePath().toString());
+
+        out = new ByteArrayOutputStream();
+        assertThat(refresh(out, sql, w, state)).isZero();
+        assertThat(text(out))
+                .contains(
+                        "Nothing new to ingest: all 3 input file(s) were read by an earlier run.");
+        assertThat(TableRows.toCsvLines(ordersTable(warehouse))).containsExactly("1,b,3", "2,x,2");
+    }
+
+    /**
+     * The lists of files read under {@code job} on S3, which must be the two lists of one
+     * checkpoint ({@code N.txt}, {@code N-1.txt}): the union of their lines.
+     */
+    private List<String> listsOfTwoReaders(String job) throws Exception {
+        List<String> keys = s3.keys(job + "/files-done/");
+        List<String> names =
+                keys.stream().map(k -> k.substring(k.lastIndexOf('/') + 1)).sorted().toList();
+        assertThat(names).hasSize(2);
+        String id = names.get(1).substring(0, names.get(1).length() - ".txt".length());
+        assertThat(names).containsExactly(id + "-1.txt", id + ".txt");
+        List<String> lines = new ArrayList<>();
+        for (String k : keys) {
+            org.apache.flink.core.fs.Path p =
+                    new org.apache.flink.core.fs.Path("s3://" + BUCKET + "/" + k);
+            try (var in = p.getFileSystem().open(p)) {
+                new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                        .lines()
+                        .filter(l -> !l.isBlank())
+                        .forEach(lines::add);
+            }
+        }
+        return lines;
     }
 
     /**

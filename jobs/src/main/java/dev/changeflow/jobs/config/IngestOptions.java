@@ -102,8 +102,8 @@ public final class IngestOptions {
                                     + " partition, so a partition's records keep their order);"
                                     + " default 1: on 2 cores, 2 readers measured from 15% fewer"
                                     + " to 34% more events/s than 1 (EndToEndBenchmark); raise it"
-                                    + " where cores outnumber what the apply needs. Fixed for the"
-                                    + " life of a job.");
+                                    + " where cores outnumber what the apply needs. A job with saved"
+                                    + " state cannot go from 1 to more or back.");
 
     public static final ConfigOption<Integer> FILE_READERS =
             key("file-readers")
@@ -113,7 +113,8 @@ public final class IngestOptions {
                             "Parallelism of the file reader and its chained decoder (each file is"
                                     + " one split, read by one reader, so a file's records keep"
                                     + " their order); default 1, the topology of earlier releases"
-                                    + " (keep it for the life of a job); with many files, 2 readers"
+                                    + " (a job with saved state cannot go from 1 to more or back);"
+                                    + " with many files, 2 readers"
                                     + " measured 1.4x the events/s of 1 on 2 cores"
                                     + " (EndToEndBenchmark, R = 50).");
 

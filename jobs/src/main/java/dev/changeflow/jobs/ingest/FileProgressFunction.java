@@ -32,15 +32,16 @@ import java.util.regex.Pattern;
 /**
  * Passes lines through and remembers, in checkpointed operator state, which input files have been
  * read completely (their end-of-file marker passed). At every checkpoint and savepoint it also
- * writes that list to {@code <doneDir>/<jobId>/<checkpointId>.txt} (one path per line; subtask i
- * &gt; 0 of {@code file-readers} writes the files it completed to {@code <checkpointId>-<i>.txt}
- * beside it), before it acknowledges the checkpoint: a checkpoint whose {@code _metadata} exists
- * therefore has the lists of all its subtasks, and a local launcher that restores it knows exactly
- * which files it contains — the union of those lists — also after a {@code kill -9}, without
- * reading Flink's state ({@link #doneAt}). The job id is part of the name because a resumed job
- * counts checkpoint ids on from the one it restored: ids repeat across jobs, and a list of another
- * job's checkpoint N says nothing about this one's (within one job an id is never taken twice, so a
- * list left by a checkpoint that failed is never read as another's).
+ * writes that list to {@code <doneDir>/<jobId>/<checkpointId>.txt} (one path per line; with {@code
+ * file-readers} above 1 each subtask writes its share of the list, the files it completed plus
+ * those the restore gave it, subtask i &gt; 0 to {@code <checkpointId>-<i>.txt} beside it), before
+ * it acknowledges the checkpoint: a checkpoint whose {@code _metadata} exists therefore has the
+ * lists of all its subtasks, and a local launcher that restores it knows exactly which files it
+ * contains — the union of those lists — also after a {@code kill -9}, without reading Flink's state
+ * ({@link #doneAt}). The job id is part of the name because a resumed job counts checkpoint ids on
+ * from the one it restored: ids repeat across jobs, and a list of another job's checkpoint N says
+ * nothing about this one's (within one job an id is never taken twice, so a list left by a
+ * checkpoint that failed is never read as another's).
  *
  * <p>A file in the list has all its records before the checkpoint's barrier, so they are in that
  * checkpoint's state; they are in a <em>committed</em> Iceberg snapshot only once the checkpoint's
@@ -191,9 +192,10 @@ final class FileProgressFunction extends ProcessFunction<SourceLine, SourceLine>
     /**
      * The files recorded as read completely in a checkpoint or savepoint folder: {@code
      * checkpoints/<jobId>/chk-N} and {@code savepoints/<jobId>/savepoint-…} (the launcher's layout)
-     * are looked up under {@code <doneDir>/<jobId>/N.txt}; a savepoint directly in {@code
-     * savepoints/} (written by releases before job-id folders, after a clean stop that removed
-     * every other list) under {@code <doneDir>/N.txt}.
+     * are looked up under {@code <doneDir>/<jobId>/}, a savepoint directly in {@code savepoints/}
+     * (written by releases before job-id folders, after a clean stop that removed every other list)
+     * under {@code <doneDir>/}; the files are the union of the lists {@code N.txt} and {@code
+     * N-i.txt} there (one per reader subtask, {@link #listName}).
      *
      * @param checkpointId the id in the folder's {@code _metadata}
      * @return the absolute paths, or empty when no list was written (nothing was read completely)

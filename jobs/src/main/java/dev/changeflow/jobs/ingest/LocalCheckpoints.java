@@ -32,9 +32,9 @@ import java.util.stream.Stream;
 /**
  * The retained state of a local ingest job, in its checkpoint folder {@code <root>}: Flink's
  * retained checkpoints ({@code checkpoints/<job id>/chk-<n>}), savepoints ({@code savepoints/<job
- * id>/savepoint-...}), and per job id and checkpoint id the list of input files read completely
- * ({@code files-done}, {@link FileProgressFunction}). Beside it, {@code <root>.state} holds
- * changeflow's own records ({@link LocalJobState}).
+ * id>/savepoint-...}), and per job id and checkpoint id the lists of input files read completely
+ * (one per reader subtask; {@code files-done}, {@link FileProgressFunction}). Beside it, {@code
+ * <root>.state} holds changeflow's own records ({@link LocalJobState}).
  *
  * <p>A run resumes from the newest checkpoint or savepoint ({@link #latest}); after a clean stop
  * only the new savepoint is kept ({@link #cleanUpOlderState}).

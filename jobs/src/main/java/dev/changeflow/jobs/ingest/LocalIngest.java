@@ -268,16 +268,14 @@ public final class LocalIngest {
     }
 
     /**
-     * A state location ({@code run --state-dir}) that cannot be used: unknown scheme, no bucket,
-     * unreachable. The launcher reports it with the code {@code STATE_DIR_UNAVAILABLE}.
-     */
-    /**
-     * Refuses a resumed run whose reader count ({@code file-readers} or {@code kafka-readers})
-     * differs from the one the saved state was taken with: an append-only flow's writer runs at the
-     * readers' parallelism, and Flink cannot restore the Iceberg committer behind it once that
-     * changes from or to 1 ("Max parallelism mismatch"); a job keeps its reader count for its life.
+     * Refuses a resumed run whose reader count ({@code file-readers} or {@code kafka-readers}) goes
+     * from 1 to more, or from more to 1, against the count the saved state was taken with: an
+     * append-only flow's writer runs at the readers' parallelism, and Iceberg's committer behind
+     * it, chained to a writer of parallelism 1 only, no longer restores once that changes (Flink's
+     * "Max parallelism mismatch"). Between counts above 1 the state rescales as Flink's does.
      *
-     * @throws IllegalArgumentException naming both counts and the way out, when they differ
+     * @throws IllegalArgumentException naming both counts and the way out, when the change crosses
+     *     1
      */
     static void checkReaders(IngestPlan plan, boolean kafka, org.apache.flink.core.fs.Path restore)
             throws IOException {
@@ -285,7 +283,7 @@ public final class LocalIngest {
         int wanted = kafka ? plan.config.kafkaReaders : plan.config.fileReaders;
         java.util.OptionalInt saved =
                 LocalCheckpoints.parallelism(restore, kafka ? "kafka-source" : "change-files");
-        if (saved.isPresent() && saved.getAsInt() != wanted) {
+        if (saved.isPresent() && readersChangeRefused(saved.getAsInt(), wanted)) {
             throw new IllegalArgumentException(
                     option
                             + " is "
@@ -296,15 +294,27 @@ public final class LocalIngest {
                             + StateFiles.display(restore)
                             + ") was taken with "
                             + saved.getAsInt()
-                            + ": a job keeps its reader count for its life (Flink cannot restore"
-                            + " its Iceberg committers at another). Set "
+                            + ": a job's reader count cannot go from 1 to more or back (Flink"
+                            + " cannot restore its Iceberg committers then). Set "
                             + option
-                            + ": "
+                            + " back to "
                             + saved.getAsInt()
-                            + " again, or re-run with --from-scratch to recreate the tables.");
+                            + ", or re-run with --from-scratch to recreate the tables.");
         }
     }
 
+    /**
+     * Whether a reader count may not change from {@code saved} to {@code wanted} ({@link
+     * #checkReaders}).
+     */
+    static boolean readersChangeRefused(int saved, int wanted) {
+        return (saved == 1) != (wanted == 1);
+    }
+
+    /**
+     * A state location ({@code run --state-dir}) that cannot be used: unknown scheme, no bucket,
+     * unreachable. The launcher reports it with the code {@code STATE_DIR_UNAVAILABLE}.
+     */
     public static final class StateLocationException extends IllegalArgumentException {
         private static final long serialVersionUID = 1L;
 

@@ -190,6 +190,14 @@ final class SqlCompiler {
                             + " = false applies to read_files, and no flow of the file reads"
                             + " files (read_kafka starts where startingOffsets says)");
         }
+        if (cfg.fileReaders != IngestOptions.FILE_READERS.defaultValue() && files.isEmpty()) {
+            throw new SqlException(
+                    Code.INVALID_OPTION,
+                    firstPosition(statements),
+                    IngestOptions.FILE_READERS.key()
+                            + " applies to read_files, and no flow of the file reads files"
+                            + " (read_kafka's readers are kafka-readers)");
+        }
         cfg.catalog.putAll(CatalogOptions.resolve(catalog));
         cfg.fileSystem.putAll(fileSystem);
         Map<String, FlowDef> byTarget = new LinkedHashMap<>();

@@ -654,6 +654,23 @@ class SqlPipelineTest {
                     + "CREATE STREAMING TABLE a FLOW AUTO CDC FROM STREAM(cdc) KEYS (id);\n"
                     + "CREATE STREAMING TABLE b FLOW AUTO CDC FROM STREAM(cdc) KEYS (id);\n";
 
+    @Test
+    void fileReadersIsForReadFilesOnly() {
+        assertThat(
+                        compile(
+                                        "SET file-readers = 2;\n"
+                                                + "CREATE STREAMING TABLE t AS SELECT * FROM"
+                                                + " read_files('x')")
+                                .config()
+                                .fileReaders)
+                .isEqualTo(2);
+        fails(
+                "SET file-readers = 2;\n" + KAFKA,
+                SqlException.Code.INVALID_OPTION,
+                "p.sql:1:1: INVALID_OPTION: file-readers applies to read_files, and no flow of the"
+                        + " file reads files (read_kafka's readers are kafka-readers)");
+    }
+
     /** read_kafka is the Kafka input of the flows file; the calls of one job must agree. */
     @Test
     void readKafkaIsTheKafkaInput() {
