@@ -141,10 +141,9 @@ final class LocalFileInput implements LocalInput {
 
     @Override
     public boolean done() {
-        // the gauge of the running attempt only: after a failover, files the failed attempt
-        // completed after the restored checkpoint are read again, and count once
-        // completed, and with several readers all of them registered in one attempt: until then
-        // the sum mixes an old attempt's counts in
+        // the gauges of the running attempt only, summed once every reader registered in it:
+        // after a failover, files the failed attempt completed after the restored checkpoint are
+        // read again and count once, and a sum over two attempts' gauges could end the run early
         return LocalMetrics.sumOfOneAttempt(FileProgressFunction.METRIC, readers).orElse(-1)
                 >= fresh.size();
     }

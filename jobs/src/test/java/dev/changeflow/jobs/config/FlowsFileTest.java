@@ -805,15 +805,7 @@ class FlowsFileTest {
         String flows = "flows:\n  - table: a\n    keys: [id]\n";
         assertThat(FlowsFile.parse(flows, "f.yaml").fileReaders).isEqualTo(1);
         assertThat(FlowsFile.parse("file-readers: 2\n" + flows, "f.yaml").fileReaders).isEqualTo(2);
-        for (String bad : List.of("0", "-3", "many", "2.5")) {
-            assertThatThrownBy(
-                            () -> FlowsFile.parse("file-readers: " + bad + "\n" + flows, "f.yaml"))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining(
-                            "file-readers must be a whole number of subtasks from 1 to 32767, got '"
-                                    + bad
-                                    + "'");
-        }
+        refusesBadCounts("file-readers", flows, List.of("0", "-3", "many", "2.5"));
         assertThatThrownBy(
                         () ->
                                 FlowsFile.parse(
@@ -833,13 +825,18 @@ class FlowsFileTest {
         assertThat(FlowsFile.parse(flows, "f.yaml").kafkaReaders).isEqualTo(1);
         assertThat(FlowsFile.parse("kafka-readers: 3\n" + flows, "f.yaml").kafkaReaders)
                 .isEqualTo(3);
-        for (String bad : List.of("0", "-1", "two", "1.5")) {
-            assertThatThrownBy(
-                            () -> FlowsFile.parse("kafka-readers: " + bad + "\n" + flows, "f.yaml"))
+        refusesBadCounts("kafka-readers", flows, List.of("0", "-1", "two", "1.5"));
+    }
+
+    /** Each of {@code bad} as the value of subtask count option {@code key} is refused by name. */
+    private static void refusesBadCounts(String key, String flows, List<String> bad) {
+        for (String b : bad) {
+            assertThatThrownBy(() -> FlowsFile.parse(key + ": " + b + "\n" + flows, "f.yaml"))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(
-                            "kafka-readers must be a whole number of subtasks from 1 to 32767, got '"
-                                    + bad
+                            key
+                                    + " must be a whole number of subtasks from 1 to 32767, got '"
+                                    + b
                                     + "'");
         }
     }
