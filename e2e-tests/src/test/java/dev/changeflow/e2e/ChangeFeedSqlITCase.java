@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -129,6 +130,49 @@ class ChangeFeedSqlITCase {
     }
 
     /** The change-feed error a statement fails with when planned. */
+    /**
+     * The change-feed error a query's job fails with while it runs: from the exception its rows'
+     * iterator throws, else from the job's own result (the iterator can lose the race with the
+     * job's end and report only that it could not fetch more).
+     *
+     * @throws AssertionError when the query does not fail, or not with a change-feed error
+     */
+    private static CdfException jobCdfError(StreamTableEnvironment tEnv, String sql)
+            throws Exception {
+        TableResult result = tEnv.executeSql(sql);
+        Exception failure = null;
+        try (CloseableIterator<Row> it = result.collect()) {
+            it.forEachRemaining(r -> {});
+        } catch (Exception e) {
+            failure = e;
+        }
+        if (failure == null) {
+            return fail("no error for " + sql);
+        }
+        CdfException cdf = cdfIn(failure);
+        if (cdf == null && result.getJobClient().isPresent()) {
+            try {
+                result.getJobClient().get().getJobExecutionResult().get(1, TimeUnit.MINUTES);
+            } catch (Exception e) {
+                cdf = cdfIn(e);
+                failure.addSuppressed(e);
+            }
+        }
+        if (cdf == null) {
+            throw new AssertionError("not a change-feed error", failure);
+        }
+        return cdf;
+    }
+
+    private static CdfException cdfIn(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof CdfException c) {
+                return c;
+            }
+        }
+        return null;
+    }
+
     private static CdfException cdfError(StreamTableEnvironment tEnv, String sql) {
         try {
             tEnv.explainSql(sql);
@@ -618,25 +662,15 @@ class ChangeFeedSqlITCase {
         Table k = iceberg.loadTable(TableIdentifier.of("db", "k"));
         String lost = version(k, 2).addedDataFiles(k.io()).iterator().next().location();
         k.io().deleteFile(lost);
-        assertThatThrownBy(
-                        () ->
-                                rows(
-                                        tEnv,
-                                        "SELECT * FROM db.`k$changes` /*+ OPTIONS('starting-version'='1') */"))
-                .satisfies(
-                        e -> {
-                            CdfException cdf = null;
-                            for (Throwable t = e; t != null && cdf == null; t = t.getCause()) {
-                                cdf = t instanceof CdfException ? (CdfException) t : null;
-                            }
-                            assertThat(cdf).isNotNull();
-                            assertThat(cdf.code())
-                                    .isEqualTo(CdfException.ErrorCode.VERSION_NOT_AVAILABLE);
-                            assertThat(cdf.getMessage())
-                                    .startsWith(
-                                            "VERSION_NOT_AVAILABLE: Version 2 of table c.db.k is not "
-                                                    + "available: a file it needs is missing (");
-                        });
+        CdfException cdf =
+                jobCdfError(
+                        tEnv,
+                        "SELECT * FROM db.`k$changes` /*+ OPTIONS('starting-version'='1') */");
+        assertThat(cdf.code()).isEqualTo(CdfException.ErrorCode.VERSION_NOT_AVAILABLE);
+        assertThat(cdf.getMessage())
+                .startsWith(
+                        "VERSION_NOT_AVAILABLE: Version 2 of table c.db.k is not "
+                                + "available: a file it needs is missing (");
 
         h.refresh();
         h.expireSnapshots().expireOlderThan(version(h, 4).timestampMillis()).retainLast(1).commit();
