@@ -12,6 +12,7 @@ import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
 import dev.changeflow.sources.cdf.sql.TableChangesRewrite;
 
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.ResultKind;
 import org.apache.flink.table.api.SqlParserException;
@@ -37,6 +38,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -190,7 +193,7 @@ public final class SqlCommand implements Callable<Integer> {
             try {
                 print(rewritten, result, streaming, out);
             } catch (Exception e) {
-                throw queryFailed(e, "statement " + (i + 1) + ":1:1");
+                throw queryFailed(e, "statement " + (i + 1) + ":1:1", result.getJobClient());
             }
         }
         return exit;
@@ -271,20 +274,38 @@ public final class SqlCommand implements Callable<Integer> {
      * A statement's job that failed while it ran (a division by zero, a value that does not cast,
      * ...): its change-feed error as it is, else {@code QUERY_FAILED} naming the statement and the
      * innermost cause (exit code 1: the statement was valid, its run failed).
+     *
+     * <p>Flink's collect can lose the race with the end of the job it reads: the rows' iterator
+     * then fails only with "could not fetch more results", without the job's cause. So when {@code
+     * e} carries no {@link dev.changeflow.sources.cdf.CdfException}, the job's own result is looked
+     * up (at most {@value #JOB_RESULT_WAIT_S} s; a job still running then is left as it is) and its
+     * failure gives the change-feed error or the innermost cause.
+     *
+     * @param e what printing the statement's rows (or awaiting its job) threw
+     * @param label the statement's place, {@code statement N:1:1}
+     * @param job the statement's job, when it ran one
      */
-    static RuntimeException queryFailed(Exception e, String label) {
-        if (e instanceof RuntimeException r) {
-            RuntimeException cdf = FlinkSqlSession.unwrapCdf(r);
-            if (cdf != r) {
-                return cdf;
+    static RuntimeException queryFailed(Exception e, String label, Optional<JobClient> job) {
+        Throwable cause = e;
+        dev.changeflow.sources.cdf.CdfException cdf = cdfIn(e);
+        if (cdf == null && job.isPresent()) {
+            try {
+                job.get().getJobExecutionResult().get(JOB_RESULT_WAIT_S, TimeUnit.SECONDS);
+            } catch (Exception jobFailure) {
+                if (!(jobFailure instanceof TimeoutException)) {
+                    e.addSuppressed(jobFailure);
+                    cause = jobFailure;
+                    cdf = cdfIn(jobFailure);
+                }
+                if (jobFailure instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof dev.changeflow.sources.cdf.CdfException cdf) {
-                return cdf;
-            }
+        if (cdf != null) {
+            return cdf;
         }
-        Throwable root = e;
+        Throwable root = cause;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
@@ -296,6 +317,19 @@ public final class SqlCommand implements Callable<Integer> {
                         + root.getClass().getSimpleName()
                         + (root.getMessage() != null ? ": " + root.getMessage() : ""),
                 e);
+    }
+
+    /** Seconds {@link #queryFailed} waits for a failed statement's job to report its result. */
+    static final int JOB_RESULT_WAIT_S = 30;
+
+    /** The first change-feed error in {@code e}'s chain of causes, else null. */
+    private static dev.changeflow.sources.cdf.CdfException cdfIn(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof dev.changeflow.sources.cdf.CdfException cdf) {
+                return cdf;
+            }
+        }
+        return null;
     }
 
     /** Flink's "Encountered ... at line L, column C" of a parse error. */
