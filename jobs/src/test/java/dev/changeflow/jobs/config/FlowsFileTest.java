@@ -297,7 +297,7 @@ class FlowsFileTest {
         assertThat(off.rateLimit()).isEqualTo(Duration.ofMinutes(1));
         assertThat(off.deleteFileThreshold()).isEqualTo(1);
         assertThat(off.lockJdbcUri()).isNull();
-        assertThat(off.expireOlderThan()).isEqualTo(Duration.ofDays(7));
+        assertThat(off.expireOlderThan()).isEqualTo(Duration.ofDays(1));
         assertThat(off.retainLast()).isZero();
         assertThat(off.expireInterval()).isEqualTo(Duration.ofHours(1));
         assertThat(off.manifestCount()).isEqualTo(50);
@@ -310,7 +310,7 @@ class FlowsFileTest {
         TableMaintenanceOptions defaults = flow("maintenance: true").maintenance;
         assertThat(defaults.expiryGraphOn()).isTrue();
         assertThat(defaults.orphansOn()).isTrue();
-        assertThat(defaults.expireOlderThan()).isEqualTo(Duration.ofDays(7));
+        assertThat(defaults.expireOlderThan()).isEqualTo(Duration.ofDays(1));
         assertThat(defaults.manifestCount()).isEqualTo(50);
 
         TableMaintenanceOptions on =
