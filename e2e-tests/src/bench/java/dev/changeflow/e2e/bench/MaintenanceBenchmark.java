@@ -22,25 +22,36 @@ import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
+import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericAppenderFactory;
+import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.deletes.PositionDelete;
+import org.apache.iceberg.deletes.PositionDeleteWriter;
 import org.apache.iceberg.encryption.EncryptedFiles;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.DeleteSchemaUtil;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.SnapshotUtil;
 
@@ -55,10 +66,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -127,13 +140,22 @@ import java.util.stream.Stream;
  * 1.5× of freshly compacted" criterion. Its rows must equal the expected table and its version's
  * changes those of commit C.
  *
+ * <p><b>Copy with position deletes.</b> Table {@code public.pgbench_accounts_positions}: the
+ * maintained table at its last measured commit with every equality and position delete resolved to
+ * the row positions it removes, one position delete file per data file — what a reader would find
+ * if the equality deletes written since the last compaction were converted to deletion vectors
+ * (Iceberg's Flink {@code ConvertEqualityDeletes}, from iceberg-flink 1.12). Printed as row {@code
+ * on, as pos.}; its rows must equal the expected table.
+ *
  * <p>Arguments ({@code -Dbench.args="..."}), {@code key=value}, all optional: {@code commits=2000},
  * {@code rounds=20} (lines = rounds × 111,500; lines per commit = ⌈lines / commits⌉), {@code
  * interval=200ms}, {@code parallelism=2}, {@code points=100,500,1000,2000}, {@code scale=true},
  * {@code maintenance=}, {@code scanBudget=120s}, {@code modes=off,on}, {@code settle=true}, {@code
  * verifyModes=} (the modes whose final table is read whole and compared with the expected one;
- * empty: every mode), {@code warmup=30} (commits of an unmeasured run with maintenance on, first,
- * in the same JVM: JIT and caches warm for both measured runs), {@code dir=<folder>} (default
+ * empty: every mode), {@code warmup=30} (commits of an unmeasured run with maintenance on and the
+ * scaled wall-time options whatever {@code scale} says, first, in the same JVM: JIT and caches
+ * warm, the compaction code included, for both measured runs), {@code positions=true} (the
+ * position-delete copy below, when the last mode is {@code on}), {@code dir=<folder>} (default
  * {@code e2e-tests/target/bench-maintenance}). Quick run ({@code commits=200 rounds=2}): about 7
  * minutes on a loaded 2-core machine; see README "Benchmarks".
  */
@@ -143,6 +165,9 @@ public final class MaintenanceBenchmark {
 
     private static final TableIdentifier ACCOUNTS =
             TableIdentifier.of("public", "pgbench_accounts");
+    private static final TableIdentifier POSITIONS =
+            TableIdentifier.of("public", "pgbench_accounts_positions");
+
     private static final TableIdentifier FRESH =
             TableIdentifier.of("public", "pgbench_accounts_fresh");
 
@@ -239,6 +264,7 @@ public final class MaintenanceBenchmark {
         a.put("warmup", "30");
         a.put("settle", "true");
         a.put("verifyModes", "");
+        a.put("positions", "true");
         a.put(
                 "dir",
                 BenchFlows.repositoryRoot()
@@ -296,7 +322,11 @@ public final class MaintenanceBenchmark {
         }
         Run reference = runs.get(runs.size() - 1);
         Point fresh = bench.freshCopy(reference);
-        boolean ok = bench.print(runs, fresh, reference);
+        Point positions =
+                reference.mode.equals("on") && Boolean.parseBoolean(a.get("positions"))
+                        ? bench.positionCopy(reference)
+                        : null;
+        boolean ok = bench.print(runs, fresh, positions);
         System.out.printf(
                 Locale.ROOT, "%nTotal wall time %.1f min%n", (System.nanoTime() - t0) / 6e10);
         System.exit(ok ? 0 : 1);
@@ -304,7 +334,15 @@ public final class MaintenanceBenchmark {
 
     // ------------------------------------------------------------------------------ ingest
 
-    private String flowsYaml(boolean maintenance) {
+    /**
+     * The flows file of a run of {@code mode}. The warm-up always scales the wall-time options and
+     * takes none of {@code maintenance=}: it must compact within its few commits, so that the
+     * compaction code is compiled before the measured runs (with the unscaled 1-min rate limit the
+     * first compaction waits a minute).
+     */
+    private String flowsYaml(String mode) {
+        boolean maintenance = !mode.equals("off");
+        boolean warmup = mode.equals("warmup");
         List<String> l =
                 new ArrayList<>(
                         List.of(
@@ -319,7 +357,7 @@ public final class MaintenanceBenchmark {
                                 "    schema: 'aid INT, bid INT, abalance INT, filler STRING'"));
         if (maintenance) {
             l.add("    maintenance: true");
-            if (Boolean.parseBoolean(args.get("scale"))) {
+            if (warmup || Boolean.parseBoolean(args.get("scale"))) {
                 l.add(
                         "    maintenance-rate-limit: "
                                 + scaled(TableMaintenanceOptions.DEFAULT_RATE_LIMIT)
@@ -329,7 +367,7 @@ public final class MaintenanceBenchmark {
                                 + scaled(TableMaintenanceOptions.DEFAULT_INTERVAL)
                                 + "ms");
             }
-            for (String kv : args.get("maintenance").split(";")) {
+            for (String kv : warmup ? new String[0] : args.get("maintenance").split(";")) {
                 if (kv.isBlank()) {
                     continue;
                 }
@@ -363,7 +401,7 @@ public final class MaintenanceBenchmark {
         r.warehouse = runDir.resolve("warehouse");
         CatalogSettings settings = CatalogSettings.localHadoop(r.warehouse);
         Catalog catalog = settings.open();
-        String yaml = flowsYaml(maintenance);
+        String yaml = flowsYaml(mode);
         IngestPlan plan =
                 IngestPlanner.plan(FlowsFile.parse(yaml, "maintenance-bench flows"), List.of());
         IngestPlan.Flow flow = plan.flows.get(0);
@@ -910,6 +948,118 @@ public final class MaintenanceBenchmark {
         return p;
     }
 
+    /**
+     * The maintained table at its last measured commit with every delete resolved to row positions
+     * (table {@code public.pgbench_accounts_positions}, {@code positions=true}): the same live data
+     * files, and per data file one position delete file listing the rows its equality and position
+     * deletes remove — what converting equality deletes to deletion vectors (Iceberg's Flink {@code
+     * ConvertEqualityDeletes}, iceberg-flink 1.12) would give a reader during the ingest. Its rows
+     * must equal the expected table; its full scan is measured as the other points (the change-feed
+     * read is not: the copy has no ingest versions).
+     */
+    private Point positionCopy(Run source) throws Exception {
+        Point at = source.points.get(source.points.size() - 1);
+        Catalog catalog = CatalogSettings.localHadoop(source.warehouse).open();
+        Table src = catalog.loadTable(ACCOUNTS);
+        if (catalog.tableExists(POSITIONS)) {
+            catalog.dropTable(POSITIONS, false);
+        }
+        Table copy =
+                catalog.buildTable(POSITIONS, src.schema())
+                        .withPartitionSpec(src.spec())
+                        .withProperties(src.properties())
+                        .create();
+        Schema schema = src.schema();
+        Schema keySchema = schema.select("aid");
+        AppendFiles append = copy.newAppend();
+        List<DeleteFile> deletes = new ArrayList<>();
+        GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(copy).build();
+        OutputFileFactory files = OutputFileFactory.builderFor(copy, 1, 1).build();
+        try (CloseableIterable<FileScanTask> tasks =
+                src.newScan().useSnapshot(at.snapshotId).planFiles()) {
+            for (FileScanTask task : tasks) {
+                DataFile data = task.file();
+                append.appendFile(data);
+                Set<Object> keys = new HashSet<>();
+                Set<Long> deletedPositions = new HashSet<>();
+                for (DeleteFile d : task.deletes()) {
+                    if (d.content() == FileContent.EQUALITY_DELETES) {
+                        try (CloseableIterable<Record> rows =
+                                readFile(src, d.location(), keySchema)) {
+                            rows.forEach(r -> keys.add(r.getField("aid")));
+                        }
+                    } else {
+                        Schema pathPos = DeleteSchemaUtil.pathPosSchema();
+                        try (CloseableIterable<Record> rows =
+                                readFile(src, d.location(), pathPos)) {
+                            for (Record r : rows) {
+                                if (data.location().equals(r.get(0).toString())) {
+                                    deletedPositions.add((Long) r.get(1));
+                                }
+                            }
+                        }
+                    }
+                }
+                List<PositionDelete<Record>> positions = new ArrayList<>();
+                long pos = 0;
+                try (CloseableIterable<Record> rows = readFile(src, data.location(), keySchema)) {
+                    for (Record r : rows) {
+                        if (keys.contains(r.getField("aid")) || deletedPositions.contains(pos)) {
+                            positions.add(
+                                    PositionDelete.<Record>create()
+                                            .set(data.location(), pos, null));
+                        }
+                        pos++;
+                    }
+                }
+                if (!positions.isEmpty()) {
+                    StructLike partition = copy.spec().isUnpartitioned() ? null : data.partition();
+                    PositionDeleteWriter<Record> w =
+                            writers.newPositionDeleteWriter(
+                                    files.newOutputFile(copy.spec(), partition),
+                                    copy.spec(),
+                                    partition);
+                    try (w) {
+                        w.write(positions);
+                    }
+                    deletes.add(w.toDeleteFile());
+                }
+            }
+        }
+        append.commit();
+        RowDelta delta = copy.newRowDelta();
+        deletes.forEach(delta::addDeletes);
+        delta.commit();
+        copy.refresh();
+        Point p = new Point();
+        p.commit = at.commit;
+        p.snapshotId = copy.currentSnapshot().snapshotId();
+        p.dataFiles = num(copy.currentSnapshot().summary(), SnapshotSummary.TOTAL_DATA_FILES_PROP);
+        p.deleteFiles =
+                num(copy.currentSnapshot().summary(), SnapshotSummary.TOTAL_DELETE_FILES_PROP);
+        p.metadataBytes = -1;
+        p.changesMs = Double.NaN;
+        Run check = new Run();
+        scan(copy, p, check);
+        if (check.wrongRows != 0) {
+            throw new IllegalStateException(
+                    "the copy with position deletes differs from the expected table in "
+                            + check.wrongRows
+                            + " rows: "
+                            + check.wrongSample);
+        }
+        return p;
+    }
+
+    /** Every row of one Parquet file of {@code t} as written, projected on {@code projection}. */
+    private static CloseableIterable<Record> readFile(Table t, String path, Schema projection) {
+        return Parquet.read(t.io().newInputFile(path))
+                .project(projection)
+                .createReaderFunc(
+                        fileSchema -> GenericParquetReaders.buildReader(projection, fileSchema))
+                .build();
+    }
+
     // ------------------------------------------------------------------------------ output
 
     private static String header() {
@@ -945,7 +1095,7 @@ public final class MaintenanceBenchmark {
     }
 
     /** Prints the table and the checks; returns whether every result is exact. */
-    private boolean print(List<Run> runs, Point fresh, Run reference) {
+    private boolean print(List<Run> runs, Point fresh, Point positions) {
         boolean ok = true;
         System.out.println();
         System.out.println(header());
@@ -960,6 +1110,9 @@ public final class MaintenanceBenchmark {
             }
         }
         System.out.println(line("fresh copy", fresh));
+        if (positions != null) {
+            System.out.println(line("on, as pos.", positions));
+        }
         System.out.println();
         for (Run r : runs) {
             Point last = r.points.get(r.points.size() - 1);
