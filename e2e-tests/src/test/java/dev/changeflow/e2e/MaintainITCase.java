@@ -320,9 +320,10 @@ class MaintainITCase {
     /**
      * Runs after the expiry: {@code maintain --purge} (REORG ... APPLY (PURGE), S6). While the
      * consumer registered there still needs older versions the purge says it is not complete (exit
-     * 3) and changes no row; once it is gone, every Parquet file left under the table's data folder
-     * — data and delete files, read directly, deletes not applied — holds exactly the live rows: no
-     * deleted row, no old value of an updated row.
+     * 3) and changes no row, and running it again then rewrites nothing and writes no version; once
+     * it is gone, every Parquet file left under the table's data folder — data and delete files,
+     * read directly, deletes not applied — holds exactly the live rows: no deleted row, no old
+     * value of an updated row.
      */
     @Test
     @Order(Integer.MAX_VALUE - 2)
@@ -335,6 +336,12 @@ class MaintainITCase {
                 .isEqualTo(3);
         t.refresh();
         assertThat(rows(TableRows.read(t))).containsExactlyInAnyOrderElementsOf(live);
+        // again while the consumer still holds them: no second rewrite, no new version
+        long blockedHead = t.currentSnapshot().snapshotId();
+        assertThat(Main.execute("maintain", ITEMS.toString(), "--purge", "--warehouse", warehouse))
+                .isEqualTo(3);
+        t.refresh();
+        assertThat(t.currentSnapshot().snapshotId()).isEqualTo(blockedHead);
 
         assertThat(ConsumerRegistry.forTable(t).remove("silver-reader")).isTrue();
         assertThat(Main.execute("maintain", ITEMS.toString(), "--purge", "--warehouse", warehouse))

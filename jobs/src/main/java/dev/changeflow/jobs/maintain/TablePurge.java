@@ -3,6 +3,7 @@ package dev.changeflow.jobs.maintain;
 import dev.changeflow.sinks.iceberg.DanglingDeletes;
 import dev.changeflow.sources.cdf.retention.ChangeFeedExpiry;
 import dev.changeflow.sources.cdf.retention.ConsumerPosition;
+import dev.changeflow.sources.cdf.retention.ConsumerRegistry;
 import dev.changeflow.sources.cdf.retention.ExpiryReport;
 import dev.changeflow.sources.cdf.retention.FlinkCommitters;
 
@@ -14,6 +15,7 @@ import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.flink.maintenance.api.RewriteDataFiles;
@@ -78,6 +80,8 @@ public final class TablePurge {
      * @param consumerExpiry consumers not updated for this long do not hold snapshots back
      * @return what each step did
      * @throws IllegalArgumentException when the table has no snapshot yet
+     * @throws IllegalStateException when a consumer file of the table is malformed ({@link
+     *     ConsumerRegistry#list}), before anything is rewritten
      * @throws IllegalStateException when the rewrite task committed nothing (it failed; its error
      *     is in the log): nothing is expired then
      * @throws Exception when the rewrite job fails, or concurrent commits conflict with each
@@ -95,45 +99,61 @@ public final class TablePurge {
             throw new IllegalArgumentException(
                     "table " + table.name() + " has no snapshot yet: nothing to purge");
         }
+        // a malformed consumer file stops the expiry: found now, before anything is rewritten
+        ConsumerRegistry.forTable(table).list();
         TableCompaction.Files before = TableCompaction.Files.of(start);
-        if (alreadyPurged(table)) {
+        State state = state(table);
+        if (state.clean() && !state.olderKept) {
             // nothing to rewrite and nothing older to expire: no new version either
-            return new Result(table.name(), before, before, 0, null, List.of(), true);
+            return new Result(
+                    table.name(), before, before, 0, null, List.of(), true, -1, List.of());
         }
-        Set<String> planned = TableCompaction.liveDataFiles(table, start);
-        OrphanFileRemoval.runOnce(
-                env,
-                loader,
-                table,
-                RewriteDataFiles.builder().scheduleOnCommitCount(1).rewriteAll(true),
-                "changeflow maintain: purge of " + table.name());
-        table.refresh();
-        Set<String> left = TableCompaction.liveDataFiles(table, table.currentSnapshot());
-        left.retainAll(planned);
-        if (!left.isEmpty()) {
-            // Iceberg's task reports a failure only in its log and metrics: a purge that went on
-            // would expire and report complete while the deleted rows are still in these files
-            throw new IllegalStateException(
-                    "the purge of "
-                            + table.name()
-                            + " stopped: its rewrite at version "
-                            + start.sequenceNumber()
-                            + " committed nothing ("
-                            + left.size()
-                            + " of "
-                            + planned.size()
-                            + " data file(s) still live), so Iceberg's RewriteDataFiles task"
-                            + " failed (its error is in the log; a concurrent commit that removed"
-                            + " or position-deleted one of the files makes it fail); nothing was"
-                            + " expired, run it again");
+        TableCompaction.Files rewritten = before;
+        int dropped = 0;
+        long closingFrom;
+        List<Long> racing = List.of();
+        if (state.clean()) {
+            // an earlier purge's rewrite is current and nothing deleted a row since: only its
+            // expiry is left (a consumer held older versions), so no rewrite and no new version
+            closingFrom = state.closingFrom;
+        } else {
+            Set<String> planned = TableCompaction.liveDataFiles(table, start);
+            OrphanFileRemoval.runOnce(
+                    env,
+                    loader,
+                    table,
+                    RewriteDataFiles.builder().scheduleOnCommitCount(1).rewriteAll(true),
+                    "changeflow maintain: purge of " + table.name());
+            table.refresh();
+            Set<String> left = TableCompaction.liveDataFiles(table, table.currentSnapshot());
+            left.retainAll(planned);
+            if (!left.isEmpty()) {
+                // Iceberg's task reports a failure only in its log and metrics: a purge that went
+                // on would expire and report complete while the deleted rows are still in these
+                // files
+                throw new IllegalStateException(
+                        "the purge of "
+                                + table.name()
+                                + " stopped: its rewrite at version "
+                                + start.sequenceNumber()
+                                + " committed nothing ("
+                                + left.size()
+                                + " of "
+                                + planned.size()
+                                + " data file(s) still live), so Iceberg's RewriteDataFiles task"
+                                + " failed (its error is in the log; a concurrent commit that"
+                                + " removed or position-deleted one of the files makes it fail);"
+                                + " nothing was expired, run it again");
+            }
+            dropped = DanglingDeletes.remove(table).removed.size();
+            table.refresh();
+            rewritten = TableCompaction.Files.of(table.currentSnapshot());
+            // Iceberg deletes a removed file when the snapshot that removed it is expired: an
+            // empty commit on top lets the expiry take the rewrite and the drop too (F2)
+            closingFrom = closingCommits(table, consumerExpiry);
+            table.refresh();
+            racing = racingDeletes(table, start.sequenceNumber(), closingFrom);
         }
-        int dropped = DanglingDeletes.remove(table).removed.size();
-        table.refresh();
-        TableCompaction.Files rewritten = TableCompaction.Files.of(table.currentSnapshot());
-        // Iceberg deletes a removed file when the snapshot that removed it is expired: an empty
-        // commit on top lets the expiry take the rewrite and the drop too (no change rows, F2)
-        long closingFrom = closingCommits(table, consumerExpiry);
-        table.refresh();
         ExpiryReport expiry =
                 ChangeFeedExpiry.forTable(table)
                         .olderThan(Instant.now())
@@ -150,30 +170,76 @@ public final class TablePurge {
         boolean complete =
                 expiry.oldestRetainedVersion() != null
                         && expiry.oldestRetainedVersion() >= closingFrom;
-        return new Result(table.name(), before, rewritten, dropped, expiry, blocking, complete);
+        return new Result(
+                table.name(),
+                before,
+                rewritten,
+                dropped,
+                expiry,
+                blocking,
+                complete,
+                state.clean() ? -1 : start.sequenceNumber(),
+                racing);
+    }
+
+    /**
+     * Where {@code main} stands for a purge. {@code closingFrom}: the version of the oldest closing
+     * commit of the newest purge when every snapshot from it to the current one holds no delete
+     * file (no live data file of those versions holds a deleted row) and each snapshot after it is
+     * an append, else -1 (a purge must rewrite). {@code olderKept}: versions older than those
+     * closing commits are still retained.
+     */
+    record State(long closingFrom, boolean olderKept) {
+        boolean clean() {
+            return closingFrom >= 0;
+        }
+    }
+
+    static State state(Table table) {
+        long closingFrom = -1;
+        for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
+            boolean closing = "true".equals(s.summary().get(PURGE_PROPERTY));
+            if (!closing && closingFrom >= 0) {
+                return new State(closingFrom, true); // a version older than the closing commits
+            }
+            if (TableCompaction.Files.of(s).deleteFiles > 0) {
+                return new State(-1, false); // e.g. rows a commit racing the last purge deleted
+            }
+            if (closing) {
+                closingFrom = s.sequenceNumber();
+            } else if (!DataOperations.APPEND.equals(s.operation())) {
+                return new State(-1, false);
+            }
+        }
+        return new State(closingFrom, false);
     }
 
     /**
      * Whether {@code table} needs no purge: {@code main}'s retained history is the closing commits
-     * of an earlier purge, optionally followed by appends that left the table without any delete
-     * file (so no row was deleted or updated since). Then no retained snapshot can reference a data
-     * file holding a deleted row.
+     * of an earlier purge, optionally followed by appends, and none of them holds a delete file (so
+     * no row was deleted or updated since). Then no retained snapshot can reference a data file
+     * holding a deleted row.
      */
     static boolean alreadyPurged(Table table) {
-        boolean sawClosing = false;
+        State state = state(table);
+        return state.clean() && !state.olderKept;
+    }
+
+    /**
+     * Versions of {@code main} after {@code fromVersion} and before {@code toVersion} that added
+     * delete files, oldest first: the commits that deleted or updated rows while a purge that read
+     * {@code fromVersion} ran (its own rewrite and drop add none).
+     */
+    static List<Long> racingDeletes(Table table, long fromVersion, long toVersion) {
+        List<Long> racing = new ArrayList<>();
         for (Snapshot s : SnapshotUtil.currentAncestors(table)) {
-            boolean closing = "true".equals(s.summary().get(PURGE_PROPERTY));
-            if (sawClosing && !closing) {
-                return false; // a version older than the closing commits is kept
+            long v = s.sequenceNumber();
+            String added = s.summary().get(SnapshotSummary.ADDED_DELETE_FILES_PROP);
+            if (v > fromVersion && v < toVersion && added != null && Long.parseLong(added) > 0) {
+                racing.add(0, v);
             }
-            if (!closing
-                    && (!DataOperations.APPEND.equals(s.operation())
-                            || TableCompaction.Files.of(s).deleteFiles > 0)) {
-                return false;
-            }
-            sawClosing |= closing;
         }
-        return sawClosing;
+        return racing;
     }
 
     /** Closing rounds tried before a purge gives up on commits racing it. */
@@ -267,6 +333,15 @@ public final class TablePurge {
 
         private final boolean complete;
 
+        /** The version the rewrite read: every row deleted up to it is purged; -1 when none ran. */
+        public final long purgedUpTo;
+
+        /**
+         * Versions committed during the purge that deleted or updated rows ({@link
+         * #racingDeletes}).
+         */
+        public final List<Long> racingDeletes;
+
         Result(
                 String table,
                 TableCompaction.Files before,
@@ -274,7 +349,9 @@ public final class TablePurge {
                 int droppedDeleteFiles,
                 @Nullable ExpiryReport expiry,
                 List<ConsumerPosition> blockingConsumers,
-                boolean complete) {
+                boolean complete,
+                long purgedUpTo,
+                List<Long> racingDeletes) {
             this.table = table;
             this.before = before;
             this.after = after;
@@ -282,6 +359,8 @@ public final class TablePurge {
             this.expiry = expiry;
             this.blockingConsumers = blockingConsumers;
             this.complete = complete;
+            this.purgedUpTo = purgedUpTo;
+            this.racingDeletes = racingDeletes;
         }
 
         /**
@@ -314,6 +393,30 @@ public final class TablePurge {
                             after.deleteFiles,
                             droppedDeleteFiles,
                             expiry.describe());
+            if (purgedUpTo < 0) {
+                head =
+                        String.format(
+                                        Locale.ROOT,
+                                        "Purge of %s: the rewrite of an earlier purge is current and no row"
+                                                + " was deleted since; expiring the versions before it%n",
+                                        table)
+                                + expiry.describe();
+            }
+            if (complete() && !racingDeletes.isEmpty()) {
+                return head
+                        + String.format(
+                                Locale.ROOT,
+                                "%nPurge complete for the rows deleted up to version %d: no"
+                                        + " retained snapshot holds them. %d commit(s) made during"
+                                        + " the purge (version(s) %s) deleted or updated rows too;"
+                                        + " those rows stay in the table's files until the next"
+                                        + " purge.",
+                                purgedUpTo,
+                                racingDeletes.size(),
+                                racingDeletes.stream()
+                                        .map(String::valueOf)
+                                        .collect(Collectors.joining(", ")));
+            }
             if (complete()) {
                 return head
                         + String.format(

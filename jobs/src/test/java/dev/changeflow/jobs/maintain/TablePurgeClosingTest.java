@@ -4,6 +4,9 @@ import dev.changeflow.sources.cdf.retention.FlinkCommitters;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileMetadata;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -16,6 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -128,6 +132,75 @@ class TablePurgeClosingTest {
         table.newOverwrite().set("x", "y").commit(); // any other operation may delete rows
         table.refresh();
         assertThat(TablePurge.alreadyPurged(table)).as("an overwrite on top").isFalse();
+    }
+
+    /**
+     * A closing commit whose snapshot still holds delete files (an ingest committed deletes while
+     * the purge ran) does not count as purged; clean closing commits with older versions kept need
+     * only the expiry (no second rewrite).
+     */
+    @Test
+    void closingCommitsWithLiveDeleteFilesNeedAPurgeAndCleanOnesOnlyTheExpiry() {
+        commit(Map.of("a", "1"));
+        TablePurge.closingCommits(table, Duration.ofDays(7));
+        table.refresh();
+        long closing = table.currentSnapshot().sequenceNumber();
+        assertThat(TablePurge.state(table)).isEqualTo(new TablePurge.State(closing, true));
+
+        table.newRowDelta().addDeletes(positionDeletes("d1")).commit();
+        TablePurge.closingCommits(table, Duration.ofDays(7));
+        table.refresh();
+        assertThat(TablePurge.state(table)).isEqualTo(new TablePurge.State(-1, false));
+        table.expireSnapshots()
+                .expireOlderThan(System.currentTimeMillis() + 1)
+                .retainLast(1)
+                .commit();
+        table.refresh();
+        assertThat(TablePurge.alreadyPurged(table)).as("its delete file is live").isFalse();
+    }
+
+    /** The versions between a purge's start and its closing commit that added delete files. */
+    @Test
+    void racingDeletesAreTheCommitsBetweenTheStartAndTheClosingThatAddedDeleteFiles() {
+        commit(Map.of("a", "1")); // 1
+        commit(Map.of("a", "2")); // 2: the version the purge's rewrite read
+        table.newRowDelta().addDeletes(positionDeletes("d1")).commit(); // 3
+        commit(Map.of("a", "3")); // 4: an append only
+        table.newRowDelta().addDeletes(positionDeletes("d2")).commit(); // 5
+        long closing = TablePurge.closingCommits(table, Duration.ofDays(7)); // 6
+        table.refresh();
+        table.newRowDelta().addDeletes(positionDeletes("d3")).commit(); // 7: after the purge
+        table.refresh();
+        assertThat(closing).isEqualTo(6);
+        assertThat(TablePurge.racingDeletes(table, 2, closing)).containsExactly(3L, 5L);
+        assertThat(TablePurge.racingDeletes(table, 5, closing)).isEmpty();
+    }
+
+    /** A malformed consumer file stops the purge before its rewrite: nothing is committed. */
+    @Test
+    void aMalformedConsumerFileStopsThePurgeBeforeAnythingIsWritten() throws Exception {
+        commit(Map.of("a", "1"));
+        long head = table.currentSnapshot().snapshotId();
+        Path consumers = Files.createDirectories(Path.of(table.location(), "changeflow/consumers"));
+        Files.writeString(consumers.resolve("gold.json"), "{\"consumer-id\":\"gold\"");
+        // no environment: the rewrite job must not even be planned
+        assertThatThrownBy(() -> TablePurge.run(null, null, table, Duration.ofDays(7)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("gold.json of table ")
+                .hasMessageContaining(" is malformed: ");
+        table.refresh();
+        assertThat(table.currentSnapshot().snapshotId()).isEqualTo(head);
+    }
+
+    /** A position delete file's metadata (no file is read: the tests only commit metadata). */
+    private DeleteFile positionDeletes(String name) {
+        return FileMetadata.deleteFileBuilder(table.spec())
+                .ofPositionDeletes()
+                .withPath(warehouse.resolve(name + ".parquet").toString())
+                .withFormat(FileFormat.PARQUET)
+                .withFileSizeInBytes(10)
+                .withRecordCount(1)
+                .build();
     }
 
     private void commit(Map<String, String> summary) {
