@@ -148,14 +148,47 @@ public final class OptionParsers {
 
     /**
      * Parses a duration: {@code 2s}, {@code 500ms}, {@code 10 min}, {@code 2d}, {@code 48h}, a bare
-     * number (seconds) or ISO-8601 ({@code PT2S}).
+     * number (seconds) or ISO-8601 ({@code PT2S}), at most {@link #MAX_DURATION} (100 years: a
+     * longer one would overflow where it is added to a time or taken in milliseconds).
      *
      * @param label names the value in the error
      * @throws IllegalArgumentException {@code "LABEL: not a duration: 'x' (e.g. 2s, 500ms, 10min,
-     *     2d)"}
+     *     2d)"}, or {@code "LABEL: 'x' is longer than 36500 days (100 years)"}
      */
     public static Duration duration(String text, String label) {
         String t = text.trim().toLowerCase(Locale.ROOT);
+        Duration d;
+        try {
+            d = parseDuration(text, t);
+        } catch (NumberFormatException | ArithmeticException tooLarge) {
+            throw longerThanMax(text, label);
+        } catch (DateTimeParseException e) {
+            if (e.getCause() instanceof ArithmeticException) {
+                throw longerThanMax(text, label);
+            }
+            throw new IllegalArgumentException(
+                    label + ": not a duration: '" + text + "' (e.g. 2s, 500ms, 10min, 2d)");
+        }
+        if (d.abs().compareTo(MAX_DURATION) > 0) {
+            throw longerThanMax(text, label);
+        }
+        return d;
+    }
+
+    /** The longest duration {@link #duration(String, String)} accepts: 36,500 days. */
+    public static final Duration MAX_DURATION = Duration.ofDays(36_500);
+
+    private static IllegalArgumentException longerThanMax(String text, String label) {
+        return new IllegalArgumentException(
+                label
+                        + ": '"
+                        + text.trim()
+                        + "' is longer than "
+                        + MAX_DURATION.toDays()
+                        + " days (100 years)");
+    }
+
+    private static Duration parseDuration(String text, String t) {
         Matcher m = DURATION.matcher(t);
         if (m.matches()) {
             long n = Long.parseLong(m.group(1));
@@ -175,12 +208,7 @@ public final class OptionParsers {
                     return Duration.ofDays(n);
             }
         }
-        try {
-            return Duration.parse(text.trim().toUpperCase(Locale.ROOT));
-        } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException(
-                    label + ": not a duration: '" + text + "' (e.g. 2s, 500ms, 10min, 2d)");
-        }
+        return Duration.parse(text.trim().toUpperCase(Locale.ROOT));
     }
 
     /**
