@@ -17,6 +17,8 @@ import org.apache.iceberg.flink.maintenance.operator.TableChange;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.SupportsPrefixOperations;
 
+import java.io.FileNotFoundException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Set;
@@ -57,6 +59,11 @@ public final class OrphanFileRemoval {
             throws Exception {
         String dataLocation = dataLocation(table);
         Set<String> before = list(table, dataLocation);
+        if (before.isEmpty() && table.io() instanceof SupportsPrefixOperations) {
+            // no data folder yet (a table without data): no file to remove, and Iceberg's task
+            // fails listing a folder that does not exist
+            return new Result(table.name(), dataLocation, 0, 0, new TreeSet<>());
+        }
         runOnce(
                 env,
                 loader,
@@ -118,11 +125,18 @@ public final class OrphanFileRemoval {
         return configured != null ? configured : table.location() + "/data";
     }
 
+    /** The files under {@code location}; none when the folder does not exist. */
     private static Set<String> list(Table table, String location) {
         Set<String> files = new TreeSet<>();
         if (table.io() instanceof SupportsPrefixOperations) {
-            for (FileInfo f : ((SupportsPrefixOperations) table.io()).listPrefix(location)) {
-                files.add(f.location());
+            try {
+                for (FileInfo f : ((SupportsPrefixOperations) table.io()).listPrefix(location)) {
+                    files.add(f.location());
+                }
+            } catch (UncheckedIOException e) {
+                if (!(e.getCause() instanceof FileNotFoundException)) {
+                    throw e;
+                }
             }
         }
         return files;
