@@ -12,7 +12,9 @@ import dev.changeflow.sinks.iceberg.TableRows;
 import dev.changeflow.sources.cdf.sql.ChangeflowCatalog;
 import dev.changeflow.sources.cdf.sql.TableChangesRewrite;
 
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.client.JobCancellationException;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.ResultKind;
 import org.apache.flink.table.api.SqlParserException;
@@ -22,6 +24,7 @@ import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -141,6 +144,36 @@ public final class SqlCommand implements Callable<Integer> {
                             + "(+I, -U, +U, -D).")
     boolean streaming;
 
+    @Option(
+            names = "--checkpoint-interval",
+            paramLabel = "DURATION",
+            defaultValue = "5s",
+            description =
+                    "STREAMING mode: checkpoint interval of a run with a statement that writes"
+                            + " (INSERT, EXECUTE) or registers a change-feed consumer"
+                            + " ('consumer-id'): Iceberg commits and the consumer's position are"
+                            + " written at checkpoints. Default: ${DEFAULT-VALUE}. Other runs take"
+                            + " no checkpoint, so their rows print as they come.")
+    String checkpointInterval;
+
+    /**
+     * Whether a STREAMING run checkpoints: when a statement writes (an unbounded {@code INSERT}
+     * commits to Iceberg only at checkpoints) or names {@code consumer-id} (the consumer's position
+     * is registered at checkpoints, F7). Queries alone do not: with checkpoints Flink's collect
+     * shows rows only once a checkpoint completed.
+     */
+    static boolean needsCheckpoints(List<String> statements) {
+        for (String statement : statements) {
+            String lower = statement.strip().toLowerCase(Locale.ROOT);
+            if (lower.startsWith("insert")
+                    || lower.startsWith("execute")
+                    || lower.contains("consumer-id")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Where results print (standard output; tests replace it). */
     PrintStream out = System.out;
 
@@ -152,6 +185,12 @@ public final class SqlCommand implements Callable<Integer> {
                         streaming
                                 ? EnvironmentSettings.inStreamingMode()
                                 : EnvironmentSettings.inBatchMode());
+        if (streaming && needsCheckpoints(statements)) {
+            tEnv.getConfig()
+                    .set(
+                            CheckpointingOptions.CHECKPOINTING_INTERVAL,
+                            OptionParsers.duration(checkpointInterval, "--checkpoint-interval"));
+        }
         FlinkSqlSession.open(tEnv, settings, CATALOG, Map.of());
         int exit = 0;
         for (int i = 0; i < statements.size(); i++) {
@@ -292,7 +331,11 @@ public final class SqlCommand implements Callable<Integer> {
             try {
                 job.get().getJobExecutionResult().get(JOB_RESULT_WAIT_S, TimeUnit.SECONDS);
             } catch (Exception jobFailure) {
-                if (!(jobFailure instanceof TimeoutException)) {
+                // a job cancelled because printing its rows failed (the iterator's close
+                // cancels it) says nothing more than e
+                if (!(jobFailure instanceof TimeoutException)
+                        && !ExceptionUtils.findThrowable(jobFailure, JobCancellationException.class)
+                                .isPresent()) {
                     e.addSuppressed(jobFailure);
                     cause = jobFailure;
                     cdf = cdfIn(jobFailure);

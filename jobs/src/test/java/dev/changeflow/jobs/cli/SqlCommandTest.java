@@ -9,10 +9,13 @@ import picocli.CommandLine;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -108,6 +111,82 @@ class SqlCommandTest {
         assertThat(results.get(3).get(0)).isEqualTo("op,id,name");
         assertThat(results.get(3).subList(1, results.get(3).size()))
                 .containsExactlyInAnyOrder("+I,1,a", "+I,2,b2");
+    }
+
+    /**
+     * A streaming read with {@code consumer-id} registers its consumer (F7): {@code sql
+     * --streaming} checkpoints such a run (here every 500 ms), and the consumer's file names the
+     * next version it reads. Without checkpoints the file was never written.
+     */
+    @Test
+    void aStreamingReadWithConsumerIdRegistersItsConsumer() throws Exception {
+        assertThat(
+                        sql(
+                                false,
+                                "CREATE DATABASE db",
+                                "CREATE TABLE db.t (id BIGINT, name STRING, PRIMARY KEY (id) NOT"
+                                        + " ENFORCED) WITH ('format-version'='2')",
+                                "INSERT INTO db.t VALUES (1, 'a'), (2, 'b')"))
+                .containsExactly("OK", "OK", "OK");
+        Path consumer = warehouse.resolve("db/t/changeflow/consumers/gold.json");
+        SqlCommand command = new SqlCommand();
+        // ends the read: the first row printed once the consumer is registered stops the command
+        // (its rows' iterator is closed, which cancels the job)
+        command.out =
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8) {
+                    @Override
+                    public void println(Object line) {
+                        if (Files.exists(consumer)) {
+                            throw new IllegalStateException("stop the read");
+                        }
+                        super.println(line);
+                    }
+                };
+        AtomicReference<Exception> stopped = new AtomicReference<>();
+        Thread reader =
+                new Thread(
+                        () ->
+                                new CommandLine(command)
+                                        .setExecutionExceptionHandler(
+                                                (e, line, parsed) -> {
+                                                    stopped.set(e);
+                                                    return 1;
+                                                })
+                                        .execute(
+                                                "--warehouse",
+                                                warehouse.toString(),
+                                                "--streaming",
+                                                "--checkpoint-interval",
+                                                "500ms",
+                                                "-e",
+                                                "SELECT id FROM db.`t$changes` /*+ OPTIONS("
+                                                        + "'starting-version'='1',"
+                                                        + " 'consumer-id'='gold') */"),
+                        "streaming sql");
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            while (!Files.exists(consumer) && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+            }
+            assertThat(consumer).exists();
+            assertThat(Files.readString(consumer))
+                    .startsWith("{\"consumer-id\":\"gold\",\"next-version\":2,");
+        } finally {
+            // a new version gives the read a row to print
+            sql(false, "INSERT INTO db.t VALUES (3, 'c')");
+            reader.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        assertThat(reader.isAlive()).as("the streaming read ended").isFalse();
+        assertThat(stopped.get())
+                .isInstanceOf(CliErrors.Failed.class)
+                .hasMessage(
+                        "statement 1:1:1: QUERY_FAILED: the statement's job failed:"
+                                + " IllegalStateException: stop the read");
+        assertThat(SqlCommand.needsCheckpoints(List.of("SELECT * FROM db.t"))).isFalse();
+        assertThat(SqlCommand.needsCheckpoints(List.of(" insert into db.t VALUES (3, 'c')")))
+                .isTrue();
     }
 
     /**
