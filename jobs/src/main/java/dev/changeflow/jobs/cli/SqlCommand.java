@@ -36,6 +36,7 @@ import picocli.CommandLine.Option;
 import java.io.Closeable;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -198,7 +199,12 @@ public final class SqlCommand implements Callable<Integer> {
             Optional<MaintenanceStatement> maintenance =
                     MaintenanceStatement.parse(statement, "statement " + (i + 1));
             if (maintenance.isPresent()) {
-                if (!maintain(maintenance.get(), settings, tEnv.getCurrentDatabase())) {
+                if (!maintain(
+                        maintenance.get(),
+                        settings,
+                        tEnv.getCurrentDatabase(),
+                        "statement " + (i + 1),
+                        () -> databases(tEnv))) {
                     exit = PURGE_INCOMPLETE;
                 }
                 continue;
@@ -242,19 +248,42 @@ public final class SqlCommand implements Callable<Integer> {
      * Runs a maintenance statement on its table ({@link MaintenanceActions}) and prints its report.
      *
      * @param database the session's current database: the namespace of a table named without one
+     * @param label the statement's place ({@code statement N}) for errors
+     * @param databases the catalog's databases, for the error of a missing table
      * @return false when a purge could not expire every older snapshot (a live consumer needs one)
-     * @throws IllegalArgumentException when the table does not exist
+     * @throws SqlException {@code UNKNOWN_DATABASE} or {@code TABLE_NOT_FOUND} (as for any
+     *     statement) when the table does not exist
      */
-    private boolean maintain(MaintenanceStatement s, CatalogSettings settings, String database)
+    private boolean maintain(
+            MaintenanceStatement s,
+            CatalogSettings settings,
+            String database,
+            String label,
+            Supplier<List<String>> databases)
             throws Exception {
+        TableIdentifier named = s.table();
+        String[] levels = named.namespace().levels();
+        if (levels.length > 1 && levels[0].equals(CATALOG)) {
+            // catalog.db.table, as the reports name it
+            named =
+                    TableIdentifier.of(
+                            Namespace.of(Arrays.copyOfRange(levels, 1, levels.length)),
+                            named.name());
+        }
         TableIdentifier id =
-                s.table().hasNamespace()
-                        ? s.table()
-                        : TableIdentifier.of(Namespace.of(database), s.table().name());
+                named.hasNamespace()
+                        ? named
+                        : TableIdentifier.of(Namespace.of(database), named.name());
         Catalog cat = settings.open();
         try {
             if (!cat.tableExists(id)) {
-                throw CliErrors.tableNotFound(id, settings.name(), " (check --warehouse)");
+                throw missingTable(
+                        new SqlPosition(label, 1, 1),
+                        id.namespace().toString(),
+                        id.name(),
+                        named.hasNamespace(),
+                        database,
+                        databases.get());
             }
             Table t = cat.loadTable(id);
             switch (s.kind()) {

@@ -670,8 +670,25 @@ class UsageErrorsTest {
                 .isEqualTo(new Result(2, noTable));
         assertThat(execute("expire", "--table", "ns.nosuch", "--warehouse", w))
                 .isEqualTo(new Result(2, noTable));
+        // in SQL, as for any statement: the statement's place, and a missing database named so
         assertThat(execute("sql", "--warehouse", w, "-e", "OPTIMIZE ns.nosuch"))
-                .isEqualTo(new Result(2, noTable));
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: TABLE_NOT_FOUND: table ns.nosuch does not"
+                                        + " exist in catalog changeflow; SHOW TABLES FROM ns lists"
+                                        + " its tables\n"));
+        assertThat(execute("sql", "--warehouse", w, "-e", "OPTIMIZE nodb.t"))
+                .isEqualTo(
+                        new Result(
+                                2,
+                                "error: statement 1:1:1: UNKNOWN_DATABASE: database nodb does not"
+                                        + " exist in catalog changeflow (check --warehouse); SHOW"
+                                        + " DATABASES lists its databases, CREATE DATABASE nodb"
+                                        + " creates it\n"));
+        // the catalog-qualified name the reports print (VACUUM: it commits nothing here)
+        assertThat(execute("sql", "--warehouse", w, "-e", "VACUUM changeflow.ns.t").code())
+                .isZero();
         assertThat(execute("show", "ns.nosuch", "--warehouse", w))
                 .isEqualTo(
                         new Result(
