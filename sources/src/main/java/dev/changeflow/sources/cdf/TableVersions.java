@@ -1,6 +1,7 @@
 package dev.changeflow.sources.cdf;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.HistoryEntry;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -10,7 +11,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -41,8 +44,42 @@ final class TableVersions {
         this.rolledBack = rolledBack;
     }
 
-    /** Reads the version history of {@code table}; rejects format v1 tables. */
+    /** Version histories read lately, per table name and metadata file: at most this many. */
+    private static final int CACHED = 32;
+
+    private static final Map<String, TableVersions> RECENT =
+            Collections.synchronizedMap(
+                    new LinkedHashMap<>(64, 0.75f, true) {
+                        @Override
+                        protected boolean removeEldestEntry(Map.Entry<String, TableVersions> e) {
+                            return size() > CACHED;
+                        }
+                    });
+
+    /**
+     * Reads the version history of {@code table}; rejects format v1 tables. A table whose metadata
+     * file is known gets the history read for the same name and metadata file before, if one of the
+     * last {@value #CACHED} (a metadata file is never rewritten): a one-version read of a table
+     * with thousands of snapshots does not walk them all again.
+     */
     static TableVersions of(Table table) {
+        String metadata =
+                table instanceof HasTableOperations
+                        ? ((HasTableOperations) table).operations().current().metadataFileLocation()
+                        : null;
+        if (metadata == null) {
+            return read(table);
+        }
+        String key = table.name() + "\n" + metadata;
+        TableVersions known = RECENT.get(key);
+        if (known == null) {
+            known = read(table);
+            RECENT.put(key, known);
+        }
+        return known;
+    }
+
+    private static TableVersions read(Table table) {
         int formatVersion = TableUtil.formatVersion(table);
         if (formatVersion < 2) {
             throw new CdfException(
@@ -79,7 +116,11 @@ final class TableVersions {
                 rolledBack.add(snapshot);
             }
         }
-        return new TableVersions(table.name(), ancestors, rootRetained, rolledBack);
+        return new TableVersions(
+                table.name(),
+                Collections.unmodifiableList(ancestors),
+                rootRetained,
+                Collections.unmodifiableList(rolledBack));
     }
 
     String tableName() {
