@@ -153,11 +153,12 @@ import java.util.stream.Stream;
  * {@code maintenance=}, {@code scanBudget=120s}, {@code modes=off,on}, {@code settle=true}, {@code
  * verifyModes=} (the modes whose final table is read whole and compared with the expected one;
  * empty: every mode), {@code warmup=30} (commits of an unmeasured run with maintenance on and the
- * scaled wall-time options whatever {@code scale} says, first, in the same JVM: JIT and caches
- * warm, the compaction code included, for both measured runs), {@code positions=true} (the
- * position-delete copy below, when the last mode is {@code on}), {@code dir=<folder>} (default
- * {@code e2e-tests/target/bench-maintenance}). Quick run ({@code commits=200 rounds=2}): about 7
- * minutes on a loaded 2-core machine; see README "Benchmarks".
+ * scaled wall-time options whatever {@code scale} says, first, in the same JVM, kept running after
+ * its last commit until a compaction followed it: JIT and caches warm, the compaction code
+ * included, for both measured runs), {@code positions=true} (the position-delete copy below, when
+ * the last mode is {@code on}), {@code dir=<folder>} (default {@code
+ * e2e-tests/target/bench-maintenance}). Quick run ({@code commits=200 rounds=2}): about 7 minutes
+ * on a loaded 2-core machine; see README "Benchmarks".
  */
 public final class MaintenanceBenchmark {
     /** Added to {@code source.lsn} per round: more than the capture's LSN range. */
@@ -458,7 +459,9 @@ public final class MaintenanceBenchmark {
                     LockSupport.parkNanos(500_000_000L);
                 }
                 r.wallSeconds = (System.nanoTime() - start) / 1e9;
-                if (!mode.equals("warmup") && Boolean.parseBoolean(args.get("settle"))) {
+                if (mode.equals("warmup") || Boolean.parseBoolean(args.get("settle"))) {
+                    // the warm-up too: it runs until a compaction followed its last commit, so the
+                    // compaction code is compiled before the measured runs
                     settle(catalog, job, r);
                 }
             } finally {
