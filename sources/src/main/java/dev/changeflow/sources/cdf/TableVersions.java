@@ -70,13 +70,23 @@ final class TableVersions {
         if (metadata == null) {
             return read(table);
         }
-        String key = table.name() + "\n" + metadata;
+        // the UUID too: a Hadoop table dropped and created again at the same place writes
+        // v1.metadata.json, v2... again, with other content
+        String key = table.name() + "\n" + uuid(table) + "\n" + metadata;
         TableVersions known = RECENT.get(key);
         if (known == null) {
             known = read(table);
             RECENT.put(key, known);
         }
         return known;
+    }
+
+    private static String uuid(Table table) {
+        try {
+            return String.valueOf(table.uuid());
+        } catch (UnsupportedOperationException e) {
+            return "";
+        }
     }
 
     private static TableVersions read(Table table) {

@@ -63,6 +63,36 @@ class TableVersionsCacheTest {
                 .isFalse();
     }
 
+    /**
+     * A Hadoop table dropped and created again at the same place writes {@code v1.metadata.json}
+     * ... again: its history is its own, not the dropped table's.
+     */
+    @Test
+    void aTableCreatedAgainAtTheSamePlaceHasItsOwnHistory() {
+        HadoopCatalog catalog = new HadoopCatalog(new Configuration(), warehouse.toString());
+        TableIdentifier id = TableIdentifier.of("db", "again");
+        Schema schema = new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get()));
+        Table first =
+                catalog.createTable(
+                        id, schema, PartitionSpec.unpartitioned(), Map.of("format-version", "2"));
+        append(first, "w1");
+        append(first, "w1");
+        first.refresh();
+        assertThat(TableVersions.of(first).latestVersion()).isEqualTo(2);
+        catalog.dropTable(id, true);
+        Table second =
+                catalog.createTable(
+                        id, schema, PartitionSpec.unpartitioned(), Map.of("format-version", "2"));
+        append(second, "w1");
+        append(second, "w1");
+        second.refresh();
+        assertThat(TableVersions.of(second).ancestors())
+                .extracting(org.apache.iceberg.Snapshot::snapshotId)
+                .containsExactly(
+                        second.snapshots().iterator().next().snapshotId(),
+                        second.currentSnapshot().snapshotId());
+    }
+
     /** Appends one data file's metadata, naming changelog writer {@code writer} (or none). */
     private static void append(Table table, String writer) {
         var append =
