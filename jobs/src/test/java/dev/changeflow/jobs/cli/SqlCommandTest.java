@@ -1,5 +1,6 @@
 package dev.changeflow.jobs.cli;
 
+import dev.changeflow.jobs.maintain.Await;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 
 import org.junit.jupiter.api.Test;
@@ -11,6 +12,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -166,11 +168,11 @@ class SqlCommandTest {
         reader.setDaemon(true);
         reader.start();
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-            while (!Files.exists(consumer) && System.nanoTime() < deadline) {
-                Thread.sleep(200);
-            }
-            assertThat(consumer).exists();
+            Await.until(
+                    "the consumer's file",
+                    Duration.ofSeconds(90),
+                    () -> Files.exists(consumer),
+                    () -> "reader alive: " + reader.isAlive());
             assertThat(Files.readString(consumer))
                     .startsWith("{\"consumer-id\":\"gold\",\"next-version\":2,");
         } finally {

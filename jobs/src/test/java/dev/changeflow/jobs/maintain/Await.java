@@ -10,7 +10,7 @@ import java.util.function.Supplier;
  * Polls a condition every 20 ms until it holds or a deadline passes (tests wait on states, never on
  * time); the jobs module's copy of the e2e tests' {@code Await.until}.
  */
-final class Await {
+public final class Await {
     private Await() {}
 
     /**
@@ -19,7 +19,7 @@ final class Await {
      * @throws AssertionError when it does not hold within {@code timeout}; the message names {@code
      *     what} and {@code state}
      */
-    static void until(
+    public static void until(
             String what, Duration timeout, BooleanSupplier condition, Supplier<String> state) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {

@@ -7,9 +7,7 @@ import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -45,14 +43,7 @@ public final class ChangelogLineage {
     /** Snapshots the shared cache holds at most. */
     static final int SHARED_MAX = 200_000;
 
-    private static final Map<String, String> SHARED =
-            Collections.synchronizedMap(
-                    new LinkedHashMap<>(1024, 0.75f, true) {
-                        @Override
-                        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-                            return size() > SHARED_MAX;
-                        }
-                    });
+    private static final Map<String, String> SHARED = RecentlyUsed.map(SHARED_MAX);
 
     private final Table table;
 

@@ -11,7 +11,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -47,14 +46,7 @@ final class TableVersions {
     /** Version histories read lately, per table name and metadata file: at most this many. */
     private static final int CACHED = 32;
 
-    private static final Map<String, TableVersions> RECENT =
-            Collections.synchronizedMap(
-                    new LinkedHashMap<>(64, 0.75f, true) {
-                        @Override
-                        protected boolean removeEldestEntry(Map.Entry<String, TableVersions> e) {
-                            return size() > CACHED;
-                        }
-                    });
+    private static final Map<String, TableVersions> RECENT = RecentlyUsed.map(CACHED);
 
     /**
      * Reads the version history of {@code table}; rejects format v1 tables. A table whose metadata

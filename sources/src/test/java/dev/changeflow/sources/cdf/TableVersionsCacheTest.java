@@ -27,12 +27,7 @@ class TableVersionsCacheTest {
     @Test
     void aNewMetadataFileGivesANewHistoryAndTheLineageStaysExact() {
         HadoopCatalog catalog = new HadoopCatalog(new Configuration(), warehouse.toString());
-        Table table =
-                catalog.createTable(
-                        TableIdentifier.of("db", "t"),
-                        new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get())),
-                        PartitionSpec.unpartitioned(),
-                        Map.of("format-version", "2"));
+        Table table = create(catalog, TableIdentifier.of("db", "t"));
         append(table, "w1");
         TableVersions first = TableVersions.of(table);
         assertThat(TableVersions.of(table)).isSameAs(first);
@@ -71,26 +66,31 @@ class TableVersionsCacheTest {
     void aTableCreatedAgainAtTheSamePlaceHasItsOwnHistory() {
         HadoopCatalog catalog = new HadoopCatalog(new Configuration(), warehouse.toString());
         TableIdentifier id = TableIdentifier.of("db", "again");
-        Schema schema = new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get()));
-        Table first =
-                catalog.createTable(
-                        id, schema, PartitionSpec.unpartitioned(), Map.of("format-version", "2"));
-        append(first, "w1");
-        append(first, "w1");
-        first.refresh();
+        Table first = twoCommits(create(catalog, id));
         assertThat(TableVersions.of(first).latestVersion()).isEqualTo(2);
         catalog.dropTable(id, true);
-        Table second =
-                catalog.createTable(
-                        id, schema, PartitionSpec.unpartitioned(), Map.of("format-version", "2"));
-        append(second, "w1");
-        append(second, "w1");
-        second.refresh();
+        Table second = twoCommits(create(catalog, id));
         assertThat(TableVersions.of(second).ancestors())
                 .extracting(org.apache.iceberg.Snapshot::snapshotId)
                 .containsExactly(
                         second.snapshots().iterator().next().snapshotId(),
                         second.currentSnapshot().snapshotId());
+    }
+
+    private static Table create(HadoopCatalog catalog, TableIdentifier id) {
+        return catalog.createTable(
+                id,
+                new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get())),
+                PartitionSpec.unpartitioned(),
+                Map.of("format-version", "2"));
+    }
+
+    /** Two appends by writer {@code w1}; returns the table refreshed. */
+    private static Table twoCommits(Table table) {
+        append(table, "w1");
+        append(table, "w1");
+        table.refresh();
+        return table;
     }
 
     /** Appends one data file's metadata, naming changelog writer {@code writer} (or none). */
