@@ -884,15 +884,7 @@ public final class MaintenanceBenchmark {
         List<Snapshot> ingest = ingestCommits(src);
         Snapshot last = ingest.get(ingest.size() - 1);
         Snapshot before = ingest.get(ingest.size() - 2);
-        if (catalog.tableExists(FRESH)) {
-            catalog.dropTable(FRESH, false);
-        }
-        Table fresh =
-                catalog.buildTable(FRESH, src.schema())
-                        .withPartitionSpec(src.spec())
-                        .withSortOrder(src.sortOrder())
-                        .withProperties(src.properties())
-                        .create();
+        Table fresh = emptyCopy(catalog, FRESH, src);
         List<Record> rows = TableRows.readSnapshot(src, before.snapshotId());
         rows.sort((a, b) -> Integer.compare((Integer) a.get(0), (Integer) b.get(0)));
         Schema schema = fresh.schema();
@@ -952,6 +944,21 @@ public final class MaintenanceBenchmark {
     }
 
     /**
+     * A new empty table {@code id} (dropped first if it exists, its files kept: they may be the
+     * source's) with {@code src}'s schema, partitioning, sort order and properties.
+     */
+    private static Table emptyCopy(Catalog catalog, TableIdentifier id, Table src) {
+        if (catalog.tableExists(id)) {
+            catalog.dropTable(id, false);
+        }
+        return catalog.buildTable(id, src.schema())
+                .withPartitionSpec(src.spec())
+                .withSortOrder(src.sortOrder())
+                .withProperties(src.properties())
+                .create();
+    }
+
+    /**
      * The maintained table at its last measured commit with every delete resolved to row positions
      * (table {@code public.pgbench_accounts_positions}, {@code positions=true}): the same live data
      * files, and per data file one position delete file listing the rows its equality and position
@@ -964,14 +971,7 @@ public final class MaintenanceBenchmark {
         Point at = source.points.get(source.points.size() - 1);
         Catalog catalog = CatalogSettings.localHadoop(source.warehouse).open();
         Table src = catalog.loadTable(ACCOUNTS);
-        if (catalog.tableExists(POSITIONS)) {
-            catalog.dropTable(POSITIONS, false);
-        }
-        Table copy =
-                catalog.buildTable(POSITIONS, src.schema())
-                        .withPartitionSpec(src.spec())
-                        .withProperties(src.properties())
-                        .create();
+        Table copy = emptyCopy(catalog, POSITIONS, src);
         Schema schema = src.schema();
         Schema keySchema = schema.select("aid");
         AppendFiles append = copy.newAppend();
