@@ -19,6 +19,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * downstream flatMap) is the whole content of exactly one checkpoint — and of one Iceberg version —
  * however the timing falls. Restored from a checkpoint, it continues after the last number that
  * checkpoint covers. Shared by the sinks tests and e2e-tests (sinks' test-jar).
+ *
+ * <p>The end of input, too, waits for one more completed checkpoint after the last number's: only
+ * then is it certain that Iceberg's {@code FlinkSink} committer was told of the last number's
+ * checkpoint before its {@code endInput}. Had it not been (the completion notices reach the source
+ * and the committer in either order), its {@code endInput} commits that checkpoint's files together
+ * with the writer's empty end-of-input result, one snapshot each — an empty version after the last
+ * batch's (Iceberg 1.11 {@code IcebergFilesCommitter#commitDeltaTxn} on a table with deletes).
  */
 public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
     private static final long serialVersionUID = 1L;
@@ -76,6 +83,9 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
         private final CompletableFuture<Void> hold;
         private long emittedNumbers;
 
+        /** The delegate reached its end and one more checkpoint has been asked for (see above). */
+        private boolean endDeferred;
+
         CheckpointGatedReader(
                 SourceReader<Long, NumberSequenceSource.NumberSequenceSplit> delegate,
                 long holdAt,
@@ -98,6 +108,9 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
         public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
             if (!gate.isDone() || held()) {
                 return InputStatus.NOTHING_AVAILABLE;
+            }
+            if (endDeferred) {
+                return InputStatus.END_OF_INPUT;
             }
             boolean[] emitted = {false};
             InputStatus status =
@@ -145,6 +158,13 @@ public final class OneBatchPerCheckpointSource extends NumberSequenceSource {
                 gate = new CompletableFuture<>();
                 emittedSinceSnapshot = true;
                 return status == InputStatus.END_OF_INPUT ? status : InputStatus.NOTHING_AVAILABLE;
+            }
+            if (status == InputStatus.END_OF_INPUT && emittedNumbers > 0) {
+                // one more completed checkpoint, then the end (see the class comment)
+                endDeferred = true;
+                gate = new CompletableFuture<>();
+                emittedSinceSnapshot = true;
+                return InputStatus.NOTHING_AVAILABLE;
             }
             return status;
         }
