@@ -223,7 +223,8 @@ public final class GoldCommand implements Callable<Integer> {
         }
         return values.isEmpty()
                 ? TableMaintenanceOptions.off()
-                : FlowConfig.maintenanceOptions(values, "--maintenance-option");
+                : FlowConfig.maintenanceOptions(
+                        values, "--maintenance-option", "add --maintenance");
     }
 
     /**

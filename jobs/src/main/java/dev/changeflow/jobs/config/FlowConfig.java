@@ -12,11 +12,14 @@ import javax.annotation.Nullable;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * One flow: which source table it reads and how it is applied to its streaming table — the typed
@@ -365,10 +368,15 @@ public final class FlowConfig implements Serializable {
      * flows-file entry's — the Gold jobs' form of the same options (docs/semantics.md M1, M2).
      *
      * @param label names the place in errors
+     * @param switchOn how the caller's user turns maintenance on, for the error when {@code values}
+     *     tune it without turning it on (e.g. {@code "add --maintenance"}); null when {@code
+     *     values} are only some of the options (that rule is then not checked)
      * @throws IllegalArgumentException for a key that is not a {@code maintenance*} option, a value
-     *     its parser refuses, or options that do not go together, naming {@code label}
+     *     its parser refuses, options that do not go together, or {@code maintenance-*} options
+     *     without {@code maintenance}, naming {@code label}
      */
-    public static TableMaintenanceOptions maintenanceOptions(Map<String, ?> values, String label) {
+    public static TableMaintenanceOptions maintenanceOptions(
+            Map<String, ?> values, String label, @Nullable String switchOn) {
         for (String key : values.keySet()) {
             if (!key.startsWith(FlowOptions.MAINTENANCE.key())
                     || !FlowOptions.SET.keys().contains(key)) {
@@ -387,24 +395,31 @@ public final class FlowConfig implements Serializable {
                                 + ")");
             }
         }
+        TableMaintenanceOptions options;
         try {
-            return new FlowConfig()
-                    .apply(
-                            dev.changeflow.operators.options.OptionsResolver.resolve(
-                                    FlowOptions.SET,
-                                    List.of(
-                                            dev.changeflow.operators.options.OptionLayer.of(
-                                                    dev.changeflow.operators.options.OptionSource
-                                                            .DEFINITION,
-                                                    label,
-                                                    values))))
-                    .maintenance;
+            options =
+                    new FlowConfig()
+                            .apply(
+                                    dev.changeflow.operators.options.OptionsResolver.resolve(
+                                            FlowOptions.SET,
+                                            List.of(
+                                                    dev.changeflow.operators.options.OptionLayer.of(
+                                                            dev.changeflow.operators.options
+                                                                    .OptionSource.DEFINITION,
+                                                            label,
+                                                            values))))
+                            .maintenance;
         } catch (IllegalArgumentException e) {
             if (e.getMessage() != null && e.getMessage().startsWith(label)) {
                 throw e;
             }
             throw new IllegalArgumentException(label + ": " + e.getMessage(), e);
         }
+        String unused = switchOn == null ? null : maintenanceTuningWithoutSwitch(values.keySet());
+        if (unused != null) {
+            throw new IllegalArgumentException(label + ": " + unused + "; " + switchOn);
+        }
+        return options;
     }
 
     private static <T> T pick(
@@ -749,5 +764,39 @@ public final class FlowConfig implements Serializable {
                             + "': 'format-version' must be 2 or 3, got "
                             + formatVersion);
         }
+        String unused = maintenanceTuningWithoutSwitch(optionsGiven);
+        if (unused != null) {
+            throw new IllegalArgumentException(
+                    "flow '" + flowName() + "': " + unused + "; set 'maintenance' to true");
+        }
+    }
+
+    /**
+     * The complaint about {@code maintenance-*} options given without the {@code maintenance}
+     * switch (off by default, docs/semantics.md M1), which would otherwise have no effect at all;
+     * null when there is none. {@code maintenance: false} given with them is accepted: maintenance
+     * switched off on purpose keeps its settings for when it is on again.
+     *
+     * @param given the option keys given (not defaulted)
+     */
+    @Nullable
+    static String maintenanceTuningWithoutSwitch(Collection<String> given) {
+        String maintenance = FlowOptions.MAINTENANCE.key();
+        if (given.contains(maintenance)) {
+            return null;
+        }
+        List<String> tuning = new ArrayList<>();
+        for (String k : given) {
+            if (k.startsWith(maintenance + "-")) {
+                tuning.add(k);
+            }
+        }
+        Collections.sort(tuning);
+        return tuning.isEmpty()
+                ? null
+                : tuning.stream().map(k -> "'" + k + "'").collect(Collectors.joining(", "))
+                        + (tuning.size() == 1 ? " tunes" : " tune")
+                        + " in-job maintenance, which is off unless turned on"
+                        + " (docs/semantics.md M1)";
     }
 }

@@ -297,7 +297,7 @@ public final class GoldSql {
      * @throws SqlException {@code INVALID_OPTION} at the {@code SET} of an unknown {@code
      *     changeflow.maintenance...} key or of a value its option refuses, or at the last such
      *     {@code SET} when the options do not go together (maintenance on with every compaction
-     *     trigger off)
+     *     trigger off; {@code maintenance-*} options without {@code 'changeflow.maintenance'})
      */
     public static TableMaintenanceOptions maintenance(File file) {
         Map<String, Object> values = new LinkedHashMap<>();
@@ -313,7 +313,8 @@ public final class GoldSql {
                 String option = key.substring(MAINTENANCE_PREFIX.length());
                 String value = set.group(2).replace("''", "'");
                 try {
-                    resolveMaintenance(Map.of(option, value), "SET '" + key + "'");
+                    // this option alone: its value (the switch may come in a later SET)
+                    FlowConfig.maintenanceOptions(Map.of(option, value), "SET '" + key + "'", null);
                 } catch (IllegalArgumentException e) {
                     if (!(e.getMessage() != null
                             && e.getMessage().contains("every trigger is off"))) {
@@ -334,7 +335,10 @@ public final class GoldSql {
             return TableMaintenanceOptions.off();
         }
         try {
-            return resolveMaintenance(values, "SET 'changeflow.maintenance...'");
+            return FlowConfig.maintenanceOptions(
+                    values,
+                    "SET 'changeflow.maintenance...'",
+                    "add SET 'changeflow.maintenance' = 'true'");
         } catch (IllegalArgumentException e) {
             throw new SqlException(Code.INVALID_OPTION, last, e.getMessage(), e);
         }
@@ -342,11 +346,6 @@ public final class GoldSql {
 
     private static boolean isMaintenanceKey(String key) {
         return key.startsWith(MAINTENANCE_PREFIX + FlowOptions.MAINTENANCE.key());
-    }
-
-    private static TableMaintenanceOptions resolveMaintenance(
-            Map<String, Object> values, String label) {
-        return FlowConfig.maintenanceOptions(values, label);
     }
 
     private static String jobName(String file) {

@@ -76,6 +76,20 @@ class GoldCommandMaintenanceTest {
                                 + " data manifests from 0 (off) to 2147483647, got '-1'");
     }
 
+    /** M1: maintenance options without {@code --maintenance} would do nothing: refused. */
+    @Test
+    void maintenanceOptionsWithoutTheFlagAreRefused() {
+        assertThatThrownBy(
+                        () ->
+                                parse("--maintenance-option", "maintenance-expire-older-than=3d")
+                                        .maintenance())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "--maintenance-option: 'maintenance-expire-older-than' tunes in-job"
+                                + " maintenance, which is off unless turned on (docs/semantics.md"
+                                + " M1); add --maintenance");
+    }
+
     @Test
     void aLocalRunRefusesMaintenance() {
         assertThatThrownBy(

@@ -415,6 +415,33 @@ class FlowsFileTest {
                 .hasMessageContaining("maintenance-orphans-interval: not a duration: 'daily'");
     }
 
+    /**
+     * M1: {@code maintenance-*} options without {@code maintenance: true} would have no effect;
+     * they are refused, unless the flow turns maintenance off itself (its settings kept for later).
+     */
+    @Test
+    void maintenanceOptionsWithoutTheSwitchAreRefused() throws Exception {
+        assertThatThrownBy(() -> flow("maintenance-interval: 10min"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "flow 't': 'maintenance-interval' tunes in-job maintenance, which is off"
+                                + " unless turned on (docs/semantics.md M1); set 'maintenance' to"
+                                + " true");
+        assertThatThrownBy(
+                        () ->
+                                flow(
+                                        "maintenance-orphans-interval: 1h\n"
+                                                + "    maintenance-commit-count: 5"))
+                .hasMessage(
+                        "flow 't': 'maintenance-commit-count', 'maintenance-orphans-interval'"
+                                + " tune in-job maintenance, which is off unless turned on"
+                                + " (docs/semantics.md M1); set 'maintenance' to true");
+        TableMaintenanceOptions off =
+                flow("maintenance: false\n" + "    maintenance-commit-count: 5").maintenance;
+        assertThat(off.enabled()).isFalse();
+        assertThat(off.commitCount()).isEqualTo(5);
+    }
+
     @Test
     void badMaintenanceValuesAreNamed() {
         assertThatThrownBy(() -> flow("maintenance: sometimes"))

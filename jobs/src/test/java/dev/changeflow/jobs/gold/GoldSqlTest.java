@@ -506,6 +506,24 @@ class GoldSqlTest {
         assertThat(on.orphansOlderThan()).isEqualTo(Duration.ofDays(3));
     }
 
+    /** M1: maintenance options set without {@code 'changeflow.maintenance'} would do nothing. */
+    @Test
+    void maintenanceSetsWithoutTheSwitchAreRefused() {
+        assertThatThrownBy(
+                        () ->
+                                GoldSql.maintenance(
+                                        GoldSql.parse(
+                                                "SET 'changeflow.maintenance-commit-count' = '5';\n"
+                                                        + "INSERT INTO g.t SELECT 1",
+                                                "g.sql")))
+                .isInstanceOf(SqlException.class)
+                .hasMessage(
+                        "g.sql:1:1: INVALID_OPTION: SET 'changeflow.maintenance...':"
+                                + " 'maintenance-commit-count' tunes in-job maintenance, which is"
+                                + " off unless turned on (docs/semantics.md M1); add SET"
+                                + " 'changeflow.maintenance' = 'true'");
+    }
+
     @Test
     void badMaintenanceSetsAreInvalidOptionAtTheirStatement() {
         assertThatThrownBy(

@@ -1056,6 +1056,13 @@ class SqlPipelineTest {
                         + "  AS SELECT * FROM read_files('x')",
                 SqlException.Code.INVALID_FLOW,
                 "p.sql:1:1: INVALID_FLOW: flow 't': 'append-only: true' takes no 'keys' (got [id])");
+        fails(
+                "CREATE STREAMING TABLE t TBLPROPERTIES ('changeflow.maintenance-interval' = '1h')\n"
+                        + "  FLOW AUTO CDC FROM read_files('x') KEYS (id)",
+                SqlException.Code.INVALID_FLOW,
+                "p.sql:1:1: INVALID_FLOW: flow 't': 'maintenance-interval' tunes in-job"
+                        + " maintenance, which is off unless turned on (docs/semantics.md M1); set"
+                        + " 'maintenance' to true");
     }
 
     /**
