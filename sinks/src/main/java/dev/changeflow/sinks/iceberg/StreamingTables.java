@@ -66,7 +66,9 @@ import java.util.stream.Collectors;
  *       carry the complete previous row (the change feed takes pre-images from them);
  *   <li>{@code write.parquet.bloom-filter-enabled.column.<id>=true} per identifier column (option);
  *   <li>{@value #MAX_CONTINUOUS_EMPTY_COMMITS}{@code =2147483647}: an idle sink commits no empty
- *       snapshots, so every version holds changes;
+ *       snapshots, so every version holds changes (one exception, Iceberg's: a bounded job whose
+ *       end of input reaches the committer before the last checkpoint's completion may add one
+ *       empty snapshot, docs/semantics.md K4);
  *   <li>{@code write.metadata.delete-after-commit.enabled=true}: each commit deletes the metadata
  *       files older than the last {@code write.metadata.previous-versions-max} (Iceberg's default
  *       100). Without it every commit leaves its {@code metadata.json}, and each of those lists
