@@ -8,9 +8,11 @@ import dev.changeflow.sinks.iceberg.TableRows;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.runtime.client.JobStatusMessage;
+import org.apache.flink.runtime.messages.FlinkJobTerminatedWithoutCancellationException;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.RowDelta;
@@ -48,6 +50,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -230,8 +233,18 @@ class GoldKillITCase {
                     if (job.getJobState() == JobStatus.RUNNING
                             || job.getJobState() == JobStatus.CREATED
                             || job.getJobState() == JobStatus.INITIALIZING) {
-                        client.cancel(job.getJobId()).get();
-                        killed = true;
+                        try {
+                            client.cancel(job.getJobId()).get();
+                            killed = true;
+                        } catch (ExecutionException e) {
+                            // the job ended between the listing and the cancel: not killed, and
+                            // the loop goes on as after any run that ended by itself
+                            if (!ExceptionUtils.findThrowable(
+                                            e, FlinkJobTerminatedWithoutCancellationException.class)
+                                    .isPresent()) {
+                                throw e;
+                            }
+                        }
                     }
                 }
             }

@@ -19,7 +19,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.CommonTestUtils;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -210,12 +209,20 @@ class GoldReplayITCase {
             throws Exception {
         t0 = System.nanoTime();
         Table silver = catalog.loadTable(SILVER);
-        CommonTestUtils.waitUntilCondition(() -> version(silver) >= 1, 50L);
+        Await.until(
+                "Silver's first version",
+                Duration.ofSeconds(180),
+                () -> version(silver) >= 1,
+                () -> "Silver at version " + version(silver));
 
         // Gold, first life: while Silver is held at 75, up to Silver's latest version (a run
         // that follows Silver as it grows takes longer on a loaded machine: the ingest and the
         // Gold job share the cores)
-        CommonTestUtils.waitUntilCondition(() -> version(silver) == HOLD_AT, 50L);
+        Await.until(
+                "Silver at version " + HOLD_AT,
+                Duration.ofSeconds(180),
+                () -> version(silver) == HOLD_AT,
+                () -> "Silver at version " + version(silver));
         milestone("Silver at version " + version(silver) + ", Gold starts");
         runGold(settings, null);
         assertEquals(HOLD_AT, recorded(catalog, GOLD_BRANCHES));

@@ -11,7 +11,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.CommonTestUtils;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -33,6 +32,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -289,9 +289,15 @@ class GoldSqlClusterITCase {
                         silver.accounts(), silver.accountRows(), silver.random());
                 awaitRecordedThrough(catalog, version, 1);
             }
-            CommonTestUtils.waitUntilCondition(
+            Await.until(
+                    "a compaction of both Gold tables",
+                    Duration.ofSeconds(180),
                     () -> compacted(catalog, "branch_stats") && compacted(catalog, "top_accounts"),
-                    50L);
+                    () ->
+                            "branch_stats compacted: "
+                                    + compacted(catalog, "branch_stats")
+                                    + ", top_accounts compacted: "
+                                    + compacted(catalog, "top_accounts"));
         } finally {
             if (!job.getJobExecutionResult().isDone()) {
                 job.cancel().get();
@@ -350,7 +356,9 @@ class GoldSqlClusterITCase {
      */
     private static void awaitRecordedThrough(Catalog catalog, long accounts, long branches)
             throws Exception {
-        CommonTestUtils.waitUntilCondition(
+        Await.until(
+                "Gold recording accounts version " + accounts + ", branches " + branches,
+                Duration.ofSeconds(180),
                 () -> {
                     for (String t : List.of("branch_stats", "top_accounts")) {
                         if (!catalog.tableExists(TableIdentifier.of("gold", t))) {
@@ -370,7 +378,24 @@ class GoldSqlClusterITCase {
                     }
                     return true;
                 },
-                50L);
+                () -> "recorded: " + recorded(catalog));
+    }
+
+    /** Each Gold table's recorded source versions (its current commit's summary), for messages. */
+    private static String recorded(Catalog catalog) {
+        StringBuilder b = new StringBuilder();
+        for (String t : List.of("branch_stats", "top_accounts")) {
+            TableIdentifier id = TableIdentifier.of("gold", t);
+            b.append(t)
+                    .append('=')
+                    .append(
+                            catalog.tableExists(id)
+                                            && catalog.loadTable(id).currentSnapshot() != null
+                                    ? GoldSqlITCase.sourceVersions(catalog.loadTable(id))
+                                    : "none")
+                    .append(' ');
+        }
+        return b.toString().trim();
     }
 
     /** The cluster path on the MiniCluster's context environment, checkpoints under {@code ck}. */
@@ -414,7 +439,9 @@ class GoldSqlClusterITCase {
      */
     private static void awaitRecorded(Catalog catalog, String accounts, String branches)
             throws Exception {
-        CommonTestUtils.waitUntilCondition(
+        Await.until(
+                "Gold recording accounts version " + accounts + ", branches " + branches,
+                Duration.ofSeconds(180),
                 () -> {
                     for (String t : List.of("branch_stats", "top_accounts")) {
                         Map<String, String> expected =
@@ -435,7 +462,7 @@ class GoldSqlClusterITCase {
                     }
                     return true;
                 },
-                50L);
+                () -> "recorded: " + recorded(catalog));
     }
 
     private static void assertGoldEqualsOracle(

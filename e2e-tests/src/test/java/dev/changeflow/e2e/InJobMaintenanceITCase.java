@@ -6,6 +6,7 @@ import dev.changeflow.jobs.ingest.IngestPlan;
 import dev.changeflow.jobs.ingest.IngestPlanner;
 import dev.changeflow.sinks.iceberg.CatalogSettings;
 import dev.changeflow.sinks.iceberg.InJobMaintenance;
+import dev.changeflow.sinks.iceberg.OneBatchPerCheckpointSource;
 import dev.changeflow.sinks.iceberg.StreamingTables;
 import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 import dev.changeflow.sources.cdf.TableChanges;
@@ -285,8 +286,9 @@ class InJobMaintenanceITCase {
     }
 
     /**
-     * Runs the paced ingest into a new warehouse; with maintenance, until {@code ingestCommits}
-     * ingest commits and a compaction are there, then cancels the job.
+     * Runs the paced ingest into a new warehouse; with maintenance, the batches from the middle on
+     * wait for a compaction, and the job runs until {@code ingestCommits} ingest commits and a
+     * compaction are there, then is cancelled.
      */
     private static Catalog ingest(
             Path dir, String name, boolean maintenance, int ingestCommits, int formatVersion)
@@ -308,8 +310,20 @@ class InJobMaintenanceITCase {
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         conf.setString("taskmanager.memory.managed.fraction", "0.2");
         StreamExecutionEnvironment env = environment(conf);
+        int[] bounds = batchBounds();
+        // with maintenance, the second half of the batches waits for a compaction, so an ingest
+        // commit follows one however slowly the compaction runs (the test asserts that order)
+        String hold = "in-job-maintenance-" + name + "-" + formatVersion;
         DataStream<SourceLine> lines =
-                PacedCaptureLines.stream(env, capture, batchBounds(), accountsUpTo(MAX_AID));
+                maintenance
+                        ? PacedCaptureLines.stream(
+                                env,
+                                capture,
+                                bounds,
+                                accountsUpTo(MAX_AID),
+                                (bounds.length - 1) / 2,
+                                hold)
+                        : PacedCaptureLines.stream(env, capture, bounds, accountsUpTo(MAX_AID));
         IngestJob.build(lines, plan, settings);
         if (!maintenance) {
             env.execute("ingest " + name);
@@ -321,6 +335,18 @@ class InJobMaintenanceITCase {
         // the maintenance graph's monitor source is unbounded: wait for the last batch's commit
         JobClient job = env.executeAsync("ingest " + name);
         try {
+            try {
+                Await.until(
+                        "a compaction during the first half of the batches",
+                        Duration.ofSeconds(120),
+                        () ->
+                                ancestry(catalog.loadTable(ACCOUNTS)).stream()
+                                        .anyMatch(
+                                                x -> DataOperations.REPLACE.equals(x.operation())),
+                        () -> "snapshots: " + describe(catalog.loadTable(ACCOUNTS)));
+            } finally {
+                OneBatchPerCheckpointSource.release(hold);
+            }
             Await.until(
                     "every batch committed and a compaction",
                     Duration.ofSeconds(120),

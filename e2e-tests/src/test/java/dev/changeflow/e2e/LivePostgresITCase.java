@@ -88,7 +88,7 @@ class LivePostgresITCase {
 
     private static final int WORKLOAD_SECONDS = 20;
     private static final Duration INGEST_IDLE = Duration.ofSeconds(6);
-    private static final Duration DEADLINE = Duration.ofMinutes(3);
+    private static final Duration DEADLINE = Duration.ofMinutes(6);
 
     @TempDir Path tmp;
 

@@ -262,7 +262,12 @@ class ChangeFeedStreamTest {
                         .startingVersion(1)
                         .bounded(true)
                         .maxFilesPerCycle(1)
-                        .monitorInterval(Duration.ofMillis(50))
+                        // 300 ms per version: version 12 is planned ~3.6 s after the start, after
+                        // the first checkpoints even when the tasks deploy slowly under load (the
+                        // planner does not wait for readers: at 50 ms a late reader could find
+                        // every version planned and read them all before the first checkpoint
+                        // completed, and the injected failure would never fire)
+                        .monitorInterval(Duration.ofMillis(300))
                         .build(env());
         List<String> lines = new ArrayList<>();
         try (CloseableIterator<String> it =
@@ -308,7 +313,9 @@ class ChangeFeedStreamTest {
                 .startingVersion(1)
                 .bounded(true)
                 .maxFilesPerCycle(1)
-                .monitorInterval(Duration.ofMillis(100))
+                // 25 versions over ~7.5 s: the job is still reading when the loop below sees its
+                // first rows and registration, even when its tasks deploy slowly under load
+                .monitorInterval(Duration.ofMillis(300))
                 .consumerId("savepoint-test")
                 .build(first)
                 .map(ChangeFeedStreamTest::render)
