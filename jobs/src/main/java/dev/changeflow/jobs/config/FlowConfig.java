@@ -4,6 +4,9 @@ import dev.changeflow.jobs.sql.SqlPosition;
 import dev.changeflow.operators.ColumnSelection;
 import dev.changeflow.operators.Expectation;
 import dev.changeflow.operators.ScdType;
+import dev.changeflow.operators.options.OptionLayer;
+import dev.changeflow.operators.options.OptionSource;
+import dev.changeflow.operators.options.OptionsResolver;
 import dev.changeflow.operators.options.ResolvedOptions;
 import dev.changeflow.sinks.iceberg.TableMaintenanceOptions;
 
@@ -397,17 +400,10 @@ public final class FlowConfig implements Serializable {
         }
         TableMaintenanceOptions options;
         try {
+            OptionLayer given = OptionLayer.of(OptionSource.DEFINITION, label, values);
             options =
                     new FlowConfig()
-                            .apply(
-                                    dev.changeflow.operators.options.OptionsResolver.resolve(
-                                            FlowOptions.SET,
-                                            List.of(
-                                                    dev.changeflow.operators.options.OptionLayer.of(
-                                                            dev.changeflow.operators.options
-                                                                    .OptionSource.DEFINITION,
-                                                            label,
-                                                            values))))
+                            .apply(OptionsResolver.resolve(FlowOptions.SET, List.of(given)))
                             .maintenance;
         } catch (IllegalArgumentException e) {
             if (e.getMessage() != null && e.getMessage().startsWith(label)) {
