@@ -1,7 +1,11 @@
 package dev.changeflow.sources.cdf.sql;
 
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.hadoop.HadoopCatalog;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -82,6 +86,43 @@ class ChangeflowCatalogFactoryTest {
         assertThat(ChangeflowCatalogFactory.withJvmLock(hadoop)).isEqualTo(hadoop);
         Map<String, String> rest = Map.of("catalog-type", "rest", "uri", "http://x");
         assertThat(ChangeflowCatalogFactory.withJvmLock(rest)).isEqualTo(rest);
+    }
+
+    /**
+     * Tables created by DDL through the catalog get metadata cleanup (Iceberg's {@code
+     * table-default.} property), unless the DDL or the catalog options say otherwise.
+     */
+    @Test
+    void tablesCreatedThroughTheCatalogDeleteOldMetadataFiles() {
+        TableEnvironment tEnv = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+        String location = "'warehouse'='" + warehouse.toUri() + "'";
+        tEnv.executeSql(
+                "CREATE CATALOG c WITH ('type'='changeflow', 'catalog-type'='hadoop', "
+                        + location
+                        + ")");
+        tEnv.executeSql("CREATE DATABASE c.db");
+        tEnv.executeSql("CREATE TABLE c.db.plain (id INT)");
+        tEnv.executeSql(
+                "CREATE TABLE c.db.kept (id INT) WITH"
+                        + " ('write.metadata.delete-after-commit.enabled' = 'false')");
+        tEnv.executeSql(
+                "CREATE CATALOG k WITH ('type'='changeflow', 'catalog-type'='hadoop', "
+                        + location
+                        + ", 'table-default.write.metadata.delete-after-commit.enabled'='false')");
+        tEnv.executeSql("CREATE TABLE k.db.chosen (id INT)");
+
+        HadoopCatalog catalog =
+                new HadoopCatalog(new Configuration(), warehouse.toUri().toString());
+        String key = TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED;
+        assertThat(catalog.loadTable(TableIdentifier.of("db", "plain")).properties())
+                .containsEntry(key, "true");
+        assertThat(catalog.loadTable(TableIdentifier.of("db", "kept")).properties())
+                .containsEntry(key, "false");
+        assertThat(catalog.loadTable(TableIdentifier.of("db", "chosen")).properties())
+                .containsEntry(key, "false");
+        Map<String, String> override =
+                Map.of("catalog-type", "hadoop", "table-override." + key, "false");
+        assertThat(ChangeflowCatalogFactory.withMetadataCleanup(override)).isEqualTo(override);
     }
 
     @Test
