@@ -288,6 +288,9 @@ class SqlCommandTest {
                         ")",
                         "WITH (",
                         "  'connector' = 'iceberg',",
+                        // changed on purpose (session 27): a table created by DDL through the
+                        // changeflow catalog gets metadata cleanup as a table-default property
+                        "  'write.metadata.delete-after-commit.enabled' = 'true',",
                         "  'write.parquet.compression-codec' = 'zstd'",
                         ")",
                         "\"",
